@@ -1,0 +1,222 @@
+"""Built-in tools: talking to the user, keeping Task Notes, recalling archived output,
+and loading skills.
+
+They are ordinary :class:`~harness.tools.Tool` objects built over the session's services,
+so they go through the same validation, events and error handling as any other tool.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.events import NotificationEvent, SkillLoadedEvent, UserQueryEvent
+from harness.tools import EndTask, Tool, ToolCancelledError, ToolContext, ToolOutput, close_matches
+
+if TYPE_CHECKING:
+    from harness.harness import Harness
+
+__all__ = ["RECALL_MAX_LIMIT", "SKILL_ADMISSION_MARGIN", "builtin_tools"]
+
+RECALL_MAX_LIMIT = 20_000
+SKILL_ADMISSION_MARGIN = 512
+"""Tokens kept free beyond a skill body when admitting it (estimates are not exact)."""
+SKILL_SHARE_OF_BUDGET = 0.25
+"""Loaded skill bodies together may take at most this share of the input budget."""
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class QueryUserArgs(_Args):
+    question: str = Field(min_length=1, description="One clear question for the operator.")
+
+
+class NotifyUserArgs(_Args):
+    message: str = Field(min_length=1, description="What the operator should know.")
+    level: Literal["info", "warning", "error"] = "info"
+
+
+class UpdateTaskNotesArgs(_Args):
+    phase: str | None = Field(None, description="The current phase, e.g. 'placing red cube'.")
+    add_notes: list[str] = Field(default_factory=list, description="Facts or plans to keep.")
+    remove_notes: list[str] = Field(
+        default_factory=list, description="Notes (exact text) that no longer hold."
+    )
+
+
+class RecallArgs(_Args):
+    address: str = Field(pattern=r"^archive://\S+$", description="An archive:// address.")
+    offset: int = Field(0, ge=0, description="First character to return.")
+    limit: int = Field(4000, ge=1, le=RECALL_MAX_LIMIT, description="Characters to return.")
+
+
+class LoadSkillArgs(_Args):
+    name: str = Field(min_length=1, description="A skill name from the Skill Catalog.")
+
+
+class LoadSkillResourceArgs(_Args):
+    name: str = Field(min_length=1, description="A skill name from the Skill Catalog.")
+    resource: str = Field(min_length=1, description="A file path inside the skill's folder.")
+
+
+def builtin_tools(harness: Harness) -> list[Tool]:
+    """The built-in tools for one session (``query_user`` only with a user channel)."""
+    tools = [
+        Tool(
+            "update_task_notes",
+            "Update the Task Notes (phase, notes to keep). They stay visible across "
+            "compactions, so record plans and facts you will need later.",
+            lambda **kw: _update_task_notes(harness, **kw),
+            input_model=UpdateTaskNotesArgs,
+            source="builtin",
+        ),
+        Tool(
+            "notify_user",
+            "Tell the operator something without waiting for an answer.",
+            lambda ctx, **kw: _notify_user(harness, ctx, **kw),
+            input_model=NotifyUserArgs,
+            source="builtin",
+        ),
+        Tool(
+            "recall",
+            "Read an exact slice of an archived tool output by its archive:// address.",
+            lambda **kw: _recall(harness, **kw),
+            input_model=RecallArgs,
+            source="builtin",
+        ),
+    ]
+    if harness.user_channel is not None:
+        tools.insert(
+            0,
+            Tool(
+                "query_user",
+                "Ask the operator a question and wait for the answer. Use only when the "
+                "evidence cannot settle it; the task ends if nobody answers in time.",
+                lambda ctx, **kw: _query_user(harness, ctx, **kw),
+                input_model=QueryUserArgs,
+                source="builtin",
+                timeout_s=harness.config.run.query_user_timeout_s + 5.0,
+            ),
+        )
+    if harness.skills is not None:
+        tools.append(
+            Tool(
+                "load_skill",
+                "Load a skill from the Skill Catalog; its instructions stay available for "
+                "the rest of the task.",
+                lambda ctx, **kw: _load_skill(harness, ctx, **kw),
+                input_model=LoadSkillArgs,
+                source="builtin",
+            )
+        )
+        tools.append(
+            Tool(
+                "load_skill_resource",
+                "Read a resource file that a loaded skill refers to.",
+                lambda **kw: _load_skill_resource(harness, **kw),
+                input_model=LoadSkillResourceArgs,
+                source="builtin",
+            )
+        )
+    return tools
+
+
+def _query_user(harness: Harness, ctx: ToolContext, *, question: str) -> str:
+    channel = harness.user_channel
+    assert channel is not None
+    timeout_s = harness.config.run.query_user_timeout_s
+    ctx.emit(UserQueryEvent(question=question, status="asked"))
+    answer = channel.ask(question, timeout_s=timeout_s, cancelled=lambda: ctx.cancelled)
+    if ctx.cancelled:
+        ctx.emit(UserQueryEvent(question=question, status="cancelled"))
+        raise ToolCancelledError("cancelled while waiting for the user")
+    if answer is None:
+        ctx.emit(UserQueryEvent(question=question, status="timeout"))
+        raise EndTask(
+            "failed",
+            f"query_user: no answer within {timeout_s:g} s to {question!r}",
+            result=f"no answer from the user within {timeout_s:g} s",
+        )
+    ctx.emit(UserQueryEvent(question=question, answer=answer, status="answered"))
+    return f"The user answered: {answer}"
+
+
+def _notify_user(harness: Harness, ctx: ToolContext, *, message: str, level: str) -> str:
+    if harness.user_channel is not None:
+        harness.user_channel.notify(message, level)
+    ctx.emit(NotificationEvent(message=message, level=level))  # type: ignore[arg-type]
+    return "notified"
+
+
+def _update_task_notes(
+    harness: Harness, *, phase: str | None, add_notes: list[str], remove_notes: list[str]
+) -> str:
+    notes = harness.task_notes
+    changed = notes.update(phase=phase, add_notes=add_notes, remove_notes=remove_notes)
+    if not changed:
+        return "Task Notes unchanged"
+    return f"Task Notes updated (version {notes.version})"
+
+
+def _recall(harness: Harness, *, address: str, offset: int, limit: int) -> ToolOutput:
+    text = harness.store.archive_get(address)
+    if text is None:
+        return ToolOutput.error(f"no archived output at {address}", "not_found")
+    end = min(len(text), offset + limit)
+    if offset >= len(text) and len(text) > 0:
+        return ToolOutput.error(
+            f"offset {offset} is past the end of {address} ({len(text)} characters)",
+            "out_of_range",
+        )
+    header = f"{address} characters {offset}-{end} of {len(text)}"
+    if end < len(text):
+        header += f"; continue with offset={end}"
+    return ToolOutput(text=f"[{header}]\n{text[offset:end]}")
+
+
+def _load_skill(harness: Harness, ctx: ToolContext, *, name: str) -> ToolOutput:
+    library = harness.skills
+    assert library is not None
+    key = f"skill:{name}"
+    if harness.context.has_resident(key):
+        return ToolOutput(text=f"skill {name!r} is already loaded (no change)")
+    try:
+        body = library.body(name)
+    except KeyError:
+        matches = close_matches(name, library.names())
+        hint = f"; did you mean {', '.join(matches)}?" if matches else ""
+        return ToolOutput.error(f"unknown skill {name!r}{hint}", "unknown_skill")
+    context = harness.context
+    tokens = context.estimator.text(body)
+    loaded = sum(
+        context.estimator.text(block.text)
+        for block in context.resident_blocks()
+        if block.name.startswith("skill:")
+    )
+    ceiling = int(context.budget.threshold * SKILL_SHARE_OF_BUDGET) - SKILL_ADMISSION_MARGIN
+    if loaded + tokens > ceiling:
+        return ToolOutput.error(
+            f"skill {name!r} needs about {tokens} tokens; loaded skills already use {loaded} "
+            f"and the ceiling is {ceiling} ({SKILL_SHARE_OF_BUDGET:.0%} of the "
+            f"{context.budget.threshold}-token input budget, less a "
+            f"{SKILL_ADMISSION_MARGIN}-token margin). Not loaded.",
+            "admission_refused",
+        )
+    context.set_resident(key, f"Skill {name}\n{body}")
+    ctx.emit(SkillLoadedEvent(name=name, tokens=tokens))
+    return ToolOutput(text=f"skill {name!r} loaded ({tokens} tokens); follow it from now on")
+
+
+def _load_skill_resource(harness: Harness, *, name: str, resource: str) -> ToolOutput:
+    library = harness.skills
+    assert library is not None
+    try:
+        text = library.resource(name, resource, max_chars=harness.config.context.record_max_chars)
+    except KeyError as exc:
+        return ToolOutput.error(str(exc).strip("'\""), "unknown_resource")
+    except ValueError as exc:
+        return ToolOutput.error(str(exc), "invalid_resource")
+    return ToolOutput(text=text)

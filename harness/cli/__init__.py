@@ -1,0 +1,59 @@
+"""The ``harness`` command line. Each subcommand lives in its own module and registers
+itself through ``COMMANDS``; nothing imports this package.
+
+Exit codes: 0 task completed, 1 task not completed, 2 configuration error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from harness.errors import ConfigError
+
+__all__ = ["COMMANDS", "EXIT_CONFIG", "EXIT_INTERRUPTED", "EXIT_NOT_COMPLETED", "EXIT_OK", "main"]
+
+EXIT_OK = 0
+EXIT_NOT_COMPLETED = 1
+EXIT_CONFIG = 2
+EXIT_INTERRUPTED = 130
+
+COMMANDS: tuple[str, ...] = (
+    "harness.cli.run",
+    "harness.cli.check",
+)
+"""Modules that each define ``register(subparsers)`` adding one subcommand."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="harness",
+        description="Let a language model drive a robot or simulator, safely, one tool call "
+        "at a time.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module_name in COMMANDS:
+        importlib.import_module(module_name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_CONFIG
+    try:
+        return int(args.func(args))
+    except ConfigError as exc:
+        print(f"configuration error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

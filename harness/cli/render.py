@@ -1,0 +1,171 @@
+"""Human-readable rendering of the event stream (rich), and JSON lines for machines."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.markup import escape
+
+from harness.events import EventBase
+
+__all__ = ["JsonLinesRenderer", "TimelineRenderer"]
+
+
+class JsonLinesRenderer:
+    """One JSON object per event per line (``--json``)."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stdout
+
+    def __call__(self, event: EventBase) -> None:
+        self.stream.write(event.model_dump_json() + "\n")
+        self.stream.flush()
+
+
+class TimelineRenderer:
+    """A readable live timeline: one line per meaningful event, streamed model text."""
+
+    def __init__(self, console: Console | None = None, *, show_prompt: bool = False) -> None:
+        self.console = console or Console(highlight=False)
+        self.show_prompt = show_prompt
+        self._streaming = False
+
+    def __call__(self, event: EventBase) -> None:
+        handler = getattr(self, f"_on_{event.type}", None)  # type: ignore[attr-defined]
+        if handler is None:
+            return
+        if self._streaming and event.type != "model_delta":  # type: ignore[attr-defined]
+            self.console.print()
+            self._streaming = False
+        handler(event)
+
+    def _line(self, turn: int, tag: str, text: str, style: str = "") -> None:
+        prefix = f"[dim]t{turn:<3}[/dim] " if turn else "     "
+        body = f"[{style}]{escape(text)}[/{style}]" if style else escape(text)
+        self.console.print(f"{prefix}[bold]{tag:<11}[/bold] {body}")
+
+    def _on_task_started(self, e: Any) -> None:
+        self._line(0, "task", e.instruction, "cyan")
+
+    def _on_tools_listed(self, e: Any) -> None:
+        self._line(0, "tools", f"{', '.join(e.tools)} ({e.tokens} tokens)", "dim")
+
+    def _on_skill_loaded(self, e: Any) -> None:
+        self._line(e.turn, "skill", f"loaded {e.name} ({e.tokens} tokens)", "magenta")
+
+    def _on_scene_update(self, e: Any) -> None:
+        changes = [
+            f"+{len(e.added)}" if e.added else "",
+            f"~{len(e.changed)}" if e.changed else "",
+            f"-{len(e.removed)}" if e.removed else "",
+        ]
+        text = " ".join(c for c in changes if c) or "no change"
+        self._line(
+            e.turn, "scene", f"{e.objects} objects, {text}; brief {e.brief_tokens} tok", "dim"
+        )
+
+    def _on_prompt_snapshot(self, e: Any) -> None:
+        if self.show_prompt:
+            self._line(
+                e.turn,
+                "prompt",
+                f"{e.total_tokens}/{e.threshold_tokens} tokens {e.sections}",
+                "dim",
+            )
+
+    def _on_compaction(self, e: Any) -> None:
+        if e.status == "started":
+            return
+        self._line(
+            e.turn,
+            "compaction",
+            f"{e.mode} {e.status}: {e.tokens_before} -> "
+            f"{e.tokens_after} tokens, {e.items_folded} items folded"
+            + (f" ({e.reason})" if e.reason else ""),
+            "yellow",
+        )
+
+    def _on_model_delta(self, e: Any) -> None:
+        if e.kind != "text":
+            return
+        if not self._streaming:
+            self.console.print(f"[dim]t{e.turn:<3}[/dim] [bold]{'model':<11}[/bold] ", end="")
+            self._streaming = True
+        self.console.print(escape(e.delta), end="", soft_wrap=True)
+
+    def _on_model_response(self, e: Any) -> None:
+        if e.text and not e.tool_calls:
+            return  # the report is printed with done
+        for call in e.tool_calls:
+            args = json.dumps(call.get("arguments", {}), separators=(",", ":"))
+            self._line(e.turn, "decide", f"{call['name']}({args[:160]})", "blue")
+
+    def _on_model_retry(self, e: Any) -> None:
+        self._line(
+            e.turn, "retry", f"{e.error_kind}: waiting {e.wait_s:.1f}s ({e.message})", "yellow"
+        )
+
+    def _on_model_error(self, e: Any) -> None:
+        self._line(e.turn, "model err", f"{e.kind}: {e.message}", "red")
+
+    def _on_progress(self, e: Any) -> None:
+        if e.source == "model":
+            self._line(e.turn, "says", e.text, "italic")
+        else:
+            self._line(e.turn, "progress", e.text, "dim")
+
+    def _on_safety_check(self, e: Any) -> None:
+        if e.outcome == "allow":
+            return
+        style = "red" if e.outcome == "block" else "yellow"
+        self._line(e.turn, "safety", f"{e.outcome} {e.tool}: {e.reason or e.violations}", style)
+
+    def _on_hook_decision(self, e: Any) -> None:
+        self._line(e.turn, "hook", f"{e.hook} {e.action} {e.tool}: {e.reason}", "yellow")
+
+    def _on_tool_result(self, e: Any) -> None:
+        first = e.text.strip().splitlines()[0] if e.text.strip() else ""
+        style = "red" if e.is_error else "green"
+        kind = f"[{e.error_kind}] " if e.error_kind else ""
+        self._line(e.turn, e.name[:11], f"{kind}{first[:160]}", style)
+
+    def _on_evaluation(self, e: Any) -> None:
+        style = {"success": "green", "failure": "red"}.get(e.verdict.status, "yellow")
+        self._line(
+            e.turn, "evaluate", f"{e.tool}: {e.verdict.status} - {e.verdict.evidence}", style
+        )
+
+    def _on_replan(self, e: Any) -> None:
+        self._line(e.turn, "replan", e.revision, "cyan")
+
+    def _on_user_query(self, e: Any) -> None:
+        text = e.question if e.status == "asked" else f"{e.status}: {e.answer or ''}"
+        self._line(e.turn, "ask user", text, "cyan")
+
+    def _on_notification(self, e: Any) -> None:
+        self._line(e.turn, "notify", e.message, "cyan")
+
+    def _on_memory_consolidation(self, e: Any) -> None:
+        self._line(
+            e.turn,
+            "memory",
+            f"{e.status}: kept {len(e.kept)}, rejected {len(e.rejected)} {e.reason}",
+            "dim",
+        )
+
+    def _on_done(self, e: Any) -> None:
+        style = "bold green" if e.status == "completed" else "bold red"
+        self._line(
+            e.turn, "done", f"{e.status} after {e.turns} turns: {e.termination_reason}", style
+        )
+        if e.report:
+            self.console.print(f"\n[bold]Report[/bold]\n{escape(e.report)}")
+        u = e.usage
+        cost = f", ${u.cost_usd:.4f}" if u.cost_usd is not None else ""
+        self.console.print(
+            f"[dim]{u.requests} model calls, {u.input_tokens} input (+{u.cache_read_tokens} "
+            f"cached) / {u.output_tokens} output tokens{cost}[/dim]"
+        )

@@ -1,0 +1,28 @@
+"""``harness run``: one task from the command line."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from harness.cli.common import add_config_arguments, config_from_args, exit_code_for, stream_task
+from harness.cli.render import JsonLinesRenderer, TimelineRenderer
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("run", help="run one task and stream its events")
+    add_config_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="print every event as a JSON line")
+    parser.add_argument("--max-turns", type=int, default=None)
+    parser.add_argument("instruction", help="what the robot should do")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.harness import Harness
+
+    config = config_from_args(args)
+    render = JsonLinesRenderer() if args.json else TimelineRenderer()
+    with Harness.from_config(config) as harness:
+        done, interrupted = stream_task(harness, args.instruction, render, max_turns=args.max_turns)
+    return exit_code_for(done, interrupted)

@@ -1,0 +1,199 @@
+"""The small interfaces the loop calls. Each part of the runtime plugs in through one.
+
+They are Protocols: the simulator, a real robot, a test fake or a deployment's own
+service all fit without inheriting from anything here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+from embodiment.types import Observation, SafetyDecision
+from harness.events import CompactionEvent, EventBase, SceneUpdateEvent
+from harness.messages import ImagePart, Item, ToolCall, Verdict
+from harness.tools import Tool, ToolOutput
+from memory.report import ConsolidationReport, TaskRecord, ToolOutcome
+
+if TYPE_CHECKING:
+    from harness.context import Context
+
+__all__ = [
+    "Compactor",
+    "Evaluator",
+    "HookDecision",
+    "MemoryProvider",
+    "ObservationProvider",
+    "PreHook",
+    "RunStore",
+    "SafetyGate",
+    "SceneProvider",
+    "SceneRefresh",
+    "SkillLibrary",
+    "UserChannel",
+]
+
+
+@runtime_checkable
+class ObservationProvider(Protocol):
+    """Anything that returns the robot's current :class:`Observation` (usually the driver)."""
+
+    def observe(self) -> Observation: ...
+
+
+@dataclass
+class SceneRefresh:
+    """A rendered Brief plus what changed (for the ``scene_update`` event)."""
+
+    brief: str
+    event: SceneUpdateEvent | None = None
+
+
+@runtime_checkable
+class SceneProvider(Protocol):
+    """The working scene graph, as the loop sees it."""
+
+    def refresh(self, observation: Observation | None, *, focus: str) -> SceneRefresh:
+        """Update from the observation and render a bounded Brief relevant to ``focus``
+        (instruction, revisions and Task Notes text)."""
+        ...
+
+    def tools(self) -> list[Tool]:
+        """Query tools offered to the model (find_objects, ...)."""
+        ...
+
+    def on_verdict(self, tool: str, arguments: Mapping[str, Any], verdict: Verdict) -> None:
+        """An evaluator-confirmed outcome updates the graph at once."""
+        ...
+
+
+@runtime_checkable
+class SafetyGate(Protocol):
+    """The embodiment's safety envelope: every physical call passes it first."""
+
+    def check(
+        self, tool: Tool, arguments: Mapping[str, Any], observation: Observation | None
+    ) -> SafetyDecision: ...
+
+
+@dataclass(frozen=True)
+class HookDecision:
+    """What a pre-execution hook wants: rewrite the arguments, or block the call."""
+
+    action: Literal["rewrite", "block"]
+    arguments: dict[str, Any] = field(default_factory=dict)
+    reason: str = ""
+
+
+class PreHook(Protocol):
+    """Runs before a tool executes; returns None to let the call through unchanged."""
+
+    def __call__(
+        self, call: ToolCall, tool: Tool, arguments: Mapping[str, Any]
+    ) -> HookDecision | None: ...
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    """The hidden ``evaluate_run`` hook: checks a physical tool's post-conditions."""
+
+    def evaluate(
+        self,
+        *,
+        tool: Tool,
+        arguments: Mapping[str, Any],
+        output: ToolOutput,
+        observation: Observation | None,
+        segment: int,
+    ) -> Verdict: ...
+
+
+@runtime_checkable
+class UserChannel(Protocol):
+    """How ``query_user`` and ``notify_user`` reach a person."""
+
+    def ask(self, question: str, *, timeout_s: float, cancelled: Callable[[], bool]) -> str | None:
+        """Block until an answer, a timeout (None) or cancellation (None)."""
+        ...
+
+    def notify(self, message: str, level: str) -> None: ...
+
+
+@runtime_checkable
+class SkillLibrary(Protocol):
+    """Skills the model can load into Resident context."""
+
+    def catalog_text(self) -> str: ...
+
+    def names(self) -> list[str]: ...
+
+    def body(self, name: str) -> str:
+        """The skill body; raises KeyError with close matches for an unknown name."""
+        ...
+
+    def resource(self, name: str, resource: str, *, max_chars: int) -> str: ...
+
+
+@runtime_checkable
+class MemoryProvider(Protocol):
+    """Durable memory: read into Resident at task start, consolidated when a task ends."""
+
+    def resident_text(self, *, budget_tokens: int, estimate: Callable[[str], int]) -> str:
+        """Memory and tool-experience summaries, bounded by ``budget_tokens``."""
+        ...
+
+    def mirror_task_notes(self, text: str) -> None: ...
+
+    def record_tool_outcome(self, outcome: ToolOutcome) -> None: ...
+
+    def consolidate(self, record: TaskRecord) -> ConsolidationReport: ...
+
+
+class Compactor(Protocol):
+    """Keeps Accumulated context within budget. Yields ``compaction`` events.
+
+    Called before every model decision (``force=False``) and after a provider overflow
+    (``force=True``). Raises :class:`harness.errors.ContextBudgetError` only when nothing it
+    may do can make the request fit.
+    """
+
+    def compact(
+        self, context: Context, *, force: bool = False, reason: str = ""
+    ) -> Iterator[CompactionEvent]: ...
+
+
+@runtime_checkable
+class RunStore(Protocol):
+    """Where every event, item, exact tool output and image is written as it happens."""
+
+    def open_session(self, session_id: str, *, config: Mapping[str, Any]) -> None: ...
+
+    def start_task(self, session_id: str, task_id: str, instruction: str) -> None: ...
+
+    def end_task(
+        self,
+        task_id: str,
+        *,
+        status: str,
+        reason: str,
+        report: str,
+        turns: int,
+        usage: Mapping[str, Any],
+    ) -> None: ...
+
+    def append_event(self, event: EventBase) -> None: ...
+
+    def put_item(self, session_id: str, item: Item, *, lifetime: str, tokens: int) -> None: ...
+
+    def set_item_state(self, item_id: str, *, state: str, reason: str) -> None: ...
+
+    def archive_put(
+        self, address: str, text: str, *, task_id: str, call_id: str, tool: str
+    ) -> None: ...
+
+    def archive_get(self, address: str) -> str | None: ...
+
+    def put_image(self, image: ImagePart) -> None: ...
+
+    def close(self) -> None: ...

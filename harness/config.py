@@ -1,0 +1,357 @@
+"""Configuration: one pydantic model tree, loaded from YAML, with clear errors.
+
+Every section forbids unknown keys, so a typo fails at start with the dotted key path
+instead of being silently ignored. ``load_config(path, overrides=[...])`` merges overrides
+such as ``context.compaction.reserve_tokens=8192`` recursively before validation.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from harness.errors import ConfigError
+
+__all__ = [
+    "CompactionConfig",
+    "ContextConfig",
+    "DriverConfig",
+    "EvaluationConfig",
+    "HarnessConfig",
+    "MCPConfig",
+    "MCPServerConfig",
+    "MemoryConfig",
+    "ModelConfig",
+    "ObservationConfig",
+    "PriceConfig",
+    "PruningConfig",
+    "RunConfig",
+    "SceneConfig",
+    "SkillsConfig",
+    "apply_overrides",
+    "format_validation_error",
+    "load_config",
+]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class PriceConfig(_Section):
+    """USD per million tokens; turns usage into cost in events and reports."""
+
+    input: float = Field(0.0, ge=0)
+    output: float = Field(0.0, ge=0)
+    cache_read: float | None = Field(None, ge=0, description="defaults to input x 0.1")
+    cache_write: float | None = Field(None, ge=0, description="defaults to input x 1.25")
+
+
+class ModelConfig(_Section):
+    """A model the harness talks to (the decision model, or the compaction model)."""
+
+    provider: str = "planner"
+    """Registered provider name: openai | anthropic | planner | scripted."""
+    name: str = "tabletop-planner"
+    base_url: str | None = None
+    """For OpenAI-compatible local servers, e.g. http://127.0.0.1:11434/v1."""
+    api_key_env: str | None = None
+    """Name of the environment variable holding the API key (never the key itself)."""
+    context_window: int | None = Field(None, gt=0)
+    """Required unless the model is in the built-in table."""
+    max_output_tokens: int = Field(4096, gt=0)
+    temperature: float | None = Field(0.0, ge=0, le=2)
+    timeout_s: float = Field(60.0, gt=0)
+    max_retries: int = Field(3, ge=0, le=20)
+    stream: bool = True
+    """Stream responses (text reaches the operator as it is generated)."""
+    reasoning_effort: Literal["low", "medium", "high"] | None = None
+    thinking_budget_tokens: int | None = Field(None, ge=1024)
+    """Anthropic extended thinking budget; off when unset."""
+    image_detail: Literal["low", "high", "auto"] = "auto"
+    prices: PriceConfig | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Provider-specific extras passed through (e.g. extra_body for a local server)."""
+
+
+class CompactionConfig(_Section):
+    """Reserve-token checkpoint compaction (keys and defaults from the specification)."""
+
+    enabled: bool = True
+    context_window: int | None = Field(None, gt=0)
+    """Defaults to model.context_window (or the built-in table) when omitted."""
+    reserve_tokens: int = Field(16384, ge=0)
+    keep_recent_turns: int = Field(4, ge=0)
+    keep_recent_tokens: int = Field(20000, ge=0)
+    tool_result_max_chars: int = Field(2000, ge=200)
+    reasoning_max_chars: int = Field(2000, ge=200)
+    max_input_chars: int = Field(400000, ge=2000)
+    max_summary_rounds: int = Field(8, ge=1)
+    failure_backoff_turns: int = Field(3, ge=0)
+    """After a failed summary, wait this many turns before the next model attempt."""
+
+
+class PruningConfig(_Section):
+    """Proactive pruning of old bulky tool results, well before full compaction."""
+
+    enabled: bool = True
+    trigger_tokens: int | None = Field(None, ge=0)
+    """Prune once the request passes this size; default: 40% of the usable window."""
+    min_result_chars: int = Field(8000, ge=0)
+    min_reclaim_tokens: int = Field(4096, ge=0)
+    protect_recent_items: int = Field(20, ge=0)
+
+
+class ContextConfig(_Section):
+    compaction: CompactionConfig = Field(default_factory=CompactionConfig)
+    pruning: PruningConfig = Field(default_factory=PruningConfig)
+    record_max_chars: int = Field(16000, ge=500)
+    """Tool results longer than this enter Accumulated as head + tail with an archive
+    address; the exact output is always archived."""
+    system_prompt: str | None = None
+    """Replaces the built-in system prompt (the profile, skills and memory still follow)."""
+
+
+class RunConfig(_Section):
+    max_turns: int = Field(100, ge=1)
+    failure_budget: int = Field(20, ge=1)
+    """Consecutive failed tool turns that end the task."""
+    store: str | None = ".harness"
+    """Run store folder (SQLite); null keeps the run in memory only."""
+    tool_timeout_s: float = Field(120.0, gt=0)
+    """Default timeout of a tool call that does not declare its own."""
+    query_user_timeout_s: float = Field(300.0, gt=0)
+    image_retention_every: int = Field(1, ge=1)
+    """Keep every Nth observation frame in the run store (1 keeps all)."""
+    secret_patterns: list[str] = Field(default_factory=list)
+    """Extra regular expressions whose matches are redacted before anything is stored."""
+
+
+class ObservationConfig(_Section):
+    image_format: Literal["jpeg", "png"] = "jpeg"
+    jpeg_quality: int = Field(85, ge=10, le=100)
+    max_image_side: int = Field(640, ge=32)
+    """Frames larger than this are downscaled before they reach the model."""
+
+
+class DriverConfig(_Section):
+    """Which registered driver to use, and its options."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str = "sim.tabletop"
+
+
+class SceneConfig(_Section):
+    enabled: bool = True
+    brief_max_tokens: int = Field(1500, ge=50)
+    stale_after_s: float = Field(30.0, gt=0)
+    near_distance_m: float = Field(0.15, gt=0)
+
+
+class SkillsConfig(_Section):
+    paths: list[str] = Field(default_factory=list)
+    builtin: bool = True
+    """Include the skill library shipped with the package."""
+
+
+class MemoryConfig(_Section):
+    enabled: bool = True
+    path: str = ".harness/memory"
+    budget_tokens: int = Field(1500, ge=0)
+    """Memory and tool-experience summaries read into Resident at task start."""
+    consolidation_min_confidence: float = Field(0.75, ge=0, le=1)
+    notes_timeline_max: int = Field(12, ge=1)
+
+
+class EvaluationConfig(_Section):
+    required_tools: list[str] = Field(default_factory=list)
+    """Physical tools after which the hidden evaluate_run hook runs."""
+    segment_tools: list[str] = Field(default_factory=list)
+    """Tools repeated while evaluate_run answers `process`, up to max_segments."""
+    max_segments: int = Field(8, ge=1)
+    model: ModelConfig | None = None
+    """A vision model for the model-based evaluator (real robots)."""
+
+
+class MCPServerConfig(_Section):
+    name: str = Field(pattern=r"^[A-Za-z0-9_\-]+$")
+    transport: Literal["stdio", "streamable-http"] = "stdio"
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    call_timeout_s: float = Field(30.0, gt=0)
+    startup_timeout_s: float = Field(20.0, gt=0)
+    physical: list[str] = Field(default_factory=list)
+    allow: list[str] | None = None
+    deny: list[str] = Field(default_factory=list)
+    max_restarts: int = Field(2, ge=0)
+
+    @model_validator(mode="after")
+    def _transport_fields(self) -> MCPServerConfig:
+        if self.transport == "stdio" and not self.command:
+            raise ValueError("a stdio server needs `command`")
+        if self.transport == "streamable-http" and not self.url:
+            raise ValueError("a streamable-http server needs `url`")
+        return self
+
+
+class MCPConfig(_Section):
+    servers: list[MCPServerConfig] = Field(default_factory=list)
+
+
+class HarnessConfig(_Section):
+    """The whole configuration of one Harness session."""
+
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    compaction_model: ModelConfig | None = None
+    """Summarizer model; defaults to `model`."""
+    context: ContextConfig = Field(default_factory=ContextConfig)
+    run: RunConfig = Field(default_factory=RunConfig)
+    observation: ObservationConfig = Field(default_factory=ObservationConfig)
+    embodiment: str | dict[str, Any] | None = "panda_tabletop"
+    """A profile file path, a built-in profile name, an inline mapping, or null."""
+    driver: DriverConfig | None = Field(default_factory=DriverConfig)
+    scene: SceneConfig = Field(default_factory=SceneConfig)
+    skills: SkillsConfig = Field(default_factory=SkillsConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
+    tools: list[str] = Field(default_factory=list)
+    """Extra tools by import path, `package.module:function_or_tool`."""
+    mcp: MCPConfig = Field(default_factory=MCPConfig)
+    base_dir: str | None = Field(None, exclude=True)
+    """Folder relative paths are resolved against (the config file's folder)."""
+
+    def resolve_path(self, path: str) -> Path:
+        """Resolve a configured path against the config file's folder."""
+        candidate = Path(os.path.expanduser(path))
+        if candidate.is_absolute() or self.base_dir is None:
+            return candidate
+        return Path(self.base_dir) / candidate
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def format_validation_error(error: ValidationError, *, source: str = "config") -> str:
+    """One line per problem: dotted key, bad value, what was expected."""
+    lines = [f"invalid {source}:"]
+    for problem in error.errors():
+        key = ".".join(str(part) for part in problem["loc"]) or "(top level)"
+        value = problem.get("input")
+        shown = repr(value)
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
+        message = problem["msg"]
+        if problem["type"] == "extra_forbidden":
+            lines.append(f"  {key}: unknown key (value {shown}); check the spelling")
+        elif problem["type"] == "missing":
+            lines.append(f"  {key}: required key is missing")
+        else:
+            lines.append(f"  {key}: got {shown}; expected {message[0].lower()}{message[1:]}")
+    return "\n".join(lines)
+
+
+def _set_path(tree: dict[str, Any], dotted: str, value: Any) -> None:
+    parts = dotted.split(".")
+    node = tree
+    for index, part in enumerate(parts[:-1]):
+        child = node.get(part)
+        if child is None:
+            child = {}
+            node[part] = child
+        if not isinstance(child, dict):
+            prefix = ".".join(parts[: index + 1])
+            raise ConfigError(
+                f"override {dotted!r}: {prefix} is {child!r}, not a mapping",
+                key=dotted,
+                value=value,
+            )
+        node = child
+    node[parts[-1]] = value
+
+
+def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def apply_overrides(
+    data: Mapping[str, Any], overrides: Iterable[str] | Mapping[str, Any]
+) -> dict[str, Any]:
+    """Merge ``key.path=value`` strings (values parsed as YAML) or a nested mapping."""
+    result = _merge({}, data)
+    if isinstance(overrides, Mapping):
+        return _merge(result, overrides)
+    for override in overrides:
+        if "=" not in override:
+            raise ConfigError(
+                f"override {override!r}: expected KEY.PATH=VALUE", key=override, value=None
+            )
+        key, raw = override.split("=", 1)
+        key = key.strip()
+        if not key:
+            raise ConfigError(f"override {override!r}: empty key", key=key, value=raw)
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"override {key}: value {raw!r} is not YAML: {exc}") from exc
+        _set_path(result, key, value)
+    return result
+
+
+def load_config(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    overrides: Iterable[str] | Mapping[str, Any] = (),
+) -> HarnessConfig:
+    """Load and validate a config file (or the defaults when ``path`` is None).
+
+    Raises :class:`ConfigError` naming the file, the key path, the value and the
+    expectation.
+    """
+    data: dict[str, Any] = {}
+    source = "config"
+    base_dir: str | None = None
+    if path is not None:
+        file = Path(path)
+        source = str(file)
+        if not file.is_file():
+            raise ConfigError(f"config file not found: {file}", key=None, value=str(file))
+        try:
+            loaded = yaml.safe_load(file.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{file}: not valid YAML: {exc}") from exc
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(
+                f"{file}: the top level must be a mapping, got {type(loaded).__name__}"
+            )
+        data = loaded
+        base_dir = str(file.resolve().parent)
+    data = apply_overrides(data, overrides)
+    try:
+        config = HarnessConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(part) for part in first["loc"])
+        raise ConfigError(
+            format_validation_error(exc, source=source), key=key, value=first.get("input")
+        ) from None
+    if base_dir is not None:
+        config.base_dir = base_dir
+    return config

@@ -1,0 +1,351 @@
+"""The Context: three lifetimes kept apart, assembled into one request per turn.
+
+- **Resident**: system prompt, embodiment profile, skill catalog, memory, loaded skill
+  bodies, and the tool definitions. Assembled first and kept byte-identical from turn to
+  turn unless a skill is loaded or memory changes, so provider prompt caches hit.
+- **Accumulated**: instructions, revisions, Task Notes snapshots, model responses and
+  compact tool results. The only part that grows, and the only part compaction touches.
+- **Refreshed**: the scene Brief and the current observation, replaced before every model
+  decision and placed last. Transient images (the previous tool result's, the
+  instruction's) ride here for exactly one call and then leave.
+
+Every Accumulated item has a cached token estimate and a state (verbatim, truncated,
+pruned, summarized) with the reason it changed, for introspection.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from harness.messages import (
+    AssistantItem,
+    CheckpointItem,
+    ImagePart,
+    InstructionItem,
+    Item,
+    ModelRequest,
+    NoticeItem,
+    RefreshedBlock,
+    RevisionItem,
+    SystemBlock,
+    TaskNotesItem,
+    ToolResultItem,
+    ToolSpec,
+)
+from harness.tokens import TokenEstimator
+
+__all__ = [
+    "RESIDENT_ORDER",
+    "Budget",
+    "Context",
+    "ItemState",
+    "ItemStatus",
+    "bounded_text",
+]
+
+ItemStatus = Literal["verbatim", "truncated", "pruned", "summarized", "shrunk"]
+
+RESIDENT_ORDER: tuple[str, ...] = ("system", "embodiment", "skills", "memory", "skill:")
+"""Resident blocks are ordered most-stable first; loaded skill bodies (``skill:NAME``) last."""
+
+ITEM_OVERHEAD_TOKENS = 4
+"""Per-message framing tokens (role markers and separators) added by every provider."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The numbers every compaction decision reads (derived once from the window)."""
+
+    context_window: int
+    reserve_tokens: int
+
+    @property
+    def threshold(self) -> int:
+        """Compaction triggers when the estimated request reaches this."""
+        return self.context_window - self.reserve_tokens
+
+
+@dataclass
+class ItemState:
+    status: ItemStatus = "verbatim"
+    reason: str = ""
+    original_tokens: int = 0
+
+
+@dataclass
+class _Transient:
+    images: list[ImagePart] = field(default_factory=list)
+
+
+def bounded_text(text: str, max_chars: int, *, address: str | None) -> tuple[str, bool]:
+    """Keep the beginning and end of ``text`` within ``max_chars``.
+
+    The marker in the middle says how much was cut and where the exact original can be
+    read back (``recall``), so a bounded result is never a silent loss.
+    """
+    if len(text) <= max_chars:
+        return text, False
+    where = f"; exact original: recall(address={address!r})" if address else ""
+    marker_budget = 120 + len(where)
+    keep = max(0, max_chars - marker_budget)
+    head = keep * 2 // 3
+    tail = keep - head
+    cut = len(text) - head - tail
+    marker = f"\n[... {cut} of {len(text)} characters cut{where} ...]\n"
+    return text[:head] + marker + (text[-tail:] if tail else ""), True
+
+
+class Context:
+    """Resident, Refreshed and Accumulated context of one session."""
+
+    def __init__(self, estimator: TokenEstimator, budget: Budget) -> None:
+        self.estimator = estimator
+        self.budget = budget
+        self._resident: dict[str, SystemBlock] = {}
+        self._tools: list[ToolSpec] = []
+        self._tools_tokens = 0
+        self.accumulated: list[Item] = []
+        self.states: dict[str, ItemState] = {}
+        self.refreshed = RefreshedBlock()
+        self._transient = _Transient()
+        self._item_tokens: dict[str, int] = {}
+        self._resident_tokens: int | None = None
+        self._last_sent_ids: list[str] = []
+        self._new_items: list[Item] = []
+        self._changed_states: set[str] = set()
+
+    # ------------------------------------------------------------------ resident
+
+    def set_resident(self, name: str, text: str) -> bool:
+        """Set a Resident block; returns True if the Resident prefix changed."""
+        if not text:
+            return self.remove_resident(name)
+        current = self._resident.get(name)
+        if current is not None and current.text == text:
+            return False
+        self._resident[name] = SystemBlock(name=name, text=text)
+        self._resident_tokens = None
+        return True
+
+    def remove_resident(self, name: str) -> bool:
+        removed = self._resident.pop(name, None) is not None
+        if removed:
+            self._resident_tokens = None
+        return removed
+
+    def remove_resident_prefix(self, prefix: str) -> list[str]:
+        names = [name for name in self._resident if name.startswith(prefix)]
+        for name in names:
+            self.remove_resident(name)
+        return names
+
+    def resident_blocks(self) -> list[SystemBlock]:
+        def rank(block: SystemBlock) -> tuple[int, int]:
+            for index, key in enumerate(RESIDENT_ORDER):
+                if block.name == key or (key.endswith(":") and block.name.startswith(key)):
+                    return index, 0
+            return len(RESIDENT_ORDER), 0
+
+        # Stable sort: within one rank, insertion order (load order for skills) is kept.
+        return sorted(self._resident.values(), key=rank)
+
+    def has_resident(self, name: str) -> bool:
+        return name in self._resident
+
+    def set_tools(self, specs: Sequence[ToolSpec]) -> None:
+        self._tools = list(specs)
+        self._tools_tokens = sum(
+            self.estimator.text(spec.name)
+            + self.estimator.text(spec.description)
+            + self.estimator.json(spec.parameters)
+            + ITEM_OVERHEAD_TOKENS
+            for spec in self._tools
+        )
+
+    @property
+    def tools(self) -> list[ToolSpec]:
+        return list(self._tools)
+
+    def resident_hash(self) -> str:
+        """Hash of the exact Resident prefix (system blocks and tool definitions)."""
+        digest = hashlib.sha256()
+        for block in self.resident_blocks():
+            digest.update(block.name.encode())
+            digest.update(b"\0")
+            digest.update(block.text.encode())
+            digest.update(b"\0")
+        for spec in self._tools:
+            digest.update(spec.model_dump_json().encode())
+        return digest.hexdigest()[:16]
+
+    # ------------------------------------------------------------------ accumulated
+
+    def append(self, item: Item) -> Item:
+        self.accumulated.append(item)
+        self.states[item.id] = ItemState(original_tokens=self.item_tokens(item))
+        return item
+
+    def item_tokens(self, item: Item) -> int:
+        """Raw (uncalibrated) text estimate of one item, cached by item id."""
+        cached = self._item_tokens.get(item.id)
+        if cached is None:
+            cached = self._estimate_item(item) + ITEM_OVERHEAD_TOKENS
+            self._item_tokens[item.id] = cached
+        return cached
+
+    def _estimate_item(self, item: Item) -> int:
+        est = self.estimator
+        if isinstance(item, AssistantItem):
+            total = est.text(item.text)
+            total += sum(
+                est.text(r.text) + est.text(r.signature or "") + est.text(r.redacted or "")
+                for r in item.reasoning
+            )
+            total += sum(est.text(c.name) + est.json(c.arguments) + 8 for c in item.tool_calls)
+            return total
+        if isinstance(item, ToolResultItem):
+            total = est.text(item.text) + est.text(item.name) + 8
+            total += sum(est.text(ref.placeholder()) for ref in item.images)
+            if item.evaluation is not None:
+                total += est.text(item.evaluation.evidence) + 4
+            return total
+        if isinstance(item, InstructionItem):
+            return est.text(item.text) + sum(est.text(ref.placeholder()) for ref in item.images)
+        if isinstance(item, (RevisionItem, TaskNotesItem, NoticeItem, CheckpointItem)):
+            return est.text(item.text) + 8
+        raise TypeError(f"unknown item kind {type(item).__name__}")
+
+    def replace(self, new_items: list[Item], *, states: dict[str, ItemState] | None = None) -> None:
+        """Swap in a new Accumulated list (the compactor's single write path).
+
+        Items that disappear keep their state entry for introspection; new or rewritten
+        items get the given states.
+        """
+        self.accumulated = list(new_items)
+        for item in self.accumulated:
+            if item.id not in self.states:
+                self.states[item.id] = ItemState(original_tokens=self.item_tokens(item))
+                self._new_items.append(item)
+        for item_id, state in (states or {}).items():
+            self.states[item_id] = state
+            self._changed_states.add(item_id)
+
+    def set_state(self, item_id: str, status: ItemStatus, reason: str) -> None:
+        state = self.states.setdefault(item_id, ItemState())
+        state.status = status
+        state.reason = reason
+        self._changed_states.add(item_id)
+
+    def drain_changes(self) -> tuple[list[Item], dict[str, ItemState]]:
+        """Items created and states changed since the last drain (for the run store)."""
+        new_items, self._new_items = self._new_items, []
+        changed = {item_id: self.states[item_id] for item_id in self._changed_states}
+        self._changed_states = set()
+        return new_items, changed
+
+    def clear_accumulated(self) -> None:
+        self.accumulated = []
+        self._last_sent_ids = []
+
+    def latest_task_notes(self) -> TaskNotesItem | None:
+        for item in reversed(self.accumulated):
+            if isinstance(item, TaskNotesItem):
+                return item
+        return None
+
+    # ------------------------------------------------------------------ refreshed
+
+    def set_refreshed(self, *, brief: str, observation: str, images: Iterable[ImagePart]) -> None:
+        """Replace the Refreshed block (transient images are added at request time)."""
+        self.refreshed = RefreshedBlock(brief=brief, observation=observation, images=list(images))
+
+    def add_transient_images(self, images: Iterable[ImagePart]) -> None:
+        """Images shown to the next model call only (tool-result and instruction images)."""
+        self._transient.images.extend(images)
+
+    def consume_transient(self) -> int:
+        """Called after a model call: transient images leave the context."""
+        count = len(self._transient.images)
+        self._transient.images = []
+        return count
+
+    # ------------------------------------------------------------------ sizes
+
+    def resident_tokens(self) -> int:
+        if self._resident_tokens is None:
+            self._resident_tokens = sum(
+                self.estimator.text(block.text) + ITEM_OVERHEAD_TOKENS
+                for block in self._resident.values()
+            )
+        return self._resident_tokens
+
+    def tools_tokens(self) -> int:
+        return self._tools_tokens
+
+    def accumulated_tokens(self, items: Iterable[Item] | None = None) -> int:
+        source = self.accumulated if items is None else items
+        return sum(self.item_tokens(item) for item in source)
+
+    def refreshed_tokens(self) -> tuple[int, int]:
+        """(text tokens, image tokens) of what Refreshed will carry on the next call."""
+        text = self.estimator.text(self.refreshed.text()) + ITEM_OVERHEAD_TOKENS
+        images = self.refreshed.images + self._transient.images
+        return text, sum(self.estimator.image(i.width, i.height) for i in images)
+
+    def sections(self) -> dict[str, int]:
+        """Calibrated token estimate per section of the next request."""
+        cal = self.estimator.calibrated
+        refreshed_text, image_tokens = self.refreshed_tokens()
+        return {
+            "resident": cal(self.resident_tokens()),
+            "tools": cal(self.tools_tokens()),
+            "accumulated": cal(self.accumulated_tokens()),
+            "refreshed": cal(refreshed_text),
+            "images": image_tokens,
+        }
+
+    def total_tokens(self, *, accumulated: Iterable[Item] | None = None) -> int:
+        """Estimated size of the next request, optionally with a different Accumulated."""
+        refreshed_text, image_tokens = self.refreshed_tokens()
+        raw = (
+            self.resident_tokens()
+            + self.tools_tokens()
+            + self.accumulated_tokens(accumulated)
+            + refreshed_text
+        )
+        return self.estimator.calibrated(raw) + image_tokens
+
+    def fixed_tokens(self) -> int:
+        """Everything but Accumulated: what compaction can never reduce."""
+        refreshed_text, image_tokens = self.refreshed_tokens()
+        raw = self.resident_tokens() + self.tools_tokens() + refreshed_text
+        return self.estimator.calibrated(raw) + image_tokens
+
+    # ------------------------------------------------------------------ assembly
+
+    def build_request(self, *, max_output_tokens: int | None = None) -> ModelRequest:
+        """Assemble Resident, then Accumulated, then Refreshed (with transient images)."""
+        refreshed = self.refreshed
+        if self._transient.images:
+            refreshed = refreshed.model_copy(
+                update={"images": [*self._transient.images, *refreshed.images]}
+            )
+        ids = [item.id for item in self.accumulated]
+        stable = 0
+        for previous, current in zip(self._last_sent_ids, ids, strict=False):
+            if previous != current:
+                break
+            stable += 1
+        self._last_sent_ids = ids
+        has_refreshed = bool(refreshed.brief or refreshed.observation or refreshed.images)
+        return ModelRequest(
+            system=self.resident_blocks(),
+            tools=list(self._tools),
+            items=list(self.accumulated),
+            refreshed=refreshed if has_refreshed else None,
+            stable_items=stable,
+            max_output_tokens=max_output_tokens,
+        )

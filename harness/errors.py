@@ -1,0 +1,125 @@
+"""Named errors of the harness.
+
+Tool and model failures that the model can act on become tool results or events; these
+exceptions are for what a control script must handle (bad configuration, a busy or closed
+harness) and for the named terminal reasons a task ends with.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AuthenticationError",
+    "BadRequestError",
+    "CloseError",
+    "ConfigError",
+    "ContextBudgetError",
+    "ContextOverflowError",
+    "HarnessBusyError",
+    "HarnessClosedError",
+    "HarnessError",
+    "ModelError",
+    "RateLimitError",
+    "TransientModelError",
+    "UnknownContextWindowError",
+]
+
+
+class HarnessError(Exception):
+    """Base class of every error the harness raises on purpose."""
+
+
+class ConfigError(HarnessError, ValueError):
+    """A configuration value is missing, unknown or invalid.
+
+    The message names the dotted key path, the bad value and what was expected, so the
+    user can fix the YAML without reading code.
+    """
+
+    def __init__(self, message: str, *, key: str | None = None, value: object = None) -> None:
+        super().__init__(message)
+        self.key = key
+        self.value = value
+
+
+class UnknownContextWindowError(ConfigError):
+    """The model's context window is not configured and not in the built-in table.
+
+    Every compaction threshold is derived from the window; guessing it would quietly
+    corrupt all of them, so the harness refuses to start instead.
+    """
+
+
+class HarnessBusyError(HarnessError):
+    """A task is already running in this session (one Harness runs one task at a time)."""
+
+
+class HarnessClosedError(HarnessError):
+    """The harness was closed; create a new one for a new session."""
+
+
+class CloseError(HarnessError):
+    """One or more owned resources failed to close; every one was still attempted."""
+
+    def __init__(self, errors: list[tuple[str, BaseException]]) -> None:
+        self.errors = errors
+        detail = "; ".join(f"{name}: {type(exc).__name__}: {exc}" for name, exc in errors)
+        super().__init__(f"{len(errors)} resource(s) failed to close: {detail}")
+
+
+class ContextBudgetError(HarnessError):
+    """Nothing the compactor may do brings the request under the model's input budget."""
+
+
+class ModelError(HarnessError):
+    """A model call failed after the adapter's own retries.
+
+    `kind` is a stable machine-readable name; `retryable` says whether waiting could help.
+    """
+
+    kind: str = "model_error"
+    retryable: bool = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        retry_after_s: float | None = None,
+        provider: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.retry_after_s = retry_after_s
+        self.provider = provider
+
+
+class AuthenticationError(ModelError):
+    """The API key is missing, invalid or not allowed to use the model."""
+
+    kind = "authentication"
+
+
+class RateLimitError(ModelError):
+    """The provider asked us to slow down (HTTP 429)."""
+
+    kind = "rate_limit"
+    retryable = True
+
+
+class TransientModelError(ModelError):
+    """A server error, timeout or dropped connection; a later attempt may succeed."""
+
+    kind = "transient"
+    retryable = True
+
+
+class ContextOverflowError(ModelError):
+    """The provider rejected the request as larger than the model's context window."""
+
+    kind = "context_overflow"
+
+
+class BadRequestError(ModelError):
+    """The provider rejected the request as malformed; retrying the same request won't help."""
+
+    kind = "bad_request"

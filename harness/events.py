@@ -1,0 +1,328 @@
+"""Typed stream events: what the harness did, kept apart from what the model saw.
+
+Every event is a frozen pydantic model with a literal ``type``, the ``task_id`` and
+``turn`` it belongs to and a per-session ``seq``. Parts of the harness build events with
+the envelope left empty; :meth:`harness.Harness` stamps the envelope when it emits them, so
+components never need to know the sequence counter. Every event serialises to one JSON line
+(``event.model_dump_json()``), which is what ``harness run --json`` prints and what the
+run store keeps.
+
+Names are chosen once: renaming an event type is a breaking change for every consumer.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from harness.messages import Usage, Verdict
+
+__all__ = [
+    "TERMINAL_STATUSES",
+    "CompactionEvent",
+    "DoneEvent",
+    "EvaluationEvent",
+    "Event",
+    "EventBase",
+    "HookDecisionEvent",
+    "MemoryConsolidationEvent",
+    "ModelDeltaEvent",
+    "ModelErrorEvent",
+    "ModelResponseEvent",
+    "ModelRetryEvent",
+    "NotificationEvent",
+    "ObservationEvent",
+    "ProgressEvent",
+    "PromptSnapshotEvent",
+    "ReplanEvent",
+    "SafetyCheckEvent",
+    "SceneUpdateEvent",
+    "SkillLoadedEvent",
+    "TaskStartedEvent",
+    "TaskStatus",
+    "ToolCallEvent",
+    "ToolResultEvent",
+    "ToolsListedEvent",
+    "UserQueryEvent",
+    "event_adapter",
+    "parse_event",
+]
+
+TaskStatus = Literal["completed", "cancelled", "failed", "max_turns", "failure_budget"]
+TERMINAL_STATUSES: tuple[str, ...] = (
+    "completed",
+    "cancelled",
+    "failed",
+    "max_turns",
+    "failure_budget",
+)
+
+
+class EventBase(BaseModel):
+    """Envelope shared by every event."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    session_id: str = ""
+    task_id: str = ""
+    turn: int = 0
+    seq: int = 0
+    time: float = Field(default_factory=time.time)
+
+
+class TaskStartedEvent(EventBase):
+    type: Literal["task_started"] = "task_started"
+    instruction: str
+    max_turns: int
+    images: int = 0
+
+
+class ToolsListedEvent(EventBase):
+    """The tool definitions visible to the model for this task."""
+
+    type: Literal["tools_listed"] = "tools_listed"
+    tools: list[str]
+    physical: list[str] = Field(default_factory=list)
+    tokens: int = 0
+
+
+class SkillLoadedEvent(EventBase):
+    type: Literal["skill_loaded"] = "skill_loaded"
+    name: str
+    tokens: int
+
+
+class ObservationEvent(EventBase):
+    """A new observation replaced the previous one."""
+
+    type: Literal["observation"] = "observation"
+    cameras: dict[str, list[int]] = Field(default_factory=dict)
+    """Camera name -> [width, height]."""
+    images: list[str] = Field(default_factory=list)
+    """sha256 of each encoded image (stored once in the run store)."""
+    state: dict[str, Any] = Field(default_factory=dict)
+    timestamp: float = 0.0
+
+
+class SceneUpdateEvent(EventBase):
+    """What changed in the scene graph this turn, and the size of the rendered Brief."""
+
+    type: Literal["scene_update"] = "scene_update"
+    added: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+    changed: list[str] = Field(default_factory=list)
+    stale: list[str] = Field(default_factory=list)
+    objects: int = 0
+    brief_tokens: int = 0
+
+
+class SafetyCheckEvent(EventBase):
+    """The safety envelope's decision on one physical tool call."""
+
+    type: Literal["safety_check"] = "safety_check"
+    call_id: str
+    tool: str
+    outcome: Literal["allow", "clamp", "block"]
+    requested: dict[str, Any] = Field(default_factory=dict)
+    applied: dict[str, Any] = Field(default_factory=dict)
+    violations: list[str] = Field(default_factory=list)
+    reason: str = ""
+
+
+class HookDecisionEvent(EventBase):
+    """A pre-execution hook rewrote or blocked a tool call."""
+
+    type: Literal["hook_decision"] = "hook_decision"
+    hook: str
+    call_id: str
+    tool: str
+    action: Literal["rewrite", "block"]
+    requested: dict[str, Any] = Field(default_factory=dict)
+    applied: dict[str, Any] = Field(default_factory=dict)
+    reason: str = ""
+
+
+class CompactionEvent(EventBase):
+    """A compaction or pruning pass over Accumulated context."""
+
+    type: Literal["compaction"] = "compaction"
+    status: Literal["started", "completed", "failed", "fallback", "skipped"]
+    mode: Literal["checkpoint", "prune", "deterministic", "shrink", "overflow"] = "checkpoint"
+    reason: str = ""
+    tokens_before: int = 0
+    tokens_after: int = 0
+    items_folded: int = 0
+    items_retained: int = 0
+    rounds: int = 0
+    duration_s: float = 0.0
+    checkpoint_id: str | None = None
+
+
+class PromptSnapshotEvent(EventBase):
+    """What the model is about to see: token counts per section, never image bytes."""
+
+    type: Literal["prompt_snapshot"] = "prompt_snapshot"
+    sections: dict[str, int]
+    total_tokens: int
+    budget_tokens: int
+    threshold_tokens: int
+    items: int
+    images: int
+    resident_hash: str = ""
+
+
+class ModelDeltaEvent(EventBase):
+    """A fragment of a streaming model response."""
+
+    type: Literal["model_delta"] = "model_delta"
+    kind: Literal["text", "reasoning", "tool_arguments"]
+    delta: str
+    tool_call_id: str | None = None
+
+
+class ModelRetryEvent(EventBase):
+    """A model call failed in a way that may pass, and will be tried again after a wait."""
+
+    type: Literal["model_retry"] = "model_retry"
+    attempt: int
+    error_kind: str
+    message: str
+    wait_s: float
+
+
+class ModelResponseEvent(EventBase):
+    type: Literal["model_response"] = "model_response"
+    model: str = ""
+    text: str = ""
+    reasoning_chars: int = 0
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+    stop_reason: str = ""
+    usage: Usage = Field(default_factory=Usage)
+    duration_s: float = 0.0
+
+
+class ModelErrorEvent(EventBase):
+    type: Literal["model_error"] = "model_error"
+    kind: str
+    message: str
+    status_code: int | None = None
+    retryable: bool = False
+
+
+class ProgressEvent(EventBase):
+    """Text surfaced to the operator without another model turn (beside a tool call, or
+    reported by a running tool)."""
+
+    type: Literal["progress"] = "progress"
+    text: str
+    source: Literal["model", "tool", "harness"] = "model"
+
+
+class ToolCallEvent(EventBase):
+    """Emitted after validation and checks, immediately before the tool runs."""
+
+    type: Literal["tool_call"] = "tool_call"
+    call_id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    physical: bool = False
+
+
+class ToolResultEvent(EventBase):
+    type: Literal["tool_result"] = "tool_result"
+    call_id: str
+    name: str
+    is_error: bool = False
+    error_kind: str | None = None
+    text: str = ""
+    archive: str | None = None
+    images: list[str] = Field(default_factory=list)
+    duration_s: float = 0.0
+    evaluation: Verdict | None = None
+    executed: bool = True
+
+
+class EvaluationEvent(EventBase):
+    """The hidden ``evaluate_run`` hook's verdict after a configured physical tool."""
+
+    type: Literal["evaluation"] = "evaluation"
+    call_id: str
+    tool: str
+    verdict: Verdict
+    segment: int = 1
+
+
+class ReplanEvent(EventBase):
+    type: Literal["replan"] = "replan"
+    revision: str
+
+
+class UserQueryEvent(EventBase):
+    type: Literal["user_query"] = "user_query"
+    question: str
+    answer: str | None = None
+    status: Literal["asked", "answered", "timeout", "cancelled", "unavailable"] = "asked"
+
+
+class NotificationEvent(EventBase):
+    type: Literal["notification"] = "notification"
+    message: str
+    level: Literal["info", "warning", "error"] = "info"
+
+
+class MemoryConsolidationEvent(EventBase):
+    type: Literal["memory_consolidation"] = "memory_consolidation"
+    status: Literal["completed", "skipped", "failed"]
+    kept: list[str] = Field(default_factory=list)
+    rejected: list[dict[str, str]] = Field(default_factory=list)
+    reason: str = ""
+
+
+class DoneEvent(EventBase):
+    """The single terminal event of a task."""
+
+    type: Literal["done"] = "done"
+    status: TaskStatus
+    termination_reason: str
+    report: str = ""
+    turns: int = 0
+    usage: Usage = Field(default_factory=Usage)
+
+
+Event = Annotated[
+    TaskStartedEvent
+    | ToolsListedEvent
+    | SkillLoadedEvent
+    | ObservationEvent
+    | SceneUpdateEvent
+    | SafetyCheckEvent
+    | HookDecisionEvent
+    | CompactionEvent
+    | PromptSnapshotEvent
+    | ModelDeltaEvent
+    | ModelRetryEvent
+    | ModelResponseEvent
+    | ModelErrorEvent
+    | ProgressEvent
+    | ToolCallEvent
+    | ToolResultEvent
+    | EvaluationEvent
+    | ReplanEvent
+    | UserQueryEvent
+    | NotificationEvent
+    | MemoryConsolidationEvent
+    | DoneEvent,
+    Field(discriminator="type"),
+]
+"""Any stream event."""
+
+event_adapter: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def parse_event(data: str | bytes | dict[str, Any]) -> Event:
+    """Read an event back from its JSON line (or decoded dict)."""
+    if isinstance(data, dict):
+        return event_adapter.validate_python(data)
+    return event_adapter.validate_json(data)

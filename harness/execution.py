@@ -1,0 +1,152 @@
+"""Running one tool call: on a worker thread, watched from the caller's thread.
+
+The loop itself never leaves the caller's thread. A handler runs on a short-lived daemon
+thread so that the caller can keep watching: it streams the handler's progress and events
+as they happen, enforces the timeout, and notices the operator's cancellation while a
+blocking physical action is in flight, interrupting it through the driver's own ``stop()``.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+import traceback
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from harness.events import EventBase, ProgressEvent
+from harness.tools import EndTask, Tool, ToolCancelledError, ToolContext, ToolOutput
+
+__all__ = ["CallOutcome", "run_tool"]
+
+POLL_S = 0.02
+"""How often the watcher checks cancellation and the deadline while a tool runs."""
+GRACE_S = 5.0
+"""How long a cancelled or timed-out handler gets to return before it is abandoned."""
+
+
+@dataclass
+class CallOutcome:
+    output: ToolOutput
+    duration_s: float
+    cancelled: bool = False
+    timed_out: bool = False
+    end_task: EndTask | None = None
+
+
+def run_tool(
+    tool: Tool,
+    arguments: Mapping[str, Any],
+    ctx_fields: Mapping[str, Any],
+    *,
+    timeout_s: float,
+    should_cancel: Callable[[], bool],
+    interrupt: Callable[[], None] | None,
+) -> Generator[EventBase, None, CallOutcome]:
+    """Run ``tool`` and yield the events it emits; return its :class:`CallOutcome`."""
+    inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
+    cancel_event = threading.Event()
+    ctx = ToolContext(
+        cancel_event=cancel_event,
+        on_progress=lambda text: inbox.put(("event", ProgressEvent(text=text, source="tool"))),
+        on_event=lambda event: inbox.put(("event", event)),
+        **ctx_fields,
+    )
+
+    def work() -> None:
+        try:
+            inbox.put(("done", tool.invoke(arguments, ctx)))
+        except BaseException as exc:  # reported to the model, never raised in the loop
+            inbox.put(("error", exc))
+
+    started = time.monotonic()
+    deadline = started + timeout_s
+    worker = threading.Thread(target=work, name=f"tool:{tool.name}", daemon=True)
+    worker.start()
+
+    cancelled = False
+    timed_out = False
+    abandon_at: float | None = None
+    while True:
+        try:
+            kind, payload = inbox.get(timeout=POLL_S)
+        except queue.Empty:
+            now = time.monotonic()
+            if not cancelled and not timed_out:
+                if should_cancel():
+                    cancelled = True
+                elif now >= deadline:
+                    timed_out = True
+                if cancelled or timed_out:
+                    cancel_event.set()
+                    if interrupt is not None:
+                        _safe_interrupt(interrupt)
+                    abandon_at = now + GRACE_S
+            elif abandon_at is not None and now >= abandon_at:
+                return CallOutcome(
+                    output=_abandoned(tool, cancelled=cancelled, timeout_s=timeout_s),
+                    duration_s=now - started,
+                    cancelled=cancelled,
+                    timed_out=timed_out,
+                )
+            continue
+        if kind == "event":
+            yield payload
+            continue
+        duration = time.monotonic() - started
+        if kind == "done":
+            output: ToolOutput = payload
+            if timed_out:
+                output = _abandoned(tool, cancelled=False, timeout_s=timeout_s, late=output)
+            return CallOutcome(output, duration, cancelled=cancelled, timed_out=timed_out)
+        exc: BaseException = payload
+        if isinstance(exc, EndTask):
+            return CallOutcome(ToolOutput.error(exc.result, "task_ended"), duration, end_task=exc)
+        if isinstance(exc, ToolCancelledError) or (cancelled and isinstance(exc, Exception)):
+            return CallOutcome(
+                ToolOutput.error(
+                    f"{tool.name} was interrupted: the task was cancelled", "cancelled"
+                ),
+                duration,
+                cancelled=True,
+            )
+        if timed_out:
+            return CallOutcome(
+                _abandoned(tool, cancelled=False, timeout_s=timeout_s), duration, timed_out=True
+            )
+        return CallOutcome(_exception_output(tool, exc), duration)
+
+
+def _safe_interrupt(interrupt: Callable[[], None]) -> None:
+    try:
+        interrupt()
+    except Exception:  # the interrupt path must never take the loop down
+        traceback.print_exc()
+
+
+def _abandoned(
+    tool: Tool, *, cancelled: bool, timeout_s: float, late: ToolOutput | None = None
+) -> ToolOutput:
+    if cancelled:
+        return ToolOutput.error(f"{tool.name} was interrupted: the task was cancelled", "cancelled")
+    if tool.physical:
+        text = (
+            f"{tool.name} timed out after {timeout_s:g} s and was stopped; "
+            "outcome unknown: observe before acting again"
+        )
+        return ToolOutput.error(text, "outcome_unknown")
+    text = f"{tool.name} timed out after {timeout_s:g} s"
+    if late is not None:
+        text += f" (it returned late: {late.render()[:200]})"
+    return ToolOutput.error(text, "timeout")
+
+
+def _exception_output(tool: Tool, exc: BaseException) -> ToolOutput:
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = ""
+    if frames:
+        last = frames[-1]
+        where = f" (at {last.name}, line {last.lineno})"
+    return ToolOutput.error(f"{tool.name} raised {type(exc).__name__}: {exc}{where}", "exception")

@@ -1,0 +1,86 @@
+"""The model protocol: a provider-neutral request in, a stream of chunks out.
+
+Every model is driven through ``stream()``, which yields text and reasoning deltas,
+tool-argument fragments and retry notices as they happen, and ends with exactly one
+:class:`Final` chunk carrying the assembled :class:`ModelResponse`. A model that cannot
+stream simply yields its ``Final``. This keeps retries and partial text visible to the
+operator as events without any background thread: the loop iterates the stream in the
+caller's thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
+
+from harness.errors import HarnessError
+from harness.messages import ModelRequest, ModelResponse
+from harness.tokens import ImageCostModel
+
+__all__ = [
+    "Chunk",
+    "Delta",
+    "Final",
+    "Model",
+    "RetryNotice",
+    "complete",
+]
+
+
+@dataclass(frozen=True)
+class Delta:
+    """A fragment of the response as it streams."""
+
+    kind: Literal["text", "reasoning", "tool_arguments"]
+    text: str
+    tool_call_id: str | None = None
+
+
+@dataclass(frozen=True)
+class RetryNotice:
+    """The adapter will retry after ``wait_s`` (rate limit, 5xx, timeout)."""
+
+    attempt: int
+    error_kind: str
+    message: str
+    wait_s: float
+
+
+@dataclass(frozen=True)
+class Final:
+    response: ModelResponse
+
+
+Chunk = Delta | RetryNotice | Final
+
+
+@runtime_checkable
+class Model(Protocol):
+    """What the loop needs from a model.
+
+    ``name`` identifies it in events; ``context_window`` (None when unknown) and
+    ``image_cost`` let the harness size budgets. ``cancelled`` is polled between chunks and
+    retry waits so an operator's stop does not wait for a slow provider.
+    """
+
+    name: str
+    context_window: int | None
+    image_cost: ImageCostModel
+
+    def stream(
+        self, request: ModelRequest, *, cancelled: Callable[[], bool] | None = None
+    ) -> Iterator[Chunk]: ...
+
+
+def complete(
+    model: Model, request: ModelRequest, *, cancelled: Callable[[], bool] | None = None
+) -> ModelResponse:
+    """Run a model call to completion and return the response (deltas are dropped)."""
+    final: ModelResponse | None = None
+    for chunk in model.stream(request, cancelled=cancelled):
+        if isinstance(chunk, Final):
+            final = chunk.response
+    if final is None:
+        raise HarnessError(f"model {model.name!r} ended its stream without a final response")
+    return final

@@ -1,0 +1,462 @@
+"""Tools: declared once, validated before they run, and never able to crash the loop.
+
+A tool is a name, a description, a JSON Schema for its arguments (from a pydantic model,
+or passed through unchanged from an MCP server), a handler and a few flags. ``@tool`` builds
+one from a typed function: the schema comes from the type hints, the descriptions from the
+docstring's ``Args:`` section.
+
+A handler may declare a parameter named ``ctx`` (type :class:`ToolContext`) to learn which
+call it serves, report progress, and see cancellation. It returns a string, a JSON-able
+value, a pydantic model, or a :class:`ToolOutput` (text, images, structured data, error).
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import json
+import re
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, get_type_hints
+
+import jsonschema
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from harness.messages import ImagePart, ToolSpec
+
+__all__ = [
+    "EndTask",
+    "Tool",
+    "ToolArgumentError",
+    "ToolCancelledError",
+    "ToolContext",
+    "ToolOutput",
+    "ToolRegistry",
+    "close_matches",
+    "tool",
+]
+
+_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
+
+
+class ToolArgumentError(ValueError):
+    """Arguments did not match the tool's schema; the message is written for the model."""
+
+
+class ToolCancelledError(Exception):
+    """Raised inside a tool (by ``ctx.raise_if_cancelled()``) when the task is cancelled."""
+
+
+class EndTask(Exception):
+    """Raised by a handler to end the task after its result is recorded.
+
+    ``query_user`` uses it when the person does not answer in time: the task cannot go on
+    without the answer, and the reason must be clear in the ``done`` event.
+    """
+
+    def __init__(self, status: str, reason: str, *, result: str = "") -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+        self.result = result or reason
+
+
+@dataclass
+class ToolOutput:
+    """What a tool produced.
+
+    ``text`` is what the model reads; ``data`` is structured content (also shown to the
+    model as JSON when ``text`` is empty); ``images`` are shown to the next model call only.
+    ``applied`` records what a physical tool actually did (after clamping or partial moves).
+    """
+
+    text: str = ""
+    data: Any = None
+    images: list[ImagePart] = field(default_factory=list)
+    is_error: bool = False
+    error_kind: str | None = None
+    applied: dict[str, Any] | None = None
+
+    def render(self) -> str:
+        if self.text:
+            return self.text
+        if self.data is not None:
+            return json.dumps(self.data, ensure_ascii=False, default=str, indent=None)
+        return "ok" if not self.is_error else "error"
+
+    @classmethod
+    def error(cls, message: str, kind: str = "error", **extra: Any) -> ToolOutput:
+        return cls(text=message, is_error=True, error_kind=kind, **extra)
+
+
+class ToolContext:
+    """Per-call services for a running handler.
+
+    ``cancelled`` turns true when the operator cancels the task or the call times out; a
+    long-running handler should poll it (or call ``raise_if_cancelled``) and stop. Physical
+    tools are additionally interrupted through the driver's own ``stop()``.
+    """
+
+    def __init__(
+        self,
+        *,
+        call_id: str = "",
+        task_id: str = "",
+        turn: int = 0,
+        cancel_event: threading.Event | None = None,
+        on_progress: Callable[[str], None] | None = None,
+        on_event: Callable[[Any], None] | None = None,
+    ) -> None:
+        self.call_id = call_id
+        self.task_id = task_id
+        self.turn = turn
+        self._cancel = cancel_event or threading.Event()
+        self._on_progress = on_progress
+        self._on_event = on_event
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def raise_if_cancelled(self) -> None:
+        if self._cancel.is_set():
+            raise ToolCancelledError("cancelled")
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep up to ``seconds``; return True early if the call was cancelled."""
+        return self._cancel.wait(seconds)
+
+    def report_progress(self, text: str) -> None:
+        """Surface progress text to the operator (a ``progress`` event) without a turn."""
+        if self._on_progress is not None and text:
+            self._on_progress(text)
+
+    def emit(self, event: Any) -> None:
+        """Emit a harness event from inside a tool (it reaches the stream promptly)."""
+        if self._on_event is not None:
+            self._on_event(event)
+
+
+class Tool:
+    """A tool the model may call (or, when ``hidden``, that only the harness calls).
+
+    Args:
+        name: Unique name the model uses.
+        description: What the tool does and when to use it, for the model.
+        handler: Called with validated keyword arguments (plus ``ctx`` when declared).
+        input_model: Pydantic model of the arguments; its JSON Schema is offered.
+        parameters: A JSON Schema used as-is when there is no ``input_model`` (MCP).
+        physical: Moves hardware: passes the safety envelope, may trigger evaluate_run,
+            and is interrupted through the driver on cancellation.
+        timeout_s: Seconds before the call is abandoned (default from config).
+        hidden: Not offered to the model (e.g. evaluate_run).
+        safety: Which arguments are what for the safety envelope, e.g.
+            ``{"x": "position.x", "speed": "speed"}``; interpreted by the envelope.
+        source: Where the tool came from ("builtin", "mcp:ros", "config", ...).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        handler: Callable[..., Any],
+        *,
+        input_model: type[BaseModel] | None = None,
+        parameters: Mapping[str, Any] | None = None,
+        physical: bool = False,
+        timeout_s: float | None = None,
+        hidden: bool = False,
+        safety: Mapping[str, str] | None = None,
+        source: str = "user",
+    ) -> None:
+        if not _NAME_PATTERN.match(name):
+            raise ValueError(
+                f"tool name {name!r} must be 1-64 characters of letters, digits, _ . -"
+            )
+        if input_model is None and parameters is None:
+            input_model = create_model(f"{name}_args", __config__=ConfigDict(extra="forbid"))
+        self.name = name
+        self.description = description.strip()
+        self.handler = handler
+        self.input_model = input_model
+        self.parameters: dict[str, Any] = (
+            dict(parameters) if parameters is not None else _schema_of(input_model)
+        )
+        self.physical = physical
+        self.timeout_s = timeout_s
+        self.hidden = hidden
+        self.safety = dict(safety or {})
+        self.source = source
+        self._wants_ctx = _accepts_ctx(handler)
+        self._validator: jsonschema.protocols.Validator | None = None
+
+    def __repr__(self) -> str:
+        flags = " physical" if self.physical else ""
+        return f"<Tool {self.name}{flags}>"
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Return validated (and coerced) arguments, or raise :class:`ToolArgumentError`."""
+        if not isinstance(arguments, Mapping):
+            raise ToolArgumentError(
+                f"arguments must be a JSON object, got {type(arguments).__name__}"
+            )
+        if self.input_model is not None:
+            try:
+                model = self.input_model.model_validate(dict(arguments))
+            except ValidationError as exc:
+                raise ToolArgumentError(_describe_validation(self.name, exc)) from None
+            return {name: getattr(model, name) for name in self.input_model.model_fields}
+        if self._validator is None:
+            cls = jsonschema.validators.validator_for(self.parameters)
+            self._validator = cls(self.parameters, format_checker=cls.FORMAT_CHECKER)
+        errors = sorted(self._validator.iter_errors(dict(arguments)), key=lambda e: e.path)
+        if errors:
+            lines = [f"invalid arguments for {self.name}:"]
+            for error in errors[:8]:
+                where = "/".join(str(p) for p in error.absolute_path) or "(arguments)"
+                lines.append(f"  {where}: {error.message}")
+            raise ToolArgumentError("\n".join(lines))
+        return dict(arguments)
+
+    def invoke(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Run the handler with already-validated arguments and normalise its result."""
+        kwargs = dict(arguments)
+        if self._wants_ctx:
+            kwargs["ctx"] = ctx
+        return to_output(self.handler(**kwargs))
+
+
+def to_output(value: Any) -> ToolOutput:
+    """Normalise whatever a handler returned into a :class:`ToolOutput`."""
+    if isinstance(value, ToolOutput):
+        return value
+    if value is None:
+        return ToolOutput(text="ok")
+    if isinstance(value, str):
+        return ToolOutput(text=value)
+    if isinstance(value, ImagePart):
+        return ToolOutput(
+            text=f"image {value.label or ''} {value.width}x{value.height}".strip(), images=[value]
+        )
+    if isinstance(value, BaseModel):
+        return ToolOutput(data=value.model_dump(mode="json"))
+    return ToolOutput(data=value)
+
+
+def _accepts_ctx(handler: Callable[..., Any]) -> bool:
+    try:
+        return "ctx" in inspect.signature(handler).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _schema_of(model: type[BaseModel] | None) -> dict[str, Any]:
+    assert model is not None
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    schema.setdefault("properties", {})
+    return schema
+
+
+def _describe_validation(name: str, error: ValidationError) -> str:
+    lines = [f"invalid arguments for {name}:"]
+    for problem in error.errors():
+        where = ".".join(str(p) for p in problem["loc"]) or "(arguments)"
+        if problem["type"] == "extra_forbidden":
+            lines.append(f"  {where}: unknown argument")
+        elif problem["type"] == "missing":
+            lines.append(f"  {where}: required argument is missing")
+        else:
+            got = repr(problem.get("input"))
+            if len(got) > 60:
+                got = got[:57] + "..."
+            lines.append(f"  {where}: {problem['msg']} (got {got})")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- @tool
+
+
+def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into (description, {arg: description})."""
+    if not doc:
+        return "", {}
+    text = inspect.cleandoc(doc)
+    lines = text.splitlines()
+    description: list[str] = []
+    args: dict[str, str] = {}
+    section: str | None = None
+    current: str | None = None
+    for line in lines:
+        stripped = line.strip()
+        header = stripped.rstrip(":").lower()
+        if stripped.endswith(":") and header in {"args", "arguments", "parameters"}:
+            section, current = "args", None
+            continue
+        if stripped.endswith(":") and header in {
+            "returns",
+            "raises",
+            "yields",
+            "example",
+            "examples",
+            "note",
+            "notes",
+        }:
+            section, current = "other", None
+            continue
+        if section == "args":
+            match = re.match(r"^(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$", stripped)
+            if match and not line.startswith(" " * 8):
+                current = match.group(1).lstrip("*")
+                args[current] = match.group(3).strip()
+            elif current and stripped:
+                args[current] = f"{args[current]} {stripped}".strip()
+        elif section is None:
+            description.append(line)
+    return "\n".join(description).strip(), args
+
+
+def _type_hints(func: Callable[..., Any], name: str) -> dict[str, Any]:
+    """Resolve annotations; ``ctx`` needs no resolution, others must resolve."""
+    try:
+        return get_type_hints(func, localns={"ToolContext": ToolContext}, include_extras=True)
+    except NameError:
+        pass
+    hints: dict[str, Any] = {}
+    raw = getattr(func, "__annotations__", {})
+    closure_vars = inspect.getclosurevars(func)
+    namespace = {**func.__globals__, **closure_vars.nonlocals, "ToolContext": ToolContext}
+    for param, annotation in raw.items():
+        if param in {"ctx", "return"}:
+            continue
+        if isinstance(annotation, str):
+            try:
+                annotation = eval(annotation, namespace)
+            except Exception as exc:
+                raise TypeError(
+                    f"@tool {name}: cannot resolve the type of {param!r} ({annotation}): {exc}"
+                ) from None
+        hints[param] = annotation
+    return hints
+
+
+def _model_from_signature(func: Callable[..., Any], name: str) -> type[BaseModel]:
+    signature = inspect.signature(func)
+    hints = _type_hints(func, name)
+    _, arg_docs = _parse_docstring(func.__doc__)
+    fields: dict[str, Any] = {}
+    for param in signature.parameters.values():
+        if param.name in {"ctx", "self", "cls"}:
+            continue
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise TypeError(f"@tool {name}: *args/**kwargs cannot be described to a model")
+        annotation = hints.get(param.name, Any)
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param.name] = (
+            annotation,
+            Field(default, description=arg_docs.get(param.name) or None),
+        )
+    model_name = "".join(part.title() for part in re.split(r"[_.\-]", name)) + "Args"
+    return create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
+
+
+def tool(
+    func: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    physical: bool = False,
+    timeout_s: float | None = None,
+    hidden: bool = False,
+    safety: Mapping[str, str] | None = None,
+) -> Any:
+    """Build a :class:`Tool` from a typed function (usable bare or with options).
+
+    >>> @tool
+    ... def wave(times: int = 1) -> str:
+    ...     '''Wave the arm.
+    ...
+    ...     Args:
+    ...         times: How many waves.
+    ...     '''
+    ...     return f"waved {times} times"
+    """
+
+    def build(fn: Callable[..., Any]) -> Tool:
+        tool_name = name or fn.__name__
+        doc_description, _ = _parse_docstring(fn.__doc__)
+        return Tool(
+            tool_name,
+            description or doc_description or tool_name.replace("_", " "),
+            fn,
+            input_model=_model_from_signature(fn, tool_name),
+            physical=physical,
+            timeout_s=timeout_s,
+            hidden=hidden,
+            safety=safety,
+            source="user",
+        )
+
+    if func is not None:
+        return build(func)
+    return build
+
+
+# --------------------------------------------------------------------------- registry
+
+
+def close_matches(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
+    """Names similar to ``name`` (for "did you mean" in error results)."""
+    return difflib.get_close_matches(name, list(candidates), n=n, cutoff=0.5)
+
+
+class ToolRegistry:
+    """An ordered set of tools by name. Order is stable so tool definitions stay
+    byte-identical from turn to turn (provider prompt caches depend on it)."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for item in tools:
+            self.add(item)
+
+    def add(self, item: Tool, *, replace: bool = False) -> None:
+        if not isinstance(item, Tool):
+            raise TypeError(f"expected a Tool (use @tool on functions), got {item!r}")
+        if item.name in self._tools and not replace:
+            existing = self._tools[item.name]
+            raise ValueError(
+                f"tool name {item.name!r} is already registered (from {existing.source})"
+            )
+        self._tools[item.name] = item
+
+    def remove(self, name: str) -> Tool | None:
+        return self._tools.pop(name, None)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(list(self._tools.values()))
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def names(self, *, visible_only: bool = False) -> list[str]:
+        return [t.name for t in self._tools.values() if not (visible_only and t.hidden)]
+
+    def visible(self) -> list[Tool]:
+        return [t for t in self._tools.values() if not t.hidden]
+
+    def specs(self) -> list[ToolSpec]:
+        return [t.spec() for t in self.visible()]

@@ -1,0 +1,74 @@
+"""Task Notes: the task's goal, phase and a bounded timeline of tool outcomes.
+
+They are reset at task start, updated by the harness after each tool and by the model
+through ``update_task_notes``, and enter Accumulated context as a snapshot only when they
+changed (``version`` moves on every real change).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+__all__ = ["TaskNotes"]
+
+
+@dataclass
+class TaskNotes:
+    goal: str = ""
+    phase: str = ""
+    notes: list[str] = field(default_factory=list)
+    timeline_max: int = 12
+    timeline: deque[str] = field(default_factory=deque)
+    version: int = 0
+    max_notes: int = 20
+
+    def reset(self, goal: str) -> None:
+        self.goal = goal
+        self.phase = "started"
+        self.notes = []
+        self.timeline = deque(maxlen=self.timeline_max)
+        self.version += 1
+
+    def update(
+        self,
+        *,
+        phase: str | None = None,
+        add_notes: list[str] | None = None,
+        goal: str | None = None,
+        remove_notes: list[str] | None = None,
+    ) -> bool:
+        """Apply a model or harness update; returns True if anything changed."""
+        before = self.render()
+        if goal is not None and goal.strip():
+            self.goal = goal.strip()
+        if phase is not None and phase.strip():
+            self.phase = phase.strip()
+        for note in remove_notes or []:
+            if note in self.notes:
+                self.notes.remove(note)
+        for note in add_notes or []:
+            note = note.strip()
+            if note and note not in self.notes:
+                self.notes.append(note)
+        del self.notes[: max(0, len(self.notes) - self.max_notes)]
+        changed = self.render() != before
+        if changed:
+            self.version += 1
+        return changed
+
+    def record_outcome(self, turn: int, tool: str, outcome: str) -> None:
+        if self.timeline.maxlen != self.timeline_max:
+            self.timeline = deque(self.timeline, maxlen=self.timeline_max)
+        self.timeline.append(f"t{turn} {tool}: {outcome}")
+        self.version += 1
+
+    def render(self) -> str:
+        lines = ["Task Notes", f"goal: {self.goal}", f"phase: {self.phase}"]
+        if self.notes:
+            lines.append("notes:")
+            lines.extend(f"- {note}" for note in self.notes)
+        if self.timeline:
+            lines.append("recent outcomes:")
+            lines.extend(f"- {entry}" for entry in self.timeline)
+        return "\n".join(lines)

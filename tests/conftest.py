@@ -1,0 +1,162 @@
+"""Shared fixtures: small fakes of the parts the loop calls (never of the loop itself)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pytest
+
+from embodiment.types import ActionResult, Observation, SafetyDecision
+from harness.components import SceneRefresh
+from harness.config import HarnessConfig
+from harness.messages import Verdict
+from harness.tools import Tool
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--hardware", action="store_true", help="run tests that need a robot")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--hardware"):
+        return
+    skip = pytest.mark.skip(reason="needs real hardware (--hardware)")
+    for item in items:
+        if "hardware" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def config() -> HarnessConfig:
+    """A config with no embodiment, driver or store on disk (pure loop tests)."""
+    return HarnessConfig.model_validate(
+        {"embodiment": None, "driver": None, "run": {"store": None}, "memory": {"enabled": False}}
+    )
+
+
+class FakeDriver:
+    """A robot whose motions take time and honour stop() from another thread."""
+
+    def __init__(self, log: list[str] | None = None, *, motion_s: float = 0.0) -> None:
+        self.log = log if log is not None else []
+        self.motion_s = motion_s
+        self.stops = 0
+        self._stop = threading.Event()
+        self.position = [0.0, 0.0, 0.0]
+        self.executed: list[tuple[str, dict[str, Any]]] = []
+
+    def connect(self) -> None:
+        self.log.append("connect")
+
+    def observe(self) -> Observation:
+        self.log.append("observe")
+        frame = np.zeros((48, 64, 3), dtype=np.uint8)
+        frame[:, :32] = 200
+        return Observation(
+            images={"front": frame},
+            state={"ee_position": list(self.position)},
+            safety={"clearance_m": 1.0},
+        )
+
+    def execute(self, action: str, arguments: dict[str, Any]) -> ActionResult:
+        self._stop.clear()
+        self.executed.append((action, dict(arguments)))
+        deadline = time.monotonic() + self.motion_s
+        while time.monotonic() < deadline:
+            if self._stop.wait(0.005):
+                return ActionResult(ok=False, message="stopped", interrupted=True)
+        if action == "move_to":
+            self.position = [arguments["x"], arguments["y"], arguments["z"]]
+        return ActionResult(ok=True, message=f"{action} done", applied=dict(arguments))
+
+    def stop(self) -> None:
+        self.stops += 1
+        self.log.append("stop")
+        self._stop.set()
+
+    def disconnect(self) -> None:
+        self.log.append("disconnect")
+
+
+def move_to_tool(driver: FakeDriver, *, timeout_s: float | None = None) -> Tool:
+    from pydantic import BaseModel, ConfigDict
+
+    class MoveTo(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        x: float
+        y: float
+        z: float
+
+    def handler(x: float, y: float, z: float) -> str:
+        result = driver.execute("move_to", {"x": x, "y": y, "z": z})
+        if not result.ok:
+            raise RuntimeError(result.message)
+        return result.message
+
+    return Tool(
+        "move_to",
+        "Move the gripper to x, y, z (metres).",
+        handler,
+        input_model=MoveTo,
+        physical=True,
+        timeout_s=timeout_s,
+        safety={"x": "position.x", "y": "position.y", "z": "position.z"},
+    )
+
+
+class BoxSafety:
+    """Clamps positions into a box; blocks when the clearance reading is missing."""
+
+    def __init__(self, low: float = -0.5, high: float = 0.5) -> None:
+        self.low, self.high = low, high
+        self.calls = 0
+
+    def check(self, tool: Tool, arguments: Mapping[str, Any], observation: Any) -> SafetyDecision:
+        self.calls += 1
+        if observation is None or observation.safety.get("clearance_m") is None:
+            return SafetyDecision(
+                outcome="block",
+                violations=["missing clearance reading"],
+                reason="no clearance reading",
+            )
+        args = dict(arguments)
+        clamped = []
+        for key in ("x", "y", "z"):
+            if key in args:
+                value = min(self.high, max(self.low, args[key]))
+                if value != args[key]:
+                    clamped.append(f"{key} {args[key]} -> {value}")
+                    args[key] = value
+        if clamped:
+            return SafetyDecision(
+                outcome="clamp", arguments=args, violations=clamped, reason="workspace bounds"
+            )
+        return SafetyDecision(outcome="allow", arguments=args)
+
+
+class RecordingScene:
+    def __init__(self, log: list[str], *, fail: bool = False) -> None:
+        self.log = log
+        self.fail = fail
+        self.verdicts: list[tuple[str, str]] = []
+
+    def refresh(self, observation: Any, *, focus: str) -> SceneRefresh:
+        self.log.append("scene")
+        if self.fail:
+            raise RuntimeError("scene graph exploded")
+        return SceneRefresh(brief="Scene: red_cube_1 at (0.100, 0.200, 0.020)")
+
+    def tools(self) -> list[Tool]:
+        return []
+
+    def on_verdict(self, tool: str, arguments: Mapping[str, Any], verdict: Verdict) -> None:
+        self.verdicts.append((tool, verdict.status))
+
+
+@pytest.fixture
+def log() -> list[str]:
+    return []
