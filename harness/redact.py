@@ -1,0 +1,53 @@
+"""Redaction of secrets before anything is stored, exported or summarised.
+
+API keys and bearer tokens are recognised by shape; a deployment adds its own patterns
+(``run.secret_patterns``) and the values of the API-key environment variables it uses.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["REDACTED", "Redactor"]
+
+REDACTED = "[REDACTED]"
+
+_BUILTIN_PATTERNS = (
+    r"sk-ant-[A-Za-z0-9_\-]{16,}",  # Anthropic keys
+    r"sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}",  # OpenAI keys
+    r"(?i)bearer\s+[A-Za-z0-9._~+/\-]{12,}=*",  # Authorization: Bearer ...
+    r"(?i)(?:api[_-]?key|x-api-key|access[_-]?token|secret)[\"']?\s*[:=]\s*[\"']?"
+    r"[A-Za-z0-9._\-]{12,}",
+    r"AKIA[0-9A-Z]{16}",  # AWS access key ids
+    r"gh[pousr]_[A-Za-z0-9]{30,}",  # GitHub tokens
+)
+
+
+class Redactor:
+    """Replaces secrets in text (and in nested JSON-like values) with ``[REDACTED]``."""
+
+    def __init__(self, patterns: Iterable[str] = (), *, env_vars: Iterable[str] = ()) -> None:
+        sources = [*_BUILTIN_PATTERNS, *patterns]
+        for name in env_vars:
+            value = os.environ.get(name)
+            if value and len(value) >= 8:
+                sources.append(re.escape(value))
+        self._pattern = re.compile("|".join(f"(?:{p})" for p in sources))
+
+    def text(self, text: str) -> str:
+        if not text:
+            return text
+        return self._pattern.sub(REDACTED, text)
+
+    def value(self, value: Any) -> Any:
+        """Redact strings anywhere inside dicts, lists and tuples."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {key: self.value(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.value(item) for item in value)
+        return value
