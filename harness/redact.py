@@ -18,8 +18,8 @@ REDACTED = "[REDACTED]"
 _BUILTIN_PATTERNS = (
     r"sk-ant-[A-Za-z0-9_\-]{16,}",  # Anthropic keys
     r"sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}",  # OpenAI keys
-    r"(?i)bearer\s+[A-Za-z0-9._~+/\-]{12,}=*",  # Authorization: Bearer ...
-    r"(?i)(?:api[_-]?key|x-api-key|access[_-]?token|secret)[\"']?\s*[:=]\s*[\"']?"
+    r"(?i:bearer)\s+[A-Za-z0-9._~+/\-]{12,}=*",  # Authorization: Bearer ...
+    r"(?i:api[_-]?key|x-api-key|access[_-]?token|secret)[\"']?\s*[:=]\s*[\"']?"
     r"[A-Za-z0-9._\-]{12,}",
     r"AKIA[0-9A-Z]{16}",  # AWS access key ids
     r"gh[pousr]_[A-Za-z0-9]{30,}",  # GitHub tokens
