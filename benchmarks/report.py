@@ -33,24 +33,25 @@ def compact_number(value: float) -> str:
     return f"{value:.2f}"
 
 
-def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A padded GitHub Markdown table; the first column is left-aligned, others right."""
+def markdown_table(
+    headers: Sequence[str], rows: Sequence[Sequence[Any]], *, left: Sequence[int] = (0,)
+) -> str:
+    """A padded GitHub Markdown table: columns in ``left`` (by index, negative counts from
+    the end; default the first) are left-aligned, the others (numbers) right-aligned."""
     cells = [[str(h) for h in headers], *[[str(c) for c in row] for row in rows]]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    left_set = {i % len(headers) for i in left}
 
     def line(row: Sequence[str]) -> str:
         padded = [
-            row[i].ljust(widths[i]) if i == 0 else row[i].rjust(widths[i]) for i in range(len(row))
+            row[i].ljust(widths[i]) if i in left_set else row[i].rjust(widths[i])
+            for i in range(len(row))
         ]
         return "| " + " | ".join(padded) + " |"
 
-    rule = ["-" * widths[0], *("-" * (w - 1) + ":" for w in widths[1:])]
+    rule = ["-" * w if i in left_set else "-" * (w - 1) + ":" for i, w in enumerate(widths)]
     return "\n".join(
-        [
-            line(cells[0]),
-            "|" + "|".join(f" {r} " for r in rule) + "|",
-            *(line(row) for row in cells[1:]),
-        ]
+        [line(cells[0]), "| " + " | ".join(rule) + " |", *(line(row) for row in cells[1:])]
     )
 
 
