@@ -131,7 +131,7 @@ def run_ours(
 def _action(event: CompactionEvent) -> str | None:
     """A compaction event as a policy action (None for progress-only events)."""
     if event.status == "failed":
-        return FAILED_SUMMARY
+        return FAILED_SUMMARY if event.mode == "checkpoint" else None
     if event.status not in ("completed", "fallback"):
         return None
     if event.mode == PRUNE:

@@ -1,32 +1,38 @@
 """One deterministic summarizer shared by every policy that summarizes.
 
 Comparing context policies with a real LLM summarizer would measure the LLM as much as
-the policy, and would not be reproducible. This extractive stand-in behaves like a
-handoff-style summary with a fixed size: it keeps the first line of every record (the
-headline a model would most likely keep), every archive address it sees (the harness's
-summary prompt asks for addresses verbatim; baselines have none to keep), and the bullets
-of the previous summary; when the result is over its token budget the oldest bullets go
-first. Facts buried inside a long output are therefore lost by summarizing, as they often
-are with a real model, and facts in a headline survive.
+the policy, and would not be reproducible. This extractive stand-in writes a handoff note
+of bounded size in the project's summary format (the five headed sections the harness
+asks its summarizer for), from *records*: the task instruction, tool results and the
+previous note (the model's own narration, Task Notes and notices are not summarized):
 
-It can also fail, deterministically, so every policy's handling of a failed or malformed
-summary is exercised: call number ``n`` fails when a seeded hash of ``n`` falls under
-``failure_rate``. Failures alternate between an error and an empty (malformed) answer.
+- Objective: the instruction's first line;
+- Progress / Failures: the first line of every tool result (a failure if it says failed,
+  error or fault), which is the headline a model would most likely keep;
+- Evidence: every ``archive://`` address seen (the harness's prompt asks for addresses
+  verbatim; baselines have none to keep);
+- bullets of the previous note are carried over; over budget, the oldest bullets go first.
 
-``as_model()`` wraps the same function as a :class:`ScriptedModel`, which is how the real
-Harness's compactor reaches it (as its ``compaction_model``).
+Facts buried inside a long output are therefore lost by summarizing, as they often are
+with a real model, and facts in a headline survive.
+
+It can also fail, deterministically: call number ``n`` fails when a seeded hash of ``n``
+falls under ``failure_rate``. Through :meth:`DeterministicSummarizer.as_model` (how the
+real Harness reaches it, as its ``compaction_model``) failures alternate between a
+transient provider error and an empty, malformed answer.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from harness.errors import TransientModelError
 from harness.messages import (
     AssistantItem,
+    CheckpointItem,
     InstructionItem,
     Item,
     ModelRequest,
@@ -39,17 +45,22 @@ from harness.tokens import TokenEstimator
 
 __all__ = [
     "ADDRESS_PATTERN",
-    "SUMMARY_HEADER",
+    "SECTIONS",
     "DeterministicSummarizer",
     "SummaryFailedError",
+    "records_from_prompt",
     "render_item",
 ]
 
-SUMMARY_HEADER = "Checkpoint summary"
-"""First line of every summary; bullets under it are carried into the next summary."""
+SECTIONS = ("Objective", "Progress", "Evidence", "Failures", "Open work")
+"""The handoff note's headings, in order (the harness's summary format)."""
 ADDRESS_PATTERN = re.compile(r"archive://[A-Za-z0-9_./\-]+[A-Za-z0-9_]")
 HEADLINE_CHARS = 160
 BULLET_CHARS = 240
+_FAILURE = re.compile(r"\b(fail\w*|error\w*|fault\w*|blocked|outside)\b", re.IGNORECASE)
+_INSTRUCTION = "instruction: "
+_RESULT = re.compile(r"^(?P<tool>[\w.\-]+) result: ")
+_HEADING = re.compile(r"^#{1,6}\s*(?P<name>[A-Za-z ]+?)\s*$")
 
 
 class SummaryFailedError(Exception):
@@ -57,15 +68,51 @@ class SummaryFailedError(Exception):
 
 
 def render_item(item: Item) -> str:
-    """One conversation item as summarizer input text (its first line is its headline)."""
-    if isinstance(item, AssistantItem):
-        calls = "; ".join(f"{c.name} {c.arguments}" for c in item.tool_calls)
-        return f"assistant: {item.text} -> {calls}" if calls else f"assistant: {item.text}"
+    """One conversation item as a record (the first line after the label is the headline)."""
     if isinstance(item, ToolResultItem):
         return f"{item.name} result: {item.text}"
     if isinstance(item, InstructionItem):
-        return f"instruction: {item.text}"
-    return item.text
+        return f"{_INSTRUCTION}{item.text}"
+    if isinstance(item, CheckpointItem):
+        return item.text
+    if isinstance(item, AssistantItem):
+        calls = "; ".join(f"{c.name} {c.arguments}" for c in item.tool_calls)
+        return f"assistant: {item.text} -> {calls}"
+    return f"{item.kind}: {item.text}"
+
+
+# The harness's summarizer input (harness/summary_input.py): blocks that start with
+# "[<task> t<turn>] LABEL", inside "<<<" ... ">>>" fences, the earlier note in the first.
+_BLOCK = re.compile(r"^\[[^\]\n]+ t\d+\] (?P<label>[A-Z][A-Z ]+?)(?: of (?P<tool>[\w.\-]+))?\b")
+_FENCED = re.compile(r"<<<\n(?P<body>.*?)\n>>>", re.DOTALL)
+
+
+def records_from_prompt(text: str) -> list[str]:
+    """Records from the Harness's summarization request, in :func:`render_item` form."""
+    records: list[str] = []
+    fences = [match.group("body") for match in _FENCED.finditer(text)]
+    if "handoff note" in text.split("<<<", 1)[0] and fences:
+        records.append(fences.pop(0))
+    for body in fences:
+        blocks: list[tuple[re.Match[str], list[str]]] = []
+        for line in body.split("\n"):
+            match = _BLOCK.match(line)
+            if match:
+                blocks.append((match, [line]))
+            elif blocks:
+                blocks[-1][1].append(line)
+        for match, lines in blocks:
+            label, head = match.group("label"), lines[0][match.end() :]
+            if label == "RESULT" and match.group("tool"):
+                addresses = " ".join(ADDRESS_PATTERN.findall(head))
+                body_text = "\n".join(lines[1:])
+                suffix = f"\n{addresses}" if addresses else ""
+                records.append(f"{match.group('tool')} result: {body_text}{suffix}")
+            elif label == "USER INSTRUCTION":
+                records.append(_INSTRUCTION + head.removeprefix(":").strip())
+            elif label == "EARLIER CHECKPOINT":
+                records.append("\n".join(lines[1:]))
+    return records
 
 
 @dataclass
@@ -101,42 +148,40 @@ class DeterministicSummarizer:
         digest = hashlib.sha256(f"{self.seed}:{call}".encode()).digest()
         return int.from_bytes(digest[:4], "big") / 2**32 < self.failure_rate
 
-    def _extract(self, records: Iterable[str]) -> str:
-        bullets: list[str] = []
+    def _extract(self, records: Sequence[str]) -> str:
+        bullets: list[tuple[str, str]] = []
         seen: set[str] = set()
 
-        def keep(line: str, limit: int) -> None:
-            line = line.strip()
+        def keep(section: str, line: str, limit: int) -> None:
+            line = " ".join(line.split())
             if len(line) > limit:
                 line = line[: limit - 3] + "..."
             if line and line not in seen:
                 seen.add(line)
-                bullets.append(line)
+                bullets.append((section, line))
 
         for record in records:
-            for paragraph in record.split("\n\n"):
-                lines = [line for line in paragraph.split("\n") if line.strip()]
-                if not lines:
-                    continue
-                if SUMMARY_HEADER in (line.strip() for line in lines):
-                    start = [line.strip() for line in lines].index(SUMMARY_HEADER)
-                    for line in lines[start + 1 :]:
-                        if line.startswith("- "):
-                            keep(line[2:], BULLET_CHARS)
-                    continue
-                keep(lines[0], HEADLINE_CHARS)
-                head_addresses = set(ADDRESS_PATTERN.findall(lines[0][:HEADLINE_CHARS]))
-                for address in ADDRESS_PATTERN.findall(paragraph):
-                    if address not in head_addresses:
-                        keep(f"exact output: {address}", BULLET_CHARS)
+            if _is_note(record):
+                for section, line in _note_bullets(record):
+                    keep(section, line, BULLET_CHARS)
+                continue
+            if record.startswith(_INSTRUCTION):
+                keep("Objective", record.split("\n", 1)[0], HEADLINE_CHARS)
+                continue
+            match = _RESULT.match(record)
+            if match is None:
+                continue
+            headline = record.split("\n", 1)[0]
+            keep("Failures" if _FAILURE.search(headline) else "Progress", headline, HEADLINE_CHARS)
+            for address in ADDRESS_PATTERN.findall(record):
+                keep("Evidence", f"exact output of {match.group('tool')}: {address}", BULLET_CHARS)
         while bullets and self._tokens(bullets) > self.max_tokens:
-            bullets.pop(0)
-        return "\n".join([SUMMARY_HEADER, *(f"- {bullet}" for bullet in bullets)])
+            oldest = next((i for i, (name, _) in enumerate(bullets) if name != SECTIONS[0]), 0)
+            bullets.pop(oldest)
+        return _render(bullets)
 
-    def _tokens(self, bullets: list[str]) -> int:
-        return self.estimator.text(SUMMARY_HEADER) + sum(
-            self.estimator.text(bullet) + 1 for bullet in bullets
-        )
+    def _tokens(self, bullets: list[tuple[str, str]]) -> int:
+        return self.estimator.text(_render(bullets))
 
     # ------------------------------------------------------------------ items
 
@@ -153,15 +198,13 @@ class DeterministicSummarizer:
         """This summarizer as the Harness's ``compaction_model``.
 
         ``count`` measures each summarization request with the benchmark's token meter
-        (reported as the call's usage, so the harness's calibration stays exact). An
-        injected failure alternates between a transient provider error and an empty
-        answer, the two ways a real summarizer call goes wrong.
+        (reported as the call's usage).
         """
 
         def respond(request: ModelRequest) -> ModelResponse:
-            records = [render_item(item) for item in request.items]
+            prompt = "\n".join(item.text for item in request.items if hasattr(item, "text"))
             try:
-                text = self.summarize(records)
+                text = self.summarize(records_from_prompt(prompt))
             except SummaryFailedError as exc:
                 if self.failures % 2:
                     raise TransientModelError(str(exc)) from None
@@ -178,3 +221,27 @@ class DeterministicSummarizer:
             name="deterministic-summarizer",
             image_cost=self.estimator.image_cost,
         )
+
+
+def _is_note(record: str) -> bool:
+    return any(line.strip() == f"## {SECTIONS[1]}" for line in record.split("\n"))
+
+
+def _note_bullets(note: str) -> list[tuple[str, str]]:
+    section = ""
+    bullets = []
+    for line in note.split("\n"):
+        heading = _HEADING.match(line.strip())
+        if heading and heading.group("name") in SECTIONS:
+            section = heading.group("name")
+        elif section and line.startswith("- "):
+            bullets.append((section, line[2:]))
+    return bullets
+
+
+def _render(bullets: list[tuple[str, str]]) -> str:
+    parts = []
+    for section in SECTIONS:
+        lines = [f"- {line}" for name, line in bullets if name == section]
+        parts.append(f"## {section}\n" + ("\n".join(lines) if lines else "none"))
+    return "\n".join(parts)

@@ -22,7 +22,12 @@ from benchmarks.metrics import FAILED_SUMMARY, PolicyRun, measure
 from benchmarks.ours import OURS
 from benchmarks.policies import BASELINES
 from benchmarks.replay import reference_prefix
-from benchmarks.summarizer import SUMMARY_HEADER, DeterministicSummarizer, SummaryFailedError
+from benchmarks.summarizer import (
+    SECTIONS,
+    DeterministicSummarizer,
+    SummaryFailedError,
+    records_from_prompt,
+)
 from benchmarks.trace import TraceSpec, generate_trace
 from benchmarks.turn_overhead import OverheadOptions, run_mode, summarize_mode
 from harness.messages import (
@@ -69,16 +74,46 @@ def test_trace_is_deterministic_and_every_fact_is_unique_and_probed_later() -> N
 # --------------------------------------------------------------------------- summarizer
 
 
-def test_summarizer_keeps_headlines_addresses_and_previous_bullets_within_budget() -> None:
-    summarizer = DeterministicSummarizer(estimator=TokenEstimator(), max_tokens=60)
-    first = summarizer.summarize(["pick red_cube_1: grasped\nbody line E1234-AB", "look: ok"])
-    assert first.splitlines()[0] == SUMMARY_HEADER
+def test_summarizer_writes_the_sectioned_note_and_carries_it_forward_within_budget() -> None:
+    summarizer = DeterministicSummarizer(estimator=TokenEstimator(), max_tokens=90)
+    first = summarizer.summarize(
+        [
+            "instruction: sort the parts\nby colour",
+            "pick result: pick red_cube_1: grasped\nbody line E1234-AB",
+            "place result: place x: failed, slipped",
+            "assistant: narration is not summarized -> look {}",
+        ]
+    )
+    assert [line for line in first.splitlines() if line.startswith("## ")] == [
+        f"## {name}" for name in SECTIONS
+    ]
     assert "pick red_cube_1: grasped" in first and "E1234-AB" not in first
-    second = summarizer.summarize([first, "read log\nsee archive://task_1/call_0002 here"])
-    assert "look: ok" in second and "archive://task_1/call_0002" in second
-    long = summarizer.summarize([f"headline number {i}\nbody" for i in range(100)])
-    assert TokenEstimator().text(long) <= 60 + 10
-    assert "headline number 99" in long and "headline number 0" not in long
+    assert "failed, slipped" in first.split("## Failures")[1]
+    assert "narration" not in first
+    second = summarizer.summarize([first, "recall result: read\nsee archive://task_1/call_2"])
+    assert "pick red_cube_1" in second and "archive://task_1/call_2" in second
+    long = summarizer.summarize([second, *(f"look result: view {i}\nbody" for i in range(99))])
+    assert TokenEstimator().text(long) <= 90
+    assert "view 98" in long and "view 0\n" not in long
+    assert "instruction: sort the parts" in long  # the objective is dropped last
+
+
+def test_summarizer_reads_the_harness_summarize_prompt() -> None:
+    prompt = (
+        "Earlier handoff note (it covers everything before the history below):\n<<<\n"
+        "Checkpoint of turns 1-3\n## Objective\n- instruction: sort\n## Progress\n"
+        "- look result: seen\n## Evidence\nnone\n## Failures\nnone\n## Open work\nnone\n>>>"
+        "\n\nHistory to fold into the note (the whole span, oldest first):\n<<<\n"
+        "[task_1 t4] MODEL: Picking.\n[task_1 t4] CALL pick (call c4) {}\n"
+        "[task_1 t4] RESULT of pick (call c4; archive=archive://task_1/c4):\n"
+        "pick red_cube_1: grasped\nforce 12 N\n[task_1 t4] TASK NOTES v3:\nTask Notes\n>>>"
+    )
+    records = records_from_prompt(prompt)
+    assert records[0].startswith("Checkpoint of turns 1-3")
+    assert records[1] == "pick result: pick red_cube_1: grasped\nforce 12 N\narchive://task_1/c4"
+    assert len(records) == 2
+    note = DeterministicSummarizer(estimator=TokenEstimator()).summarize(records)
+    assert "- look result: seen" in note and "archive://task_1/c4" in note
 
 
 def test_summarizer_failures_follow_the_seeded_schedule() -> None:
