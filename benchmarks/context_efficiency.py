@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from benchmarks.metering import RequestMeter
 from benchmarks.metrics import PolicyMetrics, measure
@@ -46,6 +46,7 @@ class EfficiencyOptions:
     image_cost: ImageCostModel = "openai"
     summary_tokens: int = 1_500
     summary_failure_rate: float = 0.2
+    summary_addresses: Literal["cut", "all"] = "cut"
     policies: Sequence[str] = POLICY_ORDER
     overrides: Sequence[str] = ()
     """``key.path=value`` settings for the Harness (``ours``) only."""
@@ -81,6 +82,7 @@ def run_benchmark(options: EfficiencyOptions) -> EfficiencyResults:
             max_tokens=options.summary_tokens,
             failure_rate=options.summary_failure_rate,
             seed=options.seed,
+            keep_addresses=options.summary_addresses,
         )
 
     budget = _budget(options)
@@ -176,8 +178,8 @@ def render(results: EfficiencyResults) -> str:
     lines = [
         f"Context efficiency: {o.turns} turns (+1 final), {len(results.trace.facts)} facts, "
         f"seed {o.seed}, window {o.window}, reserve {o.reserve}, images by the {o.image_cost} "
-        f"formula, summarizer {o.summary_tokens} tokens max, failure rate "
-        f"{o.summary_failure_rate:.0%}",
+        f"formula, summarizer {o.summary_tokens} tokens max keeping {o.summary_addresses} "
+        f"addresses, failure rate {o.summary_failure_rate:.0%}",
         "",
         markdown_table(HEADERS, table_rows(results)),
         "",
@@ -278,6 +280,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--summary-tokens", type=int, default=defaults.summary_tokens)
     parser.add_argument("--summary-failure-rate", type=float, default=defaults.summary_failure_rate)
     parser.add_argument(
+        "--summary-addresses",
+        choices=["cut", "all"],
+        default=defaults.summary_addresses,
+        help="archive addresses the summarizer keeps: of cut outputs only, or all",
+    )
+    parser.add_argument(
         "--policies",
         default=",".join(POLICY_ORDER),
         help=f"comma-separated subset of {','.join(POLICY_ORDER)}",
@@ -306,6 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         image_cost=args.image_cost,
         summary_tokens=args.summary_tokens,
         summary_failure_rate=args.summary_failure_rate,
+        summary_addresses=args.summary_addresses,
         policies=[p.strip() for p in args.policies.split(",") if p.strip()],
         overrides=args.overrides,
     )

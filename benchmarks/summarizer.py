@@ -9,8 +9,10 @@ previous note (the model's own narration, Task Notes and notices are not summari
 - Objective: the instruction's first line;
 - Progress / Failures: the first line of every tool result (a failure if it says failed,
   error or fault), which is the headline a model would most likely keep;
-- Evidence: every ``archive://`` address seen (the harness's prompt asks for addresses
-  verbatim; baselines have none to keep);
+- Evidence: the ``archive://`` address of every output that was cut before it reached the
+  summarizer (its marker carries the address; those are the outputs worth re-reading that
+  the note cannot hold), or with ``keep_addresses="all"`` every address seen (baselines
+  have no addresses to keep either way);
 - bullets of the previous note are carried over; over budget, the oldest bullets go first.
 
 Facts buried inside a long output are therefore lost by summarizing, as they often are
@@ -28,6 +30,7 @@ import hashlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from harness.errors import TransientModelError
 from harness.messages import (
@@ -60,6 +63,8 @@ BULLET_CHARS = 240
 _FAILURE = re.compile(r"\b(fail\w*|error\w*|fault\w*|blocked|outside)\b", re.IGNORECASE)
 _INSTRUCTION = "instruction: "
 _RESULT = re.compile(r"^(?P<tool>[\w.\-]+) result: ")
+_CUT_MARKER = re.compile(r"characters cut; exact original: recall\(address='(archive://[^']+)'\)")
+"""The marker :func:`harness.context.bounded_text` leaves where it cut an output."""
 _HEADING = re.compile(r"^#{1,6}\s*(?P<name>[A-Za-z ]+?)\s*$")
 
 
@@ -104,10 +109,9 @@ def records_from_prompt(text: str) -> list[str]:
         for match, lines in blocks:
             label, head = match.group("label"), lines[0][match.end() :]
             if label == "RESULT" and match.group("tool"):
-                addresses = " ".join(ADDRESS_PATTERN.findall(head))
                 body_text = "\n".join(lines[1:])
-                suffix = f"\n{addresses}" if addresses else ""
-                records.append(f"{match.group('tool')} result: {body_text}{suffix}")
+                where = "".join(f"\n(exact output: {a})" for a in ADDRESS_PATTERN.findall(head))
+                records.append(f"{match.group('tool')} result: {body_text}{where}")
             elif label == "USER INSTRUCTION":
                 records.append(_INSTRUCTION + head.removeprefix(":").strip())
             elif label == "EARLIER CHECKPOINT":
@@ -123,6 +127,9 @@ class DeterministicSummarizer:
     max_tokens: int = 1500
     failure_rate: float = 0.0
     seed: int = 0
+    keep_addresses: Literal["cut", "all"] = "cut"
+    """Which archive addresses go to Evidence: those of outputs cut before they reached
+    the summarizer (default), or every one seen."""
     calls: int = 0
     failures: int = 0
     input_tokens: int = 0
@@ -173,7 +180,12 @@ class DeterministicSummarizer:
                 continue
             headline = record.split("\n", 1)[0]
             keep("Failures" if _FAILURE.search(headline) else "Progress", headline, HEADLINE_CHARS)
-            for address in ADDRESS_PATTERN.findall(record):
+            addresses = (
+                ADDRESS_PATTERN.findall(record)
+                if self.keep_addresses == "all"
+                else _CUT_MARKER.findall(record)
+            )
+            for address in addresses:
                 keep("Evidence", f"exact output of {match.group('tool')}: {address}", BULLET_CHARS)
         while bullets and self._tokens(bullets) > self.max_tokens:
             oldest = next((i for i, (name, _) in enumerate(bullets) if name != SECTIONS[0]), 0)
@@ -224,18 +236,27 @@ class DeterministicSummarizer:
 
 
 def _is_note(record: str) -> bool:
-    return any(line.strip() == f"## {SECTIONS[1]}" for line in record.split("\n"))
+    """A handoff note (ours, or the harness's deterministic checkpoint): it has headings."""
+    return any(_HEADING.match(line.strip()) for line in record.split("\n"))
 
 
 def _note_bullets(note: str) -> list[tuple[str, str]]:
+    """A note's bullets under the matching section (an "Instructions" heading counts as the
+    objective; headings the format does not know count as progress)."""
     section = ""
     bullets = []
     for line in note.split("\n"):
         heading = _HEADING.match(line.strip())
-        if heading and heading.group("name") in SECTIONS:
-            section = heading.group("name")
-        elif section and line.startswith("- "):
-            bullets.append((section, line[2:]))
+        if heading:
+            name = heading.group("name").strip()
+            if name in SECTIONS:
+                section = name
+            elif name.lower().startswith("instruction"):
+                section = SECTIONS[0]
+            else:
+                section = SECTIONS[1]
+        elif section and line.lstrip().startswith("- "):
+            bullets.append((section, line.lstrip()[2:]))
     return bullets
 
 

@@ -30,6 +30,7 @@ from benchmarks.summarizer import (
 )
 from benchmarks.trace import TraceSpec, generate_trace
 from benchmarks.turn_overhead import OverheadOptions, run_mode, summarize_mode
+from harness.context import bounded_text
 from harness.messages import (
     AssistantItem,
     InstructionItem,
@@ -90,7 +91,8 @@ def test_summarizer_writes_the_sectioned_note_and_carries_it_forward_within_budg
     assert "pick red_cube_1: grasped" in first and "E1234-AB" not in first
     assert "failed, slipped" in first.split("## Failures")[1]
     assert "narration" not in first
-    second = summarizer.summarize([first, "recall result: read\nsee archive://task_1/call_2"])
+    cut, _ = bounded_text("log\n" + "x" * 3000, 400, address="archive://task_1/call_2")
+    second = summarizer.summarize([first, f"read_force_log result: {cut}"])
     assert "pick red_cube_1" in second and "archive://task_1/call_2" in second
     long = summarizer.summarize([second, *(f"look result: view {i}\nbody" for i in range(99))])
     assert TokenEstimator().text(long) <= 90
@@ -99,21 +101,32 @@ def test_summarizer_writes_the_sectioned_note_and_carries_it_forward_within_budg
 
 
 def test_summarizer_reads_the_harness_summarize_prompt() -> None:
+    cut = "[... 900 of 3000 characters cut; exact original: recall(address='archive://t_1/c5') ...]"
     prompt = (
         "Earlier handoff note (it covers everything before the history below):\n<<<\n"
-        "Checkpoint of turns 1-3\n## Objective\n- instruction: sort\n## Progress\n"
-        "- look result: seen\n## Evidence\nnone\n## Failures\nnone\n## Open work\nnone\n>>>"
+        "[Checkpoint of turns 1-3]\n## Instructions\n- session: sort the parts\n"
+        "## Tool exchanges\n- session t2 look({}) -> ok: seen; archive://t_1/c2\n>>>"
         "\n\nHistory to fold into the note (the whole span, oldest first):\n<<<\n"
-        "[task_1 t4] MODEL: Picking.\n[task_1 t4] CALL pick (call c4) {}\n"
-        "[task_1 t4] RESULT of pick (call c4; archive=archive://task_1/c4):\n"
-        "pick red_cube_1: grasped\nforce 12 N\n[task_1 t4] TASK NOTES v3:\nTask Notes\n>>>"
+        "[t_1 t4] MODEL: Picking.\n[t_1 t4] CALL pick (call c4) {}\n"
+        "[t_1 t4] RESULT of pick (call c4; archive=archive://t_1/c4):\n"
+        "pick red_cube_1: grasped\nforce 12 N\n[t_1 t4] TASK NOTES v3:\nTask Notes\n"
+        f"[t_1 t5] RESULT of read_force_log (call c5; archive=archive://t_1/c5):\nlog\n{cut}\n>>>"
     )
     records = records_from_prompt(prompt)
-    assert records[0].startswith("Checkpoint of turns 1-3")
-    assert records[1] == "pick result: pick red_cube_1: grasped\nforce 12 N\narchive://task_1/c4"
-    assert len(records) == 2
+    assert records[0].startswith("[Checkpoint of turns 1-3]")
+    assert records[1] == (
+        "pick result: pick red_cube_1: grasped\nforce 12 N\n(exact output: archive://t_1/c4)"
+    )
+    assert records[2].startswith("read_force_log result: log")
+    assert len(records) == 3
     note = DeterministicSummarizer(estimator=TokenEstimator()).summarize(records)
-    assert "- look result: seen" in note and "archive://task_1/c4" in note
+    objective, rest = note.split("## Progress")
+    assert "sort the parts" in objective
+    assert "look({}) -> ok: seen; archive://t_1/c2" in rest  # earlier bullets carried
+    assert "archive://t_1/c5" in rest.split("## Evidence")[1]  # the cut output's address
+    assert "archive://t_1/c4" not in note  # short outputs are in the note itself
+    every = DeterministicSummarizer(estimator=TokenEstimator(), keep_addresses="all")
+    assert "archive://t_1/c4" in every.summarize(records)
 
 
 def test_summarizer_failures_follow_the_seeded_schedule() -> None:
