@@ -132,12 +132,12 @@ class MemoryStore:
         path = self.ledger_path(tool)
         if not path.is_file():
             return ToolLedger(tool=tool)
-        return ToolLedger.parse(tool, path.read_text(encoding="utf-8"))
+        return ToolLedger.parse(tool, _read(path))
 
     def general_lessons(self) -> list[Lesson]:
         if not self.memory_file.is_file():
             return []
-        return MemoryDocument.parse(self.memory_file.read_text(encoding="utf-8")).lessons
+        return MemoryDocument.parse(_read(self.memory_file)).lessons
 
     def _ledger_files(self) -> list[tuple[str, Path, str]]:
         """(tool, path, text) of every ledger, most recently changed first."""
@@ -145,7 +145,7 @@ class MemoryStore:
         for path in self.ledger_folder.glob("*.md"):
             if path.name.startswith("."):
                 continue
-            text = path.read_text(encoding="utf-8")
+            text = _read(path)
             first = text.split("\n", 1)[0]
             tool = first[len(_TITLE) :].strip() if first.startswith(_TITLE) else path.stem
             found.append((path.stat().st_mtime, tool, path, text))
@@ -234,7 +234,7 @@ class MemoryStore:
             return ""
         memory_text = ""
         if self.memory_file.is_file():
-            memory_text = resident_view(self.memory_file.read_text(encoding="utf-8"))
+            memory_text = resident_view(_read(self.memory_file))
         summaries = list(self.tool_summaries().values())
         memory_lines = memory_text.splitlines()
         header_memory = "Memory (kept between tasks; written by people and by earlier tasks):"
@@ -360,9 +360,15 @@ class MemoryStore:
 
     def _store_general(self, lessons: list[Lesson], report: ConsolidationReport) -> int:
         exists = self.memory_file.is_file()
-        text = self.memory_file.read_text(encoding="utf-8") if exists else MEMORY_TEMPLATE
         try:
+            # strict decoding: rewriting people's text must never replace a byte of it
+            text = self.memory_file.read_text(encoding="utf-8") if exists else MEMORY_TEMPLATE
             document = MemoryDocument.parse(text)
+        except UnicodeDecodeError as exc:
+            for lesson in lessons:
+                reason = f"{MEMORY_FILE} is not valid UTF-8 ({exc.reason}); fix it by hand"
+                report.rejected.append({"lesson": lesson.text, "reason": reason})
+            return 0
         except MemoryFormatError as exc:
             for lesson in lessons:
                 report.rejected.append({"lesson": lesson.text, "reason": str(exc)})
@@ -374,6 +380,11 @@ class MemoryStore:
             report.kept.append(_kept_line(stored, action, MEMORY_FILE))
         atomic_write_text(self.memory_file, document.render())
         return evicted
+
+
+def _read(path: Path) -> str:
+    """Read a memory file for the model; a stray invalid byte must not stop a task."""
+    return path.read_text(encoding="utf-8", errors="replace")
 
 
 def _kept_line(lesson: Lesson, action: str, where: str) -> str:

@@ -296,3 +296,19 @@ def test_too_many_proposals_are_rejected_not_dropped(tmp_path: Path) -> None:
     report = store.consolidate(record(PICK_OK))
     assert len(report.kept) + len(report.rejected) == 15
     assert [r["reason"] for r in report.rejected[-3:]] == ["more than 12 proposals"] * 3
+
+
+def test_a_non_utf8_memory_file_is_read_but_never_rewritten(tmp_path: Path) -> None:
+    proposals = [
+        lesson("The tray never moves between tasks."),
+        lesson("When pick fails, look before retrying.", "failure", "pick"),
+    ]
+    store = MemoryStore(tmp_path, proposer=Proposer(proposals))
+    raw = b"## Preferences\n- Keep the caf\xe9 mug upright.\n"
+    store.memory_file.write_bytes(raw)
+    text = store.resident_text(budget_tokens=500, estimate=lambda t: len(t) // 4 + 1)
+    assert "Keep the caf\ufffd mug upright." in text
+    report = store.consolidate(record(PICK_FAIL, LOOK, PICK_OK))
+    assert store.memory_file.read_bytes() == raw
+    assert "MEMORY.md is not valid UTF-8" in report.rejected[0]["reason"]
+    assert len(report.kept) == 1

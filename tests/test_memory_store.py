@@ -330,3 +330,19 @@ def test_long_model_summaries_are_bounded(tmp_path: Path) -> None:
     store.record_tool_outcome(outcome("pick"))
     summary = store.tool_summaries()["pick"]
     assert len(summary) <= 200 and summary.startswith("- pick: line 0")
+
+
+def test_sessions_sharing_a_folder_do_not_lose_updates(tmp_path: Path) -> None:
+    import threading
+
+    def writer(tool_turns: range) -> None:
+        store = store_at(tmp_path)  # its own store and lock object, like another session
+        for turn in tool_turns:
+            store.record_tool_outcome(outcome("pick", turn))
+
+    threads = [threading.Thread(target=writer, args=(range(i * 25, i * 25 + 25),)) for i in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert store_at(tmp_path).ledger("pick").runs == 50
