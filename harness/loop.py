@@ -101,6 +101,8 @@ class TaskRun:
         self.consecutive_failures = 0
         self.last_text = ""
         self.observation: Observation | None = None
+        self._observation_text = ""
+        self._observation_images: list[ImagePart] = []
         self.revisions: list[str] = []
         self._notes_version_sent = -1
         self._termination: _Termination | None = None
@@ -284,8 +286,8 @@ class TaskRun:
                 yield self._emit(refresh.event)
         self.h.context.set_refreshed(
             brief=brief,
-            observation=getattr(self, "_observation_text", ""),
-            images=getattr(self, "_observation_images", []),
+            observation=self._observation_text,
+            images=self._observation_images,
         )
 
     def _focus_text(self) -> str:
