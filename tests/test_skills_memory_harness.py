@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from harness import ConfigError, Harness, HarnessConfig, tool
+from harness.components import MemoryProvider, SkillLibrary
 from harness.events import DoneEvent, EventBase
 from harness.factory import build_memory, build_parts
 from harness.memory_models import (
@@ -407,7 +408,8 @@ def test_from_config_builds_skills_and_memory(tmp_path: Path) -> None:
     )
     model = ScriptedModel([reply("ok")])
     with Harness.from_config(config, model=model) as h:
-        assert isinstance(h.skills, SkillCatalog)
+        assert isinstance(h.skills, SkillCatalog) and isinstance(h.skills, SkillLibrary)
+        assert isinstance(h.memory, MemoryProvider)
         assert "wipe" in h.skills.names() and "stacking" in h.skills.names()
         assert isinstance(h.memory, MemoryStore) and h.memory.min_confidence == 0.9
         h.run("hello")
