@@ -147,16 +147,17 @@ def table_rows(results: EfficiencyResults) -> list[list[str]]:
     for m in results.metrics:
         compactions = str(m.compactions) + (f" +{m.prunes} prunes" if m.prunes else "")
         requests = f"{m.requests}/{m.planned_requests}"
+        comparable = m.requests == m.planned_requests
         rows.append(
             [
                 m.policy,
                 requests,
                 compact_number(m.input_tokens),
-                _ratio(m.input_tokens, full.input_tokens if full else None),
+                _ratio(m.input_tokens, full.input_tokens if full and comparable else None),
                 compact_number(m.peak_request_tokens),
                 f"{m.prefix_share:.0%}",
                 compact_number(m.effective_cost),
-                _ratio(m.effective_cost, full.effective_cost if full else None),
+                _ratio(m.effective_cost, full.effective_cost if full and comparable else None),
                 compactions,
                 compact_number(m.summarizer_input_tokens),
                 f"{m.facts.verbatim} / {m.facts.recoverable} / {m.facts.lost}",
@@ -188,6 +189,8 @@ def render(results: EfficiencyResults) -> str:
         detail = []
         if m.status != "completed":
             detail.append(f"ended {m.status}: {m.reason}")
+        if m.requests < m.planned_requests:
+            detail.append("ratios to full omitted: not every request was sent")
         if m.facts.not_reached:
             detail.append(f"{m.facts.not_reached} probes after the run ended count as lost")
         if m.summarizer_calls:

@@ -16,8 +16,9 @@ Each mode runs in its own Python process (so its peak RSS is its own), one after
 other, over one trace as long as the longest history: without compaction (window large
 enough that nothing is ever folded) and with compaction (the comparison window, the
 project's compactor and the shared deterministic summarizer). At each history length
-*h* the table gives the median and p95 of the last 20% of turns up to *h*, and the growth
-of the median against the shortest history (flat is the goal). Images must not
+*h* the table gives the median and p95 of the last 20% of turns up to *h*, in CPU time of
+the process (robust to other work on a shared machine) and in wall time, and the growth of
+the CPU median against the shortest history (flat is the goal). Images must not
 accumulate: the run store keeps only image hashes and sizes here (it stands in for the
 on-disk store), so RSS growth from 800 to 3,200 turns is the harness's own.
 """
@@ -103,17 +104,24 @@ class OverheadOptions:
 
 
 class Stopwatch:
-    """Accumulated seconds spent inside something (the model, the driver)."""
+    """Accumulated wall and CPU seconds spent inside something (the model, the driver).
+
+    CPU time (``time.process_time``, all threads of this process) is what the harness
+    itself burns; unlike wall time it does not grow when other work on a shared machine
+    takes the cores, so the growth ratios are read from it.
+    """
 
     def __init__(self) -> None:
         self.total = 0.0
+        self.cpu = 0.0
 
     def time(self, fn: Callable[[], Any]) -> Any:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         try:
             return fn()
         finally:
             self.total += time.perf_counter() - started
+            self.cpu += time.process_time() - cpu
 
 
 class TimedModel:
@@ -231,6 +239,8 @@ class ModeResult:
     reason: str
     overhead_s: list[float] = field(default_factory=list)
     """Per turn k (1-based index k-1): harness overhead between decisions k and k+1."""
+    overhead_cpu_s: list[float] = field(default_factory=list)
+    """The same in CPU seconds of this process."""
     request_tokens: list[int] = field(default_factory=list)
     wall_s: float = 0.0
     model_s: float = 0.0
@@ -293,12 +303,19 @@ def run_mode(options: OverheadOptions, mode: str, trace: Trace | None = None) ->
         )
         return result
     checkpoints = {h for h in options.histories}
-    marks: list[tuple[float, float, float]] = []
+    marks: list[tuple[float, ...]] = []
     started = time.perf_counter()
     with harness:
         for event in harness.run_stream(trace.instruction):
             if isinstance(event, PromptSnapshotEvent):
-                marks.append((time.perf_counter(), model_clock.total, driver_clock.total))
+                marks.append(
+                    (
+                        time.perf_counter(),
+                        model_clock.total + driver_clock.total,
+                        time.process_time(),
+                        model_clock.cpu + driver_clock.cpu,
+                    )
+                )
                 result.request_tokens.append(event.total_tokens)
                 if event.turn in checkpoints:
                     result.rss_at[event.turn] = rss_bytes()
@@ -310,10 +327,9 @@ def run_mode(options: OverheadOptions, mode: str, trace: Trace | None = None) ->
     result.wall_s = time.perf_counter() - started
     result.model_s, result.driver_s = model_clock.total, driver_clock.total
     result.images_in_context = decision.max_images
-    result.overhead_s = [
-        (wall_b - wall_a) - (model_b - model_a) - (driver_b - driver_a)
-        for (wall_a, model_a, driver_a), (wall_b, model_b, driver_b) in itertools.pairwise(marks)
-    ]
+    pairs = list(itertools.pairwise(marks))
+    result.overhead_s = [(b[0] - a[0]) - (b[1] - a[1]) for a, b in pairs]
+    result.overhead_cpu_s = [max(0.0, (b[2] - a[2]) - (b[3] - a[3])) for a, b in pairs]
     gc.collect()
     result.image_parts_alive = sum(1 for obj in gc.get_objects() if isinstance(obj, ImagePart))
     result.image_bytes_seen = store.image_bytes
@@ -330,7 +346,10 @@ class HistoryPoint:
     turns: tuple[int, int]
     median_ms: float
     p95_ms: float
+    cpu_median_ms: float
+    cpu_p95_ms: float
     growth: float
+    """CPU median against the shortest history's."""
     request_tokens: int
 
 
@@ -343,17 +362,19 @@ def summarize_mode(result: ModeResult, histories: Sequence[int]) -> list[History
             continue
         width = max(10, history // 5)
         first = max(1, history - width + 1)
-        window = result.overhead_s[first - 1 : history]
-        median = statistics.median(window) * 1000
-        p95 = float(np.percentile(window, 95)) * 1000
-        base = base if base is not None else median
+        wall = result.overhead_s[first - 1 : history]
+        cpu = result.overhead_cpu_s[first - 1 : history]
+        cpu_median = statistics.median(cpu) * 1000
+        base = base if base is not None else cpu_median
         points.append(
             HistoryPoint(
                 history=history,
                 turns=(first, history),
-                median_ms=median,
-                p95_ms=p95,
-                growth=median / base if base else 0.0,
+                median_ms=statistics.median(wall) * 1000,
+                p95_ms=float(np.percentile(wall, 95)) * 1000,
+                cpu_median_ms=cpu_median,
+                cpu_p95_ms=float(np.percentile(cpu, 95)) * 1000,
+                growth=cpu_median / base if base else 0.0,
                 request_tokens=result.request_tokens[history - 1],
             )
         )
@@ -445,19 +466,21 @@ def render(options: OverheadOptions, results: dict[str, Any]) -> str:
     )
     for mode, result in modes.items():
         if result.skipped:
-            rows.append([mode, "-", "-", "-", "-", "-", "-", f"skipped: {result.skipped}"])
+            rows.append([mode, *["-"] * 8, f"skipped: {result.skipped}"])
             continue
         for point in summarize_mode(result, options.histories):
             other = baseline_points.get(point.history)
             versus = (
-                f"{point.median_ms / other.median_ms:.2f}"
-                if mode != "no_compaction" and other and other.median_ms
+                f"{point.cpu_median_ms / other.cpu_median_ms:.2f}"
+                if mode != "no_compaction" and other and other.cpu_median_ms
                 else "-"
             )
             rows.append(
                 [
                     mode,
                     str(point.history),
+                    f"{point.cpu_median_ms:.2f}",
+                    f"{point.cpu_p95_ms:.2f}",
                     f"{point.median_ms:.2f}",
                     f"{point.p95_ms:.2f}",
                     f"{point.growth:.2f}",
@@ -471,10 +494,12 @@ def render(options: OverheadOptions, results: dict[str, Any]) -> str:
             (
                 "mode",
                 "history",
-                "median ms/turn",
-                "p95 ms/turn",
-                "x shortest",
-                "x no compaction",
+                "CPU median ms/turn",
+                "CPU p95",
+                "wall median",
+                "wall p95",
+                "CPU x shortest",
+                "CPU x no compaction",
                 "request tokens",
                 "note",
             ),
@@ -568,19 +593,19 @@ def plot(options: OverheadOptions, results: dict[str, Any], out_dir: Path) -> tu
         for mode, result in modes.items():
             if result.skipped or not result.overhead_s:
                 continue
-            values = np.array(result.overhead_s) * 1000
+            values = np.array(result.overhead_cpu_s) * 1000
             axis.plot(range(1, len(values) + 1), values, linewidth=0.4, alpha=0.35)
             points = summarize_mode(result, options.histories)
             axis.plot(
                 [p.history for p in points],
-                [p.median_ms for p in points],
+                [p.cpu_median_ms for p in points],
                 marker="o",
-                label=f"{mode} median",
+                label=f"{mode} CPU median",
             )
         axis.set_xscale("log")
         axis.set_yscale("log")
         axis.set_xlabel("history (turns)")
-        axis.set_ylabel("harness overhead per turn (ms)")
+        axis.set_ylabel("harness overhead per turn (CPU ms)")
         axis.set_title("Per-turn overhead vs history length (flat is the goal)")
         axis.legend()
         figure.tight_layout()
