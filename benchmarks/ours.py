@@ -19,21 +19,12 @@ from typing import Any
 
 from benchmarks.metering import RequestMeter
 from benchmarks.metrics import FAILED_SUMMARY, PRUNE, PolicyRun
-from benchmarks.replay import (
-    DecisionStats,
-    PassThroughSafety,
-    TraceCamera,
-    TraceCursor,
-    TraceScene,
-    decision_replay,
-    trace_tools,
-)
+from benchmarks.replay import DecisionStats, TraceCursor, decision_replay, replay_harness
 from benchmarks.summarizer import DeterministicSummarizer
 from benchmarks.trace import Trace
 from harness.compaction import NoCompaction
 from harness.config import HarnessConfig, apply_overrides
 from harness.events import CompactionEvent, DoneEvent, PromptSnapshotEvent
-from harness.harness import Harness
 from harness.store import MemoryRunStore
 
 __all__ = ["OURS", "OursRun", "ours_config", "run_ours"]
@@ -89,16 +80,13 @@ def run_ours(
     stats = DecisionStats()
     model = decision_replay(cursor, usage=meter.total, stats=stats)
     store = MemoryRunStore()
-    harness = Harness(
+    harness = replay_harness(
+        trace,
         config,
+        cursor,
         model=model,
         compaction_model=summarizer.as_model(count=meter.total),
-        tools=trace_tools(cursor),
-        observation_provider=TraceCamera(cursor),
-        scene=TraceScene(cursor),
-        safety=PassThroughSafety(),
         store=store,
-        profile_text=trace.profile_text,
     )
     run = PolicyRun(
         name=OURS,

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from benchmarks.trace import PHYSICAL_TOOLS, Trace, TraceTurn
 from embodiment.types import Observation, SafetyDecision
-from harness.components import SceneRefresh
+from harness.components import RunStore, SceneRefresh
 from harness.config import HarnessConfig, ObservationConfig
 from harness.context import RESIDENT_ORDER
 from harness.harness import Harness
@@ -40,6 +40,7 @@ from harness.messages import (
     Usage,
 )
 from harness.prompts import DEFAULT_SYSTEM_PROMPT
+from harness.providers.base import Model
 from harness.providers.scripted import ScriptedModel
 from harness.tools import Tool, ToolOutput
 
@@ -55,6 +56,7 @@ __all__ = [
     "call_id_for",
     "decision_replay",
     "reference_prefix",
+    "replay_harness",
     "trace_tools",
 ]
 
@@ -278,23 +280,41 @@ class ReferencePrefix:
     tools: list[ToolSpec]
 
 
+def replay_harness(
+    trace: Trace,
+    config: HarnessConfig,
+    cursor: TraceCursor,
+    *,
+    model: Model,
+    compaction_model: Model | None = None,
+    store: RunStore | None = None,
+    driver: Any = None,
+) -> Harness:
+    """A Harness wired to replay ``trace``: its tools, Brief and safety gate, the camera
+    (the trace's own, or ``driver``'s ``observe``) and the embodiment profile."""
+    return Harness(
+        config,
+        model=model,
+        compaction_model=compaction_model,
+        tools=trace_tools(cursor, driver=driver),
+        driver=driver,
+        observation_provider=None if driver is not None else TraceCamera(cursor),
+        scene=TraceScene(cursor),
+        safety=PassThroughSafety(),
+        store=store,
+        profile_text=trace.profile_text,
+    )
+
+
 def reference_prefix(trace: Trace, config: HarnessConfig) -> ReferencePrefix:
-    """Build a Harness with the replay's tools (not run) and read its prefix.
+    """Build the replay's Harness (not run) and read its prefix.
 
     The system blocks follow the Harness's Resident order (system prompt, embodiment
     profile); the tool definitions are the registry's own, built-ins included. A smoke
     test checks this equals the first request the Harness really sends.
     """
-    cursor = TraceCursor(trace)
-    harness = Harness(
-        config,
-        model=ScriptedModel(responder=lambda request: ModelResponse(), context_window=None),
-        tools=trace_tools(cursor),
-        observation_provider=TraceCamera(cursor),
-        scene=TraceScene(cursor),
-        safety=PassThroughSafety(),
-        profile_text=trace.profile_text,
-    )
+    model = ScriptedModel(responder=lambda request: ModelResponse(), context_window=None)
+    harness = replay_harness(trace, config, TraceCursor(trace), model=model)
     try:
         blocks = {
             "system": config.context.system_prompt or DEFAULT_SYSTEM_PROMPT,

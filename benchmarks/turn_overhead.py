@@ -44,15 +44,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.ours import ours_config
-from benchmarks.replay import (
-    CAMERA,
-    DecisionStats,
-    PassThroughSafety,
-    TraceCursor,
-    TraceScene,
-    decision_replay,
-    trace_tools,
-)
+from benchmarks.replay import CAMERA, DecisionStats, TraceCursor, decision_replay, replay_harness
 from benchmarks.report import OUT_DIR, compact_number, markdown_table, save_json, save_plot
 from benchmarks.summarizer import DeterministicSummarizer
 from benchmarks.trace import Trace, TraceSpec, generate_trace
@@ -277,16 +269,14 @@ def run_mode(options: OverheadOptions, mode: str, trace: Trace | None = None) ->
     summarizer = DeterministicSummarizer(estimator=estimator, seed=options.seed)
     store = ImageCountingStore()
     decision = TimedModel(decision_replay(cursor, stats=DecisionStats()), model_clock)
-    harness = Harness(
+    harness = replay_harness(
+        trace,
         _config(trace, options, mode),
+        cursor,
         model=decision,
         compaction_model=TimedModel(summarizer.as_model(count=lambda _: 0), model_clock),
-        tools=trace_tools(cursor, driver=driver),
-        driver=driver,
-        scene=TraceScene(cursor),
-        safety=PassThroughSafety(),
         store=store,
-        profile_text=trace.profile_text,
+        driver=driver,
     )
     result = ModeResult(
         mode=mode,
