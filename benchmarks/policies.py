@@ -42,7 +42,7 @@ kinder reading).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from benchmarks.metering import RequestMeter, unmatched_tool_items
 from benchmarks.metrics import FAILED_SUMMARY, PolicyRun
@@ -152,8 +152,8 @@ class Masking(Baseline):
     )
     keep_last = 10
 
-    def __init__(self, **parts: object) -> None:
-        super().__init__(**parts)  # type: ignore[arg-type]
+    def __init__(self, **parts: Any) -> None:
+        super().__init__(**parts)
         self._masked: dict[str, ToolResultItem] = {}
 
     def view(self, history: list[Item], fixed_tokens: int) -> tuple[list[Item], list[str]]:
@@ -191,8 +191,8 @@ class SummarizeHalf(Baseline):
     max_size = 120
     keep_first = 4
 
-    def __init__(self, **parts: object) -> None:
-        super().__init__(**parts)  # type: ignore[arg-type]
+    def __init__(self, **parts: Any) -> None:
+        super().__init__(**parts)
         self._summary: CheckpointItem | None = None
         self._cut = 0
         """History index where the verbatim tail starts (after the head and summary)."""
@@ -242,8 +242,8 @@ class BriefInSystem(Baseline):
     tool_result_max_chars = 2000
     max_input_chars = 400_000
 
-    def __init__(self, **parts: object) -> None:
-        super().__init__(**parts)  # type: ignore[arg-type]
+    def __init__(self, **parts: Any) -> None:
+        super().__init__(**parts)
         self._accumulated: list[Item] = []
         self._seen = 0
 

@@ -195,15 +195,6 @@ class DeterministicSummarizer:
     def _tokens(self, bullets: list[tuple[str, str]]) -> int:
         return self.estimator.text(_render(bullets))
 
-    # ------------------------------------------------------------------ items
-
-    def summarize_items(
-        self, items: Sequence[Item], *, bound: Callable[[Item], str] | None = None
-    ) -> str:
-        """Summarize conversation items (``bound`` may shorten each rendered item)."""
-        render = bound or render_item
-        return self.summarize([render(item) for item in items])
-
     # ------------------------------------------------------------------ as a model
 
     def as_model(self, *, count: Callable[[ModelRequest], int]) -> ScriptedModel:

@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from benchmarks import context_efficiency, turn_overhead
 from benchmarks.context_efficiency import EfficiencyOptions, run_benchmark
@@ -259,6 +261,34 @@ def test_ours_is_measured_from_what_the_harness_really_sent(
         if metrics.status == "failed":
             assert "context budget" in metrics.reason
         assert metrics.violations_total == 0
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    turns=st.integers(8, 40),
+    window=st.sampled_from([6_000, 12_000, 24_000]),
+    failure_rate=st.sampled_from([0.0, 0.5, 1.0]),
+)
+def test_baselines_keep_pairs_resident_and_counts_on_any_trace(
+    seed: int, turns: int, window: int, failure_rate: float
+) -> None:
+    options = EfficiencyOptions(
+        turns=turns,
+        facts=min(6, turns),
+        seed=seed,
+        window=window,
+        reserve=window // 8,
+        summary_failure_rate=failure_rate,
+        policies=list(BASELINES),
+    )
+    results = run_benchmark(options)
+    for m in results.metrics:
+        assert m.violations_total == 0, (m.policy, m.violations)
+        assert m.requests == turns + 1
+        assert m.facts.verbatim + m.facts.recoverable + m.facts.lost == len(results.trace.facts)
+        if failure_rate == 1.0:
+            assert m.compactions == 0 or m.policy in ("truncate", "masking")
 
 
 def test_context_efficiency_command_prints_the_table_and_writes_json(tmp_path: Path) -> None:
