@@ -127,7 +127,12 @@ class RequestMeter:
 
 
 def request_text(request: ModelRequest) -> str:
-    """Everything readable in a request, as one string (for fact probes)."""
+    """Everything the model can read in a request, as one string (for fact probes).
+
+    Only what provider adapters send: a tool result's ``archive`` field stays in the
+    harness, so an address counts only where the text itself shows it (truncation and
+    pruning markers, checkpoints).
+    """
     parts = [block.text for block in request.system]
     for item in request.items:
         if isinstance(item, AssistantItem):
@@ -135,9 +140,7 @@ def request_text(request: ModelRequest) -> str:
             parts.extend(r.text for r in item.reasoning)
             parts.extend(json.dumps(c.arguments) for c in item.tool_calls)
         elif isinstance(item, ToolResultItem):
-            parts.append(item.text)
-            if item.archive:
-                parts.append(item.archive)
+            parts.append(item.text)  # ``archive`` is not sent; only addresses in the text are
             if item.evaluation is not None:
                 parts.append(item.evaluation.evidence)
         else:
