@@ -29,6 +29,7 @@ from benchmarks.replay import TraceFrames, reference_prefix
 from benchmarks.report import OUT_DIR, compact_number, markdown_table, save_json, save_plot
 from benchmarks.summarizer import DeterministicSummarizer
 from benchmarks.trace import Trace, TraceSpec, generate_trace
+from harness.context import Budget
 from harness.tokens import ImageCostModel, TokenEstimator
 
 __all__ = ["EfficiencyOptions", "EfficiencyResults", "main", "render", "run_benchmark"]
@@ -70,6 +71,7 @@ def run_benchmark(options: EfficiencyOptions) -> EfficiencyResults:
     unknown = [p for p in options.policies if p not in POLICY_ORDER]
     if unknown:
         raise ValueError(f"unknown policies {unknown}; expected some of {list(POLICY_ORDER)}")
+    budget = _budget(options)
     trace = generate_trace(TraceSpec(turns=options.turns, facts=options.facts, seed=options.seed))
     config = ours_config(
         trace, window=options.window, reserve=options.reserve, overrides=options.overrides
@@ -85,7 +87,6 @@ def run_benchmark(options: EfficiencyOptions) -> EfficiencyResults:
             keep_addresses=options.summary_addresses,
         )
 
-    budget = _budget(options)
     prefix = reference_prefix(trace, config)
     frames = TraceFrames(trace, observation=config.observation)
     metrics: list[PolicyMetrics] = []
@@ -112,9 +113,7 @@ def run_benchmark(options: EfficiencyOptions) -> EfficiencyResults:
     return EfficiencyResults(options, trace, metrics, ours, seconds, mismatches)
 
 
-def _budget(options: EfficiencyOptions) -> Any:
-    from harness.context import Budget
-
+def _budget(options: EfficiencyOptions) -> Budget:
     if options.reserve >= options.window:
         raise ValueError(f"--reserve ({options.reserve}) must be less than --window")
     return Budget(context_window=options.window, reserve_tokens=options.reserve)
