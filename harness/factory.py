@@ -16,7 +16,7 @@ from harness.errors import ConfigError
 from harness.providers import build_model
 from harness.tools import Tool, tool
 
-__all__ = ["build_parts", "import_tool"]
+__all__ = ["build_parts", "import_object", "import_tool"]
 
 Closer = tuple[str, Callable[[], None]]
 
@@ -32,6 +32,12 @@ def build_parts(
             parts["model"] = build_model(config.model)
         if "compaction_model" not in parts and config.compaction_model is not None:
             parts["compaction_model"] = build_model(config.compaction_model)
+        if "scene" not in parts:
+            from harness.scene_adapter import build_scene
+
+            scene = build_scene(config, driver=parts.get("driver"))
+            if scene is not None:
+                parts["scene"] = scene
         extra_tools = list(parts.pop("tools", []))
         extra_tools.extend(import_tool(path) for path in config.tools)
         parts["tools"] = extra_tools
@@ -43,25 +49,30 @@ def build_parts(
     return parts, closers
 
 
-def import_tool(path: str) -> Tool:
-    """``package.module:attribute`` -> a Tool (functions are wrapped with ``@tool``)."""
+def import_object(path: str, *, key: str) -> Any:
+    """``package.module:attribute`` -> the attribute; errors name the config ``key``."""
     module_name, sep, attr = path.partition(":")
     if not sep or not module_name or not attr:
         raise ConfigError(
-            f"tools: got {path!r}; expected 'package.module:function'", key="tools", value=path
+            f"{key}: got {path!r}; expected 'package.module:function'", key=key, value=path
         )
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise ConfigError(
-            f"tools: cannot import {module_name!r} for {path!r}: {exc}", key="tools", value=path
+            f"{key}: cannot import {module_name!r} for {path!r}: {exc}", key=key, value=path
         ) from exc
     try:
-        target = getattr(module, attr)
+        return getattr(module, attr)
     except AttributeError:
         raise ConfigError(
-            f"tools: {module_name!r} has no attribute {attr!r}", key="tools", value=path
+            f"{key}: {module_name!r} has no attribute {attr!r}", key=key, value=path
         ) from None
+
+
+def import_tool(path: str) -> Tool:
+    """``package.module:attribute`` -> a Tool (functions are wrapped with ``@tool``)."""
+    target = import_object(path, key="tools")
     if isinstance(target, Tool):
         return target
     if callable(target):
