@@ -39,6 +39,7 @@ from scene.geometry import RelationTolerances
 from scene.graph import SceneGraph, UnknownRefError
 from scene.nodes import SceneNode
 from scene.perception import Perception
+from scene.query import find_objects
 
 __all__ = ["SceneAdapter", "build_scene", "load_perception"]
 
@@ -283,7 +284,8 @@ class SceneAdapter:
         limit: int = 25,
     ) -> ToolOutput:
         try:
-            found = self.graph.find(
+            found = find_objects(
+                self.graph,
                 label=label,
                 attribute=attribute,
                 near=near,

@@ -7,9 +7,10 @@ loop's scene provider and the model's query tools.
 from scene.brief import OBJECT_LINE, ROBOT_LINE, Brief, rank_objects, render_brief
 from scene.camera import CameraCalibration, crop_frame, parse_cameras, project_box
 from scene.geometry import RelationTolerances
-from scene.graph import RobotView, SceneGraph, UnknownRefError, UpdateReport
+from scene.graph import SceneGraph, UnknownRefError, UpdateReport
 from scene.nodes import SceneEdge, SceneNode
 from scene.perception import Detection, Perception
+from scene.robot import RobotState, RobotView
 from scene.snapshot import NodeChange, SceneDiff, SceneSnapshot, diff
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "NodeChange",
     "Perception",
     "RelationTolerances",
+    "RobotState",
     "RobotView",
     "SceneDiff",
     "SceneEdge",

@@ -26,17 +26,15 @@ relation stands until the object is observed again. Changes are logged between c
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 import networkx as nx
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from scene.association import Candidate, Query, associate
-from scene.frames import state_frames, transform_point, transform_quaternion
-from scene.geometry import Body, RelationTolerances, box_gap, compute_relations, grasped_body
+from scene.frames import Placed, place_in_world
+from scene.geometry import Body, RelationTolerances, compute_relations, grasped_body
 from scene.nodes import (
     GRIPPER_REF,
     ROBOT_REF,
@@ -46,15 +44,15 @@ from scene.nodes import (
     SceneNode,
     Vec3,
     display_label,
-    finite,
     label_words,
-    singular,
     slug,
 )
 from scene.perception import Detection, Perception, Provenance
+from scene.query import suggest_refs
+from scene.robot import RobotState, RobotView, read_robot_state
 from scene.snapshot import SceneDiff, SceneSnapshot, diff, value_changes
 
-__all__ = ["RobotView", "SceneGraph", "UnknownRefError", "UpdateReport"]
+__all__ = ["SceneGraph", "UnknownRefError", "UpdateReport"]
 
 _RELATION_ALIASES: dict[str, RelationName] = {
     "on": "on",
@@ -95,20 +93,6 @@ class UpdateReport(BaseModel):
     """Detections or state entries that could not be used, with the reason."""
     newly_stale: list[str] = Field(default_factory=list)
     perception_error: str | None = None
-
-
-class RobotView(BaseModel):
-    """The robot as the Brief shows it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    gripper: Vec3 | None = None
-    gripper_open: bool | None = None
-    holding: list[str] = Field(default_factory=list)
-
-    @property
-    def known(self) -> bool:
-        return self.gripper is not None
 
 
 class SceneGraph:
@@ -283,90 +267,9 @@ class SceneGraph:
             surface=node.category == "surface",
         )
 
-    # ------------------------------------------------------------------ search
-
-    def find(
-        self,
-        *,
-        label: str | None = None,
-        attribute: str | None = None,
-        near: str | None = None,
-        within_m: float | None = None,
-        include_stale: bool = True,
-    ) -> list[tuple[SceneNode, float | None]]:
-        """Objects matching every filter given, as ``(node, gap to near)`` pairs.
-
-        ``label``: words of the label ("cube", "red cubes") or a ref. ``attribute``: comma
-        separated terms, each a colour, a category, ``open``/``closed``, ``held``,
-        ``stale``/``fresh``, an attribute name (truthy) or ``name=value``. ``near``: a ref;
-        objects whose box is within ``within_m`` (default: the near tolerance) of its box,
-        closest first. Otherwise sorted by distance from the gripper, then ref.
-        """
-        anchor = self.body(self.node(near)) if near is not None else None
-        limit = self.tolerances.near_m if within_m is None else within_m
-        terms = [t.strip().lower() for t in (attribute or "").split(",") if t.strip()]
-        wanted = {singular(word) for word in label_words(label or "")}
-        held = set(self.held())
-        results: list[tuple[SceneNode, float | None]] = []
-        for node in self.objects():
-            if not include_stale and node.stale:
-                continue
-            if label and not (label.strip().lower() == node.ref or wanted <= _label_set(node)):
-                continue
-            if terms and not all(self._has_attribute(node, t, held) for t in terms):
-                continue
-            gap: float | None = None
-            if anchor is not None:
-                if node.ref == anchor.ref:
-                    continue
-                gap = box_gap(anchor, self.body(node))
-                if gap > limit:
-                    continue
-            results.append((node, gap))
-        if anchor is not None:
-            results.sort(key=lambda pair: (pair[1], pair[0].ref))
-        else:
-            gripper = self.robot().gripper
-            if gripper is not None:
-                results.sort(key=lambda pair: (math.dist(pair[0].position, gripper), pair[0].ref))
-            else:
-                results.sort(key=lambda pair: pair[0].ref)
-        return results
-
-    def _has_attribute(self, node: SceneNode, term: str, held: set[str]) -> bool:
-        if "=" in term:
-            key, _, value = (part.strip() for part in term.partition("="))
-            if key in ("color", "colour"):
-                return (node.color or "").lower() == value
-            if key == "category":
-                return node.category == value
-            have = node.attributes.get(key)
-            return have is not None and str(have).lower() == value
-        if term in ("open", "closed"):
-            return node.is_open is (term == "open")
-        if term == "held":
-            return node.ref in held
-        if term in ("stale", "fresh"):
-            return node.stale is (term == "stale")
-        if term == node.category or term == (node.color or "").lower():
-            return True
-        if node.attributes.get(term) not in (None, False, 0, ""):
-            return True
-        return any(str(value).lower() == term for value in node.attributes.values())
-
     def suggest(self, text: str, n: int = 5) -> list[str]:
         """Refs a mistyped ref or a label probably meant (label matches first)."""
-        import difflib
-
-        wanted = {singular(word) for word in label_words(text)}
-        by_label = (
-            sorted(node.ref for node in self.objects() if wanted and wanted <= _label_set(node))
-            if wanted
-            else []
-        )
-        fuzzy = difflib.get_close_matches(slug(text), self.refs(), n=n, cutoff=0.5)
-        merged = list(dict.fromkeys([*by_label, *fuzzy]))
-        return merged[:n]
+        return suggest_refs(self, text, n=n)
 
     # ================================================================== updating
 
@@ -403,11 +306,13 @@ class SceneGraph:
         state = state or {}
         detections = list(detections)
         report = UpdateReport(time=self.now, detections=len(detections))
-        resolved = self._resolve_frames(detections, state, report)
+        resolved, problems = place_in_world(detections, state)
+        report.rejected.extend(problems)
 
         seen: dict[str, Detection] = {}
-        unmatched: list[tuple[Detection, Vec3, Any, str]] = []
-        for det, position, orientation, frame in resolved:
+        unmatched: list[Placed] = []
+        for placed in resolved:
+            det = placed.detection
             if det.ref:
                 ref = slug(det.ref)
                 if ref in seen:
@@ -417,62 +322,31 @@ class SceneGraph:
                     report.matched_by_ref.append(ref)
                 else:
                     report.created.append(ref)
-                self._upsert(ref, det, position, orientation, frame)
+                self._upsert(ref, placed)
                 seen[ref] = det
             else:
-                unmatched.append((det, position, orientation, frame))
+                unmatched.append(placed)
         if unmatched:
             self._associate(unmatched, seen, report)
 
         self._apply_asserted_relations(seen, report)
-        self._apply_robot_state(state, report)
+        robot, problems = read_robot_state(state)
+        report.rejected.extend(problems)
+        self._apply_robot_state(robot, report)
         self._follow_held(seen)
         self._mark_stale(report)
         self._recompute()
         return report
 
-    def _resolve_frames(
-        self, detections: list[Detection], state: Mapping[str, Any], report: UpdateReport
-    ) -> list[tuple[Detection, Vec3, Any, str]]:
-        """Each usable detection with its position/orientation in world when possible."""
-        frames: dict[str, np.ndarray] | None = None
-        resolved: list[tuple[Detection, Vec3, Any, str]] = []
-        for det in detections:
-            name = det.ref or det.label
-            if not (finite(det.position) and finite(det.size) and finite(det.orientation)):
-                report.rejected.append(f"{name}: non-finite position, size or orientation")
-                continue
-            if det.size is not None and min(det.size) < 0:
-                report.rejected.append(f"{name}: negative size {det.size}")
-                continue
-            position, orientation, frame = det.position, det.orientation, det.frame
-            if frame != "world":
-                if frames is None:
-                    frames, problems = state_frames(state)
-                    report.rejected.extend(f"frame {k}: {v}" for k, v in problems.items())
-                matrix = frames.get(frame)
-                if matrix is not None:
-                    position = transform_point(matrix, position)  # type: ignore[assignment]
-                    if orientation is not None:
-                        orientation = transform_quaternion(matrix, orientation)
-                    frame = "world"
-                else:
-                    report.rejected.append(
-                        f"{name}: frame {det.frame!r} is unknown; kept in that frame, "
-                        "without relations"
-                    )
-            resolved.append((det, position, orientation, frame))
-        return resolved
-
     def _associate(
         self,
-        unmatched: list[tuple[Detection, Vec3, Any, str]],
+        unmatched: list[Placed],
         seen: dict[str, Detection],
         report: UpdateReport,
     ) -> None:
         queries = [
-            Query(_base_label(det), _colour(det.color), position)
-            for det, position, _, _ in unmatched
+            Query(_base_label(p.detection), _colour(p.detection.color), p.position)
+            for p in unmatched
         ]
         candidates = (
             Candidate(node.ref, node.label, node.color, node.position)
@@ -480,14 +354,15 @@ class SceneGraph:
             if node.ref not in seen
         )
         matches = associate(queries, candidates, gate_m=self.association_gate_m)
-        for (det, position, orientation, frame), match in zip(unmatched, matches, strict=True):
+        for placed, match in zip(unmatched, matches, strict=True):
+            det = placed.detection
             if match is None:
                 ref = self._new_ref(display_label(_base_label(det), _colour(det.color)))
                 report.created.append(ref)
             else:
                 ref = match
                 report.matched_by_label.append(ref)
-            self._upsert(ref, det, position, orientation, frame)
+            self._upsert(ref, placed)
             seen[ref] = det
 
     def _new_ref(self, label: str) -> str:
@@ -500,17 +375,16 @@ class SceneGraph:
                 self._counters[base] = n
                 return ref
 
-    def _upsert(
-        self, ref: str, det: Detection, position: Vec3, orientation: Any, frame: str
-    ) -> None:
+    def _upsert(self, ref: str, placed: Placed) -> None:
+        det = placed.detection
         values: dict[str, Any] = {
             "label": _base_label(det),
             "category": det.category,
             "color": _colour(det.color),
             "attributes": dict(det.attributes),
-            "position": tuple(position),
-            "orientation": orientation,
-            "frame": frame,
+            "position": tuple(placed.position),
+            "orientation": placed.orientation,
+            "frame": placed.frame,
             "confidence": det.confidence,
         }
         if det.size is not None:
@@ -589,41 +463,32 @@ class SceneGraph:
             self._g.remove_edge(u, v, key)
             self._dirty = True
 
-    def _apply_robot_state(self, state: Mapping[str, Any], report: UpdateReport) -> None:
-        ee = _vec3(state.get("ee_position"))
-        if state.get("ee_position") is not None and ee is None:
-            report.rejected.append(
-                f"ee_position: expected 3 finite numbers, got {state['ee_position']!r}"
-            )
-        if ee is not None:
+    def _apply_robot_state(self, robot: RobotState, report: UpdateReport) -> None:
+        if robot.ee_position is not None:
             values: dict[str, Any] = {
                 "label": "gripper",
                 "category": "robot_part",
-                "position": ee,
-                "orientation": _quat(state.get("ee_orientation")),
+                "position": robot.ee_position,
+                "orientation": robot.ee_orientation,
             }
-            if isinstance(state.get("gripper_open"), bool):
-                values["is_open"] = state["gripper_open"]
+            if robot.gripper_open is not None:
+                values["is_open"] = robot.gripper_open
             self._write(GRIPPER_REF, values, provenance="ground_truth")
-        base = _vec3(state.get("base_position"))
-        if base is not None:
+        if robot.base_position is not None:
             self._write(
                 ROBOT_REF,
-                {"label": "robot", "category": "robot", "position": base},
+                {"label": "robot", "category": "robot", "position": robot.base_position},
                 provenance="ground_truth",
             )
             if GRIPPER_REF in self._g:
                 self._set_edge(GRIPPER_REF, "part_of", ROBOT_REF, "state")
-        if "holding" not in state or GRIPPER_REF not in self._g:
+        if robot.holding is None or GRIPPER_REF not in self._g:
             return
-        raw = state["holding"]
-        wanted = [raw] if isinstance(raw, str) else list(raw or [])
-        refs = {slug(str(item)) for item in wanted if str(item).strip()}
         for _, target, key in list(self._g.out_edges(GRIPPER_REF, keys=True)):
-            if key == "holding" and target not in refs:
+            if key == "holding" and target not in robot.holding:
                 self._g.remove_edge(GRIPPER_REF, target, "holding")
                 self._dirty = True
-        for ref in sorted(refs):
+        for ref in robot.holding:
             if ref in self._g:
                 self._set_edge(GRIPPER_REF, "holding", ref, "state")
             else:
@@ -922,23 +787,3 @@ def _base_label(det: Detection) -> str:
     if colour and words[: len(colour)] == colour and len(words) > len(colour):
         words = words[len(colour) :]
     return " ".join(words) or "thing"
-
-
-def _label_set(node: SceneNode) -> set[str]:
-    return {singular(word) for word in label_words(node.display_label)}
-
-
-def _vec3(value: Any) -> Vec3 | None:
-    try:
-        x, y, z = (float(v) for v in value)
-    except (TypeError, ValueError):
-        return None
-    return (x, y, z) if all(math.isfinite(v) for v in (x, y, z)) else None
-
-
-def _quat(value: Any) -> tuple[float, float, float, float] | None:
-    try:
-        q = tuple(float(v) for v in value)
-    except (TypeError, ValueError):
-        return None
-    return q if len(q) == 4 and all(math.isfinite(v) for v in q) else None  # type: ignore[return-value]

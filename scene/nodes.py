@@ -8,7 +8,6 @@ are the centre of the object's axis-aligned bounding box, in metres, in ``frame`
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any, Literal
 
@@ -22,12 +21,12 @@ __all__ = [
     "ROBOT_CATEGORIES",
     "ROBOT_REF",
     "EdgeOrigin",
+    "Quaternion",
     "RelationName",
     "SceneEdge",
     "SceneNode",
     "Vec3",
     "display_label",
-    "finite",
     "label_words",
     "plural",
     "singular",
@@ -158,7 +157,3 @@ def plural(word: str) -> str:
     else:
         last = last + "s"
     return f"{head} {last}" if head else last
-
-
-def finite(values: tuple[float, ...] | None) -> bool:
-    return values is None or all(math.isfinite(v) for v in values)

@@ -400,3 +400,18 @@ def test_change_log_agrees_with_snapshot_diff(steps: list[tuple[str, int]], seed
         assert logged.stale == full.stale and logged.refreshed == full.refreshed
         assert [e.key for e in logged.relations_added] == [e.key for e in full.relations_added]
         assert [e.key for e in logged.relations_removed] == [e.key for e in full.relations_removed]
+
+
+def test_malformed_robot_state_is_reported_not_guessed() -> None:
+    g = SceneGraph()
+    report = g.apply(
+        [table()],
+        timestamp=1.0,
+        state={"ee_position": [0.1, "x", 0.2], "gripper_open": "yes", "holding": ["ghost_1"]},
+    )
+    assert "gripper" not in g
+    assert any(r.startswith("ee_position: expected 3 finite numbers") for r in report.rejected)
+    assert any(r.startswith("gripper_open: expected true or false") for r in report.rejected)
+    report = g.apply([table()], timestamp=2.0, state={**GRIPPER_STATE, "holding": "ghost_1"})
+    assert "holding: 'ghost_1' is not a known object" in report.rejected
+    assert g.held() == []
