@@ -181,12 +181,14 @@ def _tags(node: SceneNode) -> list[str]:
         tags.append(node.category)
     if node.is_open is not None:
         tags.append("open" if node.is_open else "closed")
+    # Flags and short words only ("fragile", "material=glass"); numbers such as a mass
+    # would cost tokens on every line and are in find_objects' records.
     extra: list[str] = []
     for key in sorted(node.attributes):
         value = node.attributes[key]
         if value is True:
             extra.append(str(key))
-        elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        elif isinstance(value, str) and value and len(value) <= 16:
             extra.append(f"{key}={value}")
     for tag in extra[:3]:
         clean = _TAG_CHARS.sub("", tag).strip()[:24]

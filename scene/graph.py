@@ -128,6 +128,7 @@ class SceneGraph:
         self._used_refs: set[str] = set()
         self._counters: dict[str, int] = {}
         self._dirty = False
+        self._holding_known = False
         self._holders: set[str] = set()
         """Sources of holding edges (so held() need not scan every edge)."""
         self._asserted: set[str] = set()
@@ -333,6 +334,9 @@ class SceneGraph:
         robot, problems = read_robot_state(state)
         report.rejected.extend(problems)
         self._apply_robot_state(robot, report)
+        # What is held is known when the state says so or perception saw the gripper
+        # (and so asserted whatever it holds); only otherwise may geometry guess.
+        self._holding_known = robot.holding is not None or GRIPPER_REF in seen
         self._follow_held(seen)
         self._mark_stale(report)
         self._recompute()
@@ -464,15 +468,17 @@ class SceneGraph:
             self._dirty = True
 
     def _apply_robot_state(self, robot: RobotState, report: UpdateReport) -> None:
+        values: dict[str, Any] = {}
         if robot.ee_position is not None:
-            values: dict[str, Any] = {
+            values = {
                 "label": "gripper",
                 "category": "robot_part",
                 "position": robot.ee_position,
                 "orientation": robot.ee_orientation,
             }
-            if robot.gripper_open is not None:
-                values["is_open"] = robot.gripper_open
+        if robot.gripper_open is not None:
+            values["is_open"] = robot.gripper_open
+        if "position" in values or (values and GRIPPER_REF in self._g):
             self._write(GRIPPER_REF, values, provenance="ground_truth")
         if robot.base_position is not None:
             self._write(
@@ -652,7 +658,12 @@ class SceneGraph:
         ]
         new: dict[tuple[str, str, str], float] = {}
         gripper = self.get(GRIPPER_REF)
-        if gripper is not None and gripper.is_open is False and not held:
+        if (
+            gripper is not None
+            and gripper.is_open is False
+            and not held
+            and not self._holding_known
+        ):
             grasp = grasped_body(bodies, GRIPPER_REF, gripper.position, self.tolerances)
             if grasp is not None:
                 new[(grasp.source, grasp.relation, grasp.target)] = grasp.distance_m

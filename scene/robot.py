@@ -5,7 +5,8 @@ reported, never guessed):
 
 - ``ee_position``: [x, y, z] of the gripper (grasp point) in world, metres;
 - ``ee_orientation``: its quaternion (x, y, z, w);
-- ``gripper_open``: bool;
+- ``gripper_open``: bool; or ``gripper``: "open", "closed" or "partly closed" (closed on
+  something);
 - ``holding``: the ref held, a list of refs, or None/"" for nothing. When the key is
   present it is the truth; when absent, the graph falls back to the evaluator, perception
   and geometry (a closed gripper around an object);
@@ -25,6 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from scene.nodes import Quaternion, Vec3, slug
 
 __all__ = ["RobotState", "RobotView", "read_robot_state"]
+
+_GRIPPER_WORDS = {"open": True, "opened": True, "closed": False, "partly closed": False}
 
 
 class RobotState(BaseModel):
@@ -82,6 +85,12 @@ def read_robot_state(state: Mapping[str, Any]) -> tuple[RobotState, list[str]]:
         values["gripper_open"] = opened
     elif opened is not None:
         problems.append(f"gripper_open: expected true or false, got {opened!r}")
+    elif isinstance(state.get("gripper"), str):
+        word = state["gripper"].strip().lower()
+        if word in _GRIPPER_WORDS:
+            values["gripper_open"] = _GRIPPER_WORDS[word]
+        else:
+            problems.append(f"gripper: expected 'open' or 'closed', got {state['gripper']!r}")
     if "holding" in state:
         raw = state["holding"]
         items = [raw] if isinstance(raw, str) else list(raw or [])

@@ -295,3 +295,14 @@ def test_a_ref_in_the_focus_does_not_name_its_kind() -> None:
     order = brief_of(graph, "look at tray_2", recent_s=0.0).shown
     assert order[0] == "tray_2"
     assert order[1] == "tray_3"  # then by distance to the gripper, not "named"
+
+
+def test_tags_are_flags_and_short_words() -> None:
+    node = cube_on(
+        "red_cube_1",
+        (0.3, 0.0),
+        color="red",
+        attributes={"fragile": True, "mass_kg": 0.05, "material": "glass", "note": "x" * 40},
+    )
+    line = brief_of(build([table(), node]), "").text.splitlines()[3]
+    assert line.startswith("- red_cube_1: red cube [fragile, material=glass] at (")

@@ -415,3 +415,34 @@ def test_malformed_robot_state_is_reported_not_guessed() -> None:
     report = g.apply([table()], timestamp=2.0, state={**GRIPPER_STATE, "holding": "ghost_1"})
     assert "holding: 'ghost_1' is not a known object" in report.rejected
     assert g.held() == []
+
+
+def test_a_perceived_gripper_says_what_it_holds() -> None:
+    """The built-in simulator's convention: the gripper is a detection that asserts what it
+    holds (nothing, when it holds nothing), and the state names the gripper's opening."""
+
+    def gripper(holding: str | None) -> Detection:
+        return det(
+            "gripper",
+            "gripper",
+            (0.3, 0.0, TABLE_TOP + 0.03),
+            (0.02, 0.2, 0.05),
+            category="robot_part",
+            provenance="ground_truth",
+            relations=[("holding", holding)] if holding else [],
+        )
+
+    cube = cube_on("red_cube_1", (0.3, 0.0), color="red")
+    g = SceneGraph()
+    g.apply(
+        [table(), cube, gripper("red_cube_1")], timestamp=1.0, state={"gripper": "partly closed"}
+    )
+    assert g.held() == ["red_cube_1"] and g.robot().gripper_open is False
+    assert g.relation_origins("red_cube_1")["held_by"] == "perception"
+    # a failed grasp: closed fingers right at the cube, but the gripper reports nothing held
+    g.apply([table(), cube, gripper(None)], timestamp=2.0, state={"gripper": "closed"})
+    assert g.held() == [] and g.relations_of("red_cube_1")["on"] == "table_1"
+    g.apply([table(), cube, gripper(None)], timestamp=3.0, state={"gripper": "open"})
+    assert g.robot().gripper_open is True
+    report = g.apply([table()], timestamp=4.0, state={"gripper": "ajar"})
+    assert "gripper: expected 'open' or 'closed', got 'ajar'" in report.rejected
