@@ -430,9 +430,11 @@ class SceneGraph:
 
     def _apply_asserted_relations(self, seen: dict[str, Detection], report: UpdateReport) -> None:
         """A fresh observation replaces what perception or the evaluator asserted before
-        about that object; then what this detection asserts is added."""
-        for ref, det in seen.items():
+        about the objects seen; then what these detections assert is added (in two passes,
+        so one detection's assertion is never dropped by another's refresh)."""
+        for ref in seen:
             self._drop_asserted(ref, origins=("perception", "evaluator", "user"))
+        for ref, det in seen.items():
             origin: EdgeOrigin = "user" if det.provenance == "user" else "perception"
             for relation, target in det.relations:
                 name = relation.strip().lower()
@@ -533,6 +535,7 @@ class SceneGraph:
                 self._g.remove_edge(source, ref, "holding")
         if holder in self._g:
             self._set_edge(holder, "holding", ref, "evaluator")
+            self._write(holder, {"is_open": False}, provenance=self.node(holder).provenance)
             self._write(ref, {"position": self.node(holder).position}, provenance="evaluator")
         else:
             self._write(ref, {"position": node.position}, provenance="evaluator")
@@ -582,6 +585,8 @@ class SceneGraph:
                 if key == "holding":
                     self._g.remove_edge(holder, target, "holding")
                     released.append(target)
+            # open, so geometry does not take a closed gripper for a grasp again
+            self._write(holder, {"is_open": True}, provenance=self.node(holder).provenance)
         self._dirty = bool(released) or self._dirty
         self._recompute()
         return sorted(released)

@@ -273,9 +273,12 @@ def test_confirmations_reject_unknown_refs_with_suggestions() -> None:
 def test_release_and_open_confirmations() -> None:
     state = {"ee_position": [0.3, 0.0, TABLE_TOP + 0.02], "gripper_open": False}
     g = build([table(), cube_on("c", (0.3, 0.0)), tray()], state=state)
+    assert g.held() == ["c"]  # geometric: a closed gripper around it
     g.confirm_pick("c")
+    assert g.relation_origins("c")["held_by"] == "evaluator"
     assert g.confirm_release() == ["c"]
-    assert g.relation_origins("c").get("held_by") != "evaluator"
+    assert g.held() == [] and g.robot().gripper_open is True
+    assert g.relations_of("c")["on"] == "table_1"
     g.confirm_open("tray_1", False)
     assert g.node("tray_1").is_open is False
 
@@ -446,3 +449,13 @@ def test_a_perceived_gripper_says_what_it_holds() -> None:
     assert g.robot().gripper_open is True
     report = g.apply([table()], timestamp=4.0, state={"gripper": "ajar"})
     assert "gripper: expected 'open' or 'closed', got 'ajar'" in report.rejected
+
+
+def test_held_asserted_by_the_object_survives_the_gripper_being_seen() -> None:
+    cube = cube_on("red_cube_1", (0.3, 0.0), relations=[("held", "gripper")])
+    seen_gripper = det("gripper", "gripper", (0.3, 0.0, 0.8), None, category="robot_part")
+    g = SceneGraph()
+    for t in (1.0, 2.0):
+        g.apply([table(), cube, seen_gripper], timestamp=t)
+        assert g.held() == ["red_cube_1"]
+        assert g.relation_origins("red_cube_1")["held_by"] == "perception"
