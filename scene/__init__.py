@@ -10,6 +10,7 @@ from scene.geometry import RelationTolerances
 from scene.graph import SceneGraph, UnknownRefError, UpdateReport
 from scene.nodes import SceneEdge, SceneNode
 from scene.perception import Detection, Perception
+from scene.query import find_objects, suggest_refs
 from scene.robot import RobotState, RobotView
 from scene.snapshot import NodeChange, SceneDiff, SceneSnapshot, diff
 
@@ -33,8 +34,10 @@ __all__ = [
     "UpdateReport",
     "crop_frame",
     "diff",
+    "find_objects",
     "parse_cameras",
     "project_box",
     "rank_objects",
     "render_brief",
+    "suggest_refs",
 ]
