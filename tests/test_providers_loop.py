@@ -185,6 +185,30 @@ def test_request_asks_for_one_tool_and_extra_calls_are_answered(
     assert done_of(events).status == "completed"
 
 
+def test_dotted_tool_names_go_out_wire_safe_and_come_back(
+    config: HarnessConfig, dialect: Dialect, server: WireServer
+) -> None:
+    """MCP-style names like ``ros.echo`` are rejected by both APIs as they are."""
+
+    @tool(name="ros.echo")
+    def ros_echo(text: str) -> str:
+        """Echo through ROS."""
+        return f"ros says {text}"
+
+    server.reply(dialect.tools(("c_1", "ros_echo", {"text": "hi"})), dialect.text("done"))
+    config.model = dialect.config(server)
+    with Harness.from_config(config, tools=[ros_echo]) as harness:
+        events = run(harness)
+    offered = [
+        spec.get("name") or spec["function"]["name"] for spec in server.requests[0].body["tools"]
+    ]
+    assert "ros_echo" in offered and "ros.echo" not in offered
+    result = next(e for e in events if e.type == "tool_result")
+    assert (result.name, result.text, result.executed) == ("ros.echo", "ros says hi", True)
+    assistant = next(t for t in dialect.turns(server.requests[1].body) if t.role == "assistant")
+    assert assistant.calls[0][1] == "ros_echo"
+
+
 # --------------------------------------------------------------------------- overflow
 
 

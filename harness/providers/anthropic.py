@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from harness.config import ModelConfig
-from harness.errors import ConfigError, ContextOverflowError, ModelError, TransientModelError
+from harness.errors import ConfigError, ContextOverflowError, ModelError
 from harness.messages import (
     AssistantItem,
     ModelRequest,
@@ -45,19 +45,17 @@ from harness.messages import (
     new_id,
 )
 from harness.providers.base import Chunk, Delta, Final
-from harness.providers.catalog import known_context_window
 from harness.providers.failures import Failure, classify_failure, timed_out, unreachable
-from harness.providers.retry import never_cancelled, with_retries
+from harness.providers.remote import RemoteModel
 from harness.providers.settings import AdapterOptions, parse_options, resolve_api_key
 from harness.providers.transcript import (
     AssistantTurn,
+    ToolNames,
     UserText,
     image_caption,
     read_transcript,
     tool_call,
 )
-from harness.redact import Redactor
-from harness.tokens import ImageCostModel
 
 __all__ = ["MAX_CACHE_BREAKPOINTS", "AnthropicModel", "AnthropicOptions", "from_config"]
 
@@ -81,7 +79,7 @@ class AnthropicOptions(AdapterOptions):
     ``adaptive``: the model decides when and how much to think (newer models)."""
 
 
-class AnthropicModel:
+class AnthropicModel(RemoteModel):
     """A Claude model on the Anthropic Messages API.
 
     Args:
@@ -89,6 +87,8 @@ class AnthropicModel:
         client: An ``anthropic.Anthropic`` client to use instead of building one (tests).
         rng: Random source for backoff jitter (seed it for reproducible waits).
     """
+
+    options: AnthropicOptions
 
     def __init__(
         self,
@@ -105,18 +105,15 @@ class AnthropicModel:
                 key="model.thinking_budget_tokens",
                 value=budget,
             )
-        self.config = config
-        self.options = parse_options(config, AnthropicOptions)
-        self.api_key = resolve_api_key(config, default_env="ANTHROPIC_API_KEY", required=True)
-        self.provider = config.provider
-        self.name = config.name
-        self.context_window: int | None = config.context_window or known_context_window(config.name)
-        self.image_cost: ImageCostModel = "anthropic"
-        self.policy = self.options.retry_policy(config)
-        self._rng = rng or random.Random()
-        self._redactor = Redactor(env_vars=[self.api_key.env_var] if self.api_key.env_var else [])
         self._sdk = _import_sdk()
-        self._client = client if client is not None else self._build_client()
+        super().__init__(
+            config,
+            options=parse_options(config, AnthropicOptions),
+            api_key=resolve_api_key(config, default_env="ANTHROPIC_API_KEY", required=True),
+            image_cost="anthropic",
+            client=client,
+            rng=rng,
+        )
 
     def _build_client(self) -> Any:
         return self._sdk.Anthropic(
@@ -126,29 +123,12 @@ class AnthropicModel:
             max_retries=0,  # retries happen in with_retries, visibly
         )
 
-    def close(self) -> None:
-        """Release the HTTP connection pool."""
-        self._client.close()
-
-    # ------------------------------------------------------------------ the protocol
-
-    def stream(
-        self, request: ModelRequest, *, cancelled: Callable[[], bool] | None = None
-    ) -> Iterator[Chunk]:
-        is_cancelled = cancelled or never_cancelled
-        payload = self.build_payload(request)
-
-        def attempt() -> Iterator[Chunk]:
-            if self.config.stream:
-                return self._attempt_stream(payload, is_cancelled)
-            return self._attempt_once(payload)
-
-        yield from with_retries(attempt, policy=self.policy, cancelled=is_cancelled, rng=self._rng)
+    # ------------------------------------------------------------------ attempts
 
     def _attempt_stream(
-        self, payload: dict[str, Any], cancelled: Callable[[], bool]
+        self, payload: dict[str, Any], names: ToolNames, cancelled: Callable[[], bool]
     ) -> Iterator[Chunk]:
-        assembler = MessageStreamAssembler(self.name)
+        assembler = MessageStreamAssembler(self.name, names)
         try:
             stream = self._client.messages.create(**payload, **self._extras())
             with stream:
@@ -158,18 +138,16 @@ class AnthropicModel:
                         return
         except self._sdk.APIError as exc:
             raise self._error(exc) from None
-        except ValueError as exc:  # a malformed event line from the server
-            raise TransientModelError(
-                f"{self.provider}: malformed stream from the server: {exc}", provider=self.provider
-            ) from None
+        except ValueError as exc:
+            raise self._malformed(exc) from None
         yield Final(self._checked(assembler.response()))
 
-    def _attempt_once(self, payload: dict[str, Any]) -> Iterator[Chunk]:
+    def _attempt_once(self, payload: dict[str, Any], names: ToolNames) -> Iterator[Chunk]:
         try:
             message = self._client.messages.create(**payload, **self._extras())
         except self._sdk.APIError as exc:
             raise self._error(exc) from None
-        assembler = MessageStreamAssembler(self.name)
+        assembler = MessageStreamAssembler(self.name, names)
         assembler.add_message(message)
         yield Final(self._checked(assembler.response()))
 
@@ -184,21 +162,13 @@ class AnthropicModel:
             )
         return response
 
-    def _extras(self) -> dict[str, Any]:
-        extras: dict[str, Any] = {}
-        if self.options.extra_body:
-            extras["extra_body"] = self.options.extra_body
-        if self.options.extra_headers:
-            extras["extra_headers"] = self.options.extra_headers
-        return extras
-
     # ------------------------------------------------------------------ request
 
-    def build_payload(self, request: ModelRequest) -> dict[str, Any]:
-        """The Messages body for ``request`` (without the SDK extras)."""
+    def _payload(self, request: ModelRequest, names: ToolNames) -> dict[str, Any]:
+        """The Messages body (``build_payload`` is the public view)."""
         config = self.config
         max_tokens = request.max_output_tokens or config.max_output_tokens
-        conversation = self.build_messages(request)
+        conversation = self.build_messages(request, names)
         payload: dict[str, Any] = {
             "model": self.name,
             "max_tokens": max_tokens,
@@ -210,7 +180,7 @@ class AnthropicModel:
         if request.tools:
             payload["tools"] = [
                 {
-                    "name": spec.name,
+                    "name": names.wire(spec.name),
                     "description": spec.description,
                     "input_schema": spec.parameters,
                 }
@@ -240,14 +210,15 @@ class AnthropicModel:
             return {"type": "disabled"}
         return {"type": "enabled", "budget_tokens": budget}
 
-    def build_messages(self, request: ModelRequest) -> Conversation:
+    def build_messages(self, request: ModelRequest, names: ToolNames | None = None) -> Conversation:
         """The alternating user/assistant messages (see the module docstring)."""
+        names = names or ToolNames(spec.name for spec in request.tools)
         conversation = Conversation()
         for entry in read_transcript(request.items):
             if isinstance(entry, UserText):
                 conversation.add("user", [_text(entry.text)], entry.index)
                 continue
-            conversation.add("assistant", self._assistant_blocks(entry), entry.index)
+            conversation.add("assistant", self._assistant_blocks(entry, names), entry.index)
             for answer in entry.answers:
                 result: dict[str, Any] = {
                     "type": "tool_result",
@@ -262,7 +233,7 @@ class AnthropicModel:
         conversation.finish()
         return conversation
 
-    def _assistant_blocks(self, turn: AssistantTurn) -> list[dict[str, Any]]:
+    def _assistant_blocks(self, turn: AssistantTurn, names: ToolNames) -> list[dict[str, Any]]:
         blocks = _thinking_blocks(turn.item)
         if turn.item.text:
             blocks.append(_text(turn.item.text))
@@ -272,7 +243,7 @@ class AnthropicModel:
                 {
                     "type": "tool_use",
                     "id": _tool_use_id(answer.wire_id),
-                    "name": answer.call.name,
+                    "name": names.wire(answer.call.name),
                     "input": arguments,
                 }
             )
@@ -307,7 +278,7 @@ class AnthropicModel:
         if isinstance(exc, sdk.APITimeoutError):
             return timed_out(self.provider, where, self.config.timeout_s)
         if isinstance(exc, sdk.APIConnectionError):
-            return unreachable(self.provider, where, self._redactor.text(str(exc.__cause__ or exc)))
+            return unreachable(self.provider, where, self._scrub(str(exc.__cause__ or exc)))
         status: int | None = None
         headers: dict[str, str] | None = None
         error_type: str | None = None
@@ -321,7 +292,7 @@ class AnthropicModel:
         return classify_failure(
             Failure(
                 provider=self.provider,
-                message=self._redactor.text(str(message))[:2000],
+                message=self._scrub(str(message)),
                 status=status,
                 error_type=error_type,
                 headers=headers,
@@ -390,8 +361,9 @@ class _Block:
 class MessageStreamAssembler:
     """Streamed Messages events -> deltas as they arrive, then one response."""
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, names: ToolNames) -> None:
         self.model = model
+        self.names = names
         self.blocks: dict[int, _Block] = {}
         self.stop_reason: str | None = None
         self.usage: dict[str, int] = {}
@@ -480,7 +452,7 @@ class MessageStreamAssembler:
                 reasoning.append(ReasoningBlock(redacted=block.data, provider=PROVIDER_TAG))
             elif block.type == "tool_use":
                 arguments = "".join(block.json_parts) if block.json_parts else block.input
-                calls.append(tool_call(block.id, block.name, arguments))
+                calls.append(tool_call(block.id, self.names.original(block.name), arguments))
         usage = self.usage
         return ModelResponse(
             text="".join(block.text for block in ordered if block.type == "text"),

@@ -36,22 +36,21 @@ from harness.messages import (
     new_id,
 )
 from harness.providers.base import Chunk, Delta, Final
-from harness.providers.catalog import LOCAL_SERVERS, known_context_window
+from harness.providers.catalog import LOCAL_SERVERS
 from harness.providers.failures import Failure, classify_failure, timed_out, unreachable
-from harness.providers.retry import never_cancelled, with_retries
+from harness.providers.remote import RemoteModel
 from harness.providers.settings import AdapterOptions, parse_options, resolve_api_key
 from harness.providers.transcript import (
     AssistantTurn,
+    ToolNames,
     UserText,
     arguments_json,
     image_caption,
     read_transcript,
     tool_call,
 )
-from harness.redact import Redactor
-from harness.tokens import ImageCostModel
 
-__all__ = ["OpenAIChatModel", "OpenAIOptions", "from_config"]
+__all__ = ["ChatAssembler", "OpenAIChatModel", "OpenAIOptions", "from_config", "usage_from_openai"]
 
 OPENAI_HOST = "api.openai.com"
 REASONING_FAMILIES = ("o1", "o3", "o4", "gpt-5")
@@ -82,7 +81,7 @@ class OpenAIOptions(AdapterOptions):
     """Override the output-limit field (default: by server, see the module docstring)."""
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(RemoteModel):
     """A chat model on the OpenAI Chat Completions API (hosted or compatible).
 
     Args:
@@ -90,6 +89,8 @@ class OpenAIChatModel:
         client: An ``openai.OpenAI`` client to use instead of building one (tests).
         rng: Random source for backoff jitter (seed it for reproducible waits).
     """
+
+    options: OpenAIOptions
 
     def __init__(
         self,
@@ -106,23 +107,20 @@ class OpenAIChatModel:
                 key="model.thinking_budget_tokens",
                 value=config.thinking_budget_tokens,
             )
-        self.config = config
-        self.options = parse_options(config, OpenAIOptions)
         preset = LOCAL_SERVERS.get(config.provider)
         self.base_url = config.base_url or (preset.base_url if preset else None)
         self.hosted = self.base_url is None or urlparse(self.base_url).hostname == OPENAI_HOST
-        self.api_key = resolve_api_key(
-            config, default_env="OPENAI_API_KEY" if self.hosted else None, required=self.hosted
-        )
-        self.provider = config.provider
-        self.name = config.name
-        self.context_window: int | None = config.context_window or known_context_window(config.name)
-        self.image_cost: ImageCostModel = "openai" if self.hosted else "generic"
-        self.policy = self.options.retry_policy(config)
-        self._rng = rng or random.Random()
-        self._redactor = Redactor(env_vars=[self.api_key.env_var] if self.api_key.env_var else [])
         self._sdk = _import_sdk()
-        self._client = client if client is not None else self._build_client()
+        super().__init__(
+            config,
+            options=parse_options(config, OpenAIOptions),
+            api_key=resolve_api_key(
+                config, default_env="OPENAI_API_KEY" if self.hosted else None, required=self.hosted
+            ),
+            image_cost="openai" if self.hosted else "generic",
+            client=client,
+            rng=rng,
+        )
 
     def _build_client(self) -> Any:
         return self._sdk.OpenAI(
@@ -133,29 +131,12 @@ class OpenAIChatModel:
             max_retries=0,  # retries happen in with_retries, visibly
         )
 
-    def close(self) -> None:
-        """Release the HTTP connection pool."""
-        self._client.close()
-
-    # ------------------------------------------------------------------ the protocol
-
-    def stream(
-        self, request: ModelRequest, *, cancelled: Callable[[], bool] | None = None
-    ) -> Iterator[Chunk]:
-        is_cancelled = cancelled or never_cancelled
-        payload = self.build_payload(request)
-
-        def attempt() -> Iterator[Chunk]:
-            if self.config.stream:
-                return self._attempt_stream(payload, is_cancelled)
-            return self._attempt_once(payload)
-
-        yield from with_retries(attempt, policy=self.policy, cancelled=is_cancelled, rng=self._rng)
+    # ------------------------------------------------------------------ attempts
 
     def _attempt_stream(
-        self, payload: dict[str, Any], cancelled: Callable[[], bool]
+        self, payload: dict[str, Any], names: ToolNames, cancelled: Callable[[], bool]
     ) -> Iterator[Chunk]:
-        assembler = ChatStreamAssembler(self.name)
+        assembler = ChatAssembler(self.name, names)
         try:
             stream = self._client.chat.completions.create(**payload, **self._extras())
             with stream:
@@ -165,35 +146,33 @@ class OpenAIChatModel:
                         return
         except self._sdk.APIError as exc:
             raise self._error(exc) from None
-        except ValueError as exc:  # a malformed event line from the server
-            raise TransientModelError(
-                f"{self.provider}: malformed stream from the server: {exc}", provider=self.provider
-            ) from None
+        except ValueError as exc:
+            raise self._malformed(exc) from None
         yield Final(assembler.response())
 
-    def _attempt_once(self, payload: dict[str, Any]) -> Iterator[Chunk]:
+    def _attempt_once(self, payload: dict[str, Any], names: ToolNames) -> Iterator[Chunk]:
         try:
             completion = self._client.chat.completions.create(**payload, **self._extras())
         except self._sdk.APIError as exc:
             raise self._error(exc) from None
-        yield Final(self.parse_completion(completion))
-
-    def _extras(self) -> dict[str, Any]:
-        extras: dict[str, Any] = {}
-        if self.options.extra_body:
-            extras["extra_body"] = self.options.extra_body
-        if self.options.extra_headers:
-            extras["extra_headers"] = self.options.extra_headers
-        return extras
+        assembler = ChatAssembler(self.name, names)
+        if not assembler.add_completion(completion):
+            raise TransientModelError(
+                f"{self.provider}: the server returned no choices", provider=self.provider
+            )
+        yield Final(assembler.response())
 
     # ------------------------------------------------------------------ request
 
-    def build_payload(self, request: ModelRequest) -> dict[str, Any]:
-        """The Chat Completions body for ``request`` (without the SDK extras)."""
+    def _payload(self, request: ModelRequest, names: ToolNames) -> dict[str, Any]:
+        """The Chat Completions body (``build_payload`` is the public view)."""
         config = self.config
-        payload: dict[str, Any] = {"model": self.name, "messages": self.build_messages(request)}
+        payload: dict[str, Any] = {
+            "model": self.name,
+            "messages": self.build_messages(request, names),
+        }
         if request.tools:
-            payload["tools"] = [_tool(spec) for spec in request.tools]
+            payload["tools"] = [_tool(spec, names) for spec in request.tools]
             if not self.options.parallel_tool_calls:
                 payload["parallel_tool_calls"] = False
         limit_field = self.options.max_tokens_field or (
@@ -213,9 +192,12 @@ class OpenAIChatModel:
     def _fixed_temperature(self) -> bool:
         return self.hosted and self.name.lower().startswith(REASONING_FAMILIES)
 
-    def build_messages(self, request: ModelRequest) -> list[dict[str, Any]]:
+    def build_messages(
+        self, request: ModelRequest, names: ToolNames | None = None
+    ) -> list[dict[str, Any]]:
         """System, then the transcript (each call answered by a tool message), then the
         Refreshed evidence as the last user message."""
+        names = names or ToolNames(spec.name for spec in request.tools)
         messages: list[dict[str, Any]] = []
         system = request.system_text()
         if system:
@@ -224,7 +206,7 @@ class OpenAIChatModel:
             if isinstance(entry, UserText):
                 messages.append({"role": "user", "content": entry.text})
                 continue
-            messages.append(self._assistant_message(entry))
+            messages.append(self._assistant_message(entry, names))
             for answer in entry.answers:
                 messages.append(
                     {
@@ -239,7 +221,7 @@ class OpenAIChatModel:
                 messages.append({"role": "user", "content": content})
         return messages
 
-    def _assistant_message(self, turn: AssistantTurn) -> dict[str, Any]:
+    def _assistant_message(self, turn: AssistantTurn, names: ToolNames) -> dict[str, Any]:
         item = turn.item
         message: dict[str, Any] = {"role": "assistant", "content": item.text or None}
         if turn.answers:
@@ -248,7 +230,7 @@ class OpenAIChatModel:
                     "id": answer.wire_id,
                     "type": "function",
                     "function": {
-                        "name": answer.call.name,
+                        "name": names.wire(answer.call.name),
                         "arguments": arguments_json(answer.call),
                     },
                 }
@@ -293,36 +275,6 @@ class OpenAIChatModel:
             )
         return parts
 
-    # ------------------------------------------------------------------ response
-
-    def parse_completion(self, completion: Any) -> ModelResponse:
-        """A non-streamed ``ChatCompletion`` -> :class:`ModelResponse`."""
-        choices = getattr(completion, "choices", None) or []
-        if not choices:
-            raise TransientModelError(
-                f"{self.provider}: the server returned no choices", provider=self.provider
-            )
-        choice = choices[0]
-        message = choice.message
-        text = (message.content or "") + (getattr(message, "refusal", None) or "")
-        calls = [
-            tool_call(c.id, c.function.name, c.function.arguments)
-            for c in (message.tool_calls or [])
-            if getattr(c, "function", None) is not None
-        ]
-        reasoning: list[ReasoningBlock] = []
-        wire_field, value = _reasoning_of(message)
-        if value:
-            reasoning.append(ReasoningBlock(text=value, provider=f"openai:{wire_field}"))
-        return ModelResponse(
-            text=text,
-            reasoning=reasoning,
-            tool_calls=calls,
-            usage=usage_from_openai(getattr(completion, "usage", None)),
-            stop_reason=_stop_reason(choice.finish_reason, bool(calls)),
-            model=getattr(completion, "model", None) or self.name,
-        )
-
     # ------------------------------------------------------------------ errors
 
     def _error(self, exc: Exception) -> ModelError:
@@ -332,7 +284,7 @@ class OpenAIChatModel:
         if isinstance(exc, sdk.APITimeoutError):
             return timed_out(self.provider, where, self.config.timeout_s)
         if isinstance(exc, sdk.APIConnectionError):
-            return unreachable(self.provider, where, self._redactor.text(str(exc.__cause__ or exc)))
+            return unreachable(self.provider, where, self._scrub(str(exc.__cause__ or exc)))
         status = exc.status_code if isinstance(exc, sdk.APIStatusError) else None
         headers = dict(exc.response.headers) if isinstance(exc, sdk.APIStatusError) else None
         body = getattr(exc, "body", None)
@@ -346,7 +298,7 @@ class OpenAIChatModel:
         error = classify_failure(
             Failure(
                 provider=self.provider,
-                message=self._redactor.text(message)[:2000],
+                message=self._scrub(message),
                 status=status,
                 error_type=error_type,
                 code=code,
@@ -363,16 +315,17 @@ class OpenAIChatModel:
         return error
 
 
-class ChatStreamAssembler:
-    """Streamed ``ChatCompletionChunk``\\ s -> deltas as they arrive, then one response.
+class ChatAssembler:
+    """Chat Completions output -> deltas as they arrive, then one :class:`ModelResponse`.
 
-    Tool-call fragments are keyed by their ``index`` (servers that omit it are matched by
-    call id, else continue the last call), so interleaved fragments of several calls
-    assemble correctly.
+    Streamed tool-call fragments are keyed by their ``index`` (servers that omit it are
+    matched by call id, else continue the last call), so interleaved fragments of several
+    calls assemble correctly. A non-streamed completion fills the same slots at once.
     """
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, names: ToolNames) -> None:
         self.model = model
+        self.names = names
         self.text: list[str] = []
         self.reasoning: list[str] = []
         self.reasoning_field = ""
@@ -381,30 +334,56 @@ class ChatStreamAssembler:
         self.usage: Any = None
 
     def add(self, chunk: Any) -> Iterator[Delta]:
-        if getattr(chunk, "model", None):
-            self.model = chunk.model
-        if getattr(chunk, "usage", None) is not None:
-            self.usage = chunk.usage
+        """One streamed ``ChatCompletionChunk``."""
+        self._envelope(chunk)
         for choice in getattr(chunk, "choices", None) or []:
             if (getattr(choice, "index", 0) or 0) != 0:
                 continue  # n > 1 is never requested
             delta = getattr(choice, "delta", None)
             if delta is not None:
-                yield from self._delta(delta)
+                yield from self._prose(delta)
+                yield from self._fragments(delta.tool_calls or [])
             if getattr(choice, "finish_reason", None):
                 self.finish_reason = choice.finish_reason
 
-    def _delta(self, delta: Any) -> Iterator[Delta]:
-        for piece in (delta.content, getattr(delta, "refusal", None)):
+    def add_completion(self, completion: Any) -> bool:
+        """A non-streamed ``ChatCompletion``; False when it holds no choice."""
+        self._envelope(completion)
+        choices = getattr(completion, "choices", None) or []
+        if not choices:
+            return False
+        message = choices[0].message
+        for _ in self._prose(message):
+            pass
+        for index, call in enumerate(message.tool_calls or []):
+            function = getattr(call, "function", None)
+            if function is not None:
+                self.calls[index] = _PartialCall(
+                    call.id or new_id("call"), function.name or "", [function.arguments or ""]
+                )
+        self.finish_reason = choices[0].finish_reason
+        return True
+
+    def _envelope(self, part: Any) -> None:
+        if getattr(part, "model", None):
+            self.model = part.model
+        if getattr(part, "usage", None) is not None:
+            self.usage = part.usage
+
+    def _prose(self, message: Any) -> Iterator[Delta]:
+        """Text (a refusal counts as text) and reasoning of a delta or a message."""
+        for piece in (message.content, getattr(message, "refusal", None)):
             if piece:
                 self.text.append(piece)
                 yield Delta("text", piece)
-        wire_field, value = _reasoning_of(delta)
+        wire_field, value = _reasoning_of(message)
         if value:
             self.reasoning_field = self.reasoning_field or wire_field
             self.reasoning.append(value)
             yield Delta("reasoning", value)
-        for fragment in delta.tool_calls or []:
+
+    def _fragments(self, fragments: list[Any]) -> Iterator[Delta]:
+        for fragment in fragments:
             call = self._slot(fragment)
             function = getattr(fragment, "function", None)
             if function is None:
@@ -437,7 +416,7 @@ class ChatStreamAssembler:
 
     def response(self) -> ModelResponse:
         calls = [
-            tool_call(call.id, call.name, "".join(call.arguments))
+            tool_call(call.id, self.names.original(call.name), "".join(call.arguments))
             for _, call in sorted(self.calls.items())
         ]
         reasoning = []
@@ -499,11 +478,11 @@ def _stop_reason(finish_reason: str | None, has_calls: bool) -> str:
     return STOP_REASONS.get(finish_reason, finish_reason)
 
 
-def _tool(spec: ToolSpec) -> dict[str, Any]:
+def _tool(spec: ToolSpec, names: ToolNames) -> dict[str, Any]:
     return {
         "type": "function",
         "function": {
-            "name": spec.name,
+            "name": names.wire(spec.name),
             "description": spec.description,
             "parameters": spec.parameters,
         },

@@ -10,7 +10,10 @@ do not translate items one by one; they translate the :func:`read_transcript` of
   with the matching result moved next to it (or a short "no result" text when none exists);
 - results that answer no call become plain user text instead of dangling;
 - call ids are made unique across the conversation (``call_0`` reused every turn by some
-  local servers becomes ``call_0``, ``call_0_2``...), consistently for call and result.
+  local servers becomes ``call_0``, ``call_0_2``...), consistently for call and result;
+- tool names are offered in the form both APIs accept (letters, digits, ``_``, ``-``; the
+  harness also allows ``.``, e.g. for MCP servers) and mapped back in the response
+  (:class:`ToolNames`).
 
 Everything here is provider-neutral text; the adapters only choose the block shapes.
 """
@@ -18,7 +21,9 @@ Everything here is provider-neutral text; the adapters only choose the block sha
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +46,7 @@ __all__ = [
     "Answer",
     "AssistantTurn",
     "Entry",
+    "ToolNames",
     "UserText",
     "arguments_json",
     "image_caption",
@@ -171,6 +177,44 @@ def _unique(call_id: str, used: dict[str, int]) -> str:
     count = used.get(call_id, 0) + 1
     used[call_id] = count
     return call_id if count == 1 else f"{call_id}_{count}"
+
+
+# --------------------------------------------------------------------------- tool names
+
+WIRE_NAME_MAX = 64
+
+
+def _wire_safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:WIRE_NAME_MAX] or "tool"
+
+
+class ToolNames:
+    """Tool names as the wire accepts them, and back.
+
+    Names that are already safe pass through unchanged (the common case costs nothing);
+    ``ros.move_to`` goes out as ``ros_move_to`` and a call to ``ros_move_to`` comes back as
+    ``ros.move_to``. Clashes after the rewrite get a numeric suffix.
+    """
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self._to_wire: dict[str, str] = {}
+        self._from_wire: dict[str, str] = {}
+        for name in names:
+            wire = base = _wire_safe(name)
+            suffix = 2
+            while wire in self._from_wire:
+                tail = f"_{suffix}"
+                wire = base[: WIRE_NAME_MAX - len(tail)] + tail
+                suffix += 1
+            self._to_wire[name] = wire
+            self._from_wire[wire] = name
+
+    def wire(self, name: str) -> str:
+        """The name to send (a tool no longer offered is still made safe)."""
+        return self._to_wire.get(name) or _wire_safe(name)
+
+    def original(self, wire_name: str) -> str:
+        return self._from_wire.get(wire_name, wire_name)
 
 
 # --------------------------------------------------------------------------- arguments
