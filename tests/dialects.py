@@ -8,12 +8,15 @@ provider-neutral list of turns for assertions.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from harness.config import ModelConfig
+from harness.messages import ModelResponse
+from harness.providers.base import Chunk, Final
 from tests.wire_server import (
     Reply,
     WireServer,
@@ -27,7 +30,7 @@ from tests.wire_server import (
     tool_use_block,
 )
 
-__all__ = ["ANTHROPIC", "DIALECTS", "OPENAI", "Dialect", "Turn"]
+__all__ = ["ANTHROPIC", "DIALECTS", "OPENAI", "Dialect", "Turn", "drain"]
 
 FAST_RETRIES = {"retry_base_s": 0.001, "retry_max_s": 0.002}
 """Backoff small enough that retry tests take milliseconds."""
@@ -35,6 +38,14 @@ FAST_RETRIES = {"retry_base_s": 0.001, "retry_max_s": 0.002}
 OPENAI_KEY_ENV = "HARNESS_TEST_OPENAI_KEY"
 ANTHROPIC_KEY_ENV = "HARNESS_TEST_ANTHROPIC_KEY"
 ANTHROPIC_TEST_KEY = "sk-ant-test-0123456789abcdefghijklmnop"
+
+
+def drain(chunks: Iterator[Chunk]) -> tuple[list[Chunk], ModelResponse]:
+    """Consume a model stream; check it ends with exactly one Final and return both."""
+    seen = list(chunks)
+    finals = [c for c in seen if isinstance(c, Final)]
+    assert len(finals) == 1 and seen[-1] is finals[0]
+    return seen, finals[0].response
 
 
 @dataclass(frozen=True)

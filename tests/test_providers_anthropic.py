@@ -23,7 +23,6 @@ from harness.messages import (
     ImagePart,
     InstructionItem,
     ModelRequest,
-    ModelResponse,
     ReasoningBlock,
     RefreshedBlock,
     SystemBlock,
@@ -33,8 +32,8 @@ from harness.messages import (
     ToolSpec,
 )
 from harness.providers.anthropic import MAX_CACHE_BREAKPOINTS, AnthropicModel
-from harness.providers.base import Chunk, Delta, Final, RetryNotice
-from tests.dialects import ANTHROPIC_KEY_ENV, ANTHROPIC_TEST_KEY
+from harness.providers.base import Delta, RetryNotice
+from tests.dialects import ANTHROPIC, ANTHROPIC_KEY_ENV, ANTHROPIC_TEST_KEY, drain
 from tests.wire_server import (
     Reply,
     WireServer,
@@ -79,16 +78,7 @@ def server() -> Iterator[WireServer]:
 
 
 def model(server: WireServer, **overrides: Any) -> AnthropicModel:
-    data: dict[str, Any] = {
-        "provider": "anthropic",
-        "name": "claude-sonnet-4-6",
-        "base_url": server.anthropic_url,
-        "api_key_env": ANTHROPIC_KEY_ENV,
-        "timeout_s": 10.0,
-        "options": {"retry_base_s": 0.001, "retry_max_s": 0.002},
-    }
-    data.update(overrides)
-    return AnthropicModel(ModelConfig.model_validate(data), rng=random.Random(0))
+    return AnthropicModel(ANTHROPIC.config(server, **overrides), rng=random.Random(0))
 
 
 def request(**overrides: Any) -> ModelRequest:
@@ -103,13 +93,6 @@ def request(**overrides: Any) -> ModelRequest:
     }
     data.update(overrides)
     return ModelRequest(**data)
-
-
-def drain(chunks: Iterator[Chunk]) -> tuple[list[Chunk], ModelResponse]:
-    seen = list(chunks)
-    finals = [c for c in seen if isinstance(c, Final)]
-    assert len(finals) == 1 and seen[-1] is finals[0]
-    return seen, finals[0].response
 
 
 def exchange(call_id: str, ref: str, **assistant: Any) -> list[Any]:

@@ -298,10 +298,12 @@ def items(draw: st.DrawFn) -> list[Item]:
     return out
 
 
-def _request(history: list[Item], stable: int, refreshed: bool) -> ModelRequest:
+def _request(history: list[Item], stable: int, refreshed: bool, tools: bool) -> ModelRequest:
     return ModelRequest(
         system=[SystemBlock(name="system", text="s")],
-        tools=[ToolSpec(name="pick", description="d", parameters={"type": "object"})],
+        tools=[ToolSpec(name="pick", description="d", parameters={"type": "object"})]
+        if tools
+        else [],
         items=history,
         refreshed=RefreshedBlock(brief="scene") if refreshed else None,
         stable_items=min(stable, len(history)),
@@ -309,14 +311,17 @@ def _request(history: list[Item], stable: int, refreshed: bool) -> ModelRequest:
 
 
 @settings(max_examples=150, deadline=None)
-@given(history=items(), stable=st.integers(0, 14), refreshed=st.booleans())
+@given(history=items(), stable=st.integers(0, 14), refreshed=st.booleans(), tools=st.booleans())
 def test_openai_history_always_answers_every_call_right_after_it(
     adapters: tuple[OpenAIChatModel, AnthropicModel],
     history: list[Item],
     stable: int,
     refreshed: bool,
+    tools: bool,
 ) -> None:
-    messages = adapters[0].build_messages(_request(history, stable, refreshed))
+    messages = adapters[0].build_messages(_request(history, stable, refreshed, tools))
+    if not tools:  # no tool definitions: no tool-call history either
+        assert not any(m["role"] == "tool" or m.get("tool_calls") for m in messages)
     seen_ids: set[str] = set()
     pending: list[str] = []
     for message in messages:
@@ -334,15 +339,19 @@ def test_openai_history_always_answers_every_call_right_after_it(
 
 
 @settings(max_examples=150, deadline=None)
-@given(history=items(), stable=st.integers(0, 14), refreshed=st.booleans())
+@given(history=items(), stable=st.integers(0, 14), refreshed=st.booleans(), tools=st.booleans())
 def test_anthropic_messages_alternate_pair_results_and_limit_breakpoints(
     adapters: tuple[OpenAIChatModel, AnthropicModel],
     history: list[Item],
     stable: int,
     refreshed: bool,
+    tools: bool,
 ) -> None:
-    payload = adapters[1].build_payload(_request(history, stable, refreshed))
+    payload = adapters[1].build_payload(_request(history, stable, refreshed, tools))
     messages = payload["messages"]
+    if not tools:  # no tool definitions: no tool blocks either
+        kinds = {b["type"] for m in messages for b in m["content"]}
+        assert not kinds & {"tool_use", "tool_result"} and "tools" not in payload
     roles = [m["role"] for m in messages]
     assert roles[0] == "user" and roles[-1] == "user"
     assert all(a != b for a, b in itertools.pairwise(roles))
@@ -372,7 +381,8 @@ def test_anthropic_messages_alternate_pair_results_and_limit_breakpoints(
         starts_thinking = last_assistant[0]["type"] == "thinking"
         assert starts_thinking or payload["thinking"] == {"type": "disabled"}
     blocks = [b for m in messages for b in m["content"]]
-    marked = [b for b in [*payload["system"], *payload["tools"], *blocks] if "cache_control" in b]
+    offered = payload.get("tools", [])
+    marked = [b for b in [*payload["system"], *offered, *blocks] if "cache_control" in b]
     assert len(marked) <= MAX_CACHE_BREAKPOINTS
     assert not any(b.get("type") in ("thinking", "redacted_thinking") for b in marked)
 

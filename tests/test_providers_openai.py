@@ -24,7 +24,6 @@ from harness.messages import (
     ImagePart,
     InstructionItem,
     ModelRequest,
-    ModelResponse,
     ReasoningBlock,
     RefreshedBlock,
     SystemBlock,
@@ -35,6 +34,7 @@ from harness.messages import (
 )
 from harness.providers.base import Chunk, Delta, Final, RetryNotice
 from harness.providers.openai import OpenAIChatModel
+from tests.dialects import OPENAI, drain
 from tests.wire_server import (
     Reply,
     WireServer,
@@ -65,15 +65,8 @@ def server() -> Iterator[WireServer]:
 
 
 def model(server: WireServer, **overrides: Any) -> OpenAIChatModel:
-    data: dict[str, Any] = {
-        "provider": "openai",
-        "name": "qwen2.5-vl-7b",
-        "base_url": server.openai_url,
-        "timeout_s": 10.0,
-        "options": {"retry_base_s": 0.001, "retry_max_s": 0.002},
-    }
-    data.update(overrides)
-    return OpenAIChatModel(ModelConfig.model_validate(data), rng=random.Random(0))
+    config = OPENAI.config(server, **{"name": "qwen2.5-vl-7b", **overrides})
+    return OpenAIChatModel(config, rng=random.Random(0))
 
 
 def request(**overrides: Any) -> ModelRequest:
@@ -85,13 +78,6 @@ def request(**overrides: Any) -> ModelRequest:
     }
     data.update(overrides)
     return ModelRequest(**data)
-
-
-def drain(chunks: Iterator[Chunk]) -> tuple[list[Chunk], ModelResponse]:
-    seen = list(chunks)
-    finals = [c for c in seen if isinstance(c, Final)]
-    assert len(finals) == 1 and seen[-1] is finals[0]
-    return seen, finals[0].response
 
 
 # --------------------------------------------------------------------------- payload

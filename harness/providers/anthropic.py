@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -44,7 +44,7 @@ from harness.messages import (
     Usage,
     new_id,
 )
-from harness.providers.base import Chunk, Delta, Final
+from harness.providers.base import Delta
 from harness.providers.failures import Failure, classify_failure, timed_out, unreachable
 from harness.providers.remote import RemoteModel
 from harness.providers.settings import AdapterOptions, parse_options, resolve_api_key
@@ -123,33 +123,11 @@ class AnthropicModel(RemoteModel):
             max_retries=0,  # retries happen in with_retries, visibly
         )
 
-    # ------------------------------------------------------------------ attempts
+    def _create(self, payload: dict[str, Any]) -> Any:
+        return self._client.messages.create(**payload, **self._extras())
 
-    def _attempt_stream(
-        self, payload: dict[str, Any], names: ToolNames, cancelled: Callable[[], bool]
-    ) -> Iterator[Chunk]:
-        assembler = MessageStreamAssembler(self.name, names)
-        try:
-            stream = self._client.messages.create(**payload, **self._extras())
-            with stream:
-                for event in stream:
-                    yield from assembler.add(event)
-                    if cancelled():
-                        return
-        except self._sdk.APIError as exc:
-            raise self._error(exc) from None
-        except ValueError as exc:
-            raise self._malformed(exc) from None
-        yield Final(self._checked(assembler.response()))
-
-    def _attempt_once(self, payload: dict[str, Any], names: ToolNames) -> Iterator[Chunk]:
-        try:
-            message = self._client.messages.create(**payload, **self._extras())
-        except self._sdk.APIError as exc:
-            raise self._error(exc) from None
-        assembler = MessageStreamAssembler(self.name, names)
-        assembler.add_message(message)
-        yield Final(self._checked(assembler.response()))
+    def _assembler(self, names: ToolNames) -> MessageAssembler:
+        return MessageAssembler(self.name, names)
 
     def _checked(self, response: ModelResponse) -> ModelResponse:
         """A response cut off because the window filled up is an overflow, not an answer:
@@ -214,7 +192,7 @@ class AnthropicModel(RemoteModel):
         """The alternating user/assistant messages (see the module docstring)."""
         names = names or ToolNames(spec.name for spec in request.tools)
         conversation = Conversation()
-        for entry in read_transcript(request.items):
+        for entry in read_transcript(request.items, tools_offered=bool(request.tools)):
             if isinstance(entry, UserText):
                 conversation.add("user", [_text(entry.text)], entry.index)
                 continue
@@ -358,8 +336,8 @@ class _Block:
     json_parts: list[str] = field(default_factory=list)
 
 
-class MessageStreamAssembler:
-    """Streamed Messages events -> deltas as they arrive, then one response."""
+class MessageAssembler:
+    """Messages output -> deltas as they arrive (streamed events), then one response."""
 
     def __init__(self, model: str, names: ToolNames) -> None:
         self.model = model
@@ -383,7 +361,7 @@ class MessageStreamAssembler:
             self.stop_reason = getattr(event.delta, "stop_reason", None) or self.stop_reason
             self._usage(getattr(event, "usage", None))
 
-    def add_message(self, message: Any) -> None:
+    def add_whole(self, message: Any) -> None:
         """A non-streamed ``Message``: the same blocks, all at once."""
         self.model = getattr(message, "model", None) or self.model
         for index, block in enumerate(message.content or []):

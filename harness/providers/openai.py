@@ -18,13 +18,13 @@ The SDK is imported when the first model is built (``import openai`` costs ~0.35
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlparse
 
 from harness.config import ModelConfig
-from harness.errors import AuthenticationError, ConfigError, ModelError, TransientModelError
+from harness.errors import AuthenticationError, ConfigError, ModelError
 from harness.messages import (
     AssistantItem,
     ModelRequest,
@@ -35,7 +35,7 @@ from harness.messages import (
     Usage,
     new_id,
 )
-from harness.providers.base import Chunk, Delta, Final
+from harness.providers.base import Delta
 from harness.providers.catalog import LOCAL_SERVERS
 from harness.providers.failures import Failure, classify_failure, timed_out, unreachable
 from harness.providers.remote import RemoteModel
@@ -131,36 +131,11 @@ class OpenAIChatModel(RemoteModel):
             max_retries=0,  # retries happen in with_retries, visibly
         )
 
-    # ------------------------------------------------------------------ attempts
+    def _create(self, payload: dict[str, Any]) -> Any:
+        return self._client.chat.completions.create(**payload, **self._extras())
 
-    def _attempt_stream(
-        self, payload: dict[str, Any], names: ToolNames, cancelled: Callable[[], bool]
-    ) -> Iterator[Chunk]:
-        assembler = ChatAssembler(self.name, names)
-        try:
-            stream = self._client.chat.completions.create(**payload, **self._extras())
-            with stream:
-                for chunk in stream:
-                    yield from assembler.add(chunk)
-                    if cancelled():
-                        return
-        except self._sdk.APIError as exc:
-            raise self._error(exc) from None
-        except ValueError as exc:
-            raise self._malformed(exc) from None
-        yield Final(assembler.response())
-
-    def _attempt_once(self, payload: dict[str, Any], names: ToolNames) -> Iterator[Chunk]:
-        try:
-            completion = self._client.chat.completions.create(**payload, **self._extras())
-        except self._sdk.APIError as exc:
-            raise self._error(exc) from None
-        assembler = ChatAssembler(self.name, names)
-        if not assembler.add_completion(completion):
-            raise TransientModelError(
-                f"{self.provider}: the server returned no choices", provider=self.provider
-            )
-        yield Final(assembler.response())
+    def _assembler(self, names: ToolNames) -> ChatAssembler:
+        return ChatAssembler(self.name, names)
 
     # ------------------------------------------------------------------ request
 
@@ -202,7 +177,7 @@ class OpenAIChatModel(RemoteModel):
         system = request.system_text()
         if system:
             messages.append({"role": "system", "content": system})
-        for entry in read_transcript(request.items):
+        for entry in read_transcript(request.items, tools_offered=bool(request.tools)):
             if isinstance(entry, UserText):
                 messages.append({"role": "user", "content": entry.text})
                 continue
@@ -346,12 +321,12 @@ class ChatAssembler:
             if getattr(choice, "finish_reason", None):
                 self.finish_reason = choice.finish_reason
 
-    def add_completion(self, completion: Any) -> bool:
-        """A non-streamed ``ChatCompletion``; False when it holds no choice."""
+    def add_whole(self, completion: Any) -> None:
+        """A non-streamed ``ChatCompletion``."""
         self._envelope(completion)
         choices = getattr(completion, "choices", None) or []
         if not choices:
-            return False
+            raise ValueError("the server returned no choices")
         message = choices[0].message
         for _ in self._prose(message):
             pass
@@ -362,7 +337,6 @@ class ChatAssembler:
                     call.id or new_id("call"), function.name or "", [function.arguments or ""]
                 )
         self.finish_reason = choices[0].finish_reason
-        return True
 
     def _envelope(self, part: Any) -> None:
         if getattr(part, "model", None):

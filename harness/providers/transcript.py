@@ -11,6 +11,8 @@ do not translate items one by one; they translate the :func:`read_transcript` of
 - results that answer no call become plain user text instead of dangling;
 - call ids are made unique across the conversation (``call_0`` reused every turn by some
   local servers becomes ``call_0``, ``call_0_2``...), consistently for call and result;
+- a request that offers no tools (a summarizer call, say) gets its tool exchanges as plain
+  text, since both APIs refuse tool-call history without tool definitions;
 - tool names are offered in the form both APIs accept (letters, digits, ``_``, ``-``; the
   harness also allows ``.``, e.g. for MCP servers) and mapped back in the response
   (:class:`ToolNames`).
@@ -132,8 +134,14 @@ def image_caption(image: ImagePart) -> str:
     return image.ref().placeholder()
 
 
-def read_transcript(items: list[Item]) -> list[Entry]:
-    """Items -> entries with every call answered right after its turn (module docstring)."""
+def read_transcript(items: list[Item], *, tools_offered: bool = True) -> list[Entry]:
+    """Items -> entries with every call answered right after its turn (module docstring).
+
+    With ``tools_offered=False`` calls are written into the assistant's text and results
+    become user text.
+    """
+    if not tools_offered:
+        items = [_calls_as_text(item) for item in items]
     results_at: dict[str, list[int]] = defaultdict(list)
     for index, item in enumerate(items):
         if isinstance(item, ToolResultItem):
@@ -171,6 +179,15 @@ def read_transcript(items: list[Item]) -> list[Entry]:
             if text.strip():
                 entries.append(UserText(text, index))
     return entries
+
+
+def _calls_as_text(item: Item) -> Item:
+    if not isinstance(item, AssistantItem) or not item.tool_calls:
+        return item
+    lines = [item.text] if item.text else []
+    for call in item.tool_calls:
+        lines.append(f"[called {call.name} ({call.id}) with {arguments_json(call)}]")
+    return item.model_copy(update={"text": "\n".join(lines), "tool_calls": []})
 
 
 def _unique(call_id: str, used: dict[str, int]) -> str:
