@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -398,3 +399,22 @@ def test_api_key_never_reaches_events_errors_or_the_store(
     dumped += [json.dumps(session, default=str) for session in store.sessions.values()]
     assert dumped and not any(secret in line for line in dumped)
     assert not any(secret in e.model_dump_json() for e in events)
+
+
+def test_cli_runs_a_task_with_a_model_spec(
+    tmp_path: Path, server: WireServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli import main
+
+    path = tmp_path / "deploy.yaml"
+    path.write_text(
+        "embodiment: null\ndriver: null\nrun: {store: null}\nmemory: {enabled: false}\n"
+    )
+    server.reply(OPENAI.text("Nothing to do: the table is already tidy."))
+    spec = f"openai:gpt-4o-mini@{server.openai_url}"
+    code = main(["run", "--config", str(path), "--model", spec, "--json", "tidy"])
+    assert code == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [e["type"] for e in events if e["type"] == "model_delta"]
+    assert events[-1]["type"] == "done" and events[-1]["status"] == "completed"
+    assert server.requests[0].body["model"] == "gpt-4o-mini"
