@@ -24,9 +24,11 @@ exits with status 2 (nothing is sent anywhere).
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -34,9 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from embodiment.types import ActionResult, Observation, SafetyDecision
 from harness import ConfigError, Harness, HarnessConfig, Tool
-from harness.cli.common import CancelOnInterrupt
-from harness.cli.render import TimelineRenderer
-from harness.events import DoneEvent
+from harness.events import DoneEvent, EventBase
 from harness.providers import build_model, parse_model_spec
 
 WORKSPACE = {"x": (0.0, 1.0), "y": (0.0, 1.0), "z": (0.02, 0.5)}
@@ -152,6 +152,57 @@ def _checked(result: ActionResult) -> str:
     return result.message
 
 
+@contextmanager
+def stop_on_ctrl_c() -> Iterator[threading.Event]:
+    """First Ctrl-C sets the event (the harness cancels and stops the robot); a second one
+    aborts the script."""
+    stop = threading.Event()
+
+    def handle(signum: int, frame: object) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        print("\n[stopping: the robot is halted; Ctrl-C again to abort]", flush=True)
+
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, handle) if main_thread else None
+    try:
+        yield stop
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def show(event: EventBase) -> None:
+    """Print what an operator wants to see; model text streams as it is generated."""
+    e: Any = event
+    if e.type == "model_delta" and e.kind == "text":
+        print(e.delta, end="", flush=True)
+    elif e.type == "model_response":
+        end_of_text = "\n" if e.text else ""  # the streamed text had no newline
+        print(
+            f"{end_of_text}  [{e.model}: {e.usage.prompt_tokens} in, {e.usage.output_tokens} out]"
+        )
+    elif e.type == "model_retry":
+        print(f"  [retry {e.attempt} in {e.wait_s:.2f} s: {e.message}]")
+    elif e.type == "model_error":
+        print(f"  [model error {e.kind}: {e.message}]")
+    elif e.type == "safety_check" and e.outcome != "allow":
+        print(f"  safety {e.outcome}: {', '.join(e.violations) or e.reason}")
+    elif e.type == "tool_call":
+        print(f"-> {e.name}({e.arguments})")
+    elif e.type == "tool_result":
+        print(f"<- {e.name}: {e.text[:200]}")
+    elif e.type == "done":
+        cost = "" if e.usage.cost_usd is None else f", ${e.usage.cost_usd:.4f}"
+        print(f"\n{e.status} after {e.turns} turns ({e.termination_reason})")
+        print(f"report: {e.report}")
+        print(
+            f"usage: {e.usage.requests} calls, {e.usage.input_tokens} input "
+            f"(+{e.usage.cache_read_tokens} cached), {e.usage.output_tokens} output{cost}"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="openai:gpt-4.1-mini", help="model spec")
@@ -179,7 +230,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     robot = ToyGantry()
-    render = TimelineRenderer()
     done: DoneEvent | None = None
     with (
         Harness(
@@ -189,12 +239,12 @@ def main(argv: list[str] | None = None) -> int:
             safety=BoxEnvelope(),
             physical_tools=gantry_tools(robot),
         ) as harness,
-        CancelOnInterrupt() as cancel,
+        stop_on_ctrl_c() as stop,
     ):
         for event in harness.run_stream(
-            args.instruction, max_turns=args.max_turns, should_cancel=cancel.is_set
+            args.instruction, max_turns=args.max_turns, should_cancel=stop.is_set
         ):
-            render(event)
+            show(event)
             if isinstance(event, DoneEvent):
                 done = event
     return 0 if done is not None and done.status == "completed" else 1

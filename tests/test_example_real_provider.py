@@ -47,4 +47,5 @@ def test_it_drives_the_toy_robot_through_a_local_server(
     assert "gripper holding red_cube" in results[1]
     assert "[0.22, 0.71, 0.5]" in results[2]  # z clamped by the safety envelope
     out = capsys.readouterr().out
-    assert "The red cube is held" in out and "completed" in out
+    assert "completed after 4 turns" in out and "report: The red cube is held" in out
+    assert "safety clamp: z 0.9 -> 0.5" in out
