@@ -254,7 +254,7 @@ def adapters() -> tuple[OpenAIChatModel, AnthropicModel]:
     return openai, anthropic
 
 
-CALL_IDS = st.sampled_from(["call_0", "call_1", "toolu.x", "c/9"])
+CALL_IDS = st.sampled_from(["call_0", "call_1", "call_0_2", "toolu.x", "c/9"])
 
 
 @st.composite

@@ -147,7 +147,7 @@ def read_transcript(items: list[Item], *, tools_offered: bool = True) -> list[En
         if isinstance(item, ToolResultItem):
             results_at[item.call_id].append(index)
     placed: set[int] = set()
-    used_ids: dict[str, int] = {}
+    used_ids: set[str] = set()
     entries: list[Entry] = []
     for index, item in enumerate(items):
         if isinstance(item, AssistantItem):
@@ -190,10 +190,13 @@ def _calls_as_text(item: Item) -> Item:
     return item.model_copy(update={"text": "\n".join(lines), "tool_calls": []})
 
 
-def _unique(call_id: str, used: dict[str, int]) -> str:
-    count = used.get(call_id, 0) + 1
-    used[call_id] = count
-    return call_id if count == 1 else f"{call_id}_{count}"
+def _unique(call_id: str, used: set[str]) -> str:
+    candidate, count = call_id, 1
+    while candidate in used:
+        count += 1
+        candidate = f"{call_id}_{count}"
+    used.add(candidate)
+    return candidate
 
 
 # --------------------------------------------------------------------------- tool names
