@@ -469,12 +469,13 @@ def test_overloaded_error_inside_the_stream_is_retried(server: WireServer) -> No
     error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
     started = anthropic_stream([text_block("partial")]).events or []
     server.reply(
-        Reply(events=[*started[:3], ("error", json.dumps(error))]),
+        Reply(events=[*started[:4], ("error", json.dumps(error))]),  # after one text delta
         anthropic_stream([text_block("complete")]),
     )
     chunks, response = drain(model(server).stream(request()))
     notice = next(c for c in chunks if isinstance(c, RetryNotice))
     assert notice.error_kind == "transient" and "Overloaded" in notice.message
+    assert "partial response streamed so far is discarded" in notice.message
     assert response.text == "complete"
 
 

@@ -42,7 +42,7 @@ from harness.messages import (
 )
 from harness.providers import PROVIDERS, build_model, parse_model_spec
 from harness.providers.anthropic import MAX_CACHE_BREAKPOINTS, AnthropicModel
-from harness.providers.base import Chunk, Final, RetryNotice
+from harness.providers.base import Chunk, Final, Model, RetryNotice
 from harness.providers.catalog import LOCAL_SERVERS, known_context_window
 from harness.providers.failures import Failure, classify_failure, retry_after_s
 from harness.providers.openai import OpenAIChatModel
@@ -72,6 +72,7 @@ def test_model_specs_and_local_server_presets(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-000000000000000000000")
     claude = build_model(parse_model_spec("anthropic:claude-opus-4-8"))
     assert isinstance(claude, AnthropicModel) and claude.context_window == 200_000
+    assert isinstance(claude, Model) and isinstance(ollama, Model)  # the loop's protocol
     assert {"openai", "anthropic", "ollama", "vllm", "llamacpp", "lmstudio"} <= set(PROVIDERS)
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from harness.errors import ModelError
-from harness.providers.base import Chunk, RetryNotice
+from harness.providers.base import Chunk, Delta, RetryNotice
 
 __all__ = ["RetryPolicy", "never_cancelled", "wait_unless_cancelled", "with_retries"]
 
@@ -83,16 +83,22 @@ def with_retries(
     """
     retry = 0
     while True:
+        partial = False
         try:
-            yield from attempt()
+            for chunk in attempt():
+                partial = partial or isinstance(chunk, Delta)
+                yield chunk
             return
         except ModelError as error:
             retry += 1
             wait = policy.wait_s(retry, error, rng)
             if wait is None:
                 raise _final_error(error, retry, policy) from None
+            message = str(error)
+            if partial:
+                message += " (the partial response streamed so far is discarded)"
             yield RetryNotice(
-                attempt=retry, error_kind=error.kind, message=str(error), wait_s=round(wait, 3)
+                attempt=retry, error_kind=error.kind, message=message, wait_s=round(wait, 3)
             )
             if not wait_unless_cancelled(wait, cancelled):
                 return
