@@ -512,7 +512,7 @@ def test_server_error_then_success_is_retried_with_backoff(server: WireServer) -
     server.reply(openai_error(503, "overloaded", type="server_error"), openai_stream("ok"))
     chunks, response = drain(model(server).stream(request()))
     notice = next(c for c in chunks if isinstance(c, RetryNotice))
-    assert notice.error_kind == "transient" and 0.0005 <= notice.wait_s <= 0.001
+    assert notice.error_kind == "transient" and 0 <= notice.wait_s <= 0.001
     assert response.text == "ok" and len(server.requests) == 2
 
 
