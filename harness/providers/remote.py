@@ -105,6 +105,12 @@ class RemoteModel:
     def stream(
         self, request: ModelRequest, *, cancelled: Callable[[], bool] | None = None
     ) -> Iterator[Chunk]:
+        """Deltas and retry notices as they happen, then one ``Final``.
+
+        ``cancelled`` is polled between streamed events and during retry waits; on
+        cancellation the stream ends without a ``Final``. Waiting for the server's first
+        byte is not interruptible and is bounded by ``model.timeout_s``.
+        """
         is_cancelled = cancelled or never_cancelled
         names = ToolNames(spec.name for spec in request.tools)
         payload = self._payload(request, names)
