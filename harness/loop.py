@@ -201,7 +201,19 @@ class TaskRun:
         )
         h._prepare_task_resident()
         context = h.context
-        tools = h.tools.visible()
+        h._sync_tool_sources()
+        yield from self._offer_tools()
+        for image in self.images:
+            h.store.put_image(image)
+        self._record(
+            InstructionItem(text=self.instruction, images=[image.ref() for image in self.images])
+        )
+        context.add_transient_images(self.images)
+
+    def _offer_tools(self) -> Steps[None]:
+        """Put the visible tools into Resident context and announce them."""
+        context = self.h.context
+        tools = self.h.tools.visible()
         context.set_tools([t.spec() for t in tools])
         yield self._emit(
             ToolsListedEvent(
@@ -210,17 +222,15 @@ class TaskRun:
                 tokens=context.estimator.calibrated(context.tools_tokens()),
             )
         )
-        for image in self.images:
-            h.store.put_image(image)
-        self._record(
-            InstructionItem(text=self.instruction, images=[image.ref() for image in self.images])
-        )
-        context.add_transient_images(self.images)
 
     # ================================================================== refresh
 
     def _refresh(self) -> Steps[None]:
         """Before every model call, in the specified order."""
+        if self.turn > 1 and self.h._sync_tool_sources():
+            # A tool source (MCP server) changed its tools during the last turn: the
+            # new set applies from this model call on, never inside a turn.
+            yield from self._offer_tools()
         self._snapshot_task_notes()
         if self._termination is None:
             yield from self._observe()
