@@ -24,10 +24,11 @@ from harness import Harness, HarnessConfig, tool
 from harness.cli import main
 from harness.config import MCPServerConfig
 from harness.errors import ConfigError
+from harness.execution import CallOutcome, run_tool
 from harness.mcp import MCPManager, MCPServerError, MCPTool, ServerState
 from harness.messages import Verdict
 from harness.providers import ScriptedModel, call, reply
-from harness.tools import ToolArgumentError, ToolContext
+from harness.tools import ToolArgumentError, ToolCancelledError, ToolContext
 from tests.conftest import BoxSafety, FakeDriver
 
 pytest.importorskip("mcp")
@@ -239,22 +240,46 @@ def test_crash_mid_call_is_isolated_restarted_and_bounded() -> None:
     assert len(mcp_threads()) == threads_before  # the loop thread was joined
 
 
+def run_in_harness_runner(item: MCPTool, **arguments: Any) -> tuple[CallOutcome, int]:
+    """Run a tool the way the loop does: its timeout, and the interrupt path if physical."""
+    interrupts: list[int] = []
+    runner = run_tool(
+        item,
+        item.validate(arguments),
+        {"call_id": "call_1", "task_id": "task_1", "turn": 1},
+        timeout_s=item.timeout_s or 30.0,
+        should_cancel=lambda: False,
+        interrupt=(lambda: interrupts.append(1)) if item.physical else None,
+    )
+    while True:
+        try:
+            next(runner)
+        except StopIteration as stop:
+            return stop.value, len(interrupts)
+
+
 def test_hung_server_times_out_alone_and_is_restarted() -> None:
     manager = MCPManager.start_servers(
         [server("stuck", physical=["wedge"], call_timeout_s=0.5), server("steady")]
     )
     seen = set(manager.owned_pids())
     try:
-        slow = invoke(by_remote(manager, "stuck", "slow"), seconds=30)
+        # Outside a task the server's own deadline applies.
+        slow = manager.call("stuck", "slow", {"seconds": 30})
         assert slow.error_kind == "timeout" and "timed out after 0.5 s" in slow.text
         # A slow call is not a reason to restart: the probe finds the server answering.
         pid = manager.pids()["stuck"]
         assert manager.call("stuck", "add", {"a": 1, "b": 1}).text == "2"
         assert manager.pids()["stuck"] == pid
 
-        wedged = invoke(by_remote(manager, "stuck", "wedge"), seconds=60)
-        assert wedged.is_error and wedged.error_kind == "outcome_unknown"  # physical
-        assert "outcome unknown" in wedged.text
+        # Inside a task the Harness's deadline applies: the physical call goes through the
+        # interrupt path and is reported as outcome unknown.
+        outcome, interrupts = run_in_harness_runner(
+            by_remote(manager, "stuck", "wedge"), seconds=60
+        )
+        assert outcome.timed_out and not outcome.cancelled and interrupts == 1
+        assert outcome.output.error_kind == "outcome_unknown"
+        assert "outcome unknown" in outcome.output.text
         assert manager.call("steady", "add", {"a": 2, "b": 2}).text == "4"  # unaffected
         # The wedged server does not answer the liveness probe: it is restarted.
         assert manager.call("stuck", "add", {"a": 3, "b": 3}).text == "6"
@@ -272,8 +297,6 @@ def test_cancellation_stops_waiting_and_the_call_reports_cancelled(shared: MCPMa
     ctx = ToolContext(cancel_event=cancel)
     timer = threading.Timer(0.2, cancel.set)
     timer.start()
-    from harness.tools import ToolCancelledError
-
     with pytest.raises(ToolCancelledError):
         item.invoke({"seconds": 30}, ctx)
     timer.join()

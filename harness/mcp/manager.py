@@ -31,7 +31,7 @@ from harness.errors import ConfigError
 from harness.mcp.loop_thread import LoopThread
 from harness.mcp.naming import ToolNames, matches, offered, unmatched_physical
 from harness.mcp.processes import OwnedProcesses
-from harness.mcp.server import MCPServerError, ServerConnection, ServerStatus
+from harness.mcp.server import MARGIN_S, MCPServerError, ServerConnection, ServerStatus
 from harness.mcp.session import Endpoint, sdk_major
 from harness.tools import Tool, ToolContext, ToolOutput
 
@@ -57,16 +57,16 @@ class MCPTool(Tool):
         parameters: Mapping[str, Any],
         physical: bool,
     ) -> None:
-        config = server.config
         super().__init__(
             name,
             description,
             self._call_directly,
             parameters=parameters,
             physical=physical,
-            # The server's own deadlines (start or restart, then the call) are the
-            # authoritative ones and produce the precise messages; this is the hang guard.
-            timeout_s=config.call_timeout_s + config.startup_timeout_s + 5.0,
+            # The Harness's deadline is the authoritative one inside a task: a physical
+            # call that runs out of time goes through the harness's interrupt path and is
+            # reported as "outcome unknown". A restart before the call counts against it.
+            timeout_s=server.config.call_timeout_s,
             source=f"mcp:{server.name}",
         )
         self.server = server
@@ -76,12 +76,15 @@ class MCPTool(Tool):
         return self.server.call(self.remote_name, arguments, physical=self.physical)
 
     def invoke(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Call through the server; the caller's timeout or cancellation (``ctx``) cancels
+        the MCP request, and the server's own deadline is only a guard behind it."""
         return self.server.call(
             self.remote_name,
             dict(arguments),
             physical=self.physical,
             cancelled=lambda: ctx.cancelled,
             on_progress=ctx.report_progress,
+            timeout_s=self.server.config.call_timeout_s + MARGIN_S,
         )
 
 

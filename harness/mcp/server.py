@@ -272,9 +272,16 @@ class ServerConnection:
         physical: bool,
         cancelled: Callable[[], bool] = lambda: False,
         on_progress: Callable[[str], None] | None = None,
+        timeout_s: float | None = None,
     ) -> ToolOutput:
         """Call ``tool`` and convert its result; failures of the server become error
-        results. Raises :class:`ToolCancelledError` when ``cancelled()`` turns true."""
+        results. Raises :class:`ToolCancelledError` when ``cancelled()`` turns true (the
+        request is cancelled on the server too).
+
+        ``timeout_s`` bounds the call itself (default ``call_timeout_s``); a restart or a
+        liveness probe before it has its own bound.
+        """
+        timeout = self.config.call_timeout_s if timeout_s is None else timeout_s
         try:
             running = self._ensure_ready()
         except ServerUnavailable as exc:
@@ -282,25 +289,26 @@ class ServerConnection:
         if cancelled():
             raise ToolCancelledError(f"{tool} was not sent: the task was cancelled")
         progress = self._progress(tool, on_progress) if on_progress is not None else None
-        future = self._loop.submit(self._call_async, running.session, tool, arguments, progress)
-        deadline = time.monotonic() + self.config.call_timeout_s + MARGIN_S
+        future = self._loop.submit(
+            self._call_async, running.session, tool, arguments, progress, timeout
+        )
+        deadline = time.monotonic() + timeout + MARGIN_S
         while not future.done():
             futures.wait([future], timeout=POLL_S)
             if future.done():
                 break
             if cancelled():
                 future.cancel()
-                self._mark_suspect(running, f"a call to {tool} was cancelled while it ran")
-                raise ToolCancelledError(f"{tool} was cancelled while it ran")
+                self._mark_suspect(running, f"a call to {tool} was stopped while it ran")
+                raise ToolCancelledError(f"{tool} was stopped while it ran")
             if time.monotonic() >= deadline:
                 future.cancel()
                 break
         try:
             result = future.result(timeout=0)
         except (TimeoutError, futures.CancelledError):
-            timeout = self.config.call_timeout_s
             self._mark_suspect(running, f"{tool} did not answer within {timeout:g} s")
-            return self._timeout_output(tool, physical=physical)
+            return self._timeout_output(tool, timeout, physical=physical)
         except Exception as exc:
             if is_connection_error(exc) or not self._alive(running):
                 self._mark_down(running, f"the connection closed ({describe(exc)})")
@@ -477,10 +485,11 @@ class ServerConnection:
     async def _set_event(event: anyio.Event) -> None:
         event.set()
 
+    @staticmethod
     async def _call_async(
-        self, session: Session, tool: str, arguments: dict[str, Any], progress: Any
+        session: Session, tool: str, arguments: dict[str, Any], progress: Any, timeout_s: float
     ) -> dict[str, Any]:
-        with anyio.fail_after(self.config.call_timeout_s):
+        with anyio.fail_after(timeout_s):
             return await session.call_tool(tool, arguments, progress=progress)
 
     @staticmethod
@@ -536,8 +545,7 @@ class ServerConnection:
             return "It will not be restarted again (max_restarts reached)."
         return f"It will be restarted on the next call ({left} restart(s) left)."
 
-    def _timeout_output(self, tool: str, *, physical: bool) -> ToolOutput:
-        timeout = self.config.call_timeout_s
+    def _timeout_output(self, tool: str, timeout: float, *, physical: bool) -> ToolOutput:
         if physical:
             return ToolOutput.error(
                 f"{tool} on mcp server '{self.name}' timed out after {timeout:g} s and was "
