@@ -325,3 +325,40 @@ def test_tool_source_changes_apply_between_turns_only(config: HarnessConfig) -> 
     wave_result = [e for e in events if e.type == "tool_result" and e.name == "wave"]
     assert wave_result[0].text == "wave done"
     h.close()
+
+
+# ============================================================================ the manager
+
+
+class ListedServer:
+    """Stands in for a connected server: only its listing matters here."""
+
+    def __init__(self, name: str, listing: list[dict[str, Any]], **options: Any) -> None:
+        self.name = name
+        self.config = MCPServerConfig(name=name, command="unused", **options)
+        self.listing = listing
+
+    def changed(self) -> bool:
+        return False
+
+
+def test_tools_with_unusable_schemas_are_skipped_and_reported() -> None:
+    from harness.mcp import MCPManager
+
+    manager = MCPManager([])
+    good = {"type": "object", "properties": {"ref": {"type": "string", "pattern": "^[a-z]+$"}}}
+    manager._servers["arm"] = ListedServer(  # type: ignore[assignment]
+        "arm",
+        [
+            {"name": "pick", "description": "Pick.", "inputSchema": good},
+            {"name": "broken", "inputSchema": {"type": "object", "properties": {"a": {"type": 7}}}},
+            {"name": "bare"},
+        ],
+        physical=["pick"],
+    )
+    tools = {t.name: t for t in manager.tools()}
+    assert set(tools) == {"pick", "bare"}
+    assert tools["pick"].parameters == good and tools["pick"].physical
+    assert tools["bare"].parameters == {"type": "object", "properties": {}}
+    assert tools["bare"].description == "bare (tool of MCP server arm)"
+    assert "invalid input schema" in manager.skipped_tools()["arm.broken"]

@@ -79,4 +79,7 @@ def _mcp_checks(harness: Any) -> list[str]:
                     f"[red]fail[/red] mcp server {status.name}: {status.state} "
                     f"({status.last_error})"
                 )
+        skipped = source.skipped_tools() if hasattr(source, "skipped_tools") else {}
+        for name, reason in skipped.items():
+            lines.append(f"[yellow]warn[/yellow] mcp tool {name} not offered: {reason}")
     return lines

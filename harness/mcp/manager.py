@@ -26,6 +26,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+
 from harness.config import HarnessConfig, MCPServerConfig, ObservationConfig
 from harness.errors import ConfigError
 from harness.mcp.loop_thread import LoopThread
@@ -134,6 +136,7 @@ class MCPManager:
         self._loop: LoopThread | None = None
         self._servers: dict[str, ServerConnection] = {}
         self._names = ToolNames()
+        self._skipped: dict[str, str] = {}
         self._lock = threading.Lock()
         self._closed = False
 
@@ -273,11 +276,16 @@ class MCPManager:
                 reserved=reserved,
             )
             tools: list[Tool] = []
+            self._skipped = {}
             for server, spec in entries:
                 remote = str(spec["name"])
                 schema = spec.get("inputSchema")
                 if not isinstance(schema, dict):
                     schema = {"type": "object", "properties": {}}
+                problem = _schema_problem(schema)
+                if problem is not None:
+                    self._skipped[f"{server.name}.{remote}"] = problem
+                    continue
                 description = (
                     spec.get("description")
                     or spec.get("title")
@@ -312,6 +320,11 @@ class MCPManager:
                 "envelope checks it"
             )
         return connection.call(tool, dict(arguments or {}), physical=False)
+
+    def skipped_tools(self) -> dict[str, str]:
+        """Tools not offered because their input schema is not a valid JSON Schema
+        (``server.tool`` -> why); validating arguments against it would be impossible."""
+        return dict(self._skipped)
 
     def status(self) -> list[ServerStatus]:
         return [server.status() for server in self._servers.values()]
@@ -364,3 +377,12 @@ class MCPManager:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _schema_problem(schema: dict[str, Any]) -> str | None:
+    """Why a server's input schema cannot be used as-is, or None when it can."""
+    try:
+        jsonschema.validators.validator_for(schema).check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        return f"invalid input schema: {exc.message}"
+    return None
