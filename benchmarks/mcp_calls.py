@@ -11,6 +11,7 @@ conversion). Also start and close of one stdio server. Uses the test fixture ser
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import time
@@ -46,26 +47,19 @@ def bench_sdk(calls: int) -> tuple[list[float], float, float]:
 
         params = StdioServerParameters(command=sys.executable, args=ARGS)
         started = time.perf_counter()
-        if hasattr(mcp, "Client"):  # SDK 2.x
-            async with mcp.Client(params) as client:
-                timings["start"] = time.perf_counter() - started
-                for _ in range(calls):
-                    t = time.perf_counter()
-                    await client.call_tool("add", {"a": 1, "b": 2})
-                    samples.append(time.perf_counter() - t)
-                closing = time.perf_counter()
-        else:
-            async with (
-                stdio_client(params) as (read, write),
-                mcp.ClientSession(read, write) as session,
-            ):
-                await session.initialize()
-                timings["start"] = time.perf_counter() - started
-                for _ in range(calls):
-                    t = time.perf_counter()
-                    await session.call_tool("add", {"a": 1, "b": 2})
-                    samples.append(time.perf_counter() - t)
-                closing = time.perf_counter()
+        async with contextlib.AsyncExitStack() as stack:
+            if hasattr(mcp, "Client"):  # SDK 2.x
+                client = await stack.enter_async_context(mcp.Client(params))
+            else:
+                read, write = await stack.enter_async_context(stdio_client(params))
+                client = await stack.enter_async_context(mcp.ClientSession(read, write))
+                await client.initialize()
+            timings["start"] = time.perf_counter() - started
+            for _ in range(calls):
+                t = time.perf_counter()
+                await client.call_tool("add", {"a": 1, "b": 2})
+                samples.append(time.perf_counter() - t)
+            closing = time.perf_counter()
         timings["close"] = time.perf_counter() - closing
 
     anyio.run(main)

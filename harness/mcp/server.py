@@ -251,12 +251,7 @@ class ServerConnection:
             if self._state is not ServerState.READY or running is None:
                 return  # a restart lists them again
             try:
-                tools = self._loop.call(
-                    self._list_async,
-                    running.session,
-                    self._probe_timeout(),
-                    timeout_s=self._probe_timeout() + MARGIN_S,
-                )
+                tools = self._list_now(running)
             except BaseException as exc:
                 self._mark_failed_call(running, exc, f"listing its tools failed: {describe(exc)}")
                 return
@@ -326,12 +321,7 @@ class ServerConnection:
             running = self._running
             if running is not None and self._state in (ServerState.READY, ServerState.SUSPECT):
                 try:
-                    self._loop.call(
-                        self._list_async,
-                        running.session,
-                        self._probe_timeout(),
-                        timeout_s=self._probe_timeout() + MARGIN_S,
-                    )
+                    self._list_now(running)
                 except BaseException as exc:
                     self._mark_failed_call(running, exc, f"probe failed: {describe(exc)}")
         return self.status()
@@ -367,12 +357,7 @@ class ServerConnection:
 
     def _probe_locked(self, running: _Running) -> None:
         try:
-            tools = self._loop.call(
-                self._list_async,
-                running.session,
-                self._probe_timeout(),
-                timeout_s=self._probe_timeout() + MARGIN_S,
-            )
+            tools = self._list_now(running)
         except BaseException as exc:
             reason = (
                 f"it did not answer a liveness probe within {self._probe_timeout():g} s "
@@ -427,6 +412,13 @@ class ServerConnection:
         self._stopping.append(running)
         self._begin_teardown(running, kill=kill)
         self._last_error = reason + self._stderr_tail(0, last_start_only=True)
+
+    def _list_now(self, running: _Running) -> list[dict[str, Any]]:
+        """A bounded ``tools/list`` round trip: the liveness probe and the refresh."""
+        timeout = self._probe_timeout()
+        return self._loop.call(
+            self._list_async, running.session, timeout, timeout_s=timeout + MARGIN_S
+        )
 
     def _alive(self, running: _Running) -> bool:
         return running.pid is None or is_alive(running.pid)
