@@ -67,6 +67,9 @@ T = TypeVar("T")
 Steps = Generator[EventBase, None, T]
 
 HIDDEN_HOOK_NAMES = frozenset({"evaluate_run"})
+CALIBRATION_STATE_KEYS = frozenset({"cameras", "frames"})
+"""Observation state read by tools (camera calibration, frames), not shown to the model:
+a few 4x4 matrices would cost ~100 tokens every turn and tell it nothing."""
 
 
 @dataclass
@@ -215,6 +218,9 @@ class TaskRun:
         context = self.h.context
         tools = self.h.tools.visible()
         context.set_tools([t.spec() for t in tools])
+        refusal = self.h._admit_tool_definitions()
+        if refusal is not None:
+            self._terminate("failed", f"capability admission: {refusal}")
         yield self._emit(
             ToolsListedEvent(
                 tools=[t.name for t in tools],
@@ -898,6 +904,8 @@ def render_observation(observation: Observation) -> str:
     if observation.images:
         lines.append("cameras: " + ", ".join(sorted(observation.images)))
     for key, value in sorted(observation.state.items()):
+        if key in CALIBRATION_STATE_KEYS:
+            continue
         lines.append(f"{key}: {_fmt(value)}")
     if observation.safety:
         readings = ", ".join(
