@@ -389,7 +389,7 @@ def test_failing_construction_leaves_no_process(tmp_path: Path) -> None:
         name="stuck",
         command=sys.executable,
         args=["-c", WRITE_PID_AND_SLEEP, str(stuck_pid_file)],
-        startup_timeout_s=1.5,
+        startup_timeout_s=1.0,
     )
     missing = MCPServerConfig(name="missing", command="no-such-mcp-server-binary")
     threads_before = len(mcp_threads())
@@ -411,7 +411,7 @@ def test_failing_construction_leaves_no_process(tmp_path: Path) -> None:
     with pytest.raises(MCPServerError) as failure:
         Harness.from_config(config, model=ScriptedModel([reply("never")]))
     message = str(failure.value)
-    assert "'stuck'" in message and "startup_timeout_s=1.5" in message
+    assert "'stuck'" in message and "startup_timeout_s=1" in message
     assert "'missing'" in message and "no-such-mcp-server-binary" in message
     pids = [int(good_pid_file.read_text()), int(stuck_pid_file.read_text())]
     assert wait_dead(pids) == []
