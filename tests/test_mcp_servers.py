@@ -324,7 +324,8 @@ def describe() -> str:
 
 def test_harness_runs_mcp_tools_end_to_end(tmp_path: Path) -> None:
     """A ScriptedModel drives a physical MCP tool through the safety envelope and the
-    evaluator, grows the server's tool list mid-task, and uses the new tool next turn."""
+    evaluator, sees a returned image on the next call only, grows the server's tool list
+    mid-task, and uses the new tool on the next turn."""
     config = HarnessConfig.model_validate(
         {
             "embodiment": None,
@@ -338,9 +339,10 @@ def test_harness_runs_mcp_tools_end_to_end(tmp_path: Path) -> None:
     model = ScriptedModel(
         [
             call("move_to", x=2.0, y=0.1, z=0.05),
+            call("snapshot", width=32, height=24),
             call("grow", tool_name="wave"),
             call("wave"),
-            reply("moved, grew and waved"),
+            reply("moved, looked, grew and waved"),
         ]
     )
     evaluator = RecordingEvaluator()
@@ -369,10 +371,17 @@ def test_harness_runs_mcp_tools_end_to_end(tmp_path: Path) -> None:
     assert evaluator.calls == [("move_to", {"x": 0.5, "y": 0.1, "z": 0.05})]
     assert results["move_to"].evaluation.status == "success"
     assert results["wave"].text == "wave says hi"
+    images_per_request = [
+        [image.label for image in (r.refreshed.images if r.refreshed else [])]
+        for r in model.requests
+    ]
+    assert "arm.snapshot#1" in images_per_request[2]  # the call right after the snapshot
+    assert "arm.snapshot#1" not in images_per_request[3]  # and only that one
+    assert results["snapshot"].images  # stored by hash in the run store
     tools_per_request = [[spec.name for spec in r.tools] for r in model.requests]
-    assert "wave" not in tools_per_request[1] and "wave" in tools_per_request[2]
+    assert "wave" not in tools_per_request[2] and "wave" in tools_per_request[3]
     listed = [e.turn for e in events if e.type == "tools_listed"]
-    assert listed == [0, 3]
+    assert listed == [0, 4]
     assert wait_dead([pid]) == []
 
 

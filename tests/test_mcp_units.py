@@ -362,3 +362,23 @@ def test_tools_with_unusable_schemas_are_skipped_and_reported() -> None:
     assert tools["bare"].parameters == {"type": "object", "properties": {}}
     assert tools["bare"].description == "bare (tool of MCP server arm)"
     assert "invalid input schema" in manager.skipped_tools()["arm.broken"]
+
+
+def test_handshake_era_list_changed_notification_is_recognised() -> None:
+    """Servers on protocol versions before 2026-07-28 announce changes with a
+    notification (the 2.x SDK passes it bare, 1.x wrapped in a ServerNotification)."""
+    anyio = pytest.importorskip("anyio")
+    types = pytest.importorskip("mcp").types
+    from harness.mcp.session import _notification_handler
+
+    seen: list[str] = []
+    handle = _notification_handler(lambda: seen.append("changed"))
+    changed = types.ToolListChangedNotification(method="notifications/tools/list_changed")
+    other = types.ResourceListChangedNotification(method="notifications/resources/list_changed")
+    messages: list[Any] = [changed, other]
+    wrapper = getattr(types, "ServerNotification", None)
+    if "root" in getattr(wrapper, "model_fields", {}):  # SDK 1.x
+        messages += [wrapper(changed), wrapper(other)]
+    for message in messages:
+        anyio.run(handle, message)
+    assert seen == ["changed"] * (len(messages) // 2)
