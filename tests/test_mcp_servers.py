@@ -543,3 +543,13 @@ def test_check_reports_mcp_servers(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["check", "--config", str(path)]) == 0
     out = " ".join(capsys.readouterr().out.split())  # rich wraps long lines
     assert "ok mcp server arm (pid" in out and "13 tools offered, 1 physical" in out
+
+
+def test_mcp_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    import runpy
+
+    example = Path(__file__).parent.parent / "examples" / "mcp_tools.py"
+    runpy.run_path(str(example), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "MCP tools: set_gripper, gripper_status" in out
+    assert "safety  set_gripper: clamp" in out and "done    completed" in out
