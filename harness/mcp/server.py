@@ -107,6 +107,7 @@ class _Launch:
     task: futures.Future[None]
     errlog: TextIO
     log_offset: int
+    started: float
 
 
 class ServerConnection:
@@ -157,19 +158,21 @@ class ServerConnection:
         errlog.flush()
         ready: futures.Future[Any] = futures.Future()
         task = self._loop.submit(self._serve, endpoint, errlog, ready)
-        return _Launch(token, ready, task, errlog, errlog.tell())
+        return _Launch(token, ready, task, errlog, errlog.tell(), time.monotonic())
 
     def finish_launch(self, launch: _Launch) -> None:
         """Wait for a launch; raises :class:`MCPServerError` (everything it started is
         ended first)."""
         try:
-            session, stop, tools = launch.ready.result(
-                timeout=self.config.startup_timeout_s + MARGIN_S
-            )
+            remaining = launch.started + self.config.startup_timeout_s - time.monotonic()
+            session, stop, tools = launch.ready.result(timeout=max(remaining, 0.0))
         except BaseException as exc:
             reason = describe(exc)
             if isinstance(exc, TimeoutError):
                 reason = f"no answer within startup_timeout_s={self.config.startup_timeout_s:g}"
+            # End the process first: a server that never answered will not exit when its
+            # stdin closes, and the SDK would wait out its grace period before signalling.
+            _terminate(find_processes([launch.token]), grace_s=1.0)
             launch.task.cancel()
             with contextlib.suppress(BaseException):
                 launch.task.result(timeout=STOP_TIMEOUT_S)
@@ -457,7 +460,9 @@ class ServerConnection:
         """The task that owns one session from connect to shutdown."""
         stop = anyio.Event()
         try:
-            deadline = anyio.current_time() + self.config.startup_timeout_s
+            # The caller's wait (startup_timeout_s) is the authoritative deadline: it ends
+            # the process first, then cancels this task. This one only guards the loop.
+            deadline = anyio.current_time() + self.config.startup_timeout_s + MARGIN_S
             with anyio.CancelScope(deadline=deadline) as scope:
                 async with open_session(
                     endpoint, errlog=errlog, on_tools_changed=self._changed.set
