@@ -247,10 +247,6 @@ class MCPManager:
 
     # ================================================================== tool source
 
-    @property
-    def name(self) -> str:
-        return "mcp"
-
     def tools_changed(self) -> bool:
         """True when a server announced a new tool list (or came back with one)."""
         return any(server.changed() for server in self._servers.values())
@@ -265,31 +261,32 @@ class MCPManager:
             for server in self._servers.values():
                 if server.changed():
                     server.refresh_listing()
-            entries: list[tuple[ServerConnection, dict[str, Any]]] = []
+            self._skipped = {}
+            entries: list[tuple[ServerConnection, dict[str, Any], dict[str, Any]]] = []
             for server in self._servers.values():
                 for spec in server.listing:
                     remote = str(spec.get("name", ""))
-                    if remote and offered(server.config, remote):
-                        entries.append((server, spec))
+                    if not remote or not offered(server.config, remote):
+                        continue
+                    schema = spec.get("inputSchema")
+                    if not isinstance(schema, dict):
+                        schema = {"type": "object", "properties": {}}
+                    problem = _schema_problem(schema)
+                    if problem is not None:
+                        self._skipped[f"{server.name}.{remote}"] = problem
+                        continue
+                    entries.append((server, spec, schema))
             names = self._names.assign(
-                [(server.name, str(spec["name"])) for server, spec in entries],
+                [(server.name, str(spec["name"])) for server, spec, _ in entries],
                 reserved=reserved,
             )
             tools: list[Tool] = []
-            self._skipped = {}
-            for server, spec in entries:
+            for server, spec, schema in entries:
                 remote = str(spec["name"])
-                schema = spec.get("inputSchema")
-                if not isinstance(schema, dict):
-                    schema = {"type": "object", "properties": {}}
-                problem = _schema_problem(schema)
-                if problem is not None:
-                    self._skipped[f"{server.name}.{remote}"] = problem
-                    continue
                 description = (
                     spec.get("description")
                     or spec.get("title")
-                    or (f"{remote} (tool of MCP server {server.name})")
+                    or f"{remote} (tool of MCP server {server.name})"
                 )
                 tools.append(
                     MCPTool(
