@@ -43,6 +43,18 @@ def server(name: str, *extra_args: str, **options: Any) -> MCPServerConfig:
     )
 
 
+def offline(*servers: MCPServerConfig, **sections: Any) -> dict[str, Any]:
+    """Config data with no robot, no run store and no memory: only MCP servers."""
+    return {
+        "embodiment": None,
+        "driver": None,
+        "run": {"store": None},
+        "memory": {"enabled": False},
+        "mcp": {"servers": [config.model_dump() for config in servers]},
+        **sections,
+    }
+
+
 def running(pid: int) -> bool:
     """Alive and not a zombie, read straight from /proc."""
     try:
@@ -327,14 +339,7 @@ def test_harness_runs_mcp_tools_end_to_end(tmp_path: Path) -> None:
     evaluator, sees a returned image on the next call only, grows the server's tool list
     mid-task, and uses the new tool on the next turn."""
     config = HarnessConfig.model_validate(
-        {
-            "embodiment": None,
-            "driver": None,
-            "run": {"store": None},
-            "memory": {"enabled": False},
-            "evaluation": {"required_tools": ["move_to"]},
-            "mcp": {"servers": [server("arm", physical=["move_to"]).model_dump()]},
-        }
+        offline(server("arm", physical=["move_to"]), evaluation={"required_tools": ["move_to"]})
     )
     model = ScriptedModel(
         [
@@ -403,19 +408,7 @@ def test_failing_construction_leaves_no_process(tmp_path: Path) -> None:
     missing = MCPServerConfig(name="missing", command="no-such-mcp-server-binary")
     threads_before = len(mcp_threads())
     config = HarnessConfig.model_validate(
-        {
-            "embodiment": None,
-            "driver": None,
-            "run": {"store": None},
-            "memory": {"enabled": False},
-            "mcp": {
-                "servers": [
-                    server("good", "--pid-file", str(good_pid_file)).model_dump(),
-                    stuck.model_dump(),
-                    missing.model_dump(),
-                ]
-            },
-        }
+        offline(server("good", "--pid-file", str(good_pid_file)), stuck, missing)
     )
     with pytest.raises(MCPServerError) as failure:
         Harness.from_config(config, model=ScriptedModel([reply("never")]))
@@ -430,14 +423,10 @@ def test_failing_construction_leaves_no_process(tmp_path: Path) -> None:
 def test_harness_failing_after_servers_started_closes_them(tmp_path: Path) -> None:
     pid_file = tmp_path / "arm.pid"
     config = HarnessConfig.model_validate(
-        {
-            "embodiment": None,
-            "driver": None,
-            "run": {"store": None},
-            "memory": {"enabled": False},
-            "context": {"compaction": {"reserve_tokens": 500_000}},  # > the window: refused
-            "mcp": {"servers": [server("arm", "--pid-file", str(pid_file)).model_dump()]},
-        }
+        offline(
+            server("arm", "--pid-file", str(pid_file)),
+            context={"compaction": {"reserve_tokens": 500_000}},  # > the window: refused
+        )
     )
     with pytest.raises(ConfigError, match="reserve_tokens"):
         Harness.from_config(config, model=ScriptedModel([reply("never")]))
@@ -526,18 +515,14 @@ def test_check_reports_mcp_servers(tmp_path: Path, capsys: pytest.CaptureFixture
     path = tmp_path / "mcp.yaml"
     path.write_text(
         json.dumps(
-            {
-                "model": {
+            offline(
+                server("arm", physical=["move_to"]),
+                model={
                     "provider": "scripted",
                     "name": "scripted",
                     "options": {"responses": [{"text": "hi"}]},
                 },
-                "embodiment": None,
-                "driver": None,
-                "run": {"store": None},
-                "memory": {"enabled": False},
-                "mcp": {"servers": [server("arm", physical=["move_to"]).model_dump()]},
-            }
+            )
         )
     )
     assert main(["check", "--config", str(path)]) == 0
