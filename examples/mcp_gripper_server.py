@@ -1,12 +1,14 @@
 """A stand-in for a robot's MCP server (e.g. a ROS bridge): a gripper and a status query.
 
-Run by examples/mcp_tools.py over stdio; needs the `mcp` extra. Written for SDK 2.x
-(``MCPServer``); with SDK 1.x use ``from mcp.server.fastmcp import FastMCP``.
+Run by examples/mcp_tools.py over stdio; needs the `mcp` extra (SDK 2.x or 1.x).
 """
 
 from __future__ import annotations
 
-from mcp.server import MCPServer
+try:
+    from mcp.server import MCPServer
+except ImportError:  # SDK 1.x calls it FastMCP
+    from mcp.server.fastmcp import FastMCP as MCPServer
 
 server = MCPServer("gripper")
 state = {"width_m": 0.08}
