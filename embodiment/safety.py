@@ -200,7 +200,7 @@ class SafetyEnvelope:
         observation, problem = self._fresh(observation)
         if problem:
             return _blocked([problem])
-        for problem in self._reading_problems(observation, kinds):
+        for problem in self.reading_problems(observation, kinds):
             verdict.block(problem)
         if verdict.blocks:
             return _blocked(verdict.blocks)
@@ -267,7 +267,7 @@ class SafetyEnvelope:
         except Exception as exc:
             return None, f"missing_observation: taking fresh readings failed ({exc})"
 
-    def _required_readings(self, kinds: Mapping[str, str]) -> list[str]:
+    def required_readings(self, kinds: Mapping[str, str]) -> list[str]:
         names = list(self.profile.safety.required_readings)
         if self.profile.mobile:
             names.append("base_pose")
@@ -275,11 +275,11 @@ class SafetyEnvelope:
                 names.extend(self.profile.base.clearance_readings.values())
         return list(dict.fromkeys(names))
 
-    def _reading_problems(
+    def reading_problems(
         self, observation: Observation | None, kinds: Mapping[str, str]
     ) -> list[str]:
         problems = []
-        for name in self._required_readings(kinds):
+        for name in self.required_readings(kinds):
             value = reading(observation, name)
             if value is None:
                 problems.append(f"missing_reading:{name}: no value, motion is not safe to check")
