@@ -26,6 +26,7 @@ __all__ = [
     "PostCondition",
     "PostConditionChecker",
     "SafetyDecision",
+    "fill_post_condition",
     "reading",
 ]
 
@@ -206,12 +207,18 @@ class ActionSpec(BaseModel):
 
     def describe_post_condition(self, arguments: Mapping[str, Any]) -> str:
         """The post-condition with argument values filled in."""
-        if not self.post_condition:
-            return ""
-        try:
-            return self.post_condition.format_map(_Defaulting(arguments))
-        except (ValueError, IndexError):
-            return self.post_condition
+        return fill_post_condition(self.post_condition, arguments)
+
+
+def fill_post_condition(template: str, arguments: Mapping[str, Any]) -> str:
+    """``"{ref} is held"`` with ``ref="red_cube_1"`` -> ``"red_cube_1 is held"``; unknown
+    placeholders stay as they are."""
+    if not template:
+        return ""
+    try:
+        return template.format_map(_Defaulting(arguments))
+    except (ValueError, IndexError):
+        return template
 
 
 class _Defaulting(dict[str, Any]):

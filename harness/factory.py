@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.config import HarnessConfig
+from harness.embodied import build_embodiment_parts
 from harness.errors import ConfigError
 from harness.providers import build_model
 from harness.tools import Tool, tool
@@ -32,6 +33,7 @@ def build_parts(
             parts["model"] = build_model(config.model)
         if "compaction_model" not in parts and config.compaction_model is not None:
             parts["compaction_model"] = build_model(config.compaction_model)
+        build_embodiment_parts(config, parts, closers)
         extra_tools = list(parts.pop("tools", []))
         extra_tools.extend(import_tool(path) for path in config.tools)
         parts["tools"] = extra_tools
