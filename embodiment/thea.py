@@ -212,7 +212,9 @@ def parse_thea_markdown(text: str, *, source: str = "profile.md") -> dict[str, A
         )
     base: dict[str, Any] = {
         "footprint": footprint,
-        "description": _residue(mobility_text, *(rf"\b{word}\b" for word, _ in _MOBILITY)),
+        "description": mobility_text
+        if _residue(mobility_text, *(rf"\b{word}\b" for word, _ in _MOBILITY))
+        else "",
     }
     if mobility is not None:
         base["mobility"] = mobility
