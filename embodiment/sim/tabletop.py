@@ -47,6 +47,7 @@ from embodiment.sim.world import (
     TABLE_HALF,
     TABLE_THICKNESS,
     TABLE_TOP_Z,
+    Faults,
     TabletopConfig,
     plan_layout,
 )
@@ -103,6 +104,7 @@ class TabletopSim:
         self._yaw = 0.0
         self._motion = "idle"
         self._picks: Counter[str] = Counter()
+        self.faults = self.config.faults
         self._truth: tuple[float, list[Detection]] | None = None
         self._pace_origin = (0.0, 0.0)
         rtf = self.config.real_time_factor
@@ -185,6 +187,21 @@ class TabletopSim:
             self._build_objects(self.config.seed if seed is None else seed)
             self._reset_arm()
             self._motion = "idle"
+
+    def advance(self, seconds: float) -> None:
+        """Let physics run for ``seconds`` without commanding anything (the arm holds its
+        last targets): for checking that a stopped robot stays put, or settling a scene."""
+        self._require()
+        with self._lock:
+            for _ in range(max(1, round(seconds / self._dt))):
+                self._pb.stepSimulation(physicsClientId=self._cid)
+                self._sim_time += self._dt
+
+    def inject_faults(self, **faults: Any) -> None:
+        """Replace the injected faults (see :class:`~embodiment.sim.world.Faults`); counts
+        start again from zero."""
+        self.faults = Faults.model_validate(faults)
+        self._picks.clear()
 
     def __enter__(self) -> TabletopSim:
         self.connect()
@@ -486,7 +503,7 @@ class TabletopSim:
         self._move_line((x, y, z), yaw, speed * 0.5)
         self._grip(0.0, GRIP_FORCE_N)
         self._picks[args.ref] += 1
-        slip = self._picks[args.ref] <= self.config.faults.drop_on_lift.get(args.ref, 0)
+        slip = self._picks[args.ref] <= self.faults.drop_on_lift.get(args.ref, 0)
         self._move_line((x, y, z + LIFT_HEIGHT), yaw, speed * 0.6, slip_at=0.4 if slip else None)
         self._settle(40)
         width = self.gripper_width()
