@@ -14,10 +14,13 @@ from typing import Any
 from harness.config import HarnessConfig
 from harness.embodied import build_embodiment_parts
 from harness.errors import ConfigError
+from harness.memory_models import ModelLedgerSummarizer, ModelLessonProposer, can_summarize
 from harness.providers import build_model
 from harness.tools import Tool, tool
+from memory.store import MemoryStore
+from skills.catalog import SkillCatalog, SkillValidationError
 
-__all__ = ["build_parts", "import_tool"]
+__all__ = ["build_memory", "build_parts", "build_skills", "import_tool"]
 
 Closer = tuple[str, Callable[[], None]]
 
@@ -34,6 +37,12 @@ def build_parts(
         if "compaction_model" not in parts and config.compaction_model is not None:
             parts["compaction_model"] = build_model(config.compaction_model)
         build_embodiment_parts(config, parts, closers)
+        if "skills" not in parts:
+            parts["skills"] = build_skills(config)
+        if "memory" not in parts:
+            parts["memory"] = build_memory(
+                config, model=parts.get("compaction_model") or parts["model"]
+            )
         extra_tools = list(parts.pop("tools", []))
         extra_tools.extend(import_tool(path) for path in config.tools)
         parts["tools"] = extra_tools
@@ -43,6 +52,43 @@ def build_parts(
                 close()
         raise
     return parts, closers
+
+
+def build_skills(config: HarnessConfig) -> SkillCatalog | None:
+    """The session's skill library: the built-in one (``skills.builtin``) plus every
+    configured folder, validated now so a broken skill stops the start, not a task."""
+    if not config.skills.builtin and not config.skills.paths:
+        return None
+    paths = [config.resolve_path(path) for path in config.skills.paths]
+    try:
+        return SkillCatalog.from_paths(paths, include_builtin=config.skills.builtin)
+    except SkillValidationError as exc:
+        raise ConfigError(
+            f"skills.paths: {exc}", key="skills.paths", value=config.skills.paths
+        ) from exc
+
+
+def build_memory(config: HarnessConfig, *, model: Any) -> MemoryStore | None:
+    """Durable memory in ``memory.path``. ``model`` (the summarizer, else the decision
+    model) proposes lessons and summarizes ledgers when it can write prose; otherwise the
+    store's rule-based consolidator and deterministic digests are used."""
+    if not config.memory.enabled:
+        return None
+    folder = config.resolve_path(config.memory.path)
+    helper = model if can_summarize(model) else None
+    try:
+        return MemoryStore(
+            folder,
+            proposer=ModelLessonProposer(helper) if helper is not None else None,
+            summarizer=ModelLedgerSummarizer(helper) if helper is not None else None,
+            min_confidence=config.memory.consolidation_min_confidence,
+        )
+    except OSError as exc:
+        raise ConfigError(
+            f"memory.path: cannot use {str(folder)!r} as the memory folder: {exc}",
+            key="memory.path",
+            value=config.memory.path,
+        ) from exc
 
 
 def import_tool(path: str) -> Tool:

@@ -203,6 +203,9 @@ class TaskRun:
         context = h.context
         tools = h.tools.visible()
         context.set_tools([t.spec() for t in tools])
+        refusal = h._admit_tool_definitions()
+        if refusal is not None:
+            self._terminate("failed", f"capability admission: {refusal}")
         yield self._emit(
             ToolsListedEvent(
                 tools=[t.name for t in tools],
