@@ -162,7 +162,7 @@ class TabletopSim:
             "franka_panda/panda.urdf", base, useFixedBase=True, physicsClientId=cid
         )
         for joint in FINGER_JOINTS:
-            pb.changeDynamics(self._robot, joint, lateralFriction=1.5, physicsClientId=cid)
+            pb.changeDynamics(self._robot, joint, lateralFriction=2.0, physicsClientId=cid)
         self._build_objects(self.config.seed)
         self._reset_arm()
 
@@ -546,7 +546,7 @@ class TabletopSim:
         if isinstance(spot, str):
             return ActionResult(ok=False, message=spot)
         (sx, sy), support_top = spot
-        release_z = support_top + body.size[2] / 2 + 0.008
+        release_z = support_top + body.size[2] / 2 + 0.0
         speed = self._default_speed()
         ee = self.ee_position()
         carry_z = max(ee[2], release_z + APPROACH_HEIGHT)
@@ -696,15 +696,17 @@ class TabletopSim:
         start_yaw = self._yaw
         distance = math.dist(start, target)
         turn = abs(yaw - start_yaw)
-        duration = max(distance / speed, turn / 1.5, self._dt)
+        # The smooth profile peaks at 1.5x the mean speed; keep the peak at `speed`.
+        duration = max(1.5 * distance / speed, turn / 1.5, self._dt)
         steps = max(1, math.ceil(duration * self.config.physics_hz))
         for index in range(1, steps + 1):
-            fraction = index / steps
+            linear = index / steps
+            fraction = linear * linear * (3.0 - 2.0 * linear)  # smooth start and stop
             if (index - 1) % IK_EVERY == 0 or index == steps:
                 point = tuple(s + (t - s) * fraction for s, t in zip(start, target, strict=True))
                 with self._lock:
                     self._drive_arm(self._ik(point, start_yaw + (yaw - start_yaw) * fraction))  # type: ignore[arg-type]
-            if slip_at is not None and fraction >= slip_at:
+            if slip_at is not None and linear >= slip_at:
                 self._set_fingers(MAX_OPENING / 2, 5.0)
                 slip_at = None
             self._step()

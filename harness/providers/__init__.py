@@ -40,6 +40,7 @@ ProviderFactory = Callable[[ModelConfig], Model]
 PROVIDERS: dict[str, str | ProviderFactory] = {
     # name -> "module:function" (imported lazily) or a factory
     "scripted": "harness.providers.scripted:from_config",
+    "planner": "harness.providers.planner:from_config",
 }
 
 
