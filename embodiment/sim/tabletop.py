@@ -323,23 +323,27 @@ class TabletopSim:
                     return ref
         return None
 
-    def support_of(self, ref: str) -> tuple[str, str] | None:
+    def support_of(
+        self, ref: str, *, poses: dict[str, tuple[tuple[float, float, float], float]] | None = None
+    ) -> tuple[str, str] | None:
         """(relation, ref) of what an object rests in or on: ("inside", "tray_1"),
-        ("on", "green_cube_1"), ("on", "table_1"), or None (held, falling, tipped)."""
+        ("on", "green_cube_1"), ("on", "table_1"), or None (held, falling, tipped).
+        ``poses`` may carry poses already read this step (saves simulator queries)."""
+        poses = poses if poses is not None else self._poses()
         body = self._bodies[ref]
-        (x, y, z), _ = self.pose(ref)
+        (x, y, z), _ = poses[ref]
         bottom = z - body.size[2] / 2
         for other_ref, other in self._bodies.items():
             if other_ref == ref or other.category != "container":
                 continue
-            (cx, cy, cz), _ = self.pose(other_ref)
+            (cx, cy, cz), _ = poses[other_ref]
             half_x, half_y = other.size[0] / 2, other.size[1] / 2
             if abs(x - cx) <= half_x and abs(y - cy) <= half_y and bottom <= cz + other.size[2] / 2:
                 return ("inside", other_ref)
         for other_ref, other in self._bodies.items():
             if other_ref == ref or other.category != "object":
                 continue
-            (ox, oy, oz), _ = self.pose(other_ref)
+            (ox, oy, oz), _ = poses[other_ref]
             top = oz + other.size[2] / 2
             overlap = abs(x - ox) <= other.size[0] / 2 and abs(y - oy) <= other.size[1] / 2
             if overlap and abs(bottom - top) <= 0.012:
@@ -347,6 +351,9 @@ class TabletopSim:
         if abs(bottom - TABLE_TOP_Z) <= 0.012:
             return ("on", "table_1")
         return None
+
+    def _poses(self) -> dict[str, tuple[tuple[float, float, float], float]]:
+        return {ref: self.pose(ref) for ref in self._bodies}
 
     def ee_position(self) -> tuple[float, float, float]:
         with self._lock:
@@ -371,16 +378,17 @@ class TabletopSim:
     def detections(self) -> list[Detection]:
         """Ground truth as :class:`~scene.perception.Detection` objects."""
         held = self.held_ref()
+        poses = self._poses()
         found: list[Detection] = []
         for ref, body in self._bodies.items():
+            position, _ = poses[ref]
             with self._lock:
                 _, orientation = self._pb.getBasePositionAndOrientation(
                     body.body, physicsClientId=self._cid
                 )
-            position, _ = self.pose(ref)
             relations: list[tuple[str, str]] = []
             if body.category == "object" and ref != held:
-                support = self.support_of(ref)
+                support = self.support_of(ref, poses=poses)
                 if support is not None:
                     relations.append(support)
             found.append(
