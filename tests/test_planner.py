@@ -221,26 +221,6 @@ def test_planner_provider_is_registered_and_offline() -> None:
 # --------------------------------------------------------------------------- end to end
 
 
-pybullet = pytest.importorskip("pybullet", reason="the simulator needs the [sim] extra")
-
-
-@pytest.fixture(scope="module")
-def shared_sim() -> Any:
-    from embodiment.sim.tabletop import TabletopSim
-
-    sim = TabletopSim(seed=0)
-    sim.connect()
-    yield sim
-    sim.disconnect()
-
-
-@pytest.fixture
-def sim(shared_sim: Any) -> Any:
-    shared_sim.reset()
-    shared_sim.inject_faults()
-    return shared_sim
-
-
 def planner_harness(sim: Any) -> tuple[Harness, ContractScene]:
     config = HarnessConfig.model_validate(
         {

@@ -11,7 +11,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -24,24 +23,6 @@ from harness.providers import ScriptedModel, call, reply
 
 pybullet = pytest.importorskip("pybullet", reason="the simulator needs the [sim] extra")
 pytestmark = pytest.mark.sim
-
-
-@pytest.fixture(scope="module")
-def shared_sim() -> Iterator[Any]:
-    from embodiment.sim.tabletop import TabletopSim
-
-    sim = TabletopSim(seed=0)
-    sim.connect()
-    yield sim
-    sim.disconnect()
-
-
-@pytest.fixture
-def sim(shared_sim: Any) -> Any:
-    shared_sim.reset()
-    shared_sim.inject_faults()
-    shared_sim.real_time_factor = 0.0
-    return shared_sim
 
 
 def sim_harness(sim: Any, responses: list[Any]) -> Harness:
