@@ -25,7 +25,6 @@ from harness.messages import (
 )
 from harness.planner import Planner, parse_instruction
 from harness.providers import build_model
-from tests.contract_scene import ContractScene
 
 TOOLS = ["pick", "place", "open_gripper", "update_task_notes", "load_skill", "find_objects"]
 CATALOG = "Skill Catalog: ...\n- pick-and-place: Move objects.\n- stacking: Stack objects."
@@ -221,7 +220,8 @@ def test_planner_provider_is_registered_and_offline() -> None:
 # --------------------------------------------------------------------------- end to end
 
 
-def planner_harness(sim: Any) -> tuple[Harness, ContractScene]:
+def planner_harness(sim: Any) -> Harness:
+    """The planner with the real scene graph (built from the driver's ground truth)."""
     config = HarnessConfig.model_validate(
         {
             "model": {"provider": "planner"},
@@ -232,8 +232,9 @@ def planner_harness(sim: Any) -> tuple[Harness, ContractScene]:
             "evaluation": {"required_tools": ["pick", "place"]},
         }
     )
-    scene = ContractScene(sim.perception())
-    return Harness.from_config(config, driver=sim, scene=scene), scene
+    harness = Harness.from_config(config, driver=sim)
+    assert harness.scene is not None
+    return harness
 
 
 def run(h: Harness, instruction: str, **options: Any) -> list[Any]:
@@ -242,7 +243,7 @@ def run(h: Harness, instruction: str, **options: Any) -> list[Any]:
 
 @pytest.mark.sim
 def test_planner_puts_all_the_cubes_in_the_tray(sim: Any) -> None:
-    h, _ = planner_harness(sim)
+    h = planner_harness(sim)
     with h:
         events = run(h, "put all the cubes in the tray")
     done = events[-1]
@@ -261,7 +262,7 @@ def test_planner_puts_all_the_cubes_in_the_tray(sim: Any) -> None:
 @pytest.mark.sim
 def test_planner_stacks_and_recovers_from_a_failed_grasp(sim: Any) -> None:
     sim.inject_faults(drop_on_lift={"blue_cube_1": 1})
-    h, _ = planner_harness(sim)
+    h = planner_harness(sim)
     with h:
         events = run(h, "stack the blue cube on the green cube")
     done = events[-1]
@@ -276,7 +277,7 @@ def test_planner_stacks_and_recovers_from_a_failed_grasp(sim: Any) -> None:
 @pytest.mark.sim
 def test_planner_answers_a_replan_from_a_queue(sim: Any) -> None:
     revisions: queue.Queue[str] = queue.Queue()
-    h, _ = planner_harness(sim)
+    h = planner_harness(sim)
     placed = 0
 
     def poll() -> str | None:

@@ -123,22 +123,22 @@ def test_long_step_is_shortened_along_the_line() -> None:
 
 
 @pytest.mark.parametrize(
-    ("observation", "violation"),
+    ("make_observation", "violation"),
     [
-        (None, "missing_observation"),
-        (fresh({"joint_positions": [0.0] * 7}), "missing_reading:ee_position"),
+        (lambda: None, "missing_observation"),
+        (lambda: fresh({"joint_positions": [0.0] * 7}), "missing_reading:ee_position"),
         (
-            fresh({"ee_position": [float("nan"), 0.0, 1.0], "joint_positions": [0.0] * 7}),
+            lambda: fresh({"ee_position": [float("nan"), 0.0, 1.0], "joint_positions": [0.0] * 7}),
             "invalid_reading:ee_position",
         ),
-        (Observation(timestamp=0.0, state=ARM_STATE), "stale_readings"),
+        (lambda: Observation(timestamp=0.0, state=ARM_STATE), "stale_readings"),
     ],
 )
 def test_fails_closed_on_missing_invalid_or_stale_readings(
-    observation: Observation | None, violation: str
+    make_observation: Any, violation: str
 ) -> None:
     decision = SafetyEnvelope(PANDA).check_call(
-        "move_to", {"x": 0.5, "y": 0.0, "z": 0.8}, MOVE_KINDS, observation
+        "move_to", {"x": 0.5, "y": 0.0, "z": 0.8}, MOVE_KINDS, make_observation()
     )
     assert decision.outcome == "block"
     assert decision.violations[0].startswith(violation)
