@@ -293,8 +293,9 @@ def test_planner_answers_a_replan_from_a_queue(sim: Any) -> None:
             if isinstance(event, EvaluationEvent) and event.tool == "place":
                 placed += 1
                 if placed == 1:
-                    revisions.put("also clear the table")
+                    revisions.put("also put the blue cube in the tray")
     done = events[-1]
     assert done.status == "completed"
     assert any(e.type == "replan" for e in events)
-    assert "Result: 3 of 3 objects" in done.report
+    assert "Result: 2 of 2 objects" in done.report
+    assert "(revised: the red cube in the tray; the blue cube in the tray)" in done.report
