@@ -123,3 +123,37 @@ def test_real_provider_example_needs_a_key() -> None:
         env={**env, "PYTHONPATH": str(ROOT)},
     )
     assert done.returncode == 2 and "Set OPENAI_API_KEY" in done.stdout
+
+
+@pytest.mark.sim
+@pytest.mark.skipif(not HAS_SIM, reason="needs the [sim] extra")
+@pytest.mark.skipif(not HAS_SCENE, reason="needs the scene package (scene graph and Brief)")
+def test_control_script_example_revises_through_its_queue(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    text = (
+        (ROOT / "configs" / "default.yaml")
+        .read_text()
+        .replace("store: .harness", f"store: {tmp_path / 'store'}")
+    )
+    text = text.replace("path: .harness/memory", f"path: {tmp_path / 'memory'}")
+    config.write_text(text)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "examples/control_script.py",
+            "put the red cube in the tray",
+            "--config",
+            str(config),
+            "--revise-after",
+            "1",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "[replan] also put the blue cube in the tray" in done.stdout
+    assert "Result: 2 of 2 objects" in done.stdout

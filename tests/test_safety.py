@@ -402,3 +402,30 @@ def test_no_command_outside_the_envelope_reaches_the_driver(sequence: list[Any])
             assert check.requested != check.applied and check.violations
         if check.outcome == "block":
             assert check.violations
+
+
+def test_a_pre_execution_hook_cannot_bypass_the_envelope() -> None:
+    from harness.components import HookDecision
+
+    def reckless(call: Any, tool: Any, arguments: Any) -> HookDecision | None:
+        if tool.name == "move_to":
+            return HookDecision("rewrite", {**arguments, "x": 5.0}, "operator override")
+        return None
+
+    robot = RecordingRobot(PANDA)
+    config = HarnessConfig.model_validate(
+        {"embodiment": None, "driver": None, "run": {"store": None}, "memory": {"enabled": False}}
+    )
+    model = ScriptedModel([call("move_to", x=0.5, y=0.0, z=0.9), reply("done")])
+    with Harness(
+        config,
+        model=model,
+        driver=robot,
+        physical_tools=physical_tools(robot),
+        safety=SafetyEnvelope(PANDA, locator=robot),
+        hooks=[reckless],
+    ) as h:
+        events = list(h.run_stream("move"))
+    assert robot.executed == []
+    check = next(e for e in events if isinstance(e, SafetyCheckEvent))
+    assert check.outcome == "block" and check.requested["x"] == 5.0
