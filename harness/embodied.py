@@ -58,6 +58,12 @@ def build_embodiment_parts(
             driver = build_driver(config.driver.name, profile=profile, options=options)
         except DriverOptionError as exc:
             raise ConfigError(str(exc), key=exc.key, value=exc.value) from None
+        except ImportError as exc:
+            raise ConfigError(
+                f"driver.name: {config.driver.name!r} cannot be loaded: {exc}",
+                key="driver.name",
+                value=config.driver.name,
+            ) from None
         driver.connect()
         closers.append((f"driver {config.driver.name}", driver.disconnect))
         parts["driver"] = driver

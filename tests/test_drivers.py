@@ -140,3 +140,16 @@ def test_move_to_through_the_loop_with_a_given_driver() -> None:
     assert result.ok
     assert robot.commands == [("move_to", {"x": 0.5, "y": 0.1, "z": 0.9, "speed": None})]
     assert robot.ee == pytest.approx([0.5, 0.1, 0.9])
+
+
+def test_a_driver_whose_dependency_is_missing_is_a_config_error() -> None:
+    register_driver("test.missing", "no_such_robot_sdk.driver:Robot")
+    try:
+        config = HarnessConfig.model_validate(
+            {"driver": {"name": "test.missing"}, "run": {"store": None}}
+        )
+        with pytest.raises(ConfigError) as info:
+            Harness.from_config(config, model=ScriptedModel([]))
+        assert info.value.key == "driver.name" and "no_such_robot_sdk" in str(info.value)
+    finally:
+        DRIVERS.pop("test.missing")
