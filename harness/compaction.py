@@ -230,7 +230,9 @@ class CheckpointCompactor:
                     "still over budget after the summarized rounds",
                 )
         if context.total_tokens() >= budget.threshold or force:
-            yield from self._shrink(context, started)
+            # After a provider overflow the estimate is known to be low: cut every
+            # oversized retained item, not just enough to pass the estimated threshold.
+            yield from self._shrink(context, started, target=0 if force else budget.threshold)
         after = context.total_tokens()
         if after >= budget.threshold or (force and after >= before):
             message = self._budget_error(context, before=before, force=force, reason=reason)
@@ -452,7 +454,7 @@ class CheckpointCompactor:
                 continue
             new_items.append(item)
         reason = f"folded into checkpoint {checkpoint.id} ({checkpoint.source.mode})"
-        states = {item.id: _changed(context, item, "summarized", reason) for item in folded}
+        states = {item.id: context.changed_state(item, "summarized", reason) for item in folded}
         states[checkpoint.id] = ItemState(
             status="summarized",
             reason=(
@@ -467,8 +469,11 @@ class CheckpointCompactor:
 
     # ------------------------------------------------------------------ shrinking
 
-    def _shrink(self, context: Context, started: float) -> Iterator[CompactionEvent]:
-        """Cut oversized retained items to head+tail, largest first, until the request fits."""
+    def _shrink(
+        self, context: Context, started: float, *, target: int
+    ) -> Iterator[CompactionEvent]:
+        """Cut oversized retained items to head+tail, largest first, until the request is
+        under ``target`` tokens."""
         before = context.total_tokens()
         notes = context.latest_task_notes()
         pinned = notes.id if notes is not None else None
@@ -481,7 +486,7 @@ class CheckpointCompactor:
         states: dict[str, ItemState] = {}
         total = before
         for original in order:
-            if total < context.budget.threshold:
+            if total < target:
                 break
             shrunk, address = self._shrunk_copy(original)
             if shrunk is None:
@@ -489,11 +494,11 @@ class CheckpointCompactor:
             items[items.index(original)] = shrunk
             total = context.total_tokens(accumulated=items)
             reason = f"cut to head+tail to fit the input budget; exact original: {address}"
-            states[original.id] = _changed(
-                context, original, "shrunk", f"{reason}; now {shrunk.id}"
+            states[original.id] = context.changed_state(
+                original, "shrunk", reason, replaced_by=shrunk.id
             )
-            states[shrunk.id] = _changed(
-                context, original, "shrunk", f"{reason} (replaces {original.id})"
+            states[shrunk.id] = context.changed_state(
+                original, "shrunk", f"{reason} (replaces {original.id})"
             )
         if not states:
             return
@@ -583,15 +588,6 @@ class CheckpointCompactor:
 
 
 # ---------------------------------------------------------------------- helpers
-
-
-def _changed(context: Context, item: Item, status: str, reason: str) -> ItemState:
-    previous = context.states.get(item.id, ItemState())
-    return ItemState(
-        status=status,  # type: ignore[arg-type]
-        reason=reason,
-        original_tokens=previous.original_tokens or context.item_tokens(item),
-    )
 
 
 def _span(items: Sequence[Item]) -> str:

@@ -74,6 +74,8 @@ class ItemState:
     status: ItemStatus = "verbatim"
     reason: str = ""
     original_tokens: int = 0
+    replaced_by: str | None = None
+    """Id of the rewritten copy (pruned or shrunk) that stands in for this item."""
 
 
 @dataclass(frozen=True)
@@ -245,6 +247,19 @@ class Context:
         for item_id, state in (states or {}).items():
             self.states[item_id] = state
             self._changed_states.add(item_id)
+
+    def changed_state(
+        self, item: Item, status: ItemStatus, reason: str, *, replaced_by: str | None = None
+    ) -> ItemState:
+        """The state for ``item`` (or a copy standing in for it) after a change, keeping
+        the token cost it had before its first change."""
+        previous = self.states.get(item.id, ItemState())
+        return ItemState(
+            status=status,
+            reason=reason,
+            original_tokens=previous.original_tokens or self.item_tokens(item),
+            replaced_by=replaced_by,
+        )
 
     def set_state(self, item_id: str, status: ItemStatus, reason: str) -> None:
         state = self.states.setdefault(item_id, ItemState())

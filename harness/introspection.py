@@ -37,6 +37,8 @@ class ContextRow(BaseModel):
     original_tokens: int = 0
     """What the item cost before compaction changed it (0 if never changed)."""
     reason: str = ""
+    replaced_by: str | None = None
+    """The rewritten copy (pruned or shrunk) that stands in for this item."""
     task_id: str = ""
     turn: int | None = None
     in_context: bool = True
@@ -125,6 +127,7 @@ def context_report(context: Context) -> list[ContextRow]:
                 tokens=0,
                 original_tokens=cal(state.original_tokens),
                 reason=state.reason or "cleared with the session (reset_session)",
+                replaced_by=state.replaced_by,
                 task_id=retired.task_id,
                 turn=retired.turn,
                 in_context=False,

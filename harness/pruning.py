@@ -84,7 +84,7 @@ class Pruner:
         if not items:
             return plan
         keep = self.config.protect_recent_items
-        protected = {item.id for item in items[len(items) - keep :]} if keep else set()
+        protected = {item.id for item in items[max(0, len(items) - keep) :]} if keep else set()
         protected.update(_latest_exchange_ids(items))
         current = current_notes_id(items)
         newest_notes: dict[str, str] = {}
@@ -129,9 +129,8 @@ class Pruner:
         for item in context.accumulated:
             if item.id in plan.removals:
                 address = archive_item_text(self.store, item, item.text)
-                states[item.id] = _state(
-                    context, item, "pruned", f"{plan.reasons[item.id]}; archived at {address}"
-                )
+                reason = f"{plan.reasons[item.id]}; archived at {address}"
+                states[item.id] = context.changed_state(item, "pruned", reason)
                 continue
             reference = plan.rewrites.get(item.id)
             if reference is None:
@@ -140,9 +139,11 @@ class Pruner:
             replacement = item.model_copy(update={"id": new_id("item"), "text": reference})
             new_items.append(replacement)
             reason = plan.reasons[item.id]
-            states[item.id] = _state(context, item, "pruned", f"{reason}; now {replacement.id}")
-            states[replacement.id] = _state(
-                context, item, "pruned", f"{reason} (replaces {item.id})"
+            states[item.id] = context.changed_state(
+                item, "pruned", reason, replaced_by=replacement.id
+            )
+            states[replacement.id] = context.changed_state(
+                item, "pruned", f"{reason} (replaces {item.id})"
             )
         context.replace(new_items, states=states)
 
@@ -183,12 +184,3 @@ def _latest_exchange_ids(items: list[Item]) -> set[str]:
         if any(isinstance(item, AssistantItem) for item in groups[index].items):
             return {item.id for group in groups[index:] for item in group.items}
     return {item.id for item in groups[-1].items} if groups else set()
-
-
-def _state(context: Context, item: Item, status: str, reason: str) -> ItemState:
-    previous = context.states.get(item.id, ItemState())
-    return ItemState(
-        status=status,  # type: ignore[arg-type]
-        reason=reason,
-        original_tokens=previous.original_tokens or context.item_tokens(item),
-    )
