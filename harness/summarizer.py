@@ -270,6 +270,7 @@ INSTRUCTION_MAX_CHARS = 800
 NOTES_MAX_CHARS = 2000
 REPORT_MAX_CHARS = 800
 COLLAPSED_LINE_MAX_CHARS = 600
+COLLAPSED_FAILURES = 3
 EARLIER_CHECKPOINT_SHARE = 0.35
 """An earlier checkpoint may take at most this share of a deterministic checkpoint."""
 
@@ -298,22 +299,34 @@ def _exchange_line(call: ToolCall | None, result: ToolResultItem, clean: Summary
     return _one_line(line, EXCHANGE_LINE_MAX_CHARS + len(where))
 
 
+def _failed(result: ToolResultItem) -> bool:
+    return result.is_error or (
+        result.evaluation is not None and result.evaluation.status == "failure"
+    )
+
+
 def _collapsed(results: Sequence[ToolResultItem]) -> str:
-    """Older exchanges as counts per tool, when their lines do not fit."""
+    """Older exchanges as counts per tool when their lines do not fit; the most recent
+    failures keep their address, since what failed and why is what a handoff needs most."""
     per_tool: dict[str, list[int]] = {}
     for result in results:
-        failed = result.is_error or (
-            result.evaluation is not None and result.evaluation.status == "failure"
-        )
         counts = per_tool.setdefault(result.name, [0, 0])
-        counts[int(failed)] += 1
+        counts[int(_failed(result))] += 1
     detail = ", ".join(
         f"{name} x{ok + bad} ({ok} ok, {bad} failed)" for name, (ok, bad) in per_tool.items()
     )
+    first, last = results[0], results[-1]
     line = (
-        f"- {len(results)} earlier exchanges (t{results[0].turn}-t{results[-1].turn}), exact "
-        f"outputs in the archive: {detail}"
+        f"- {len(results)} earlier exchanges ({first.task_id or 'session'} t{first.turn} to "
+        f"{last.task_id or 'session'} t{last.turn}), exact outputs in the archive: {detail}"
     )
+    failures = [result for result in results if _failed(result)][-COLLAPSED_FAILURES:]
+    if failures:
+        line += "; latest failures: " + ", ".join(
+            f"{r.task_id or 'session'} t{r.turn} {r.name} "
+            f"({r.error_kind or (r.evaluation.status if r.evaluation else 'error')}) {r.archive}"
+            for r in failures
+        )
     return _one_line(line, COLLAPSED_LINE_MAX_CHARS)
 
 
@@ -338,7 +351,8 @@ def deterministic_checkpoint(
     calls: dict[str, ToolCall] = {}
     results: list[ToolResultItem] = []
     earlier: list[CheckpointItem] = []
-    report = ""
+    report = report_task = ""
+    report_is_progress = True
     for item in folded:
         if isinstance(item, InstructionItem):
             images = "".join(" " + ref.placeholder() for ref in item.images)
@@ -352,8 +366,11 @@ def deterministic_checkpoint(
         elif isinstance(item, AssistantItem):
             for call in item.tool_calls:
                 calls[call.id] = call
-            if item.text:
+            # A final answer (no tool call) is a task report; otherwise the latest text.
+            if item.text and (not item.tool_calls or report_is_progress):
                 report = clean.bounded(item, clean.clean(item.text), REPORT_MAX_CHARS, "text")
+                report_task = item.task_id
+                report_is_progress = bool(item.tool_calls)
         elif isinstance(item, ToolResultItem):
             results.append(item)
         elif isinstance(item, CheckpointItem):
@@ -369,7 +386,8 @@ def deterministic_checkpoint(
     for task_id, snapshot in notes.items():
         text = clean.bounded(snapshot, clean.clean(snapshot.text), NOTES_MAX_CHARS)
         before.append(f"## Task notes ({task_id or 'session'}, v{snapshot.version})\n{text}")
-    after = ["## Last report\n" + report] if report else []
+    heading = "Last report" if not report_is_progress else "Last model message"
+    after = [f"## {heading} ({report_task or 'session'})\n{report}"] if report else []
 
     lines = [_exchange_line(calls.get(result.call_id), result, clean) for result in results]
     room = max_chars - sum(len(part) + 2 for part in (*before, *after)) - 40

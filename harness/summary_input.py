@@ -44,13 +44,21 @@ ARGUMENTS_MAX_CHARS = 600
 """Tool-call arguments are shown up to this length (they are small for robot tools)."""
 
 
+BASE64_MIN_DISTINCT = 24
+"""Encoded binary uses most of the base64 alphabet; a long run of a few letters is text."""
+
+
 def strip_media(text: str) -> str:
     """Replace inline binary payloads (data URLs, long base64 runs) with a short note."""
 
     def note(match: re.Match[str]) -> str:
         return f"[binary data, {len(match.group(0))} characters omitted]"
 
-    return _BASE64_RUN.sub(note, _DATA_URL.sub(note, text))
+    def maybe(match: re.Match[str]) -> str:
+        run = match.group(0)
+        return note(match) if len(set(run[:1024])) >= BASE64_MIN_DISTINCT else run
+
+    return _BASE64_RUN.sub(maybe, _DATA_URL.sub(note, text))
 
 
 @dataclass(frozen=True)

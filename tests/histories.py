@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from harness.config import ContextConfig
 from harness.context import Budget, Context, bounded_text
 from harness.messages import (
     AssistantItem,
@@ -39,13 +40,14 @@ __all__ = [
     "History",
     "TaskSpec",
     "TurnSpec",
+    "append_task",
     "build_history",
     "filler",
     "recall_references",
     "valid_note_responder",
 ]
 
-RECORD_MAX_CHARS = 4000
+RECORD_MAX_CHARS = ContextConfig().record_max_chars
 WORDS = (
     *("red_cube_1", "blue_cube_2", "tray_a", "gripper", "pose", "x=0.412", "y=-0.118"),
     *("z=0.021", "grasp", "ok", "failed", "E_COLLISION", "clearance", "0.05", "m", "camera"),
@@ -103,6 +105,9 @@ class History:
     originals: dict[str, str] = field(default_factory=dict)
     """Item id -> the exact original text (tool results: the full archived output)."""
     calls: int = 0
+    tasks: int = 0
+    counter: int = 0
+    version: int = 0
 
 
 def _ref(seed: int) -> ImageRef:
@@ -145,82 +150,92 @@ def build_history(
     context.add_transient_images(
         [ImagePart(data=b"\xff\xd8tool", width=64, height=64, label="tool")] * transient_images
     )
-    counter = seed * 100_003
-    version = 0
-    for task_index, task in enumerate(tasks):
-        task_id = f"task_{task_index}"
-
-        def add(item: Item, original: str | None = None, task_id: str = task_id) -> Item:
-            item = item.model_copy(update={"task_id": task_id})
-            context.append(item)
-            if original is not None:
-                history.originals[item.id] = original
-            return item
-
-        counter += 1
-        instruction = filler(max(1, task.instruction_chars), counter)
-        add(
-            InstructionItem(
-                text=instruction,
-                turn=0,
-                images=[_ref(counter + i) for i in range(task.instruction_images)],
-            ),
-            instruction,
-        )
-        for turn_index, turn in enumerate(task.turns, start=1):
-            counter += 1
-            if turn.notes_chars:
-                version += 1
-                notes = f"Task Notes v{version}\n" + filler(turn.notes_chars, counter)
-                add(TaskNotesItem(text=notes, version=version, turn=turn_index), notes)
-            calls = [
-                ToolCall(id=f"call_{task_index}_{turn_index}_{k}", name="inspect", arguments={})
-                for k in range(turn.calls)
-            ]
-            reasoning = (
-                [ReasoningBlock(text=filler(turn.reasoning_chars, counter + 7))]
-                if turn.reasoning_chars
-                else []
-            )
-            assistant_text = filler(turn.text_chars, counter + 3)
-            add(
-                AssistantItem(
-                    text=assistant_text, reasoning=reasoning, tool_calls=calls, turn=turn_index
-                )
-            )
-            for k, call in enumerate(calls):
-                history.calls += 1
-                size = turn.result_chars[k % len(turn.result_chars)] if turn.result_chars else 50
-                full = f"{call.name} #{k}: " + filler(size, counter + 11 + k)
-                address = f"archive://{task_id}/{call.id}"
-                store.archive_put(address, full, task_id=task_id, call_id=call.id, tool=call.name)
-                text, truncated = bounded_text(full, RECORD_MAX_CHARS, address=address)
-                item = add(
-                    ToolResultItem(
-                        call_id=call.id,
-                        name=call.name,
-                        text=text,
-                        archive=address,
-                        is_error=turn.error,
-                        error_kind="E_COLLISION" if turn.error else None,
-                        evaluation=Verdict(status="success", evidence="in tray")
-                        if k == 0 and not turn.error
-                        else None,
-                        images=[_ref(counter + 50 + i) for i in range(turn.images)],
-                        turn=turn_index,
-                    ),
-                    full,
-                )
-                if truncated:
-                    context.set_state(item.id, "truncated", "longer than record_max_chars")
-            if turn.revision:
-                add(RevisionItem(text="also stack them", turn=turn_index), "also stack them")
-        # The loop appends a fresh snapshot before compacting for the next decision.
-        version += 1
-        notes = f"Task Notes v{version} (current)\n" + filler(250, counter + 99)
-        add(TaskNotesItem(text=notes, version=version, turn=len(task.turns) + 1), notes)
-    context.drain_changes()
+    history.counter = seed * 100_003
+    for task in tasks:
+        append_task(history, task)
     return history
+
+
+def append_task(history: History, task: TaskSpec) -> None:
+    """Record one more task (instruction, turns, the current notes snapshot)."""
+    context, store = history.context, history.store
+    task_index = history.tasks
+    history.tasks += 1
+    task_id = f"task_{task_index}"
+
+    def add(item: Item, original: str | None = None) -> Item:
+        item = item.model_copy(update={"task_id": task_id})
+        context.append(item)
+        if original is not None:
+            history.originals[item.id] = original
+        return item
+
+    history.counter += 1
+    instruction = filler(max(1, task.instruction_chars), history.counter)
+    add(
+        InstructionItem(
+            text=instruction,
+            turn=0,
+            images=[_ref(history.counter + i) for i in range(task.instruction_images)],
+        ),
+        instruction,
+    )
+    for turn_index, turn in enumerate(task.turns, start=1):
+        history.counter += 1
+        counter = history.counter
+        if turn.notes_chars:
+            history.version += 1
+            notes = f"Task Notes v{history.version}\n" + filler(turn.notes_chars, counter)
+            add(TaskNotesItem(text=notes, version=history.version, turn=turn_index), notes)
+        calls = [
+            ToolCall(id=f"call_{task_index}_{turn_index}_{k}", name="inspect", arguments={})
+            for k in range(turn.calls)
+        ]
+        reasoning = (
+            [ReasoningBlock(text=filler(turn.reasoning_chars, counter + 7))]
+            if turn.reasoning_chars
+            else []
+        )
+        add(
+            AssistantItem(
+                text=filler(turn.text_chars, counter + 3),
+                reasoning=reasoning,
+                tool_calls=calls,
+                turn=turn_index,
+            )
+        )
+        for k, call in enumerate(calls):
+            history.calls += 1
+            size = turn.result_chars[k % len(turn.result_chars)] if turn.result_chars else 50
+            full = f"{call.name} #{k}: " + filler(size, counter + 11 + k)
+            address = f"archive://{task_id}/{call.id}"
+            store.archive_put(address, full, task_id=task_id, call_id=call.id, tool=call.name)
+            text, truncated = bounded_text(full, RECORD_MAX_CHARS, address=address)
+            item = add(
+                ToolResultItem(
+                    call_id=call.id,
+                    name=call.name,
+                    text=text,
+                    archive=address,
+                    is_error=turn.error,
+                    error_kind="E_COLLISION" if turn.error else None,
+                    evaluation=Verdict(status="success", evidence="in tray")
+                    if k == 0 and not turn.error
+                    else None,
+                    images=[_ref(counter + 50 + i) for i in range(turn.images)],
+                    turn=turn_index,
+                ),
+                full,
+            )
+            if truncated:
+                context.set_state(item.id, "truncated", "longer than record_max_chars")
+        if turn.revision:
+            add(RevisionItem(text="also stack them", turn=turn_index), "also stack them")
+    # The loop appends a fresh snapshot before compacting for the next decision.
+    history.version += 1
+    notes = f"Task Notes v{history.version} (current)\n" + filler(250, history.counter + 99)
+    add(TaskNotesItem(text=notes, version=history.version, turn=len(task.turns) + 1), notes)
+    context.drain_changes()
 
 
 _RECALL = re.compile(r"recall\(address='(archive://[^']+)'\)")
