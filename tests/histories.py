@@ -43,6 +43,7 @@ __all__ = [
     "append_task",
     "build_history",
     "filler",
+    "long_task_spec",
     "recall_references",
     "valid_note_responder",
 ]
@@ -236,6 +237,14 @@ def append_task(history: History, task: TaskSpec) -> None:
     notes = f"Task Notes v{history.version} (current)\n" + filler(250, history.counter + 99)
     add(TaskNotesItem(text=notes, version=history.version, turn=len(task.turns) + 1), notes)
     context.drain_changes()
+
+
+def long_task_spec(turns: int = 24, result_chars: int = 1500) -> TaskSpec:
+    """A task of many similar scan turns (the usual shape of a long robot task)."""
+    return TaskSpec(
+        instruction_chars=120,
+        turns=[TurnSpec(notes_chars=200, text_chars=60, result_chars=[result_chars])] * turns,
+    )
 
 
 _RECALL = re.compile(r"recall\(address='(archive://[^']+)'\)")

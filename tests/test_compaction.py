@@ -28,6 +28,7 @@ from tests.histories import (
     TurnSpec,
     append_task,
     build_history,
+    long_task_spec,
     recall_references,
     valid_note_responder,
 )
@@ -40,13 +41,6 @@ def over_threshold(history: History, *, by: int = 1, reserve: int = 4000) -> Non
     total = history.context.total_tokens()
     threshold = total - by
     history.context.budget = Budget(context_window=threshold + reserve, reserve_tokens=reserve)
-
-
-def long_task(turns: int = 24, result_chars: int = 1500) -> TaskSpec:
-    return TaskSpec(
-        instruction_chars=120,
-        turns=[TurnSpec(notes_chars=200, text_chars=60, result_chars=[result_chars])] * turns,
-    )
 
 
 def compact(compactor: CheckpointCompactor, history: History, **kw: Any) -> list[CompactionEvent]:
@@ -76,7 +70,7 @@ class NoteWriter:
 
 
 def test_more_chunks_than_rounds_folds_the_oldest_rounds_and_keeps_the_rest_verbatim() -> None:
-    history = build_history([long_task(turns=30)])
+    history = build_history([long_task_spec(turns=30)])
     over_threshold(history)
     writer = NoteWriter()
     config = CompactionConfig(max_input_chars=6000, max_summary_rounds=3, tool_result_max_chars=800)
@@ -119,7 +113,7 @@ def test_more_chunks_than_rounds_folds_the_oldest_rounds_and_keeps_the_rest_verb
 
 
 def test_repeated_compaction_folds_the_previous_checkpoint() -> None:
-    history = build_history([long_task(turns=12)])
+    history = build_history([long_task_spec(turns=12)])
     writer = NoteWriter()
     compactor = CheckpointCompactor(
         CompactionConfig(keep_recent_turns=2),
@@ -132,7 +126,7 @@ def test_repeated_compaction_folds_the_previous_checkpoint() -> None:
     [first] = checkpoints(history)
     assert first.source.previous_checkpoint is None
 
-    append_task(history, long_task(turns=12))
+    append_task(history, long_task_spec(turns=12))
     over_threshold(history)
     events = compact(compactor, history)
     [second] = checkpoints(history)
@@ -152,7 +146,7 @@ def test_repeated_compaction_folds_the_previous_checkpoint() -> None:
 
 
 def test_malformed_summary_gets_one_repair_round() -> None:
-    history = build_history([long_task()])
+    history = build_history([long_task_spec()])
     over_threshold(history)
     writer = NoteWriter(bad_first=1)
     compactor = CheckpointCompactor(
@@ -173,7 +167,7 @@ def test_malformed_summary_gets_one_repair_round() -> None:
 
 
 def test_malformed_twice_fails_leaves_context_unchanged_and_backs_off() -> None:
-    history = build_history([long_task()])
+    history = build_history([long_task_spec()])
     over_threshold(history)
     writer = NoteWriter(bad_first=2)
     compactor = CheckpointCompactor(
@@ -198,7 +192,7 @@ def test_malformed_twice_fails_leaves_context_unchanged_and_backs_off() -> None:
 
 
 def test_summarizer_exception_is_a_failed_event_with_the_reason() -> None:
-    history = build_history([long_task()])
+    history = build_history([long_task_spec()])
     over_threshold(history)
 
     def broken(request: ModelRequest) -> ModelResponse:
@@ -219,7 +213,7 @@ def test_summarizer_exception_is_a_failed_event_with_the_reason() -> None:
 
 
 def test_keeps_failing_over_budget_falls_back_to_a_deterministic_checkpoint() -> None:
-    history = build_history([long_task()])
+    history = build_history([long_task_spec()])
     over_threshold(history)
 
     def broken(request: ModelRequest) -> ModelResponse:
@@ -241,14 +235,14 @@ def test_keeps_failing_over_budget_falls_back_to_a_deterministic_checkpoint() ->
     assert history.context.total_tokens() < history.context.budget.threshold
     # the next over-budget episode tries the model again (failures never disable it)
     asked = len(model.requests)
-    append_task(history, long_task())
+    append_task(history, long_task_spec())
     over_threshold(history)
     compact(compactor, history)
     assert len(model.requests) > asked
 
 
 def test_a_failure_far_over_budget_falls_back_at_once() -> None:
-    history = build_history([long_task()])
+    history = build_history([long_task_spec()])
     over_threshold(history, by=3000, reserve=4000)  # past the failure tolerance (reserve/2)
 
     def broken(request: ModelRequest) -> ModelResponse:
@@ -288,7 +282,7 @@ def test_a_model_that_cannot_summarize_gets_the_deterministic_checkpoint() -> No
                     TurnSpec(notes_chars=0, calls=0, text_chars=200),
                 ],
             ),
-            long_task(turns=8),
+            long_task_spec(turns=8),
         ],
         resident_chars=200_000,  # a large budget, so the note has room for every line
     )
@@ -382,7 +376,7 @@ def test_forced_compaction_with_nothing_left_is_a_named_error() -> None:
 
 
 def test_fixed_part_larger_than_the_budget_is_a_named_error() -> None:
-    history = build_history([long_task()], resident_chars=60_000)
+    history = build_history([long_task_spec()], resident_chars=60_000)
     history.context.budget = Budget(context_window=12_000, reserve_tokens=2000)
     compactor = CheckpointCompactor(
         CompactionConfig(), NO_PRUNING, summarizer=None, store=history.store
@@ -431,7 +425,7 @@ def test_build_compactor_follows_the_config() -> None:
 
 
 def test_disabled_compaction_refuses_a_request_over_the_window() -> None:
-    history = build_history([long_task()])
+    history = build_history([long_task_spec()])
     history.context.budget = Budget(context_window=1000, reserve_tokens=100)
     with pytest.raises(ContextBudgetError, match=r"compaction is\s+disabled"):
         list(NoCompaction().compact(history.context))
