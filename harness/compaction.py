@@ -101,10 +101,13 @@ class NoCompaction:
     def compact(
         self, context: Context, *, force: bool = False, reason: str = ""
     ) -> Iterator[CompactionEvent]:
+        pruned = False
         if self.pruner is not None:
-            yield from self.pruner.run(context)
+            for event in self.pruner.run(context):
+                pruned = True
+                yield event
         total = context.total_tokens()
-        if total > context.budget.context_window or force:
+        if total > context.budget.context_window or (force and not pruned):
             raise ContextBudgetError(
                 f"the request needs about {total} tokens"
                 + (f" and the provider reported an overflow ({reason})" if force else "")
@@ -145,7 +148,9 @@ class CheckpointCompactor:
         self.backoff_until = -1
         self.consecutive_failures = 0
         self.checkpoints = 0
+        """Checkpoints written so far (model and deterministic)."""
         self.last_plan: CompactionPlan | None = None
+        """The most recent fold plan (for inspection and tests)."""
 
     # ------------------------------------------------------------------ entry point
 
@@ -247,6 +252,13 @@ class CheckpointCompactor:
             raise ContextBudgetError(message)
 
     def _plan(self, context: Context) -> CompactionPlan:
+        """The fold plan, with the tail's token bound also capped by the room that is left.
+
+        After a fold the request holds the fixed part, the checkpoint, the current Task
+        Notes and the tail. The tail may take at most half of the room those leave under
+        the threshold, so small windows (a 32k local model with the default 20000-token
+        tail) keep fewer turns verbatim instead of compacting again on the very next turn.
+        """
         budget = context.budget
         notes = context.latest_task_notes()
         pinned = context.item_tokens(notes) if notes is not None else 0
@@ -330,6 +342,7 @@ class CheckpointCompactor:
                 tokens_after=before,
                 rounds=len(rounds),
                 duration_s=_since(started),
+                usage=exc.usage,
             )
             return False
         self.consecutive_failures = 0
@@ -360,6 +373,7 @@ class CheckpointCompactor:
             rounds=result.rounds,
             duration_s=_since(started),
             checkpoint_id=checkpoint.id,
+            usage=result.usage,
         )
         return True
 

@@ -162,6 +162,7 @@ def test_malformed_summary_gets_one_repair_round() -> None:
     assert "The robot did a lot of things" in repair
     completed = next(e for e in events if e.status == "completed")
     assert "(1 repaired)" in completed.reason
+    assert completed.usage is not None and completed.usage.requests == 2  # summarizer cost
     [checkpoint] = checkpoints(history)
     assert "## Open work" in checkpoint.text and "note 2" in checkpoint.text
 
@@ -180,6 +181,7 @@ def test_malformed_twice_fails_leaves_context_unchanged_and_backs_off() -> None:
     events = compact(compactor, history)
     assert [e.status for e in events] == ["started", "failed"]
     assert "still malformed after one repair" in events[1].reason
+    assert events[1].usage is not None and events[1].usage.requests == 2
     assert "next summarizer attempt at turn 4" in events[1].reason
     assert [item.model_dump_json() for item in history.context.accumulated] == before
     assert len(writer.prompts) == 2
