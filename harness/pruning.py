@@ -94,9 +94,12 @@ class Pruner:
 
         estimate = context.estimator.text
         reclaim = 0
+        states = context.states
         for item in items:
             if item.id in protected or item.id == current:
                 continue
+            if item.id in states and states[item.id].status == "pruned":
+                continue  # already a one-line reference
             if isinstance(item, TaskNotesItem):
                 if newest_notes[item.task_id] == item.id or self.store is None:
                     continue

@@ -87,7 +87,7 @@ pruning_settings = st.fixed_dictionaries(
     {
         "enabled": st.booleans(),
         "trigger_tokens": st.sampled_from([None, 0, 2000]),
-        "min_result_chars": st.sampled_from([500, 8000]),
+        "min_result_chars": st.sampled_from([0, 500, 8000]),
         "min_reclaim_tokens": st.sampled_from([0, 500, 4096]),
         "protect_recent_items": st.sampled_from([0, 5, 20]),
     }
