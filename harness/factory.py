@@ -13,10 +13,13 @@ from typing import Any
 
 from harness.config import HarnessConfig
 from harness.errors import ConfigError
+from harness.memory_models import ModelLedgerSummarizer, ModelLessonProposer, can_summarize
 from harness.providers import build_model
 from harness.tools import Tool, tool
+from memory.store import MemoryStore
+from skills.catalog import SkillCatalog, SkillValidationError
 
-__all__ = ["build_parts", "import_tool"]
+__all__ = ["build_memory", "build_parts", "build_skills", "import_object", "import_tool"]
 
 Closer = tuple[str, Callable[[], None]]
 
@@ -32,6 +35,18 @@ def build_parts(
             parts["model"] = build_model(config.model)
         if "compaction_model" not in parts and config.compaction_model is not None:
             parts["compaction_model"] = build_model(config.compaction_model)
+        if "skills" not in parts:
+            parts["skills"] = build_skills(config)
+        if "memory" not in parts:
+            parts["memory"] = build_memory(
+                config, model=parts.get("compaction_model") or parts["model"]
+            )
+        if "scene" not in parts:
+            from harness.scene_adapter import build_scene
+
+            scene = build_scene(config, driver=parts.get("driver"))
+            if scene is not None:
+                parts["scene"] = scene
         extra_tools = list(parts.pop("tools", []))
         extra_tools.extend(import_tool(path) for path in config.tools)
         parts["tools"] = extra_tools
@@ -43,25 +58,67 @@ def build_parts(
     return parts, closers
 
 
-def import_tool(path: str) -> Tool:
-    """``package.module:attribute`` -> a Tool (functions are wrapped with ``@tool``)."""
+def build_skills(config: HarnessConfig) -> SkillCatalog | None:
+    """The session's skill library: the built-in one (``skills.builtin``) plus every
+    configured folder, validated now so a broken skill stops the start, not a task."""
+    if not config.skills.builtin and not config.skills.paths:
+        return None
+    paths = [config.resolve_path(path) for path in config.skills.paths]
+    try:
+        return SkillCatalog.from_paths(paths, include_builtin=config.skills.builtin)
+    except SkillValidationError as exc:
+        raise ConfigError(
+            f"skills.paths: {exc}", key="skills.paths", value=config.skills.paths
+        ) from exc
+
+
+def build_memory(config: HarnessConfig, *, model: Any) -> MemoryStore | None:
+    """Durable memory in ``memory.path``. ``model`` (the summarizer, else the decision
+    model) proposes lessons and summarizes ledgers when it can write prose; otherwise the
+    store's rule-based consolidator and deterministic digests are used."""
+    if not config.memory.enabled:
+        return None
+    folder = config.resolve_path(config.memory.path)
+    helper = model if can_summarize(model) else None
+    try:
+        return MemoryStore(
+            folder,
+            proposer=ModelLessonProposer(helper) if helper is not None else None,
+            summarizer=ModelLedgerSummarizer(helper) if helper is not None else None,
+            min_confidence=config.memory.consolidation_min_confidence,
+        )
+    except OSError as exc:
+        raise ConfigError(
+            f"memory.path: cannot use {str(folder)!r} as the memory folder: {exc}",
+            key="memory.path",
+            value=config.memory.path,
+        ) from exc
+
+
+def import_object(path: str, *, key: str) -> Any:
+    """``package.module:attribute`` -> the attribute; errors name the config ``key``."""
     module_name, sep, attr = path.partition(":")
     if not sep or not module_name or not attr:
         raise ConfigError(
-            f"tools: got {path!r}; expected 'package.module:function'", key="tools", value=path
+            f"{key}: got {path!r}; expected 'package.module:function'", key=key, value=path
         )
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise ConfigError(
-            f"tools: cannot import {module_name!r} for {path!r}: {exc}", key="tools", value=path
+            f"{key}: cannot import {module_name!r} for {path!r}: {exc}", key=key, value=path
         ) from exc
     try:
-        target = getattr(module, attr)
+        return getattr(module, attr)
     except AttributeError:
         raise ConfigError(
-            f"tools: {module_name!r} has no attribute {attr!r}", key="tools", value=path
+            f"{key}: {module_name!r} has no attribute {attr!r}", key=key, value=path
         ) from None
+
+
+def import_tool(path: str) -> Tool:
+    """``package.module:attribute`` -> a Tool (functions are wrapped with ``@tool``)."""
+    target = import_object(path, key="tools")
     if isinstance(target, Tool):
         return target
     if callable(target):

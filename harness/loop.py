@@ -67,6 +67,9 @@ T = TypeVar("T")
 Steps = Generator[EventBase, None, T]
 
 HIDDEN_HOOK_NAMES = frozenset({"evaluate_run"})
+CALIBRATION_STATE_KEYS = frozenset({"cameras", "frames"})
+"""Observation state read by tools (camera calibration, frames), not shown to the model:
+a few 4x4 matrices would cost ~100 tokens every turn and tell it nothing."""
 
 
 @dataclass
@@ -101,6 +104,8 @@ class TaskRun:
         self.consecutive_failures = 0
         self.last_text = ""
         self.observation: Observation | None = None
+        self._observation_text = ""
+        self._observation_images: list[ImagePart] = []
         self.revisions: list[str] = []
         self._notes_version_sent = -1
         self._termination: _Termination | None = None
@@ -201,6 +206,9 @@ class TaskRun:
         context = h.context
         tools = h.tools.visible()
         context.set_tools([t.spec() for t in tools])
+        refusal = h._admit_tool_definitions()
+        if refusal is not None:
+            self._terminate("failed", f"capability admission: {refusal}")
         yield self._emit(
             ToolsListedEvent(
                 tools=[t.name for t in tools],
@@ -281,8 +289,8 @@ class TaskRun:
                 yield self._emit(refresh.event)
         self.h.context.set_refreshed(
             brief=brief,
-            observation=getattr(self, "_observation_text", ""),
-            images=getattr(self, "_observation_images", []),
+            observation=self._observation_text,
+            images=self._observation_images,
         )
 
     def _focus_text(self) -> str:
@@ -886,6 +894,8 @@ def render_observation(observation: Observation) -> str:
     if observation.images:
         lines.append("cameras: " + ", ".join(sorted(observation.images)))
     for key, value in sorted(observation.state.items()):
+        if key in CALIBRATION_STATE_KEYS:
+            continue
         lines.append(f"{key}: {_fmt(value)}")
     if observation.safety:
         readings = ", ".join(
