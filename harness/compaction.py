@@ -46,14 +46,10 @@ from harness.messages import (
     ToolResultItem,
     new_id,
 )
+from harness.providers.base import can_summarize
 from harness.pruning import Pruner
 from harness.redact import Redactor
-from harness.summarizer import (
-    ModelSummarizer,
-    SummaryError,
-    can_summarize,
-    deterministic_checkpoint,
-)
+from harness.summarizer import ModelSummarizer, SummaryError, deterministic_checkpoint
 from harness.summary_input import InputLimits, SummaryInput, pack_rounds
 
 if TYPE_CHECKING:

@@ -8,9 +8,9 @@ any exception from the model) raises :class:`SummaryError` so the caller can lea
 context untouched.
 
 A model opts out of summarizing with ``supports_summaries = False`` (the offline planner
-does: it plans robot actions and cannot write prose); :func:`can_summarize` is the one
-place that attribute is read. The deterministic checkpoint is used then, and as the
-fallback when the model keeps failing.
+does: it plans robot actions and cannot write prose), read by
+:func:`harness.providers.base.can_summarize`. The deterministic checkpoint is used then,
+and as the fallback when the model keeps failing.
 """
 
 from __future__ import annotations
@@ -45,7 +45,6 @@ __all__ = [
     "ModelSummarizer",
     "SummaryError",
     "SummaryResult",
-    "can_summarize",
     "deterministic_checkpoint",
     "validate_summary",
 ]
@@ -82,11 +81,6 @@ produce one updated note: keep what still holds, correct what changed, add what 
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s*(?P<name>[A-Za-z ]+?)\s*:?\s*#*\s*$")
 _FENCE = re.compile(r"^```[\w-]*\n(?P<body>.*)\n```\s*$", re.DOTALL)
-
-
-def can_summarize(model: object | None) -> bool:
-    """True unless there is no model or it declares ``supports_summaries = False``."""
-    return model is not None and bool(getattr(model, "supports_summaries", True))
 
 
 class SummaryError(Exception):
