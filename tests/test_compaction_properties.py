@@ -16,6 +16,7 @@ summarizer does (writes a note, is absent, fails), these must hold:
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from hypothesis import HealthCheck, event, given, settings
@@ -45,8 +46,14 @@ from tests.histories import (
     valid_note_responder,
 )
 
+DEEP_SEARCH = int(os.environ.get("HARNESS_PROPERTY_EXAMPLES", "0"))
+"""Set e.g. HARNESS_PROPERTY_EXAMPLES=600 for a longer, randomised search; by default the
+examples are derived deterministically so the suite gives the same answer every run."""
+
 PROPERTY_SETTINGS = settings(
-    max_examples=40,
+    max_examples=DEEP_SEARCH or 40,
+    derandomize=not DEEP_SEARCH,
+    database=None,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
