@@ -505,7 +505,7 @@ class CheckpointCompactor:
             total = context.total_tokens(accumulated=items)
             reason = f"cut to head+tail to fit the input budget; exact original: {address}"
             states[original.id] = context.changed_state(
-                original, "shrunk", reason, replaced_by=shrunk.id
+                original, "shrunk", f"{reason}; now {shrunk.id}", replaced_by=shrunk.id
             )
             states[shrunk.id] = context.changed_state(
                 original, "shrunk", f"{reason} (replaces {original.id})"

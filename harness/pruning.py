@@ -143,7 +143,7 @@ class Pruner:
             new_items.append(replacement)
             reason = plan.reasons[item.id]
             states[item.id] = context.changed_state(
-                item, "pruned", reason, replaced_by=replacement.id
+                item, "pruned", f"{reason}; now {replacement.id}", replaced_by=replacement.id
             )
             states[replacement.id] = context.changed_state(
                 item, "pruned", f"{reason} (replaces {item.id})"
