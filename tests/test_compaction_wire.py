@@ -7,17 +7,18 @@ request goes over loopback exactly as it would to the vendor.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from harness import Harness, HarnessConfig, tool
 from harness.events import CompactionEvent, DoneEvent
 from harness.messages import CheckpointItem, ModelRequest, ModelResponse
 from harness.providers import ScriptedModel, build_model, call, reply
-from tests.dialects import DIALECTS, Dialect
+from tests import test_providers_loop
+from tests.dialects import Dialect
 from tests.histories import VALID_NOTE, filler
 from tests.wire_server import Recorded, Reply, WireServer
+
+# The providers' own fixtures, once per wire format: the dialect and the loopback server.
+dialect = test_providers_loop.dialect
+server = test_providers_loop.server
 
 
 @tool
@@ -28,19 +29,6 @@ def scan(area: str) -> str:
         area: Which area.
     """
     return f"scan {area}: " + filler(6000, len(area))
-
-
-@pytest.fixture(params=DIALECTS, ids=lambda d: d.name)
-def dialect(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Dialect:
-    chosen: Dialect = request.param
-    chosen.prepare(monkeypatch)
-    return chosen
-
-
-@pytest.fixture
-def server() -> Iterator[WireServer]:
-    with WireServer() as wire:
-        yield wire
 
 
 def scanner(turns: int) -> ScriptedModel:
