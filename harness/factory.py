@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.config import HarnessConfig
+from harness.embodied import build_embodiment_parts
 from harness.errors import ConfigError
 from harness.memory_models import ModelLedgerSummarizer, ModelLessonProposer, can_summarize
 from harness.providers import build_model
@@ -35,6 +36,7 @@ def build_parts(
             parts["model"] = build_model(config.model)
         if "compaction_model" not in parts and config.compaction_model is not None:
             parts["compaction_model"] = build_model(config.compaction_model)
+        build_embodiment_parts(config, parts, closers)
         if "skills" not in parts:
             parts["skills"] = build_skills(config)
         if "memory" not in parts:
