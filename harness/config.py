@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
@@ -226,6 +227,11 @@ class MCPServerConfig(_Section):
     """Tools that move hardware: they pass the safety envelope, may trigger evaluate_run
     (listed by their harness name in evaluation.required_tools) and report a timeout as
     "outcome unknown". A pattern that matches none of the server's tools is an error."""
+    safety: dict[str, dict[str, str]] = Field(default_factory=dict)
+    """For each physical tool (server name, globs allowed), which argument is what for the
+    safety envelope, e.g. ``{move_to: {x: position.x, y: position.y, z: position.z,
+    speed: speed}}``; kinds are ``embodiment.types.SAFETY_KINDS``. A physical tool without
+    a declaration is blocked by the envelope (it cannot tell what the call would do)."""
     allow: list[str] | None = None
     """Only these tools are offered to the model (all when unset)."""
     deny: list[str] = Field(default_factory=list)
@@ -240,6 +246,21 @@ class MCPServerConfig(_Section):
             raise ValueError("a stdio server needs `command`")
         if self.transport == "streamable-http" and not self.url:
             raise ValueError("a streamable-http server needs `url`")
+        from embodiment.types import SAFETY_KINDS
+
+        for pattern, kinds in self.safety.items():
+            unknown = {arg: kind for arg, kind in kinds.items() if kind not in SAFETY_KINDS}
+            if unknown:
+                raise ValueError(
+                    f"safety.{pattern}: unknown safety kind(s) {unknown}; expected one of "
+                    f"{', '.join(SAFETY_KINDS)}"
+                )
+            if not any(fnmatchcase(pattern, physical) for physical in self.physical) and not any(
+                fnmatchcase(physical, pattern) for physical in self.physical
+            ):
+                raise ValueError(
+                    f"safety.{pattern}: declared for a tool that is not listed in `physical`"
+                )
         return self
 
 

@@ -538,3 +538,41 @@ def test_mcp_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "MCP tools: set_gripper, gripper_status" in out
     assert "safety  set_gripper: clamp" in out and "done    completed" in out
+
+
+def test_physical_mcp_tools_declare_what_their_arguments_are(tmp_path: Path) -> None:
+    """With the real envelope, an undeclared physical MCP tool is blocked (fail closed); a
+    declared one is checked against the profile and clamped into the workspace."""
+    from embodiment.profile import load_profile
+    from embodiment.safety import SafetyEnvelope
+    from embodiment.types import Observation
+
+    declared = {"x": "position.x", "y": "position.y", "z": "position.z"}
+    manager = MCPManager.start_servers(
+        [
+            server("arm", physical=["move_to"], safety={"move_*": declared}),
+            server("bare", physical=["move_to"]),
+        ],
+        base_dir=tmp_path,
+    )
+    try:
+        tools = {tool.name: tool for tool in manager.tools()}
+        assert tools["arm.move_to"].safety == declared
+        assert tools["bare.move_to"].safety == {}
+        envelope = SafetyEnvelope(load_profile("panda_tabletop"))
+        readings = Observation(state={"ee_position": [0.4, 0.0, 0.9], "joint_positions": [0.0] * 7})
+        too_far = {"x": 0.79, "y": 0.0, "z": 0.9}  # 1 cm beyond the workspace edge
+        clamped = envelope.check(tools["arm.move_to"], too_far, readings)
+        assert clamped.outcome == "clamp" and clamped.arguments["x"] == pytest.approx(0.78)
+        blocked = envelope.check(tools["bare.move_to"], too_far, readings)
+        assert blocked.outcome == "block"
+        assert "declares no safety kinds" in " ".join(blocked.violations)
+    finally:
+        manager.close()
+
+
+def test_safety_declarations_are_validated() -> None:
+    with pytest.raises(ValueError, match="unknown safety kind"):
+        server("arm", physical=["move_to"], safety={"move_to": {"x": "altitude"}})
+    with pytest.raises(ValueError, match="not listed in `physical`"):
+        server("arm", physical=["move_to"], safety={"describe": {"x": "position.x"}})

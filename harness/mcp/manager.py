@@ -31,7 +31,13 @@ import jsonschema
 from harness.config import HarnessConfig, MCPServerConfig, ObservationConfig
 from harness.errors import ConfigError
 from harness.mcp.loop_thread import LoopThread
-from harness.mcp.naming import ToolNames, matches, offered, unmatched_physical
+from harness.mcp.naming import (
+    ToolNames,
+    declared_safety,
+    matches,
+    offered,
+    unmatched_physical,
+)
 from harness.mcp.processes import OwnedProcesses
 from harness.mcp.server import MARGIN_S, MCPServerError, ServerConnection, ServerStatus
 from harness.mcp.session import Endpoint, sdk_major
@@ -58,6 +64,7 @@ class MCPTool(Tool):
         description: str,
         parameters: Mapping[str, Any],
         physical: bool,
+        safety: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(
             name,
@@ -69,6 +76,7 @@ class MCPTool(Tool):
             # call that runs out of time goes through the harness's interrupt path and is
             # reported as "outcome unknown". A restart before the call counts against it.
             timeout_s=server.config.call_timeout_s,
+            safety=safety,
             source=f"mcp:{server.name}",
         )
         self.server = server
@@ -296,6 +304,7 @@ class MCPManager:
                         description=str(description),
                         parameters=schema,
                         physical=matches(remote, server.config.physical),
+                        safety=declared_safety(remote, server.config.safety),
                     )
                 )
             return tools

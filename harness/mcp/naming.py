@@ -15,12 +15,19 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
 
 from harness.config import MCPServerConfig
 
-__all__ = ["ToolNames", "matches", "offered", "sanitize", "unmatched_physical"]
+__all__ = [
+    "ToolNames",
+    "declared_safety",
+    "matches",
+    "offered",
+    "sanitize",
+    "unmatched_physical",
+]
 
 MAX_NAME = 64
 _INVALID = re.compile(r"[^A-Za-z0-9_.\-]")
@@ -35,6 +42,17 @@ def offered(config: MCPServerConfig, name: str) -> bool:
     if matches(name, config.deny):
         return False
     return config.allow is None or matches(name, config.allow)
+
+
+def declared_safety(name: str, declarations: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
+    """The safety kinds declared for a server tool: the first pattern that matches it
+    (exact names before globs, so a specific declaration wins over a broad one)."""
+    if name in declarations:
+        return dict(declarations[name])
+    for pattern, kinds in declarations.items():
+        if fnmatchcase(name, pattern):
+            return dict(kinds)
+    return {}
 
 
 def unmatched_physical(config: MCPServerConfig, names: Sequence[str]) -> list[str]:
