@@ -157,10 +157,6 @@ class TaskRun:
     def _emit(self, event: EventBase) -> EventBase:
         return self.h._emit(event, task_id=self.task_id, turn=self.turn)
 
-    def _steps(self, events: Iterator[EventBase]) -> Iterator[EventBase]:
-        for event in events:
-            yield self._emit(event)
-
     # ================================================================== limits
 
     def _cancelled(self, where: str) -> bool:
@@ -309,7 +305,10 @@ class TaskRun:
     def _compact(self, *, force: bool, reason: str) -> Steps[None]:
         compactor = self.h.compactor
         try:
-            yield from self._steps(compactor.compact(self.h.context, force=force, reason=reason))
+            for event in compactor.compact(self.h.context, force=force, reason=reason):
+                if event.usage is not None:  # the summarizer's calls are part of the task
+                    self.usage = self.usage + event.usage
+                yield self._emit(event)
         except ContextBudgetError as exc:
             self._terminate("failed", f"context budget: {exc}")
         self.h._sync_item_states()
