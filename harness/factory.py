@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.config import HarnessConfig
+from harness.embodied import build_embodiment_parts
 from harness.errors import ConfigError
 from harness.memory_models import ModelLedgerSummarizer, ModelLessonProposer, can_summarize
 from harness.providers import build_model
@@ -35,6 +36,7 @@ def build_parts(
             parts["model"] = build_model(config.model)
         if "compaction_model" not in parts and config.compaction_model is not None:
             parts["compaction_model"] = build_model(config.compaction_model)
+        build_embodiment_parts(config, parts, closers)
         if "skills" not in parts:
             parts["skills"] = build_skills(config)
         if "memory" not in parts:
@@ -50,6 +52,12 @@ def build_parts(
         extra_tools = list(parts.pop("tools", []))
         extra_tools.extend(import_tool(path) for path in config.tools)
         parts["tools"] = extra_tools
+        if config.mcp.servers and "tool_sources" not in parts:
+            from harness.mcp import MCPManager
+
+            manager = MCPManager.from_config(config)
+            closers.append(("mcp", manager.close))
+            parts["tool_sources"] = [manager]
     except BaseException:
         for _, close in reversed(closers):
             with contextlib.suppress(Exception):

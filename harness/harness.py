@@ -32,10 +32,11 @@ from harness.components import (
     SafetyGate,
     SceneProvider,
     SkillLibrary,
+    ToolSource,
     UserChannel,
 )
 from harness.config import HarnessConfig, load_config
-from harness.context import Budget, Context, ItemState
+from harness.context import Budget, Context
 from harness.errors import (
     CloseError,
     ConfigError,
@@ -44,6 +45,7 @@ from harness.errors import (
     UnknownContextWindowError,
 )
 from harness.events import DoneEvent, EventBase, MemoryConsolidationEvent, TaskStatus
+from harness.introspection import context_report
 from harness.messages import ImagePart, Item, Usage, Verdict, new_id
 from harness.prompts import DEFAULT_SYSTEM_PROMPT
 from harness.providers import build_model
@@ -143,6 +145,9 @@ class Harness:
         profile_text: The embodiment profile as rendered into Resident context.
         owned_resources: Objects (with ``close()``) or callables released by ``close()``,
             in reverse order.
+        tool_sources: Providers of tools that may change during the session (MCP
+            servers); their changes are applied between turns. Pass them in
+            ``owned_resources`` too if this Harness should close them.
     """
 
     def __init__(
@@ -167,6 +172,7 @@ class Harness:
         profile_text: str = "",
         owned_resources: Iterable[Any] = (),
         session_id: str | None = None,
+        tool_sources: Iterable[ToolSource] = (),
     ) -> None:
         self.config = config if config is not None else HarnessConfig()
         self.session_id = session_id or new_id("sess")
@@ -222,6 +228,9 @@ class Harness:
                 self.tools.add(item)
         for item in tools:
             self.add_tool(item)
+        self.tool_sources = list(tool_sources)
+        self._source_tools: list[str] = []
+        self._sync_tool_sources(force=True)
 
         self.store.open_session(
             self.session_id, config=self.config.model_dump(mode="json", exclude={"base_dir"})
@@ -273,6 +282,25 @@ class Harness:
             item = tool(item)
         self.tools.add(item)
         return item
+
+    def _sync_tool_sources(self, *, force: bool = False) -> bool:
+        """Re-register the tools of the tool sources if one of them changed.
+
+        Called by the loop between turns only (and once at construction), never while a
+        tool call runs. Returns True if the registry changed.
+        """
+        if not self.tool_sources or not (
+            force or any(source.tools_changed() for source in self.tool_sources)
+        ):
+            return False
+        for name in self._source_tools:
+            self.tools.remove(name)
+        self._source_tools = []
+        for source in self.tool_sources:
+            for item in source.tools(reserved=self.tools.names()):
+                self.tools.add(item)
+                self._source_tools.append(item.name)
+        return True
 
     # ================================================================== tasks
 
@@ -335,59 +363,13 @@ class Harness:
         self.task_notes = TaskNotes(timeline_max=self.config.memory.notes_timeline_max)
 
     def context_report(self) -> list[dict[str, Any]]:
-        """Every item the session has produced, with lifetime, state, tokens and reason."""
-        rows: list[dict[str, Any]] = []
-        for block in self.context.resident_blocks():
-            rows.append(
-                {
-                    "id": block.name,
-                    "lifetime": "resident",
-                    "kind": "system",
-                    "state": "verbatim",
-                    "tokens": self.context.estimator.text(block.text),
-                    "reason": "",
-                }
-            )
-        live = {item.id for item in self.context.accumulated}
-        for item in self.context.accumulated:
-            state = self.context.states.get(item.id, ItemState())
-            rows.append(
-                {
-                    "id": item.id,
-                    "lifetime": "accumulated",
-                    "kind": item.kind,
-                    "task_id": item.task_id,
-                    "turn": item.turn,
-                    "state": state.status,
-                    "tokens": self.context.item_tokens(item),
-                    "reason": state.reason,
-                }
-            )
-        for item_id, state in self.context.states.items():
-            if item_id not in live:
-                rows.append(
-                    {
-                        "id": item_id,
-                        "lifetime": "accumulated",
-                        "kind": "",
-                        "state": state.status,
-                        "tokens": 0,
-                        "reason": state.reason,
-                        "in_context": False,
-                    }
-                )
-        refreshed_text, image_tokens = self.context.refreshed_tokens()
-        rows.append(
-            {
-                "id": "refreshed",
-                "lifetime": "refreshed",
-                "kind": "brief+observation",
-                "state": "verbatim",
-                "tokens": refreshed_text + image_tokens,
-                "reason": "",
-            }
-        )
-        return rows
+        """Every item of the session's context with lifetime, state, tokens and reason.
+
+        Resident blocks and tool definitions, every Accumulated item (including those
+        folded, pruned or shrunk away, with ``in_context: False``), the Refreshed text and
+        each image of the next call. See :class:`harness.introspection.ContextRow`.
+        """
+        return [row.model_dump() for row in context_report(self.context)]
 
     # ================================================================== lifecycle
 

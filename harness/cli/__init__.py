@@ -23,6 +23,7 @@ EXIT_INTERRUPTED = 130
 COMMANDS: tuple[str, ...] = (
     "harness.cli.run",
     "harness.cli.check",
+    "harness.cli.demo",
 )
 """Modules that each define ``register(subparsers)`` adding one subcommand."""
 

@@ -43,9 +43,11 @@ def check(args: argparse.Namespace) -> int:
         if physical:
             guarded = "safety envelope" if harness.safety else "[red]NO safety envelope[/red]"
             console.print(f"[green]ok[/green]   physical tools {', '.join(physical)} ({guarded})")
+        failed = False
         for line in _extra_checks(harness):
             console.print(line)
-    return EXIT_OK
+            failed = failed or line.startswith("[red]fail")
+    return EXIT_CONFIG if failed else EXIT_OK
 
 
 def _extra_checks(harness: Any) -> list[str]:
@@ -55,4 +57,29 @@ def _extra_checks(harness: Any) -> list[str]:
         lines.append(f"[green]ok[/green]   driver {type(harness.driver).__name__}")
     if harness.skills is not None:
         lines.append(f"[green]ok[/green]   skills: {', '.join(harness.skills.names())}")
+    lines.extend(_mcp_checks(harness))
+    return lines
+
+
+def _mcp_checks(harness: Any) -> list[str]:
+    """One line per MCP server, probed now (a tools/list round trip)."""
+    lines = []
+    for source in getattr(harness, "tool_sources", []):
+        for status in source.check() if hasattr(source, "check") else []:
+            where = f"pid {status.pid}" if status.pid else status.transport
+            offered = [t for t in harness.tools if t.source == f"mcp:{status.name}"]
+            physical = sum(1 for t in offered if t.physical)
+            if status.ok:
+                lines.append(
+                    f"[green]ok[/green]   mcp server {status.name} ({where}, protocol "
+                    f"{status.protocol_version}): {len(offered)} tools offered, {physical} physical"
+                )
+            else:
+                lines.append(
+                    f"[red]fail[/red] mcp server {status.name}: {status.state} "
+                    f"({status.last_error})"
+                )
+        skipped = source.skipped_tools() if hasattr(source, "skipped_tools") else {}
+        for name, reason in skipped.items():
+            lines.append(f"[yellow]warn[/yellow] mcp tool {name} not offered: {reason}")
     return lines

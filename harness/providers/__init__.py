@@ -41,6 +41,7 @@ ProviderFactory = Callable[[ModelConfig], Model]
 PROVIDERS: dict[str, str | ProviderFactory] = {
     # name -> "module:function" (imported lazily) or a factory
     "scripted": "harness.providers.scripted:from_config",
+    "planner": "harness.providers.planner:from_config",
     "openai": "harness.providers.openai:from_config",
     "anthropic": "harness.providers.anthropic:from_config",
     # OpenAI-compatible local servers: `ollama:qwen2.5vl:7b` uses the preset's base_url
