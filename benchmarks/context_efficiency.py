@@ -178,8 +178,9 @@ def render(results: EfficiencyResults) -> str:
     lines = [
         f"Context efficiency: {o.turns} turns (+1 final), {len(results.trace.facts)} facts, "
         f"seed {o.seed}, window {o.window}, reserve {o.reserve}, images by the {o.image_cost} "
-        f"formula, summarizer {o.summary_tokens} tokens max keeping {o.summary_addresses} "
-        f"addresses, failure rate {o.summary_failure_rate:.0%}",
+        f"formula, summarizer {o.summary_tokens} tokens max keeping "
+        f"{'every' if o.summary_addresses == 'all' else 'cut/pruned outputs'} addresses, "
+        f"failure rate {o.summary_failure_rate:.0%}",
         "",
         markdown_table(HEADERS, table_rows(results)),
         "",
@@ -285,7 +286,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--summary-addresses",
         choices=["cut", "all"],
         default=defaults.summary_addresses,
-        help="archive addresses the summarizer keeps: of cut outputs only, or all",
+        help="archive addresses the summarizer keeps: of cut or pruned outputs, or all",
     )
     parser.add_argument(
         "--policies",

@@ -282,10 +282,10 @@ class BriefInSystem(Baseline):
         keep = set(tail_turns)
         prefix = [i for i in items if isinstance(i, CheckpointItem) or i.turn not in keep]
         tail = [i for i in items if not isinstance(i, CheckpointItem) and i.turn in keep]
-        if not prefix:
-            return "checkpoint_impossible"
         previous = next((i for i in prefix if isinstance(i, CheckpointItem)), None)
         folded = [i for i in prefix if not isinstance(i, CheckpointItem)]
+        if not folded:
+            return "nothing_to_fold"  # the tail is every turn since the last checkpoint
         records = [self._bounded(item) for item in folded]
         summary = previous.text if previous else ""
         rounds = 0

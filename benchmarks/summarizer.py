@@ -9,10 +9,11 @@ previous note (the model's own narration, Task Notes and notices are not summari
 - Objective: the instruction's first line;
 - Progress / Failures: the first line of every tool result (a failure if it says failed,
   error or fault), which is the headline a model would most likely keep;
-- Evidence: the ``archive://`` address of every output that was cut before it reached the
-  summarizer (its marker carries the address; those are the outputs worth re-reading that
-  the note cannot hold), or with ``keep_addresses="all"`` every address seen (baselines
-  have no addresses to keep either way);
+- Evidence: the ``archive://`` address of every output that is not whole in front of it,
+  i.e. cut to head and tail or pruned to a reference (the harness's markers for both say
+  ``recall(address=...)``; those are the outputs worth re-reading that the note cannot
+  hold), or with ``keep_addresses="all"`` every address seen (baselines have no addresses
+  to keep either way);
 - bullets of the previous note are carried over; over budget, the oldest bullets go first.
 
 Facts buried inside a long output are therefore lost by summarizing, as they often are
@@ -44,6 +45,7 @@ from harness.messages import (
     Usage,
 )
 from harness.providers.scripted import ScriptedModel
+from harness.summarizer import SUMMARY_SECTIONS
 from harness.tokens import TokenEstimator
 
 __all__ = [
@@ -55,16 +57,17 @@ __all__ = [
     "render_item",
 ]
 
-SECTIONS = ("Objective", "Progress", "Evidence", "Failures", "Open work")
-"""The handoff note's headings, in order (the harness's summary format)."""
+SECTIONS = SUMMARY_SECTIONS
+"""The handoff note's headings, in order: the harness's own summary format."""
 ADDRESS_PATTERN = re.compile(r"archive://[A-Za-z0-9_./\-]+[A-Za-z0-9_]")
 HEADLINE_CHARS = 160
 BULLET_CHARS = 240
 _FAILURE = re.compile(r"\b(fail\w*|error\w*|fault\w*|blocked|outside)\b", re.IGNORECASE)
 _INSTRUCTION = "instruction: "
 _RESULT = re.compile(r"^(?P<tool>[\w.\-]+) result: ")
-_CUT_MARKER = re.compile(r"characters cut; exact original: recall\(address='(archive://[^']+)'\)")
-"""The marker :func:`harness.context.bounded_text` leaves where it cut an output."""
+_RECALL = re.compile(r"recall\(address='(archive://[^']+)'\)")
+"""How the harness points at an output that is not whole in the text: the marker of
+:func:`harness.context.bounded_text` (cut to head+tail) and a pruned output's reference."""
 _HEADING = re.compile(r"^#{1,6}\s*(?P<name>[A-Za-z ]+?)\s*$")
 
 
@@ -86,8 +89,9 @@ def render_item(item: Item) -> str:
     return f"{item.kind}: {item.text}"
 
 
-# The harness's summarizer input (harness/summary_input.py): blocks that start with
-# "[<task> t<turn>] LABEL", inside "<<<" ... ">>>" fences, the earlier note in the first.
+# The harness's summarizer input (harness/summary_input.py, harness/summarizer.py): blocks
+# that start with "[<task> t<turn>] LABEL", inside "<<<" ... ">>>" fences, the earlier note
+# in the first fence.
 _BLOCK = re.compile(r"^\[[^\]\n]+ t\d+\] (?P<label>[A-Z][A-Z ]+?)(?: of (?P<tool>[\w.\-]+))?\b")
 _FENCED = re.compile(r"<<<\n(?P<body>.*?)\n>>>", re.DOTALL)
 
@@ -128,8 +132,8 @@ class DeterministicSummarizer:
     failure_rate: float = 0.0
     seed: int = 0
     keep_addresses: Literal["cut", "all"] = "cut"
-    """Which archive addresses go to Evidence: those of outputs cut before they reached
-    the summarizer (default), or every one seen."""
+    """Which archive addresses go to Evidence: those of outputs that are not whole (cut or
+    pruned; the default), or every one seen."""
     calls: int = 0
     failures: int = 0
     input_tokens: int = 0
@@ -183,7 +187,7 @@ class DeterministicSummarizer:
             addresses = (
                 ADDRESS_PATTERN.findall(record)
                 if self.keep_addresses == "all"
-                else _CUT_MARKER.findall(record)
+                else _RECALL.findall(record)
             )
             for address in addresses:
                 keep("Evidence", f"exact output of {match.group('tool')}: {address}", BULLET_CHARS)
