@@ -26,6 +26,7 @@ on-disk store), so RSS growth from 800 to 3,200 turns is the harness's own.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import importlib.util
 import itertools
@@ -35,6 +36,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -50,6 +52,7 @@ from benchmarks.summarizer import DeterministicSummarizer
 from benchmarks.trace import Trace, TraceSpec, generate_trace
 from embodiment.types import ActionResult, Observation
 from harness.compaction import NoCompaction
+from harness.components import RunStore
 from harness.events import CompactionEvent, DoneEvent, PromptSnapshotEvent
 from harness.harness import Harness
 from harness.messages import ImagePart, ModelRequest
@@ -84,6 +87,9 @@ class OverheadOptions:
     modes: Sequence[str] = MODES
     sim_turns: int = 40
     """Turn limit of the simulator loop-rate run (the planner usually finishes sooner)."""
+    store: str = "memory"
+    """``memory``: in memory, image bytes not kept (stands in for a disk store);
+    ``sqlite``: the project's SQLite run store in a temporary folder (when on the branch)."""
     subprocess: bool = True
     """Run each mode in its own process (clean peak RSS); tests run in-process."""
 
@@ -259,15 +265,46 @@ def _config(trace: Trace, options: OverheadOptions, mode: str) -> Any:
     return ours_config(trace, window=options.window, reserve=options.reserve)
 
 
+STORES = ("memory", "sqlite")
+
+
+@contextlib.contextmanager
+def open_store(kind: str) -> Iterator[RunStore]:
+    """The run store a measurement writes to (see :attr:`OverheadOptions.store`)."""
+    if kind == "memory":
+        yield ImageCountingStore()
+        return
+    if kind != "sqlite":
+        raise ValueError(f"unknown store {kind!r}; expected one of {list(STORES)}")
+    try:
+        from harness.store import SQLiteRunStore
+    except ImportError as exc:
+        raise ValueError(
+            "--store sqlite: harness.store.SQLiteRunStore is not on this branch (issue #8)"
+        ) from exc
+    with tempfile.TemporaryDirectory(prefix="turn-overhead-store-") as folder:
+        store = SQLiteRunStore(folder)
+        try:
+            yield store
+        finally:
+            store.close()
+
+
 def run_mode(options: OverheadOptions, mode: str, trace: Trace | None = None) -> ModeResult:
     """Replay ``options.turns`` turns in one mode and time every turn."""
+    with open_store(options.store) as store:
+        return _run_mode(options, mode, store, trace)
+
+
+def _run_mode(
+    options: OverheadOptions, mode: str, store: RunStore, trace: Trace | None
+) -> ModeResult:
     trace = trace or generate_trace(TraceSpec(turns=options.turns, facts=0, seed=options.seed))
     cursor = TraceCursor(trace)
     model_clock, driver_clock = Stopwatch(), Stopwatch()
     driver = NullDriver(cursor, driver_clock)
     estimator = TokenEstimator()
     summarizer = DeterministicSummarizer(estimator=estimator, seed=options.seed)
-    store = ImageCountingStore()
     decision = TimedModel(decision_replay(cursor, stats=DecisionStats()), model_clock)
     harness = replay_harness(
         trace,
@@ -322,7 +359,7 @@ def run_mode(options: OverheadOptions, mode: str, trace: Trace | None = None) ->
     result.overhead_cpu_s = [max(0.0, (b[2] - a[2]) - (b[3] - a[3])) for a, b in pairs]
     gc.collect()
     result.image_parts_alive = sum(1 for obj in gc.get_objects() if isinstance(obj, ImagePart))
-    result.image_bytes_seen = store.image_bytes
+    result.image_bytes_seen = getattr(store, "image_bytes", 0)
     result.peak_rss = peak_rss_bytes()
     return result
 
@@ -417,6 +454,8 @@ def _child(options: OverheadOptions, mode: str) -> ModeResult:
         str(options.reserve),
         "--seed",
         str(options.seed),
+        "--store",
+        options.store,
     ]
     root = Path(__file__).resolve().parent.parent
     completed = subprocess.run(command, capture_output=True, text=True, cwd=root, check=False)
@@ -428,6 +467,8 @@ def _child(options: OverheadOptions, mode: str) -> ModeResult:
 
 
 def run_benchmark(options: OverheadOptions) -> dict[str, Any]:
+    with open_store(options.store):
+        pass  # a store that cannot be opened is an error here, not in every child
     modes: dict[str, ModeResult] = {}
     trace = (
         None
@@ -445,7 +486,8 @@ def render(options: OverheadOptions, results: dict[str, Any]) -> str:
     modes: dict[str, ModeResult] = results["modes"]
     lines = [
         f"Harness overhead per turn (ScriptedModel + null driver, a 320x240 frame every turn), "
-        f"{options.turns} turns, compaction window {options.window}, reserve {options.reserve}",
+        f"{options.turns} turns, compaction window {options.window}, reserve {options.reserve}, "
+        f"{options.store} run store",
         "",
     ]
     rows = []
@@ -617,6 +659,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--window", type=int, default=defaults.window)
     parser.add_argument("--reserve", type=int, default=defaults.reserve)
     parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument(
+        "--store",
+        choices=STORES,
+        default=defaults.store,
+        help="memory (image bytes not kept) or the project's SQLite store in a temp folder",
+    )
     parser.add_argument("--modes", default=",".join(MODES), help="no_compaction,compaction")
     parser.add_argument("--sim-turns", type=int, default=defaults.sim_turns, help="0 skips")
     parser.add_argument("--out", type=Path, default=OUT_DIR)
@@ -649,15 +697,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         window=args.window,
         reserve=args.reserve,
         seed=args.seed,
+        store=args.store,
         modes=modes,
         sim_turns=args.sim_turns,
         subprocess=not args.in_process,
     )
-    if args.child:
-        result = run_mode(options, args.child)
-        print(json.dumps(asdict(result)))
-        return 0
-    results = run_benchmark(options)
+    try:
+        if args.child:
+            print(json.dumps(asdict(run_mode(options, args.child))))
+            return 0
+        results = run_benchmark(options)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(render(options, results))
     data = {
         "options": {**asdict(options), "histories": list(options.histories)},
