@@ -178,8 +178,8 @@ def render(results: EfficiencyResults) -> str:
     lines = [
         f"Context efficiency: {o.turns} turns (+1 final), {len(results.trace.facts)} facts, "
         f"seed {o.seed}, window {o.window}, reserve {o.reserve}, images by the {o.image_cost} "
-        f"formula, summarizer {o.summary_tokens} tokens max keeping "
-        f"{'every' if o.summary_addresses == 'all' else 'cut/pruned outputs'} addresses, "
+        f"formula, summarizer of at most {o.summary_tokens} tokens keeping the addresses of "
+        f"{'every output' if o.summary_addresses == 'all' else 'cut or pruned outputs'}, "
         f"failure rate {o.summary_failure_rate:.0%}",
         "",
         markdown_table(HEADERS, table_rows(results)),

@@ -73,6 +73,7 @@ __all__ = [
 ]
 
 MODES = ("no_compaction", "compaction")
+MODE_COLOURS = {"no_compaction": "#e8590c", "compaction": "#1971c2"}
 NO_COMPACTION_WINDOW = 1_000_000_000
 FRAME_POOL = 16
 """Distinct frames the null driver cycles through (every turn still encodes one)."""
@@ -625,14 +626,16 @@ def plot(options: OverheadOptions, results: dict[str, Any], out_dir: Path) -> tu
         for mode, result in modes.items():
             if result.skipped or not result.overhead_s:
                 continue
+            colour = MODE_COLOURS.get(mode, "black")
             values = np.array(result.overhead_cpu_s) * 1000
-            axis.plot(range(1, len(values) + 1), values, linewidth=0.4, alpha=0.35)
+            axis.plot(range(1, len(values) + 1), values, linewidth=0.4, alpha=0.3, color=colour)
             points = summarize_mode(result, options.histories)
             axis.plot(
                 [p.history for p in points],
                 [p.cpu_median_ms for p in points],
                 marker="o",
-                label=f"{mode} CPU median",
+                color=colour,
+                label=f"{mode}: CPU median (line: every turn)",
             )
         axis.set_xscale("log")
         axis.set_yscale("log")
