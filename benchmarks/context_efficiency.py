@@ -3,7 +3,7 @@
     python -m benchmarks.context_efficiency            # 600 turns, 32k window, 4k reserve
     python -m benchmarks.context_efficiency --turns 2000 --window 128000 --reserve 16384
 
-Every policy gets the same seeded trace (see :mod:`benchmarks.trace`), the same window
+Every policy gets the same seeded trace (see :mod:`benchmarks.session_trace`), the same window
 and reserve, the same token estimator and the same deterministic summarizer (which fails
 on a seeded schedule); see :mod:`benchmarks.policies` for the baselines and their sources,
 :mod:`benchmarks.ours` for the real Harness run, :mod:`benchmarks.metrics` for what each
@@ -27,8 +27,8 @@ from benchmarks.ours import OURS, OursRun, ours_config, run_ours
 from benchmarks.policies import BASELINES, simulate
 from benchmarks.replay import TraceFrames, reference_prefix
 from benchmarks.report import OUT_DIR, compact_number, markdown_table, save_json, save_plot
+from benchmarks.session_trace import Trace, TraceSpec, generate_trace
 from benchmarks.summarizer import DeterministicSummarizer
-from benchmarks.trace import Trace, TraceSpec, generate_trace
 from harness.context import Budget
 from harness.tokens import ImageCostModel, TokenEstimator
 

@@ -20,8 +20,8 @@ from typing import Any
 from benchmarks.metering import RequestMeter
 from benchmarks.metrics import FAILED_SUMMARY, PRUNE, PolicyRun
 from benchmarks.replay import DecisionStats, TraceCursor, decision_replay, replay_harness
+from benchmarks.session_trace import Trace
 from benchmarks.summarizer import DeterministicSummarizer
-from benchmarks.trace import Trace
 from harness.compaction import NoCompaction
 from harness.config import HarnessConfig, apply_overrides
 from harness.events import CompactionEvent, DoneEvent, PromptSnapshotEvent

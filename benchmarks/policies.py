@@ -47,8 +47,8 @@ from typing import Any, ClassVar
 from benchmarks.metering import RequestMeter, unmatched_tool_items
 from benchmarks.metrics import FAILED_SUMMARY, PolicyRun
 from benchmarks.replay import ReferencePrefix, TraceFrames, call_id_for
+from benchmarks.session_trace import Trace
 from benchmarks.summarizer import DeterministicSummarizer, SummaryFailedError, render_item
-from benchmarks.trace import Trace
 from harness.context import Budget, bounded_text
 from harness.messages import (
     AssistantItem,

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchmarks.trace import PHYSICAL_TOOLS, Trace, TraceTurn
+from benchmarks.session_trace import PHYSICAL_TOOLS, Trace, TraceTurn
 from embodiment.types import Observation, SafetyDecision
 from harness.components import RunStore, SceneRefresh
 from harness.config import HarnessConfig, ObservationConfig

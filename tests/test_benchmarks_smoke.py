@@ -25,13 +25,13 @@ from benchmarks.metrics import FAILED_SUMMARY, PolicyRun, measure
 from benchmarks.ours import OURS
 from benchmarks.policies import BASELINES
 from benchmarks.replay import reference_prefix
+from benchmarks.session_trace import TraceSpec, generate_trace
 from benchmarks.summarizer import (
     SECTIONS,
     DeterministicSummarizer,
     SummaryFailedError,
     records_from_prompt,
 )
-from benchmarks.trace import TraceSpec, generate_trace
 from benchmarks.turn_overhead import OverheadOptions, run_mode, summarize_mode
 from harness.context import bounded_text
 from harness.messages import (
