@@ -119,13 +119,18 @@ class Context:
         self._resident: dict[str, SystemBlock] = {}
         self._tools: list[ToolSpec] = []
         self._tools_tokens = 0
-        self.accumulated: list[Item] = []
+        self._accumulated: list[Item] = []
+        self._accumulated_raw = 0
+        """Running sum of item_tokens over Accumulated: per-turn cost stays flat."""
         self.states: dict[str, ItemState] = {}
         self.refreshed = RefreshedBlock()
         self._transient = _Transient()
         self._item_tokens: dict[str, int] = {}
         self._resident_tokens: int | None = None
-        self._last_sent_ids: list[str] = []
+        self._sent_count = 0
+        """Items in the previous request."""
+        self._dirty_from = 0
+        """First Accumulated index changed since the previous request."""
         self._new_items: list[Item] = []
         self._changed_states: set[str] = set()
         self.retired: dict[str, RetiredItem] = {}
@@ -196,9 +201,17 @@ class Context:
 
     # ------------------------------------------------------------------ accumulated
 
+    @property
+    def accumulated(self) -> list[Item]:
+        """The Accumulated items in order. Read-only: change them through ``append`` and
+        ``replace`` so token totals and the cache-stable prefix stay right."""
+        return self._accumulated
+
     def append(self, item: Item) -> Item:
-        self.accumulated.append(item)
-        self.states[item.id] = ItemState(original_tokens=self.item_tokens(item))
+        self._accumulated.append(item)
+        tokens = self.item_tokens(item)
+        self._accumulated_raw += tokens
+        self.states[item.id] = ItemState(original_tokens=tokens)
         return item
 
     def item_tokens(self, item: Item) -> int:
@@ -238,9 +251,19 @@ class Context:
         items get the given states.
         """
         kept = {item.id for item in new_items}
-        self._retire(item for item in self.accumulated if item.id not in kept)
-        self.accumulated = list(new_items)
-        for item in self.accumulated:
+        self._retire(item for item in self._accumulated if item.id not in kept)
+        first_change = next(
+            (
+                index
+                for index, (old, new) in enumerate(zip(self._accumulated, new_items, strict=False))
+                if old.id != new.id
+            ),
+            min(len(self._accumulated), len(new_items)),
+        )
+        self._dirty_from = min(self._dirty_from, first_change)
+        self._accumulated = list(new_items)
+        self._accumulated_raw = sum(self.item_tokens(item) for item in self._accumulated)
+        for item in self._accumulated:
             if item.id not in self.states:
                 self.states[item.id] = ItemState(original_tokens=self.item_tokens(item))
                 self._new_items.append(item)
@@ -279,9 +302,11 @@ class Context:
             self.retired[item.id] = RetiredItem(item.kind, item.task_id, item.turn)
 
     def clear_accumulated(self) -> None:
-        self._retire(self.accumulated)
-        self.accumulated = []
-        self._last_sent_ids = []
+        self._retire(self._accumulated)
+        self._accumulated = []
+        self._accumulated_raw = 0
+        self._sent_count = 0
+        self._dirty_from = 0
 
     def latest_task_notes(self) -> TaskNotesItem | None:
         for item in reversed(self.accumulated):
@@ -324,8 +349,10 @@ class Context:
         return self._tools_tokens
 
     def accumulated_tokens(self, items: Iterable[Item] | None = None) -> int:
-        source = self.accumulated if items is None else items
-        return sum(self.item_tokens(item) for item in source)
+        """Raw tokens of Accumulated (a running total), or of the given items."""
+        if items is None:
+            return self._accumulated_raw
+        return sum(self.item_tokens(item) for item in items)
 
     def refreshed_tokens(self) -> tuple[int, int]:
         """(text tokens, image tokens) of what Refreshed will carry on the next call."""
@@ -366,19 +393,17 @@ class Context:
             refreshed = refreshed.model_copy(
                 update={"images": [*self._transient.images, *refreshed.images]}
             )
-        ids = [item.id for item in self.accumulated]
-        stable = 0
-        for previous, current in zip(self._last_sent_ids, ids, strict=False):
-            if previous != current:
-                break
-            stable += 1
-        self._last_sent_ids = ids
+        stable = min(self._sent_count, self._dirty_from)
+        self._sent_count = self._dirty_from = len(self._accumulated)
         has_refreshed = bool(refreshed.brief or refreshed.observation or refreshed.images)
-        return ModelRequest(
+        # Every part is an already-validated frozen model: construct without re-validating
+        # the whole history each turn (that cost grew with the session's length).
+        return ModelRequest.model_construct(
             system=self.resident_blocks(),
             tools=list(self._tools),
-            items=list(self.accumulated),
+            items=list(self._accumulated),
             refreshed=refreshed if has_refreshed else None,
             stable_items=stable,
             max_output_tokens=max_output_tokens,
+            purpose="decide",
         )
