@@ -198,8 +198,18 @@ class TaskRun:
             )
         )
         h._prepare_task_resident()
-        context = h.context
-        tools = h.tools.visible()
+        yield from self._list_tools()
+        for image in self.images:
+            h.store.put_image(image)
+        self._record(
+            InstructionItem(text=self.instruction, images=[image.ref() for image in self.images])
+        )
+        h.context.add_transient_images(self.images)
+
+    def _list_tools(self) -> Steps[None]:
+        """Tool definitions visible for this task into Resident (a resumed task too)."""
+        context = self.h.context
+        tools = self.h.tools.visible()
         context.set_tools([t.spec() for t in tools])
         yield self._emit(
             ToolsListedEvent(
@@ -208,12 +218,6 @@ class TaskRun:
                 tokens=context.estimator.calibrated(context.tools_tokens()),
             )
         )
-        for image in self.images:
-            h.store.put_image(image)
-        self._record(
-            InstructionItem(text=self.instruction, images=[image.ref() for image in self.images])
-        )
-        context.add_transient_images(self.images)
 
     # ================================================================== refresh
 
