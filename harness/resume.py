@@ -58,9 +58,9 @@ __all__ = [
     "PendingCall",
     "ResumePoint",
     "ResumedTaskRun",
-    "resume_harness",
     "restore_session",
     "restore_task_notes",
+    "resume_harness",
     "task_notes_state",
 ]
 
@@ -353,7 +353,8 @@ def _restored_notes(
                 output = ToolOutput(
                     text=item.text, is_error=item.is_error, error_kind=item.error_kind
                 )
-                notes.record_outcome(item.turn, item.name, _outcome_summary(output, item.evaluation))
+                summary = _outcome_summary(output, item.evaluation)
+                notes.record_outcome(item.turn, item.name, summary)
     return notes
 
 
@@ -424,7 +425,16 @@ class ResumedTaskRun(TaskRun):
         """Through the ``load_skill`` tool itself, so admission and the Resident block are
         exactly what loading them the first time produced."""
         loader = self.h.tools.get("load_skill")
-        if loader is None or not self.point.skills:
+        if not self.point.skills:
+            return
+        if loader is None:
+            yield self._emit(
+                NotificationEvent(
+                    message=f"skills {', '.join(self.point.skills)} were loaded before the "
+                    "crash, but this harness has no skill library; continuing without them",
+                    level="warning",
+                )
+            )
             return
         for name in self.point.skills:
             emitted: list[EventBase] = []

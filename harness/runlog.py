@@ -215,9 +215,7 @@ class RunLog:
             config=json.loads(row["config"]),
         )
 
-    def tasks(
-        self, *, session_id: str | None = None, limit: int | None = None
-    ) -> list[StoredTask]:
+    def tasks(self, *, session_id: str | None = None, limit: int | None = None) -> list[StoredTask]:
         """Newest first."""
         sql = (
             "SELECT t.*, s.pid AS pid, s.host AS host FROM tasks t "
@@ -242,11 +240,13 @@ class RunLog:
             raise RunNotFoundError(f"no task {task_id!r} in {self.path}")
         return self._task(rows[0])
 
-    @staticmethod
-    def _task(row: sqlite3.Row) -> StoredTask:
+    def _task(self, row: sqlite3.Row) -> StoredTask:
         status = row["status"]
-        if status == "running" and not process_alive(row["pid"], row["host"]):
-            status = "interrupted"
+        turns, usage = row["turns"], Usage.model_validate(json.loads(row["usage"] or "{}"))
+        if status == "running":
+            if not process_alive(row["pid"], row["host"]):
+                status = "interrupted"
+            turns, usage = self._progress(row["id"])
         return StoredTask(
             id=row["id"],
             session_id=row["session_id"],
@@ -255,13 +255,25 @@ class RunLog:
             recorded_status=row["status"],
             reason=row["reason"],
             report=row["report"],
-            turns=row["turns"],
-            usage=Usage.model_validate(json.loads(row["usage"] or "{}")),
+            turns=turns,
+            usage=usage,
             started_at=row["started_at"],
             ended_at=row["ended_at"],
             resumes=row["resumes"],
             pid=row["pid"],
         )
+
+    def _progress(self, task_id: str) -> tuple[int, Usage]:
+        """Turns and usage so far of a task that has not ended (from its events)."""
+        turns = self._rows("SELECT MAX(turn) FROM events WHERE task_id = ?", (task_id,))[0][0]
+        usage = Usage()
+        for row in self._rows(
+            "SELECT json_extract(data, '$.usage') FROM events "
+            "WHERE task_id = ? AND type = 'model_response'",
+            (task_id,),
+        ):
+            usage = usage + Usage.model_validate_json(row[0])
+        return int(turns or 0), usage
 
     def resolve(self, ref: str) -> StoredTask:
         """A RUN argument -> the task it names (see the module docstring)."""
@@ -279,11 +291,8 @@ class RunLog:
             if not latest:
                 raise RunNotFoundError(f"session {ref!r} has no tasks")
             return latest[0]
-        like = ref.replace("%", "").replace("_", r"\_") + "%"
-        tasks = [r["id"] for r in self._rows(r"SELECT id FROM tasks WHERE id LIKE ? ESCAPE '\'", (like,))]
-        sessions = [
-            r["id"] for r in self._rows(r"SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\'", (like,))
-        ]
+        tasks = self._ids_with_prefix("tasks", ref)
+        sessions = self._ids_with_prefix("sessions", ref)
         if len(tasks) + len(sessions) == 1:
             return self.resolve((tasks or sessions)[0])
         if tasks or sessions:
@@ -291,9 +300,13 @@ class RunLog:
             raise RunNotFoundError(f"{ref!r} is ambiguous: {names}")
         recent = ", ".join(t.id for t in self.tasks(limit=5)) or "none"
         raise RunNotFoundError(
-            f"no task or session {ref!r} in {self.path}; recent tasks: {recent} "
-            "(or use 'last')"
+            f"no task or session {ref!r} in {self.path}; recent tasks: {recent} (or use 'last')"
         )
+
+    def _ids_with_prefix(self, table: str, prefix: str) -> list[str]:
+        like = prefix.replace("\\", "").replace("%", "").replace("_", "\\_") + "%"
+        sql = f"SELECT id FROM {table} WHERE id LIKE ? ESCAPE '\\'"
+        return [row["id"] for row in self._rows(sql, (like,))]
 
     # ------------------------------------------------------------------ events
 
@@ -305,9 +318,12 @@ class RunLog:
         types: Sequence[str] = (),
         until_pos: int | None = None,
     ) -> list[Event]:
-        return [event for _, event in self.events_with_pos(
-            task_id=task_id, session_id=session_id, types=types, until_pos=until_pos
-        )]
+        return [
+            event
+            for _, event in self.events_with_pos(
+                task_id=task_id, session_id=session_id, types=types, until_pos=until_pos
+            )
+        ]
 
     def events_with_pos(
         self,
@@ -479,6 +495,14 @@ class RunLog:
     def archive(self, address: str) -> str | None:
         rows = self._rows("SELECT text FROM archive WHERE address = ?", (address,))
         return None if not rows else str(rows[0]["text"])
+
+    def archive_entries(self, task_id: str) -> list[dict[str, Any]]:
+        rows = self._rows(
+            "SELECT address, call_id, tool, created_at, text FROM archive WHERE task_id = ? "
+            "ORDER BY created_at, rowid",
+            (task_id,),
+        )
+        return [dict(row) for row in rows]
 
     def image(self, sha256: str) -> ImagePart | None:
         rows = self._rows(

@@ -1,0 +1,288 @@
+"""A harness killed with SIGKILL mid-task loses nothing, and resume continues the task.
+
+The child process runs a real Harness with a SQLite run store and a scripted model; its
+physical tool blocks (a long motion). The test kills the process while the tool runs,
+checks the store against what the child had already streamed, then resumes the session in
+this process (and through the `harness resume` console script) and checks the interrupted
+call is reported as outcome unknown and never run again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from harness import Harness
+from harness.errors import RunStoreError
+from harness.events import DoneEvent, EventBase, TaskResumedEvent, parse_event
+from harness.messages import AssistantItem, ModelRequest, ModelResponse, ToolResultItem
+from harness.providers import ScriptedModel, reply
+from harness.runlog import RunLog
+from tests.fixtures.parts import MARKER_ENV, AllowAll, FakeSkills
+
+ROOT = Path(__file__).resolve().parents[1]
+HANG_GUARD_S = 60
+
+
+def _write_config(path: Path, store: Path, responses: list[dict[str, Any]]) -> Path:
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "model": {
+                    "provider": "scripted",
+                    "name": "scripted",
+                    "context_window": 100_000,
+                    "options": {"responses": responses},
+                },
+                "embodiment": None,
+                "driver": None,
+                "memory": {"enabled": False},
+                "run": {"store": str(store)},
+                "tools": ["tests.fixtures.parts:slow_move"],
+            }
+        )
+    )
+    return path
+
+
+CRASH_SCRIPT = [
+    {"tool": {"name": "update_task_notes", "arguments": {"add_notes": ["tray is left"]}}},
+    {"tool": {"name": "load_skill", "arguments": {"name": "careful_motion"}}},
+    {"text": "moving now", "tool": {"name": "slow_move", "arguments": {"x": 0.25}}},
+    {"text": "never reached"},
+]
+
+
+def _env(markers: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env[MARKER_ENV] = str(markers)
+    return env
+
+
+def _crash_mid_task(tmp_path: Path) -> tuple[Path, Path, str, list[str]]:
+    """Start the child, wait until slow_move is running, SIGKILL it.
+
+    Returns (store, config, session id, event lines the child printed before the kill).
+    """
+    store = tmp_path / "store"
+    markers = tmp_path / "markers"
+    config = _write_config(tmp_path / "crash.yaml", store, CRASH_SCRIPT)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.fixtures.crash_run", str(config), "stack the cubes"],
+        cwd=tmp_path,
+        env=_env(markers),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: list[str] = []
+    session_id = ""
+    deadline = time.monotonic() + HANG_GUARD_S
+    try:
+        assert child.stdout is not None
+        for line in child.stdout:
+            if line.startswith("SESSION "):
+                session_id = line.split()[1]
+                continue
+            lines.append(line)
+            event = json.loads(line)
+            if event["type"] == "tool_call" and event["name"] == "slow_move":
+                while not list(markers.glob("slow_move-*")):  # the motion has begun
+                    assert time.monotonic() < deadline, "slow_move never started"
+                    time.sleep(0.01)
+                break
+            assert time.monotonic() < deadline, "the child never reached slow_move"
+        else:
+            pytest.fail(f"child ended early: {child.stderr.read() if child.stderr else ''}")
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(HANG_GUARD_S)
+        if child.stdout:
+            child.stdout.close()
+        if child.stderr:
+            child.stderr.close()
+    assert child.returncode == -signal.SIGKILL
+    return store, markers, session_id, lines
+
+
+@pytest.fixture
+def crashed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    store, markers, session_id, lines = _crash_mid_task(tmp_path)
+    monkeypatch.setenv(MARKER_ENV, str(markers))
+    return {"store": store, "markers": markers, "session": session_id, "lines": lines}
+
+
+def test_sigkill_loses_no_event_and_resume_continues_the_task(
+    crashed: dict[str, Any], tmp_path: Path
+) -> None:
+    store: Path = crashed["store"]
+    printed = [parse_event(line) for line in crashed["lines"]]
+
+    # ---- every event the child had streamed is in the store, exactly, with no gap
+    with RunLog(store) as log:
+        task = log.resolve(crashed["session"])
+        stored = log.events(task_id=task.id)
+        assert task.status == "interrupted" and task.recorded_status == "running"
+        by_seq = {e.seq: e for e in stored}
+        for event in printed:
+            assert by_seq[event.seq] == event
+        assert [e.seq for e in stored] == list(range(1, len(stored) + 1))
+        assert stored[-1].type == "tool_call" and stored[-1].name == "slow_move"  # type: ignore[union-attr]
+        before_seq = stored[-1].seq
+    assert len(list(crashed["markers"].glob("slow_move-*"))) == 1
+
+    # ---- resume in this process: a fresh model continues the same task
+    seen: list[ModelRequest] = []
+
+    def responder(request: ModelRequest) -> ModelResponse:
+        seen.append(request)
+        return reply("the arm stopped somewhere; I observed and the task is done")
+
+    config = tmp_path / "crash.yaml"
+    with Harness.resume(
+        crashed["session"],
+        config,
+        model=ScriptedModel(responder=responder),
+        safety=AllowAll(),
+        skills=FakeSkills(),
+    ) as harness:
+        assert harness.session_id == crashed["session"]
+        assert harness.interrupted_task == task.id
+        notes = harness.task_notes.render()
+        assert "tray is left" in notes
+        events: list[EventBase] = list(harness.resume_stream())
+
+    resumed = events[0]
+    assert isinstance(resumed, TaskResumedEvent)
+    assert resumed.task_id == task.id and resumed.from_turn == 4
+    assert resumed.interrupted_calls == [
+        {"call_id": resumed.interrupted_calls[0]["call_id"], "name": "slow_move", "started": True}
+    ]
+    assert events[0].seq == before_seq + 1  # the session's sequence continues
+    done = events[-1]
+    assert isinstance(done, DoneEvent) and done.status == "completed" and done.turns == 4
+    assert done.usage.requests == 4  # three before the crash, one after
+
+    request = seen[0]
+    kinds = [item.kind for item in request.items]
+    assert kinds[0] == "instruction"
+    decisions = [i for i in request.items if isinstance(i, AssistantItem)]
+    results = [i for i in request.items if isinstance(i, ToolResultItem)]
+    assert [d.tool_calls[0].name for d in decisions] == [
+        "update_task_notes",
+        "load_skill",
+        "slow_move",
+    ]
+    interrupted = results[-1]
+    assert interrupted.call_id == decisions[-1].tool_calls[0].id
+    assert interrupted.is_error and interrupted.error_kind == "outcome_unknown"
+    assert "interrupted, outcome unknown" in interrupted.text
+    assert any(block.name == "skill:careful_motion" for block in request.system)
+    notes_items = [i for i in request.items if i.kind == "task_notes"]
+    assert "slow_move: error outcome_unknown" in notes_items[-1].text
+    assert "tray is left" in notes_items[-1].text
+    # never silently re-executed
+    assert len(list(crashed["markers"].glob("slow_move-*"))) == 1
+
+    with RunLog(store) as log:
+        task = log.task(task.id)
+        assert task.status == "completed" and task.resumes == 1 and task.turns == 4
+        assert log.archive(interrupted.archive or "") == interrupted.text
+
+
+def test_resume_through_the_console_script(crashed: dict[str, Any], tmp_path: Path) -> None:
+    config = _write_config(
+        tmp_path / "resume.yaml", crashed["store"], [{"text": "checked the arm; done"}]
+    )
+    harness_bin = Path(sys.executable).with_name("harness")
+    result = subprocess.run(
+        [str(harness_bin), "resume", crashed["session"], "--config", str(config), "--json"],
+        cwd=tmp_path,
+        env=_env(crashed["markers"]),
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_S,
+    )
+    assert result.returncode == 0, result.stderr
+    events = [parse_event(line) for line in result.stdout.splitlines()]
+    assert events[0].type == "task_resumed"
+    outcome = next(e for e in events if e.type == "tool_result")
+    assert outcome.name == "slow_move" and outcome.error_kind == "outcome_unknown"  # type: ignore[union-attr]
+    assert events[-1].type == "done" and events[-1].status == "completed"  # type: ignore[union-attr]
+    assert len(list(crashed["markers"].glob("slow_move-*"))) == 1
+
+    # nothing left to resume: says so, exit code of the last task (completed)
+    again = subprocess.run(
+        [str(harness_bin), "resume", crashed["session"], "--store", str(crashed["store"])],
+        cwd=tmp_path,
+        env=_env(crashed["markers"]),
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_S,
+    )
+    assert again.returncode == 0, again.stderr
+    assert "no interrupted task" in again.stdout
+
+
+def test_a_call_decided_but_never_started_is_reported_not_executed(tmp_path: Path) -> None:
+    """Crash between the model's decision and the tool's start (here: the stream is
+    abandoned right after the decision, like a process that died there)."""
+    store = tmp_path / "store"
+    config = _write_config(
+        tmp_path / "c.yaml", store, [{"tool": {"name": "slow_move", "arguments": {"x": 0.1}}}]
+    )
+    harness = Harness.from_config(config, safety=AllowAll())
+    stream = harness.run_stream("move")
+    for event in stream:
+        if event.type == "model_response":
+            break
+    # simulate the crash: mark the process as gone by taking the task slot away unfinished
+    session_id = harness.session_id
+    harness.store.close()
+    seen: list[ModelRequest] = []
+
+    def responder(request: ModelRequest) -> ModelResponse:
+        seen.append(request)
+        return reply("done")
+
+    with Harness.resume(
+        session_id, config, model=ScriptedModel(responder=responder), safety=AllowAll()
+    ) as resumed:
+        events = list(resumed.resume_stream())
+    first = events[0]
+    assert isinstance(first, TaskResumedEvent)
+    assert first.interrupted_calls[0]["started"] is False
+    result = next(i for i in seen[0].items if isinstance(i, ToolResultItem))
+    assert result.error_kind == "not_executed"
+    assert not (tmp_path / "markers").exists()
+
+
+def test_resume_refuses_a_session_whose_process_is_alive(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    config = _write_config(tmp_path / "c.yaml", store, [{"text": "hi"}])
+    with Harness.from_config(config) as harness:
+        harness.run("hello")
+        session_id = harness.session_id
+    with RunLog(store) as log:
+        assert log.session(session_id).pid == os.getpid()
+    # pretend another live process (this test's parent) owns the session
+    import sqlite3
+
+    conn = sqlite3.connect(store / "runs.db")
+    conn.execute("UPDATE sessions SET pid = ? WHERE id = ?", (os.getppid(), session_id))
+    conn.commit()
+    conn.close()
+    with pytest.raises(RunStoreError, match="still running in process"):
+        Harness.resume(session_id, config)
+    with pytest.raises(RunStoreError, match="no session"):
+        Harness.resume("sess_missing", config)
