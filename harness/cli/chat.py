@@ -20,7 +20,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from harness.cli.common import add_config_arguments, config_from_args, stream_task
-from harness.cli.render import TimelineRenderer
+from harness.cli.render import TimelineRenderer, wide_console
 
 PROMPT = "harness> "
 POLL_S = 0.1
@@ -83,7 +83,7 @@ def chat(args: argparse.Namespace) -> int:
     from harness.harness import Harness
 
     config = config_from_args(args)
-    console = Console(highlight=False)
+    console = wide_console()
     render = TimelineRenderer(console, redactor=build_redactor(config))
     with Harness.from_config(config, user_channel=ConsoleUserChannel(console)) as harness:
         console.print(

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from harness.cli.common import add_config_arguments, config_from_args
+from harness.cli.render import wide_console
 
 _STYLE = {"ok": "green", "warn": "yellow", "fail": "red"}
 
@@ -31,7 +32,7 @@ def check(args: argparse.Namespace) -> int:
     from harness.harness import Harness
     from harness.store import MemoryRunStore
 
-    console = Console(highlight=False)
+    console = wide_console()
     config = config_from_args(args)
     _print(console, CheckResult.ok("config", args.config or "(defaults)"))
     try:

@@ -10,8 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
+from harness.cli.render import wide_console
 from harness.config import HarnessConfig, load_config
 from harness.errors import ConfigError
 from harness.events import DoneEvent, EventBase
@@ -143,15 +142,6 @@ def store_folder(args: argparse.Namespace) -> Path:
     return Path(DEFAULT_STORE)
 
 
-def wide_console() -> Console:
-    """A console for tables: the terminal's width, or 160 columns when the output goes to
-    a file or a pipe (rich would otherwise assume 80 and squeeze ids)."""
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console = Console(highlight=False, width=160)
-    return console
-
-
 def open_run_log(args: argparse.Namespace) -> RunLog:
     from harness.runlog import RunLog
 
@@ -167,7 +157,8 @@ def print_run_footer(console: Any, harness: Any, task_id: str) -> None:
         return
     console.print(
         f"[dim]recorded task {task_id} in {folder}: harness show {task_id} | "
-        f"harness report {task_id}[/dim]"
+        f"harness report {task_id}[/dim]",
+        soft_wrap=True,
     )
 
 

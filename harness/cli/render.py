@@ -12,7 +12,16 @@ from rich.markup import escape
 from harness.events import EventBase
 from harness.redact import Redactor
 
-__all__ = ["JsonLinesRenderer", "TimelineRenderer", "redacted"]
+__all__ = ["JsonLinesRenderer", "TimelineRenderer", "redacted", "wide_console"]
+
+
+def wide_console() -> Console:
+    """A console for tables: the terminal's width, or 160 columns when the output goes to
+    a file or a pipe (rich would otherwise assume 80 and squeeze ids)."""
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=160)
+    return console
 
 
 def redacted(event: EventBase, redactor: Redactor | None) -> EventBase:
@@ -44,7 +53,7 @@ class TimelineRenderer:
         show_prompt: bool = False,
         redactor: Redactor | None = None,
     ) -> None:
-        self.console = console or Console(highlight=False)
+        self.console = console or wide_console()
         self.show_prompt = show_prompt
         self.redactor = redactor
         self._streaming = False

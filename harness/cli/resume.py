@@ -11,8 +11,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rich.console import Console
-
 from harness.cli.common import (
     add_config_arguments,
     add_store_arguments,
@@ -22,7 +20,7 @@ from harness.cli.common import (
     print_run_footer,
     store_folder,
 )
-from harness.cli.render import JsonLinesRenderer, TimelineRenderer
+from harness.cli.render import JsonLinesRenderer, TimelineRenderer, wide_console
 
 
 def register(subparsers: Any) -> None:
@@ -55,7 +53,7 @@ def resume(args: argparse.Namespace) -> int:
             if args.model:
                 config.model = parse_model_spec(args.model, config.model)
     config.run.store = str(folder)  # resume where the session was read from
-    console = Console(highlight=False)
+    console = wide_console()
     redactor = build_redactor(config)
     timeline = None if args.json else TimelineRenderer(console, redactor=redactor)
     render = timeline or JsonLinesRenderer(redactor=redactor)

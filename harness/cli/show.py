@@ -10,11 +10,10 @@ import argparse
 import time
 from typing import Any
 
-from rich.console import Console
 from rich.markup import escape
 
 from harness.cli.common import add_store_arguments, open_run_log
-from harness.cli.render import TimelineRenderer
+from harness.cli.render import TimelineRenderer, wide_console
 
 FOLLOW_POLL_S = 0.5
 
@@ -31,7 +30,7 @@ def register(subparsers: Any) -> None:
 def show(args: argparse.Namespace) -> int:
     from harness.cli import EXIT_NOT_COMPLETED, EXIT_OK
 
-    console = Console(highlight=False)
+    console = wide_console()
     render = TimelineRenderer(console, show_prompt=args.prompt)
     with open_run_log(args) as log:
         task = log.resolve(args.run)
