@@ -35,7 +35,7 @@ from harness.events import (
     TaskResumedEvent,
     ToolResultEvent,
 )
-from harness.messages import ImagePart
+from harness.messages import ImagePart, InstructionItem
 from harness.runlog import RunLog, StoredTask
 
 __all__ = ["PLOT_SECTIONS", "context_plot_svg", "render_report"]
@@ -235,7 +235,15 @@ def render_report(log: RunLog, task_id: str) -> str:
     by_turn: dict[int, list[Event]] = defaultdict(list)
     for event in events:
         by_turn[event.turn].append(event)
-    turns_html = "".join(_turn_html(log, turn, by_turn[turn]) for turn in sorted(by_turn))
+    given = [
+        ref.sha256
+        for stored in log.items(task.session_id, task_id=task_id)
+        if isinstance(stored.item, InstructionItem)
+        for ref in stored.item.images
+    ]
+    turns_html = "".join(
+        _turn_html(log, turn, by_turn[turn], given if turn == 0 else []) for turn in sorted(by_turn)
+    )
     done = next((e for e in reversed(events) if isinstance(e, DoneEvent)), None)
     final = (
         f'<div class="report"><p>{_badge(done.status)} {_e(done.termination_reason)}</p>'
@@ -285,7 +293,8 @@ def _summary(task: StoredTask, config: dict[str, Any]) -> str:
     return f'<table class="summary">{body}</table>'
 
 
-def _turn_html(log: RunLog, turn: int, events: list[Event]) -> str:
+def _turn_html(log: RunLog, turn: int, events: list[Event], given: list[str]) -> str:
+    """One turn's section; ``given`` are images that came with the instruction."""
     snapshot = next((e for e in reversed(events) if isinstance(e, PromptSnapshotEvent)), None)
     title = "Start" if turn == 0 else f"Turn {turn}"
     tokens = (
@@ -294,7 +303,7 @@ def _turn_html(log: RunLog, turn: int, events: list[Event]) -> str:
         if snapshot is not None
         else ""
     )
-    frames = "".join(
+    frames = _frames_html(log, given, None) + "".join(
         _frames_html(log, e.images, e.cameras) for e in events if isinstance(e, ObservationEvent)
     )
     body = "".join(_event_html(log, e) for e in events)

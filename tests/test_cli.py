@@ -401,3 +401,58 @@ def test_not_completed_task_exit_code_for_show(
     )
     assert main(["run", "--config", str(looping), "--max-turns", "1", "loop"]) == 1
     assert main(["show", "last", "--store", str(store)]) == EXIT_NOT_COMPLETED
+
+
+def test_show_follow_streams_a_running_task_from_another_process(tmp_path: Path) -> None:
+    import threading
+
+    from harness import Harness, HarnessConfig, tool
+    from harness.providers import ScriptedModel, call, reply
+
+    gate = threading.Event()
+
+    @tool
+    def wait_for_gate() -> str:
+        """Wait until the test opens the gate."""
+        gate.wait(HANG_GUARD_S)
+        return "gate opened"
+
+    config = HarnessConfig.model_validate(
+        {
+            "embodiment": None,
+            "driver": None,
+            "memory": {"enabled": False},
+            "run": {"store": str(tmp_path / "store")},
+        }
+    )
+    model = ScriptedModel([call("wait_for_gate"), reply("followed to the end")])
+    with Harness.from_config(config, model=model, tools=[wait_for_gate]) as harness:
+        worker = threading.Thread(target=harness.run, args=("be followed",))
+        worker.start()
+        try:
+            deadline = time.monotonic() + HANG_GUARD_S
+            while True:  # the task is recorded (the store itself exists since from_config)
+                with RunLog(tmp_path / "store") as log:
+                    if log.tasks():
+                        break
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+            follower = subprocess.Popen(
+                [str(HARNESS_BIN), "show", "last", "--follow", "--store", str(tmp_path / "store")],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=child_env(),
+            )
+            assert follower.stdout is not None
+            for line in follower.stdout:  # live: the decision shows while the tool blocks
+                if "wait_for_gate" in line and "decide" in line:
+                    break
+            gate.set()
+            rest = follower.stdout.read()
+            follower.wait(HANG_GUARD_S)
+        finally:
+            gate.set()
+            worker.join(HANG_GUARD_S)
+    assert follower.returncode == EXIT_OK
+    assert "gate opened" in rest and "followed to the end" in rest
