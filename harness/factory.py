@@ -73,7 +73,8 @@ def build_store(config: HarnessConfig) -> SQLiteRunStore | MemoryRunStore:
     redactor = build_redactor(config)
     if not config.run.store:
         return MemoryRunStore(redactor=redactor)
-    return SQLiteRunStore(config.run.store, redactor=redactor)
+    synchronous = "FULL" if config.run.store_sync == "full" else "NORMAL"
+    return SQLiteRunStore(config.run.store, redactor=redactor, synchronous=synchronous)
 
 
 def import_tool(path: str) -> Tool:

@@ -20,9 +20,11 @@ import base64
 import html
 import io
 import json
+import os
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from harness.events import (
@@ -38,7 +40,7 @@ from harness.events import (
 from harness.messages import ImagePart, InstructionItem
 from harness.runlog import RunLog, StoredTask
 
-__all__ = ["PLOT_SECTIONS", "context_plot_svg", "render_report"]
+__all__ = ["PLOT_SECTIONS", "context_plot_svg", "render_report", "write_report"]
 
 PLOT_SECTIONS: tuple[str, ...] = ("resident", "tools", "accumulated", "refreshed", "images")
 """Stacking order of the request sections in the plot (most stable at the bottom)."""
@@ -265,6 +267,23 @@ def render_report(log: RunLog, task_id: str) -> str:
         f'<p class="sub">generated {_e(_when(time.time()))} by embodied-harness</p>'
         "</main></body></html>\n"
     )
+
+
+def write_report(
+    store: str | os.PathLike[str],
+    task_id: str = "last",
+    output: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Write the report of a task (id, session id or ``last``) in the run store folder
+    ``store``; returns the file (default ``<store>/reports/<task>.html``). This is what
+    ``harness report`` does, for scripts and the demo to call at the end of a run."""
+    with RunLog(store) as log:
+        task = log.resolve(task_id)
+        page = render_report(log, task.id)
+        path = Path(output) if output else log.folder / "reports" / f"{task.id}.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+    return path
 
 
 def _summary(task: StoredTask, config: dict[str, Any]) -> str:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
-from harness.cli.common import add_store_arguments, open_run_log
+from harness.cli.common import add_store_arguments, store_folder
 
 
 def register(subparsers: Any) -> None:
@@ -21,13 +20,8 @@ def register(subparsers: Any) -> None:
 
 def report(args: argparse.Namespace) -> int:
     from harness.cli import EXIT_OK
-    from harness.report import render_report
+    from harness.report import write_report
 
-    with open_run_log(args) as log:
-        task = log.resolve(args.run)
-        page = render_report(log, task.id)
-        output = Path(args.output) if args.output else log.folder / "reports" / f"{task.id}.html"
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(page, encoding="utf-8")
-    print(f"wrote {output} ({len(page) // 1024} KB) for task {task.id} ({task.status})")
+    path = write_report(store_folder(args), args.run, args.output)
+    print(f"wrote {path} ({path.stat().st_size // 1024} KB)")
     return EXIT_OK
