@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.capability import CAPABILITY_MARGIN_TOKENS, admit_skill
 from harness.events import NotificationEvent, SkillLoadedEvent, UserQueryEvent
 from harness.tools import EndTask, Tool, ToolCancelledError, ToolContext, ToolOutput, close_matches
 
@@ -20,10 +21,8 @@ if TYPE_CHECKING:
 __all__ = ["RECALL_MAX_LIMIT", "SKILL_ADMISSION_MARGIN", "builtin_tools"]
 
 RECALL_MAX_LIMIT = 20_000
-SKILL_ADMISSION_MARGIN = 512
-"""Tokens kept free beyond a skill body when admitting it (estimates are not exact)."""
-SKILL_SHARE_OF_BUDGET = 0.25
-"""Loaded skill bodies together may take at most this share of the input budget."""
+SKILL_ADMISSION_MARGIN = CAPABILITY_MARGIN_TOKENS
+"""Tokens kept free beyond a skill body when admitting it (see harness.capability)."""
 
 
 class _Args(BaseModel):
@@ -190,22 +189,12 @@ def _load_skill(harness: Harness, ctx: ToolContext, *, name: str) -> ToolOutput:
         hint = f"; did you mean {', '.join(matches)}?" if matches else ""
         return ToolOutput.error(f"unknown skill {name!r}{hint}", "unknown_skill")
     context = harness.context
-    tokens = context.estimator.text(body)
-    loaded = sum(
-        context.estimator.text(block.text)
-        for block in context.resident_blocks()
-        if block.name.startswith("skill:")
-    )
-    ceiling = int(context.budget.threshold * SKILL_SHARE_OF_BUDGET) - SKILL_ADMISSION_MARGIN
-    if loaded + tokens > ceiling:
-        return ToolOutput.error(
-            f"skill {name!r} needs about {tokens} tokens; loaded skills already use {loaded} "
-            f"and the ceiling is {ceiling} ({SKILL_SHARE_OF_BUDGET:.0%} of the "
-            f"{context.budget.threshold}-token input budget, less a "
-            f"{SKILL_ADMISSION_MARGIN}-token margin). Not loaded.",
-            "admission_refused",
-        )
-    context.set_resident(key, f"Skill {name}\n{body}")
+    text = f"Skill {name}\n{body}"
+    admission = admit_skill(context, name=name, text=text)
+    if not admission.admitted:
+        return ToolOutput.error(admission.refusal(), "admission_refused")
+    tokens = admission.needed
+    context.set_resident(key, text)
     ctx.emit(SkillLoadedEvent(name=name, tokens=tokens))
     return ToolOutput(text=f"skill {name!r} loaded ({tokens} tokens); follow it from now on")
 

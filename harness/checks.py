@@ -122,7 +122,7 @@ def check_model(harness: Harness) -> Iterator[CheckResult]:
     budget = harness.context.budget
     yield CheckResult.ok(
         "context",
-        f"window {budget.context_window} tokens, compaction at {budget.threshold} "
+        f"context window {budget.context_window} tokens, compaction at {budget.threshold} "
         f"(reserve {budget.reserve_tokens})",
     )
     if m.prices is None and m.provider not in ("planner", "scripted"):

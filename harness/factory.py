@@ -14,12 +14,22 @@ from typing import Any
 
 from harness.config import HarnessConfig
 from harness.errors import ConfigError
+from harness.memory_models import ModelLedgerSummarizer, ModelLessonProposer, can_summarize
 from harness.providers import build_model
 from harness.redact import Redactor
 from harness.store import MemoryRunStore, SQLiteRunStore
 from harness.tools import Tool, tool
+from memory.store import MemoryStore
+from skills.catalog import SkillCatalog, SkillValidationError
 
-__all__ = ["build_parts", "build_redactor", "build_store", "import_tool"]
+__all__ = [
+    "build_memory",
+    "build_parts",
+    "build_redactor",
+    "build_skills",
+    "build_store",
+    "import_tool",
+]
 
 Closer = tuple[str, Callable[[], None]]
 
@@ -38,6 +48,12 @@ def build_parts(
         if "store" not in parts:
             parts["store"] = build_store(config)
             closers.append(("run store", parts["store"].close))
+        if "skills" not in parts:
+            parts["skills"] = build_skills(config)
+        if "memory" not in parts:
+            parts["memory"] = build_memory(
+                config, model=parts.get("compaction_model") or parts["model"]
+            )
         extra_tools = list(parts.pop("tools", []))
         extra_tools.extend(import_tool(path) for path in config.tools)
         parts["tools"] = extra_tools
@@ -75,6 +91,43 @@ def build_store(config: HarnessConfig) -> SQLiteRunStore | MemoryRunStore:
         return MemoryRunStore(redactor=redactor)
     synchronous = "FULL" if config.run.store_sync == "full" else "NORMAL"
     return SQLiteRunStore(config.run.store, redactor=redactor, synchronous=synchronous)
+
+
+def build_skills(config: HarnessConfig) -> SkillCatalog | None:
+    """The session's skill library: the built-in one (``skills.builtin``) plus every
+    configured folder, validated now so a broken skill stops the start, not a task."""
+    if not config.skills.builtin and not config.skills.paths:
+        return None
+    paths = [config.resolve_path(path) for path in config.skills.paths]
+    try:
+        return SkillCatalog.from_paths(paths, include_builtin=config.skills.builtin)
+    except SkillValidationError as exc:
+        raise ConfigError(
+            f"skills.paths: {exc}", key="skills.paths", value=config.skills.paths
+        ) from exc
+
+
+def build_memory(config: HarnessConfig, *, model: Any) -> MemoryStore | None:
+    """Durable memory in ``memory.path``. ``model`` (the summarizer, else the decision
+    model) proposes lessons and summarizes ledgers when it can write prose; otherwise the
+    store's rule-based consolidator and deterministic digests are used."""
+    if not config.memory.enabled:
+        return None
+    folder = config.resolve_path(config.memory.path)
+    helper = model if can_summarize(model) else None
+    try:
+        return MemoryStore(
+            folder,
+            proposer=ModelLessonProposer(helper) if helper is not None else None,
+            summarizer=ModelLedgerSummarizer(helper) if helper is not None else None,
+            min_confidence=config.memory.consolidation_min_confidence,
+        )
+    except OSError as exc:
+        raise ConfigError(
+            f"memory.path: cannot use {str(folder)!r} as the memory folder: {exc}",
+            key="memory.path",
+            value=config.memory.path,
+        ) from exc
 
 
 def import_tool(path: str) -> Tool:

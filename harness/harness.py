@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.builtins import builtin_tools
+from harness.capability import admit_tool_definitions
 from harness.compaction import build_compactor
 from harness.components import (
     Compactor,
@@ -554,6 +555,11 @@ class Harness:
         ctx.set_resident("memory", memory_text)
         self._outcomes = []
 
+    def _admit_tool_definitions(self) -> str | None:
+        """Capability admission of the task's tool definitions: the refusal, or None."""
+        admission = admit_tool_definitions(self.context)
+        return None if admission.admitted else admission.refusal()
+
     def _end_task_resident(self) -> None:
         """Task-scoped capability context (loaded skill bodies) leaves with the task."""
         self.context.remove_resident_prefix("skill:")
@@ -571,7 +577,7 @@ class Harness:
             self.store.put_task_notes(
                 self.session_id, self._active.task_id, task_notes_state(notes)
             )
-        if self.memory is not None:
+        if self.memory is not None and self.config.memory.enabled:
             try:
                 self.memory.mirror_task_notes(notes.render())
             except Exception:
@@ -590,7 +596,15 @@ class Harness:
             executed=executed,
         )
         self._outcomes.append(outcome)
-        if self.memory is not None:
+        registered = self.tools.get(name)
+        # Ledgers are for tools that act on the world or the scene: not the harness's own
+        # bookkeeping tools, and never a name the model made up (it would become a file).
+        if (
+            self.memory is not None
+            and self.config.memory.enabled
+            and registered is not None
+            and registered.source != "builtin"
+        ):
             try:
                 self.memory.record_tool_outcome(outcome)
             except Exception:
@@ -608,6 +622,7 @@ class Harness:
             report=report,
             notes=self.task_notes.render(),
             outcomes=list(self._outcomes),
+            min_confidence=self.config.memory.consolidation_min_confidence,
         )
         try:
             result = self.memory.consolidate(record)

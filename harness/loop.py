@@ -101,6 +101,8 @@ class TaskRun:
         self.consecutive_failures = 0
         self.last_text = ""
         self.observation: Observation | None = None
+        self._observation_text = ""
+        self._observation_images: list[ImagePart] = []
         self.revisions: list[str] = []
         self._notes_version_sent = -1
         self._termination: _Termination | None = None
@@ -208,9 +210,13 @@ class TaskRun:
 
     def _list_tools(self) -> Steps[None]:
         """Tool definitions visible for this task into Resident (a resumed task too)."""
-        context = self.h.context
-        tools = self.h.tools.visible()
+        h = self.h
+        context = h.context
+        tools = h.tools.visible()
         context.set_tools([t.spec() for t in tools])
+        refusal = h._admit_tool_definitions()
+        if refusal is not None:
+            self._terminate("failed", f"capability admission: {refusal}")
         yield self._emit(
             ToolsListedEvent(
                 tools=[t.name for t in tools],
@@ -285,8 +291,8 @@ class TaskRun:
                 yield self._emit(refresh.event)
         self.h.context.set_refreshed(
             brief=brief,
-            observation=getattr(self, "_observation_text", ""),
-            images=getattr(self, "_observation_images", []),
+            observation=self._observation_text,
+            images=self._observation_images,
         )
 
     def _focus_text(self) -> str:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_SYSTEM_PROMPT", "render_tool_list_note"]
+__all__ = [
+    "CONSOLIDATION_SYSTEM_PROMPT",
+    "DEFAULT_SYSTEM_PROMPT",
+    "LEDGER_SUMMARY_SYSTEM_PROMPT",
+    "render_tool_list_note",
+]
 
 DEFAULT_SYSTEM_PROMPT = """\
 You operate a robot (or its simulator) through tools, one tool call per turn.
@@ -26,3 +31,34 @@ def render_tool_list_note(physical: list[str]) -> str:
     if not physical:
         return ""
     return "Physical tools: " + ", ".join(physical) + "."
+
+
+CONSOLIDATION_SYSTEM_PROMPT = """\
+You review a finished robot task and propose lessons for the robot's durable memory. Later
+tasks read these lessons before they start, so each one must be advice that will still be
+true and useful next time, not a retelling of this task.
+
+Answer with one JSON object and nothing else:
+{"lessons": [{"text": "...", "kind": "success" | "failure" | "general",
+              "tool": "<tool name>" | null, "confidence": <0.0 to 1.0>}]}
+
+Rules:
+- At most 5 lessons; {"lessons": []} when nothing is worth keeping.
+- text: one line, under 300 characters, concrete: what to do, and when.
+- kind "success": what made a tool work. Only for a tool whose outcome the evaluator
+  confirmed as success in this task.
+- kind "failure": how to recover when a tool fails. Only for a tool that failed and later
+  worked again in this task; say what made it work.
+- kind "general": a stable fact about the workspace or the operator's conventions (tool
+  null unless it is about one tool).
+- Do not name objects that only existed in this task. No speculation.
+- confidence: how sure you are that the lesson will hold in later tasks.
+"""
+
+LEDGER_SUMMARY_SYSTEM_PROMPT = """\
+You summarise one robot tool's experience ledger (totals, failure reasons, recent outcomes,
+lessons) for the model that will use the tool next. Write at most four short lines of plain
+text: how reliable the tool has been, the failure reasons that recur and what avoids them,
+and the lessons worth following. Use only facts from the ledger; no preamble, no markdown
+headings, no JSON.
+"""

@@ -22,16 +22,23 @@ class ToolOutcome:
 
 @dataclass
 class TaskRecord:
+    """A finished task as consolidation sees it."""
+
     task_id: str
     instruction: str
     status: str
     report: str
     notes: str
     outcomes: list[ToolOutcome] = field(default_factory=list)
+    min_confidence: float | None = None
+    """The configured acceptance threshold (``memory.consolidation_min_confidence``);
+    None lets the memory store use its own."""
 
 
 @dataclass
 class ConsolidationReport:
+    """What consolidation kept (one line each) and rejected (``lesson`` and ``reason``)."""
+
     status: Literal["completed", "skipped", "failed"]
     kept: list[str] = field(default_factory=list)
     rejected: list[dict[str, str]] = field(default_factory=list)

@@ -12,6 +12,15 @@ from dataclasses import dataclass, field
 
 __all__ = ["TaskNotes"]
 
+MAX_NOTE_CHARS = 300
+"""A note is a fact or a plan step, not a transcript; longer ones are cut with a marker."""
+MAX_GOAL_CHARS = 2000
+
+
+def _bounded(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
 
 @dataclass
 class TaskNotes:
@@ -24,7 +33,7 @@ class TaskNotes:
     max_notes: int = 20
 
     def reset(self, goal: str) -> None:
-        self.goal = goal
+        self.goal = _bounded(goal, MAX_GOAL_CHARS)
         self.phase = "started"
         self.notes = []
         self.timeline = deque(maxlen=self.timeline_max)
@@ -41,14 +50,15 @@ class TaskNotes:
         """Apply a model or harness update; returns True if anything changed."""
         before = self.render()
         if goal is not None and goal.strip():
-            self.goal = goal.strip()
+            self.goal = _bounded(goal, MAX_GOAL_CHARS)
         if phase is not None and phase.strip():
-            self.phase = phase.strip()
+            self.phase = _bounded(phase, MAX_NOTE_CHARS)
         for note in remove_notes or []:
+            note = _bounded(note, MAX_NOTE_CHARS)
             if note in self.notes:
                 self.notes.remove(note)
         for note in add_notes or []:
-            note = note.strip()
+            note = _bounded(note, MAX_NOTE_CHARS)
             if note and note not in self.notes:
                 self.notes.append(note)
         del self.notes[: max(0, len(self.notes) - self.max_notes)]
@@ -60,7 +70,7 @@ class TaskNotes:
     def record_outcome(self, turn: int, tool: str, outcome: str) -> None:
         if self.timeline.maxlen != self.timeline_max:
             self.timeline = deque(self.timeline, maxlen=self.timeline_max)
-        self.timeline.append(f"t{turn} {tool}: {outcome}")
+        self.timeline.append(f"t{turn} {tool}: {_bounded(outcome, MAX_NOTE_CHARS)}")
         self.version += 1
 
     def render(self) -> str:

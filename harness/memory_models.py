@@ -1,0 +1,168 @@
+"""Model-backed parts of durable memory: lesson proposals and ledger summaries.
+
+``memory/`` must not import the harness, so the two places where memory asks a model
+something live here, as small objects the :class:`~memory.store.MemoryStore` accepts:
+
+- :class:`ModelLessonProposer` asks for lessons from a finished task (one call with
+  ``purpose="consolidate"``), validates the JSON envelope, and gets one repair round for a
+  malformed answer. Each lesson inside is then judged alone by the store, so one bad entry
+  never costs the others.
+- :class:`ModelLedgerSummarizer` turns a changed tool ledger into a few lines
+  (``purpose="summarize"``).
+
+A model that declares ``supports_summaries = False`` (the offline planner: it plans robot
+actions and writes no prose) is not used; the store then falls back to its rule-based
+consolidator and deterministic digests.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from harness.context import bounded_text
+from harness.errors import HarnessError
+from harness.messages import AssistantItem, InstructionItem, ModelRequest, SystemBlock
+from harness.prompts import CONSOLIDATION_SYSTEM_PROMPT, LEDGER_SUMMARY_SYSTEM_PROMPT
+from harness.providers.base import Model, complete
+from memory.report import TaskRecord
+
+__all__ = [
+    "ConsolidationOutputError",
+    "ModelLedgerSummarizer",
+    "ModelLessonProposer",
+    "can_summarize",
+    "parse_lessons_json",
+]
+
+MAX_RECORD_OUTCOMES = 60
+_FENCE = re.compile(r"^```[\w-]*\s*\n(?P<body>.*?)\n?```\s*$", re.DOTALL)
+
+
+def can_summarize(model: object | None) -> bool:
+    """True unless there is no model or it declares ``supports_summaries = False``."""
+    return model is not None and bool(getattr(model, "supports_summaries", True))
+
+
+class ConsolidationOutputError(HarnessError):
+    """The model's lesson proposal was not the JSON object asked for, even after repair."""
+
+
+class _Envelope(BaseModel):
+    """The top level of a proposal. Entries stay raw: the store validates each alone."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    lessons: list[Any]
+
+
+def parse_lessons_json(text: str) -> list[Any]:
+    """The ``lessons`` list of a proposal (code fences and surrounding prose tolerated);
+    ValueError with a readable reason when there is none."""
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced is not None:
+        body = fenced.group("body").strip()
+    start, end = body.find("{"), body.rfind("}")
+    if start < 0 or end <= start:
+        raise ValueError("no JSON object in the answer")
+    try:
+        data = json.loads(body[start : end + 1])
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON: {exc.msg} at position {exc.pos}") from None
+    try:
+        return _Envelope.model_validate(data).lessons
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "top level"
+        raise ValueError(f"{where}: {first['msg']}") from None
+
+
+def _render_record(record: TaskRecord) -> str:
+    outcomes = record.outcomes[-MAX_RECORD_OUTCOMES:]
+    payload = {
+        "instruction": record.instruction,
+        "status": record.status,
+        "report": bounded_text(record.report, 2000, address=None)[0],
+        "task_notes": bounded_text(record.notes, 3000, address=None)[0],
+        "tool_outcomes": [
+            {
+                "turn": outcome.turn,
+                "tool": outcome.tool,
+                "executed": outcome.executed,
+                "ok": outcome.ok,
+                "evaluator_verdict": outcome.verdict,
+                "detail": outcome.detail[:200],
+            }
+            for outcome in outcomes
+        ],
+    }
+    if len(record.outcomes) > len(outcomes):
+        payload["omitted_earlier_outcomes"] = len(record.outcomes) - len(outcomes)
+    return "The finished task:\n" + json.dumps(payload, indent=1, ensure_ascii=False)
+
+
+class ModelLessonProposer:
+    """Proposes lessons with one model call (plus one repair round if the JSON is bad)."""
+
+    def __init__(self, model: Model, *, max_output_tokens: int = 800, repairs: int = 1) -> None:
+        self.model = model
+        self.name = f"model {model.name!r}"
+        self.max_output_tokens = max_output_tokens
+        self.repairs = repairs
+
+    def propose(self, record: TaskRecord) -> list[Any]:
+        if not record.outcomes:
+            return []  # nothing happened that a lesson could rest on; save the call
+        items: list[Any] = [InstructionItem(text=_render_record(record))]
+        problem = ""
+        for _ in range(1 + self.repairs):
+            request = ModelRequest(
+                system=[SystemBlock(name="consolidation", text=CONSOLIDATION_SYSTEM_PROMPT)],
+                items=items,
+                max_output_tokens=self.max_output_tokens,
+                purpose="consolidate",
+            )
+            answer = complete(self.model, request).text
+            try:
+                return parse_lessons_json(answer)
+            except ValueError as exc:
+                problem = str(exc)
+                items = [
+                    *items,
+                    AssistantItem(text=answer[:4000]),
+                    InstructionItem(
+                        text=f"That answer is unusable ({problem}). Reply with only the JSON "
+                        'object {"lessons": [...]} as specified.'
+                    ),
+                ]
+        raise ConsolidationOutputError(f"lesson proposal is not valid JSON: {problem}")
+
+
+class ModelLedgerSummarizer:
+    """Summarizes one tool ledger with one model call."""
+
+    def __init__(self, model: Model, *, max_output_tokens: int = 300) -> None:
+        self.model = model
+        self.name = str(model.name)
+        self.max_output_tokens = max_output_tokens
+
+    def summarize(self, tool: str, ledger: str, *, max_chars: int) -> str:
+        request = ModelRequest(
+            system=[SystemBlock(name="ledger_summary", text=LEDGER_SUMMARY_SYSTEM_PROMPT)],
+            items=[
+                InstructionItem(
+                    text=f"Ledger of the tool {tool!r} (answer in under {max_chars} "
+                    f"characters):\n\n{ledger}"
+                )
+            ],
+            max_output_tokens=self.max_output_tokens,
+            purpose="summarize",
+        )
+        text = complete(self.model, request).text.strip()
+        if not text:
+            raise ValueError(f"the summarizer returned no text for {tool!r}")
+        return text

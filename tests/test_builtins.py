@@ -1,0 +1,116 @@
+"""Built-in tools: query_user, notify_user, update_task_notes, recall."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from harness import Harness, HarnessConfig, tool
+from harness.providers import ScriptedModel, call, reply
+
+
+class Channel:
+    def __init__(self, answer: str | None, *, wait: threading.Event | None = None) -> None:
+        self.answer = answer
+        self.wait = wait
+        self.asked: list[str] = []
+        self.notified: list[tuple[str, str]] = []
+
+    def ask(self, question: str, *, timeout_s: float, cancelled: Callable[[], bool]) -> str | None:
+        self.asked.append(question)
+        if self.wait is not None:
+            while not cancelled():
+                if self.wait.wait(0.01):
+                    break
+            return None
+        return self.answer
+
+    def notify(self, message: str, level: str) -> None:
+        self.notified.append((message, level))
+
+
+def test_query_user_answer_reaches_the_model(config: HarnessConfig) -> None:
+    channel = Channel("the left one")
+    model = ScriptedModel([call("query_user", question="Which cube?"), reply("ok")])
+    with Harness(config, model=model, user_channel=channel) as h:
+        events = list(h.run_stream("pick a cube"))
+    assert channel.asked == ["Which cube?"]
+    queries = [(e.status, e.answer) for e in events if e.type == "user_query"]
+    assert queries == [("asked", None), ("answered", "the left one")]
+    result = next(e for e in events if e.type == "tool_result")
+    assert "the left one" in result.text
+
+
+def test_query_user_timeout_ends_the_task_with_a_clear_reason(config: HarnessConfig) -> None:
+    model = ScriptedModel([call("query_user", question="Which cube?"), reply("never")])
+    with Harness(config, model=model, user_channel=Channel(None)) as h:
+        events = list(h.run_stream("pick a cube"))
+    done = events[-1]
+    assert done.type == "done" and done.status == "failed"
+    assert "query_user: no answer" in done.termination_reason
+    assert model.remaining == 1
+
+
+def test_query_user_cancelled_while_waiting(config: HarnessConfig) -> None:
+    cancel = threading.Event()
+    channel = Channel(None, wait=threading.Event())
+    model = ScriptedModel([call("query_user", question="Which cube?"), reply("never")])
+    threading.Timer(0.1, cancel.set).start()
+    with Harness(config, model=model, user_channel=channel) as h:
+        events = list(h.run_stream("pick a cube", should_cancel=cancel.is_set))
+    assert events[-1].status == "cancelled"
+    assert [e.status for e in events if e.type == "user_query"] == ["asked", "cancelled"]
+
+
+def test_query_user_is_offered_only_with_a_channel(config: HarnessConfig) -> None:
+    model = ScriptedModel([reply("x")])
+    with Harness(config, model=model) as h:
+        assert "query_user" not in h.tools
+        assert "notify_user" in h.tools
+
+
+def test_notify_user_emits_an_event(config: HarnessConfig) -> None:
+    channel = Channel(None)
+    model = ScriptedModel(
+        [call("notify_user", message="tray is full", level="warning"), reply("ok")]
+    )
+    with Harness(config, model=model, user_channel=channel) as h:
+        events = list(h.run_stream("tidy"))
+    assert channel.notified == [("tray is full", "warning")]
+    note = next(e for e in events if e.type == "notification")
+    assert (note.message, note.level) == ("tray is full", "warning")
+
+
+def test_recall_returns_exact_slices_of_truncated_output(config: HarnessConfig) -> None:
+    config.context.record_max_chars = 600
+    log_text = "".join(f"line {i:04d}: joint torque nominal\n" for i in range(400))
+
+    @tool
+    def read_log() -> str:
+        """Read the robot log."""
+        return log_text
+
+    def responder(request: Any) -> Any:
+        turn = len(model.requests)
+        if turn == 1:
+            return call("read_log")
+        if turn == 2:
+            result = (
+                request.items[-2] if request.items[-1].kind == "task_notes" else request.items[-1]
+            )
+            assert result.kind == "tool_result" and len(result.text) <= 600
+            assert "characters cut" in result.text and result.archive in result.text
+            return call("recall", address=result.archive, offset=1000, limit=50)
+        if turn == 3:
+            return call("recall", address="archive://nope/none")
+        return reply("done")
+
+    model = ScriptedModel(responder=responder)
+    with Harness(config, model=model, tools=[read_log]) as h:
+        events = list(h.run_stream("read the log"))
+    results = [e for e in events if e.type == "tool_result"]
+    assert results[1].text.endswith(log_text[1000:1050])
+    assert "continue with offset=1050" in results[1].text
+    assert results[2].error_kind == "not_found"
+    assert events[-1].status == "completed"
