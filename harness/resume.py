@@ -58,6 +58,7 @@ __all__ = [
     "PendingCall",
     "ResumePoint",
     "ResumedTaskRun",
+    "describe_interrupted",
     "restore_session",
     "restore_task_notes",
     "resume_harness",
@@ -151,6 +152,13 @@ class ResumePoint:
     pending: list[PendingCall] = field(default_factory=list)
     notes_version: int = -1
     previous_pid: int | None = None
+
+
+def describe_interrupted(calls: list[dict[str, Any]]) -> str:
+    """``task_resumed``'s interrupted calls for people: ``move_to (outcome unknown)``."""
+    return ", ".join(
+        f"{c['name']} ({'outcome unknown' if c['started'] else 'not executed'})" for c in calls
+    )
 
 
 # ====================================================================== building a harness

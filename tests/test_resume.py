@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from harness import Harness
 from harness.errors import RunStoreError
@@ -27,31 +26,14 @@ from harness.events import DoneEvent, EventBase, TaskResumedEvent, parse_event
 from harness.messages import AssistantItem, ModelRequest, ModelResponse, ToolResultItem
 from harness.providers import ScriptedModel, reply
 from harness.runlog import RunLog
+from tests.fixtures.cli import HARNESS_BIN, child_env, scripted_config
 from tests.fixtures.parts import MARKER_ENV, AllowAll, FakeSkills
 
-ROOT = Path(__file__).resolve().parents[1]
 HANG_GUARD_S = 60
 
 
 def _write_config(path: Path, store: Path, responses: list[dict[str, Any]]) -> Path:
-    path.write_text(
-        yaml.safe_dump(
-            {
-                "model": {
-                    "provider": "scripted",
-                    "name": "scripted",
-                    "context_window": 100_000,
-                    "options": {"responses": responses},
-                },
-                "embodiment": None,
-                "driver": None,
-                "memory": {"enabled": False},
-                "run": {"store": str(store)},
-                "tools": ["tests.fixtures.parts:slow_move"],
-            }
-        )
-    )
-    return path
+    return scripted_config(path, store, responses, tools=["tests.fixtures.parts:slow_move"])
 
 
 CRASH_SCRIPT = [
@@ -60,13 +42,6 @@ CRASH_SCRIPT = [
     {"text": "moving now", "tool": {"name": "slow_move", "arguments": {"x": 0.25}}},
     {"text": "never reached"},
 ]
-
-
-def _env(markers: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env[MARKER_ENV] = str(markers)
-    return env
 
 
 def _crash_mid_task(tmp_path: Path) -> tuple[Path, Path, str, list[str]]:
@@ -80,7 +55,7 @@ def _crash_mid_task(tmp_path: Path) -> tuple[Path, Path, str, list[str]]:
     child = subprocess.Popen(
         [sys.executable, "-m", "tests.fixtures.crash_run", str(config), "stack the cubes"],
         cwd=tmp_path,
-        env=_env(markers),
+        env=child_env(markers),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -204,11 +179,10 @@ def test_resume_through_the_console_script(crashed: dict[str, Any], tmp_path: Pa
     config = _write_config(
         tmp_path / "resume.yaml", crashed["store"], [{"text": "checked the arm; done"}]
     )
-    harness_bin = Path(sys.executable).with_name("harness")
     result = subprocess.run(
-        [str(harness_bin), "resume", crashed["session"], "--config", str(config), "--json"],
+        [str(HARNESS_BIN), "resume", crashed["session"], "--config", str(config), "--json"],
         cwd=tmp_path,
-        env=_env(crashed["markers"]),
+        env=child_env(crashed["markers"]),
         capture_output=True,
         text=True,
         timeout=HANG_GUARD_S,
@@ -223,9 +197,9 @@ def test_resume_through_the_console_script(crashed: dict[str, Any], tmp_path: Pa
 
     # nothing left to resume: says so, exit code of the last task (completed)
     again = subprocess.run(
-        [str(harness_bin), "resume", crashed["session"], "--store", str(crashed["store"])],
+        [str(HARNESS_BIN), "resume", crashed["session"], "--store", str(crashed["store"])],
         cwd=tmp_path,
-        env=_env(crashed["markers"]),
+        env=child_env(crashed["markers"]),
         capture_output=True,
         text=True,
         timeout=HANG_GUARD_S,

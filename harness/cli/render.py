@@ -77,10 +77,9 @@ class TimelineRenderer:
         self._line(0, "task", e.instruction, "cyan")
 
     def _on_task_resumed(self, e: Any) -> None:
-        calls = ", ".join(
-            f"{c['name']} ({'outcome unknown' if c['started'] else 'not executed'})"
-            for c in e.interrupted_calls
-        )
+        from harness.resume import describe_interrupted
+
+        calls = describe_interrupted(e.interrupted_calls)
         text = f"from turn {e.from_turn}: {e.instruction}"
         if calls:
             text += f"; interrupted: {calls}"
