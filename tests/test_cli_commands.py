@@ -17,8 +17,10 @@ from typing import Any
 import pytest
 import yaml
 
+from harness import Harness, HarnessConfig, tool
 from harness.cli import EXIT_CONFIG, EXIT_INTERRUPTED, EXIT_NOT_COMPLETED, EXIT_OK, main
 from harness.events import parse_event
+from harness.providers import ScriptedModel, call, reply
 from harness.runlog import RunLog
 from tests.fixtures.cli import HARNESS_BIN, child_env, scripted_config
 from tests.recorded import RecordedSession, record_session
@@ -374,10 +376,6 @@ def test_not_completed_task_exit_code_for_show(
 
 
 def test_show_follow_streams_a_running_task_from_another_process(tmp_path: Path) -> None:
-
-    from harness import Harness, HarnessConfig, tool
-    from harness.providers import ScriptedModel, call, reply
-
     gate = threading.Event()
 
     @tool
