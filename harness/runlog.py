@@ -128,10 +128,12 @@ def process_alive(pid: int | None, host: str | None) -> bool:
 
 
 def _preview(item: Item, limit: int = 80) -> str:
+    """One line: a decision's tool call first (then its text), otherwise the item's text."""
     text = getattr(item, "text", "") or ""
-    if not text and getattr(item, "tool_calls", None):
-        calls = item.tool_calls  # type: ignore[union-attr]
-        text = ", ".join(f"{c.name}({json.dumps(c.arguments)})" for c in calls)
+    calls = getattr(item, "tool_calls", None)
+    if calls:
+        called = ", ".join(f"{c.name}({json.dumps(c.arguments)})" for c in calls)
+        text = f"{called} - {text}" if text else called
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
