@@ -423,3 +423,12 @@ def test_show_follow_streams_a_running_task_from_another_process(tmp_path: Path)
             worker.join(HANG_GUARD_S)
     assert follower.returncode == EXIT_OK
     assert "gate opened" in rest and "followed to the end" in rest
+
+
+def test_chat_ends_at_end_of_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = scripted_config(tmp_path / "c.yaml", None, [{"text": "one"}])
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\nhello\n"))  # then Ctrl-D
+    assert main(["chat", "--config", str(config)]) == EXIT_OK
+    assert "one" in capsys.readouterr().out
