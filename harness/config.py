@@ -157,6 +157,22 @@ class SceneConfig(_Section):
     brief_max_tokens: int = Field(1500, ge=50)
     stale_after_s: float = Field(30.0, gt=0)
     near_distance_m: float = Field(0.15, gt=0)
+    perception: str | None = None
+    """`package.module:attribute` of a Perception (or a factory of one); default: the
+    driver's `perception()` when it has one."""
+    association_distance_m: float = Field(0.10, gt=0)
+    """Largest centre distance at which a detection without a ref is a known object."""
+    contact_tolerance_m: float = Field(0.02, gt=0)
+    """How far an object's bottom may be from a surface's top and still rest on it."""
+    recent_change_s: float = Field(10.0, ge=0)
+    """Objects changed this recently rank above unchanged ones in the Brief."""
+    confirm_tools: dict[str, Literal["pick", "place", "release", "open", "close"]] = Field(
+        default_factory=lambda: {"pick": "pick", "place": "place", "open_gripper": "release"}
+    )
+    """Tool name -> what an evaluator-confirmed success of it means for the scene graph."""
+    snapshot_interval: int = Field(20, ge=0)
+    """Every Nth scene_update event carries a full JSON snapshot (the first always does;
+    0: only the first); the others carry the diff."""
 
 
 class SkillsConfig(_Section):

@@ -133,6 +133,14 @@ class SceneUpdateEvent(EventBase):
     stale: list[str] = Field(default_factory=list)
     objects: int = 0
     brief_tokens: int = 0
+    diff: dict[str, Any] | None = None
+    """The detailed change (``scene.SceneDiff`` as JSON: new nodes, changed fields with old
+    and new values, relations added and removed)."""
+    snapshot: dict[str, Any] | None = None
+    """A full ``scene.SceneSnapshot`` (the first update, then every
+    ``scene.snapshot_interval``-th), so a reader can rebuild the scene at any turn."""
+    warnings: list[str] = Field(default_factory=list)
+    """Perception failures and detections the graph could not use."""
 
 
 class SafetyCheckEvent(EventBase):

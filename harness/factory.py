@@ -28,6 +28,7 @@ __all__ = [
     "build_redactor",
     "build_skills",
     "build_store",
+    "import_object",
     "import_tool",
 ]
 
@@ -54,6 +55,12 @@ def build_parts(
             parts["memory"] = build_memory(
                 config, model=parts.get("compaction_model") or parts["model"]
             )
+        if "scene" not in parts:
+            from harness.scene_adapter import build_scene
+
+            scene = build_scene(config, driver=parts.get("driver"))
+            if scene is not None:
+                parts["scene"] = scene
         extra_tools = list(parts.pop("tools", []))
         extra_tools.extend(import_tool(path) for path in config.tools)
         parts["tools"] = extra_tools
@@ -130,25 +137,30 @@ def build_memory(config: HarnessConfig, *, model: Any) -> MemoryStore | None:
         ) from exc
 
 
-def import_tool(path: str) -> Tool:
-    """``package.module:attribute`` -> a Tool (functions are wrapped with ``@tool``)."""
+def import_object(path: str, *, key: str) -> Any:
+    """``package.module:attribute`` -> the attribute; errors name the config ``key``."""
     module_name, sep, attr = path.partition(":")
     if not sep or not module_name or not attr:
         raise ConfigError(
-            f"tools: got {path!r}; expected 'package.module:function'", key="tools", value=path
+            f"{key}: got {path!r}; expected 'package.module:function'", key=key, value=path
         )
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise ConfigError(
-            f"tools: cannot import {module_name!r} for {path!r}: {exc}", key="tools", value=path
+            f"{key}: cannot import {module_name!r} for {path!r}: {exc}", key=key, value=path
         ) from exc
     try:
-        target = getattr(module, attr)
+        return getattr(module, attr)
     except AttributeError:
         raise ConfigError(
-            f"tools: {module_name!r} has no attribute {attr!r}", key="tools", value=path
+            f"{key}: {module_name!r} has no attribute {attr!r}", key=key, value=path
         ) from None
+
+
+def import_tool(path: str) -> Tool:
+    """``package.module:attribute`` -> a Tool (functions are wrapped with ``@tool``)."""
+    target = import_object(path, key="tools")
     if isinstance(target, Tool):
         return target
     if callable(target):

@@ -67,6 +67,9 @@ T = TypeVar("T")
 Steps = Generator[EventBase, None, T]
 
 HIDDEN_HOOK_NAMES = frozenset({"evaluate_run"})
+CALIBRATION_STATE_KEYS = frozenset({"cameras", "frames"})
+"""Observation state read by tools (camera calibration, frames), not shown to the model:
+a few 4x4 matrices would cost ~100 tokens every turn and tell it nothing."""
 
 
 @dataclass
@@ -896,6 +899,8 @@ def render_observation(observation: Observation) -> str:
     if observation.images:
         lines.append("cameras: " + ", ".join(sorted(observation.images)))
     for key, value in sorted(observation.state.items()):
+        if key in CALIBRATION_STATE_KEYS:
+            continue
         lines.append(f"{key}: {_fmt(value)}")
     if observation.safety:
         readings = ", ".join(
