@@ -267,23 +267,29 @@ def _wait_for(path_glob: tuple[Path, str], proc: subprocess.Popen[str]) -> None:
         time.sleep(0.02)
 
 
-def test_console_script_ctrl_c_cancels_and_exits_130(tmp_path: Path) -> None:
-    markers = tmp_path / "markers"
+def _slow_wait_process(tmp_path: Path, *command: str) -> subprocess.Popen[str]:
+    """``harness COMMAND --config C ...`` where the model calls ``slow_wait`` (which runs
+    until cancelled and leaves a marker under ``tmp_path/markers`` when it starts)."""
     config = scripted_config(
         tmp_path / "c.yaml",
         tmp_path / "store",
         [{"tool": {"name": "slow_wait", "arguments": {}}}],
         tools=["tests.fixtures.parts:slow_wait"],
     )
-    proc = subprocess.Popen(
-        [str(HARNESS_BIN), "run", "--config", str(config), "wait for me"],
+    return subprocess.Popen(
+        [str(HARNESS_BIN), command[0], "--config", str(config), *command[1:]],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=child_env(markers),
+        env=child_env(tmp_path / "markers"),
         cwd=tmp_path,
     )
-    _wait_for((markers, "slow_wait-*"), proc)
+
+
+def test_console_script_ctrl_c_cancels_and_exits_130(tmp_path: Path) -> None:
+    proc = _slow_wait_process(tmp_path, "run", "wait for me")
+    _wait_for((tmp_path / "markers", "slow_wait-*"), proc)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=HANG_GUARD_S)
     assert proc.returncode == EXIT_INTERRUPTED, err
@@ -328,26 +334,11 @@ def test_chat_runs_tasks_resets_and_answers_questions(
 
 
 def test_chat_ctrl_c_cancels_the_task_then_exits(tmp_path: Path) -> None:
-    markers = tmp_path / "markers"
-    config = scripted_config(
-        tmp_path / "c.yaml",
-        tmp_path / "store",
-        [{"tool": {"name": "slow_wait", "arguments": {}}}],
-        tools=["tests.fixtures.parts:slow_wait"],
-    )
-    proc = subprocess.Popen(
-        [str(HARNESS_BIN), "chat", "--config", str(config)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=child_env(markers),
-        cwd=tmp_path,
-    )
+    proc = _slow_wait_process(tmp_path, "chat")
     assert proc.stdin is not None
     proc.stdin.write("wait for me\n")
     proc.stdin.flush()
-    _wait_for((markers, "slow_wait-*"), proc)
+    _wait_for((tmp_path / "markers", "slow_wait-*"), proc)
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout or []], daemon=True).start()
     proc.send_signal(signal.SIGINT)  # cancels the task; the chat goes back to its prompt
