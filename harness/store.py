@@ -118,14 +118,22 @@ class SQLiteRunStore:
     def _write(self, sql: str, params: Sequence[Any]) -> None:
         with self._lock:
             self._check_open()
-            self._conn.execute(sql, params)
+            self._execute(sql, params)
 
     def _write_at_next_pos(self, sql: str, params: Sequence[Any]) -> None:
         """A write that takes the next history position (``pos`` is the last parameter)."""
         with self._lock:
             self._check_open()
             self._pos += 1
-            self._conn.execute(sql, (*params, self._pos))
+            self._execute(sql, (*params, self._pos))
+
+    def _execute(self, sql: str, params: Sequence[Any]) -> None:
+        """One committed statement; a failure (disk full, file removed) is a named error:
+        a harness that can no longer record must not carry on as if it could."""
+        try:
+            self._conn.execute(sql, params)
+        except sqlite3.Error as exc:
+            raise RunStoreError(f"run store {self.path}: write failed: {exc}") from exc
 
     def _check_open(self) -> None:
         if self.closed:
@@ -240,19 +248,20 @@ class SQLiteRunStore:
         with self._lock:
             self._check_open()
             self._pos += 1
-            self._conn.execute("BEGIN IMMEDIATE")
+            self._execute("BEGIN IMMEDIATE", ())
             try:
-                self._conn.execute(
+                self._execute(
                     "UPDATE items SET state = ?, reason = ? WHERE id = ?", (state, reason, item_id)
                 )
-                self._conn.execute(
+                self._execute(
                     "INSERT INTO item_states(item_id, session_id, pos, state, reason) "
                     "SELECT id, session_id, ?, ?, ? FROM items WHERE id = ?",
                     (self._pos, state, reason, item_id),
                 )
-                self._conn.execute("COMMIT")
+                self._execute("COMMIT", ())
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
                 raise
 
     def set_accumulated(self, session_id: str, item_ids: Sequence[str]) -> None:

@@ -287,3 +287,16 @@ def test_a_reader_holding_a_transaction_never_blocks_the_running_harness(
     with RunLog(tmp_path) as log:
         total = len(log.events(session_id=harness.session_id))
     assert after == total > first
+
+
+def test_a_failed_write_is_a_named_error(tmp_path: Path) -> None:
+    store = SQLiteRunStore(tmp_path)
+    try:
+        conn = sqlite3.connect(tmp_path / STORE_FILENAME)
+        conn.execute("DROP TABLE archive")  # what a damaged file looks like to the writer
+        conn.commit()
+        conn.close()
+        with pytest.raises(RunStoreError, match="write failed"):
+            store.archive_put("archive://t/c", "x", task_id="t", call_id="c", tool="t")
+    finally:
+        store.close()
