@@ -206,16 +206,36 @@ def check_store(harness: Harness) -> Iterator[CheckResult]:
 
 
 def check_mcp(harness: Harness) -> Iterator[CheckResult]:
-    """A configured MCP server is reachable when its tools are registered (the Harness
-    starts its servers and lists their tools while it is built)."""
+    """Every configured MCP server: probed live when its tool source offers ``check()``
+    (statuses with ``name``, ``ok``, ``state``, ``last_error``), otherwise reachable when
+    the tools it listed while the Harness was built are registered."""
+    probed: set[str] = set()
+    for source in getattr(harness, "tool_sources", []):
+        probe = getattr(source, "check", None)
+        for status in probe() if callable(probe) else []:
+            probed.add(status.name)
+            offered = [t for t in harness.tools if t.source == f"mcp:{status.name}"]
+            physical = sum(1 for t in offered if t.physical)
+            if status.ok:
+                yield CheckResult.ok(
+                    f"mcp {status.name}", f"{len(offered)} tools offered, {physical} physical"
+                )
+            else:
+                yield CheckResult.fail(
+                    f"mcp {status.name}", f"{status.state}: {getattr(status, 'last_error', '')}"
+                )
+        skipped = getattr(source, "skipped_tools", None)
+        for name, reason in (skipped() if callable(skipped) else {}).items():
+            yield CheckResult.warn(f"mcp tool {name}", f"not offered: {reason}")
     for server in harness.config.mcp.servers:
-        source = f"mcp:{server.name}"
-        names = [t.name for t in harness.tools if t.source == source]
+        if server.name in probed:
+            continue
+        names = [t.name for t in harness.tools if t.source == f"mcp:{server.name}"]
         if names:
             yield CheckResult.ok(f"mcp {server.name}", f"{len(names)} tools: {', '.join(names)}")
         else:
             yield CheckResult.fail(
-                f"mcp {server.name}", f"no tools registered from {server.transport} server"
+                f"mcp {server.name}", f"no tools registered from its {server.transport} server"
             )
 
 

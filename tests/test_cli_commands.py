@@ -423,3 +423,43 @@ def test_chat_ends_at_end_of_input(
     monkeypatch.setattr(sys, "stdin", io.StringIO("\nhello\n"))  # then Ctrl-D
     assert main(["chat", "--config", str(config)]) == EXIT_OK
     assert "one" in capsys.readouterr().out
+
+
+def test_check_probes_mcp_tool_sources_and_reports_silent_servers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The MCP check asks a tool source that can probe its servers, and fails a configured
+    server that registered no tools."""
+    from dataclasses import dataclass
+
+    from harness import checks
+    from harness.config import MCPServerConfig
+
+    @dataclass
+    class Status:
+        name: str
+        ok: bool
+        state: str
+        last_error: str = ""
+
+    class Source:
+        def check(self) -> list[Status]:
+            return [Status("arm", True, "ready"), Status("camera", False, "crashed", "EOF")]
+
+        def skipped_tools(self) -> dict[str, str]:
+            return {"camera.raw": "schema is not an object"}
+
+    config = HarnessConfig.model_validate(
+        {"embodiment": None, "driver": None, "memory": {"enabled": False}, "run": {"store": None}}
+    )
+    config.mcp.servers = [
+        MCPServerConfig(name="arm", command="x"),
+        MCPServerConfig(name="ros", command="y"),
+    ]
+    with Harness(config, model=ScriptedModel([reply("x")])) as harness:
+        harness.tool_sources = [Source()]  # type: ignore[attr-defined]
+        results = {r.subject: r for r in checks.check_mcp(harness)}
+    assert results["mcp arm"].status == "ok"
+    assert results["mcp camera"].status == "fail" and "EOF" in results["mcp camera"].detail
+    assert results["mcp tool camera.raw"].status == "warn"
+    assert results["mcp ros"].status == "fail"
