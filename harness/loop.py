@@ -203,21 +203,21 @@ class TaskRun:
             )
         )
         h._prepare_task_resident()
-        yield from self._list_tools()
+        context = h.context
+        yield from self._offer_tools()
         for image in self.images:
             h.store.put_image(image)
         self._record(
             InstructionItem(text=self.instruction, images=[image.ref() for image in self.images])
         )
-        h.context.add_transient_images(self.images)
+        context.add_transient_images(self.images)
 
-    def _list_tools(self) -> Steps[None]:
-        """Tool definitions visible for this task into Resident (a resumed task too)."""
-        h = self.h
-        context = h.context
-        tools = h.tools.visible()
+    def _offer_tools(self) -> Steps[None]:
+        """Put the visible tools into Resident context and announce them."""
+        context = self.h.context
+        tools = self.h.tools.visible()
         context.set_tools([t.spec() for t in tools])
-        refusal = h._admit_tool_definitions()
+        refusal = self.h._admit_tool_definitions()
         if refusal is not None:
             self._terminate("failed", f"capability admission: {refusal}")
         yield self._emit(

@@ -422,7 +422,10 @@ class ResumedTaskRun(TaskRun):
         h._prepare_task_resident()
         h._outcomes = list(point.outcomes)
         yield from self._reload_skills()
-        yield from self._list_tools()
+        sync_sources = getattr(h, "_sync_tool_sources", None)  # MCP servers' tool lists
+        if callable(sync_sources):
+            sync_sources()
+        yield from self._offer_tools()
         for pending in point.pending:
             output, ran = pending.output()
             yield from self._record_result(
