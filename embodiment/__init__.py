@@ -1,5 +1,49 @@
-"""What the robot is and may do: profile, driver protocol, safety envelope, simulator."""
+"""What the robot is and may do: profile, driver protocol, safety envelope, simulator.
 
-from embodiment.types import ActionResult, Driver, Observation, SafetyDecision
+Nothing here imports the harness: a driver author needs only numpy and pydantic.
+"""
 
-__all__ = ["ActionResult", "Driver", "Observation", "SafetyDecision"]
+from embodiment.checks import CheckResult, DriverReport, check_driver
+from embodiment.drivers import DRIVERS, DriverOptionError, build_driver, register_driver
+from embodiment.profile import EmbodimentProfile, ProfileError, load_profile, render_profile
+from embodiment.safety import RuleOutcome, SafetyEnvelope, SafetyRequest, SafetyRule
+from embodiment.types import (
+    SAFETY_KINDS,
+    ActionResult,
+    ActionSpec,
+    Driver,
+    Locator,
+    ObjectInfo,
+    Observation,
+    PostCondition,
+    PostConditionChecker,
+    SafetyDecision,
+)
+
+__all__ = [
+    "DRIVERS",
+    "SAFETY_KINDS",
+    "ActionResult",
+    "ActionSpec",
+    "CheckResult",
+    "Driver",
+    "DriverOptionError",
+    "DriverReport",
+    "EmbodimentProfile",
+    "Locator",
+    "ObjectInfo",
+    "Observation",
+    "PostCondition",
+    "PostConditionChecker",
+    "ProfileError",
+    "RuleOutcome",
+    "SafetyDecision",
+    "SafetyEnvelope",
+    "SafetyRequest",
+    "SafetyRule",
+    "build_driver",
+    "check_driver",
+    "load_profile",
+    "register_driver",
+    "render_profile",
+]

@@ -6,18 +6,51 @@ These types deliberately import nothing from the harness: a driver author implem
 
 from __future__ import annotations
 
+import math
+import re
 import time
+from collections.abc import Mapping
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
+    "SAFETY_KINDS",
     "ActionResult",
+    "ActionSpec",
     "Driver",
+    "Locator",
+    "ObjectInfo",
     "Observation",
+    "PostCondition",
+    "PostConditionChecker",
     "SafetyDecision",
+    "fill_post_condition",
+    "reading",
 ]
+
+SAFETY_KINDS: dict[str, str] = {
+    "position": "a target position [x, y, z] in the world frame (metres)",
+    "position.x": "the x component of a target position (world frame, metres)",
+    "position.y": "the y component of a target position (world frame, metres)",
+    "position.z": "the z component of a target position (world frame, metres)",
+    "object_ref": "an object to grasp or carry, by scene ref (position and payload checked)",
+    "target_ref": "a destination object or place, by scene ref (its position is checked)",
+    "distance": "a base translation distance (metres) along the `direction` argument",
+    "direction": "the direction of a base translation: forward, backward, left or right",
+    "angle": "a base rotation (radians)",
+    "navigation": "a navigation goal; blocked when no direction around the base is clear",
+    "speed": "a speed (metres per second)",
+    "force": "a force (newtons)",
+    "joints": "a list of joint positions (radians), one per arm joint",
+    "width": "a gripper opening (metres)",
+}
+"""The vocabulary of ``Tool.safety``/``ActionSpec.safety``: argument name -> kind.
+
+The safety envelope (``embodiment/safety.py``) interprets each kind; an argument with an
+unknown kind is a declaration error, caught when the tool is generated.
+"""
 
 
 class Observation(BaseModel):
@@ -37,8 +70,35 @@ class Observation(BaseModel):
     safety: dict[str, float | None] = Field(default_factory=dict)
 
 
+def reading(observation: Observation | None, name: str) -> Any:
+    """A named reading from ``observation.safety`` or else ``observation.state``.
+
+    Dotted names index into mappings (``clearance.forward`` reads
+    ``safety["clearance.forward"]`` or ``state["clearance"]["forward"]``). Returns None
+    when the reading is absent, so callers can fail closed.
+    """
+    if observation is None:
+        return None
+    if name in observation.safety:
+        return observation.safety[name]
+    if name in observation.state:
+        return observation.state[name]
+    node: Any = observation.state
+    for part in name.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
 class ActionResult(BaseModel):
-    """What a driver actually did with an action (after clamping, or a partial motion)."""
+    """What a driver actually did with an action (after clamping, or a partial motion).
+
+    ``ok`` says the action was carried out (the motion ran to its end); it is not the
+    verdict on the task-level outcome (a grasp that closed on nothing is ``ok`` and the
+    evaluator reports the failure). ``data`` may hold ``images`` (camera name -> HxWx3
+    uint8 frame) and other JSON-able facts for the model.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -69,7 +129,14 @@ class Driver(Protocol):
     """A robot or simulator the harness drives (LeRobot-like).
 
     ``execute`` returns what was actually applied. ``stop`` may be called from another
-    thread at any time and must bring a motion in flight to a halt promptly.
+    thread at any time and must bring a motion in flight to a halt promptly; the next
+    ``execute`` starts a new motion. ``capabilities`` lists the actions ``execute``
+    accepts, with typed arguments and safety declarations.
+
+    Optional extensions, used when present: ``locate(ref) -> ObjectInfo | None``
+    (:class:`Locator`, lets the safety envelope check ref targets), ``perception() ->
+    scene.Perception`` (ground truth or a detector for the scene graph) and
+    ``post_conditions() -> PostConditionChecker`` (programmatic evaluation).
     """
 
     def connect(self) -> None: ...
@@ -81,3 +148,126 @@ class Driver(Protocol):
     def stop(self) -> None: ...
 
     def disconnect(self) -> None: ...
+
+    def capabilities(self) -> list[ActionSpec]:
+        """The actions ``execute`` accepts; physical tools are generated from them."""
+        ...
+
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+
+class ActionSpec(BaseModel):
+    """One action a driver offers, declared once: the harness turns it into a tool.
+
+    ``arguments`` is a pydantic model (its JSON Schema is what the model sees);
+    ``safety`` says which arguments are what for the safety envelope (see
+    :data:`SAFETY_KINDS`); ``post_condition`` is the outcome the evaluator checks, with
+    ``{argument}`` placeholders (e.g. "the gripper holds {ref}, lifted off its support").
+    ``physical`` is False for actions that move nothing (e.g. taking a picture).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    name: str
+    description: str = Field(min_length=1)
+    arguments: type[BaseModel]
+    physical: bool = True
+    safety: dict[str, str] = Field(default_factory=dict)
+    timeout_s: float | None = Field(None, gt=0)
+    post_condition: str = ""
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _NAME.match(value):
+            raise ValueError(f"action name {value!r} must be snake_case (a-z, 0-9, _)")
+        return value
+
+    @model_validator(mode="after")
+    def _safety_matches_arguments(self) -> ActionSpec:
+        fields = self.arguments.model_fields
+        for argument, kind in self.safety.items():
+            if argument not in fields:
+                raise ValueError(
+                    f"safety: {argument!r} is not an argument of {self.name} "
+                    f"(arguments: {', '.join(fields) or 'none'})"
+                )
+            if kind not in SAFETY_KINDS:
+                raise ValueError(
+                    f"safety.{argument}: unknown kind {kind!r}; expected one of "
+                    + ", ".join(SAFETY_KINDS)
+                )
+        if self.physical and fields and not self.safety:
+            raise ValueError(
+                f"{self.name} moves hardware and takes arguments but declares no safety "
+                "kinds; say which arguments are positions, distances, speeds or joints"
+            )
+        return self
+
+    def describe_post_condition(self, arguments: Mapping[str, Any]) -> str:
+        """The post-condition with argument values filled in."""
+        return fill_post_condition(self.post_condition, arguments)
+
+
+def fill_post_condition(template: str, arguments: Mapping[str, Any]) -> str:
+    """``"{ref} is held"`` with ``ref="red_cube_1"`` -> ``"red_cube_1 is held"``; unknown
+    placeholders stay as they are."""
+    if not template:
+        return ""
+    try:
+        return template.format_map(_Defaulting(arguments))
+    except (ValueError, IndexError):
+        return template
+
+
+class _Defaulting(dict[str, Any]):
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        super().__init__(values)
+
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+class ObjectInfo(BaseModel):
+    """Where an object is, as far as the safety envelope needs to know."""
+
+    model_config = ConfigDict(frozen=True)
+
+    position: tuple[float, float, float]
+    size: tuple[float, float, float] | None = None
+    mass_kg: float | None = None
+
+    @field_validator("position")
+    @classmethod
+    def _finite(cls, value: tuple[float, float, float]) -> tuple[float, float, float]:
+        if not all(math.isfinite(v) for v in value):
+            raise ValueError(f"position {value} is not finite")
+        return value
+
+
+@runtime_checkable
+class Locator(Protocol):
+    """Resolves an object reference to a position (drivers that know their objects)."""
+
+    def locate(self, ref: str) -> ObjectInfo | None: ...
+
+
+class PostCondition(BaseModel):
+    """A programmatic post-condition's verdict: what the evaluator reports."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: Literal["success", "failure", "process"]
+    evidence: str
+
+
+@runtime_checkable
+class PostConditionChecker(Protocol):
+    """Checks an action's outcome against ground truth (simulators provide one)."""
+
+    def check(
+        self, action: str, arguments: Mapping[str, Any], result: Mapping[str, Any] | None
+    ) -> PostCondition | None:
+        """None when the action has no programmatic post-condition."""
+        ...

@@ -198,6 +198,11 @@ class EvaluationConfig(_Section):
     max_segments: int = Field(8, ge=1)
     model: ModelConfig | None = None
     """A vision model for the model-based evaluator (real robots)."""
+    evaluator: Literal["auto", "programmatic", "model", "none"] = "auto"
+    """auto: the model evaluator when `model` is set, else the driver's post-conditions."""
+    post_conditions: dict[str, str] = Field(default_factory=dict)
+    """Tool name -> post-condition text (with {argument} placeholders) for the model
+    evaluator; drivers declare their own, these add to or override them."""
 
 
 class MCPServerConfig(_Section):

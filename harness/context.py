@@ -43,6 +43,7 @@ __all__ = [
     "Context",
     "ItemState",
     "ItemStatus",
+    "RetiredItem",
     "bounded_text",
 ]
 
@@ -73,6 +74,17 @@ class ItemState:
     status: ItemStatus = "verbatim"
     reason: str = ""
     original_tokens: int = 0
+    replaced_by: str | None = None
+    """Id of the rewritten copy (pruned or shrunk) that stands in for this item."""
+
+
+@dataclass(frozen=True)
+class RetiredItem:
+    """What introspection still knows about an item that has left Accumulated."""
+
+    kind: str
+    task_id: str
+    turn: int
 
 
 @dataclass
@@ -116,6 +128,7 @@ class Context:
         self._last_sent_ids: list[str] = []
         self._new_items: list[Item] = []
         self._changed_states: set[str] = set()
+        self.retired: dict[str, RetiredItem] = {}
 
     # ------------------------------------------------------------------ resident
 
@@ -224,6 +237,8 @@ class Context:
         Items that disappear keep their state entry for introspection; new or rewritten
         items get the given states.
         """
+        kept = {item.id for item in new_items}
+        self._retire(item for item in self.accumulated if item.id not in kept)
         self.accumulated = list(new_items)
         for item in self.accumulated:
             if item.id not in self.states:
@@ -232,6 +247,19 @@ class Context:
         for item_id, state in (states or {}).items():
             self.states[item_id] = state
             self._changed_states.add(item_id)
+
+    def changed_state(
+        self, item: Item, status: ItemStatus, reason: str, *, replaced_by: str | None = None
+    ) -> ItemState:
+        """The state for ``item`` (or a copy standing in for it) after a change, keeping
+        the token cost it had before its first change."""
+        previous = self.states.get(item.id, ItemState())
+        return ItemState(
+            status=status,
+            reason=reason,
+            original_tokens=previous.original_tokens or self.item_tokens(item),
+            replaced_by=replaced_by,
+        )
 
     def set_state(self, item_id: str, status: ItemStatus, reason: str) -> None:
         state = self.states.setdefault(item_id, ItemState())
@@ -246,7 +274,12 @@ class Context:
         self._changed_states = set()
         return new_items, changed
 
+    def _retire(self, items: Iterable[Item]) -> None:
+        for item in items:
+            self.retired[item.id] = RetiredItem(item.kind, item.task_id, item.turn)
+
     def clear_accumulated(self) -> None:
+        self._retire(self.accumulated)
         self.accumulated = []
         self._last_sent_ids = []
 
@@ -265,6 +298,11 @@ class Context:
     def add_transient_images(self, images: Iterable[ImagePart]) -> None:
         """Images shown to the next model call only (tool-result and instruction images)."""
         self._transient.images.extend(images)
+
+    @property
+    def transient_images(self) -> list[ImagePart]:
+        """Images the next model call carries once (tool-result and instruction images)."""
+        return list(self._transient.images)
 
     def consume_transient(self) -> int:
         """Called after a model call: transient images leave the context."""
@@ -295,34 +333,29 @@ class Context:
         images = self.refreshed.images + self._transient.images
         return text, sum(self.estimator.image(i.width, i.height) for i in images)
 
-    def sections(self) -> dict[str, int]:
+    def sections(self, *, accumulated: Iterable[Item] | None = None) -> dict[str, int]:
         """Calibrated token estimate per section of the next request."""
         cal = self.estimator.calibrated
         refreshed_text, image_tokens = self.refreshed_tokens()
         return {
             "resident": cal(self.resident_tokens()),
             "tools": cal(self.tools_tokens()),
-            "accumulated": cal(self.accumulated_tokens()),
+            "accumulated": cal(self.accumulated_tokens(accumulated)),
             "refreshed": cal(refreshed_text),
             "images": image_tokens,
         }
 
     def total_tokens(self, *, accumulated: Iterable[Item] | None = None) -> int:
-        """Estimated size of the next request, optionally with a different Accumulated."""
-        refreshed_text, image_tokens = self.refreshed_tokens()
-        raw = (
-            self.resident_tokens()
-            + self.tools_tokens()
-            + self.accumulated_tokens(accumulated)
-            + refreshed_text
-        )
-        return self.estimator.calibrated(raw) + image_tokens
+        """Estimated size of the next request, optionally with a different Accumulated.
+
+        The sum of :meth:`sections`: the prompt snapshot, the compaction trigger, pruning
+        and every budget check read this one number, so they cannot disagree.
+        """
+        return sum(self.sections(accumulated=accumulated).values())
 
     def fixed_tokens(self) -> int:
         """Everything but Accumulated: what compaction can never reduce."""
-        refreshed_text, image_tokens = self.refreshed_tokens()
-        raw = self.resident_tokens() + self.tools_tokens() + refreshed_text
-        return self.estimator.calibrated(raw) + image_tokens
+        return self.total_tokens(accumulated=())
 
     # ------------------------------------------------------------------ assembly
 

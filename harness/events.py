@@ -183,6 +183,8 @@ class CompactionEvent(EventBase):
     rounds: int = 0
     duration_s: float = 0.0
     checkpoint_id: str | None = None
+    usage: Usage | None = None
+    """Tokens the summarizer model used for this pass (None when no model was called)."""
 
 
 class PromptSnapshotEvent(EventBase):

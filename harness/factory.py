@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.config import HarnessConfig
+from harness.embodied import build_embodiment_parts
 from harness.errors import ConfigError
 from harness.memory_models import ModelLedgerSummarizer, ModelLessonProposer, can_summarize
 from harness.providers import build_model
@@ -49,6 +50,7 @@ def build_parts(
         if "store" not in parts:
             parts["store"] = build_store(config)
             closers.append(("run store", parts["store"].close))
+        build_embodiment_parts(config, parts, closers)
         if "skills" not in parts:
             parts["skills"] = build_skills(config)
         if "memory" not in parts:

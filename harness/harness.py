@@ -35,7 +35,7 @@ from harness.components import (
     UserChannel,
 )
 from harness.config import HarnessConfig, load_config
-from harness.context import Budget, Context, ItemState
+from harness.context import Budget, Context
 from harness.errors import (
     CloseError,
     ConfigError,
@@ -44,6 +44,7 @@ from harness.errors import (
     UnknownContextWindowError,
 )
 from harness.events import DoneEvent, EventBase, MemoryConsolidationEvent, TaskStatus
+from harness.introspection import context_report
 from harness.messages import ImagePart, Item, Usage, Verdict, new_id
 from harness.prompts import DEFAULT_SYSTEM_PROMPT
 from harness.providers import build_model
@@ -393,59 +394,13 @@ class Harness:
         self.task_notes = TaskNotes(timeline_max=self.config.memory.notes_timeline_max)
 
     def context_report(self) -> list[dict[str, Any]]:
-        """Every item the session has produced, with lifetime, state, tokens and reason."""
-        rows: list[dict[str, Any]] = []
-        for block in self.context.resident_blocks():
-            rows.append(
-                {
-                    "id": block.name,
-                    "lifetime": "resident",
-                    "kind": "system",
-                    "state": "verbatim",
-                    "tokens": self.context.estimator.text(block.text),
-                    "reason": "",
-                }
-            )
-        live = {item.id for item in self.context.accumulated}
-        for item in self.context.accumulated:
-            state = self.context.states.get(item.id, ItemState())
-            rows.append(
-                {
-                    "id": item.id,
-                    "lifetime": "accumulated",
-                    "kind": item.kind,
-                    "task_id": item.task_id,
-                    "turn": item.turn,
-                    "state": state.status,
-                    "tokens": self.context.item_tokens(item),
-                    "reason": state.reason,
-                }
-            )
-        for item_id, state in self.context.states.items():
-            if item_id not in live:
-                rows.append(
-                    {
-                        "id": item_id,
-                        "lifetime": "accumulated",
-                        "kind": "",
-                        "state": state.status,
-                        "tokens": 0,
-                        "reason": state.reason,
-                        "in_context": False,
-                    }
-                )
-        refreshed_text, image_tokens = self.context.refreshed_tokens()
-        rows.append(
-            {
-                "id": "refreshed",
-                "lifetime": "refreshed",
-                "kind": "brief+observation",
-                "state": "verbatim",
-                "tokens": refreshed_text + image_tokens,
-                "reason": "",
-            }
-        )
-        return rows
+        """Every item of the session's context with lifetime, state, tokens and reason.
+
+        Resident blocks and tool definitions, every Accumulated item (including those
+        folded, pruned or shrunk away, with ``in_context: False``), the Refreshed text and
+        each image of the next call. See :class:`harness.introspection.ContextRow`.
+        """
+        return [row.model_dump() for row in context_report(self.context)]
 
     # ================================================================== lifecycle
 

@@ -412,6 +412,10 @@ class TaskRun:
             if cancelled() and final is None:
                 self._terminate("cancelled", "cancelled by the operator during the model call")
                 return None
+        if final is None and cancelled():
+            # The adapter stopped early (cancelled during a retry wait or between chunks).
+            self._terminate("cancelled", "cancelled by the operator during the model call")
+            return None
         if final is None:
             raise ModelError(f"model {self.h.model.name!r} returned no response")
         return final

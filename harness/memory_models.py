@@ -27,7 +27,7 @@ from harness.context import bounded_text
 from harness.errors import HarnessError
 from harness.messages import AssistantItem, InstructionItem, ModelRequest, SystemBlock
 from harness.prompts import CONSOLIDATION_SYSTEM_PROMPT, LEDGER_SUMMARY_SYSTEM_PROMPT
-from harness.providers.base import Model, complete
+from harness.providers.base import Model, can_summarize, complete
 from memory.report import TaskRecord
 
 __all__ = [
@@ -40,11 +40,6 @@ __all__ = [
 
 MAX_RECORD_OUTCOMES = 60
 _FENCE = re.compile(r"^```[\w-]*\s*\n(?P<body>.*?)\n?```\s*$", re.DOTALL)
-
-
-def can_summarize(model: object | None) -> bool:
-    """True unless there is no model or it declares ``supports_summaries = False``."""
-    return model is not None and bool(getattr(model, "supports_summaries", True))
 
 
 class ConsolidationOutputError(HarnessError):

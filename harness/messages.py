@@ -311,12 +311,22 @@ class ModelRequest(_Frozen):
 
 
 class Usage(BaseModel):
-    """Token usage of one or more model calls. Addable."""
+    """Token usage of one or more model calls. Addable.
+
+    The three input counts are disjoint, because they are billed at different prices:
+    ``input_tokens`` is the *uncached* input, ``cache_read_tokens`` what was read from the
+    provider's prompt cache and ``cache_write_tokens`` what was written to it.
+    :attr:`prompt_tokens` is their sum, the whole prompt. Adapters convert: OpenAI's
+    ``prompt_tokens`` includes its ``cached_tokens``; Anthropic's ``input_tokens`` already
+    excludes cache reads and writes.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     input_tokens: int = 0
+    """Uncached input tokens."""
     output_tokens: int = 0
+    """Output tokens, reasoning included."""
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     requests: int = 0

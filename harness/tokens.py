@@ -13,6 +13,7 @@ it can never make compaction fire on a nearly empty context.
 from __future__ import annotations
 
 import json
+import logging
 import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -25,6 +26,8 @@ __all__ = [
 ]
 
 ImageCostModel = Literal["openai", "anthropic", "generic"]
+
+log = logging.getLogger(__name__)
 
 
 def openai_image_tokens(width: int, height: int, *, detail: str = "high") -> int:
@@ -106,6 +109,13 @@ class TokenEstimator:
         ratio = reported_prompt / estimated_prompt
         if ratio > self.noise_factor or ratio < 1.0 / self.noise_factor:
             self.ignored_reports += 1
+            log.info(
+                "usage report ignored as accounting noise: provider reported %d prompt tokens, "
+                "about %d were sent (more than %gx apart)",
+                reported_prompt,
+                estimated_prompt,
+                self.noise_factor,
+            )
             return False
         # The estimate already includes the current calibration; learn the correction.
         self._samples.append(self.calibration * ratio)

@@ -160,3 +160,27 @@ class RecordingScene:
 @pytest.fixture
 def log() -> list[str]:
     return []
+
+
+# --------------------------------------------------------------------------- simulator
+
+
+@pytest.fixture(scope="module")
+def shared_sim() -> Any:
+    """One PyBullet tabletop per test module (skipped without the [sim] extra)."""
+    pytest.importorskip("pybullet", reason="the simulator needs the [sim] extra")
+    from embodiment.sim.tabletop import TabletopSim
+
+    sim = TabletopSim(seed=0)
+    sim.connect()
+    yield sim
+    sim.disconnect()
+
+
+@pytest.fixture
+def sim(shared_sim: Any) -> Any:
+    """The module's simulator, reset: seed-0 layout, arm home, no faults, fast motions."""
+    shared_sim.reset()
+    shared_sim.inject_faults()
+    shared_sim.real_time_factor = 0.0
+    return shared_sim

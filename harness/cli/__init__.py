@@ -30,6 +30,7 @@ COMMANDS: tuple[str, ...] = (
     "harness.cli.export",
     "harness.cli.report",
     "harness.cli.resume",
+    "harness.cli.demo",
 )
 """Modules that each define ``register(subparsers)`` adding one subcommand."""
 

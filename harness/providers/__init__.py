@@ -13,6 +13,7 @@ from harness.config import ModelConfig
 from harness.errors import ConfigError
 from harness.messages import ModelRequest, ModelResponse, ToolCall, Usage
 from harness.providers.base import Chunk, Delta, Final, Model, RetryNotice, complete
+from harness.providers.catalog import LOCAL_SERVERS
 from harness.providers.scripted import ScriptedModel, call, reply
 
 __all__ = [
@@ -40,6 +41,11 @@ ProviderFactory = Callable[[ModelConfig], Model]
 PROVIDERS: dict[str, str | ProviderFactory] = {
     # name -> "module:function" (imported lazily) or a factory
     "scripted": "harness.providers.scripted:from_config",
+    "planner": "harness.providers.planner:from_config",
+    "openai": "harness.providers.openai:from_config",
+    "anthropic": "harness.providers.anthropic:from_config",
+    # OpenAI-compatible local servers: `ollama:qwen2.5vl:7b` uses the preset's base_url
+    **{name: "harness.providers.openai:from_config" for name in LOCAL_SERVERS},
 }
 
 
@@ -69,6 +75,11 @@ def build_model(config: ModelConfig) -> Model:
 def parse_model_spec(spec: str, base: ModelConfig | None = None) -> ModelConfig:
     """``openai:gpt-4.1-mini``, ``anthropic:claude-sonnet-4-5``,
     ``openai:qwen2.5-vl@http://127.0.0.1:8000/v1`` or ``planner`` -> a model config.
+
+    Local-server presets name the server instead of ``openai``: ``ollama:qwen2.5vl:7b``,
+    ``vllm:Qwen/Qwen2.5-VL-7B-Instruct``, ``llamacpp:NAME``, ``lmstudio:NAME`` (their usual
+    ``base_url`` unless ``@URL`` is given). Only the first ``:`` separates the provider, so
+    model names with tags keep them.
 
     Settings of ``base`` that the spec does not name (window, prices, timeouts) are kept
     when the provider is unchanged.

@@ -24,6 +24,7 @@ __all__ = [
     "Final",
     "Model",
     "RetryNotice",
+    "can_summarize",
     "complete",
 ]
 
@@ -62,6 +63,9 @@ class Model(Protocol):
     ``name`` identifies it in events; ``context_window`` (None when unknown) and
     ``image_cost`` let the harness size budgets. ``cancelled`` is polled between chunks and
     retry waits so an operator's stop does not wait for a slow provider.
+
+    A model that cannot write prose (summaries, lessons) sets the optional class attribute
+    ``supports_summaries = False``; :func:`can_summarize` is how callers read it.
     """
 
     name: str
@@ -84,3 +88,12 @@ def complete(
     if final is None:
         raise HarnessError(f"model {model.name!r} ended its stream without a final response")
     return final
+
+
+def can_summarize(model: object | None) -> bool:
+    """True unless there is no model or it declares ``supports_summaries = False``.
+
+    Compaction and memory consolidation then use their deterministic fallbacks instead of
+    asking a model (the offline planner, for one, plans actions and writes no prose).
+    """
+    return model is not None and bool(getattr(model, "supports_summaries", True))

@@ -1,0 +1,179 @@
+"""The tabletop scene as data: what is on the table and where, placed from a seed.
+
+Pure Python (no PyBullet), so layouts can be checked and reused without a simulator. The
+world frame has x away from the robot, y to its left and z up; the table top is at
+``TABLE_TOP_Z`` and the robot's base sits on it at the origin.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = [
+    "COLORS",
+    "TABLE_TOP_Z",
+    "Faults",
+    "Layout",
+    "ObjectSpec",
+    "PlacedObject",
+    "TabletopConfig",
+    "TraySpec",
+    "plan_layout",
+]
+
+TABLE_TOP_Z = 0.625
+TABLE_CENTER = (0.35, 0.0)
+TABLE_HALF = (0.65, 0.70)
+TABLE_THICKNESS = 0.04
+
+COLORS: dict[str, tuple[float, float, float, float]] = {
+    "red": (0.85, 0.10, 0.10, 1.0),
+    "green": (0.10, 0.70, 0.20, 1.0),
+    "blue": (0.10, 0.25, 0.90, 1.0),
+    "yellow": (0.95, 0.85, 0.10, 1.0),
+    "orange": (0.95, 0.50, 0.05, 1.0),
+    "purple": (0.55, 0.20, 0.75, 1.0),
+    "white": (0.95, 0.95, 0.95, 1.0),
+    "black": (0.08, 0.08, 0.08, 1.0),
+}
+Color = Literal["red", "green", "blue", "yellow", "orange", "purple", "white", "black"]
+
+OBJECT_REGION = ((0.36, 0.66), (-0.30, 0.30))
+"""Where loose objects are scattered (x range, y range): comfortably inside the reach."""
+TRAY_SPOTS = ((0.52, 0.30), (0.52, -0.30), (0.62, 0.24), (0.62, -0.24))
+MIN_GAP = 0.035
+"""Free space kept between placed things (fingers need room on both sides)."""
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ObjectSpec(_Spec):
+    """A loose object on the table (cubes; the Panda grasps them from above)."""
+
+    color: Color
+    shape: Literal["cube"] = "cube"
+    size: float = Field(0.04, ge=0.02, le=0.07)
+    """Edge length (metres); the open gripper spans 0.08 m."""
+    mass_kg: float = Field(0.05, gt=0, le=10)
+    ref: str | None = Field(None, pattern=r"^[a-z][a-z0-9_]*$")
+    position: tuple[float, float] | None = None
+    """x, y on the table; placed from the seed when omitted."""
+    yaw: float | None = None
+
+
+class TraySpec(_Spec):
+    """The open container things are put in."""
+
+    size: tuple[float, float] = (0.20, 0.15)
+    wall_height: float = Field(0.03, gt=0.005, le=0.1)
+    wall_thickness: float = Field(0.008, gt=0.002, le=0.03)
+    position: tuple[float, float] | None = None
+    ref: str = "tray_1"
+
+
+class Faults(_Spec):
+    """Injected faults, for tests and demos of recovery."""
+
+    drop_on_lift: dict[str, int] = Field(default_factory=dict)
+    """ref -> how many of its next picks lose the object while lifting (a slipping grasp)."""
+
+
+class TabletopConfig(_Spec):
+    """Options of the ``sim.tabletop`` driver (the ``driver:`` config section)."""
+
+    seed: int = 0
+    gui: bool = False
+    """Open PyBullet's window (needs a display); headless tiny renderer otherwise."""
+    real_time_factor: float | None = Field(None, ge=0)
+    """1.0 paces motions in real time, 0 runs them as fast as possible (default headless;
+    the GUI defaults to 1.0)."""
+    objects: list[ObjectSpec] = Field(
+        default_factory=lambda: [
+            ObjectSpec(color="red"),
+            ObjectSpec(color="green"),
+            ObjectSpec(color="blue"),
+        ]
+    )
+    tray: TraySpec | None = Field(default_factory=TraySpec)
+    faults: Faults = Field(default_factory=Faults)
+    physics_hz: int = Field(240, ge=60, le=2000)
+
+    @model_validator(mode="after")
+    def _unique_refs(self) -> TabletopConfig:
+        refs = [ref for ref, _ in assign_refs(self.objects)]
+        if self.tray is not None:
+            refs.append(self.tray.ref)
+        duplicates = [ref for ref, count in Counter(refs).items() if count > 1]
+        if duplicates:
+            raise ValueError(f"duplicate object refs: {', '.join(duplicates)}")
+        return self
+
+
+class PlacedObject(_Spec):
+    ref: str
+    spec: ObjectSpec
+    position: tuple[float, float]
+    yaw: float
+
+    @property
+    def label(self) -> str:
+        return f"{self.spec.color} {self.spec.shape}"
+
+
+class Layout(_Spec):
+    objects: list[PlacedObject]
+    tray_position: tuple[float, float] | None
+
+
+def assign_refs(objects: list[ObjectSpec]) -> list[tuple[str, ObjectSpec]]:
+    """Stable refs: an explicit ``ref`` or ``{color}_{shape}_{n}`` counting per kind."""
+    counts: Counter[str] = Counter()
+    named = []
+    for spec in objects:
+        if spec.ref:
+            named.append((spec.ref, spec))
+            continue
+        key = f"{spec.color}_{spec.shape}"
+        counts[key] += 1
+        named.append((f"{key}_{counts[key]}", spec))
+    return named
+
+
+def plan_layout(config: TabletopConfig, *, seed: int | None = None) -> Layout:
+    """Place the tray and the objects from the seed without overlaps (deterministic)."""
+    rng = random.Random(config.seed if seed is None else seed)
+    occupied: list[tuple[float, float, float]] = []  # x, y, radius
+    tray_position = None
+    if config.tray is not None:
+        tray_position = config.tray.position or rng.choice(TRAY_SPOTS)
+        half_diagonal = math.hypot(*config.tray.size) / 2
+        occupied.append((tray_position[0], tray_position[1], half_diagonal))
+    placed = []
+    for ref, spec in assign_refs(config.objects):
+        radius = spec.size * math.sqrt(2) / 2
+        yaw = spec.yaw if spec.yaw is not None else rng.uniform(-0.6, 0.6)
+        if spec.position is not None:
+            position = spec.position
+        else:
+            position = _free_spot(rng, occupied, radius, ref)
+        occupied.append((position[0], position[1], radius))
+        placed.append(PlacedObject(ref=ref, spec=spec, position=position, yaw=yaw))
+    return Layout(objects=placed, tray_position=tray_position)
+
+
+def _free_spot(
+    rng: random.Random, occupied: list[tuple[float, float, float]], radius: float, ref: str
+) -> tuple[float, float]:
+    (x_low, x_high), (y_low, y_high) = OBJECT_REGION
+    for _ in range(2000):
+        x, y = rng.uniform(x_low, x_high), rng.uniform(y_low, y_high)
+        if all(math.hypot(x - ox, y - oy) >= radius + r + MIN_GAP for ox, oy, r in occupied):
+            return (round(x, 4), round(y, 4))
+    raise ValueError(f"no free spot left on the table for {ref}; use fewer or smaller objects")

@@ -1,0 +1,44 @@
+"""Addresses in the observation archive, for text the compactor shortens.
+
+The loop archives every tool output at ``archive://<task_id>/<call_id>`` before recording
+it. When the compactor shortens anything else the model saw (reasoning, a long
+instruction, an old Task Notes snapshot, a checkpoint), it first archives the exact text
+under the item's own address, so every marker it writes points at something ``recall``
+can read back exactly.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness.messages import Item, ToolResultItem
+
+if TYPE_CHECKING:
+    from harness.components import RunStore
+
+__all__ = ["archive_item_text", "item_address"]
+
+
+def item_address(item: Item, part: str = "") -> str:
+    """The stable archive address of one item (or one named part of it)."""
+    if isinstance(item, ToolResultItem) and item.archive and not part:
+        return item.archive
+    task = item.task_id or "session"
+    return f"archive://{task}/{item.id}" + (f"/{part}" if part else "")
+
+
+def archive_item_text(store: RunStore | None, item: Item, text: str, part: str = "") -> str | None:
+    """Archive ``text`` (exactly) under the item's address; returns the address.
+
+    A tool result's own archive (written by the loop) is reused as is. Returns None when
+    there is no store to keep the text, in which case callers must not shorten it.
+    """
+    address = item_address(item, part)
+    if isinstance(item, ToolResultItem) and item.archive and not part:
+        return address
+    if store is None:
+        return None
+    if store.archive_get(address) is None:
+        tool = item.name if isinstance(item, ToolResultItem) else item.kind
+        store.archive_put(address, text, task_id=item.task_id, call_id=item.id, tool=tool)
+    return address

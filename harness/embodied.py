@@ -1,0 +1,125 @@
+"""Building the embodied parts of a Harness from config: profile, driver, safety envelope,
+physical tools and the evaluator (called from :func:`harness.factory.build_parts`).
+
+Order matters: the profile first (the driver and envelope read it), then the driver
+(connected here, so its closer is registered at once), then what is derived from both.
+Parts passed to ``Harness.from_config(...)`` are used instead of being built, and derived
+parts are built for them (a given driver still gets its tools and envelope).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from embodiment.drivers import DriverOptionError, build_driver
+from embodiment.profile import EmbodimentProfile, ProfileError, load_profile, render_profile
+from embodiment.safety import SafetyEnvelope
+from embodiment.types import ActionSpec
+from harness.config import HarnessConfig
+from harness.errors import ConfigError
+from harness.evaluation import ModelEvaluator, ProgrammaticEvaluator
+from harness.physical import physical_tools
+from harness.providers import build_model
+
+__all__ = ["build_embodiment_parts", "build_profile"]
+
+Closer = tuple[str, Callable[[], None]]
+
+
+def build_profile(config: HarnessConfig) -> EmbodimentProfile | None:
+    """The configured profile (built-in name, file, inline mapping) or None."""
+    if config.embodiment is None:
+        return None
+    try:
+        return load_profile(config.embodiment, base_dir=config.base_dir)
+    except ProfileError as exc:
+        raise ConfigError(f"embodiment: {exc}", key="embodiment", value=config.embodiment) from None
+
+
+def build_embodiment_parts(
+    config: HarnessConfig, parts: dict[str, Any], closers: list[Closer]
+) -> EmbodimentProfile | None:
+    """Fill ``parts`` with driver, physical_tools, safety, evaluator and profile_text."""
+    profile = parts.pop("profile", None) or build_profile(config)
+    if profile is not None:
+        parts.setdefault("profile_text", render_profile(profile))
+
+    driver = parts.get("driver")
+    if driver is None and config.driver is not None:
+        if profile is None:
+            raise ConfigError(
+                f"driver: {config.driver.name!r} needs an embodiment profile; set `embodiment`",
+                key="embodiment",
+                value=None,
+            )
+        options = dict(config.driver.model_extra or {})
+        try:
+            driver = build_driver(config.driver.name, profile=profile, options=options)
+        except DriverOptionError as exc:
+            raise ConfigError(str(exc), key=exc.key, value=exc.value) from None
+        except ImportError as exc:
+            raise ConfigError(
+                f"driver.name: {config.driver.name!r} cannot be loaded: {exc}",
+                key="driver.name",
+                value=config.driver.name,
+            ) from None
+        driver.connect()
+        closers.append((f"driver {config.driver.name}", driver.disconnect))
+        parts["driver"] = driver
+    if driver is None:
+        return profile
+
+    specs: list[ActionSpec] = list(driver.capabilities()) if _has(driver, "capabilities") else []
+    if "physical_tools" not in parts and specs:
+        parts["physical_tools"] = physical_tools(
+            driver, observation=config.observation, specs=specs
+        )
+    if "safety" not in parts and profile is not None:
+        parts["safety"] = SafetyEnvelope(
+            profile,
+            locator=driver if _has(driver, "locate") else None,
+            observe=driver.observe if _has(driver, "observe") else None,
+        )
+    if "evaluator" not in parts:
+        evaluator = _build_evaluator(config, driver, specs)
+        if evaluator is not None:
+            parts["evaluator"] = evaluator
+    return profile
+
+
+def _build_evaluator(config: HarnessConfig, driver: Any, specs: list[ActionSpec]) -> Any:
+    cfg = config.evaluation
+    if not cfg.required_tools or cfg.evaluator == "none":
+        return None
+    wants_model = cfg.evaluator == "model" or (cfg.evaluator == "auto" and cfg.model is not None)
+    if wants_model:
+        model_config = cfg.model or config.model
+        conditions: dict[str, str | ActionSpec] = {s.name: s for s in specs if s.post_condition}
+        conditions.update(cfg.post_conditions)
+        missing = [name for name in cfg.required_tools if name not in conditions]
+        if missing:
+            raise ConfigError(
+                f"evaluation.post_conditions: no post-condition for {', '.join(missing)}; the "
+                "model evaluator needs one per required tool",
+                key="evaluation.post_conditions",
+                value=sorted(conditions),
+            )
+        return ModelEvaluator(
+            build_model(model_config),
+            post_conditions=conditions,
+            segment_tools=cfg.segment_tools,
+            image_settings=config.observation,
+        )
+    if _has(driver, "post_conditions"):
+        return ProgrammaticEvaluator(driver.post_conditions())
+    raise ConfigError(
+        f"evaluation.required_tools: {', '.join(cfg.required_tools)} must be evaluated, but the "
+        "driver has no programmatic post-conditions; set evaluation.model to a vision model",
+        key="evaluation.model",
+        value=None,
+    )
+
+
+def _has(obj: Any, method: str) -> bool:
+    return callable(getattr(obj, method, None))

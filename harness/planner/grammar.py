@@ -1,0 +1,159 @@
+"""The offline planner's instruction grammar.
+
+Sentences it understands (case-insensitive; clauses may be chained with "then", "and
+then", "and", ";" or ","):
+
+    put|place|move|drop  [the] OBJECT  in|into|inside|on|onto  [the] TARGET
+    stack                [the] OBJECT  on|onto [top of]          [the] TARGET
+    put|place|move  all [the] [COLOUR] cubes|objects  in|into|on  [the] TARGET
+    put|place|move  everything  in|into|on  [the] TARGET
+    clear the table                       (every loose object on the table into the tray)
+
+OBJECT and TARGET are a scene ref (``red_cube_1``, ``tray_1``) or a description:
+``[COLOUR] cube``, ``tray``, ``table``. Revisions use the same grammar; "also ..." adds
+to the goal, "stop", "cancel" or "never mind" ends the task.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["GRAMMAR_HELP", "Clause", "Goal", "Phrase", "parse_instruction"]
+
+GRAMMAR_HELP = (
+    'I understand: "put the red cube in the tray", "stack the blue cube on the green cube", '
+    '"put all cubes in the tray", "put everything in the tray", "clear the table" (clauses '
+    'can be chained with "then").'
+)
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """A description of objects: a ref, or colour + kind, possibly "all"."""
+
+    ref: str | None = None
+    color: str | None = None
+    kind: str | None = None
+    every: bool = False
+
+    def text(self) -> str:
+        if self.ref:
+            return self.ref
+        words = [w for w in ("all" if self.every else "the", self.color, self.kind) if w]
+        return " ".join(words) + ("s" if self.every and self.kind else "")
+
+
+@dataclass(frozen=True)
+class Clause:
+    """Move what ``subject`` describes ``relation`` what ``target`` describes."""
+
+    subject: Phrase
+    target: Phrase
+    relation: Literal["in", "on"] | None
+    """None: "in" for containers, "on" otherwise."""
+    clear_table: bool = False
+
+
+@dataclass(frozen=True)
+class Goal:
+    clauses: tuple[Clause, ...] = ()
+    stop: bool = False
+    also: bool = False
+    problem: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.clauses) or self.stop
+
+
+_VERB = r"(?:please\s+)?(?:put|place|move|drop|set|stack|transfer)"
+_THE = r"(?:the\s+|a\s+)?"
+_REF = r"[a-z]+(?:_[a-z0-9]+)+"
+_KINDS = {
+    "cube": "cube",
+    "cubes": "cube",
+    "block": "cube",
+    "blocks": "cube",
+    "tray": "tray",
+    "trays": "tray",
+    "table": "table",
+    "object": None,
+    "objects": None,
+    "thing": None,
+    "things": None,
+    "everything": None,
+}
+_RELATION = {"in": "in", "into": "in", "inside": "in", "on": "on", "onto": "on"}
+_CLAUSE = re.compile(
+    rf"^(?P<verb>{_VERB})\s+(?P<subject>.+?)\s+(?P<relation>into|inside|in|onto|on)"
+    rf"(?:\s+top\s+of)?\s+(?P<target>.+)$"
+)
+
+
+def parse_instruction(text: str) -> Goal:
+    """Parse an instruction (or a revision) into a :class:`Goal`."""
+    cleaned = text.strip().lower().rstrip(".!")
+    cleaned = re.sub(r"\s+", " ", cleaned)
+    if re.fullmatch(r"(?:please )?(?:stop|cancel|abort|never ?mind)(?: .*)?", cleaned):
+        return Goal(stop=True)
+    also = False
+    if cleaned.startswith("also "):
+        also, cleaned = True, cleaned[5:]
+    parts = re.split(
+        r"\s*(?:;|,?\s+and then\s+|,?\s+then\s+|,\s+|\s+and\s+(?=" + _VERB + r"\b))\s*", cleaned
+    )
+    clauses: list[Clause] = []
+    for part in parts:
+        if not part:
+            continue
+        clause = _clause(part)
+        if clause is None:
+            return Goal(problem=f"I do not understand {part!r}. {GRAMMAR_HELP}")
+        clauses.append(clause)
+    if not clauses:
+        return Goal(problem=f"Empty instruction. {GRAMMAR_HELP}")
+    return Goal(clauses=tuple(clauses), also=also)
+
+
+def _clause(text: str) -> Clause | None:
+    if re.fullmatch(r"(?:please )?(?:clear|tidy|clean)(?: up)? (?:off )?the table", text):
+        return Clause(
+            subject=Phrase(every=True), target=Phrase(kind="tray"), relation="in", clear_table=True
+        )
+    match = _CLAUSE.match(text)
+    if match is None:
+        return None
+    subject = _phrase(match.group("subject"))
+    target = _phrase(match.group("target"))
+    if subject is None or target is None or target.every:
+        return None
+    relation = _RELATION[match.group("relation")]
+    if match.group("verb").endswith("stack"):
+        relation = "on"
+    return Clause(subject=subject, target=target, relation=relation)  # type: ignore[arg-type]
+
+
+def _phrase(text: str) -> Phrase | None:
+    text = text.strip()
+    if re.fullmatch(_REF, text):
+        return Phrase(ref=text)
+    every = False
+    if match := re.match(r"^(?:all(?: of)?|every|each)\s+(?:the\s+)?", text):
+        every, text = True, text[match.end() :]
+    elif text == "everything":
+        return Phrase(every=True)
+    text = re.sub(rf"^{_THE}", "", text)
+    words = text.split()
+    if not words or words[-1] not in _KINDS:
+        return None
+    kind = _KINDS[words[-1]]
+    color = words[0] if len(words) == 2 else None
+    if len(words) > 2:
+        return None
+    if words[-1].endswith("s") and words[-1] not in {"tray"} and kind is not None:
+        every = True
+    if kind is None:
+        every = True
+    return Phrase(color=color, kind=kind, every=every)

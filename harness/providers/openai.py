@@ -1,0 +1,478 @@
+"""OpenAI Chat Completions, and every server that speaks it (vLLM, Ollama, llama.cpp, LM
+Studio...), behind the :class:`~harness.providers.base.Model` protocol.
+
+This module only translates: provider-neutral request -> Chat Completions payload, and
+streamed chunks -> deltas and one :class:`ModelResponse`. What differs between the official
+API and compatible servers is decided from ``base_url`` here and nowhere else:
+
+- hosted OpenAI needs a key (``OPENAI_API_KEY`` unless ``model.api_key_env`` says
+  otherwise); a local server gets no key unless ``model.api_key_env`` names one;
+- hosted OpenAI takes ``max_completion_tokens``; compatible servers get ``max_tokens``;
+- reasoning models (o-series, gpt-5) reject ``temperature``, so it is not sent to them;
+- compatible servers may stream reasoning as ``reasoning_content`` or ``reasoning``; it is
+  kept with the assistant turn and sent back in the same field on tool-call turns.
+
+The SDK is imported when the first model is built (``import openai`` costs ~0.35 s).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import urlparse
+
+from harness.config import ModelConfig
+from harness.errors import AuthenticationError, ConfigError, ModelError
+from harness.messages import (
+    AssistantItem,
+    ModelRequest,
+    ModelResponse,
+    ReasoningBlock,
+    RefreshedBlock,
+    ToolSpec,
+    Usage,
+    new_id,
+)
+from harness.providers.base import Delta
+from harness.providers.catalog import LOCAL_SERVERS
+from harness.providers.failures import Failure, classify_failure, timed_out, unreachable
+from harness.providers.remote import RemoteModel
+from harness.providers.settings import AdapterOptions, parse_options, resolve_api_key
+from harness.providers.transcript import (
+    AssistantTurn,
+    ToolNames,
+    UserText,
+    arguments_json,
+    image_caption,
+    read_transcript,
+    tool_call,
+)
+
+__all__ = ["ChatAssembler", "OpenAIChatModel", "OpenAIOptions", "from_config", "usage_from_openai"]
+
+OPENAI_HOST = "api.openai.com"
+REASONING_FAMILIES = ("o1", "o3", "o4", "gpt-5")
+"""Hosted models that only accept the default temperature."""
+REASONING_FIELDS = ("reasoning_content", "reasoning")
+"""Where OpenAI-compatible servers put reasoning text (DeepSeek/vLLM, Ollama/OpenRouter)."""
+STOP_REASONS = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "content_filter",
+}
+
+
+class OpenAIOptions(AdapterOptions):
+    """``model.options`` for ``provider: openai`` and the local-server presets."""
+
+    stream_usage: bool = True
+    """Ask for token usage at the end of a stream (``stream_options.include_usage``)."""
+    parallel_tool_calls: bool = False
+    """False sends ``parallel_tool_calls: false`` (one tool per turn); True omits it, for
+    servers that reject the field."""
+    send_reasoning: Literal["tool_calls", "all", "none"] = "tool_calls"
+    """Which assistant turns get their reasoning sent back (servers that return it expect it
+    on tool-call continuations)."""
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] | None = None
+    """Override the output-limit field (default: by server, see the module docstring)."""
+
+
+class OpenAIChatModel(RemoteModel):
+    """A chat model on the OpenAI Chat Completions API (hosted or compatible).
+
+    Args:
+        config: The model section of the config.
+        client: An ``openai.OpenAI`` client to use instead of building one (tests).
+        rng: Random source for backoff jitter (seed it for reproducible waits).
+    """
+
+    options: OpenAIOptions
+
+    def __init__(
+        self,
+        config: ModelConfig,
+        *,
+        client: Any | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        if config.thinking_budget_tokens is not None:
+            raise ConfigError(
+                f"model.thinking_budget_tokens: got {config.thinking_budget_tokens}; it applies "
+                f"to Anthropic models only (provider {config.provider!r}); use "
+                "model.reasoning_effort, or model.options.extra_body for a local server",
+                key="model.thinking_budget_tokens",
+                value=config.thinking_budget_tokens,
+            )
+        preset = LOCAL_SERVERS.get(config.provider)
+        self.base_url = config.base_url or (preset.base_url if preset else None)
+        self.hosted = self.base_url is None or urlparse(self.base_url).hostname == OPENAI_HOST
+        self._sdk = _import_sdk()
+        super().__init__(
+            config,
+            options=parse_options(config, OpenAIOptions),
+            api_key=resolve_api_key(
+                config, default_env="OPENAI_API_KEY" if self.hosted else None, required=self.hosted
+            ),
+            image_cost="openai" if self.hosted else "generic",
+            client=client,
+            rng=rng,
+        )
+
+    def _build_client(self) -> Any:
+        return self._sdk.OpenAI(
+            # The SDK requires some key; local servers ignore it.
+            api_key=self.api_key.value or "no-key",
+            base_url=self.base_url,
+            timeout=self.config.timeout_s,
+            max_retries=0,  # retries happen in with_retries, visibly
+        )
+
+    def _create(self, payload: dict[str, Any]) -> Any:
+        return self._client.chat.completions.create(**payload, **self._extras())
+
+    def _assembler(self, names: ToolNames) -> ChatAssembler:
+        return ChatAssembler(self.name, names)
+
+    # ------------------------------------------------------------------ request
+
+    def _payload(self, request: ModelRequest, names: ToolNames) -> dict[str, Any]:
+        """The Chat Completions body (``build_payload`` is the public view)."""
+        config = self.config
+        payload: dict[str, Any] = {
+            "model": self.name,
+            "messages": self.build_messages(request, names),
+        }
+        if request.tools:
+            payload["tools"] = [_tool(spec, names) for spec in request.tools]
+            if not self.options.parallel_tool_calls:
+                payload["parallel_tool_calls"] = False
+        limit_field = self.options.max_tokens_field or (
+            "max_completion_tokens" if self.hosted else "max_tokens"
+        )
+        payload[limit_field] = request.max_output_tokens or config.max_output_tokens
+        if config.temperature is not None and not self._fixed_temperature():
+            payload["temperature"] = config.temperature
+        if config.reasoning_effort is not None:
+            payload["reasoning_effort"] = config.reasoning_effort
+        if config.stream:
+            payload["stream"] = True
+            if self.options.stream_usage:
+                payload["stream_options"] = {"include_usage": True}
+        return payload
+
+    def _fixed_temperature(self) -> bool:
+        return self.hosted and self.name.lower().startswith(REASONING_FAMILIES)
+
+    def build_messages(
+        self, request: ModelRequest, names: ToolNames | None = None
+    ) -> list[dict[str, Any]]:
+        """System, then the transcript (each call answered by a tool message), then the
+        Refreshed evidence as the last user message."""
+        names = names or ToolNames(spec.name for spec in request.tools)
+        messages: list[dict[str, Any]] = []
+        system = request.system_text()
+        if system:
+            messages.append({"role": "system", "content": system})
+        for entry in read_transcript(request.items, tools_offered=bool(request.tools)):
+            if isinstance(entry, UserText):
+                messages.append({"role": "user", "content": entry.text})
+                continue
+            messages.append(self._assistant_message(entry, names))
+            for answer in entry.answers:
+                messages.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": answer.wire_id,
+                        "content": answer.text(mark_error=True),
+                    }
+                )
+        if request.refreshed is not None:
+            content = self._refreshed_content(request.refreshed)
+            if content:
+                messages.append({"role": "user", "content": content})
+        return messages
+
+    def _assistant_message(self, turn: AssistantTurn, names: ToolNames) -> dict[str, Any]:
+        item = turn.item
+        message: dict[str, Any] = {"role": "assistant", "content": item.text or None}
+        if turn.answers:
+            message["tool_calls"] = [
+                {
+                    "id": answer.wire_id,
+                    "type": "function",
+                    "function": {
+                        "name": names.wire(answer.call.name),
+                        "arguments": arguments_json(answer.call),
+                    },
+                }
+                for answer in turn.answers
+            ]
+        elif message["content"] is None:
+            message["content"] = ""
+        wire_field, text = self._reasoning_to_send(item, tool_turn=bool(turn.answers))
+        if wire_field:
+            message[wire_field] = text
+        return message
+
+    def _reasoning_to_send(self, item: AssistantItem, *, tool_turn: bool) -> tuple[str, str]:
+        mode = self.options.send_reasoning
+        if mode == "none" or (mode == "tool_calls" and not tool_turn):
+            return "", ""
+        blocks = [r for r in item.reasoning if r.provider.startswith("openai") and r.text]
+        if not blocks:
+            return "", ""
+        wire_field = blocks[0].provider.partition(":")[2]
+        if wire_field not in REASONING_FIELDS:
+            wire_field = REASONING_FIELDS[0]
+        return wire_field, "".join(block.text for block in blocks)
+
+    def _refreshed_content(self, refreshed: RefreshedBlock) -> str | list[dict[str, Any]]:
+        text = refreshed.text()
+        if not refreshed.images:
+            return text
+        parts: list[dict[str, Any]] = []
+        if text:
+            parts.append({"type": "text", "text": text})
+        for image in refreshed.images:
+            parts.append({"type": "text", "text": image_caption(image)})
+            parts.append(
+                {
+                    "type": "image_url",
+                    "image_url": {
+                        "url": f"data:{image.media_type};base64,{image.base64}",
+                        "detail": self.config.image_detail,
+                    },
+                }
+            )
+        return parts
+
+    # ------------------------------------------------------------------ errors
+
+    def _error(self, exc: Exception) -> ModelError:
+        """An SDK exception -> a named harness error, with secrets scrubbed."""
+        sdk = self._sdk
+        where = self.base_url or f"https://{OPENAI_HOST}/v1"
+        if isinstance(exc, sdk.APITimeoutError):
+            return timed_out(self.provider, where, self.config.timeout_s)
+        if isinstance(exc, sdk.APIConnectionError):
+            return unreachable(self.provider, where, self._scrub(str(exc.__cause__ or exc)))
+        status = exc.status_code if isinstance(exc, sdk.APIStatusError) else None
+        headers = dict(exc.response.headers) if isinstance(exc, sdk.APIStatusError) else None
+        body = getattr(exc, "body", None)
+        message, error_type, code = str(exc), None, None
+        if isinstance(body, dict):
+            message = str(body.get("message") or body)
+            error_type = _text_or_none(body.get("type"))
+            code = _text_or_none(body.get("code"))
+        elif isinstance(body, str) and body.strip():
+            message = body
+        error = classify_failure(
+            Failure(
+                provider=self.provider,
+                message=self._scrub(message),
+                status=status,
+                error_type=error_type,
+                code=code,
+                headers=headers,
+            )
+        )
+        if isinstance(error, AuthenticationError) and self.api_key.value is None:
+            error = AuthenticationError(
+                f"{error} (no API key was sent: set model.api_key_env to the variable that "
+                "holds this server's key)",
+                status_code=error.status_code,
+                provider=self.provider,
+            )
+        return error
+
+
+class ChatAssembler:
+    """Chat Completions output -> deltas as they arrive, then one :class:`ModelResponse`.
+
+    Streamed tool-call fragments are keyed by their ``index`` (servers that omit it are
+    matched by call id, else continue the last call), so interleaved fragments of several
+    calls assemble correctly. A non-streamed completion fills the same slots at once.
+    """
+
+    def __init__(self, model: str, names: ToolNames) -> None:
+        self.model = model
+        self.names = names
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.reasoning_field = ""
+        self.calls: dict[int, _PartialCall] = {}
+        self.finish_reason: str | None = None
+        self.usage: Any = None
+
+    def add(self, chunk: Any) -> Iterator[Delta]:
+        """One streamed ``ChatCompletionChunk``."""
+        self._envelope(chunk)
+        for choice in getattr(chunk, "choices", None) or []:
+            if (getattr(choice, "index", 0) or 0) != 0:
+                continue  # n > 1 is never requested
+            delta = getattr(choice, "delta", None)
+            if delta is not None:
+                yield from self._prose(delta)
+                yield from self._fragments(delta.tool_calls or [])
+            if getattr(choice, "finish_reason", None):
+                self.finish_reason = choice.finish_reason
+
+    def add_whole(self, completion: Any) -> None:
+        """A non-streamed ``ChatCompletion``."""
+        self._envelope(completion)
+        choices = getattr(completion, "choices", None) or []
+        if not choices:
+            raise ValueError("the server returned no choices")
+        message = choices[0].message
+        for _ in self._prose(message):
+            pass
+        for index, call in enumerate(message.tool_calls or []):
+            function = getattr(call, "function", None)
+            if function is not None:
+                self.calls[index] = _PartialCall(
+                    call.id or new_id("call"), function.name or "", [function.arguments or ""]
+                )
+        self.finish_reason = choices[0].finish_reason
+
+    def _envelope(self, part: Any) -> None:
+        if getattr(part, "model", None):
+            self.model = part.model
+        if getattr(part, "usage", None) is not None:
+            self.usage = part.usage
+
+    def _prose(self, message: Any) -> Iterator[Delta]:
+        """Text (a refusal counts as text) and reasoning of a delta or a message."""
+        for piece in (message.content, getattr(message, "refusal", None)):
+            if piece:
+                self.text.append(piece)
+                yield Delta("text", piece)
+        wire_field, value = _reasoning_of(message)
+        if value:
+            self.reasoning_field = self.reasoning_field or wire_field
+            self.reasoning.append(value)
+            yield Delta("reasoning", value)
+
+    def _fragments(self, fragments: list[Any]) -> Iterator[Delta]:
+        for fragment in fragments:
+            call = self._slot(fragment)
+            function = getattr(fragment, "function", None)
+            if function is None:
+                continue
+            name = getattr(function, "name", None)
+            if name and name != call.name:
+                call.name = name if not call.name else call.name + name
+            arguments = getattr(function, "arguments", None)
+            if arguments:
+                call.arguments.append(arguments)
+                yield Delta("tool_arguments", arguments, call.id)
+
+    def _slot(self, fragment: Any) -> _PartialCall:
+        index = getattr(fragment, "index", None)
+        fragment_id = getattr(fragment, "id", None)
+        if index is None:
+            known = next(
+                (i for i, c in self.calls.items() if fragment_id and c.id == fragment_id), None
+            )
+            if known is not None:
+                index = known
+            elif fragment_id or not self.calls:
+                index = len(self.calls)
+            else:
+                index = max(self.calls)
+        call = self.calls.get(index)
+        if call is None:
+            call = self.calls[index] = _PartialCall(fragment_id or new_id("call"))
+        return call
+
+    def response(self) -> ModelResponse:
+        calls = [
+            tool_call(call.id, self.names.original(call.name), "".join(call.arguments))
+            for _, call in sorted(self.calls.items())
+        ]
+        reasoning = []
+        if self.reasoning:
+            reasoning.append(
+                ReasoningBlock(
+                    text="".join(self.reasoning), provider=f"openai:{self.reasoning_field}"
+                )
+            )
+        return ModelResponse(
+            text="".join(self.text),
+            reasoning=reasoning,
+            tool_calls=calls,
+            usage=usage_from_openai(self.usage),
+            stop_reason=_stop_reason(self.finish_reason, bool(calls)),
+            model=self.model,
+        )
+
+
+@dataclass
+class _PartialCall:
+    id: str
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+def usage_from_openai(usage: Any) -> Usage:
+    """``prompt_tokens`` includes cached tokens; :class:`Usage` keeps them apart."""
+    if usage is None:
+        return Usage(requests=1)
+    prompt = getattr(usage, "prompt_tokens", 0) or 0
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = (getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
+    written = (getattr(details, "cache_write_tokens", 0) or 0) if details is not None else 0
+    return Usage(
+        input_tokens=max(0, prompt - cached - written),
+        output_tokens=getattr(usage, "completion_tokens", 0) or 0,
+        cache_read_tokens=cached,
+        cache_write_tokens=written,
+        requests=1,
+    )
+
+
+def _reasoning_of(message: Any) -> tuple[str, str]:
+    for wire_field in REASONING_FIELDS:
+        value = getattr(message, wire_field, None)
+        if isinstance(value, str) and value:
+            return wire_field, value
+    return "", ""
+
+
+def _stop_reason(finish_reason: str | None, has_calls: bool) -> str:
+    if finish_reason == "length":
+        return "max_tokens"
+    if has_calls:
+        return "tool_use"  # some servers say "stop" even when they called a tool
+    if finish_reason is None:
+        return "end_turn"
+    return STOP_REASONS.get(finish_reason, finish_reason)
+
+
+def _tool(spec: ToolSpec, names: ToolNames) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": names.wire(spec.name),
+            "description": spec.description,
+            "parameters": spec.parameters,
+        },
+    }
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _import_sdk() -> Any:
+    import openai
+
+    return openai
+
+
+def from_config(config: ModelConfig) -> OpenAIChatModel:
+    """``provider: openai`` (and ``ollama``, ``vllm``, ``llamacpp``, ``lmstudio``)."""
+    return OpenAIChatModel(config)

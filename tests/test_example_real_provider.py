@@ -1,0 +1,51 @@
+"""examples/real_provider.py: explains itself without a key, runs end to end with one."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from tests.wire_server import WireServer, openai_stream
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "real_provider.py"
+
+
+def load_example() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("real_provider_example", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_without_a_key_it_says_what_to_set(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert load_example().main(["--model", "openai:gpt-4.1-mini"]) == 2
+    err = capsys.readouterr().err
+    assert "OPENAI_API_KEY" in err and "Nothing was sent" in err
+
+
+def test_it_drives_the_toy_robot_through_a_local_server(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with WireServer() as server:
+        server.reply(
+            openai_stream(tool_calls=[("c1", "move_to", {"x": 0.22, "y": 0.71, "z": 0.02})]),
+            openai_stream(tool_calls=[("c2", "grip", {"close": True})]),
+            openai_stream(tool_calls=[("c3", "move_to", {"x": 0.22, "y": 0.71, "z": 0.9})]),
+            openai_stream("The red cube is held at 0.5 m (the workspace limit)."),
+        )
+        code = load_example().main(["--model", f"openai:gpt-4o-mini@{server.openai_url}"])
+    assert code == 0
+    last = server.requests[-1].body["messages"]
+    results = [m["content"] for m in last if m["role"] == "tool"]
+    assert "gripper holding red_cube" in results[1]
+    assert "[0.22, 0.71, 0.5]" in results[2]  # z clamped by the safety envelope
+    out = capsys.readouterr().out
+    assert "completed after 4 turns" in out and "report: The red cube is held" in out
+    assert "safety clamp: z 0.9 -> 0.5" in out
