@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.config import HarnessConfig, apply_overrides, load_config
-from harness.context import ItemState
+from harness.context import ItemState, RetiredItem
 from harness.errors import RunStoreError
 from harness.events import (
     EvaluationEvent,
@@ -240,9 +240,17 @@ def restore_session(
         state.status = stored.state  # type: ignore[assignment]
         state.reason = stored.reason
     live_ids = {stored.id for stored in live}
+    recorded = {stored.id: stored for stored in log.items(session_id)}
     for item_id, (status, reason) in log.item_states(session_id).items():
-        if item_id not in live_ids:
-            context.states[item_id] = ItemState(status=status, reason=reason)  # type: ignore[arg-type]
+        left = recorded.get(item_id)
+        if item_id in live_ids or left is None:
+            continue
+        context.states[item_id] = ItemState(
+            status=status,  # type: ignore[arg-type]
+            reason=reason,
+            original_tokens=left.tokens,
+        )
+        context.retired[item_id] = RetiredItem(left.item.kind, left.item.task_id, left.item.turn)
 
     tasks = log.tasks(session_id=session_id, limit=1)
     if not tasks or tasks[0].recorded_status != "running":

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from harness.errors import RunNotFoundError, RunStoreError
 from harness.events import Event, PromptSnapshotEvent, parse_event
+from harness.introspection import ContextRow as IntrospectionRow
 from harness.messages import ImagePart, Item, Usage
 from harness.store import STORE_FILENAME, connect_store
 from harness.store_schema import SCHEMA_VERSION, schema_version
@@ -89,19 +90,11 @@ class StoredItem(_Record):
         return self.item.id
 
 
-class ContextRow(_Record):
-    """One item's context state at a turn (``harness context RUN --turn N``)."""
+class ContextRow(IntrospectionRow):
+    """One item's context state at a turn (``harness context RUN --turn N``): the row of
+    ``Harness.context_report()`` as recorded, plus a one-line preview of the item."""
 
-    id: str
-    kind: str
-    task_id: str
-    turn: int
-    lifetime: str
-    state: str
-    reason: str
-    tokens: int
-    in_context: bool
-    preview: str
+    preview: str = ""
 
 
 class ContextView(_Record):
@@ -484,10 +477,11 @@ class RunLog:
             kind=item.kind,
             task_id=item.task_id,
             turn=item.turn,
-            lifetime=stored.lifetime,
-            state=stored.state,
+            lifetime=stored.lifetime,  # type: ignore[arg-type]
+            state=stored.state,  # type: ignore[arg-type]
             reason=stored.reason,
-            tokens=stored.tokens,
+            tokens=stored.tokens if in_context else 0,
+            original_tokens=0 if in_context else stored.tokens,
             in_context=in_context,
             preview=_preview(item),
         )

@@ -260,3 +260,37 @@ def test_resume_refuses_a_session_whose_process_is_alive(tmp_path: Path) -> None
         Harness.resume(session_id, config)
     with pytest.raises(RunStoreError, match="no session"):
         Harness.resume("sess_missing", config)
+
+
+def test_a_resumed_session_has_the_context_it_had(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Accumulated items, their states and the items compaction folded away come back;
+    with no interrupted task, new tasks simply continue the session."""
+    from tests.recorded import record_session
+
+    recorded = record_session(tmp_path, monkeypatch)
+    last_request = recorded.model.requests[-1]
+    seen: list[ModelRequest] = []
+
+    def responder(request: ModelRequest) -> ModelResponse:
+        seen.append(request)
+        return reply("still here")
+
+    with Harness.resume(
+        recorded.session_id, recorded.config, model=ScriptedModel(responder=responder)
+    ) as harness:
+        assert harness.interrupted_task is None
+        restored = harness.context.accumulated
+        assert [i.id for i in restored[:-1]] == [i.id for i in last_request.items]
+        assert isinstance(restored[-1], AssistantItem) and restored[-1].text == "hello again"
+        rows = {row["id"]: row for row in harness.context_report()}
+        folded = [r for r in rows.values() if r["state"] == "summarized"]
+        assert folded and all(not r["in_context"] and r["kind"] for r in folded)
+        assert any(r["state"] == "truncated" and r["in_context"] for r in rows.values())
+        with pytest.raises(RunStoreError, match="no interrupted task"):
+            harness.resume_stream()
+        result = harness.run("anything new?")
+    assert result.status == "completed"
+    carried = [i.id for i in seen[0].items]
+    assert carried[: len(last_request.items)] == [i.id for i in last_request.items]

@@ -72,7 +72,7 @@ def context(args: argparse.Namespace) -> int:
             row.kind,
             str(row.turn),
             state,
-            str(row.tokens),
+            str(row.tokens) if row.in_context else f"({row.original_tokens})",
             "yes" if row.in_context else "[dim]no[/dim]",
             escape(row.reason or row.preview),
         )
