@@ -461,10 +461,8 @@ class RunLog:
         for item in self.items(task.session_id, until_pos=pos):
             if item.id not in live_ids and states.get(item.id, ("verbatim",))[0] != "verbatim":
                 rows.append(self._row(self._at_state(item, states), in_context=False))
-        skills = [
-            e.name  # type: ignore[union-attr]
-            for e in self.events(task_id=task_id, types=["skill_loaded"], until_pos=pos)
-        ]
+        loaded = self.events(task_id=task_id, types=["skill_loaded"], until_pos=pos)
+        skills = list(dict.fromkeys(e.name for e in loaded))  # type: ignore[union-attr]
         return ContextView(
             task_id=task_id, turn=snapshot.turn, snapshot=snapshot, skills=skills, rows=rows
         )
