@@ -147,8 +147,8 @@ def check_tools(harness: Harness) -> Iterator[CheckResult]:
     tools = harness.tools.visible()
     yield CheckResult.ok("tools", f"{len(tools)}: {', '.join(t.name for t in tools)}")
     physical = [t.name for t in tools if t.physical]
-    if physical and harness.safety is None:
-        yield CheckResult.fail(
+    if physical and harness.safety is None:  # safe (blocked), but those tools never run
+        yield CheckResult.warn(
             "safety",
             f"physical tools {', '.join(physical)} have NO safety envelope: every call "
             "will be blocked",
@@ -216,13 +216,19 @@ def check_mcp(harness: Harness) -> Iterator[CheckResult]:
             probed.add(status.name)
             offered = [t for t in harness.tools if t.source == f"mcp:{status.name}"]
             physical = sum(1 for t in offered if t.physical)
+            pid = getattr(status, "pid", None)
+            where = f"pid {pid}" if pid else getattr(status, "transport", "")
+            protocol = getattr(status, "protocol_version", "?")
             if status.ok:
                 yield CheckResult.ok(
-                    f"mcp {status.name}", f"{len(offered)} tools offered, {physical} physical"
+                    f"mcp server {status.name}",
+                    f"({where}, protocol {protocol}): {len(offered)} tools offered, "
+                    f"{physical} physical",
                 )
             else:
                 yield CheckResult.fail(
-                    f"mcp {status.name}", f"{status.state}: {getattr(status, 'last_error', '')}"
+                    f"mcp server {status.name}",
+                    f"{status.state} ({getattr(status, 'last_error', '')})",
                 )
         skipped = getattr(source, "skipped_tools", None)
         for name, reason in (skipped() if callable(skipped) else {}).items():
@@ -232,10 +238,13 @@ def check_mcp(harness: Harness) -> Iterator[CheckResult]:
             continue
         names = [t.name for t in harness.tools if t.source == f"mcp:{server.name}"]
         if names:
-            yield CheckResult.ok(f"mcp {server.name}", f"{len(names)} tools: {', '.join(names)}")
+            yield CheckResult.ok(
+                f"mcp server {server.name}", f"{len(names)} tools: {', '.join(names)}"
+            )
         else:
             yield CheckResult.fail(
-                f"mcp {server.name}", f"no tools registered from its {server.transport} server"
+                f"mcp server {server.name}",
+                f"no tools registered from its {server.transport} server",
             )
 
 

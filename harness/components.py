@@ -6,7 +6,7 @@ service all fit without inheriting from anything here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -31,6 +31,7 @@ __all__ = [
     "SceneProvider",
     "SceneRefresh",
     "SkillLibrary",
+    "ToolSource",
     "UserChannel",
 ]
 
@@ -65,6 +66,25 @@ class SceneProvider(Protocol):
 
     def on_verdict(self, tool: str, arguments: Mapping[str, Any], verdict: Verdict) -> None:
         """An evaluator-confirmed outcome updates the graph at once."""
+        ...
+
+
+@runtime_checkable
+class ToolSource(Protocol):
+    """Tools that live outside the process and may change during a session (MCP servers).
+
+    The Harness registers ``tools()`` when it is built and applies changes only between
+    turns (before the next model call), so a model call and the tool call it decides
+    always see the same tool set.
+    """
+
+    def tools(self, *, reserved: Iterable[str] = ()) -> list[Tool]:
+        """The tools to offer now; ``reserved`` names are taken by the Harness's other
+        tools (a source renames its own tools to avoid them)."""
+        ...
+
+    def tools_changed(self) -> bool:
+        """Cheap, thread-safe: has the tool set changed since ``tools()`` was last called?"""
         ...
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
@@ -206,20 +207,43 @@ class EvaluationConfig(_Section):
 
 
 class MCPServerConfig(_Section):
+    """One MCP tool server the Harness starts (stdio) or connects to (streamable-http) and
+    owns for the whole session. Tool lists below use the server's own tool names and
+    accept shell-style globs (``move_*``)."""
+
     name: str = Field(pattern=r"^[A-Za-z0-9_\-]+$")
+    """Namespace of the server's tools when their names collide (``name.tool``)."""
     transport: Literal["stdio", "streamable-http"] = "stdio"
     command: str | None = None
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
+    """Extra environment for the subprocess (the SDK passes only a safe minimum, e.g. PATH)."""
+    env_passthrough: list[str] = Field(default_factory=list)
+    """Variables of the harness's own environment to pass on, globs allowed
+    (``[ROS_*, AMENT_PREFIX_PATH, LD_LIBRARY_PATH]``); API keys stay private otherwise."""
     cwd: str | None = None
+    """Working directory; defaults to the config file's folder."""
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
     call_timeout_s: float = Field(30.0, gt=0)
     startup_timeout_s: float = Field(20.0, gt=0)
+    """Also bounds a restart and the liveness probe after a timed-out call."""
     physical: list[str] = Field(default_factory=list)
+    """Tools that move hardware: they pass the safety envelope, may trigger evaluate_run
+    (listed by their harness name in evaluation.required_tools) and report a timeout as
+    "outcome unknown". A pattern that matches none of the server's tools is an error."""
+    safety: dict[str, dict[str, str]] = Field(default_factory=dict)
+    """For each physical tool (server name, globs allowed), which argument is what for the
+    safety envelope, e.g. ``{move_to: {x: position.x, y: position.y, z: position.z,
+    speed: speed}}``; kinds are ``embodiment.types.SAFETY_KINDS``. A physical tool without
+    a declaration is blocked by the envelope (it cannot tell what the call would do)."""
     allow: list[str] | None = None
+    """Only these tools are offered to the model (all when unset)."""
     deny: list[str] = Field(default_factory=list)
+    """Never offered, even when allowed."""
     max_restarts: int = Field(2, ge=0)
+    """Restarts in a row (without a successful call in between) before the server is
+    given up for the session; its tools then return errors."""
 
     @model_validator(mode="after")
     def _transport_fields(self) -> MCPServerConfig:
@@ -227,6 +251,21 @@ class MCPServerConfig(_Section):
             raise ValueError("a stdio server needs `command`")
         if self.transport == "streamable-http" and not self.url:
             raise ValueError("a streamable-http server needs `url`")
+        from embodiment.types import SAFETY_KINDS
+
+        for pattern, kinds in self.safety.items():
+            unknown = {arg: kind for arg, kind in kinds.items() if kind not in SAFETY_KINDS}
+            if unknown:
+                raise ValueError(
+                    f"safety.{pattern}: unknown safety kind(s) {unknown}; expected one of "
+                    f"{', '.join(SAFETY_KINDS)}"
+                )
+            if not any(fnmatchcase(pattern, physical) for physical in self.physical) and not any(
+                fnmatchcase(physical, pattern) for physical in self.physical
+            ):
+                raise ValueError(
+                    f"safety.{pattern}: declared for a tool that is not listed in `physical`"
+                )
         return self
 
 

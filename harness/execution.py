@@ -104,6 +104,13 @@ def run_tool(
         exc: BaseException = payload
         if isinstance(exc, EndTask):
             return CallOutcome(ToolOutput.error(exc.result, "task_ended"), duration, end_task=exc)
+        if timed_out:
+            # Checked first: a handler that stops cooperatively on its timeout (it raises
+            # ToolCancelledError, as ctx.raise_if_cancelled() does) timed out; the
+            # operator did not cancel the task.
+            return CallOutcome(
+                _abandoned(tool, cancelled=False, timeout_s=timeout_s), duration, timed_out=True
+            )
         if isinstance(exc, ToolCancelledError) or (cancelled and isinstance(exc, Exception)):
             return CallOutcome(
                 ToolOutput.error(
@@ -111,10 +118,6 @@ def run_tool(
                 ),
                 duration,
                 cancelled=True,
-            )
-        if timed_out:
-            return CallOutcome(
-                _abandoned(tool, cancelled=False, timeout_s=timeout_s), duration, timed_out=True
             )
         return CallOutcome(_exception_output(tool, exc), duration)
 

@@ -66,6 +66,12 @@ def build_parts(
         extra_tools = list(parts.pop("tools", []))
         extra_tools.extend(import_tool(path) for path in config.tools)
         parts["tools"] = extra_tools
+        if config.mcp.servers and "tool_sources" not in parts:
+            from harness.mcp import MCPManager
+
+            manager = MCPManager.from_config(config)
+            closers.append(("mcp", manager.close))
+            parts["tool_sources"] = [manager]
     except BaseException:
         for _, close in reversed(closers):
             with contextlib.suppress(Exception):

@@ -32,6 +32,7 @@ from harness.components import (
     SafetyGate,
     SceneProvider,
     SkillLibrary,
+    ToolSource,
     UserChannel,
 )
 from harness.config import HarnessConfig, load_config
@@ -145,6 +146,9 @@ class Harness:
         profile_text: The embodiment profile as rendered into Resident context.
         owned_resources: Objects (with ``close()``) or callables released by ``close()``,
             in reverse order.
+        tool_sources: Providers of tools that may change during the session (MCP
+            servers); their changes are applied between turns. Pass them in
+            ``owned_resources`` too if this Harness should close them.
     """
 
     def __init__(
@@ -169,6 +173,7 @@ class Harness:
         profile_text: str = "",
         owned_resources: Iterable[Any] = (),
         session_id: str | None = None,
+        tool_sources: Iterable[ToolSource] = (),
     ) -> None:
         self.config = config if config is not None else HarnessConfig()
         self.session_id = session_id or new_id("sess")
@@ -224,6 +229,9 @@ class Harness:
                 self.tools.add(item)
         for item in tools:
             self.add_tool(item)
+        self.tool_sources = list(tool_sources)
+        self._source_tools: list[str] = []
+        self._sync_tool_sources(force=True)
 
         self.store.open_session(
             self.session_id, config=self.config.model_dump(mode="json", exclude={"base_dir"})
@@ -331,6 +339,25 @@ class Harness:
             item = tool(item)
         self.tools.add(item)
         return item
+
+    def _sync_tool_sources(self, *, force: bool = False) -> bool:
+        """Re-register the tools of the tool sources if one of them changed.
+
+        Called by the loop between turns only (and once at construction), never while a
+        tool call runs. Returns True if the registry changed.
+        """
+        if not self.tool_sources or not (
+            force or any(source.tools_changed() for source in self.tool_sources)
+        ):
+            return False
+        for name in self._source_tools:
+            self.tools.remove(name)
+        self._source_tools = []
+        for source in self.tool_sources:
+            for item in source.tools(reserved=self.tools.names()):
+                self.tools.add(item)
+                self._source_tools.append(item.name)
+        return True
 
     # ================================================================== tasks
 

@@ -157,10 +157,6 @@ class TaskRun:
     def _emit(self, event: EventBase) -> EventBase:
         return self.h._emit(event, task_id=self.task_id, turn=self.turn)
 
-    def _steps(self, events: Iterator[EventBase]) -> Iterator[EventBase]:
-        for event in events:
-            yield self._emit(event)
-
     # ================================================================== limits
 
     def _cancelled(self, where: str) -> bool:
@@ -204,6 +200,7 @@ class TaskRun:
         )
         h._prepare_task_resident()
         context = h.context
+        h._sync_tool_sources()
         yield from self._offer_tools()
         for image in self.images:
             h.store.put_image(image)
@@ -232,6 +229,10 @@ class TaskRun:
 
     def _refresh(self) -> Steps[None]:
         """Before every model call, in the specified order."""
+        if self.turn > 1 and self.h._sync_tool_sources():
+            # A tool source (MCP server) changed its tools during the last turn: the
+            # new set applies from this model call on, never inside a turn.
+            yield from self._offer_tools()
         self._snapshot_task_notes()
         if self._termination is None:
             yield from self._observe()
@@ -304,7 +305,10 @@ class TaskRun:
     def _compact(self, *, force: bool, reason: str) -> Steps[None]:
         compactor = self.h.compactor
         try:
-            yield from self._steps(compactor.compact(self.h.context, force=force, reason=reason))
+            for event in compactor.compact(self.h.context, force=force, reason=reason):
+                if event.usage is not None:  # the summarizer's calls are part of the task
+                    self.usage = self.usage + event.usage
+                yield self._emit(event)
         except ContextBudgetError as exc:
             self._terminate("failed", f"context budget: {exc}")
         self.h._sync_item_states()

@@ -459,7 +459,8 @@ def test_check_probes_mcp_tool_sources_and_reports_silent_servers(
     with Harness(config, model=ScriptedModel([reply("x")])) as harness:
         harness.tool_sources = [Source()]  # type: ignore[attr-defined]
         results = {r.subject: r for r in checks.check_mcp(harness)}
-    assert results["mcp arm"].status == "ok"
-    assert results["mcp camera"].status == "fail" and "EOF" in results["mcp camera"].detail
+    assert results["mcp server arm"].status == "ok"
+    camera = results["mcp server camera"]
+    assert camera.status == "fail" and "crashed (EOF)" in camera.detail
     assert results["mcp tool camera.raw"].status == "warn"
-    assert results["mcp ros"].status == "fail"
+    assert results["mcp server ros"].status == "fail"

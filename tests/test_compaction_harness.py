@@ -175,6 +175,10 @@ def test_a_long_session_stays_under_the_window_and_every_original_is_recallable(
         compactions = [e for e in events if isinstance(e, CompactionEvent)]
         assert any(e.status == "completed" and e.mode == "checkpoint" for e in compactions)
         assert any(e.mode == "prune" for e in compactions)
+        # the summarizer's calls are part of what the task cost
+        summarizer_requests = sum(e.usage.requests for e in compactions if e.usage)
+        assert summarizer_requests == len(summarizer.requests) > 0
+        assert done.usage.requests == turns + 1 + summarizer_requests
 
         # every exact tool output is in the archive, and every marker resolves
         assert len(OUTPUTS) == turns

@@ -1,0 +1,27 @@
+"""MCP tool servers owned by the Harness (the ``mcp`` extra; SDK 2.x, or 1.x from 1.20).
+
+Many robot stacks expose their capabilities as MCP servers (ROS bridges, perception
+services). The Harness starts the servers its config lists, offers their tools to the
+model with their JSON Schemas unchanged, converts their results (text, structured
+content, images, errors), keeps one server's crash or hang from affecting the others,
+restarts a crashed server on its next call (bounded), follows ``tools/list_changed``
+between turns, and ends every subprocess it started when it closes.
+
+Modules: ``manager`` (the tool source the Harness owns), ``server`` (one server's
+session, health and restarts), ``session`` (the SDK adapter), ``loop_thread`` (the one
+background event loop), ``processes`` (finding owned processes by pid), ``convert``
+(results) and ``naming`` (names, allow/deny, physical).
+"""
+
+from harness.mcp.convert import to_tool_output
+from harness.mcp.manager import MCPManager, MCPTool
+from harness.mcp.server import MCPServerError, ServerState, ServerStatus
+
+__all__ = [
+    "MCPManager",
+    "MCPServerError",
+    "MCPTool",
+    "ServerState",
+    "ServerStatus",
+    "to_tool_output",
+]

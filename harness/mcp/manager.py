@@ -1,0 +1,394 @@
+"""The MCP servers one Harness owns, offered to it as tools.
+
+:class:`MCPManager` starts every configured server (in parallel), lists their tools,
+and is the Harness's *tool source*: the Harness registers :meth:`MCPManager.tools` at
+construction and, between turns only, asks :meth:`MCPManager.tools_changed` whether a
+server announced a new tool list. ``close()`` ends every session and every subprocess
+(checked by pid); so does a failing start, and so does interpreter exit for a manager that
+was never closed.
+
+Use it through the config (``mcp.servers``; ``Harness.from_config`` owns the manager), or
+by hand::
+
+    with MCPManager.start_servers(config.mcp.servers) as mcp:
+        harness = Harness(config, tool_sources=[mcp], ...)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import os
+import tempfile
+import threading
+import weakref
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from harness.config import HarnessConfig, MCPServerConfig, ObservationConfig
+from harness.errors import ConfigError
+from harness.mcp.loop_thread import LoopThread
+from harness.mcp.naming import (
+    ToolNames,
+    declared_safety,
+    matches,
+    offered,
+    unmatched_physical,
+)
+from harness.mcp.processes import OwnedProcesses
+from harness.mcp.server import MARGIN_S, MCPServerError, ServerConnection, ServerStatus
+from harness.mcp.session import Endpoint, sdk_major
+from harness.tools import Tool, ToolContext, ToolOutput
+
+__all__ = ["MCPManager", "MCPTool"]
+
+LOOP_CLOSE_TIMEOUT_S = 10.0
+
+
+class MCPTool(Tool):
+    """A tool served by an MCP server: its JSON Schema is the server's, unchanged.
+
+    ``invoke`` is overridden (rather than wrapping a handler) so that a server tool may
+    have an argument called ``ctx`` and so that cancellation and progress reach the call.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        server: ServerConnection,
+        remote_name: str,
+        description: str,
+        parameters: Mapping[str, Any],
+        physical: bool,
+        safety: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(
+            name,
+            description,
+            self._call_directly,
+            parameters=parameters,
+            physical=physical,
+            # The Harness's deadline is the authoritative one inside a task: a physical
+            # call that runs out of time goes through the harness's interrupt path and is
+            # reported as "outcome unknown". A restart before the call counts against it.
+            timeout_s=server.config.call_timeout_s,
+            safety=safety,
+            source=f"mcp:{server.name}",
+        )
+        self.server = server
+        self.remote_name = remote_name
+
+    def _call_directly(self, **arguments: Any) -> ToolOutput:
+        return self.server.call(self.remote_name, arguments, physical=self.physical)
+
+    def invoke(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Call through the server; the caller's timeout or cancellation (``ctx``) cancels
+        the MCP request, and the server's own deadline is only a guard behind it."""
+        return self.server.call(
+            self.remote_name,
+            dict(arguments),
+            physical=self.physical,
+            cancelled=lambda: ctx.cancelled,
+            on_progress=ctx.report_progress,
+            timeout_s=self.server.config.call_timeout_s + MARGIN_S,
+        )
+
+
+class MCPManager:
+    """Owns MCP servers for one Harness (see the module docstring).
+
+    Args:
+        servers: The ``mcp.servers`` entries.
+        base_dir: Folder relative ``cwd`` paths resolve against, and the default working
+            directory of stdio servers (the config file's folder).
+        log_dir: Where each server's stderr goes (``<name>.log``); a temporary folder,
+            removed on close, when omitted.
+        images: Limits applied to images returned by tools.
+        environ: The environment ``env_passthrough`` reads (default: ``os.environ``).
+    """
+
+    def __init__(
+        self,
+        servers: Sequence[MCPServerConfig],
+        *,
+        base_dir: str | os.PathLike[str] | None = None,
+        log_dir: str | os.PathLike[str] | None = None,
+        images: ObservationConfig | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        names = [server.name for server in servers]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ConfigError(
+                f"mcp.servers: server names must be unique, {', '.join(duplicates)} repeats",
+                key="mcp.servers",
+                value=duplicates,
+            )
+        self._configs = list(servers)
+        self._base_dir = Path(base_dir) if base_dir is not None else None
+        self._temp_logs: tempfile.TemporaryDirectory[str] | None = None
+        if log_dir is None and servers:
+            self._temp_logs = tempfile.TemporaryDirectory(prefix="harness-mcp-")
+            log_dir = self._temp_logs.name
+        self._log_dir = Path(log_dir) if log_dir is not None else None
+        self._images = images or ObservationConfig()
+        self._environ = dict(os.environ if environ is None else environ)
+        self._owned = OwnedProcesses()
+        # Runs at interpreter exit (or if the manager is collected unclosed): ends every
+        # subprocess it started. It holds only the process registry, never the manager.
+        self._exit_sweep = weakref.finalize(self, self._owned.sweep, grace_s=0.5)
+        self._loop: LoopThread | None = None
+        self._servers: dict[str, ServerConnection] = {}
+        self._names = ToolNames()
+        self._skipped: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    # ================================================================== construction
+
+    @classmethod
+    def start_servers(cls, servers: Sequence[MCPServerConfig], **options: Any) -> MCPManager:
+        """Create a manager and start its servers (closing everything if one fails)."""
+        manager = cls(servers, **options)
+        manager.start()
+        return manager
+
+    @classmethod
+    def from_config(cls, config: HarnessConfig) -> MCPManager:
+        """The manager ``Harness.from_config`` builds: logs next to the run store."""
+        log_dir = None
+        if config.run.store:
+            log_dir = config.resolve_path(config.run.store) / "mcp"
+        return cls.start_servers(
+            config.mcp.servers,
+            base_dir=config.base_dir,
+            log_dir=log_dir,
+            images=config.observation,
+        )
+
+    def start(self) -> None:
+        """Start every server in parallel; on any failure close everything and raise
+        :class:`MCPServerError` (or :class:`ConfigError` for a physical pattern that
+        matches no tool)."""
+        if self._loop is not None:
+            raise RuntimeError("MCPManager.start() was already called")
+        if self._closed:
+            raise RuntimeError("this MCPManager is closed")
+        try:
+            if not self._configs:
+                return
+            sdk_major()  # a clear ImportError when the extra is missing
+            self._loop = LoopThread("harness-mcp")
+            for config in self._configs:
+                assert self._log_dir is not None
+                self._servers[config.name] = ServerConnection(
+                    config,
+                    endpoint=self._endpoint(config),
+                    loop=self._loop,
+                    owned=self._owned,
+                    log_path=self._log_dir / f"{config.name}.log",
+                    images=self._images,
+                )
+            launches = [(server, server.launch()) for server in self._servers.values()]
+            errors: list[str] = []
+            for server, launch in launches:
+                try:
+                    server.finish_launch(launch)
+                except MCPServerError as exc:
+                    errors.append(str(exc))
+            if errors:
+                raise MCPServerError("; ".join(errors))
+            self._check_physical_patterns()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self.close()
+            raise
+
+    def _endpoint(self, config: MCPServerConfig) -> Endpoint:
+        if config.transport != "stdio":
+            return Endpoint(
+                name=config.name, transport=config.transport, url=config.url, headers=config.headers
+            )
+        env = {
+            key: value
+            for key, value in self._environ.items()
+            if any(fnmatch.fnmatchcase(key, pattern) for pattern in config.env_passthrough)
+        }
+        env.update(config.env)
+        cwd: Path | None = self._base_dir
+        if config.cwd is not None:
+            cwd = Path(os.path.expanduser(config.cwd))
+            if not cwd.is_absolute() and self._base_dir is not None:
+                cwd = self._base_dir / cwd
+        if cwd is not None and not cwd.is_dir():
+            raise ConfigError(
+                f"mcp.servers.{self._configs.index(config)}.cwd: {str(cwd)!r} is not a folder",
+                key=f"mcp.servers.{self._configs.index(config)}.cwd",
+                value=config.cwd,
+            )
+        return Endpoint(
+            name=config.name,
+            transport="stdio",
+            command=config.command,
+            args=list(config.args),
+            env=env,
+            cwd=str(cwd) if cwd is not None else None,
+        )
+
+    def _check_physical_patterns(self) -> None:
+        for index, config in enumerate(self._configs):
+            listing = self._servers[config.name].listing
+            missing = unmatched_physical(config, [str(tool.get("name")) for tool in listing])
+            if missing:
+                available = ", ".join(str(tool.get("name")) for tool in listing) or "none"
+                raise ConfigError(
+                    f"mcp.servers.{index}.physical: {missing} match no tool of server "
+                    f"'{config.name}' (it offers: {available}); a misspelled physical tool "
+                    "would bypass the safety envelope",
+                    key=f"mcp.servers.{index}.physical",
+                    value=missing,
+                )
+
+    # ================================================================== tool source
+
+    def tools_changed(self) -> bool:
+        """True when a server announced a new tool list (or came back with one)."""
+        return any(server.changed() for server in self._servers.values())
+
+    def tools(self, *, reserved: Iterable[str] = ()) -> list[Tool]:
+        """The tools to offer now, refreshing the lists of servers that changed.
+
+        ``reserved`` are names already used by the Harness's other tools: an MCP tool
+        with such a name is offered as ``server.tool``.
+        """
+        with self._lock:
+            for server in self._servers.values():
+                if server.changed():
+                    server.refresh_listing()
+            self._skipped = {}
+            entries: list[tuple[ServerConnection, dict[str, Any], dict[str, Any]]] = []
+            for server in self._servers.values():
+                for spec in server.listing:
+                    remote = str(spec.get("name", ""))
+                    if not remote or not offered(server.config, remote):
+                        continue
+                    schema = spec.get("inputSchema")
+                    if not isinstance(schema, dict):
+                        schema = {"type": "object", "properties": {}}
+                    problem = _schema_problem(schema)
+                    if problem is not None:
+                        self._skipped[f"{server.name}.{remote}"] = problem
+                        continue
+                    entries.append((server, spec, schema))
+            names = self._names.assign(
+                [(server.name, str(spec["name"])) for server, spec, _ in entries],
+                reserved=reserved,
+            )
+            tools: list[Tool] = []
+            for server, spec, schema in entries:
+                remote = str(spec["name"])
+                description = (
+                    spec.get("description")
+                    or spec.get("title")
+                    or f"{remote} (tool of MCP server {server.name})"
+                )
+                tools.append(
+                    MCPTool(
+                        names[(server.name, remote)],
+                        server=server,
+                        remote_name=remote,
+                        description=str(description),
+                        parameters=schema,
+                        physical=matches(remote, server.config.physical),
+                        safety=declared_safety(remote, server.config.safety),
+                    )
+                )
+            return tools
+
+    # ================================================================== control
+
+    def call(
+        self, server: str, tool: str, arguments: Mapping[str, Any] | None = None
+    ) -> ToolOutput:
+        """Call a tool by its server's own name (from a control script, outside a task).
+
+        Physical tools are refused here: they must go through a Harness task, where the
+        safety envelope checks them.
+        """
+        connection = self._server(server)
+        if matches(tool, connection.config.physical):
+            raise PermissionError(
+                f"{server}.{tool} is physical: call it through a Harness task so the safety "
+                "envelope checks it"
+            )
+        return connection.call(tool, dict(arguments or {}), physical=False)
+
+    def skipped_tools(self) -> dict[str, str]:
+        """Tools not offered because their input schema is not a valid JSON Schema
+        (``server.tool`` -> why); validating arguments against it would be impossible."""
+        return dict(self._skipped)
+
+    def status(self) -> list[ServerStatus]:
+        return [server.status() for server in self._servers.values()]
+
+    def check(self) -> list[ServerStatus]:
+        """Probe every server now (``harness check``)."""
+        return [server.check() for server in self._servers.values()]
+
+    def pids(self) -> dict[str, int | None]:
+        """The pid of each stdio server's current process (None while it is down)."""
+        return {name: server.status().pid for name, server in self._servers.items()}
+
+    def owned_pids(self) -> list[int]:
+        """Every live process this manager started (servers and their children)."""
+        return self._owned.alive()
+
+    def restart(self, server: str) -> None:
+        """Restart one server now and reset its restart budget."""
+        self._server(server).restart()
+
+    def _server(self, name: str) -> ServerConnection:
+        try:
+            return self._servers[name]
+        except KeyError:
+            known = ", ".join(self._servers) or "none"
+            raise KeyError(f"no mcp server {name!r} (configured: {known})") from None
+
+    # ================================================================== lifecycle
+
+    def close(self) -> None:
+        """End every session and subprocess (idempotent). Servers shut down in parallel;
+        anything still alive afterwards is ended by pid."""
+        if self._closed:
+            return
+        self._closed = True
+        servers = list(self._servers.values())
+        for server in servers:
+            server.begin_close()
+        for server in servers:
+            server.finish_close()
+        if self._loop is not None:
+            self._loop.close(timeout_s=LOOP_CLOSE_TIMEOUT_S)
+        self._exit_sweep()  # the final check by pid (and detaches the exit hook)
+        if self._temp_logs is not None:
+            with contextlib.suppress(OSError):
+                self._temp_logs.cleanup()
+
+    def __enter__(self) -> MCPManager:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _schema_problem(schema: dict[str, Any]) -> str | None:
+    """Why a server's input schema cannot be used as-is, or None when it can."""
+    try:
+        jsonschema.validators.validator_for(schema).check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        return f"invalid input schema: {exc.message}"
+    return None

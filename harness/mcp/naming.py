@@ -1,0 +1,116 @@
+"""Which MCP tools are offered, under which names, and which of them are physical.
+
+Names follow the tool-name rule every provider accepts (``^[A-Za-z0-9_.-]{1,64}$``). A
+tool keeps its own name when that name is unique across the harness and every server;
+otherwise it is offered as ``server.tool``. Names are sticky: once offered, a tool keeps
+its name for the session even if another server later adds a tool with the same name
+(that newcomer is namespaced), so the model's earlier calls stay meaningful.
+
+Allow, deny and physical lists use the server's own tool names and accept shell-style
+globs (``move_*``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from fnmatch import fnmatchcase
+
+from harness.config import MCPServerConfig
+
+__all__ = [
+    "ToolNames",
+    "declared_safety",
+    "matches",
+    "offered",
+    "sanitize",
+    "unmatched_physical",
+]
+
+MAX_NAME = 64
+_INVALID = re.compile(r"[^A-Za-z0-9_.\-]")
+
+
+def matches(name: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatchcase(name, pattern) for pattern in patterns)
+
+
+def offered(config: MCPServerConfig, name: str) -> bool:
+    """Allowed (or no allow list) and not denied; deny wins."""
+    if matches(name, config.deny):
+        return False
+    return config.allow is None or matches(name, config.allow)
+
+
+def declared_safety(name: str, declarations: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
+    """The safety kinds declared for a server tool: the first pattern that matches it
+    (exact names before globs, so a specific declaration wins over a broad one)."""
+    if name in declarations:
+        return dict(declarations[name])
+    for pattern, kinds in declarations.items():
+        if fnmatchcase(name, pattern):
+            return dict(kinds)
+    return {}
+
+
+def unmatched_physical(config: MCPServerConfig, names: Sequence[str]) -> list[str]:
+    """Physical patterns that match none of the server's tools (a typo here would let a
+    tool that moves hardware skip the safety envelope)."""
+    return [p for p in config.physical if not any(fnmatchcase(n, p) for n in names)]
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha1("\0".join(parts).encode()).hexdigest()[:6]
+
+
+def _fit(name: str, *key: str) -> str:
+    """Shorten to the length limit, keeping it unique with a digest of ``key``."""
+    if len(name) <= MAX_NAME:
+        return name
+    return f"{name[: MAX_NAME - 7]}-{_digest(*key)}"
+
+
+def sanitize(name: str) -> str:
+    """A server's tool name made valid for providers (characters and length)."""
+    cleaned = _INVALID.sub("_", name) or "_"
+    return _fit(cleaned, name)
+
+
+class ToolNames:
+    """Assigns the names tools are offered under, stable for the session."""
+
+    def __init__(self) -> None:
+        self._assigned: dict[tuple[str, str], str] = {}
+
+    def assign(
+        self, tools: Sequence[tuple[str, str]], *, reserved: Iterable[str] = ()
+    ) -> dict[tuple[str, str], str]:
+        """``(server, tool)`` pairs -> offered names.
+
+        ``reserved`` are names already taken by tools that do not come from MCP servers.
+        """
+        taken = set(reserved)
+        result: dict[tuple[str, str], str] = {}
+        for pair in tools:
+            name = self._assigned.get(pair)
+            if name is not None and name not in taken:
+                result[pair] = name
+                taken.add(name)
+        bare_counts = Counter(sanitize(tool) for _, tool in tools)
+        for server, tool in tools:
+            pair = (server, tool)
+            if pair in result:
+                continue
+            bare = sanitize(tool)
+            if bare_counts[bare] == 1 and bare not in taken:
+                name = bare
+            else:
+                name = _fit(f"{server}.{bare}", server, tool)
+                if name in taken:
+                    name = _fit(f"{server}.{bare}-{_digest(server, tool)}", server, tool)
+            result[pair] = name
+            taken.add(name)
+        self._assigned.update(result)
+        return result

@@ -1,0 +1,384 @@
+"""MCP pieces that need no subprocess: result conversion, names, allow/deny/physical,
+process lookup by token, the loop thread, and the Harness's between-turns tool hook."""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from PIL import Image
+
+from harness import Harness, HarnessConfig, Tool, tool
+from harness.config import MCPServerConfig, ObservationConfig
+from harness.mcp.convert import to_tool_output
+from harness.mcp.loop_thread import LoopThread
+from harness.mcp.naming import ToolNames, offered, sanitize, unmatched_physical
+from harness.mcp.processes import TOKEN_ENV, find_processes, is_alive, leader_pid, terminate
+from harness.providers import ScriptedModel, call, reply
+
+NAME_RULE = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
+
+
+def _image(fmt: str, size: tuple[int, int]) -> str:
+    buffer = io.BytesIO()
+    Image.new("RGB", size, (10, 200, 30)).save(buffer, format=fmt)
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+# ============================================================================ conversion
+
+
+def test_text_and_structured_content() -> None:
+    output = to_tool_output(
+        {
+            "content": [{"type": "text", "text": "3"}],
+            "structuredContent": {"result": 3},
+            "isError": False,
+        },
+        label="arm.add",
+    )
+    assert (output.text, output.data, output.images) == ("3", {"result": 3}, [])
+    assert not output.is_error
+
+
+def test_structured_content_alone_is_rendered_as_json() -> None:
+    output = to_tool_output({"content": [], "structuredContent": {"ok": True}}, label="x.y")
+    assert output.render() == '{"ok": true}'
+
+
+def test_is_error_becomes_an_error_result_the_model_reads() -> None:
+    output = to_tool_output(
+        {"content": [{"type": "text", "text": "gripper jammed"}], "isError": True}, label="a.b"
+    )
+    assert output.is_error and output.error_kind == "tool_error"
+    assert output.render() == "gripper jammed"
+    empty = to_tool_output({"content": [], "isError": True}, label="a.b")
+    assert empty.is_error and empty.text == "the tool reported an error"
+
+
+def test_small_png_passes_through_byte_for_byte() -> None:
+    data = _image("PNG", (64, 48))
+    output = to_tool_output(
+        {"content": [{"type": "image", "data": data, "mimeType": "image/png"}]}, label="cam.snap"
+    )
+    (image,) = output.images
+    assert (image.media_type, image.width, image.height) == ("image/png", 64, 48)
+    assert image.data == base64.b64decode(data)
+    assert image.label == "cam.snap"
+    assert output.text == "image cam.snap 64x48"
+
+
+def test_large_or_unusual_images_are_encoded_like_camera_frames() -> None:
+    limits = ObservationConfig(max_image_side=320)
+    big = to_tool_output(
+        {
+            "content": [
+                {"type": "text", "text": "two frames"},
+                {"type": "image", "data": _image("PNG", (1280, 720)), "mimeType": "image/png"},
+                {"type": "image", "data": _image("BMP", (40, 30)), "mimeType": "image/bmp"},
+            ]
+        },
+        label="cam.snap",
+        images=limits,
+    )
+    first, second = big.images
+    assert (first.media_type, first.width, first.height) == ("image/jpeg", 320, 180)
+    assert (second.media_type, second.width, second.height) == ("image/jpeg", 40, 30)
+    assert first.label == "cam.snap#1" and second.label == "cam.snap#2"
+    assert big.text == "two frames"
+
+
+def test_broken_image_becomes_a_readable_note() -> None:
+    output = to_tool_output(
+        {"content": [{"type": "image", "data": "not base64!!", "mimeType": "image/png"}]},
+        label="cam.snap",
+    )
+    assert output.images == [] and not output.is_error
+    assert "could not be used" in output.text and "base64" in output.text
+    garbage = base64.b64encode(b"definitely not a picture").decode()
+    output = to_tool_output(
+        {"content": [{"type": "image", "data": garbage, "mimeType": "image/png"}]}, label="c.s"
+    )
+    assert "not a readable image" in output.text
+
+
+def test_resources_links_and_audio_are_described() -> None:
+    output = to_tool_output(
+        {
+            "content": [
+                {"type": "resource", "resource": {"uri": "file:///map.yaml", "text": "rooms: 3"}},
+                {
+                    "type": "resource",
+                    "resource": {"uri": "file:///a.bin", "blob": "AAAA", "mimeType": "x/bin"},
+                },
+                {"type": "resource_link", "uri": "file:///log.txt", "name": "log"},
+                {"type": "audio", "data": "AAAAAAAA", "mimeType": "audio/wav"},
+            ]
+        },
+        label="s.t",
+    )
+    assert "[resource file:///map.yaml]\nrooms: 3" in output.text
+    assert "[resource file:///a.bin (x/bin, about 3 bytes) omitted]" in output.text
+    assert "[resource link log: file:///log.txt]" in output.text
+    assert "audio/wav" in output.text and "not passed to the model" in output.text
+
+
+def test_in_process_server_result_converts() -> None:
+    """A real SDK result object (in-process client, ~ms) converts like its wire form."""
+    anyio = pytest.importorskip("anyio")
+    mcp = pytest.importorskip("mcp")
+    if not hasattr(mcp, "Client"):
+        pytest.skip("in-process Client is SDK 2.x")
+    from tests.fixtures.mcp_robot_server import build_server
+
+    async def snapshot() -> Any:
+        async with mcp.Client(build_server("cam")) as client:
+            return await client.call_tool("snapshot", {"width": 32, "height": 24})
+
+    output = to_tool_output(anyio.run(snapshot), label="cam.snapshot")
+    assert output.text == "wrist camera 32x24"
+    (image,) = output.images
+    assert (image.media_type, image.width, image.height) == ("image/png", 32, 24)
+
+
+# ============================================================================ names
+
+
+def test_unique_names_stay_bare_and_collisions_are_namespaced() -> None:
+    names = ToolNames().assign(
+        [("arm", "move_to"), ("arm", "add"), ("cam", "add"), ("cam", "snapshot")],
+        reserved=["snapshot", "update_task_notes"],
+    )
+    assert names == {
+        ("arm", "move_to"): "move_to",
+        ("arm", "add"): "arm.add",
+        ("cam", "add"): "cam.add",
+        ("cam", "snapshot"): "cam.snapshot",
+    }
+
+
+def test_names_are_sticky_when_another_server_adds_the_same_name() -> None:
+    naming = ToolNames()
+    assert naming.assign([("arm", "wave")])[("arm", "wave")] == "wave"
+    later = naming.assign([("arm", "wave"), ("cam", "wave")])
+    assert later == {("arm", "wave"): "wave", ("cam", "wave"): "cam.wave"}
+
+
+def test_invalid_and_long_names_are_made_valid_and_unique() -> None:
+    assert sanitize("navigate/to pose") == "navigate_to_pose"
+    long = "x" * 80
+    names = ToolNames().assign([("perception-server", long), ("perception-server", long + "y")])
+    assert all(NAME_RULE.match(name) for name in names.values())
+    assert len(set(names.values())) == 2
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["arm", "cam", "a-very-long-server-name-for-perception-xyz"]),
+            st.text(min_size=1, max_size=90),
+        ),
+        unique=True,
+        max_size=12,
+    ),
+    st.lists(st.from_regex(NAME_RULE, fullmatch=True), max_size=5),
+)
+def test_assigned_names_are_always_valid_and_unique(
+    tools: list[tuple[str, str]], reserved: list[str]
+) -> None:
+    names = ToolNames().assign(tools, reserved=reserved)
+    assert set(names) == set(tools)
+    assert all(NAME_RULE.match(name) for name in names.values())
+    assert len(set(names.values())) == len(tools)
+    assert not set(names.values()) & set(reserved)
+
+
+def test_allow_deny_and_physical_patterns() -> None:
+    config = MCPServerConfig(
+        name="arm",
+        command="x",
+        allow=["move_*", "snapshot"],
+        deny=["move_fast"],
+        physical=["move_*", "grip"],
+    )
+    assert offered(config, "move_to") and offered(config, "snapshot")
+    assert not offered(config, "move_fast")  # deny wins
+    assert not offered(config, "reboot")
+    assert unmatched_physical(config, ["move_to", "snapshot"]) == ["grip"]
+    everything = MCPServerConfig(name="cam", command="x")
+    assert offered(everything, "anything")
+
+
+# ============================================================================ processes
+
+
+def _spawn_marked(token: str) -> subprocess.Popen[bytes]:
+    code = "import os, time; os.fork() == 0 or None; time.sleep(60)"
+    return subprocess.Popen(
+        [sys.executable, "-c", code],
+        env={**os.environ, TOKEN_ENV: token},
+        start_new_session=True,
+    )
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="process lookup by token needs /proc")
+def test_processes_are_found_by_token_and_ended_with_their_children() -> None:
+    process = _spawn_marked("unit-test-token")
+    try:
+        for _ in range(200):
+            found = find_processes(["unit-test-token"])
+            if len(found) == 2:  # the server and the child it forked
+                break
+            threading.Event().wait(0.01)
+        assert process.pid in found and len(found) == 2
+        assert leader_pid("unit-test-token") == process.pid
+        assert find_processes(["another-token"]) == []
+        ended = terminate(found, grace_s=2.0)
+        assert sorted(ended) == sorted(found)
+        process.wait(5)
+        assert not is_alive(process.pid)
+        for _ in range(200):
+            if not find_processes(["unit-test-token"]):
+                break
+            threading.Event().wait(0.01)
+        assert find_processes(["unit-test-token"]) == []
+    finally:
+        process.kill()
+        process.wait(5)
+
+
+def test_loop_thread_is_joined_on_close() -> None:
+    loop = LoopThread("harness-mcp-unit")
+
+    async def double(value: int) -> int:
+        return value * 2
+
+    assert loop.call(double, 21, timeout_s=5) == 42
+    assert any(t.name == "harness-mcp-unit" for t in threading.enumerate())
+    assert loop.close(timeout_s=5)
+    assert not any(t.name == "harness-mcp-unit" for t in threading.enumerate())
+
+
+# ============================================================================ the hook
+
+
+class ChangingSource:
+    """A tool source whose set of tools a tool call can change (like list_changed)."""
+
+    def __init__(self) -> None:
+        self.names = ["scan"]
+        self.changed = False
+        self.reserved_seen: list[set[str]] = []
+
+    def _make(self, name: str) -> Tool:
+        def handler() -> str:
+            if name == "scan":
+                self.names.append("wave")
+                self.changed = True
+            return f"{name} done"
+
+        return Tool(name, f"The {name} tool.", handler, parameters={"type": "object"})
+
+    def tools(self, *, reserved: Iterable[str] = ()) -> list[Tool]:
+        self.reserved_seen.append(set(reserved))
+        self.changed = False
+        return [self._make(name) for name in self.names]
+
+    def tools_changed(self) -> bool:
+        return self.changed
+
+
+@tool
+def ping() -> str:
+    """Ping."""
+    return "pong"
+
+
+def test_tool_source_changes_apply_between_turns_only(config: HarnessConfig) -> None:
+    source = ChangingSource()
+    model = ScriptedModel([call("scan"), call("wave"), reply("done")])
+    h = Harness(config, model=model, tools=[ping], tool_sources=[source])
+    assert "scan" in h.tools and "wave" not in h.tools
+    assert "ping" in source.reserved_seen[0] and "scan" not in source.reserved_seen[0]
+    events = list(h.run_stream("scan, then wave"))
+    assert events[-1].status == "completed"
+    first, second, third = ([spec.name for spec in r.tools] for r in model.requests)
+    assert "wave" not in first and "wave" in second and "wave" in third
+    kinds = [(e.type, getattr(e, "turn", None)) for e in events]
+    listed = [turn for kind, turn in kinds if kind == "tools_listed"]
+    assert listed == [0, 2]
+    # The new list is announced after turn 1's tool result and before turn 2's model call.
+    result_1 = kinds.index(("tool_result", 1))
+    listed_2 = kinds.index(("tools_listed", 2))
+    response_2 = kinds.index(("model_response", 2))
+    assert result_1 < listed_2 < response_2
+    wave_result = [e for e in events if e.type == "tool_result" and e.name == "wave"]
+    assert wave_result[0].text == "wave done"
+    h.close()
+
+
+# ============================================================================ the manager
+
+
+class ListedServer:
+    """Stands in for a connected server: only its listing matters here."""
+
+    def __init__(self, name: str, listing: list[dict[str, Any]], **options: Any) -> None:
+        self.name = name
+        self.config = MCPServerConfig(name=name, command="unused", **options)
+        self.listing = listing
+
+    def changed(self) -> bool:
+        return False
+
+
+def test_tools_with_unusable_schemas_are_skipped_and_reported() -> None:
+    from harness.mcp import MCPManager
+
+    manager = MCPManager([])
+    good = {"type": "object", "properties": {"ref": {"type": "string", "pattern": "^[a-z]+$"}}}
+    manager._servers["arm"] = ListedServer(  # type: ignore[assignment]
+        "arm",
+        [
+            {"name": "pick", "description": "Pick.", "inputSchema": good},
+            {"name": "broken", "inputSchema": {"type": "object", "properties": {"a": {"type": 7}}}},
+            {"name": "bare"},
+        ],
+        physical=["pick"],
+    )
+    tools = {t.name: t for t in manager.tools()}
+    assert set(tools) == {"pick", "bare"}
+    assert tools["pick"].parameters == good and tools["pick"].physical
+    assert tools["bare"].parameters == {"type": "object", "properties": {}}
+    assert tools["bare"].description == "bare (tool of MCP server arm)"
+    assert "invalid input schema" in manager.skipped_tools()["arm.broken"]
+
+
+def test_handshake_era_list_changed_notification_is_recognised() -> None:
+    """Servers on protocol versions before 2026-07-28 announce changes with a
+    notification (the 2.x SDK passes it bare, 1.x wrapped in a ServerNotification)."""
+    anyio = pytest.importorskip("anyio")
+    types = pytest.importorskip("mcp").types
+    from harness.mcp.session import _notification_handler
+
+    seen: list[str] = []
+    handle = _notification_handler(lambda: seen.append("changed"))
+    changed = types.ToolListChangedNotification(method="notifications/tools/list_changed")
+    other = types.ResourceListChangedNotification(method="notifications/resources/list_changed")
+    messages: list[Any] = [changed, other]
+    wrapper = getattr(types, "ServerNotification", None)
+    if "root" in getattr(wrapper, "model_fields", {}):  # SDK 1.x
+        messages += [wrapper(changed), wrapper(other)]
+    for message in messages:
+        anyio.run(handle, message)
+    assert seen == ["changed"] * (len(messages) // 2)
