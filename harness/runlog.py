@@ -106,18 +106,14 @@ class ContextView(_Record):
 
 
 def process_alive(pid: int | None, host: str | None) -> bool:
-    """Whether the process that wrote a session still runs (on this machine)."""
+    """Whether the process that wrote a session still runs (a zombie does not)."""
     if pid is None:
         return False
     if host and host != socket.gethostname():
         return True  # cannot tell from here: assume it is alive
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    from harness.mcp.processes import is_alive
+
+    return is_alive(pid)
 
 
 def _preview(item: Item, limit: int = 80) -> str:
