@@ -294,3 +294,32 @@ def test_a_resumed_session_has_the_context_it_had(
     assert result.status == "completed"
     carried = [i.id for i in seen[0].items]
     assert carried[: len(last_request.items)] == [i.id for i in last_request.items]
+
+
+def test_a_turn_that_died_before_its_decision_runs_again(tmp_path: Path) -> None:
+    """Crash during the model call of turn 2: the resumed task redoes turn 2."""
+    store = tmp_path / "store"
+    config = _write_config(
+        tmp_path / "c.yaml",
+        store,
+        [{"tool": {"name": "update_task_notes", "arguments": {"phase": "one"}}}, {"text": "x"}],
+    )
+    harness = Harness.from_config(config)
+    stream = harness.run_stream("two turns")
+    for event in stream:
+        if event.type == "prompt_snapshot" and event.turn == 2:
+            break  # the process "dies" while the model thinks about turn 2
+    session_id = harness.session_id
+    harness.store.close()
+    with Harness.resume(
+        session_id, config, model=ScriptedModel([reply("done on the second try")])
+    ) as resumed:
+        events = list(resumed.resume_stream())
+    first = events[0]
+    assert isinstance(first, TaskResumedEvent)
+    assert first.from_turn == 2 and first.interrupted_calls == []
+    done = events[-1]
+    assert isinstance(done, DoneEvent) and done.turns == 2 and done.status == "completed"
+    with RunLog(store) as log:
+        snapshots = log.events(task_id=done.task_id, types=["prompt_snapshot"])
+    assert [e.turn for e in snapshots] == [1, 2, 2]  # the lost attempt stays on record
