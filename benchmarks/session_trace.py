@@ -1,0 +1,507 @@
+"""A seeded, synthetic long robot session: the input every context policy is measured on.
+
+The trace is plain data (no harness imports): what the model said and called at every
+turn, what each tool returned, what the scene Brief and robot state were, and which
+camera frame was current. Facts (object refs, coordinates, error codes) are planted inside
+tool outputs at known turns and probed at later turns, so a benchmark can ask, for every
+policy, whether the model could still read each fact when it needed it.
+
+The shape follows what an arm on a tabletop produces over a long task: short model
+texts, one tool call per turn, mostly 0.2-2 KB tool results (grasp telemetry, object
+lists, camera descriptions) and occasional 5-50 KB sensor or log dumps. Everything is
+derived from one seed, so every policy sees byte-identical input and a run is
+reproducible on any machine.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from functools import cached_property
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "DUMP_TOOLS",
+    "PHYSICAL_TOOLS",
+    "TOOL_NAMES",
+    "PlantedFact",
+    "Trace",
+    "TraceSpec",
+    "TraceTurn",
+    "generate_trace",
+]
+
+FactKind = Literal["object_ref", "coordinates", "error_code"]
+
+PHYSICAL_TOOLS = ("pick", "place", "move_to")
+"""Tools that move the arm (they pass the safety gate in the harness run)."""
+DUMP_TOOLS = ("read_force_log", "dump_joint_states", "read_system_log")
+"""Tools whose results are the 5-50 KB sensor and log dumps."""
+SMALL_TOOLS = ("pick", "place", "move_to", "look", "find_objects", "check_gripper")
+TOOL_NAMES = SMALL_TOOLS + DUMP_TOOLS
+
+_COLOURS = ("red", "green", "blue", "yellow", "orange", "purple")
+_SHAPES = ("cube", "cup", "block", "cylinder")
+_FACT_PARTS = ("bracket", "spacer", "caliper", "hex_key", "shim", "clamp", "bushing", "gauge")
+_FACT_PLACES = ("drawer 3", "the rack behind tray_1", "the tool shelf", "bin 7", "the charger dock")
+_FAULTS = (
+    "joint 5 torque limit exceeded",
+    "gripper finger encoder mismatch",
+    "wrist camera frame dropped",
+    "base clearance sensor timeout",
+    "joint 2 following error",
+)
+
+
+class _Data(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TraceSpec(_Data):
+    """How to generate a trace. Defaults are the issue's: 600 turns, ~60 probed facts."""
+
+    turns: int = Field(600, ge=4, description="Tool turns before the final report.")
+    facts: int = Field(60, ge=0)
+    seed: int = 0
+    dump_share: float = Field(0.06, ge=0, le=1, description="Share of turns that dump 5-50 KB.")
+    small_chars: tuple[int, int] = (200, 2000)
+    dump_chars: tuple[int, int] = (5_000, 50_000)
+    headline_share: float = Field(
+        1 / 3, ge=0, le=1, description="Share of facts on a result's first line."
+    )
+    image_size: tuple[int, int] = (320, 240)
+    """Camera frame width x height (the built-in simulator's default camera)."""
+
+
+class PlantedFact(_Data):
+    """One fact inside one tool output, and the turn at which it is needed again."""
+
+    id: str
+    kind: FactKind
+    key: str
+    """The exact string that must be readable at probe time (unique in the whole trace)."""
+    plant_turn: int
+    """The turn whose tool result carries the fact (visible from request plant_turn + 1)."""
+    probe_turn: int
+    """The turn whose model request is checked for the fact."""
+    placement: Literal["headline", "body"]
+
+
+class TraceTurn(_Data):
+    """One model decision and, except for the final turn, the tool call it made."""
+
+    turn: int
+    """1-based; the final turn (no tool call) is ``len(trace.turns)``."""
+    timestamp: float
+    text: str
+    tool: str | None = None
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    output: str = ""
+    is_error: bool = False
+    brief: str
+    state: dict[str, Any]
+
+
+class Trace(_Data):
+    """A whole session: instruction, turns, planted facts, Resident profile text."""
+
+    spec: TraceSpec
+    instruction: str
+    profile_text: str
+    turns: list[TraceTurn]
+    facts: list[PlantedFact]
+
+    @property
+    def tool_turns(self) -> int:
+        return len(self.turns) - 1
+
+    def at(self, turn: int) -> TraceTurn:
+        """The turn with 1-based number ``turn``."""
+        return self.turns[turn - 1]
+
+    @cached_property
+    def facts_by_probe(self) -> dict[int, list[PlantedFact]]:
+        probes: dict[int, list[PlantedFact]] = {}
+        for fact in self.facts:
+            probes.setdefault(fact.probe_turn, []).append(fact)
+        return probes
+
+    def frame(self, turn: int) -> np.ndarray:
+        """The camera frame current at ``turn``: a deterministic scene-like picture.
+
+        A gradient table with coloured squares that drift with the turn number, so every
+        frame differs (a new image hash per turn, as a live camera gives) while JPEG
+        sizes stay realistic.
+        """
+        width, height = self.spec.image_size
+        rows = np.linspace(60, 140, height, dtype=np.float32)[:, None]
+        cols = np.linspace(0, 40, width, dtype=np.float32)[None, :]
+        frame = np.empty((height, width, 3), dtype=np.uint8)
+        frame[:, :, 0] = (rows + cols).astype(np.uint8)
+        frame[:, :, 1] = (rows * 0.9 + cols).astype(np.uint8)
+        frame[:, :, 2] = (rows * 0.7).astype(np.uint8)
+        rng = np.random.default_rng(self.spec.seed * 100_003 + turn)
+        side = max(4, height // 10)
+        for index in range(5):
+            x = int((index * 61 + turn * 3 + rng.integers(0, 5)) % max(1, width - side))
+            y = int((index * 37 + turn) % max(1, height - side))
+            colour = np.array(
+                [(index * 80) % 256, (index * 140 + 60) % 256, (index * 50 + 120) % 256],
+                dtype=np.uint8,
+            )
+            frame[y : y + side, x : x + side] = colour
+        return frame
+
+
+# --------------------------------------------------------------------------- generation
+
+
+class _World:
+    """A small tabletop whose objects and arm pose drift as the session goes on."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.objects: dict[str, dict[str, Any]] = {}
+        for index in range(12):
+            colour = _COLOURS[index % len(_COLOURS)]
+            shape = _SHAPES[index % len(_SHAPES)]
+            ref = f"{colour}_{shape}_{index + 1}"
+            self.objects[ref] = {
+                "label": f"{colour} {shape}",
+                "pos": [rng.uniform(0.30, 0.70), rng.uniform(-0.30, 0.30), 0.645],
+                "on": "table_1",
+            }
+        self.trays = ["tray_1", "tray_2", "tray_3"]
+        self.ee = [0.30, 0.00, 0.40]
+        self.gripper = "open"
+        self.holding: str | None = None
+        self.focus: list[str] = list(self.objects)[:6]
+
+    def refs(self) -> list[str]:
+        return list(self.objects)
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "ee_position": [round(v, 3) for v in self.ee],
+            "gripper": self.gripper,
+            "holding": self.holding or "nothing",
+        }
+
+    def brief(self, timestamp: float) -> str:
+        held = f"holding {self.holding}" if self.holding else "holding nothing"
+        x, y, z = self.ee
+        lines = [
+            f"Scene (world frame, metres; t={timestamp:.3f})",
+            f"robot: gripper at ({x:.3f}, {y:.3f}, {z:.3f}), {self.gripper}, {held}",
+            f"objects (6 of {len(self.objects) + len(self.trays)} shown, most relevant first):",
+        ]
+        for ref in self.focus[:6]:
+            obj = self.objects[ref]
+            ox, oy, oz = obj["pos"]
+            where = "held" if ref == self.holding else f"on {obj['on']}"
+            lines.append(
+                f"- {ref}: {obj['label']} at ({ox:.3f}, {oy:.3f}, {oz:.3f}) size "
+                f"0.040x0.040x0.040; {where}; conf 1.00; seen 0.0s ago"
+            )
+        hidden = len(self.objects) + len(self.trays) - 6
+        lines.append(f"+{hidden} more objects: cubes, cups, trays; use find_objects")
+        return "\n".join(lines)
+
+
+class _Writer:
+    """Tool outputs of realistic shape; sizes drawn from the spec's ranges."""
+
+    def __init__(self, rng: random.Random, world: _World, spec: TraceSpec) -> None:
+        self.rng = rng
+        self.world = world
+        self.spec = spec
+
+    def _pad(self, head: str, target: int, line: Any) -> str:
+        lines = [head]
+        size = len(head)
+        index = 0
+        while size < target:
+            text = line(index)
+            lines.append(text)
+            size += len(text) + 1
+            index += 1
+        return "\n".join(lines)
+
+    def _telemetry(self, index: int) -> str:
+        r = self.rng
+        return (
+            f"t+{0.05 * (index + 1):.2f}s ee=({r.uniform(0.2, 0.8):.3f}, "
+            f"{r.uniform(-0.4, 0.4):.3f}, {r.uniform(0.6, 0.9):.3f}) "
+            f"force={r.uniform(0, 15):.2f}N width={r.uniform(0, 0.08):.3f}m"
+        )
+
+    def small(self, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+        r, w = self.rng, self.world
+        target = r.randint(*self.spec.small_chars)
+        if tool == "pick":
+            ref = arguments["ref"]
+            if r.random() < 0.1:
+                head = f"pick {ref}: failed, object slipped ({r.uniform(5, 20):.1f} mm)"
+            else:
+                w.holding, w.gripper = ref, "closed"
+                head = f"pick {ref}: grasped, force {r.uniform(8, 14):.1f} N"
+            return self._pad(head, target, self._telemetry), False
+        if tool == "place":
+            ref, tray = arguments["ref"], arguments["target"]
+            if ref in w.objects:
+                w.objects[ref]["on"] = tray
+            w.holding, w.gripper = None, "open"
+            head = f"place {ref} in {tray}: released, settle {r.uniform(0.1, 0.6):.2f} s"
+            return self._pad(head, target, self._telemetry), False
+        if tool == "move_to":
+            w.ee = [arguments["x"], arguments["y"], arguments["z"]]
+            if r.random() < 0.04:
+                return "move_to: target outside the reachable workspace", True
+            head = f"move_to: reached target, error {r.uniform(0.5, 3):.1f} mm"
+            return self._pad(head, target, self._telemetry), False
+        if tool == "look":
+            seen = ", ".join(w.focus[:4])
+            head = f"look: front camera {self.spec.image_size[0]}x{self.spec.image_size[1]}"
+
+            def describe(index: int) -> str:
+                ref = w.focus[index % len(w.focus)]
+                return f"region {index}: {ref} visible, occlusion {r.uniform(0, 0.4):.2f}"
+
+            return self._pad(f"{head}; visible: {seen}", target, describe), False
+        if tool == "find_objects":
+            rows = []
+            size = 2
+            for ref in w.refs():
+                obj = w.objects[ref]
+                row = {
+                    "ref": ref,
+                    "label": obj["label"],
+                    "position": [round(v, 3) for v in obj["pos"]],
+                    "relations": {"on": obj["on"]},
+                    "confidence": round(r.uniform(0.8, 1.0), 2),
+                }
+                rows.append(row)
+                size += len(json.dumps(row)) + 2
+                if size > target:
+                    break
+            return json.dumps(rows), False
+        if tool == "check_gripper":
+            head = f"check_gripper: {w.gripper}, width {r.uniform(0, 0.08):.3f} m, temp 31.2 C"
+            return self._pad(head, min(target, 600), self._telemetry), False
+        raise ValueError(f"unknown small tool {tool!r}")
+
+    def dump(self, tool: str) -> str:
+        r = self.rng
+        target = r.randint(*self.spec.dump_chars)
+        if tool == "read_force_log":
+
+            def row(index: int) -> str:
+                return (
+                    f"t={0.01 * index:.2f} fx={r.gauss(0, 1):.3f} fy={r.gauss(0, 1):.3f} "
+                    f"fz={r.gauss(4, 1):.3f} tx={r.gauss(0, 0.1):.4f} ty={r.gauss(0, 0.1):.4f}"
+                )
+
+            return self._pad(f"force log: {target // 70} samples at 100 Hz", target, row)
+        if tool == "dump_joint_states":
+
+            def row(index: int) -> str:
+                q = " ".join(f"{r.uniform(-2.8, 2.8):.4f}" for _ in range(7))
+                return f"sample {index}: q=[{q}]"
+
+            return self._pad(f"joint states: {target // 80} samples, 7 joints", target, row)
+        if tool == "read_system_log":
+            levels = ("INFO", "INFO", "INFO", "DEBUG", "WARN")
+            parts = ("controller", "planner", "camera", "gripper", "safety")
+
+            def row(index: int) -> str:
+                return (
+                    f"{1000 + index * 0.25:.2f} {r.choice(levels)} {r.choice(parts)}: "
+                    f"cycle {index} ok, latency {r.uniform(0.5, 4):.2f} ms"
+                )
+
+            return self._pad(f"system log: last {target // 60} lines", target, row)
+        raise ValueError(f"unknown dump tool {tool!r}")
+
+
+def _choose_call(rng: random.Random, world: _World, dump: bool) -> tuple[str, dict[str, Any], str]:
+    """Pick the next tool call and a short model text, in a plausible work rhythm."""
+    if dump:
+        tool = rng.choice(DUMP_TOOLS)
+        arguments: dict[str, Any] = {
+            "read_force_log": {"seconds": rng.choice([2, 5, 10, 30])},
+            "dump_joint_states": {"samples": rng.choice([100, 250, 500])},
+            "read_system_log": {"lines": rng.choice([200, 500, 800])},
+        }[tool]
+        text = {
+            "read_force_log": "Checking the force log around the last grasp.",
+            "dump_joint_states": "Dumping joint states to look for a following error.",
+            "read_system_log": "Reading the controller log for warnings.",
+        }[tool]
+        return tool, arguments, text
+    if world.holding:
+        tray = rng.choice(world.trays)
+        return "place", {"ref": world.holding, "target": tray}, f"Placing it in {tray}."
+    roll = rng.random()
+    if roll < 0.35:
+        ref = rng.choice(world.refs())
+        world.focus = [ref, *[o for o in world.focus if o != ref]][:6]
+        return "pick", {"ref": ref}, f"Picking {ref} next."
+    if roll < 0.55:
+        x, y, z = (
+            round(rng.uniform(0.3, 0.7), 3),
+            round(rng.uniform(-0.3, 0.3), 3),
+            round(rng.uniform(0.65, 0.9), 3),
+        )
+        return "move_to", {"x": x, "y": y, "z": z}, "Moving above the next part."
+    if roll < 0.75:
+        return "look", {}, "Looking again before the next grasp."
+    if roll < 0.92:
+        query = rng.choice(["cubes", "cups", "red", "blue", "on table_1"])
+        return "find_objects", {"query": query}, f"Finding {query}."
+    return "check_gripper", {}, "Checking the gripper."
+
+
+def _fact_key(rng: random.Random, kind: FactKind, taken: set[str]) -> str:
+    for _ in range(1000):
+        if kind == "object_ref":
+            key = f"{rng.choice(_FACT_PARTS)}_{rng.randint(100, 9999)}"
+        elif kind == "coordinates":
+            key = (
+                f"({rng.uniform(-0.9, 0.9):.3f}, {rng.uniform(-0.9, 0.9):.3f}, "
+                f"{rng.uniform(0.0, 1.2):.3f})"
+            )
+        else:
+            letters = "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ") for _ in range(2))
+            key = f"E{rng.randint(1000, 9999)}-{letters}"
+        if key not in taken:
+            taken.add(key)
+            return key
+    raise RuntimeError("could not draw a unique fact key")
+
+
+def _fact_line(rng: random.Random, kind: FactKind, key: str) -> str:
+    if kind == "object_ref":
+        return f"note: spare part {key} is stored in {rng.choice(_FACT_PLACES)}"
+    if kind == "coordinates":
+        return f"note: calibration marker observed at {key} (world frame)"
+    return f"fault {key}: {rng.choice(_FAULTS)}; cleared after retry"
+
+
+_GAP_BANDS = ((1, 20), (21, 120), (121, 450))
+"""Probe distance in turns: short, medium and long (one third of the facts each)."""
+_GAP_SCALE_TURNS = 600
+"""Shorter traces scale the bands down proportionally, so every band still fits."""
+
+
+def generate_trace(spec: TraceSpec | None = None) -> Trace:
+    """Build the trace described by ``spec`` (deterministic for a given spec)."""
+    spec = spec or TraceSpec()
+    rng = random.Random(spec.seed)
+    world = _World(rng)
+    writer = _Writer(rng, world, spec)
+    turns: list[dict[str, Any]] = []
+    for number in range(1, spec.turns + 1):
+        timestamp = 100.0 + 2.5 * number
+        brief, state = world.brief(timestamp), world.state()
+        dump = rng.random() < spec.dump_share
+        tool, arguments, text = _choose_call(rng, world, dump)
+        if dump:
+            output, is_error = writer.dump(tool), False
+        else:
+            output, is_error = writer.small(tool, arguments)
+        turns.append(
+            {
+                "turn": number,
+                "timestamp": timestamp,
+                "text": text,
+                "tool": tool,
+                "arguments": arguments,
+                "output": output,
+                "is_error": is_error,
+                "brief": brief,
+                "state": state,
+            }
+        )
+    final_timestamp = 100.0 + 2.5 * (spec.turns + 1)
+    turns.append(
+        {
+            "turn": spec.turns + 1,
+            "timestamp": final_timestamp,
+            "text": "Done: parts sorted into the trays by colour; faults seen are in the log.",
+            "brief": world.brief(final_timestamp),
+            "state": world.state(),
+        }
+    )
+    facts = _plant_facts(rng, spec, turns)
+    instruction = (
+        "Sort the parts on table_1 into the trays by colour, keep track of spare parts, "
+        "calibration markers and faults you come across, and report them at the end."
+    )
+    profile = (
+        "Embodiment: Franka Panda arm on a fixed base at a 1.2 x 0.8 m table (table_1).\n"
+        "Frames: world (table corner), base at (0, 0, 0.62). Reach 0.85 m.\n"
+        "Cameras: front (320x240, looking at the table from the robot's side).\n"
+        "Limits: speed 0.25 m/s, payload 3 kg, gripper width 0-0.08 m.\n"
+        "Keep-out: nothing below z=0.63 outside the table; the charger dock at x<0.1."
+    )
+    return Trace(
+        spec=spec,
+        instruction=instruction,
+        profile_text=profile,
+        turns=[TraceTurn.model_validate(turn) for turn in turns],
+        facts=facts,
+    )
+
+
+def _plant_facts(
+    rng: random.Random, spec: TraceSpec, turns: list[dict[str, Any]]
+) -> list[PlantedFact]:
+    """Insert ``spec.facts`` facts into tool outputs (mutating ``turns``)."""
+    corpus = "\n".join(
+        part for turn in turns for part in (turn.get("output", ""), turn["brief"], turn["text"])
+    )
+    taken: set[str] = set()
+    last_probe = spec.turns + 1
+    kinds: tuple[FactKind, ...] = ("object_ref", "coordinates", "error_code")
+    facts: list[PlantedFact] = []
+    used_turns: set[int] = set()
+    scale = min(1.0, spec.turns / _GAP_SCALE_TURNS)
+    for index in range(min(spec.facts, spec.turns)):
+        low, high = (max(1, round(b * scale)) for b in _GAP_BANDS[index % len(_GAP_BANDS)])
+        high = min(high, last_probe - 1)
+        low = min(low, high)
+        for _ in range(200):
+            gap = rng.randint(low, high)
+            plant = rng.randint(1, last_probe - gap)
+            if plant not in used_turns:
+                break
+        else:
+            continue
+        used_turns.add(plant)
+        kind = kinds[index % len(kinds)]
+        key = _fact_key(rng, kind, taken)
+        while key in corpus:
+            key = _fact_key(rng, kind, taken)
+        line = _fact_line(rng, kind, key)
+        turn = turns[plant - 1]
+        lines = turn["output"].split("\n")
+        headline = rng.random() < spec.headline_share
+        if headline:
+            lines.insert(0, line)
+        else:
+            lines.insert(rng.randint(1, len(lines)), line)
+        turn["output"] = "\n".join(lines)
+        facts.append(
+            PlantedFact(
+                id=f"fact_{index + 1:03d}",
+                kind=kind,
+                key=key,
+                plant_turn=plant,
+                probe_turn=plant + gap,
+                placement="headline" if headline else "body",
+            )
+        )
+    return sorted(facts, key=lambda fact: (fact.probe_turn, fact.id))
