@@ -6,7 +6,7 @@ service all fit without inheriting from anything here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -207,6 +207,15 @@ class RunStore(Protocol):
     def put_item(self, session_id: str, item: Item, *, lifetime: str, tokens: int) -> None: ...
 
     def set_item_state(self, item_id: str, *, state: str, reason: str) -> None: ...
+
+    def set_accumulated(self, session_id: str, item_ids: Sequence[str]) -> None:
+        """The Accumulated layout after a change other than an append (compaction, pruning,
+        reset): with the items appended since, it rebuilds the context at any point."""
+        ...
+
+    def put_task_notes(self, session_id: str, task_id: str, notes: Mapping[str, Any]) -> None:
+        """A structured Task Notes snapshot (what ``Harness.resume`` restores)."""
+        ...
 
     def archive_put(
         self, address: str, text: str, *, task_id: str, call_id: str, tool: str

@@ -19,6 +19,8 @@ __all__ = [
     "HarnessError",
     "ModelError",
     "RateLimitError",
+    "RunNotFoundError",
+    "RunStoreError",
     "TransientModelError",
     "UnknownContextWindowError",
 ]
@@ -123,3 +125,11 @@ class BadRequestError(ModelError):
     """The provider rejected the request as malformed; retrying the same request won't help."""
 
     kind = "bad_request"
+
+
+class RunStoreError(HarnessError):
+    """The run store cannot be opened, read or resumed from (missing, newer schema, busy)."""
+
+
+class RunNotFoundError(RunStoreError):
+    """A RUN argument names no task or session in the store (the message lists close ones)."""

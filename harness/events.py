@@ -40,6 +40,7 @@ __all__ = [
     "SafetyCheckEvent",
     "SceneUpdateEvent",
     "SkillLoadedEvent",
+    "TaskResumedEvent",
     "TaskStartedEvent",
     "TaskStatus",
     "ToolCallEvent",
@@ -77,6 +78,22 @@ class TaskStartedEvent(EventBase):
     instruction: str
     max_turns: int
     images: int = 0
+
+
+class TaskResumedEvent(EventBase):
+    """A task interrupted by a crash continues in a new process (``Harness.resume``).
+
+    ``interrupted_calls`` lists the tool calls the model had requested without a recorded
+    result: ``started`` ones are reported to the model as outcome unknown (never run
+    again), the others as not executed.
+    """
+
+    type: Literal["task_resumed"] = "task_resumed"
+    instruction: str
+    from_turn: int
+    max_turns: int
+    interrupted_calls: list[dict[str, Any]] = Field(default_factory=list)
+    previous_pid: int | None = None
 
 
 class ToolsListedEvent(EventBase):
@@ -303,6 +320,7 @@ class DoneEvent(EventBase):
 
 Event = Annotated[
     TaskStartedEvent
+    | TaskResumedEvent
     | ToolsListedEvent
     | SkillLoadedEvent
     | ObservationEvent

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -16,11 +17,21 @@ from harness.embodied import build_embodiment_parts
 from harness.errors import ConfigError
 from harness.memory_models import ModelLedgerSummarizer, ModelLessonProposer, can_summarize
 from harness.providers import build_model
+from harness.redact import Redactor
+from harness.store import MemoryRunStore, SQLiteRunStore
 from harness.tools import Tool, tool
 from memory.store import MemoryStore
 from skills.catalog import SkillCatalog, SkillValidationError
 
-__all__ = ["build_memory", "build_parts", "build_skills", "import_object", "import_tool"]
+__all__ = [
+    "build_memory",
+    "build_parts",
+    "build_redactor",
+    "build_skills",
+    "build_store",
+    "import_object",
+    "import_tool",
+]
 
 Closer = tuple[str, Callable[[], None]]
 
@@ -36,6 +47,9 @@ def build_parts(
             parts["model"] = build_model(config.model)
         if "compaction_model" not in parts and config.compaction_model is not None:
             parts["compaction_model"] = build_model(config.compaction_model)
+        if "store" not in parts:
+            parts["store"] = build_store(config)
+            closers.append(("run store", parts["store"].close))
         build_embodiment_parts(config, parts, closers)
         if "skills" not in parts:
             parts["skills"] = build_skills(config)
@@ -64,6 +78,34 @@ def build_parts(
                 close()
         raise
     return parts, closers
+
+
+def build_redactor(config: HarnessConfig) -> Redactor:
+    """Built-in secret shapes, ``run.secret_patterns``, and the values of every API-key
+    environment variable the config names."""
+    models = [config.model, config.compaction_model, config.evaluation.model]
+    env_vars = [m.api_key_env for m in models if m is not None and m.api_key_env]
+    for index, pattern in enumerate(config.run.secret_patterns):
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ConfigError(
+                f"run.secret_patterns.{index}: got {pattern!r}; expected a regular "
+                f"expression ({exc})",
+                key=f"run.secret_patterns.{index}",
+                value=pattern,
+            ) from None
+    return Redactor(config.run.secret_patterns, env_vars=env_vars)
+
+
+def build_store(config: HarnessConfig) -> SQLiteRunStore | MemoryRunStore:
+    """SQLite under ``run.store`` (relative to the working directory, like every CLI
+    command that reads it), or memory only when ``run.store`` is null."""
+    redactor = build_redactor(config)
+    if not config.run.store:
+        return MemoryRunStore(redactor=redactor)
+    synchronous = "FULL" if config.run.store_sync == "full" else "NORMAL"
+    return SQLiteRunStore(config.run.store, redactor=redactor, synchronous=synchronous)
 
 
 def build_skills(config: HarnessConfig) -> SkillCatalog | None:

@@ -60,6 +60,7 @@ from memory.task_notes import TaskNotes
 if TYPE_CHECKING:
     from embodiment.types import Driver
     from harness.loop import TaskRun
+    from harness.resume import ResumePoint
 
 __all__ = ["Harness", "RunResult", "TaskStream", "resolve_context_window"]
 
@@ -237,6 +238,7 @@ class Harness:
         )
         self._seq = 0
         self._frames = 0
+        self._resume_point: ResumePoint | None = None
 
     # ================================================================== factory
 
@@ -273,6 +275,61 @@ class Harness:
         except BaseException:
             _close_all(list(reversed(closers)))
             raise
+
+    @classmethod
+    def resume(
+        cls,
+        session_id: str,
+        config: str | Path | HarnessConfig | None = None,
+        *,
+        overrides: Iterable[str] | Mapping[str, Any] = (),
+        **parts: Any,
+    ) -> Harness:
+        """Rebuild a session from its run store after a crash (same session id).
+
+        Accumulated context (with item states), Task Notes, the loaded skills and the event
+        sequence are restored; :attr:`interrupted_task` says which task was cut short, and
+        :meth:`resume_stream` continues it from its last recorded turn. A tool call that
+        had started without a recorded result is reported to the model as "interrupted,
+        outcome unknown" and never run again.
+
+        ``config`` defaults to the configuration recorded with the session (secrets in it
+        were redacted: pass the config file when the deployment needs them). Parts given as
+        keyword arguments are used as in :meth:`from_config`. Raises
+        :class:`~harness.errors.RunStoreError` if the session is unknown or its process is
+        still alive.
+        """
+        from harness.resume import resume_harness
+
+        return resume_harness(cls, session_id, config, overrides=overrides, **parts)
+
+    @property
+    def interrupted_task(self) -> str | None:
+        """The id of the task :meth:`resume_stream` would continue (None if there is none)."""
+        return self._resume_point.task.id if self._resume_point is not None else None
+
+    def resume_stream(
+        self,
+        *,
+        max_turns: int | None = None,
+        poll_replan: Callable[[], str | None] | None = None,
+        should_cancel: Callable[[], bool] | None = None,
+    ) -> TaskStream:
+        """Continue the interrupted task of a resumed session; its stream ends with one
+        ``done`` event like any task's. Raises ``RunStoreError`` when nothing was
+        interrupted."""
+        from harness.errors import RunStoreError
+        from harness.resume import ResumedTaskRun
+
+        point = self._resume_point
+        if point is None:
+            raise RunStoreError(f"session {self.session_id} has no interrupted task to resume")
+        run = ResumedTaskRun(
+            self, point, max_turns=max_turns, poll_replan=poll_replan, should_cancel=should_cancel
+        )
+        self._acquire(run)
+        self._resume_point = None
+        return TaskStream(run, self._task_finished)
 
     # ================================================================== tools
 
@@ -360,6 +417,7 @@ class Harness:
         """Clear Accumulated context (tools, clients and Resident stay)."""
         self._check_idle("reset_session")
         self.context.clear_accumulated()
+        self.store.set_accumulated(self.session_id, [])
         self.task_notes = TaskNotes(timeline_max=self.config.memory.notes_timeline_max)
 
     def context_report(self) -> list[dict[str, Any]]:
@@ -462,6 +520,8 @@ class Harness:
             )
         for item_id, state in changed.items():
             self.store.set_item_state(item_id, state=state.status, reason=state.reason)
+        if new_items or changed:
+            self.store.set_accumulated(self.session_id, [i.id for i in self.context.accumulated])
 
     def _prepare_task_resident(self) -> None:
         """Resident for a new task: system prompt, profile, catalog, memory (read now)."""
@@ -493,6 +553,12 @@ class Harness:
                 self.store.put_image(image)
 
     def _mirror_task_notes(self, notes: TaskNotes) -> None:
+        if self._active is not None:
+            from harness.resume import task_notes_state
+
+            self.store.put_task_notes(
+                self.session_id, self._active.task_id, task_notes_state(notes)
+            )
         if self.memory is not None and self.config.memory.enabled:
             try:
                 self.memory.mirror_task_notes(notes.render())

@@ -11,9 +11,17 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["REDACTED", "Redactor"]
+__all__ = ["REDACTED", "SECRET_KEY_PATTERN", "Redactor"]
 
 REDACTED = "[REDACTED]"
+
+SECRET_KEY_PATTERN = re.compile(
+    r"(?:^|[_\-])(?:api[_\-]?key|key|token|secret|password|passwd|authorization|auth|"
+    r"credentials?|cookie)$",
+    re.IGNORECASE,
+)
+"""Mapping keys whose values are secrets whatever they look like (``Authorization``,
+``ROS_TOKEN``, ``api_key``); ``api_key_env`` or ``reserve_tokens`` do not match."""
 
 _BUILTIN_PATTERNS = (
     r"sk-ant-[A-Za-z0-9_\-]{16,}",  # Anthropic keys
@@ -51,3 +59,20 @@ class Redactor:
         if isinstance(value, (list, tuple)):
             return type(value)(self.value(item) for item in value)
         return value
+
+    def config(self, value: Any) -> Any:
+        """Like :meth:`value`, and also masks whole values under secret-looking keys.
+
+        Configuration carries secrets in places no pattern recognises: an MCP server's
+        ``env`` and ``headers``, provider ``options``. Their keys give them away.
+        """
+        if isinstance(value, dict):
+            return {
+                key: REDACTED
+                if isinstance(key, str) and SECRET_KEY_PATTERN.search(key) and item
+                else self.config(item)
+                for key, item in value.items()
+            }
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.config(item) for item in value)
+        return self.value(value)

@@ -11,7 +11,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from harness.errors import ConfigError
+from harness.errors import ConfigError, RunStoreError
 
 __all__ = ["COMMANDS", "EXIT_CONFIG", "EXIT_INTERRUPTED", "EXIT_NOT_COMPLETED", "EXIT_OK", "main"]
 
@@ -22,7 +22,14 @@ EXIT_INTERRUPTED = 130
 
 COMMANDS: tuple[str, ...] = (
     "harness.cli.run",
+    "harness.cli.chat",
     "harness.cli.check",
+    "harness.cli.runs",
+    "harness.cli.show",
+    "harness.cli.context",
+    "harness.cli.export",
+    "harness.cli.report",
+    "harness.cli.resume",
     "harness.cli.demo",
 )
 """Modules that each define ``register(subparsers)`` adding one subcommand."""
@@ -50,6 +57,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except ConfigError as exc:
         print(f"configuration error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    except RunStoreError as exc:
+        print(f"run store: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -1,4 +1,10 @@
-"""``harness check``: validate a config and everything it names, without running a task."""
+"""``harness check``: validate a config and everything it names, without running a task.
+
+It loads the config (errors name the key), builds the Harness exactly as ``harness run``
+would (driver, profile, skills, memory, store, MCP servers), then runs the named checks of
+:mod:`harness.checks`, where other parts add their own. Exit code 0 when nothing failed,
+2 when the configuration or a part is unusable.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +12,12 @@ import argparse
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from harness.cli.common import add_config_arguments, config_from_args
+from harness.cli.render import wide_console
+
+_STYLE = {"ok": "green", "warn": "yellow", "fail": "red"}
 
 
 def register(subparsers: Any) -> None:
@@ -17,69 +27,35 @@ def register(subparsers: Any) -> None:
 
 
 def check(args: argparse.Namespace) -> int:
+    from harness.checks import CheckResult, run_checks
     from harness.cli import EXIT_CONFIG, EXIT_OK
     from harness.harness import Harness
+    from harness.store import MemoryRunStore
 
-    console = Console(highlight=False)
+    console = wide_console()
     config = config_from_args(args)
-    console.print(f"[green]ok[/green]   config {args.config or '(defaults)'}")
-    m = config.model
-    where = f" at {m.base_url}" if m.base_url else ""
-    console.print(f"[green]ok[/green]   model {m.provider}:{m.name}{where}")
+    _print(console, CheckResult.ok("config", args.config or "(defaults)"))
     try:
-        harness = Harness.from_config(config)
+        # A check records no session: the store folder is checked on its own.
+        harness = Harness.from_config(config, store=MemoryRunStore())
     except Exception as exc:
-        console.print(f"[red]fail[/red] building the harness: {type(exc).__name__}: {exc}")
+        _print(console, CheckResult.fail("build", f"{type(exc).__name__}: {exc}"))
         return EXIT_CONFIG
+    failed = 0
+    warned = 0
     with harness:
-        budget = harness.context.budget
-        console.print(
-            f"[green]ok[/green]   context window {budget.context_window} tokens, compaction at "
-            f"{budget.threshold} (reserve {budget.reserve_tokens})"
-        )
-        tools = harness.tools.visible()
-        physical = [t.name for t in tools if t.physical]
-        console.print(f"[green]ok[/green]   {len(tools)} tools: {', '.join(t.name for t in tools)}")
-        if physical:
-            guarded = "safety envelope" if harness.safety else "[red]NO safety envelope[/red]"
-            console.print(f"[green]ok[/green]   physical tools {', '.join(physical)} ({guarded})")
-        failed = False
-        for line in _extra_checks(harness):
-            console.print(line)
-            failed = failed or line.startswith("[red]fail")
+        for result in run_checks(harness):
+            _print(console, result)
+            failed += result.status == "fail"
+            warned += result.status == "warn"
+    summary = f"{failed} failed, {warned} warnings"
+    console.print(f"[{'red' if failed else 'green'}]{summary}[/]")
     return EXIT_CONFIG if failed else EXIT_OK
 
 
-def _extra_checks(harness: Any) -> list[str]:
-    """Parts report themselves here (driver, profile, skills, MCP servers)."""
-    lines = []
-    if harness.driver is not None:
-        lines.append(f"[green]ok[/green]   driver {type(harness.driver).__name__}")
-    if harness.skills is not None:
-        lines.append(f"[green]ok[/green]   skills: {', '.join(harness.skills.names())}")
-    lines.extend(_mcp_checks(harness))
-    return lines
-
-
-def _mcp_checks(harness: Any) -> list[str]:
-    """One line per MCP server, probed now (a tools/list round trip)."""
-    lines = []
-    for source in getattr(harness, "tool_sources", []):
-        for status in source.check() if hasattr(source, "check") else []:
-            where = f"pid {status.pid}" if status.pid else status.transport
-            offered = [t for t in harness.tools if t.source == f"mcp:{status.name}"]
-            physical = sum(1 for t in offered if t.physical)
-            if status.ok:
-                lines.append(
-                    f"[green]ok[/green]   mcp server {status.name} ({where}, protocol "
-                    f"{status.protocol_version}): {len(offered)} tools offered, {physical} physical"
-                )
-            else:
-                lines.append(
-                    f"[red]fail[/red] mcp server {status.name}: {status.state} "
-                    f"({status.last_error})"
-                )
-        skipped = source.skipped_tools() if hasattr(source, "skipped_tools") else {}
-        for name, reason in skipped.items():
-            lines.append(f"[yellow]warn[/yellow] mcp tool {name} not offered: {reason}")
-    return lines
+def _print(console: Console, result: Any) -> None:
+    style = _STYLE[result.status]
+    console.print(
+        f"[{style}]{result.status:<4}[/{style}] [bold]{escape(result.subject):<14}[/bold] "
+        f"{escape(result.detail)}"
+    )

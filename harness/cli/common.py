@@ -7,18 +7,32 @@ import argparse
 import signal
 import threading
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from harness.cli.render import wide_console
 from harness.config import HarnessConfig, load_config
+from harness.errors import ConfigError
 from harness.events import DoneEvent, EventBase
+
+if TYPE_CHECKING:
+    from harness.runlog import RunLog
 
 __all__ = [
     "CancelOnInterrupt",
     "add_config_arguments",
+    "add_store_arguments",
     "config_from_args",
     "exit_code_for",
+    "follow_stream",
+    "open_run_log",
+    "print_run_footer",
+    "store_folder",
     "stream_task",
+    "wide_console",
 ]
+
+DEFAULT_STORE = ".harness"
 
 
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
@@ -77,13 +91,75 @@ def stream_task(
     harness: Any, instruction: str, render: Callable[[EventBase], None], **options: Any
 ) -> tuple[DoneEvent | None, bool]:
     """Run one task, rendering each event; returns (done event, interrupted by Ctrl-C)."""
+    return follow_stream(
+        lambda cancelled: harness.run_stream(instruction, should_cancel=cancelled, **options),
+        render,
+    )
+
+
+def follow_stream(
+    open_stream: Callable[[Callable[[], bool]], Any], render: Callable[[EventBase], None]
+) -> tuple[DoneEvent | None, bool]:
+    """Render a task stream opened with Ctrl-C as its cancellation; returns (done event,
+    interrupted by Ctrl-C).
+
+    A second Ctrl-C raises KeyboardInterrupt out of the loop; the stream is closed on the
+    way out, so the task is still finalised (robot stopped, end recorded) before the
+    process exits.
+    """
     done: DoneEvent | None = None
-    with CancelOnInterrupt() as cancel:
-        for event in harness.run_stream(instruction, should_cancel=cancel.is_set, **options):
+    with CancelOnInterrupt() as cancel, open_stream(cancel.is_set) as stream:
+        for event in stream:
             render(event)
             if isinstance(event, DoneEvent):
                 done = event
         return done, cancel.is_set()
+
+
+def add_store_arguments(parser: argparse.ArgumentParser, *, with_config: bool = True) -> None:
+    parser.add_argument(
+        "--store",
+        help=f"run store folder (default: run.store of --config, else {DEFAULT_STORE})",
+    )
+    if with_config:
+        parser.add_argument("--config", "-c", help="take the run store folder from this config")
+
+
+def store_folder(args: argparse.Namespace) -> Path:
+    """The run store folder a reading command looks in."""
+    if getattr(args, "store", None):
+        return Path(args.store).expanduser()
+    if getattr(args, "config", None):
+        config = load_config(args.config)
+        if not config.run.store:
+            raise ConfigError(
+                f"run.store: {args.config} keeps runs in memory only (run.store is null); "
+                "there is nothing on disk to read",
+                key="run.store",
+                value=None,
+            )
+        return Path(config.run.store).expanduser()
+    return Path(DEFAULT_STORE)
+
+
+def open_run_log(args: argparse.Namespace) -> RunLog:
+    from harness.runlog import RunLog
+
+    return RunLog(store_folder(args))
+
+
+def print_run_footer(console: Any, harness: Any, task_id: str) -> None:
+    """Where the run was recorded and how to look at it again."""
+    store = harness.store
+    folder = getattr(store, "folder", None)
+    if folder is None:
+        console.print(f"[dim]task {task_id} (kept in memory only: run.store is null)[/dim]")
+        return
+    console.print(
+        f"[dim]recorded task {task_id} in {folder}: harness show {task_id} | "
+        f"harness report {task_id}[/dim]",
+        soft_wrap=True,
+    )
 
 
 def exit_code_for(done: DoneEvent | None, interrupted: bool) -> int:

@@ -10,30 +10,56 @@ from rich.console import Console
 from rich.markup import escape
 
 from harness.events import EventBase
+from harness.redact import Redactor
 
-__all__ = ["JsonLinesRenderer", "TimelineRenderer"]
+__all__ = ["JsonLinesRenderer", "TimelineRenderer", "redacted", "wide_console"]
+
+
+def wide_console() -> Console:
+    """A console for tables: the terminal's width, or 160 columns when the output goes to
+    a file or a pipe (rich would otherwise assume 80 and squeeze ids)."""
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=160)
+    return console
+
+
+def redacted(event: EventBase, redactor: Redactor | None) -> EventBase:
+    """The event with secrets replaced (what the CLI prints, like what the store keeps)."""
+    if redactor is None:
+        return event
+    return type(event).model_validate(redactor.value(event.model_dump()))
 
 
 class JsonLinesRenderer:
     """One JSON object per event per line (``--json``)."""
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, *, redactor: Redactor | None = None) -> None:
         self.stream = stream or sys.stdout
+        self.redactor = redactor
 
     def __call__(self, event: EventBase) -> None:
-        self.stream.write(event.model_dump_json() + "\n")
+        self.stream.write(redacted(event, self.redactor).model_dump_json() + "\n")
         self.stream.flush()
 
 
 class TimelineRenderer:
     """A readable live timeline: one line per meaningful event, streamed model text."""
 
-    def __init__(self, console: Console | None = None, *, show_prompt: bool = False) -> None:
-        self.console = console or Console(highlight=False)
+    def __init__(
+        self,
+        console: Console | None = None,
+        *,
+        show_prompt: bool = False,
+        redactor: Redactor | None = None,
+    ) -> None:
+        self.console = console or wide_console()
         self.show_prompt = show_prompt
+        self.redactor = redactor
         self._streaming = False
 
     def __call__(self, event: EventBase) -> None:
+        event = redacted(event, self.redactor)
         handler = getattr(self, f"_on_{event.type}", None)  # type: ignore[attr-defined]
         if handler is None:
             return
@@ -50,11 +76,24 @@ class TimelineRenderer:
     def _on_task_started(self, e: Any) -> None:
         self._line(0, "task", e.instruction, "cyan")
 
+    def _on_task_resumed(self, e: Any) -> None:
+        from harness.resume import describe_interrupted
+
+        calls = describe_interrupted(e.interrupted_calls)
+        text = f"from turn {e.from_turn}: {e.instruction}"
+        if calls:
+            text += f"; interrupted: {calls}"
+        self._line(0, "resumed", text, "cyan")
+
     def _on_tools_listed(self, e: Any) -> None:
         self._line(0, "tools", f"{', '.join(e.tools)} ({e.tokens} tokens)", "dim")
 
     def _on_skill_loaded(self, e: Any) -> None:
         self._line(e.turn, "skill", f"loaded {e.name} ({e.tokens} tokens)", "magenta")
+
+    def _on_observation(self, e: Any) -> None:
+        cameras = ", ".join(f"{name} {w}x{h}" for name, (w, h) in e.cameras.items())
+        self._line(e.turn, "observe", cameras or "state only", "dim")
 
     def _on_scene_update(self, e: Any) -> None:
         changes = [

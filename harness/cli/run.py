@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from harness.cli.common import add_config_arguments, config_from_args, exit_code_for, stream_task
+from harness.cli.common import (
+    add_config_arguments,
+    config_from_args,
+    exit_code_for,
+    print_run_footer,
+    stream_task,
+)
 from harness.cli.render import JsonLinesRenderer, TimelineRenderer
 
 
@@ -19,10 +25,15 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness.factory import build_redactor
     from harness.harness import Harness
 
     config = config_from_args(args)
-    render = JsonLinesRenderer() if args.json else TimelineRenderer()
+    redactor = build_redactor(config)
+    timeline = None if args.json else TimelineRenderer(redactor=redactor)
+    render = timeline or JsonLinesRenderer(redactor=redactor)
     with Harness.from_config(config) as harness:
         done, interrupted = stream_task(harness, args.instruction, render, max_turns=args.max_turns)
+        if timeline is not None and done is not None:
+            print_run_footer(timeline.console, harness, done.task_id)
     return exit_code_for(done, interrupted)

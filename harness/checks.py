@@ -1,0 +1,266 @@
+"""Deployment checks behind ``harness check``: small named checks over a built Harness.
+
+Each check looks at one part and says what it found (``ok``), what looks wrong but will
+run (``warn``) or what will not work (``fail``). Parts plug in two ways, so a new part
+never needs an edit here:
+
+- a module registers a check function: ``register_check("mcp", check_mcp_servers)``;
+- any part object the Harness holds (driver, safety envelope, scene, skills, memory,
+  evaluator, store, model) may define ``self_check() -> Iterable[CheckResult]``.
+
+Checks never move the robot and never call a paid model.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from harness.harness import Harness
+
+__all__ = [
+    "CHECKS",
+    "PART_ATTRIBUTES",
+    "CheckFn",
+    "CheckResult",
+    "register_check",
+    "run_checks",
+]
+
+CheckStatus = Literal["ok", "warn", "fail"]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    status: CheckStatus
+    subject: str
+    detail: str
+
+    @classmethod
+    def ok(cls, subject: str, detail: str) -> CheckResult:
+        return cls("ok", subject, detail)
+
+    @classmethod
+    def warn(cls, subject: str, detail: str) -> CheckResult:
+        return cls("warn", subject, detail)
+
+    @classmethod
+    def fail(cls, subject: str, detail: str) -> CheckResult:
+        return cls("fail", subject, detail)
+
+
+CheckFn = Callable[["Harness"], Iterable[CheckResult]]
+
+CHECKS: dict[str, CheckFn] = {}
+"""Check name -> function, run in registration order."""
+
+PART_ATTRIBUTES: tuple[str, ...] = (
+    "model",
+    "driver",
+    "safety",
+    "scene",
+    "skills",
+    "memory",
+    "evaluator",
+    "store",
+)
+"""Harness attributes whose objects may report through ``self_check()``."""
+
+CONNECT_TIMEOUT_S = 2.0
+
+
+def register_check(name: str, check: CheckFn) -> None:
+    """Add (or replace) a named check."""
+    CHECKS[name] = check
+
+
+def run_checks(harness: Harness) -> Iterator[CheckResult]:
+    """Every registered check, then every part's ``self_check()``; a check that raises is
+    reported as a failure of that check, and the others still run."""
+    for name, check in list(CHECKS.items()):
+        yield from _guarded(name, lambda check=check: check(harness))
+    for attribute in PART_ATTRIBUTES:
+        part = getattr(harness, attribute, None)
+        hook = getattr(part, "self_check", None)
+        if callable(hook):
+            yield from _guarded(attribute, hook)
+
+
+def _guarded(name: str, produce: Callable[[], Iterable[CheckResult]]) -> Iterator[CheckResult]:
+    try:
+        results = list(produce())
+    except Exception as exc:
+        yield CheckResult.fail(name, f"check raised {type(exc).__name__}: {exc}")
+        return
+    yield from results
+
+
+# ====================================================================== built-in checks
+
+
+def check_model(harness: Harness) -> Iterator[CheckResult]:
+    """Provider and name, the API key variable (set or not, never its value), the window,
+    and whether a configured ``base_url`` accepts connections."""
+    m = harness.config.model
+    where = f" at {m.base_url}" if m.base_url else ""
+    yield CheckResult.ok("model", f"{m.provider}:{m.name}{where}")
+    if m.api_key_env:
+        if os.environ.get(m.api_key_env):
+            yield CheckResult.ok("model key", f"{m.api_key_env} is set")
+        else:
+            yield CheckResult.fail(
+                "model key", f"model.api_key_env names {m.api_key_env}, which is not set"
+            )
+    if m.base_url:
+        yield _reachable("model endpoint", m.base_url)
+    budget = harness.context.budget
+    yield CheckResult.ok(
+        "context",
+        f"context window {budget.context_window} tokens, compaction at {budget.threshold} "
+        f"(reserve {budget.reserve_tokens})",
+    )
+    if m.prices is None and m.provider not in ("planner", "scripted"):
+        yield CheckResult.warn("model prices", "model.prices unset: runs will show no cost")
+
+
+def _reachable(subject: str, url: str) -> CheckResult:
+    parts = urlsplit(url)
+    host = parts.hostname
+    if not host:
+        return CheckResult.fail(subject, f"{url!r} has no host")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S):
+            pass
+    except OSError as exc:
+        return CheckResult.fail(subject, f"{host}:{port} is not reachable: {exc}")
+    return CheckResult.ok(subject, f"{host}:{port} accepts connections")
+
+
+def check_tools(harness: Harness) -> Iterator[CheckResult]:
+    tools = harness.tools.visible()
+    yield CheckResult.ok("tools", f"{len(tools)}: {', '.join(t.name for t in tools)}")
+    physical = [t.name for t in tools if t.physical]
+    if physical and harness.safety is None:  # safe (blocked), but those tools never run
+        yield CheckResult.warn(
+            "safety",
+            f"physical tools {', '.join(physical)} have NO safety envelope: every call "
+            "will be blocked",
+        )
+    elif physical:
+        yield CheckResult.ok(
+            "safety", f"{type(harness.safety).__name__} guards {', '.join(physical)}"
+        )
+
+
+def check_embodiment(harness: Harness) -> Iterator[CheckResult]:
+    config = harness.config
+    if harness.profile_text:
+        first = harness.profile_text.strip().splitlines()[0]
+        yield CheckResult.ok("profile", first[:120])
+    elif config.embodiment is not None:
+        yield CheckResult.warn(
+            "profile", f"embodiment {config.embodiment!r} is configured but no profile was built"
+        )
+    if harness.driver is not None:
+        yield CheckResult.ok("driver", type(harness.driver).__name__)
+    elif config.driver is not None:
+        yield CheckResult.warn("driver", f"driver {config.driver.name!r} is configured but absent")
+
+
+def check_skills_and_memory(harness: Harness) -> Iterator[CheckResult]:
+    if harness.skills is not None:
+        names = harness.skills.names()
+        yield CheckResult.ok("skills", f"{len(names)}: {', '.join(names)}")
+    memory = harness.config.memory
+    if memory.enabled:
+        yield _writable_folder("memory", harness.config.resolve_path(memory.path))
+
+
+def check_store(harness: Harness) -> Iterator[CheckResult]:
+    """Opens (creating or migrating) the configured store folder, records nothing."""
+    from harness.runlog import RunLog
+    from harness.store import SQLiteRunStore
+    from harness.store_schema import SCHEMA_VERSION
+
+    folder = harness.config.run.store
+    if not folder:
+        yield CheckResult.warn("run store", "run.store is null: runs are kept in memory only")
+        return
+    try:
+        SQLiteRunStore(folder).close()
+        with RunLog(folder) as log:
+            sessions = len(log.sessions())
+    except Exception as exc:
+        yield CheckResult.fail("run store", f"{folder}: {exc}")
+        return
+    yield CheckResult.ok(
+        "run store", f"{folder} (SQLite WAL, schema v{SCHEMA_VERSION}, {sessions} sessions)"
+    )
+
+
+def check_mcp(harness: Harness) -> Iterator[CheckResult]:
+    """Every configured MCP server: probed live when its tool source offers ``check()``
+    (statuses with ``name``, ``ok``, ``state``, ``last_error``), otherwise reachable when
+    the tools it listed while the Harness was built are registered."""
+    probed: set[str] = set()
+    for source in getattr(harness, "tool_sources", []):
+        probe = getattr(source, "check", None)
+        for status in probe() if callable(probe) else []:
+            probed.add(status.name)
+            offered = [t for t in harness.tools if t.source == f"mcp:{status.name}"]
+            physical = sum(1 for t in offered if t.physical)
+            pid = getattr(status, "pid", None)
+            where = f"pid {pid}" if pid else getattr(status, "transport", "")
+            protocol = getattr(status, "protocol_version", "?")
+            if status.ok:
+                yield CheckResult.ok(
+                    f"mcp server {status.name}",
+                    f"({where}, protocol {protocol}): {len(offered)} tools offered, "
+                    f"{physical} physical",
+                )
+            else:
+                yield CheckResult.fail(
+                    f"mcp server {status.name}",
+                    f"{status.state} ({getattr(status, 'last_error', '')})",
+                )
+        skipped = getattr(source, "skipped_tools", None)
+        for name, reason in (skipped() if callable(skipped) else {}).items():
+            yield CheckResult.warn(f"mcp tool {name}", f"not offered: {reason}")
+    for server in harness.config.mcp.servers:
+        if server.name in probed:
+            continue
+        names = [t.name for t in harness.tools if t.source == f"mcp:{server.name}"]
+        if names:
+            yield CheckResult.ok(
+                f"mcp server {server.name}", f"{len(names)} tools: {', '.join(names)}"
+            )
+        else:
+            yield CheckResult.fail(
+                f"mcp server {server.name}",
+                f"no tools registered from its {server.transport} server",
+            )
+
+
+def _writable_folder(subject: str, folder: Path) -> CheckResult:
+    probe = folder if folder.exists() else next((p for p in folder.parents if p.exists()), None)
+    if probe is None or not os.access(probe, os.W_OK):
+        return CheckResult.fail(subject, f"{folder} is not writable")
+    return CheckResult.ok(subject, f"{folder}" + ("" if folder.exists() else " (will be created)"))
+
+
+for _name, _check in (
+    ("model", check_model),
+    ("tools", check_tools),
+    ("embodiment", check_embodiment),
+    ("skills", check_skills_and_memory),
+    ("store", check_store),
+    ("mcp", check_mcp),
+):
+    register_check(_name, _check)

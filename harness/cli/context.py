@@ -1,0 +1,83 @@
+"""``harness context RUN [--turn N]``: what the model saw at one turn, item by item.
+
+Every Accumulated item in the request of that turn's model call, with its lifetime, state
+(verbatim / truncated / pruned / summarized), token estimate and the reason it changed;
+``--all`` adds the items that had already left the context (folded into a checkpoint or
+pruned). The header gives the request's sections against the window and the threshold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from rich import box
+from rich.markup import escape
+from rich.table import Table
+
+from harness.cli.common import add_store_arguments, open_run_log, wide_console
+
+STATE_STYLE = {"verbatim": "", "truncated": "yellow", "pruned": "magenta", "summarized": "cyan"}
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("context", help="per-item context state at a turn")
+    parser.add_argument("run", nargs="?", default="last", help="task id, session id or 'last'")
+    add_store_arguments(parser)
+    parser.add_argument("--turn", "-t", type=int, help="turn to show (default: the last)")
+    parser.add_argument("--all", action="store_true", help="include items that left context")
+    parser.add_argument("--json", action="store_true", help="one JSON object per item")
+    parser.set_defaults(func=context)
+
+
+def context(args: argparse.Namespace) -> int:
+    from harness.cli import EXIT_OK
+
+    with open_run_log(args) as log:
+        task = log.resolve(args.run)
+        view = log.context_at(task.id, args.turn)
+    rows = [row for row in view.rows if args.all or row.in_context]
+    if args.json:
+        for row in rows:
+            print(json.dumps(row.model_dump(mode="json")))
+        return EXIT_OK
+    console = wide_console()
+    snap = view.snapshot
+    assert snap is not None
+    used = snap.total_tokens
+    console.print(
+        f"[bold]{task.id}[/bold] turn {view.turn}: {used} of {snap.budget_tokens} tokens "
+        f"({100 * used / max(1, snap.budget_tokens):.1f}% of the window; compaction at "
+        f"{snap.threshold_tokens}), {snap.items} items, {snap.images} images"
+    )
+    console.print(
+        "sections: " + ", ".join(f"{name} {tokens}" for name, tokens in snap.sections.items())
+    )
+    if view.skills:
+        console.print(f"loaded skills (Resident): {', '.join(view.skills)}")
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, expand=False)
+    table.add_column("item", no_wrap=True, min_width=21)
+    table.add_column("kind", no_wrap=True, min_width=11)
+    table.add_column("turn", justify="right", min_width=4)
+    table.add_column("state", no_wrap=True, min_width=10)
+    table.add_column("tokens", justify="right", min_width=6)
+    table.add_column("in ctx", no_wrap=True, min_width=6)
+    table.add_column("reason / preview", no_wrap=True, overflow="ellipsis", min_width=16)
+    for row in rows:
+        style = STATE_STYLE.get(row.state, "")
+        state = f"[{style}]{row.state}[/{style}]" if style else row.state
+        table.add_row(
+            row.id,
+            row.kind,
+            str(row.turn),
+            state,
+            str(row.tokens) if row.in_context else f"({row.original_tokens})",
+            "yes" if row.in_context else "[dim]no[/dim]",
+            escape(row.reason or row.preview),
+        )
+    console.print(table)
+    hidden = sum(1 for row in view.rows if not row.in_context)
+    if hidden and not args.all:
+        console.print(f"[dim]{hidden} items had left the context (--all shows them)[/dim]")
+    return EXIT_OK

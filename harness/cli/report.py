@@ -1,0 +1,27 @@
+"""``harness report RUN``: one self-contained HTML file for a recorded task."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from harness.cli.common import add_store_arguments, store_folder
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("report", help="write a self-contained HTML report of a task")
+    parser.add_argument("run", nargs="?", default="last", help="task id, session id or 'last'")
+    add_store_arguments(parser)
+    parser.add_argument(
+        "--output", "-o", help="HTML file to write (default: <store>/reports/<task>.html)"
+    )
+    parser.set_defaults(func=report)
+
+
+def report(args: argparse.Namespace) -> int:
+    from harness.cli import EXIT_OK
+    from harness.report import write_report
+
+    path = write_report(store_folder(args), args.run, args.output)
+    print(f"wrote {path} ({path.stat().st_size // 1024} KB)")
+    return EXIT_OK

@@ -1,0 +1,76 @@
+"""``harness resume SESSION``: continue a session's task after a crash.
+
+The session is rebuilt from its run store (Accumulated context, Task Notes, loaded skills)
+and its interrupted task continues from its last recorded turn. A tool call that was
+running when the process died is reported to the model as "interrupted, outcome unknown";
+it is never run again.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from harness.cli.common import (
+    add_config_arguments,
+    add_store_arguments,
+    config_from_args,
+    exit_code_for,
+    follow_stream,
+    print_run_footer,
+    store_folder,
+)
+from harness.cli.render import JsonLinesRenderer, TimelineRenderer, wide_console
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("resume", help="continue a session's task after a crash")
+    parser.add_argument("session", help="session id (or a task id, or 'last')")
+    add_config_arguments(parser)
+    add_store_arguments(parser, with_config=False)
+    parser.add_argument("--json", action="store_true", help="print every event as a JSON line")
+    parser.add_argument("--max-turns", type=int, default=None)
+    parser.set_defaults(func=resume)
+
+
+def resume(args: argparse.Namespace) -> int:
+    from harness.cli import EXIT_NOT_COMPLETED, EXIT_OK
+    from harness.config import HarnessConfig, apply_overrides
+    from harness.factory import build_redactor
+    from harness.harness import Harness
+    from harness.providers import parse_model_spec
+    from harness.runlog import RunLog
+
+    folder = store_folder(args)
+    with RunLog(folder) as log:
+        task = log.resolve(args.session)
+        session_id = task.session_id
+        if args.config:
+            config = config_from_args(args)
+        else:  # the configuration recorded with the session
+            stored = log.session(session_id).config
+            config = HarnessConfig.model_validate(apply_overrides(stored, args.set))
+            if args.model:
+                config.model = parse_model_spec(args.model, config.model)
+    config.run.store = str(folder)  # resume where the session was read from
+    console = wide_console()
+    redactor = build_redactor(config)
+    timeline = None if args.json else TimelineRenderer(console, redactor=redactor)
+    render = timeline or JsonLinesRenderer(redactor=redactor)
+    with Harness.resume(session_id, config) as harness:
+        if harness.interrupted_task is None:
+            if timeline is not None:
+                console.print(
+                    f"session {session_id} has no interrupted task (its last task "
+                    f"{task.id} is {task.status})"
+                )
+            return EXIT_OK if task.status == "completed" else EXIT_NOT_COMPLETED
+        done, interrupted = follow_stream(
+            lambda cancelled: harness.resume_stream(
+                should_cancel=cancelled, max_turns=args.max_turns
+            ),
+            render,
+        )
+        if timeline is not None and done is not None:
+            print_run_footer(console, harness, done.task_id)
+    return exit_code_for(done, interrupted)

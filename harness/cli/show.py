@@ -1,0 +1,61 @@
+"""``harness show RUN``: the timeline of a recorded task, as it looked live.
+
+``--follow`` keeps printing new events of a task that is still running (from another
+terminal, while the robot works) until its ``done`` event, or until its process is gone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from rich.markup import escape
+
+from harness.cli.common import add_store_arguments, open_run_log
+from harness.cli.render import TimelineRenderer, wide_console
+
+FOLLOW_POLL_S = 0.5
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("show", help="the timeline of a recorded task")
+    parser.add_argument("run", nargs="?", default="last", help="task id, session id or 'last'")
+    add_store_arguments(parser)
+    parser.add_argument("--prompt", action="store_true", help="show token counts per turn")
+    parser.add_argument("--follow", "-f", action="store_true", help="follow a running task")
+    parser.set_defaults(func=show)
+
+
+def show(args: argparse.Namespace) -> int:
+    from harness.cli import EXIT_NOT_COMPLETED, EXIT_OK
+
+    console = wide_console()
+    render = TimelineRenderer(console, show_prompt=args.prompt)
+    with open_run_log(args) as log:
+        task = log.resolve(args.run)
+        console.print(
+            f"[bold]{task.id}[/bold] in session {task.session_id}: [cyan]{escape(task.status)}"
+            f"[/cyan]" + (f", resumed {task.resumes}x" if task.resumes else "")
+        )
+        last_pos = 0
+        last_turn = 0
+        finished = False
+        while True:
+            for pos, event in log.events_with_pos(task_id=task.id, since_pos=last_pos):
+                render(event)
+                last_pos, last_turn = pos, max(last_turn, event.turn)
+                finished = finished or event.type == "done"
+            if finished or not args.follow:
+                break
+            if log.task(task.id).status not in ("running",):
+                console.print(f"[magenta]task is {log.task(task.id).status}[/magenta]")
+                break
+            time.sleep(FOLLOW_POLL_S)
+        task = log.task(task.id)
+        if task.status == "interrupted":
+            console.print(
+                f"[magenta]interrupted: its process died during turn {last_turn}; "
+                f"`harness resume {task.session_id}` continues it[/magenta]"
+            )
+    return EXIT_OK if task.status == "completed" else EXIT_NOT_COMPLETED

@@ -1,0 +1,514 @@
+"""Reading a run store: sessions, tasks, their events, and the context as it was at any turn.
+
+:class:`RunLog` opens the store's SQLite file read-only (WAL readers never block the
+harness that is writing it), so the CLI can follow a running session, and
+:meth:`harness.Harness.resume` rebuilds a crashed one from the same queries.
+
+A RUN argument (``harness show RUN``) is a task id, a session id (its latest task),
+``last`` (the latest task in the store), or a unique prefix of a task or session id.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter
+
+from harness.errors import RunNotFoundError, RunStoreError
+from harness.events import Event, PromptSnapshotEvent, parse_event
+from harness.introspection import ContextRow as IntrospectionRow
+from harness.messages import ImagePart, Item, Usage
+from harness.store import STORE_FILENAME, connect_store
+from harness.store_schema import SCHEMA_VERSION, schema_version
+
+__all__ = [
+    "ContextRow",
+    "ContextView",
+    "RunLog",
+    "StoredItem",
+    "StoredSession",
+    "StoredTask",
+    "process_alive",
+]
+
+_item_adapter: TypeAdapter[Item] = TypeAdapter(Item)
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class StoredSession(_Record):
+    id: str
+    created_at: float
+    updated_at: float
+    pid: int | None = None
+    host: str | None = None
+    tasks: int = 0
+    config: dict[str, Any] = {}
+
+
+class StoredTask(_Record):
+    """One task as recorded; ``status`` is ``interrupted`` for a task left running by a
+    process that no longer exists (a crash: ``harness resume`` continues it)."""
+
+    id: str
+    session_id: str
+    instruction: str
+    status: str
+    recorded_status: str
+    reason: str = ""
+    report: str = ""
+    turns: int = 0
+    usage: Usage = Usage()
+    started_at: float
+    ended_at: float | None = None
+    resumes: int = 0
+    pid: int | None = None
+
+    @property
+    def duration_s(self) -> float | None:
+        return None if self.ended_at is None else self.ended_at - self.started_at
+
+
+class StoredItem(_Record):
+    item: Item
+    pos: int
+    lifetime: str
+    tokens: int
+    state: str
+    reason: str
+
+    @property
+    def id(self) -> str:
+        return self.item.id
+
+
+class ContextRow(IntrospectionRow):
+    """One item's context state at a turn (``harness context RUN --turn N``): the row of
+    ``Harness.context_report()`` as recorded, plus a one-line preview of the item."""
+
+    preview: str = ""
+
+
+class ContextView(_Record):
+    task_id: str
+    turn: int
+    snapshot: PromptSnapshotEvent | None
+    skills: list[str]
+    rows: list[ContextRow]
+
+
+def process_alive(pid: int | None, host: str | None) -> bool:
+    """Whether the process that wrote a session still runs (a zombie does not)."""
+    if pid is None:
+        return False
+    if host and host != socket.gethostname():
+        return True  # cannot tell from here: assume it is alive
+    from harness.mcp.processes import is_alive
+
+    return is_alive(pid)
+
+
+def _preview(item: Item, limit: int = 80) -> str:
+    """One line: a decision's tool call first (then its text), otherwise the item's text."""
+    text = getattr(item, "text", "") or ""
+    calls = getattr(item, "tool_calls", None)
+    if calls:
+        called = ", ".join(f"{c.name}({json.dumps(c.arguments)})" for c in calls)
+        text = f"{called} - {text}" if text else called
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class RunLog:
+    """Read-only access to the run store in ``folder`` (``<folder>/runs.db``).
+
+    A store written by an older harness is migrated once (a short write) before it is
+    opened read-only; one written by a newer harness is refused with a clear message.
+    """
+
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
+        self.folder = Path(folder).expanduser()
+        self.path = self.folder / STORE_FILENAME
+        if not self.path.is_file():
+            raise RunStoreError(
+                f"no run store at {self.folder} (expected {self.path}); run a task first, or "
+                "point --store (or run.store in --config) at the folder"
+            )
+        self._conn = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        uri = f"file:{self.path}?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA busy_timeout = 5000")
+        version = schema_version(conn)
+        if version < SCHEMA_VERSION:
+            conn.close()
+            connect_store(self.path).close()  # migrates (the only write a reader makes)
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA busy_timeout = 5000")
+        elif version > SCHEMA_VERSION:
+            conn.close()
+            raise RunStoreError(
+                f"run store {self.path} has schema version {version}, newer than this harness "
+                f"understands ({SCHEMA_VERSION}); upgrade embodied-harness to read it"
+            )
+        conn.row_factory = sqlite3.Row
+        return conn
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> RunLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        return self._conn.execute(sql, params).fetchall()
+
+    # ------------------------------------------------------------------ sessions and tasks
+
+    def sessions(self, *, limit: int | None = None) -> list[StoredSession]:
+        rows = self._rows(
+            "SELECT s.*, (SELECT COUNT(*) FROM tasks t WHERE t.session_id = s.id) AS n "
+            "FROM sessions s ORDER BY s.created_at DESC" + (f" LIMIT {int(limit)}" if limit else "")
+        )
+        return [self._session(row) for row in rows]
+
+    def session(self, session_id: str) -> StoredSession:
+        rows = self._rows(
+            "SELECT s.*, (SELECT COUNT(*) FROM tasks t WHERE t.session_id = s.id) AS n "
+            "FROM sessions s WHERE s.id = ?",
+            (session_id,),
+        )
+        if not rows:
+            raise RunNotFoundError(f"no session {session_id!r} in {self.path}")
+        return self._session(rows[0])
+
+    @staticmethod
+    def _session(row: sqlite3.Row) -> StoredSession:
+        return StoredSession(
+            id=row["id"],
+            created_at=row["created_at"],
+            updated_at=row["updated_at"],
+            pid=row["pid"],
+            host=row["host"],
+            tasks=row["n"],
+            config=json.loads(row["config"]),
+        )
+
+    def tasks(self, *, session_id: str | None = None, limit: int | None = None) -> list[StoredTask]:
+        """Newest first."""
+        sql = (
+            "SELECT t.*, s.pid AS pid, s.host AS host FROM tasks t "
+            "JOIN sessions s ON s.id = t.session_id"
+        )
+        params: list[Any] = []
+        if session_id is not None:
+            sql += " WHERE t.session_id = ?"
+            params.append(session_id)
+        sql += " ORDER BY t.started_at DESC, t.rowid DESC"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return [self._task(row) for row in self._rows(sql, params)]
+
+    def task(self, task_id: str) -> StoredTask:
+        rows = self._rows(
+            "SELECT t.*, s.pid AS pid, s.host AS host FROM tasks t "
+            "JOIN sessions s ON s.id = t.session_id WHERE t.id = ?",
+            (task_id,),
+        )
+        if not rows:
+            raise RunNotFoundError(f"no task {task_id!r} in {self.path}")
+        return self._task(rows[0])
+
+    def _task(self, row: sqlite3.Row) -> StoredTask:
+        status = row["status"]
+        turns, usage = row["turns"], Usage.model_validate(json.loads(row["usage"] or "{}"))
+        if status == "running":
+            if not process_alive(row["pid"], row["host"]):
+                status = "interrupted"
+            turns, usage = self._progress(row["id"])
+        return StoredTask(
+            id=row["id"],
+            session_id=row["session_id"],
+            instruction=row["instruction"],
+            status=status,
+            recorded_status=row["status"],
+            reason=row["reason"],
+            report=row["report"],
+            turns=turns,
+            usage=usage,
+            started_at=row["started_at"],
+            ended_at=row["ended_at"],
+            resumes=row["resumes"],
+            pid=row["pid"],
+        )
+
+    def _progress(self, task_id: str) -> tuple[int, Usage]:
+        """Turns and usage so far of a task that has not ended (from its events)."""
+        turns = self._rows("SELECT MAX(turn) FROM events WHERE task_id = ?", (task_id,))[0][0]
+        usage = Usage()
+        for row in self._rows(
+            "SELECT json_extract(data, '$.usage') FROM events "
+            "WHERE task_id = ? AND type = 'model_response'",
+            (task_id,),
+        ):
+            usage = usage + Usage.model_validate_json(row[0])
+        return int(turns or 0), usage
+
+    def resolve(self, ref: str) -> StoredTask:
+        """A RUN argument -> the task it names (see the module docstring)."""
+        ref = ref.strip()
+        if ref in ("last", "latest", ""):
+            latest = self.tasks(limit=1)
+            if not latest:
+                raise RunNotFoundError(f"no tasks recorded in {self.path} yet")
+            return latest[0]
+        rows = self._rows("SELECT id FROM tasks WHERE id = ?", (ref,))
+        if rows:
+            return self.task(ref)
+        if self._rows("SELECT id FROM sessions WHERE id = ?", (ref,)):
+            latest = self.tasks(session_id=ref, limit=1)
+            if not latest:
+                raise RunNotFoundError(f"session {ref!r} has no tasks")
+            return latest[0]
+        tasks = self._ids_with_prefix("tasks", ref)
+        sessions = self._ids_with_prefix("sessions", ref)
+        if len(tasks) + len(sessions) == 1:
+            return self.resolve((tasks or sessions)[0])
+        if tasks or sessions:
+            names = ", ".join([*tasks, *sessions][:8])
+            raise RunNotFoundError(f"{ref!r} is ambiguous: {names}")
+        recent = ", ".join(t.id for t in self.tasks(limit=5)) or "none"
+        raise RunNotFoundError(
+            f"no task or session {ref!r} in {self.path}; recent tasks: {recent} (or use 'last')"
+        )
+
+    def _ids_with_prefix(self, table: str, prefix: str) -> list[str]:
+        like = prefix.replace("\\", "").replace("%", "").replace("_", "\\_") + "%"
+        sql = f"SELECT id FROM {table} WHERE id LIKE ? ESCAPE '\\'"
+        return [row["id"] for row in self._rows(sql, (like,))]
+
+    # ------------------------------------------------------------------ events
+
+    def events(
+        self,
+        *,
+        task_id: str | None = None,
+        session_id: str | None = None,
+        types: Sequence[str] = (),
+        until_pos: int | None = None,
+    ) -> list[Event]:
+        return [
+            event
+            for _, event in self.events_with_pos(
+                task_id=task_id, session_id=session_id, types=types, until_pos=until_pos
+            )
+        ]
+
+    def events_with_pos(
+        self,
+        *,
+        task_id: str | None = None,
+        session_id: str | None = None,
+        types: Sequence[str] = (),
+        since_pos: int | None = None,
+        until_pos: int | None = None,
+    ) -> list[tuple[int, Event]]:
+        sql, params = "SELECT pos, data FROM events WHERE 1", []
+        if task_id is not None:
+            sql += " AND task_id = ?"
+            params.append(task_id)
+        if session_id is not None:
+            sql += " AND session_id = ?"
+            params.append(session_id)
+        if types:
+            sql += f" AND type IN ({','.join('?' * len(types))})"
+            params.extend(types)
+        if since_pos is not None:
+            sql += " AND pos > ?"
+            params.append(since_pos)
+        if until_pos is not None:
+            sql += " AND pos <= ?"
+            params.append(until_pos)
+        sql += " ORDER BY pos"
+        return [(row["pos"], parse_event(row["data"])) for row in self._rows(sql, params)]
+
+    def raw_events(self, *, task_id: str) -> Iterator[str]:
+        """The stored JSON lines of a task's events, in order (for export)."""
+        for row in self._conn.execute(
+            "SELECT data FROM events WHERE task_id = ? ORDER BY pos", (task_id,)
+        ):
+            yield row[0]
+
+    def max_seq(self, session_id: str) -> int:
+        row = self._rows("SELECT MAX(seq) FROM events WHERE session_id = ?", (session_id,))
+        return int(row[0][0] or 0)
+
+    def call_events(self, call_id: str) -> list[Event]:
+        """Every event about one tool call (call, safety check, evaluation, result)."""
+        rows = self._rows("SELECT data FROM events WHERE call_id = ? ORDER BY pos", (call_id,))
+        return [parse_event(row["data"]) for row in rows]
+
+    # ------------------------------------------------------------------ items and context
+
+    def items(
+        self, session_id: str, *, task_id: str | None = None, until_pos: int | None = None
+    ) -> list[StoredItem]:
+        sql = "SELECT * FROM items WHERE session_id = ?"
+        params: list[Any] = [session_id]
+        if task_id is not None:
+            sql += " AND task_id = ?"
+            params.append(task_id)
+        if until_pos is not None:
+            sql += " AND pos <= ?"
+            params.append(until_pos)
+        rows = self._rows(sql + " ORDER BY pos", params)
+        return [self._item(row) for row in rows]
+
+    @staticmethod
+    def _item(row: sqlite3.Row) -> StoredItem:
+        return StoredItem(
+            item=_item_adapter.validate_json(row["data"]),
+            pos=row["pos"],
+            lifetime=row["lifetime"],
+            tokens=row["tokens"],
+            state=row["state"],
+            reason=row["reason"],
+        )
+
+    def accumulated(self, session_id: str, *, until_pos: int | None = None) -> list[StoredItem]:
+        """Accumulated context exactly as it was at ``until_pos`` (now when None): the last
+        recorded layout, then the items appended after it, in order."""
+        limit = until_pos if until_pos is not None else 2**62
+        layout = self._rows(
+            "SELECT pos, item_ids FROM layouts WHERE session_id = ? AND pos <= ? "
+            "ORDER BY pos DESC LIMIT 1",
+            (session_id, limit),
+        )
+        since, ids = (layout[0]["pos"], json.loads(layout[0]["item_ids"])) if layout else (0, [])
+        items = {item.id: item for item in self.items(session_id, until_pos=limit)}
+        ordered = [items[item_id] for item_id in ids if item_id in items]
+        ordered.extend(item for item in items.values() if item.pos > since)
+        states = self.item_states(session_id, until_pos=until_pos)
+        return [self._at_state(item, states) for item in ordered]
+
+    @staticmethod
+    def _at_state(item: StoredItem, states: dict[str, tuple[str, str]]) -> StoredItem:
+        state, reason = states.get(item.id, ("verbatim", ""))
+        if (state, reason) == (item.state, item.reason):
+            return item
+        return item.model_copy(update={"state": state, "reason": reason})
+
+    def item_states(
+        self, session_id: str, *, until_pos: int | None = None
+    ) -> dict[str, tuple[str, str]]:
+        """Each item's latest state (and reason) at ``until_pos``."""
+        sql = "SELECT item_id, state, reason FROM item_states WHERE session_id = ?"
+        params: list[Any] = [session_id]
+        if until_pos is not None:
+            sql += " AND pos <= ?"
+            params.append(until_pos)
+        states: dict[str, tuple[str, str]] = {}
+        for row in self._rows(sql + " ORDER BY pos", params):
+            states[row["item_id"]] = (row["state"], row["reason"])
+        return states
+
+    def task_notes(self, task_id: str) -> tuple[int, dict[str, Any]] | None:
+        """The latest structured Task Notes snapshot of a task, with its position."""
+        rows = self._rows(
+            "SELECT pos, data FROM task_notes WHERE task_id = ? ORDER BY pos DESC LIMIT 1",
+            (task_id,),
+        )
+        return (rows[0]["pos"], json.loads(rows[0]["data"])) if rows else None
+
+    def context_at(self, task_id: str, turn: int | None = None) -> ContextView:
+        """The context of the model call at ``turn`` (the task's last call when None)."""
+        task = self.task(task_id)
+        snapshots = self.events_with_pos(task_id=task_id, types=["prompt_snapshot"])
+        if not snapshots:
+            raise RunNotFoundError(f"task {task_id} made no model call; there is no context")
+        if turn is None:
+            pos, snapshot = snapshots[-1]
+        else:
+            chosen = [(p, e) for p, e in snapshots if e.turn == turn]
+            if not chosen:
+                turns = sorted({e.turn for _, e in snapshots})
+                raise RunNotFoundError(
+                    f"task {task_id} has no model call at turn {turn}; turns with one: "
+                    f"{turns[0]}..{turns[-1]}"
+                )
+            pos, snapshot = chosen[-1]
+        assert isinstance(snapshot, PromptSnapshotEvent)
+        live = self.accumulated(task.session_id, until_pos=pos)
+        live_ids = {item.id for item in live}
+        rows = [self._row(item, in_context=True) for item in live]
+        states = self.item_states(task.session_id, until_pos=pos)
+        for item in self.items(task.session_id, until_pos=pos):
+            if item.id not in live_ids and states.get(item.id, ("verbatim",))[0] != "verbatim":
+                rows.append(self._row(self._at_state(item, states), in_context=False))
+        loaded = self.events(task_id=task_id, types=["skill_loaded"], until_pos=pos)
+        skills = list(dict.fromkeys(e.name for e in loaded))  # type: ignore[union-attr]
+        return ContextView(
+            task_id=task_id, turn=snapshot.turn, snapshot=snapshot, skills=skills, rows=rows
+        )
+
+    @staticmethod
+    def _row(stored: StoredItem, *, in_context: bool) -> ContextRow:
+        item = stored.item
+        return ContextRow(
+            id=item.id,
+            kind=item.kind,
+            task_id=item.task_id,
+            turn=item.turn,
+            lifetime=stored.lifetime,  # type: ignore[arg-type]
+            state=stored.state,  # type: ignore[arg-type]
+            reason=stored.reason,
+            tokens=stored.tokens if in_context else 0,
+            original_tokens=0 if in_context else stored.tokens,
+            in_context=in_context,
+            preview=_preview(item),
+        )
+
+    # ------------------------------------------------------------------ archive and media
+
+    def archive(self, address: str) -> str | None:
+        rows = self._rows("SELECT text FROM archive WHERE address = ?", (address,))
+        return None if not rows else str(rows[0]["text"])
+
+    def archive_entries(self, task_id: str) -> list[dict[str, Any]]:
+        rows = self._rows(
+            "SELECT address, call_id, tool, created_at, text FROM archive WHERE task_id = ? "
+            "ORDER BY created_at, rowid",
+            (task_id,),
+        )
+        return [dict(row) for row in rows]
+
+    def image(self, sha256: str) -> ImagePart | None:
+        rows = self._rows(
+            "SELECT media_type, width, height, label, data FROM images WHERE sha256 = ?",
+            (sha256,),
+        )
+        if not rows:
+            return None
+        row = rows[0]
+        return ImagePart(
+            data=bytes(row["data"]),
+            media_type=row["media_type"],
+            width=row["width"],
+            height=row["height"],
+            label=row["label"],
+        )
+
+    def image_count(self) -> int:
+        return int(self._rows("SELECT COUNT(*) FROM images")[0][0])
