@@ -153,3 +153,27 @@ def test_cancel_during_a_long_motion_ends_cancelled_with_the_robot_stopped(sim: 
     before = sim.ee_position()
     sim.advance(0.5)  # a stopped arm stays put
     assert max(abs(a - b) for a, b in zip(before, sim.ee_position(), strict=True)) < 0.003
+
+
+def test_get_object_image_crops_the_object_in_the_simulator(sim: Any) -> None:
+    """The simulator publishes its camera calibration, so the scene's image tool crops
+    the object instead of falling back to the whole frame."""
+    from harness.scene_adapter import build_scene
+
+    config = HarnessConfig.model_validate(
+        {"embodiment": None, "driver": None, "run": {"store": None}, "memory": {"enabled": False}}
+    )
+    observation = sim.observe()
+    calibration = observation.state["cameras"]["front"]
+    assert len(calibration["view"]) == 16 and len(calibration["projection"]) == 16
+    scene = build_scene(config, driver=sim)
+    assert scene is not None
+    scene.refresh(observation, focus="the red cube")
+    tool = next(t for t in scene.tools() if t.name == "get_object_image")
+    from harness.tools import ToolContext
+
+    output = tool.invoke(tool.validate({"ref": "red_cube_1"}), ToolContext())
+    assert not output.is_error, output.text
+    assert "crop of camera 'front'" in output.text
+    [image] = output.images
+    assert image.width < 320 and image.height < 240

@@ -106,6 +106,7 @@ class TabletopSim:
         self._picks: Counter[str] = Counter()
         self.faults = self.config.faults
         self._truth: tuple[float, list[Detection]] | None = None
+        self._camera_cache: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {}
         self._pace_origin = (0.0, 0.0)
         rtf = self.config.real_time_factor
         self.real_time_factor = rtf if rtf is not None else (1.0 if self.config.gui else 0.0)
@@ -256,6 +257,11 @@ class TabletopSim:
                 for camera in self.profile.model_visible_cameras()
             }
             state = self._state()
+            state["cameras"] = {
+                name: {"view": list(view), "projection": list(projection)}
+                for name in images
+                for view, projection in [self.camera_matrices(name)]
+            }
             detections = self.detections()
             stamp = time.time()
             self._truth = (stamp, detections)
@@ -450,12 +456,7 @@ class TabletopSim:
         """An HxWx3 uint8 RGB frame from a camera declared in the profile."""
         camera = self.profile.camera(camera_name)
         pb = self._pb
-        eye = self.profile.to_world(camera.position, camera.frame)
-        target = self.profile.to_world(self.profile.camera_look_at(camera), camera.frame)
-        view = pb.computeViewMatrix(eye, target, camera.up, physicsClientId=self._cid)
-        projection = pb.computeProjectionMatrixFOV(
-            camera.fov_deg, camera.width / camera.height, 0.02, 5.0, physicsClientId=self._cid
-        )
+        view, projection = self.camera_matrices(camera_name)
         renderer = pb.ER_BULLET_HARDWARE_OPENGL if self.config.gui else pb.ER_TINY_RENDERER
         with self._lock:
             _, _, rgba, _, _ = pb.getCameraImage(
@@ -468,6 +469,26 @@ class TabletopSim:
             )
         frame = np.asarray(rgba, dtype=np.uint8).reshape(camera.height, camera.width, 4)
         return np.ascontiguousarray(frame[:, :, :3])
+
+    def camera_matrices(self, camera_name: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """PyBullet's flat (column-major) view and projection matrices of a fixed camera.
+
+        They are published in ``state["cameras"]`` so that ``get_object_image`` can project
+        an object's box into the frame and crop it (see ``scene/camera.py``).
+        """
+        cached = self._camera_cache.get(camera_name)
+        if cached is None:
+            camera = self.profile.camera(camera_name)
+            pb = self._pb
+            eye = self.profile.to_world(camera.position, camera.frame)
+            target = self.profile.to_world(self.profile.camera_look_at(camera), camera.frame)
+            view = pb.computeViewMatrix(eye, target, camera.up, physicsClientId=self._cid)
+            projection = pb.computeProjectionMatrixFOV(
+                camera.fov_deg, camera.width / camera.height, 0.02, 5.0, physicsClientId=self._cid
+            )
+            cached = (tuple(view), tuple(projection))
+            self._camera_cache[camera_name] = cached
+        return cached
 
     # ================================================================== actions
 
