@@ -57,6 +57,8 @@ class TimelineRenderer:
         self.show_prompt = show_prompt
         self.redactor = redactor
         self._streaming = False
+        self._streamed_text = False
+        """Model text of the current turn already printed as it streamed."""
 
     def __call__(self, event: EventBase) -> None:
         event = redacted(event, self.redactor)
@@ -133,11 +135,15 @@ class TimelineRenderer:
         if not self._streaming:
             self.console.print(f"[dim]t{e.turn:<3}[/dim] [bold]{'model':<11}[/bold] ", end="")
             self._streaming = True
+            self._streamed_text = True
         self.console.print(escape(e.delta), end="", soft_wrap=True)
 
     def _on_model_response(self, e: Any) -> None:
         if e.text and not e.tool_calls:
             return  # the report is printed with done
+        if e.text and not self._streamed_text:
+            self._line(e.turn, "says", e.text, "italic")
+        self._streamed_text = False
         for call in e.tool_calls:
             args = json.dumps(call.get("arguments", {}), separators=(",", ":"))
             self._line(e.turn, "decide", f"{call['name']}({args[:160]})", "blue")
@@ -151,9 +157,7 @@ class TimelineRenderer:
         self._line(e.turn, "model err", f"{e.kind}: {e.message}", "red")
 
     def _on_progress(self, e: Any) -> None:
-        if e.source == "model":
-            self._line(e.turn, "says", e.text, "italic")
-        else:
+        if e.source != "model":  # model text is shown with its decision
             self._line(e.turn, "progress", e.text, "dim")
 
     def _on_safety_check(self, e: Any) -> None:
@@ -170,12 +174,17 @@ class TimelineRenderer:
         style = "red" if e.is_error else "green"
         kind = f"[{e.error_kind}] " if e.error_kind else ""
         self._line(e.turn, e.name[:11], f"{kind}{first[:160]}", style)
+        if e.evaluation is not None:  # the verdict reads best right under its result
+            self._verdict(e.turn, e.name, e.evaluation)
 
     def _on_evaluation(self, e: Any) -> None:
-        style = {"success": "green", "failure": "red"}.get(e.verdict.status, "yellow")
-        self._line(
-            e.turn, "evaluate", f"{e.tool}: {e.verdict.status} - {e.verdict.evidence}", style
-        )
+        if e.verdict.status == "process":  # intermediate segments; the final one is above
+            self._verdict(e.turn, f"{e.tool} #{e.segment}", e.verdict)
+
+    def _verdict(self, turn: int, tool: str, verdict: Any) -> None:
+        style = {"success": "green", "failure": "red"}.get(verdict.status, "yellow")
+        evidence = f" - {verdict.evidence}" if verdict.evidence else ""
+        self._line(turn, "evaluate", f"{tool}: {verdict.status}{evidence}", style)
 
     def _on_replan(self, e: Any) -> None:
         self._line(e.turn, "replan", e.revision, "cyan")
