@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from harness.archive import archive_item_text
-from harness.compaction_plan import current_notes_id, group_turns
+from harness.compaction_plan import current_notes_id
 from harness.context import ItemState
 from harness.events import CompactionEvent
 from harness.messages import AssistantItem, Item, TaskNotesItem, ToolResultItem, new_id
@@ -181,9 +181,20 @@ class Pruner:
 
 def _latest_exchange_ids(items: list[Item]) -> set[str]:
     """The newest model decision and everything after it: its results have not been read
-    by the model yet when the compactor runs, so they are never pruned."""
-    groups = group_turns(items)
-    for index in range(len(groups) - 1, -1, -1):
-        if any(isinstance(item, AssistantItem) for item in groups[index].items):
-            return {item.id for group in groups[index:] for item in group.items}
-    return {item.id for item in groups[-1].items} if groups else set()
+    by the model yet when the compactor runs, so they are never pruned.
+
+    Scans back from the end only (this runs before every model call, so its cost must not
+    grow with the history): the newest assistant item, the rest of its turn before it, and
+    everything after it.
+    """
+    if not items:
+        return set()
+    anchor = next(
+        (i for i in range(len(items) - 1, -1, -1) if isinstance(items[i], AssistantItem)),
+        len(items) - 1,  # no decision yet: protect the last turn
+    )
+    key = (items[anchor].task_id, items[anchor].turn)
+    start = anchor
+    while start > 0 and (items[start - 1].task_id, items[start - 1].turn) == key:
+        start -= 1
+    return {item.id for item in items[start:]}

@@ -44,9 +44,13 @@ class Redactor:
             if value and len(value) >= 8:
                 sources.append(re.escape(value))
         self._pattern = re.compile("|".join(f"(?:{p})" for p in sources))
+        # Every built-in shape and every env value is at least 8 characters long, so
+        # shorter strings (most ids and names in an event) need no regex pass; a custom
+        # pattern might match anything, so then every string is checked.
+        self._min_length = 1 if patterns else 8
 
     def text(self, text: str) -> str:
-        if not text:
+        if len(text) < self._min_length:
             return text
         return self._pattern.sub(REDACTED, text)
 

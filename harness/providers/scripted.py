@@ -64,6 +64,7 @@ class ScriptedModel:
         self.stream_text = stream_text
         self.requests: list[ModelRequest] = []
         self._estimator = TokenEstimator(image_cost=image_cost)
+        self._item_cost: dict[str, int] = {}
 
     # ------------------------------------------------------------------ bookkeeping
 
@@ -132,7 +133,11 @@ class ScriptedModel:
             for spec in request.tools
         )
         for item in request.items:
-            total += estimator.text(item.model_dump_json(exclude={"id", "created_at"}))
+            cost = self._item_cost.get(item.id)
+            if cost is None:  # items are frozen: estimate each once, not every request
+                cost = estimator.text(item.model_dump_json(exclude={"id", "created_at"}))
+                self._item_cost[item.id] = cost
+            total += cost
         if request.refreshed is not None:
             total += estimator.text(request.refreshed.text())
             total += sum(estimator.image(i.width, i.height) for i in request.refreshed.images)
