@@ -16,7 +16,7 @@ from harness.messages import Item, ToolResultItem
 if TYPE_CHECKING:
     from harness.components import RunStore
 
-__all__ = ["archive_item_text", "item_address"]
+__all__ = ["archive_item_text", "find_in_text", "item_address"]
 
 
 def item_address(item: Item, part: str = "") -> str:
@@ -42,3 +42,24 @@ def archive_item_text(store: RunStore | None, item: Item, text: str, part: str =
         tool = item.name if isinstance(item, ToolResultItem) else item.kind
         store.archive_put(address, text, task_id=item.task_id, call_id=item.id, tool=tool)
     return address
+
+
+SNIPPET_CONTEXT_CHARS = 90
+"""Characters shown on each side of the first match in a search hit."""
+
+
+def find_in_text(text: str, query: str) -> tuple[int, str]:
+    """Case-insensitive matches of ``query`` in ``text``: (count, snippet around the first).
+
+    Used by the run stores' ``archive_search``; the snippet is one line, so a hit list
+    stays compact in context.
+    """
+    haystack, needle = text.lower(), query.lower()
+    first = haystack.find(needle)
+    if first < 0 or not needle:
+        return 0, ""
+    count = haystack.count(needle)
+    start = max(0, first - SNIPPET_CONTEXT_CHARS)
+    end = min(len(text), first + len(needle) + SNIPPET_CONTEXT_CHARS)
+    snippet = " ".join(text[start:end].split())
+    return count, ("..." if start else "") + snippet + ("..." if end < len(text) else "")

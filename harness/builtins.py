@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.capability import CAPABILITY_MARGIN_TOKENS, admit_skill
+from harness.components import SearchableArchive
 from harness.events import NotificationEvent, SkillLoadedEvent, UserQueryEvent
 from harness.tools import EndTask, Tool, ToolCancelledError, ToolContext, ToolOutput, close_matches
 
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["RECALL_MAX_LIMIT", "SKILL_ADMISSION_MARGIN", "builtin_tools"]
 
 RECALL_MAX_LIMIT = 20_000
+SEARCH_MAX_HITS = 25
 SKILL_ADMISSION_MARGIN = CAPABILITY_MARGIN_TOKENS
 """Tokens kept free beyond a skill body when admitting it (see harness.capability)."""
 
@@ -50,6 +52,13 @@ class RecallArgs(_Args):
     address: str = Field(pattern=r"^archive://\S+$", description="An archive:// address.")
     offset: int = Field(0, ge=0, description="First character to return.")
     limit: int = Field(4000, ge=1, le=RECALL_MAX_LIMIT, description="Characters to return.")
+
+
+class SearchArchiveArgs(_Args):
+    query: str = Field(
+        min_length=2, max_length=200, description="Text to find (case-insensitive), e.g. E-4411."
+    )
+    limit: int = Field(8, ge=1, le=SEARCH_MAX_HITS, description="Most hits to return.")
 
 
 class LoadSkillArgs(_Args):
@@ -87,6 +96,19 @@ def builtin_tools(harness: Harness) -> list[Tool]:
             source="builtin",
         ),
     ]
+    if isinstance(harness.store, SearchableArchive):
+        tools.append(
+            Tool(
+                "search_archive",
+                "Search the exact outputs of every earlier tool call in this session, "
+                "including ones no longer in context, for a text (an object ref, a code, a "
+                "value). Returns archive:// addresses with the matching line; read more "
+                "with recall.",
+                lambda **kw: _search_archive(harness, **kw),
+                input_model=SearchArchiveArgs,
+                source="builtin",
+            )
+        )
     if harness.user_channel is not None:
         tools.insert(
             0,
@@ -174,6 +196,19 @@ def _recall(harness: Harness, *, address: str, offset: int, limit: int) -> ToolO
     if end < len(text):
         header += f"; continue with offset={end}"
     return ToolOutput(text=f"[{header}]\n{text[offset:end]}")
+
+
+def _search_archive(harness: Harness, *, query: str, limit: int) -> ToolOutput:
+    store = harness.store
+    assert isinstance(store, SearchableArchive)
+    hits = store.archive_search(harness.session_id, query, limit=limit)
+    if not hits:
+        return ToolOutput(text=f"no archived output of this session contains {query!r}")
+    lines = [f"{len(hits)} archived output(s) contain {query!r} (newest first):"]
+    for hit in hits:
+        times = f" x{hit.matches}" if hit.matches > 1 else ""
+        lines.append(f"- {hit.address} ({hit.tool}{times}): {hit.snippet}")
+    return ToolOutput(text="\n".join(lines))
 
 
 def _load_skill(harness: Harness, ctx: ToolContext, *, name: str) -> ToolOutput:

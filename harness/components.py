@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from harness.context import Context
 
 __all__ = [
+    "ArchiveHit",
     "Compactor",
     "Evaluator",
     "HookDecision",
@@ -30,6 +31,7 @@ __all__ = [
     "SafetyGate",
     "SceneProvider",
     "SceneRefresh",
+    "SearchableArchive",
     "SkillLibrary",
     "ToolSource",
     "UserChannel",
@@ -181,6 +183,24 @@ class Compactor(Protocol):
     def compact(
         self, context: Context, *, force: bool = False, reason: str = ""
     ) -> Iterator[CompactionEvent]: ...
+
+
+@dataclass(frozen=True)
+class ArchiveHit:
+    """One archived output that contains a searched text."""
+
+    address: str
+    task_id: str
+    tool: str
+    matches: int
+    snippet: str
+
+
+@runtime_checkable
+class SearchableArchive(Protocol):
+    """A run store that can search its exact-output archive (``search_archive`` tool)."""
+
+    def archive_search(self, session_id: str, query: str, *, limit: int) -> list[ArchiveHit]: ...
 
 
 @runtime_checkable

@@ -21,7 +21,8 @@ Rules:
   result (success, failure, or still in progress). Do not call evaluate_run yourself.
 - Keep the Task Notes current with update_task_notes when the plan or phase changes.
 - Long tool outputs are shortened in context; their exact text can be read with
-  recall(address, offset, limit) using the archive:// address shown.
+  recall(address, offset, limit) using the archive:// address shown. Older outputs that
+  left the context entirely can be found by text with search_archive(query).
 - When the task is finished, or cannot be finished, answer without a tool call. That text is
   your report: say what was done, what was verified, and anything left undone.
 """

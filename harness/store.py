@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from harness.archive import find_in_text
+from harness.components import ArchiveHit
 from harness.errors import RunStoreError
 from harness.events import EventBase
 from harness.messages import FORMAT_VERSION, ImagePart, Item
@@ -295,6 +297,24 @@ class SQLiteRunStore:
             ).fetchone()
         return None if row is None else str(row[0])
 
+    def archive_search(self, session_id: str, query: str, *, limit: int) -> list[ArchiveHit]:
+        """Archived outputs of the session containing ``query`` (case-insensitive), newest
+        first."""
+        with self._lock:
+            self._check_open()
+            rows = self._conn.execute(
+                "SELECT a.address, a.task_id, a.tool, a.text FROM archive AS a "
+                "JOIN tasks AS t ON t.id = a.task_id "
+                "WHERE t.session_id = ? AND instr(lower(a.text), lower(?)) > 0 "
+                "ORDER BY a.created_at DESC, a.rowid DESC LIMIT ?",
+                (session_id, query, limit),
+            ).fetchall()
+        hits = []
+        for address, task_id, tool, text in rows:
+            count, snippet = find_in_text(str(text), query)
+            hits.append(ArchiveHit(str(address), str(task_id), str(tool), count, snippet))
+        return hits
+
     def put_image(self, image: ImagePart) -> None:
         """Stored once per content hash, however many turns show the same frame."""
         self._write(
@@ -330,6 +350,8 @@ class MemoryRunStore:
         self.events: list[EventBase] = []
         self.items: dict[str, dict[str, Any]] = {}
         self.archive: dict[str, str] = {}
+        self.archive_meta: dict[str, tuple[str, str]] = {}
+        """address -> (task id, tool) of each archived output."""
         self.images: dict[str, ImagePart] = {}
         self.layouts: list[tuple[str, list[str]]] = []
         self.task_notes: dict[str, dict[str, Any]] = {}
@@ -400,10 +422,28 @@ class MemoryRunStore:
     ) -> None:
         with self._lock:
             self.archive[address] = self.redactor.text(text)
+            self.archive_meta[address] = (task_id, tool)
 
     def archive_get(self, address: str) -> str | None:
         with self._lock:
             return self.archive.get(address)
+
+    def archive_search(self, session_id: str, query: str, *, limit: int) -> list[ArchiveHit]:
+        with self._lock:
+            entries = list(self.archive.items())
+            meta = dict(self.archive_meta)
+            sessions = {task_id: task.get("session_id") for task_id, task in self.tasks.items()}
+        hits: list[ArchiveHit] = []
+        for address, text in reversed(entries):  # newest first
+            task_id, tool = meta.get(address, ("", ""))
+            if sessions.get(task_id) != session_id:
+                continue
+            count, snippet = find_in_text(text, query)
+            if count:
+                hits.append(ArchiveHit(address, task_id, tool, count, snippet))
+                if len(hits) >= limit:
+                    break
+        return hits
 
     def put_image(self, image: ImagePart) -> None:
         with self._lock:

@@ -6,6 +6,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from harness import Harness, HarnessConfig, tool
 from harness.providers import ScriptedModel, call, reply
 
@@ -114,3 +116,49 @@ def test_recall_returns_exact_slices_of_truncated_output(config: HarnessConfig) 
     assert "continue with offset=1050" in results[1].text
     assert results[2].error_kind == "not_found"
     assert events[-1].status == "completed"
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_search_archive_finds_old_evidence_across_tasks(
+    config: HarnessConfig, tmp_path: Any, kind: str
+) -> None:
+    """An output the model no longer sees (another task, long ago) is found by text, in
+    this session only, with an address recall can read."""
+    from harness.store import MemoryRunStore, SQLiteRunStore
+
+    store = MemoryRunStore() if kind == "memory" else SQLiteRunStore(tmp_path / "store")
+    readings = iter(["gripper ok", "fault E-4411 on joint 6 (torque limit)", "all nominal"])
+
+    @tool
+    def read_faults() -> str:
+        """Read the controller's fault log."""
+        return "controller log\n" + "noise line\n" * 50 + next(readings)
+
+    first = ScriptedModel([call("read_faults"), call("read_faults"), reply("logged")])
+    with Harness(config, model=first, tools=[read_faults], store=store) as h:
+        h.run("check the controller")
+        h.reset_session()  # the old outputs leave the context entirely
+        second = ScriptedModel(
+            [
+                call("read_faults"),
+                call("search_archive", query="e-4411"),
+                call("search_archive", query="no such code"),
+                reply("found it"),
+            ]
+        )
+        h.model = second
+        events = list(h.run_stream("which joint faulted earlier?"))
+    # another session sharing the store does not see this session's archive
+    other_model = ScriptedModel([call("search_archive", query="E-4411"), reply("x")])
+    with Harness(config, model=other_model, store=store) as other:
+        other_events = list(other.run_stream("search"))
+    results = [e for e in events if e.type == "tool_result"]
+    found = results[1].text
+    assert found.startswith("1 archived output(s) contain 'e-4411'")
+    assert "fault E-4411 on joint 6" in found
+    address = found.split("- ", 1)[1].split(" ", 1)[0]
+    assert "E-4411" in (store.archive_get(address) or "")
+    assert results[2].text.startswith("no archived output of this session contains")
+    other_result = next(e for e in other_events if e.type == "tool_result")
+    assert other_result.text.startswith("no archived output")
+    store.close()

@@ -161,7 +161,7 @@ def test_tool_definitions_that_do_not_fit_end_the_task_at_start(config: HarnessC
     final = done(events)
     assert final.status == "failed"
     assert final.termination_reason.startswith(
-        "capability admission: the tool definitions (15 tools) would add about "
+        "capability admission: the tool definitions (16 tools) would add about "
     )
     assert "the ceiling is 238 tokens" in final.termination_reason
     assert model.requests == []  # the model was never called with a request that cannot fit
