@@ -536,6 +536,8 @@ class Harness:
             )
         ctx.set_resident("memory", memory_text)
         self._outcomes = []
+        if self._active is not None:  # ledger summaries written now are this task's cost
+            self._active.usage = self._active.usage + self._drain_memory_usage()
 
     def _admit_tool_definitions(self) -> str | None:
         """Capability admission of the task's tool definitions: the refusal, or None."""
@@ -610,9 +612,25 @@ class Harness:
             result = self.memory.consolidate(record)
         except Exception as exc:
             return MemoryConsolidationEvent(status="failed", reason=f"{type(exc).__name__}: {exc}")
+        finally:
+            run.usage = run.usage + self._drain_memory_usage()
         return MemoryConsolidationEvent(
             status=result.status, kept=result.kept, rejected=result.rejected, reason=result.reason
         )
+
+    def _drain_memory_usage(self) -> Usage:
+        """Tokens memory's model helpers (lesson proposer, ledger summarizer) used since
+        the last drain; they count toward the task like every other model call."""
+        total = Usage()
+        for helper in (
+            getattr(self.memory, "proposer", None),
+            getattr(self.memory, "summarizer", None),
+        ):
+            spent = getattr(helper, "usage", None)
+            if isinstance(spent, Usage):
+                total = total + spent
+                helper.usage = Usage()  # type: ignore[union-attr]
+        return total
 
     def _interrupt_robot(self) -> None:
         """Interrupt a physical action in flight (called while the tool is blocking)."""

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.context import bounded_text
 from harness.errors import HarnessError
-from harness.messages import AssistantItem, InstructionItem, ModelRequest, SystemBlock
+from harness.messages import AssistantItem, InstructionItem, ModelRequest, SystemBlock, Usage
 from harness.prompts import CONSOLIDATION_SYSTEM_PROMPT, LEDGER_SUMMARY_SYSTEM_PROMPT
 from harness.providers.base import Model, can_summarize, complete
 from memory.report import TaskRecord
@@ -108,6 +108,8 @@ class ModelLessonProposer:
         self.name = f"model {model.name!r}"
         self.max_output_tokens = max_output_tokens
         self.repairs = repairs
+        self.usage = Usage()
+        """Tokens of the calls made since the harness last drained them (task cost)."""
 
     def propose(self, record: TaskRecord) -> list[Any]:
         if not record.outcomes:
@@ -121,7 +123,9 @@ class ModelLessonProposer:
                 max_output_tokens=self.max_output_tokens,
                 purpose="consolidate",
             )
-            answer = complete(self.model, request).text
+            response = complete(self.model, request)
+            self.usage = self.usage + response.usage
+            answer = response.text
             try:
                 return parse_lessons_json(answer)
             except ValueError as exc:
@@ -144,6 +148,8 @@ class ModelLedgerSummarizer:
         self.model = model
         self.name = str(model.name)
         self.max_output_tokens = max_output_tokens
+        self.usage = Usage()
+        """Tokens of the calls made since the harness last drained them (task cost)."""
 
     def summarize(self, tool: str, ledger: str, *, max_chars: int) -> str:
         request = ModelRequest(
@@ -157,7 +163,9 @@ class ModelLedgerSummarizer:
             max_output_tokens=self.max_output_tokens,
             purpose="summarize",
         )
-        text = complete(self.model, request).text.strip()
+        response = complete(self.model, request)
+        self.usage = self.usage + response.usage
+        text = response.text.strip()
         if not text:
             raise ValueError(f"the summarizer returned no text for {tool!r}")
         return text

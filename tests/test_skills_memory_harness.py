@@ -284,6 +284,12 @@ def test_memory_consolidation_event_from_a_real_run(config: HarnessConfig, tmp_p
     summarize = [r for r in model.requests if r.purpose == "summarize"]
     assert len(summarize) == 2  # pick and look, once each
 
+    # memory's model calls are part of what each task cost: the lesson proposal at the end
+    # of the first task, the two ledger summaries at the start of the second
+    decided_first = len(GRASP_SCRIPT)
+    assert final.usage.requests == decided_first + 1
+    assert done(second).usage.requests == 1 + 2
+
 
 def test_cancelled_task_skips_consolidation_with_the_reason(
     config: HarnessConfig, tmp_path: Path
