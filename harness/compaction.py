@@ -143,8 +143,6 @@ class CheckpointCompactor:
         """Unforced calls so far (one per turn): the clock the failure backoff reads."""
         self.backoff_until = -1
         self.consecutive_failures = 0
-        self.checkpoints = 0
-        """Checkpoints written so far (model and deterministic)."""
         self.last_plan: CompactionPlan | None = None
         """The most recent fold plan (for inspection and tests)."""
 
@@ -474,7 +472,6 @@ class CheckpointCompactor:
             original_tokens=context.accumulated_tokens(folded),
         )
         context.replace(new_items, states=states)
-        self.checkpoints += 1
         return len(new_items) - 1
 
     # ------------------------------------------------------------------ shrinking

@@ -55,7 +55,7 @@ from harness.messages import (
     new_id,
 )
 from harness.providers.base import Delta, Final, RetryNotice
-from harness.tools import Tool, ToolArgumentError, ToolOutput, close_matches
+from harness.tools import Tool, ToolArgumentError, ToolOutput, close_matches, to_jsonable
 
 if TYPE_CHECKING:
     from embodiment.types import Observation
@@ -190,7 +190,6 @@ class TaskRun:
 
     def _start(self) -> Steps[None]:
         h = self.h
-        h.task_notes.timeline_max = h.config.memory.notes_timeline_max
         h.task_notes.reset(self.instruction)
         h.store.start_task(h.session_id, self.task_id, self.instruction)
         yield self._emit(
@@ -276,7 +275,7 @@ class TaskRun:
             ObservationEvent(
                 cameras={image.label: [image.width, image.height] for image in images},
                 images=[image.sha256 for image in images],
-                state=_jsonable(observation.state),
+                state=to_jsonable(observation.state),
                 timestamp=observation.timestamp,
             )
         )
@@ -517,7 +516,7 @@ class TaskRun:
             ToolCallEvent(
                 call_id=call.id,
                 name=tool.name,
-                arguments=_jsonable(arguments),
+                arguments=to_jsonable(arguments),
                 physical=tool.physical,
             )
         )
@@ -604,8 +603,8 @@ class TaskRun:
                     call_id=call.id,
                     tool=tool.name,
                     action=decision.action,
-                    requested=_jsonable(arguments),
-                    applied=_jsonable(decision.arguments),
+                    requested=to_jsonable(arguments),
+                    applied=to_jsonable(decision.arguments),
                     reason=decision.reason,
                 )
             )
@@ -657,8 +656,8 @@ class TaskRun:
                 call_id=call.id,
                 tool=tool.name,
                 outcome=decision_outcome,  # type: ignore[arg-type]
-                requested=_jsonable(arguments),
-                applied=_jsonable(applied),
+                requested=to_jsonable(arguments),
+                applied=to_jsonable(applied),
                 violations=violations,
                 reason=reason,
             )
@@ -764,7 +763,7 @@ class TaskRun:
         h = self.h
         full_text = output.render()
         if output.applied is not None:
-            full_text += "\napplied: " + json.dumps(_jsonable(output.applied), sort_keys=True)
+            full_text += "\napplied: " + json.dumps(to_jsonable(output.applied), sort_keys=True)
         if verdict is not None:
             full_text += f"\nevaluation: {verdict.status}" + (
                 f" - {verdict.evidence}" if verdict.evidence else ""
@@ -926,22 +925,4 @@ def _fmt(value: Any) -> str:
         return "[" + ", ".join(_fmt(v) for v in value) + "]"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k}: {_fmt(v)}" for k, v in value.items()) + "}"
-    return str(value)
-
-
-def _jsonable(value: Any) -> Any:
-    """Make tool arguments and robot state safe for JSON events (numpy, models, sets)."""
-    try:
-        return json.loads(json.dumps(value, default=_default))
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def _default(value: Any) -> Any:
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    if isinstance(value, (set, frozenset, tuple)):
-        return list(value)
     return str(value)

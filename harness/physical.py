@@ -20,7 +20,7 @@ import numpy as np
 from embodiment.types import ActionResult, ActionSpec, Driver
 from harness.config import ObservationConfig
 from harness.images import encode_frame
-from harness.tools import Tool, ToolCancelledError, ToolContext, ToolOutput
+from harness.tools import Tool, ToolCancelledError, ToolContext, ToolOutput, to_jsonable
 
 __all__ = ["action_output", "physical_tools"]
 
@@ -41,7 +41,7 @@ def physical_tools(
 
 def _tool_for(driver: Driver, spec: ActionSpec, settings: ObservationConfig) -> Tool:
     def handler(ctx: ToolContext, **arguments: Any) -> ToolOutput:
-        result = driver.execute(spec.name, _plain(arguments))
+        result = driver.execute(spec.name, to_jsonable(arguments))
         if result.interrupted and ctx.cancelled:
             raise ToolCancelledError(f"{spec.name} was stopped: the task was cancelled")
         return action_output(spec.name, result, settings)
@@ -92,16 +92,3 @@ def action_output(
     if not result.ok:
         return ToolOutput.error(text, "action_failed", applied=applied, images=images)
     return ToolOutput(text=text, applied=applied, images=images)
-
-
-def _plain(arguments: dict[str, Any]) -> dict[str, Any]:
-    """Validated arguments as plain JSON-able values for the driver."""
-    return json.loads(json.dumps(arguments, default=_default))
-
-
-def _default(value: Any) -> Any:
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    if isinstance(value, (set, frozenset, tuple)):
-        return list(value)
-    return str(value)

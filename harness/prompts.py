@@ -6,7 +6,6 @@ __all__ = [
     "CONSOLIDATION_SYSTEM_PROMPT",
     "DEFAULT_SYSTEM_PROMPT",
     "LEDGER_SUMMARY_SYSTEM_PROMPT",
-    "render_tool_list_note",
 ]
 
 DEFAULT_SYSTEM_PROMPT = """\
@@ -26,12 +25,6 @@ Rules:
 - When the task is finished, or cannot be finished, answer without a tool call. That text is
   your report: say what was done, what was verified, and anything left undone.
 """
-
-
-def render_tool_list_note(physical: list[str]) -> str:
-    if not physical:
-        return ""
-    return "Physical tools: " + ", ".join(physical) + "."
 
 
 CONSOLIDATION_SYSTEM_PROMPT = """\

@@ -413,7 +413,6 @@ class ResumedTaskRun(TaskRun):
     def _start(self) -> Iterator[EventBase]:
         h = self.h
         point = self.point
-        h.task_notes.timeline_max = h.config.memory.notes_timeline_max
         h.store.start_task(h.session_id, self.task_id, self.instruction)
         yield self._emit(
             TaskResumedEvent(

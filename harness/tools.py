@@ -35,6 +35,7 @@ __all__ = [
     "ToolOutput",
     "ToolRegistry",
     "close_matches",
+    "to_jsonable",
     "tool",
 ]
 
@@ -249,6 +250,25 @@ def to_output(value: Any) -> ToolOutput:
     if isinstance(value, BaseModel):
         return ToolOutput(data=value.model_dump(mode="json"))
     return ToolOutput(data=value)
+
+
+def to_jsonable(value: Any) -> Any:
+    """Plain JSON values from tool arguments or robot state (numpy arrays, pydantic models,
+    sets and tuples become lists and dicts; anything else its ``str``)."""
+    try:
+        return json.loads(json.dumps(value, default=_json_default))
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)
 
 
 def _accepts_ctx(handler: Callable[..., Any]) -> bool:

@@ -32,6 +32,9 @@ class TaskNotes:
     version: int = 0
     max_notes: int = 20
 
+    def __post_init__(self) -> None:
+        self.timeline = deque(self.timeline, maxlen=self.timeline_max)
+
     def reset(self, goal: str) -> None:
         self.goal = _bounded(goal, MAX_GOAL_CHARS)
         self.phase = "started"
@@ -68,8 +71,6 @@ class TaskNotes:
         return changed
 
     def record_outcome(self, turn: int, tool: str, outcome: str) -> None:
-        if self.timeline.maxlen != self.timeline_max:
-            self.timeline = deque(self.timeline, maxlen=self.timeline_max)
         self.timeline.append(f"t{turn} {tool}: {_bounded(outcome, MAX_NOTE_CHARS)}")
         self.version += 1
 
