@@ -375,10 +375,7 @@ def test_turn_overhead_command_runs_in_process(
     assert turn_overhead.main(["--histories", "1", "--out", str(tmp_path)]) == 2
 
 
-def test_turn_overhead_runs_on_the_sqlite_store_when_it_is_on_the_branch() -> None:
-    store_module = pytest.importorskip("harness.store")
-    if not hasattr(store_module, "SQLiteRunStore"):
-        pytest.skip("the SQLite run store (issue #8) is not on this branch")
+def test_turn_overhead_runs_on_the_sqlite_store() -> None:
     options = OverheadOptions(histories=(5, 10), store="sqlite", subprocess=False)
     result = run_mode(options, "no_compaction")
     assert result.status == "completed" and len(result.overhead_s) == 10
