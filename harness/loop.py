@@ -525,7 +525,12 @@ class TaskRun:
         if not outcome.output.is_error and not outcome.cancelled:
             outcome, verdict = yield from self._evaluate(call, tool, arguments, outcome)
         yield from self._record_result(
-            call, tool, outcome.output, duration_s=outcome.duration_s, verdict=verdict
+            call,
+            tool,
+            outcome.output,
+            executed=outcome.output.executed,
+            duration_s=outcome.duration_s,
+            verdict=verdict,
         )
         if outcome.cancelled:
             self._terminate("cancelled", f"cancelled by the operator during {tool.name}")

@@ -333,6 +333,8 @@ def test_tool_source_changes_apply_between_turns_only(config: HarnessConfig) -> 
 class ListedServer:
     """Stands in for a connected server: only its listing matters here."""
 
+    serves_resources = False
+
     def __init__(self, name: str, listing: list[dict[str, Any]], **options: Any) -> None:
         self.name = name
         self.config = MCPServerConfig(name=name, command="unused", **options)
