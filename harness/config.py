@@ -378,6 +378,25 @@ def apply_overrides(
     return result
 
 
+PROFILE_ONLY_KEYS = frozenset(
+    {"kind", "frames", "base", "workspace", "sensors", "cameras", "grippers", "limits"}
+)
+"""Top-level keys of an embodiment profile that a harness config never has."""
+
+
+def _looks_like_profile(data: Mapping[str, Any]) -> bool:
+    keys = set(data)
+    return bool(keys & PROFILE_ONLY_KEYS) and not keys & set(HarnessConfig.model_fields)
+
+
+def _profile_not_config(file: Path, what: str) -> str:
+    return (
+        f"{file} is {what}, not a harness config: set `embodiment:` to its path in a "
+        f"harness config (relative to that config file's folder), or pass "
+        f"--set embodiment={file.resolve()}"
+    )
+
+
 def load_config(
     path: str | os.PathLike[str] | None = None,
     *,
@@ -396,6 +415,8 @@ def load_config(
         source = str(file)
         if not file.is_file():
             raise ConfigError(f"config file not found: {file}", key=None, value=str(file))
+        if file.suffix.lower() in (".md", ".markdown"):
+            raise ConfigError(_profile_not_config(file, "a Markdown (Thea) embodiment profile"))
         try:
             loaded = yaml.safe_load(file.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
@@ -406,6 +427,8 @@ def load_config(
             raise ConfigError(
                 f"{file}: the top level must be a mapping, got {type(loaded).__name__}"
             )
+        if _looks_like_profile(loaded):
+            raise ConfigError(_profile_not_config(file, "an embodiment profile"))
         data = loaded
         base_dir = str(file.resolve().parent)
     data = apply_overrides(data, overrides)

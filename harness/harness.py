@@ -53,7 +53,7 @@ from harness.providers.base import Model
 from harness.providers.catalog import known_context_window
 from harness.store import MemoryRunStore
 from harness.tokens import TokenEstimator
-from harness.tools import Tool, ToolOutput, ToolRegistry, tool
+from harness.tools import Tool, ToolOutput, ToolRegistry, resident_text_of, tool
 from memory.report import TaskRecord, ToolOutcome
 from memory.task_notes import TaskNotes
 
@@ -535,6 +535,9 @@ class Harness:
                 budget_tokens=self.config.memory.budget_tokens, estimate=ctx.estimator.text
             )
         ctx.set_resident("memory", memory_text)
+        # Tool sources may carry words for the model about their tools (MCP servers'
+        # `instructions`, bounded by the source): Resident, after the rest.
+        ctx.set_resident("tool_sources", resident_text_of(self.tool_sources))
         self._outcomes = []
         if self._active is not None:  # ledger summaries written now are this task's cost
             self._active.usage = self._active.usage + self._drain_memory_usage()

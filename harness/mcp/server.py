@@ -501,6 +501,9 @@ class ServerConnection:
             running = self._running
             if self._state is ServerState.READY and running and not self._alive(running):
                 self._down_locked(running, "the server exited while idle", kill=False)
+            elif self._state is ServerState.READY and running and running.broken is not None:
+                reason = f"the connection broke while idle ({running.broken})"
+                self._down_locked(running, reason, kill=False)
             if self._state is ServerState.SUSPECT and self._running is not None:
                 self._probe_locked(self._running)
             if self._state is ServerState.DOWN:
@@ -731,7 +734,7 @@ class ServerConnection:
             wait = max(self._reconnect_at - time.monotonic(), 0.0)
             return (
                 f"{base} (not sent): {self._last_error}; the next attempt to reconnect is in "
-                f"{wait:.0f} s"
+                f"{wait:.1f} s"
             )
         return f"{base} (not sent): {self._last_error}"
 
