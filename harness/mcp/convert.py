@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import io
 import json
 import re
 import struct
+import sys
 import zlib
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -35,7 +37,7 @@ __all__ = [
     "output_problem",
     "to_tool_output",
     "wire",
-    "without_broken_ancillary_chunks",
+    "without_ancillary_chunks",
 ]
 
 MODEL_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
@@ -56,16 +58,20 @@ def image_part(data: bytes, media_type: str, *, label: str, images: ObservationC
     than ``observation.max_image_side``; otherwise decoded and encoded again the way
     camera frames are (so a 4K PNG from a perception server costs what a frame costs).
     A PNG whose optional (ancillary) chunks are damaged, which browsers and libpng accept
-    but Pillow refuses, is passed on without those chunks. Raises ValueError when the
-    bytes are not an image.
+    but Pillow refuses, is passed on without those chunks (the pixels are untouched).
+    Raises ValueError when the bytes are not an image.
     """
     try:
         return _image_part(data, media_type, label=label, images=images)
     except ValueError:
-        repaired = without_broken_ancillary_chunks(data)
-        if repaired is None:
-            raise
-        return _image_part(repaired, media_type, label=label, images=images)
+        first_error = sys.exc_info()[1]
+    for only_broken in (True, False):
+        repaired = without_ancillary_chunks(data, only_broken=only_broken)
+        if repaired is not None:
+            with contextlib.suppress(ValueError):
+                return _image_part(repaired, media_type, label=label, images=images)
+    assert first_error is not None
+    raise first_error
 
 
 def _image_part(
@@ -106,10 +112,12 @@ def _image_part(
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def without_broken_ancillary_chunks(data: bytes) -> bytes | None:
-    """The PNG with every optional chunk whose CRC is wrong left out, or None when it is
-    not a PNG, nothing was wrong with its optional chunks, or a critical chunk is damaged
-    (then the picture itself is, and no repair is honest)."""
+def without_ancillary_chunks(data: bytes, *, only_broken: bool = True) -> bytes | None:
+    """The PNG without its optional (ancillary) chunks: those whose CRC is wrong
+    (``only_broken``), or all of them (the last resort, for one whose content Pillow
+    refuses, such as an empty ICC profile). None when it is not a PNG, nothing would be left
+    out, or a critical chunk is damaged (then the picture itself is, and no repair is
+    honest)."""
     if not data.startswith(PNG_SIGNATURE):
         return None
     kept = [PNG_SIGNATURE]
@@ -125,12 +133,12 @@ def without_broken_ancillary_chunks(data: bytes) -> bytes | None:
         (crc,) = struct.unpack(">I", data[end - 4 : end])
         intact = zlib.crc32(kind + body) & 0xFFFFFFFF == crc
         ancillary = bool(kind[0] & 0x20)  # lower-case first letter: safe to leave out
-        if intact:
-            kept.append(data[position:end])
-        elif ancillary:
+        if not ancillary and not intact:
+            return None
+        if ancillary and (not intact or not only_broken):
             dropped += 1
         else:
-            return None
+            kept.append(data[position:end])
         position = end
         if kind == b"IEND":
             break
