@@ -10,8 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from harness.cli.render import wide_console
-from harness.config import HarnessConfig, load_config
+from harness.config import HarnessConfig, ModelConfig, apply_overrides, load_config
 from harness.errors import ConfigError
 from harness.events import DoneEvent, EventBase
 
@@ -20,12 +22,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CancelOnInterrupt",
+    "UsageError",
     "add_config_arguments",
     "add_store_arguments",
+    "apply_model_arguments",
     "config_from_args",
     "exit_code_for",
     "follow_stream",
+    "nonempty_text",
     "open_run_log",
+    "positive_int",
     "print_run_footer",
     "store_folder",
     "stream_task",
@@ -33,6 +39,22 @@ __all__ = [
 ]
 
 DEFAULT_STORE = ".harness"
+
+
+class UsageError(Exception):
+    """A command-line argument that cannot work (exit code 2, one line naming the flag);
+    for checks argparse cannot make when it parses."""
+
+
+def nonempty_text(what: str) -> Callable[[str], str]:
+    """An argparse type: text with something in it."""
+
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"{what} is empty; say what the robot should do")
+        return text
+
+    return parse
 
 
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,15 +72,61 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
         "-m",
         help="model spec: openai:NAME, anthropic:NAME, openai:NAME@http://host:port/v1, planner",
     )
+    parser.add_argument(
+        "--context-window",
+        type=positive_int("--context-window"),
+        metavar="N",
+        help="the model's context window in tokens (needed for models the built-in table "
+        "does not know, such as a local server's)",
+    )
+
+
+def positive_int(flag: str) -> Callable[[str], int]:
+    """An argparse type: a whole number >= 1; anything else is a usage error naming ``flag``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} takes a whole number, got {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{flag} must be at least 1, got {value}")
+        return value
+
+    return parse
 
 
 def config_from_args(args: argparse.Namespace) -> HarnessConfig:
-    config = load_config(args.config, overrides=args.set)
-    if getattr(args, "model", None):
+    return apply_model_arguments(load_config(args.config, overrides=args.set), args)
+
+
+def apply_model_arguments(config: HarnessConfig, args: argparse.Namespace) -> HarnessConfig:
+    """``--model`` replaces the model section; then ``--set model.*`` and
+    ``--context-window`` apply to the model it names (so neither is silently dropped)."""
+    spec = getattr(args, "model", None)
+    if spec:
         from harness.providers import parse_model_spec
 
-        config.model = parse_model_spec(args.model, config.model)
+        config.model = parse_model_spec(spec, config.model)
+        model_sets = [o for o in args.set if o.partition("=")[0].strip().startswith("model.")]
+        if model_sets:
+            data = apply_overrides({"model": config.model.model_dump()}, model_sets)
+            config.model = _validated_model(data["model"])
+    window = getattr(args, "context_window", None)
+    if window is not None:
+        config.model.context_window = window
     return config
+
+
+def _validated_model(data: dict[str, Any]) -> ModelConfig:
+    try:
+        return ModelConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = [
+            f"model.{'.'.join(str(part) for part in p['loc'])}: got {p.get('input')!r}; {p['msg']}"
+            for p in exc.errors()
+        ]
+        raise ConfigError("invalid --set: " + "; ".join(problems), key="model") from None
 
 
 class CancelOnInterrupt:

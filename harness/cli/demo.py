@@ -12,6 +12,8 @@ built-in defaults (so it works from an installed wheel).
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,14 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from harness.cli.common import add_config_arguments, exit_code_for, stream_task
+from harness.cli.common import (
+    UsageError,
+    add_config_arguments,
+    apply_model_arguments,
+    exit_code_for,
+    nonempty_text,
+    stream_task,
+)
 from harness.cli.render import JsonLinesRenderer, TimelineRenderer
 from harness.config import HarnessConfig, load_config
 from harness.events import DoneEvent, EvaluationEvent, EventBase
@@ -43,7 +52,11 @@ def register(subparsers: Any) -> None:
     )
     add_config_arguments(parser)
     parser.add_argument(
-        "instruction", nargs="?", default=DEFAULT_INSTRUCTION, help="what the robot should do"
+        "instruction",
+        nargs="?",
+        default=DEFAULT_INSTRUCTION,
+        type=nonempty_text("the instruction"),
+        help="what the robot should do",
     )
     parser.add_argument("--seed", type=int, default=None, help="object layout seed")
     parser.add_argument("--gui", action="store_true", help="open the PyBullet window")
@@ -75,11 +88,34 @@ def demo_config(args: argparse.Namespace) -> HarnessConfig:
         from harness.config import apply_overrides
 
         config = HarnessConfig.model_validate(apply_overrides(DEMO_DEFAULTS, overrides))
-    if args.model:
-        from harness.providers import parse_model_spec
-
-        config.model = parse_model_spec(args.model, config.model)
+    config = apply_model_arguments(config, args)
+    _check_demo_flags(config, args)
     return config
+
+
+def _check_demo_flags(config: HarnessConfig, args: argparse.Namespace) -> None:
+    """Flags that parse but cannot work: a usage error now, not a PyBullet message or a
+    fault that silently never fires."""
+    if args.gui and sys.platform.startswith("linux"):
+        if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+            raise UsageError(
+                "--gui needs a display (DISPLAY is not set); leave it out to run headless"
+            )
+    if args.drop_first_grasp and config.driver is not None:
+        if config.driver.name != "sim.tabletop":
+            raise UsageError(
+                f"--drop-first-grasp works with the sim.tabletop driver, not {config.driver.name!r}"
+            )
+        from embodiment.sim.world import TabletopConfig, assign_refs
+
+        options = {k: v for k, v in (config.driver.model_extra or {}).items() if k != "faults"}
+        refs = [ref for ref, _ in assign_refs(TabletopConfig.model_validate(options).objects)]
+        unknown = [ref for ref in args.drop_first_grasp if ref not in refs]
+        if unknown:
+            raise UsageError(
+                f"--drop-first-grasp {unknown[0]}: no such object in the scene "
+                f"(objects: {', '.join(refs)})"
+            )
 
 
 def run_demo(args: argparse.Namespace) -> int:
