@@ -214,10 +214,10 @@ def check_store(harness: Harness) -> Iterator[CheckResult]:
     from harness.store import SQLiteRunStore
     from harness.store_schema import SCHEMA_VERSION
 
-    folder = harness.config.run.store
-    if not folder:
+    if not harness.config.run.store:
         yield CheckResult.warn("run store", "run.store is null: runs are kept in memory only")
         return
+    folder = harness.config.resolve_path(harness.config.run.store)
     try:
         SQLiteRunStore(folder).close()
         with RunLog(folder) as log:

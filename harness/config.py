@@ -7,6 +7,7 @@ such as ``context.compaction.reserve_tokens=8192`` recursively before validation
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
@@ -123,8 +124,8 @@ class RunConfig(_Section):
     failure_budget: int = Field(20, ge=1)
     """Consecutive failed tool turns that end the task."""
     store: str | None = ".harness"
-    """Run store folder (SQLite), relative to the working directory (where `harness runs`
-    and `harness show` look); null keeps the run in memory only."""
+    """Run store folder (SQLite), relative to the config file's folder like every configured
+    path (the working directory without a config file); null keeps the run in memory only."""
     store_sync: Literal["full", "normal"] = "full"
     """`full`: every write survives a power cut (one fsync per write, about 0.25 ms on an
     SSD). `normal`: survives a crash of the process, but the last writes may be lost if
@@ -185,6 +186,7 @@ class SkillsConfig(_Section):
 class MemoryConfig(_Section):
     enabled: bool = True
     path: str = ".harness/memory"
+    """Memory folder, relative to the config file's folder like every configured path."""
     budget_tokens: int = Field(1500, ge=0)
     """Memory and tool-experience summaries read into Resident at task start."""
     consolidation_min_confidence: float = Field(0.75, ge=0, le=1)
@@ -295,8 +297,16 @@ class HarnessConfig(_Section):
     base_dir: str | None = Field(None, exclude=True)
     """Folder relative paths are resolved against (the config file's folder)."""
 
+    # The one rule for relative paths: a relative path written in a config file (or set
+    # on top of one with --set) is relative to that file's folder, whatever it names: the
+    # run store, memory, an embodiment profile, skills, an MCP server's cwd. Without a config
+    # file (the built-in defaults) it is relative to the working directory. The CLI reads
+    # configs/default.yaml when it is there (a checkout), so `demo`, `run`, `chat` and the
+    # commands that read runs all agree on where the store is.
+
     def resolve_path(self, path: str) -> Path:
-        """Resolve a configured path against the config file's folder."""
+        """A configured path, relative to the config file's folder (the working directory
+        when there is no config file)."""
         candidate = Path(os.path.expanduser(path))
         if candidate.is_absolute() or self.base_dir is None:
             return candidate
@@ -357,8 +367,11 @@ def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
 def apply_overrides(
     data: Mapping[str, Any], overrides: Iterable[str] | Mapping[str, Any]
 ) -> dict[str, Any]:
-    """Merge ``key.path=value`` strings (values parsed as YAML) or a nested mapping."""
-    result = _merge({}, data)
+    """Merge ``key.path=value`` strings (values parsed as YAML) or a nested mapping.
+
+    ``data`` is never changed (it is copied deeply first: module-level defaults are passed
+    here, and an override must not leak into the next config built from them)."""
+    result = _merge({}, copy.deepcopy(dict(data)))
     if isinstance(overrides, Mapping):
         return _merge(result, overrides)
     for override in overrides:

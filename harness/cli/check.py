@@ -14,7 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from harness.cli.common import add_config_arguments, config_from_args
+from harness.cli.common import add_config_arguments, config_file, config_from_args
 from harness.cli.render import wide_console
 
 _STYLE = {"ok": "green", "warn": "yellow", "fail": "red"}
@@ -35,7 +35,7 @@ def check(args: argparse.Namespace) -> int:
 
     console = wide_console()
     config = config_from_args(args)
-    _print(console, CheckResult.ok("config", args.config or "(defaults)"))
+    _print(console, CheckResult.ok("config", config_file(args) or "(built-in defaults)"))
     try:
         # A check records no session: the store folder is checked on its own.
         harness = Harness.from_config(config, store=MemoryRunStore())
