@@ -240,3 +240,39 @@ def test_examples_name_the_models_the_readme_names() -> None:
         for name in ("claude-sonnet-4-5",):
             if name in example.read_text():
                 assert name in readme, f"{example.name} names {name}, the README does not"
+
+
+# ============================================================================ item 5: wording
+
+
+def test_planner_wording_names_things_once_and_plainly() -> None:
+    from harness.messages import ToolCall, ToolResultItem
+    from harness.planner.policy import History, _reaction
+
+    def reaction(name: str, text: str, kind: str) -> str:
+        history = History()
+        call = ToolCall(id="c1", name=name, arguments={"ref": "red_cube_1"})
+        result = ToolResultItem(call_id="c1", name=name, text=text, is_error=True, error_kind=kind)
+        history.results.append((call, result))
+        return _reaction(history)
+
+    blocked = reaction("place", "blocked by the safety envelope: keep-out zone k1", "blocked")
+    assert blocked == "place was blocked by the safety envelope: keep-out zone k1"
+    interrupted = reaction(
+        "pick", "pick was interrupted, outcome unknown: the harness stopped", "outcome_unknown"
+    )
+    assert "grasp" not in interrupted and "did not finish" in interrupted
+
+
+def test_task_notes_reply_does_not_show_an_internal_version() -> None:
+    from harness.builtins import _update_task_notes
+    from memory.task_notes import TaskNotes
+
+    class Session:
+        task_notes = TaskNotes()
+
+    session = Session()
+    session.task_notes.reset("stack the cubes")
+    session.task_notes.record_outcome(1, "look", "ok")
+    reply = _update_task_notes(session, phase="picking", add_notes=["red first"], remove_notes=[])  # type: ignore[arg-type]
+    assert reply == "Task Notes updated (phase: picking; 1 notes)"
