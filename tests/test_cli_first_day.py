@@ -276,3 +276,25 @@ def test_task_notes_reply_does_not_show_an_internal_version() -> None:
     session.task_notes.record_outcome(1, "look", "ok")
     reply = _update_task_notes(session, phase="picking", add_notes=["red first"], remove_notes=[])  # type: ignore[arg-type]
     assert reply == "Task Notes updated (phase: picking; 1 notes)"
+
+
+@pytest.mark.sim
+def test_report_summary_first_failed_results_marked_and_frames_enlarge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("pybullet")
+    pytest.importorskip("matplotlib")
+    from harness.report import write_report
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["demo", "put the red cube in the tray", "--drop-first-grasp", "red_cube_1"]
+    assert main(argv) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "report: harness report task_" in out and "--store .harness" in out
+    page = write_report(tmp_path / ".harness").read_text()
+    assert page.index("<h2>Result</h2>") < page.index("<h2>Context tokens per turn</h2>")
+    assert page.index("<h2>Result</h2>") < page.index("<h2>Timeline</h2>")
+    blocks = page.split('<div class="ev ')[1:]
+    failed = [b for b in blocks if 'tag">result</span>' in b[:80] and "b-failure" in b[:300]]
+    assert failed and all(block.startswith("error") for block in failed)
+    assert "this.classList.toggle('big')" in page and "img.big{max-width:100%" in page
