@@ -298,3 +298,14 @@ def test_report_summary_first_failed_results_marked_and_frames_enlarge(
     failed = [b for b in blocks if 'tag">result</span>' in b[:80] and "b-failure" in b[:300]]
     assert failed and all(block.startswith("error") for block in failed)
     assert "this.classList.toggle('big')" in page and "img.big{max-width:100%" in page
+
+
+@pytest.mark.sim
+def test_a_missing_object_is_named_without_a_stray_article(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("pybullet")
+    monkeypatch.chdir(tmp_path)
+    main(["demo", "put the purple cube in the tray"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "no purple cube in the scene" in out and "no the " not in out
