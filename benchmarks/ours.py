@@ -22,8 +22,8 @@ from benchmarks.metrics import FAILED_SUMMARY, PRUNE, PolicyRun
 from benchmarks.replay import DecisionStats, TraceCursor, decision_replay, replay_harness
 from benchmarks.session_trace import Trace
 from benchmarks.summarizer import DeterministicSummarizer
-from harness.compaction import NoCompaction
 from harness.config import HarnessConfig, apply_overrides
+from harness.context.compactor import NoCompaction
 from harness.events import CompactionEvent, DoneEvent, PromptSnapshotEvent
 from harness.store import MemoryRunStore
 

@@ -27,9 +27,9 @@ def register(subparsers: Any) -> None:
 
 
 def check(args: argparse.Namespace) -> int:
-    from harness.checks import CheckResult, run_checks
+    from harness.assembly.checks import CheckResult, run_checks
     from harness.cli import EXIT_CONFIG, EXIT_OK
-    from harness.harness import Harness
+    from harness.runtime.harness import Harness
     from harness.store import MemoryRunStore
 
     console = wide_console()

@@ -18,9 +18,9 @@ from embodiment.safety import SafetyEnvelope
 from embodiment.types import ActionSpec
 from harness.config import HarnessConfig
 from harness.errors import ConfigError
-from harness.evaluation import ModelEvaluator, ProgrammaticEvaluator
-from harness.physical import physical_tools
 from harness.providers import build_model
+from harness.world.evaluation import ModelEvaluator, ProgrammaticEvaluator
+from harness.world.physical import physical_tools
 
 __all__ = ["build_embodiment_parts", "build_profile"]
 
