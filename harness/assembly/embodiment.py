@@ -1,5 +1,5 @@
 """Building the embodied parts of a Harness from config: profile, driver, safety envelope,
-physical tools and the evaluator (called from :func:`harness.factory.build_parts`).
+physical tools and the evaluator (called from :func:`harness.assembly.build.build_parts`).
 
 Order matters: the profile first (the driver and envelope read it), then the driver
 (connected here, so its closer is registered at once), then what is derived from both.

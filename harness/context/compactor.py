@@ -3,7 +3,7 @@
 :class:`CheckpointCompactor` runs before every model call (and, forced, after a provider
 overflow). Each step runs only if the request is still too large after the previous one:
 
-1. **Prune** (:mod:`harness.pruning`): old bulky tool outputs become archive references and
+1. **Prune** (:mod:`harness.context.pruning`): old bulky tool outputs become archive references and
    superseded Task Notes snapshots leave, in batches worth a prompt-cache miss.
 2. **Checkpoint**: once the estimated request reaches ``context_window - reserve_tokens``,
    an older prefix of whole turns is folded into one :class:`CheckpointItem`, written by the

@@ -99,7 +99,7 @@ class ObjectImageArgs(BaseModel):
 
 
 class SceneAdapter:
-    """Implements :class:`harness.components.SceneProvider` over a :class:`SceneGraph`.
+    """Implements :class:`harness.protocols.SceneProvider` over a :class:`SceneGraph`.
 
     Args:
         graph: The working scene graph (with its perception).
