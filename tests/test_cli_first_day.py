@@ -265,16 +265,28 @@ def test_planner_wording_names_things_once_and_plainly() -> None:
 
 
 def test_task_notes_reply_does_not_show_an_internal_version() -> None:
-    from harness.builtins import _update_task_notes
+    from harness.runtime.builtins import _update_task_notes
+    from harness.tools import ToolContext
     from memory.task_notes import TaskNotes
 
-    class Session:
-        task_notes = TaskNotes()
+    notes = TaskNotes()
+    notes.reset("stack the cubes")
+    notes.record_outcome(1, "look", "ok")
 
-    session = Session()
-    session.task_notes.reset("stack the cubes")
-    session.task_notes.record_outcome(1, "look", "ok")
-    reply = _update_task_notes(session, phase="picking", add_notes=["red first"], remove_notes=[])  # type: ignore[arg-type]
+    class Session:
+        last_notes = notes
+
+        def lane(self, task_id: str) -> None:
+            return None
+
+    reply = _update_task_notes(
+        Session(),  # type: ignore[arg-type]
+        ToolContext(task_id="t"),
+        phase="picking",
+        add_notes=["red first"],
+        remove_notes=[],
+    )
+    assert notes.version > 2  # the internal counter moved with the outcome, too
     assert reply == "Task Notes updated (phase: picking; 1 notes)"
 
 
@@ -284,7 +296,7 @@ def test_report_summary_first_failed_results_marked_and_frames_enlarge(
 ) -> None:
     pytest.importorskip("pybullet")
     pytest.importorskip("matplotlib")
-    from harness.report import write_report
+    from harness.store.report import write_report
 
     monkeypatch.chdir(tmp_path)
     argv = ["demo", "put the red cube in the tray", "--drop-first-grasp", "red_cube_1"]

@@ -29,10 +29,10 @@ import pytest
 from harness import Harness, HarnessConfig
 from harness.cli import main
 from harness.config import MCPServerConfig
-from harness.execution import run_tool
 from harness.mcp import MCPManager, MCPTool, ServerState
 from harness.mcp import server as server_module
 from harness.providers import ScriptedModel, call, reply
+from harness.runtime.execution import run_tool
 from harness.tools import ToolContext
 from tests.test_mcp_servers import FIXTURE, by_remote, invoke, offline, server, wait_dead
 

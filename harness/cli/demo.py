@@ -109,7 +109,7 @@ def _check_demo_flags(config: HarnessConfig, args: argparse.Namespace) -> None:
 
 def run_demo(args: argparse.Namespace) -> int:
     from harness.cli import EXIT_NOT_COMPLETED
-    from harness.harness import Harness
+    from harness.runtime.harness import Harness
 
     console = Console(highlight=False)
     config = demo_config(args)
