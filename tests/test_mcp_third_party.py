@@ -301,25 +301,23 @@ def test_a_server_that_cannot_come_back_makes_calls_not_executed_in_the_loop(
 # ============================================================================ harness check
 
 
+def checked_config(tmp_path: Path, *servers: MCPServerConfig) -> Path:
+    """A config file for `harness check` with these servers and a scripted model."""
+    path = tmp_path / "mcp.yaml"
+    scripted = {
+        "provider": "scripted",
+        "name": "scripted",
+        "options": {"responses": [{"text": "hi"}]},
+    }
+    path.write_text(json.dumps(offline(*servers, model=scripted)))
+    return path
+
+
 def test_check_reports_each_server_when_one_of_several_fails(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = tmp_path / "mcp.yaml"
     broken = MCPServerConfig(name="broken", command="no-such-mcp-server-binary")
-    path.write_text(
-        json.dumps(
-            offline(
-                server("arm"),
-                broken,
-                server("cam"),
-                model={
-                    "provider": "scripted",
-                    "name": "scripted",
-                    "options": {"responses": [{"text": "hi"}]},
-                },
-            )
-        )
-    )
+    path = checked_config(tmp_path, server("arm"), broken, server("cam"))
     assert main(["check", "--config", str(path)]) == 2
     out = " ".join(capsys.readouterr().out.split())
     assert "ok mcp server arm started (13 tools); closed again" in out
@@ -331,19 +329,7 @@ def test_check_reports_each_server_when_one_of_several_fails(
 def test_check_warns_about_annotations_and_missing_safety_maps(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = tmp_path / "mcp.yaml"
-    path.write_text(
-        json.dumps(
-            offline(
-                server("arm", "--rich", physical=["move_to", "read_joints"]),
-                model={
-                    "provider": "scripted",
-                    "name": "scripted",
-                    "options": {"responses": [{"text": "hi"}]},
-                },
-            )
-        )
-    )
+    path = checked_config(tmp_path, server("arm", "--rich", physical=["move_to", "read_joints"]))
     assert main(["check", "--config", str(path)]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "warn mcp tool move_to physical but no `safety` map" in out

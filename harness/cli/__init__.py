@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from harness.errors import ConfigError, RunStoreError
+from harness.errors import ConfigError, RunStoreError, UsageError
 
 __all__ = ["COMMANDS", "EXIT_CONFIG", "EXIT_INTERRUPTED", "EXIT_NOT_COMPLETED", "EXIT_OK", "main"]
 
@@ -70,8 +70,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_CONFIG
-    from harness.cli.common import UsageError
-
     try:
         return int(args.func(args))
     except UsageError as exc:

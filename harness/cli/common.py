@@ -22,7 +22,7 @@ from harness.config import (
     format_validation_error,
     load_config,
 )
-from harness.errors import ConfigError
+from harness.errors import ConfigError, UsageError
 from harness.events import DoneEvent, EventBase
 
 if TYPE_CHECKING:
@@ -48,11 +48,6 @@ __all__ = [
 ]
 
 DEFAULT_STORE = ".harness"
-
-
-class UsageError(Exception):
-    """A command-line argument that cannot work (exit code 2, one line naming the flag);
-    for checks argparse cannot make when it parses."""
 
 
 def nonempty_text(what: str) -> Callable[[str], str]:
