@@ -135,3 +135,24 @@ def test_cancelling_before_the_request_is_sent_is_not_executed() -> None:
     outcome, interrupts = _run_prepared(tool, cancel_after_s=0.2)
     assert outcome.cancelled and not outcome.output.executed
     assert interrupts == [] and "not sent" in outcome.output.text
+
+
+def test_the_send_gate_never_reports_a_sent_request_as_not_sent() -> None:
+    """Attack the race: getting ready takes as long as the setup bound, so the handler's
+    mark_sent and the watcher's deadline meet. Whatever wins, the result and what the
+    handler was allowed to do agree: "not sent" only when the request never left."""
+    outcomes = {"sent": 0, "not_sent": 0}
+    for _ in range(40):
+        tool = _Preparing(prepare_s=0.05, work_s=0.0, setup_s=0.05, physical=True)
+        outcome, interrupts = _run_prepared(tool)
+        deadline = time.monotonic() + 2.0
+        while not tool.sent and time.monotonic() < deadline:
+            time.sleep(0.005)
+        (allowed,) = tool.sent
+        if outcome.output.error_kind == "not_sent":
+            assert not allowed and not outcome.output.executed and interrupts == []
+            outcomes["not_sent"] += 1
+        else:
+            assert allowed and outcome.output.text == "worked", outcome.output
+            outcomes["sent"] += 1
+    assert sum(outcomes.values()) == 40
