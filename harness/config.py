@@ -35,6 +35,7 @@ __all__ = [
     "RunConfig",
     "SceneConfig",
     "SkillsConfig",
+    "SubagentsConfig",
     "apply_overrides",
     "format_validation_error",
     "load_config",
@@ -278,6 +279,28 @@ class MCPConfig(_Section):
     servers: list[MCPServerConfig] = Field(default_factory=list)
 
 
+class SubagentsConfig(_Section):
+    """Sub-agents: the ``delegate`` tool runs a child task with narrowed tools and hands
+    back a structured result instead of its trace."""
+
+    enabled: bool = False
+    """Offer the ``delegate`` tool to the model (``Harness.delegate`` works either way)."""
+    model: ModelConfig | str | None = None
+    """The children's model: a model section or a spec such as ``openai:gpt-4.1-mini``
+    (settings of ``model`` the spec does not name are kept, as with ``--model``). Default:
+    the main model. Its context window must be known, like the main model's."""
+    max_turns: int = Field(20, ge=1)
+    """The most turns a child may take (a ``delegate`` call may ask for fewer)."""
+    max_tokens: int = Field(200_000, ge=1)
+    """The most tokens (prompt and output, summed over its model calls) a child may spend
+    (a ``delegate`` call may ask for fewer); checked before each of its turns."""
+    physical: bool = False
+    """Let children call physical tools they are given (through the same safety envelope
+    and one-command-at-a-time rule as the parent). Off: a child is never given one."""
+    handoff_max_chars: int = Field(4000, ge=500)
+    """The largest handoff the parent receives (its full text stays in the archive)."""
+
+
 class HarnessConfig(_Section):
     """The whole configuration of one Harness session."""
 
@@ -297,6 +320,7 @@ class HarnessConfig(_Section):
     tools: list[str] = Field(default_factory=list)
     """Extra tools by import path, `package.module:function_or_tool`."""
     mcp: MCPConfig = Field(default_factory=MCPConfig)
+    subagents: SubagentsConfig = Field(default_factory=SubagentsConfig)
     base_dir: str | None = Field(None, exclude=True)
     """Folder relative paths are resolved against (the config file's folder)."""
 

@@ -25,7 +25,10 @@ __all__ = [
     "EvaluationEvent",
     "Event",
     "EventBase",
+    "HandoffEvent",
+    "HandoffStatus",
     "HookDecisionEvent",
+    "LaneStartedEvent",
     "MemoryConsolidationEvent",
     "ModelDeltaEvent",
     "ModelErrorEvent",
@@ -35,6 +38,7 @@ __all__ = [
     "ObservationEvent",
     "ProgressEvent",
     "PromptSnapshotEvent",
+    "RecoveryEvent",
     "ReplanEvent",
     "SafetyCheckEvent",
     "SceneUpdateEvent",
@@ -50,7 +54,12 @@ __all__ = [
     "parse_event",
 ]
 
-TaskStatus = Literal["completed", "cancelled", "failed", "max_turns", "failure_budget"]
+TaskStatus = Literal[
+    "completed", "cancelled", "failed", "max_turns", "failure_budget", "max_tokens"
+]
+
+HandoffStatus = Literal["completed", "failed", "interrupted", "provider_error", "budget_exhausted"]
+"""How a sub-agent's work ended, as its parent reads it (see ``harness.runtime.delegation``)."""
 
 
 class EventBase(BaseModel):
@@ -306,6 +315,55 @@ class MemoryConsolidationEvent(EventBase):
     reason: str = ""
 
 
+class LaneStartedEvent(EventBase):
+    """A sub-agent lane starts (its first event; ``task_id`` is the lane's own id).
+
+    ``parent_task_id``, ``parent_call_id`` and ``parent_turn`` name the parent turn it works
+    for (empty for a lane a control script started with ``Harness.delegate``). ``tools`` are
+    the tools it may call; ``withheld`` are tools it asked for but may not have, with why.
+    """
+
+    type: Literal["lane_started"] = "lane_started"
+    goal: str
+    parent_task_id: str = ""
+    parent_call_id: str = ""
+    parent_turn: int = 0
+    tools: list[str] = Field(default_factory=list)
+    withheld: dict[str, str] = Field(default_factory=dict)
+    max_turns: int
+    max_tokens: int | None = None
+    model: str = ""
+    output_schema: dict[str, Any] | None = None
+    """The schema its answer must match (None: the default handoff schema)."""
+
+
+class HandoffEvent(EventBase):
+    """What a sub-agent lane handed back to its parent (the lane's last event, after its
+    ``done``): the handoff's status and its content, exactly as the parent received it."""
+
+    type: Literal["handoff"] = "handoff"
+    parent_task_id: str = ""
+    parent_call_id: str = ""
+    status: HandoffStatus
+    handoff: dict[str, Any] = Field(default_factory=dict)
+
+
+class RecoveryEvent(EventBase):
+    """What ``Harness.resume`` did with the sub-agent lanes it found at start.
+
+    ``resumed``: lanes woken to finish their work; ``repaired``: parent turns answered from
+    what a lane had already recorded (or with "not executed" for a lane that never
+    started); ``abandoned``: lanes closed as failed because nothing can use their work any
+    more (their parent had ended, or no parent turn asked for them).
+    """
+
+    type: Literal["recovery"] = "recovery"
+    resumed: int = 0
+    repaired: int = 0
+    abandoned: int = 0
+    details: list[str] = Field(default_factory=list)
+
+
 class DoneEvent(EventBase):
     """The single terminal event of a task."""
 
@@ -340,6 +398,9 @@ Event = Annotated[
     | UserQueryEvent
     | NotificationEvent
     | MemoryConsolidationEvent
+    | LaneStartedEvent
+    | HandoffEvent
+    | RecoveryEvent
     | DoneEvent,
     Field(discriminator="type"),
 ]

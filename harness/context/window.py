@@ -13,7 +13,7 @@ from harness.providers.base import Model
 from harness.providers.catalog import known_context_window
 from harness.tokens import TokenEstimator
 
-__all__ = ["new_context", "resolve_context_window"]
+__all__ = ["lane_budget", "new_context", "resolve_context_window"]
 
 
 def resolve_context_window(config: HarnessConfig, model: Model) -> int:
@@ -53,3 +53,30 @@ def new_context(config: HarnessConfig, model: Model) -> Context:
         TokenEstimator(image_cost=getattr(model, "image_cost", "generic")),
         Budget(context_window=window, reserve_tokens=reserve),
     )
+
+
+def lane_budget(config: HarnessConfig, model: Model, window: int | None) -> Budget:
+    """The budget of a sub-agent lane on its own model (``subagents.model``): the window
+    configured for it, the model's own, or the built-in table's; unknown is an error, as
+    for the main model (a wrong guess would misplace every compaction threshold)."""
+    resolved = (
+        window
+        or getattr(model, "context_window", None)
+        or known_context_window(getattr(model, "name", ""))
+    )
+    if not resolved:
+        raise UnknownContextWindowError(
+            f"the context window of the sub-agents' model {model.name!r} is unknown; set "
+            "subagents.model.context_window in the config",
+            key="subagents.model.context_window",
+            value=None,
+        )
+    reserve = config.context.compaction.reserve_tokens
+    if reserve >= resolved:
+        raise ConfigError(
+            f"context.compaction.reserve_tokens: got {reserve}; expected less than the "
+            f"sub-agents' context window ({resolved})",
+            key="context.compaction.reserve_tokens",
+            value=reserve,
+        )
+    return Budget(context_window=int(resolved), reserve_tokens=reserve)

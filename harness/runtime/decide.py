@@ -31,7 +31,7 @@ __all__ = ["decide", "priced"]
 def decide(lane: Lane) -> Steps[ModelResponse | TaskEnding]:
     """The model's decision for this turn, or the ending that stopped it."""
     context = lane.context
-    max_output = lane.session.config.model.max_output_tokens
+    max_output = lane.model_config.max_output_tokens
     for attempt in (1, 2):
         request = context.build_request(max_output_tokens=max_output)
         yield snapshot_prompt(lane, request)
@@ -79,7 +79,7 @@ def call_model(lane: Lane, request: ModelRequest) -> Steps[ModelResponse | TaskE
     """Stream one model call; the cancelled ending if the operator stopped it."""
     final: ModelResponse | None = None
     cancelled = lane.should_cancel
-    model = lane.session.model
+    model = lane.model
     for chunk in model.stream(request, cancelled=cancelled):
         if isinstance(chunk, Delta):
             yield lane.emit(
@@ -111,7 +111,7 @@ def record_decision(lane: Lane, response: ModelResponse, *, duration_s: float) -
     context = lane.context
     state = lane.state
     context.consume_transient()
-    response = priced(response, lane.session.config.model.prices)
+    response = priced(response, lane.model_config.prices)
     state.add_usage(response.usage)
     reported = response.usage.prompt_tokens
     if reported:

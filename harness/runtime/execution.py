@@ -27,7 +27,9 @@ logger = logging.getLogger(__name__)
 POLL_S = 0.02
 """How often the watcher checks cancellation and the deadline while a tool runs."""
 GRACE_S = 5.0
-"""How long a cancelled or timed-out handler gets to return before it is abandoned."""
+"""How long a cancelled or timed-out handler gets to return before it is abandoned (a tool
+may ask for longer with a ``cancel_grace_s`` attribute: ``delegate`` waits for its
+sub-agent, which itself gives each of its tool calls this long, to hand back)."""
 
 
 @dataclass
@@ -93,7 +95,7 @@ def run_tool(
                     cancel_event.set()
                     if interrupt is not None and not not_sent:
                         _safe_interrupt(interrupt)
-                    abandon_at = now + GRACE_S
+                    abandon_at = now + (getattr(tool, "cancel_grace_s", None) or GRACE_S)
             elif abandon_at is not None and now >= abandon_at:
                 return CallOutcome(
                     output=_abandoned(

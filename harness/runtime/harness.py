@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.assembly import build as assembly
-from harness.config import HarnessConfig, resolve_config
+from harness.config import HarnessConfig, ModelConfig, resolve_config
 from harness.context import Context
 from harness.context.compactor import Compactor, build_compactor
 from harness.context.introspection import context_report
 from harness.context.window import new_context
-from harness.errors import CloseError, RunStoreError
-from harness.events import DoneEvent
+from harness.errors import CloseError, ConfigError, RunStoreError
+from harness.events import DoneEvent, EventBase
 from harness.messages import ImagePart, new_id
 from harness.protocols import (
     Evaluator,
@@ -39,9 +39,19 @@ from harness.protocols import (
     ToolSource,
     UserChannel,
 )
-from harness.providers import build_model
+from harness.providers import build_model, parse_model_spec
 from harness.providers.base import Model
 from harness.runtime.builtins import builtin_tools
+from harness.runtime.delegation import (
+    Contract,
+    DelegateArgs,
+    Handoff,
+    SubagentRefused,
+    build_child,
+    contract_of,
+    refused_handoff,
+    run_child,
+)
 from harness.runtime.lane import Lane
 from harness.runtime.loop import TaskLoop
 from harness.runtime.resume import ResumePoint, resume_prologue, resume_session
@@ -55,7 +65,7 @@ from memory.task_notes import TaskNotes
 if TYPE_CHECKING:
     from embodiment.types import Driver
 
-__all__ = ["Harness", "RunResult", "TaskStream"]
+__all__ = ["Handoff", "Harness", "RunResult", "TaskStream"]
 
 
 class Harness:
@@ -86,6 +96,8 @@ class Harness:
         tool_sources: Providers of tools that may change during the session (MCP
             servers); their changes are applied between turns. Pass them in
             ``owned_resources`` too if this Harness should close them.
+        subagent_model: The sub-agents' model; built from ``subagents.model`` when
+            omitted (the decision model when that is unset too).
     """
 
     def __init__(
@@ -111,6 +123,7 @@ class Harness:
         owned_resources: Iterable[Any] = (),
         session_id: str | None = None,
         tool_sources: Iterable[ToolSource] = (),
+        subagent_model: Model | None = None,
     ) -> None:
         self.config = config if config is not None else HarnessConfig()
         self._owned: list[tuple[str, Callable[[], None]]] = []
@@ -126,6 +139,9 @@ class Harness:
             self.config, summarizer=compaction_model, store=store
         )
         registry = ToolRegistry()
+        subagent_config = subagent_model_config(self.config)
+        if subagent_model is None and subagent_config is not None:
+            subagent_model = build_model(subagent_config)
         parts = SessionParts(
             model=model,
             compaction_model=compaction_model,
@@ -142,6 +158,8 @@ class Harness:
             hooks=hooks,
             user_channel=user_channel,
             profile_text=profile_text,
+            subagent_model=subagent_model,
+            subagent_model_config=subagent_config,
         )
         session = Session(
             self.config,
@@ -297,11 +315,63 @@ class Harness:
         should_cancel: Callable[[], bool] | None,
         prologue: Any = None,
     ) -> TaskStream:
-        self.session.begin_task(state)
         lane = Lane(self.session, state, poll_replan=poll_replan)
         if should_cancel is not None:
             lane.should_cancel = should_cancel
+        self.session.begin_task(lane)
         return TaskStream(TaskLoop(lane, prologue=prologue))
+
+    def delegate(
+        self,
+        goal: str,
+        *,
+        tools: Sequence[str] = (),
+        max_turns: int | None = None,
+        max_tokens: int | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+        should_cancel: Callable[[], bool] | None = None,
+        poll_replan: Callable[[], str | None] | None = None,
+        on_event: Callable[[EventBase], None] | None = None,
+    ) -> Handoff:
+        """Run a sub-agent directly from a control script and return its handoff.
+
+        The same child lane the ``delegate`` tool runs (narrowed ``tools`` by name or
+        pattern, the ``subagents`` budgets as caps, the answer validated against
+        ``output_schema`` or the default handoff schema, one repair round), but with no
+        parent task: it takes the session's task slot and reads the session's Resident
+        context as a task would. Its events are recorded under its lane id (and passed to
+        ``on_event``). Any failure in the child is a handoff with a status; bad arguments
+        (a pattern that matches no tool, an invalid schema) raise ``ValueError``.
+        """
+        args = DelegateArgs(
+            goal=goal,
+            tools=list(tools),
+            max_turns=max_turns,
+            max_tokens=max_tokens,
+            output_schema=dict(output_schema) if output_schema is not None else None,
+        )
+        session = self.session
+        try:
+            contract: Contract = contract_of(session, args)
+            child = build_child(
+                session,
+                contract,
+                parent=None,
+                link=None,
+                should_cancel=should_cancel or (lambda: False),
+                poll_replan=poll_replan,
+            )
+        except SubagentRefused as exc:
+            if exc.bad_arguments:
+                raise ValueError(str(exc)) from None
+            return refused_handoff(str(exc))
+        session.begin_task(child.lane)
+        try:
+            child.lane.state.add_usage(session.prepare_resident())
+            session.sync_tool_sources()
+            return run_child(child, emit=on_event or (lambda event: None))
+        finally:
+            session.end_task(child.lane.state)
 
     def run(self, instruction: str, **options: Any) -> RunResult:
         """Run a task to its end and return the result (events are recorded, not returned)."""
@@ -468,3 +538,15 @@ def _close_all(closers: list[tuple[str, Callable[[], None]]]) -> list[tuple[str,
         except Exception as exc:
             errors.append((name, exc))
     return errors
+
+
+def subagent_model_config(config: HarnessConfig) -> ModelConfig | None:
+    """The sub-agents' own model section (``subagents.model``; a spec string keeps the
+    main model's settings it does not name), or None when they use the main model."""
+    chosen = config.subagents.model
+    if chosen is None or isinstance(chosen, ModelConfig):
+        return chosen
+    try:
+        return parse_model_spec(chosen, config.model)
+    except ConfigError as exc:
+        raise ConfigError(f"subagents.model: {exc}", key="subagents.model", value=chosen) from None

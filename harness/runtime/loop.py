@@ -87,9 +87,7 @@ class TaskLoop:
             if isinstance(decision, TaskEnding):
                 ending = decision
             elif not decision.tool_calls:
-                ending = TaskEnding(
-                    "completed", "the model answered without a tool call", report=decision.text
-                )
+                ending = yield from lane.conclude(lane, decision)
             else:
                 ending = yield from execute(lane, decision)
                 if ending is None:
@@ -112,7 +110,7 @@ class TaskLoop:
             turns=state.turn,
             usage=state.usage,
         )
-        session.end_task_resident()
+        session.end_task_resident(lane.context)
         session.store.end_task(
             state.task_id,
             status=ending.status,
@@ -164,6 +162,10 @@ def limit_reached(lane: Lane) -> TaskEnding | None:
         return TaskEnding(
             "failure_budget",
             f"{state.consecutive_failures} consecutive failed tool turns (failure_budget={budget})",
+        )
+    if state.max_tokens is not None and state.tokens_spent >= state.max_tokens:
+        return TaskEnding(
+            "max_tokens", f"spent {state.tokens_spent} tokens (max_tokens={state.max_tokens})"
         )
     return None
 

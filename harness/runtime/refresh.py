@@ -41,7 +41,7 @@ def refresh(lane: Lane) -> Steps[TaskEnding | None]:
 
 def offer_tools(lane: Lane) -> Steps[TaskEnding | None]:
     """Put the visible tools into Resident context and announce them."""
-    refusal = lane.session.offer_tools(lane.tools)
+    refusal = lane.session.offer_tools(lane.tools, context=lane.context)
     context = lane.context
     tools = lane.tools.visible()
     yield lane.emit(
@@ -108,10 +108,10 @@ def compact(lane: Lane, *, force: bool, reason: str) -> Steps[TaskEnding | None]
     """Run the compactor; its summarizer's calls are part of the task's usage."""
     ending: TaskEnding | None = None
     try:
-        for event in lane.session.compactor.compact(lane.context, force=force, reason=reason):
+        for event in lane.compactor.compact(lane.context, force=force, reason=reason):
             lane.state.add_usage(event.usage)
             yield lane.emit(event)
     except ContextBudgetError as exc:
         ending = TaskEnding("failed", f"context budget: {exc}")
-    lane.session.sync_item_states()
+    lane.sync_item_states()
     return ending

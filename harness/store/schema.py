@@ -130,6 +130,24 @@ UPDATE tasks SET
 token and cost totals as columns (``harness runs`` sums them without parsing JSON)."""
 
 
+_V3 = """
+ALTER TABLE tasks ADD COLUMN lane TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN parent_task_id TEXT;
+ALTER TABLE tasks ADD COLUMN parent_call_id TEXT;
+ALTER TABLE tasks ADD COLUMN parent_turn INTEGER;
+CREATE INDEX tasks_by_parent ON tasks(parent_task_id) WHERE parent_task_id IS NOT NULL;
+ALTER TABLE items ADD COLUMN lane TEXT NOT NULL DEFAULT '';
+CREATE INDEX items_by_lane ON items(session_id, lane, pos);
+ALTER TABLE layouts ADD COLUMN lane TEXT NOT NULL DEFAULT '';
+CREATE INDEX layouts_by_lane ON layouts(session_id, lane, pos);
+"""
+"""Version 3: sub-agent lanes. A lane is a task whose ``lane`` is its own id, linked to the
+parent's turn (``parent_task_id``, ``parent_call_id``, ``parent_turn``; NULL for a lane a
+control script started directly); its items and layouts carry the lane id, so each lane's
+Accumulated history is rebuilt apart from the main lane's (``lane = ''``, every row an older
+store has)."""
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     def apply(conn: sqlite3.Connection) -> None:
         for statement in sql.split(";\n"):
@@ -142,6 +160,7 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _script(_V1),
     2: _script(_V2),
+    3: _script(_V3),
 }
 """Version -> the step that upgrades a store from the version below it."""
 
