@@ -16,7 +16,7 @@ from typing import Any
 from harness.assembly.embodiment import build_embodiment_parts
 from harness.assembly.imports import import_object, import_tool
 from harness.assembly.memory import build_memory
-from harness.config import HarnessConfig
+from harness.config import HarnessConfig, ModelConfig
 from harness.errors import ConfigError
 from harness.mcp import MCPManager
 from harness.providers import build_model
@@ -83,7 +83,13 @@ def build_parts(
 def build_redactor(config: HarnessConfig) -> Redactor:
     """Built-in secret shapes, ``run.secret_patterns``, and the values of every API-key
     environment variable the config names."""
-    models = [config.model, config.compaction_model, config.evaluation.model]
+    subagents = config.subagents.model
+    models = [
+        config.model,
+        config.compaction_model,
+        config.evaluation.model,
+        subagents if isinstance(subagents, ModelConfig) else None,
+    ]
     env_vars = [m.api_key_env for m in models if m is not None and m.api_key_env]
     for index, pattern in enumerate(config.run.secret_patterns):
         try:
