@@ -22,7 +22,6 @@ from harness.events import (
     EventBase,
     HandoffEvent,
     LaneStartedEvent,
-    ModelResponseEvent,
     ProgressEvent,
     SafetyCheckEvent,
     ToolResultEvent,
@@ -318,7 +317,7 @@ def test_allowed_physical_calls_pass_the_same_envelope() -> None:
         [call("move_to", x=0.9, y=0.0, z=0.2), call("move_to", x=0.1, y=0.1, z=0.2), answer()]
     )
     parent = ScriptedModel([delegate(tools=["move_to"]), reply("done")])
-    h, driver, safety = _robot_harness(child, parent, physical=True)
+    h, driver, _ = _robot_harness(child, parent, physical=True)
     with h:
         events = run(h)
     checks = [e for e in events if isinstance(e, SafetyCheckEvent)]
