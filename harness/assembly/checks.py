@@ -190,6 +190,16 @@ def check_embodiment(harness: Deployment) -> Iterator[CheckResult]:
         yield CheckResult.ok("driver", type(harness.driver).__name__)
     elif config.driver is not None:
         yield CheckResult.warn("driver", f"driver {config.driver.name!r} is configured but absent")
+    check = getattr(harness, "task_check", None)
+    if check is not None:
+        who = getattr(check, "name", type(check).__name__)
+        yield CheckResult.ok("task check", f"{check.kind} ({who}): done.outcome is checked")
+    else:
+        yield CheckResult.warn(
+            "task check",
+            "none (evaluation.task_check): a completed task's outcome stays unverified and "
+            "exit code 0 rests on the model's report",
+        )
 
 
 def check_skills_and_memory(harness: Deployment) -> Iterator[CheckResult]:
