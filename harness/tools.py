@@ -67,6 +67,9 @@ ErrorKind = Literal[
     "no_image",
     "action_failed",
     "server_unavailable",
+    "server_crashed",
+    "not_sent",
+    "invalid_output",
     "tool_error",
     "invalid_result",
 ]
@@ -107,6 +110,9 @@ class ToolOutput:
     ``text`` is what the model reads; ``data`` is structured content (also shown to the
     model as JSON when ``text`` is empty); ``images`` are shown to the next model call only.
     ``applied`` records what a physical tool actually did (after clamping or partial moves).
+    ``executed`` is False when the call never reached whatever runs it (an MCP server that
+    is down or was being restarted): the loop records the result as not executed, so
+    nobody reads it as an action that happened.
     """
 
     text: str = ""
@@ -115,6 +121,7 @@ class ToolOutput:
     is_error: bool = False
     error_kind: str | None = None
     applied: dict[str, Any] | None = None
+    executed: bool = True
 
     def render(self) -> str:
         if self.text:
@@ -145,6 +152,7 @@ class ToolContext:
         cancel_event: threading.Event | None = None,
         on_progress: Callable[[str], None] | None = None,
         on_event: Callable[[Any], None] | None = None,
+        send_gate: Callable[[], bool] | None = None,
     ) -> None:
         self.call_id = call_id
         self.task_id = task_id
@@ -152,6 +160,7 @@ class ToolContext:
         self._cancel = cancel_event or threading.Event()
         self._on_progress = on_progress
         self._on_event = on_event
+        self._send_gate = send_gate
 
     @property
     def cancelled(self) -> bool:
@@ -200,9 +209,23 @@ class ToolContext:
         if self._on_event is not None:
             self._on_event(event)
 
+    def mark_sent(self) -> bool:
+        """Say that the request is about to leave (for a tool with ``setup_timeout_s``).
+
+        The call's own ``timeout_s`` starts now. False means the time allowed for getting
+        ready has already run out: the request must not be sent (it is reported as not
+        executed).
+        """
+        return self._send_gate() if self._send_gate is not None else not self.cancelled
+
 
 class Tool:
     """A tool the model may call (or, when ``hidden``, that only the harness calls).
+
+    ``setup_timeout_s`` (None unless a subclass sets it) is for tools that must get ready
+    before they can send their request (an MCP server probed or restarted first): the
+    call's ``timeout_s`` then starts only when the handler calls ``ctx.mark_sent()``, and a
+    call still not sent after ``setup_timeout_s`` is reported as not executed.
 
     Args:
         name: Unique name the model uses.
@@ -251,6 +274,7 @@ class Tool:
         self.hidden = hidden
         self.safety = dict(safety or {})
         self.source = source
+        self.setup_timeout_s: float | None = None
         self._wants_ctx = _accepts_ctx(handler)
         self._validator: jsonschema.protocols.Validator | None = None
 
