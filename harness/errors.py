@@ -7,6 +7,8 @@ harness) and for the named terminal reasons a task ends with.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "AuthenticationError",
     "BadRequestError",
@@ -160,15 +162,11 @@ class ContextOverflowError(ModelError):
         self,
         message: str,
         *,
-        status_code: int | None = None,
-        retry_after_s: float | None = None,
-        provider: str | None = None,
         limit_tokens: int | None = None,
         requested_tokens: int | None = None,
+        **common: Any,
     ) -> None:
-        super().__init__(
-            message, status_code=status_code, retry_after_s=retry_after_s, provider=provider
-        )
+        super().__init__(message, **common)
         self.limit_tokens = limit_tokens
         self.requested_tokens = requested_tokens
 

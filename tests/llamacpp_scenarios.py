@@ -17,13 +17,11 @@ changes any of these, ``check_facts`` fails on the live run and says which.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import json
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -45,6 +43,7 @@ from harness.messages import (
 from harness.providers.base import Final
 from harness.providers.openai import OpenAIChatModel
 from harness.providers.vision import probe_images
+from tests.example_loader import load_example
 from tests.transcripts import Exchange
 
 __all__ = [
@@ -179,12 +178,26 @@ def check_tool_session(result: ToolSession, bodies: list[dict[str, Any]]) -> Non
 
 
 @dataclass
-class Overflow:
-    error: ContextOverflowError | None
-    other: str = ""
+class Raised:
+    """What a call that must fail raised: the expected error, or what happened instead."""
+
+    error: ModelError | None
+    instead: str = ""
 
 
-def overflow(base_url: str) -> Overflow:
+def _raised(model: OpenAIChatModel, request: ModelRequest, expected: type[ModelError]) -> Raised:
+    try:
+        list(model.stream(request))
+    except expected as exc:
+        return Raised(exc)
+    except ModelError as exc:
+        return Raised(None, f"{type(exc).__name__}: {exc}")
+    finally:
+        model.close()
+    return Raised(None, "the call succeeded")
+
+
+def overflow(base_url: str) -> Raised:
     """A prompt over the server's window, while the config claims a larger one."""
     model = OpenAIChatModel(model_config(base_url, context_window=32_768))
     request = ModelRequest(
@@ -192,20 +205,12 @@ def overflow(base_url: str) -> Overflow:
         items=[InstructionItem(text="Read this log. " + "joint temps nominal; " * 2500)],
         max_output_tokens=20,
     )
-    try:
-        list(model.stream(request))
-    except ContextOverflowError as exc:
-        return Overflow(exc)
-    except ModelError as exc:
-        return Overflow(None, f"{type(exc).__name__}: {exc}")
-    finally:
-        model.close()
-    return Overflow(None, "no error")
+    return _raised(model, request, ContextOverflowError)
 
 
-def check_overflow(result: Overflow, bodies: list[dict[str, Any]]) -> None:
+def check_overflow(result: Raised, bodies: list[dict[str, Any]]) -> None:
     # item 3: the streamed overflow (an empty stream) is recognised, by asking unstreamed
-    assert result.error is not None, result.other
+    assert isinstance(result.error, ContextOverflowError), result.instead
     assert [b.get("stream", False) for b in bodies] == [True, False]
     # item 4: the server's stated window travels on the error
     assert result.error.limit_tokens == N_CTX
@@ -215,34 +220,19 @@ def check_overflow(result: Overflow, bodies: list[dict[str, Any]]) -> None:
 # =========================================================================== empty answer
 
 
-@dataclass
-class EmptyAnswer:
-    error: EmptyResponseError | None
-    other: str = ""
-
-
-def empty_answer(base_url: str) -> EmptyAnswer:
+def empty_answer(base_url: str) -> Raised:
     """A well-formed empty answer (``stop`` cuts the model's first word)."""
+    stop = ["Instruction", "say", "Say"]
     model = OpenAIChatModel(
-        model_config(
-            base_url, max_retries=3, options={"extra_body": {"stop": ["Instruction", "say", "Say"]}}
-        )
+        model_config(base_url, max_retries=3, options={"extra_body": {"stop": stop}})
     )
     request = ModelRequest(system=SYSTEM, items=[InstructionItem(text="Say hello.")])
-    try:
-        list(model.stream(request))
-    except EmptyResponseError as exc:
-        return EmptyAnswer(exc)
-    except ModelError as exc:
-        return EmptyAnswer(None, f"{type(exc).__name__}: {exc}")
-    finally:
-        model.close()
-    return EmptyAnswer(None, "the empty answer was accepted")
+    return _raised(model, request, EmptyResponseError)
 
 
-def check_empty_answer(result: EmptyAnswer, bodies: list[dict[str, Any]]) -> None:
+def check_empty_answer(result: Raised, bodies: list[dict[str, Any]]) -> None:
     # item 3: an empty final answer is an error, retried once (not max_retries=3 times)
-    assert result.error is not None, result.other
+    assert isinstance(result.error, EmptyResponseError), result.instead
     assert len(bodies) == 2 and all(b.get("stream") for b in bodies)
 
 
@@ -299,9 +289,6 @@ def check_vision(result: Vision, bodies: list[dict[str, Any]]) -> None:
 # =========================================================================== the example
 
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "real_provider.py"
-
-
 @dataclass
 class ExampleRun:
     code: int
@@ -309,17 +296,9 @@ class ExampleRun:
     err: str
 
 
-def _example_module() -> Any:
-    spec = importlib.util.spec_from_file_location("real_provider_example", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def run_example(argv: list[str]) -> ExampleRun:
     """``examples/real_provider.py`` with ``argv``, its output captured."""
-    module = _example_module()
+    module = load_example()
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = module.main(argv)
@@ -384,7 +363,7 @@ def task(base_url: str) -> Task:
     the 270M model follows it; the built-in one is too long for it)."""
     from harness import Harness, HarnessConfig
 
-    module = _example_module()
+    module = load_example()
     config = HarnessConfig.model_validate(
         {
             "embodiment": None,

@@ -2,23 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-from types import ModuleType
-
 import pytest
 
+from tests.example_loader import load_example
 from tests.wire_server import WireServer, openai_stream
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "real_provider.py"
-
-
-def load_example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("real_provider_example", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_without_a_key_it_says_what_to_set(

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,12 +21,6 @@ from harness.tokens import TokenEstimator
 from tests.llamacpp_scenarios import SCENARIOS, check_facts
 from tests.transcripts import Transcript
 from tests.wire_server import WireServer, strip_images
-
-
-@pytest.fixture
-def server() -> Iterator[WireServer]:
-    with WireServer() as wire:
-        yield wire
 
 
 def shape(body: dict[str, Any]) -> tuple[Any, ...]:

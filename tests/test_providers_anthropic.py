@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,7 +16,6 @@ from harness.errors import (
     ConfigError,
     ContextOverflowError,
     EmptyResponseError,
-    IncompleteResponseError,
     RateLimitError,
 )
 from harness.messages import (
@@ -34,8 +32,14 @@ from harness.messages import (
     ToolSpec,
 )
 from harness.providers.anthropic import MAX_CACHE_BREAKPOINTS, AnthropicModel
-from harness.providers.base import Delta, Final, RetryNotice
-from tests.dialects import ANTHROPIC, ANTHROPIC_KEY_ENV, ANTHROPIC_TEST_KEY, drain
+from harness.providers.base import Delta, RetryNotice
+from tests.dialects import (
+    ANTHROPIC,
+    ANTHROPIC_KEY_ENV,
+    ANTHROPIC_TEST_KEY,
+    drain,
+    drain_incomplete,
+)
 from tests.wire_server import (
     Reply,
     WireServer,
@@ -73,12 +77,6 @@ CACHED = {"type": "ephemeral"}
 @pytest.fixture(autouse=True)
 def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ANTHROPIC_KEY_ENV, ANTHROPIC_TEST_KEY)
-
-
-@pytest.fixture
-def server() -> Iterator[WireServer]:
-    with WireServer() as wire:
-        yield wire
 
 
 def model(server: WireServer, **overrides: Any) -> AnthropicModel:
@@ -571,25 +569,8 @@ def test_an_incomplete_answer_is_an_error_never_a_final(
 ) -> None:
     server.responder = lambda recorded: cut()
     stream = model(server, max_retries=2, stream=label != "empty 200 body").stream(request())
-    notices = []
-    with pytest.raises(IncompleteResponseError) as caught:
-        for chunk in stream:
-            assert not isinstance(chunk, Final), label
-            notices.append(chunk)
-    assert caught.value.kind == "incomplete_response"
-    retries = [c for c in notices if isinstance(c, RetryNotice)]
-    assert [r.error_kind for r in retries] == ["incomplete_response"] * 2
+    drain_incomplete(stream, retries=2)
     assert len(server.requests) == 3
-
-
-def test_an_incomplete_answer_is_retried_like_a_dropped_connection(server: WireServer) -> None:
-    server.reply(cut_stream(_tool_stream(), keep=4), _tool_stream())
-    chunks, response = drain(model(server).stream(request()))
-    notice = next(c for c in chunks if isinstance(c, RetryNotice))
-    assert notice.error_kind == "incomplete_response" and "discarded" in notice.message
-    assert response.tool_calls == [
-        ToolCall(id="toolu_1", name="pick", arguments={"ref": "red_cube_1"})
-    ]
 
 
 def test_an_empty_final_answer_is_retried_once_then_fails(server: WireServer) -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,7 +24,7 @@ from harness.errors import ModelCancelledError, TransientModelError
 from harness.messages import InstructionItem, ModelRequest, RefreshedBlock, SystemBlock
 from harness.providers import build_model, complete
 from harness.providers.base import Chunk, Final, RetryNotice
-from tests.dialects import ANTHROPIC, DIALECTS, OPENAI, Dialect
+from tests.dialects import ANTHROPIC, OPENAI, Dialect
 from tests.wire_server import Reply, WireServer, anthropic_stream, openai_stream, text_block
 
 BOUND_S = 2.0
@@ -33,19 +32,6 @@ BOUND_S = 2.0
 CANCEL_AFTER_S = 0.4
 """The cancel is set this long after the call starts (mid-wait, mid-trickle)."""
 KEEP_ALIVE = b": keep-alive\n\n"
-
-
-@pytest.fixture(params=DIALECTS, ids=lambda d: d.name)
-def dialect(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Dialect:
-    chosen: Dialect = request.param
-    chosen.prepare(monkeypatch)
-    return chosen
-
-
-@pytest.fixture
-def server() -> Iterator[WireServer]:
-    with WireServer() as wire:
-        yield wire
 
 
 def request() -> ModelRequest:

@@ -17,18 +17,16 @@ plus random positions from hypothesis; ``HARNESS_EXHAUSTIVE_CUTS=1`` tries every
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.errors import IncompleteResponseError
 from harness.messages import InstructionItem, ModelRequest, ModelResponse, SystemBlock, ToolSpec
 from harness.providers import build_model
-from harness.providers.base import Final
-from tests.dialects import DIALECTS, OPENAI, Dialect
+from harness.providers.base import Final, RetryNotice
+from tests.dialects import OPENAI, Dialect
 from tests.wire_server import (
     Reply,
     WireServer,
@@ -76,19 +74,6 @@ def full_stream(dialect: Dialect) -> tuple[bytes, int, int]:
     start = body.rfind(b"\n\n", 0, at) + 2
     end = body.index(b"\n\n", at) + 2
     return body, start, end
-
-
-@pytest.fixture(params=DIALECTS, ids=lambda d: d.name)
-def dialect(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Dialect:
-    chosen: Dialect = request.param
-    chosen.prepare(monkeypatch)
-    return chosen
-
-
-@pytest.fixture
-def server() -> Iterator[WireServer]:
-    with WireServer() as wire:
-        yield wire
 
 
 def try_cut(server: WireServer, model: object, body: bytes, cut: int, tally: Tally) -> None:
@@ -162,3 +147,20 @@ def test_random_cut_positions(dialect: Dialect, server: WireServer) -> None:
         f"{tally.incomplete} incomplete, {len(tally.failures)} failures"
     )
     assert not tally.failures, tally.failures[:5]
+
+
+def test_a_cut_answer_is_retried_and_only_the_whole_one_is_used(
+    dialect: Dialect, server: WireServer
+) -> None:
+    body, start, _ = full_stream(dialect)
+    server.reply(
+        Reply(raw=body[: start // 2], headers={"Content-Type": "text/event-stream"}),
+        Reply(raw=body, headers={"Content-Type": "text/event-stream"}),
+    )
+    chunks = list(build_model(dialect.config(server)).stream(REQUEST))
+    notices = [c for c in chunks if isinstance(c, RetryNotice)]
+    assert [n.error_kind for n in notices] == ["incomplete_response"]
+    assert "discarded" in notices[0].message  # the deltas streamed so far do not count
+    final = chunks[-1]
+    assert isinstance(final, Final)
+    assert [(c.name, c.arguments) for c in final.response.tool_calls] == [("pick", ARGUMENTS)]

@@ -21,7 +21,7 @@ from harness.config import PriceConfig
 from harness.events import CompactionEvent, DoneEvent, EventBase
 from harness.store import MemoryRunStore
 from tests.conftest import BoxSafety, FakeDriver, move_to_tool
-from tests.dialects import DIALECTS, OPENAI, Dialect
+from tests.dialects import OPENAI, Dialect
 from tests.wire_server import Recorded, Reply, WireServer, cut_stream, empty_body
 
 
@@ -33,19 +33,6 @@ def echo(text: str) -> str:
         text: What to echo.
     """
     return f"echo: {text}"
-
-
-@pytest.fixture(params=DIALECTS, ids=lambda d: d.name)
-def dialect(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Dialect:
-    chosen: Dialect = request.param
-    chosen.prepare(monkeypatch)
-    return chosen
-
-
-@pytest.fixture
-def server() -> Iterator[WireServer]:
-    with WireServer() as wire:
-        yield wire
 
 
 class RecordingCompactor:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -36,7 +35,7 @@ from harness.messages import (
 )
 from harness.providers.base import Chunk, Delta, Final, RetryNotice
 from harness.providers.openai import OpenAIChatModel
-from tests.dialects import OPENAI, drain
+from tests.dialects import OPENAI, drain, drain_incomplete
 from tests.wire_server import (
     Reply,
     WireServer,
@@ -61,12 +60,6 @@ PICK = ToolSpec(
     },
 )
 IMAGE = ImagePart(data=b"\xff\xd8\xff" + bytes(range(200)), width=64, height=48, label="front")
-
-
-@pytest.fixture
-def server() -> Iterator[WireServer]:
-    with WireServer() as wire:
-        yield wire
 
 
 def model(server: WireServer, **overrides: Any) -> OpenAIChatModel:
@@ -637,29 +630,13 @@ def test_an_incomplete_answer_is_an_error_never_a_final(
     server: WireServer, label: str, cut: Any
 ) -> None:
     server.responder = lambda recorded: cut()
-    notices: list[Chunk] = []
-    with pytest.raises(IncompleteResponseError, match=r"incomplete response|malformed") as caught:
-        for chunk in model(server, max_retries=2).stream(request()):
-            assert not isinstance(chunk, Final), label
-            notices.append(chunk)
-    assert caught.value.kind == "incomplete_response"
-    retries = [c for c in notices if isinstance(c, RetryNotice)]
-    assert [r.error_kind for r in retries] == ["incomplete_response"] * 2
-    assert "gave up after 2 retries" in str(caught.value)
+    error = drain_incomplete(model(server, max_retries=2).stream(request()), retries=2)
+    assert "gave up after 2 retries" in str(error)
+    assert "incomplete response" in str(error) or "malformed" in str(error), label
 
 
 def _length_cut_call() -> Reply:
     return openai_stream(tool_calls=[("c", "pick", '{"ref": "red_cu')], finish_reason="length")
-
-
-def test_an_incomplete_answer_is_retried_like_a_dropped_connection(server: WireServer) -> None:
-    server.reply(cut_stream(_tool_stream(), keep=4), _tool_stream())
-    chunks, response = drain(model(server).stream(request()))
-    notice = next(c for c in chunks if isinstance(c, RetryNotice))
-    assert notice.error_kind == "incomplete_response" and "discarded" in notice.message
-    assert response.tool_calls == [
-        ToolCall(id="call_1", name="pick", arguments={"ref": "red_cube_1"})
-    ]
 
 
 def test_a_body_broken_off_by_the_transport_is_incomplete(server: WireServer) -> None:

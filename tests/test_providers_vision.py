@@ -10,7 +10,7 @@ no usage. Then the adapter is run against such servers on the wire.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -160,12 +160,6 @@ def test_model_vision_config(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- on the wire
-
-
-@pytest.fixture
-def server() -> Iterator[WireServer]:
-    with WireServer() as wire:
-        yield wire
 
 
 def request() -> ModelRequest:
