@@ -151,9 +151,10 @@ class ContextOverflowError(ModelError):
     """The provider rejected the request as larger than the model's context window.
 
     ``limit_tokens`` is the window the server says it has ("maximum context length is
-    5632 tokens"), ``requested_tokens`` what it counted for this request; each is None when
-    the server did not say. A configured window larger than ``limit_tokens`` is wrong for
-    this server, and the rest of the session should budget with the stated limit.
+    5632 tokens"), ``prompt_tokens`` the size it counted for the prompt (without the output
+    it was asked for); each is None when the server did not say. A configured window larger
+    than ``limit_tokens`` is wrong for this server, and the rest of the session should
+    budget with the stated limit.
     """
 
     kind = "context_overflow"
@@ -163,12 +164,12 @@ class ContextOverflowError(ModelError):
         message: str,
         *,
         limit_tokens: int | None = None,
-        requested_tokens: int | None = None,
+        prompt_tokens: int | None = None,
         **common: Any,
     ) -> None:
         super().__init__(message, **common)
         self.limit_tokens = limit_tokens
-        self.requested_tokens = requested_tokens
+        self.prompt_tokens = prompt_tokens
 
 
 class BadRequestError(ModelError):

@@ -214,7 +214,7 @@ def check_overflow(result: Raised, bodies: list[dict[str, Any]]) -> None:
     assert [b.get("stream", False) for b in bodies] == [True, False]
     # item 4: the server's stated window travels on the error
     assert result.error.limit_tokens == N_CTX
-    assert result.error.requested_tokens is not None and result.error.requested_tokens > N_CTX
+    assert result.error.prompt_tokens is not None and result.error.prompt_tokens > N_CTX
 
 
 # =========================================================================== empty answer

@@ -758,5 +758,5 @@ def test_overflow_states_the_servers_limit(server: WireServer) -> None:
     for _ in range(3):
         with pytest.raises(ContextOverflowError) as caught:
             list(model(server).stream(request()))
-        sizes.append((caught.value.limit_tokens, caught.value.requested_tokens))
-    assert sizes == [(5632, 6100), (8192, 9001), (None, None)]
+        sizes.append((caught.value.limit_tokens, caught.value.prompt_tokens))
+    assert sizes == [(5632, 6080), (8192, 9001), (None, None)]

@@ -59,6 +59,7 @@ OVERFLOW_PHRASES = (
     "input is too long",
     "request too large",
     "request_too_large",
+    "`max_new_tokens` must be <=",  # TGI: `inputs` tokens + `max_new_tokens` must be <= 4096
 )
 LIMIT_PATTERNS = tuple(
     re.compile(pattern, re.IGNORECASE)
@@ -69,15 +70,17 @@ LIMIT_PATTERNS = tuple(
         r"must be <= (\d+)",  # TGI: inputs tokens + max_new_tokens must be <= 4096
     )
 )
-REQUESTED_PATTERNS = tuple(
+PROMPT_PATTERNS = tuple(
     re.compile(pattern, re.IGNORECASE)
     for pattern in (
-        r"you requested (\d+) tokens",  # OpenAI, vLLM, llama-cpp-python
+        r"\((\d+) in the messages",  # OpenAI, vLLM, llama-cpp-python: (9024 in the messages,
         r"resulted in (\d+) tokens",  # OpenAI: your messages resulted in 130512 tokens
         r"prompt is too long: (\d+) tokens",  # Anthropic
         r"requested tokens \((\d+)\)",  # llama-cpp-python: Requested tokens (9000) exceed
+        r"given: (\d+) `inputs` tokens",  # TGI
     )
 )
+"""Where a message states the prompt's size (never a total that includes the output)."""
 AUTH_TYPES = frozenset({"authentication_error", "permission_error", "invalid_api_key"})
 RATE_LIMIT_TYPES = frozenset({"rate_limit_error", "rate_limit_exceeded"})
 TRANSIENT_TYPES = frozenset({"overloaded_error", "api_error", "server_error", "timeout_error"})
@@ -98,8 +101,8 @@ class Failure:
     headers: Mapping[str, str] | None = None
     limit_tokens: int | None = None
     """The window the server reported in a structured field (llama.cpp's ``n_ctx``)."""
-    requested_tokens: int | None = None
-    """What it counted for the request, from a structured field (``n_prompt_tokens``)."""
+    prompt_tokens: int | None = None
+    """The prompt size it counted, from a structured field (``n_prompt_tokens``)."""
 
 
 def looks_like_overflow(text: str) -> bool:
@@ -108,9 +111,9 @@ def looks_like_overflow(text: str) -> bool:
 
 
 def overflow_sizes(text: str) -> tuple[int | None, int | None]:
-    """(the window the message states, the tokens it says were requested); None for each
-    one the message does not state."""
-    return _first_number(LIMIT_PATTERNS, text), _first_number(REQUESTED_PATTERNS, text)
+    """(the window the message states, the prompt size it states); None for each one the
+    message does not state."""
+    return _first_number(LIMIT_PATTERNS, text), _first_number(PROMPT_PATTERNS, text)
 
 
 def _first_number(patterns: tuple[re.Pattern[str], ...], text: str) -> int | None:
@@ -168,11 +171,11 @@ def classify_failure(failure: Failure) -> ModelError:
         # numbers in its message are a rate limit, not the window: none is reported.
         return ContextOverflowError(message, **common)
     if overflow and not auth and not rate_limited:
-        limit, requested = overflow_sizes(failure.message)
+        limit, prompt = overflow_sizes(failure.message)
         return ContextOverflowError(
             message,
             limit_tokens=failure.limit_tokens or limit,
-            requested_tokens=failure.requested_tokens or requested,
+            prompt_tokens=failure.prompt_tokens or prompt,
             **common,
         )
     if auth:

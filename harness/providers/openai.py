@@ -324,7 +324,7 @@ class OpenAIChatModel(RemoteModel):
                 code=code,
                 headers=headers,
                 limit_tokens=_int_or_none(body, "n_ctx"),
-                requested_tokens=_int_or_none(body, "n_prompt_tokens"),
+                prompt_tokens=_int_or_none(body, "n_prompt_tokens"),
             )
         )
         if isinstance(error, AuthenticationError) and self.api_key.value is None:
