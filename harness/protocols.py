@@ -231,6 +231,8 @@ class RunStore(Protocol):
         report: str,
         turns: int,
         usage: Mapping[str, Any],
+        outcome: str = "unverified",
+        evidence: Mapping[str, Any] | None = None,
     ) -> None: ...
 
     def append_event(self, event: EventBase) -> None: ...
@@ -245,6 +247,12 @@ class RunStore(Protocol):
         """The Accumulated layout of one lane after a change other than an append
         (compaction, pruning, reset): with the items appended since, it rebuilds that
         lane's context at any point."""
+        ...
+
+    def put_world_state(
+        self, session_id: str, task_id: str, *, turn: int, state: Mapping[str, Any]
+    ) -> None:
+        """The simulated world's state after a turn, for resume to restore."""
         ...
 
     def put_task_notes(self, session_id: str, task_id: str, notes: Mapping[str, Any]) -> None:

@@ -131,9 +131,10 @@ ITEM_MAX_CHARS = 400
 """Longest string of a handoff as the parent receives it (the archive keeps it whole)."""
 EVIDENCE_FALLBACK = 5
 """Archive addresses cited for a child that cited none: its latest tool results."""
-SUBAGENT_GRACE_S = 20.0
-"""How long a cancelled ``delegate`` call waits for its child to stop and hand back (the
-child gives each of its own tool calls the usual grace first)."""
+SUBAGENT_GRACE_S = 6.0
+"""How long a cancelled ``delegate`` call waits for its child to stop and hand back: the
+child sees the cancel itself and stops under the ordinary rules (a physical call of its
+own gets ``GRACE_S`` to stop the motion), so this is that grace plus a margin."""
 
 
 # ====================================================================== the contract

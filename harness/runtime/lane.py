@@ -27,6 +27,7 @@ from harness.tools import ToolRegistry
 
 if TYPE_CHECKING:
     from harness.context.compactor import Compactor
+    from harness.world.task_check import TaskCheck
 
 __all__ = ["Conclude", "Lane", "Steps"]
 
@@ -86,6 +87,13 @@ class Lane:
             # for it are this lane's too: its own poll returns them first.
             self._operator_poll = self.poll_replan
             self.poll_replan = self._poll
+
+    @property
+    def task_check(self) -> TaskCheck | None:
+        """What judges the goal when the task ends: the session's check for a task; none
+        for a sub-agent, whose goal is a piece of its parent's (its answer is held to its
+        contract's schema instead, and its world changes are in its handoff)."""
+        return None if self.state.lane else self.session.task_check
 
     @property
     def lane_id(self) -> str:

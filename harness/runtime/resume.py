@@ -12,9 +12,12 @@ it, so a new process can rebuild the session as it was at the crash:
 - the skills the task had loaded (reloaded through ``load_skill``, so Resident is the same).
 
 The task then runs the ordinary loop with a prologue (:func:`resume_prologue`) instead of
-the usual start. A tool call the model requested without a recorded result is answered
-first: if its ``tool_call`` event was recorded the tool had started, and nobody knows what
-it did, so the model reads "interrupted, outcome unknown" and must observe before acting.
+the usual start. The world is made to agree with that context: a simulator is put back
+into the state recorded after the last turn (:func:`restore_world`; object poses, gripper,
+held object), a real robot is re-observed, and ``task_resumed`` says which. A tool call
+the model requested without a recorded result is answered first: if its ``tool_call``
+event was recorded the tool had started, and nobody knows what it did, so the model reads
+"interrupted, outcome unknown" and must observe before acting.
 The call is never run again by the harness, because repeating a physical motion whose
 first attempt may have completed is how robots hit things.
 
@@ -31,7 +34,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from harness.config import HarnessConfig, resolve_config
 from harness.context import Context, ItemState, RetiredItem
@@ -206,6 +209,11 @@ class ResumePoint:
     """Pending ``delegate`` call id -> the handoff its ended lane had recorded."""
     never_started: set[str] = field(default_factory=set)
     recovery: RecoveryEvent | None = None
+    world: tuple[str, int, dict[str, Any]] | None = None
+    """The session's last recorded world state: (task id, turn, state)."""
+    inherited_world: tuple[Literal["restored", "re_observed", "none"], int | None] | None = None
+    """A woken lane's: what its parent's resume did with the world (it is not restored
+    twice)."""
 
 
 # ====================================================================== building a harness
@@ -279,6 +287,7 @@ def restore_session(
     point = None
     if interrupted is not None:
         point = _resume_point(session, log, interrupted, previous_pid=previous_pid)
+        point.world = log.world_state(session_id)  # the session's last: a lane's, maybe
         session.last_notes = point.state.notes
     _recover_lanes(session, log, interrupted, point)
     return point
@@ -433,6 +442,12 @@ def resume_prologue(point: ResumePoint) -> Prologue:
     def prologue(lane: Lane) -> Steps[TaskEnding | None]:
         session, state = lane.session, lane.state
         session.store.start_task(session.session_id, state.task_id, state.instruction)
+        if point.inherited_world is not None:
+            (world, world_turn), note = point.inherited_world, None
+        else:
+            world, world_turn, note = restore_world(session, point)
+        for plan in point.wake.values():
+            plan.point.inherited_world = (world, world_turn)
         yield lane.emit(
             TaskResumedEvent(
                 instruction=state.instruction,
@@ -443,11 +458,15 @@ def resume_prologue(point: ResumePoint) -> Prologue:
                     for p in point.pending
                 ],
                 previous_pid=point.previous_pid,
+                world=world,
+                world_turn=world_turn,
             )
         )
+        if note is not None:
+            yield lane.emit(note)
         if point.recovery is not None:
             yield lane.emit(point.recovery)
-        state.add_usage(session.prepare_resident())
+        state.add_usage(session.prepare_resident(lane.should_cancel))
         yield from _reload_skills(lane, point.skills)
         session.sync_tool_sources()
         ending = yield from offer_tools(lane)
@@ -531,6 +550,57 @@ def _waking(parent: Lane, plan: WakePlan) -> Tool:
     tool = Tool(DELEGATE_TOOL, "a sub-agent lane resumed after a crash", wake, source="builtin")
     tool.cancel_grace_s = SUBAGENT_GRACE_S  # type: ignore[attr-defined]
     return tool
+
+
+def restore_world(
+    session: Session, point: ResumePoint
+) -> tuple[Literal["restored", "re_observed", "none"], int | None, NotificationEvent | None]:
+    """Put the world back as it was recorded (a simulator), or say that it will be
+    re-observed (a real robot, or a simulator whose record cannot be used), so the world
+    and the restored context agree."""
+    driver = session.driver
+    if driver is None:
+        return "none", None, None
+    name = type(driver).__name__
+    restore = getattr(driver, "restore", None)
+    if not callable(restore):
+        return (
+            "re_observed",
+            None,
+            NotificationEvent(
+                message=f"resumed on {name}: a real robot's state cannot be restored from the "
+                "record; it is re-observed before the next model call, and an interrupted "
+                "motion's outcome is unknown",
+                level="warning",
+            ),
+        )
+    if point.world is None:
+        problem = "no world state was recorded in this session"
+    else:
+        task_id, turn, world = point.world
+        try:
+            restore(world)
+        except Exception as exc:
+            problem = f"the recorded world state could not be restored ({exc})"
+        else:
+            where = "" if task_id == point.state.task_id else f" of task {task_id}"
+            return (
+                "restored",
+                turn,
+                NotificationEvent(
+                    message=f"the simulated world was restored to its state after turn {turn}"
+                    f"{where} (object poses, gripper, held object)",
+                ),
+            )
+    return (
+        "re_observed",
+        None,
+        NotificationEvent(
+            message=f"{problem}; {name} starts from its initial scene and is re-observed "
+            "before the next model call",
+            level="warning",
+        ),
+    )
 
 
 def _reload_skills(lane: Lane, skills: list[str]) -> Steps[None]:
