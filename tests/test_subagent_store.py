@@ -20,7 +20,7 @@ from harness.providers import ScriptedModel, call, reply
 from harness.store import SQLiteRunStore
 from harness.store.reader import RunLog
 from harness.store.report import render_report
-from harness.store.schema import migrate, schema_version
+from harness.store.schema import SCHEMA_VERSION, migrate, schema_version
 from harness.store.writer import STORE_FILENAME
 from harness.tools import tool
 from tests.test_subagents import FOUND, answer, config, delegate, look
@@ -219,5 +219,5 @@ def test_a_version_2_store_stays_readable(tmp_path: Path) -> None:
         assert log.lanes(task.id) == []
         assert [s.id for s in log.accumulated("sess_v2")] == ["item_1"]
     conn = sqlite3.connect(path)
-    assert schema_version(conn) == 3
+    assert schema_version(conn) == SCHEMA_VERSION == 4
     conn.close()

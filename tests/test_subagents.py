@@ -581,3 +581,31 @@ def test_a_bounded_handoff_keeps_status_and_evidence() -> None:
         data = json.loads(text)
         assert data["status"] == "completed" and data["evidence"] == handoff.evidence
         assert data["full"] == "archive://lane_1/handoff"
+
+
+def test_harness_check_reports_the_sub_agents_model() -> None:
+    from harness.assembly.checks import check_subagents
+
+    known = ScriptedModel([], name="child", context_window=32_000)
+    with Harness(config(), model=ScriptedModel([]), subagent_model=known) as h:
+        [row] = list(check_subagents(h))
+    assert row.status == "ok" and "window 32000" in row.detail
+    unknown = ScriptedModel([], name="mystery-model", context_window=None)
+    with Harness(config(physical=True), model=ScriptedModel([]), subagent_model=unknown) as h:
+        rows = list(check_subagents(h))
+    assert [r.status for r in rows] == ["fail", "warn"]
+    assert "subagents.model.context_window" in rows[0].detail
+    with Harness(config(enabled=False), model=ScriptedModel([])) as h:
+        assert list(check_subagents(h)) == []
+
+
+def test_a_spec_string_names_the_sub_agents_model() -> None:
+    from harness.assembly.build import subagent_model_config
+    from harness.errors import ConfigError
+
+    cfg = config(model="scripted:cheap")
+    chosen = subagent_model_config(cfg)
+    assert chosen is not None and (chosen.provider, chosen.name) == ("scripted", "cheap")
+    assert subagent_model_config(config()) is None
+    with pytest.raises(ConfigError, match=r"subagents\.model"):
+        subagent_model_config(config(model="nosuch:model"))

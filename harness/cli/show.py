@@ -49,6 +49,7 @@ def show(args: argparse.Namespace) -> int:
         last_pos = 0
         last_turn = 0
         finished = False
+        ended = False
         while True:
             lanes = {lane.parent_call_id: lane for lane in log.lanes(task.id)}
             ids = [task.id, *(lane.id for lane in lanes.values())] if args.lanes else [task.id]
@@ -67,10 +68,14 @@ def show(args: argparse.Namespace) -> int:
                     )
             if finished or not args.follow:
                 break
-            if log.task(task.id).status not in ("running",):
+            if ended:
                 console.print(f"[magenta]task is {log.task(task.id).status}[/magenta]")
                 break
-            time.sleep(FOLLOW_POLL_S)
+            # Not running any more: one more read first, for the events it committed
+            # between the read above and this check.
+            ended = log.task(task.id).status not in ("running",)
+            if not ended:
+                time.sleep(FOLLOW_POLL_S)
         task = log.task(task.id)
         if task.status == "interrupted":
             console.print(

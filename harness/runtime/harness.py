@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.assembly import build as assembly
-from harness.config import HarnessConfig, ModelConfig, resolve_config
+from harness.config import HarnessConfig, resolve_config
 from harness.context import Context
 from harness.context.compactor import Compactor, build_compactor
 from harness.context.introspection import context_report
 from harness.context.window import new_context
-from harness.errors import CloseError, ConfigError, RunStoreError
+from harness.errors import CloseError, RunStoreError
 from harness.events import DoneEvent, EventBase
 from harness.messages import ImagePart, new_id
 from harness.protocols import (
@@ -39,7 +39,7 @@ from harness.protocols import (
     ToolSource,
     UserChannel,
 )
-from harness.providers import build_model, parse_model_spec
+from harness.providers import build_model
 from harness.providers.base import Model
 from harness.runtime.builtins import builtin_tools
 from harness.runtime.delegation import (
@@ -145,7 +145,7 @@ class Harness:
             self.config, summarizer=compaction_model, store=store
         )
         registry = ToolRegistry()
-        subagent_config = subagent_model_config(self.config)
+        subagent_config = assembly.subagent_model_config(self.config)
         if subagent_model is None and subagent_config is not None:
             subagent_model = build_model(subagent_config)
         parts = SessionParts(
@@ -374,7 +374,7 @@ class Harness:
             return refused_handoff(str(exc))
         session.begin_task(child.lane)
         try:
-            child.lane.state.add_usage(session.prepare_resident())
+            child.lane.state.add_usage(session.prepare_resident(child.lane.should_cancel))
             session.sync_tool_sources()
             return run_child(child, emit=on_event or (lambda event: None))
         finally:
@@ -434,6 +434,11 @@ class Harness:
     @property
     def compaction_model(self) -> Model:
         return self.session.compaction_model
+
+    @property
+    def subagent_model(self) -> Model | None:
+        """The sub-agents' own model (``subagents.model``); None: they use ``model``."""
+        return self.session.subagent_model
 
     @property
     def context(self) -> Context:
@@ -552,15 +557,3 @@ def _close_all(closers: list[tuple[str, Callable[[], None]]]) -> list[tuple[str,
         except Exception as exc:
             errors.append((name, exc))
     return errors
-
-
-def subagent_model_config(config: HarnessConfig) -> ModelConfig | None:
-    """The sub-agents' own model section (``subagents.model``; a spec string keeps the
-    main model's settings it does not name), or None when they use the main model."""
-    chosen = config.subagents.model
-    if chosen is None or isinstance(chosen, ModelConfig):
-        return chosen
-    try:
-        return parse_model_spec(chosen, config.model)
-    except ConfigError as exc:
-        raise ConfigError(f"subagents.model: {exc}", key="subagents.model", value=chosen) from None
