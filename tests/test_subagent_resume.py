@@ -12,11 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
-import signal
 import sqlite3
-import subprocess
-import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +32,7 @@ from harness.messages import ModelRequest, ModelResponse, NoticeItem, ToolResult
 from harness.providers import ScriptedModel, reply
 from harness.store.reader import RunLog
 from harness.store.writer import STORE_FILENAME
-from tests.fixtures.cli import child_env, scripted_config
+from tests.fixtures.cli import kill_when_running, scripted_config
 from tests.fixtures.parts import MARKER_ENV, AllowAll, FakeSkills
 from tests.test_subagents import FOUND, answer
 
@@ -78,37 +74,9 @@ def crashed_once(tmp_path_factory: pytest.TempPathFactory) -> Crashed:
         tools=["tests.fixtures.parts:slow_wait"],
         subagents={"enabled": True, "model": child_model},
     )
-    child = subprocess.Popen(
-        [sys.executable, "-m", "tests.fixtures.crash_run", str(config), "fetch the blue mug"],
-        cwd=base,
-        env=child_env(markers),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    session, _ = kill_when_running(
+        config, "fetch the blue mug", "slow_wait", markers, cwd=base, timeout_s=HANG_GUARD_S
     )
-    session = ""
-    deadline = time.monotonic() + HANG_GUARD_S
-    try:
-        assert child.stdout is not None
-        for line in child.stdout:
-            if line.startswith("SESSION "):
-                session = line.split()[1]
-                continue
-            event = json.loads(line)
-            if event["type"] == "tool_call" and event["name"] == "slow_wait":
-                while not list(markers.glob("slow_wait-*")):
-                    assert time.monotonic() < deadline, "slow_wait never started"
-                    time.sleep(0.01)
-                break
-            assert time.monotonic() < deadline, "the child never reached slow_wait"
-        else:
-            pytest.fail(f"the harness ended early: {child.stderr.read() if child.stderr else ''}")
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.wait(HANG_GUARD_S)
-        for stream in (child.stdout, child.stderr):
-            if stream:
-                stream.close()
     return Crashed(store, config, session, markers)
 
 

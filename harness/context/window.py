@@ -40,19 +40,21 @@ def resolve_context_window(config: HarnessConfig, model: Model) -> int:
 def new_context(config: HarnessConfig, model: Model) -> Context:
     """An empty context for ``model``, its budget derived from the window (or an error
     naming the key when the reserve leaves no room)."""
-    window = resolve_context_window(config, model)
+    budget = _budget(config, resolve_context_window(config, model), "context window")
+    return Context(TokenEstimator(image_cost=getattr(model, "image_cost", "generic")), budget)
+
+
+def _budget(config: HarnessConfig, window: int, what: str) -> Budget:
+    """The budget over ``window``, or the error naming the reserve when it leaves no room."""
     reserve = config.context.compaction.reserve_tokens
     if reserve >= window:
         raise ConfigError(
             f"context.compaction.reserve_tokens: got {reserve}; expected less than the "
-            f"context window ({window})",
+            f"{what} ({window})",
             key="context.compaction.reserve_tokens",
             value=reserve,
         )
-    return Context(
-        TokenEstimator(image_cost=getattr(model, "image_cost", "generic")),
-        Budget(context_window=window, reserve_tokens=reserve),
-    )
+    return Budget(context_window=int(window), reserve_tokens=reserve)
 
 
 def lane_budget(config: HarnessConfig, model: Model, window: int | None) -> Budget:
@@ -71,12 +73,4 @@ def lane_budget(config: HarnessConfig, model: Model, window: int | None) -> Budg
             key="subagents.model.context_window",
             value=None,
         )
-    reserve = config.context.compaction.reserve_tokens
-    if reserve >= resolved:
-        raise ConfigError(
-            f"context.compaction.reserve_tokens: got {reserve}; expected less than the "
-            f"sub-agents' context window ({resolved})",
-            key="context.compaction.reserve_tokens",
-            value=reserve,
-        )
-    return Budget(context_window=int(resolved), reserve_tokens=reserve)
+    return _budget(config, int(resolved), "sub-agents' context window")

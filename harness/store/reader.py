@@ -233,37 +233,44 @@ class RunLog:
     def tasks(self, *, session_id: str | None = None, limit: int | None = None) -> list[StoredTask]:
         """Top-level tasks (and lanes started directly by a control script), newest first;
         the lanes that worked for a task's turns are :meth:`lanes`."""
-        sql = (
-            "SELECT t.*, s.pid AS pid, s.host AS host FROM tasks t "
-            "JOIN sessions s ON s.id = t.session_id WHERE t.parent_task_id IS NULL"
+        return self._tasks_where(
+            "t.parent_task_id IS NULL",
+            session_id=session_id,
+            order="t.started_at DESC, t.rowid DESC",
+            limit=limit,
         )
-        params: list[Any] = []
-        if session_id is not None:
-            sql += " AND t.session_id = ?"
-            params.append(session_id)
-        sql += " ORDER BY t.started_at DESC, t.rowid DESC"
-        if limit:
-            sql += f" LIMIT {int(limit)}"
-        return [self._task(row) for row in self._rows(sql, params)]
 
     def lanes(
         self, task_id: str | None = None, *, session_id: str | None = None
     ) -> list[StoredTask]:
         """The sub-agent lanes that worked for ``task_id``'s turns (or every lane with a
         parent in ``session_id``), oldest first."""
+        where, params = "t.parent_task_id IS NOT NULL", []
+        if task_id is not None:
+            where, params = "t.parent_task_id = ?", [task_id]
+        return self._tasks_where(
+            where, params, session_id=session_id, order="t.started_at, t.rowid"
+        )
+
+    def _tasks_where(
+        self,
+        where: str,
+        params: Sequence[Any] = (),
+        *,
+        session_id: str | None,
+        order: str,
+        limit: int | None = None,
+    ) -> list[StoredTask]:
         sql = (
             "SELECT t.*, s.pid AS pid, s.host AS host FROM tasks t "
-            "JOIN sessions s ON s.id = t.session_id WHERE t.parent_task_id IS NOT NULL"
+            f"JOIN sessions s ON s.id = t.session_id WHERE {where}"
         )
-        params: list[Any] = []
-        if task_id is not None:
-            sql += " AND t.parent_task_id = ?"
-            params.append(task_id)
+        values = list(params)
         if session_id is not None:
             sql += " AND t.session_id = ?"
-            params.append(session_id)
-        sql += " ORDER BY t.started_at, t.rowid"
-        return [self._task(row) for row in self._rows(sql, params)]
+            values.append(session_id)
+        sql += f" ORDER BY {order}" + (f" LIMIT {int(limit)}" if limit else "")
+        return [self._task(row) for row in self._rows(sql, values)]
 
     def task(self, task_id: str) -> StoredTask:
         rows = self._rows(
