@@ -245,9 +245,4 @@ class TimelineRenderer:
             )
         if e.report:
             self.console.print(f"\n[bold]Report[/bold]\n{escape(e.report)}")
-        u = e.usage
-        cost = f", ${u.cost_usd:.4f}" if u.cost_usd is not None else ""
-        self.console.print(
-            f"[dim]{u.requests} model calls, {u.input_tokens} input (+{u.cache_read_tokens} "
-            f"cached) / {u.output_tokens} output tokens{cost}[/dim]"
-        )
+        self.console.print(f"[dim]{escape(e.usage.describe())}[/dim]")

@@ -124,6 +124,8 @@ def call_model(lane: Lane, request: ModelRequest) -> Steps[ModelResponse | TaskE
                 )
             elif isinstance(chunk, Final):
                 final = chunk.response
+                if not chunk.usage_reported:
+                    final = _usage_unreported(final)
     except Cancelled:
         yield lane.emit(
             ModelDiscardedEvent(
@@ -203,3 +205,11 @@ def model_error_event(exc: ModelError) -> ModelErrorEvent:
     return ModelErrorEvent(
         kind=exc.kind, message=str(exc), status_code=exc.status_code, retryable=exc.retryable
     )
+
+
+def _usage_unreported(response: ModelResponse) -> ModelResponse:
+    """The provider sent no usage: one request whose tokens are unknown (never 0/0)."""
+    usage = response.usage.model_copy(
+        update={"requests": max(1, response.usage.requests), "unreported_requests": 1}
+    )
+    return response.model_copy(update={"usage": usage})

@@ -326,6 +326,11 @@ def _summary(task: StoredTask, config: dict[str, Any]) -> str:
             _e(
                 f"{u.prompt_tokens} in ({u.cache_read_tokens} cached) / {u.output_tokens} out, "
                 f"{u.requests} model calls"
+                + (
+                    f"; usage not reported for {u.unreported_requests} of them"
+                    if u.unreported_requests
+                    else ""
+                )
             ),
         ),
         ("cost", _e(f"${u.cost_usd:.4f}" if u.cost_usd is not None else "not priced")),
@@ -418,10 +423,12 @@ def _event_html(log: RunLog, e: Event) -> str:
             name, arguments = _e(call["name"]), _args(call.get("arguments"))
             parts.append(f"<div>decides <b>{name}</b>({arguments})</div>")
         u = e.usage
-        parts.append(
-            f'<div class="sub">{_e(e.model)}: {u.prompt_tokens} in / {u.output_tokens} out, '
-            f"{e.duration_s:.2f} s</div>"
+        tokens = (
+            f"{u.prompt_tokens} in / {u.output_tokens} out"
+            if u.complete
+            else "usage not reported by the provider"
         )
+        parts.append(f'<div class="sub">{_e(e.model)}: {tokens}, {e.duration_s:.2f} s</div>')
         return _block("model", "model", "".join(parts))
     if kind == "safety_check":
         detail = _e(e.reason or ", ".join(e.violations))
