@@ -24,7 +24,7 @@ from concurrent import futures
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import anyio
 
@@ -36,6 +36,8 @@ from harness.mcp.processes import TOKEN_ENV, OwnedProcesses, find_processes, is_
 from harness.mcp.processes import new_token as _new_token
 from harness.mcp.processes import terminate as _terminate
 from harness.mcp.session import Endpoint, Session, describe, is_connection_error, open_session
+from harness.mcp.stderr_log import RedactedLog
+from harness.redact import Redactor
 from harness.tools import ToolCancelledError, ToolOutput
 
 __all__ = ["MCPServerError", "ServerConnection", "ServerState", "ServerStatus"]
@@ -105,7 +107,7 @@ class _Launch:
     token: str
     ready: futures.Future[tuple[Session, anyio.Event, list[dict[str, Any]]]]
     task: futures.Future[None]
-    errlog: TextIO
+    errlog: RedactedLog
     log_offset: int
     started: float
 
@@ -122,6 +124,7 @@ class ServerConnection:
         owned: OwnedProcesses,
         log_path: Path,
         images: ObservationConfig,
+        redactor: Redactor | None = None,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -129,6 +132,8 @@ class ServerConnection:
         self._loop = loop
         self._owned = owned
         self._log_path = log_path
+        self._log: RedactedLog | None = None
+        self._redactor = redactor
         self._images = images
         self._lock = threading.RLock()
         self._state = ServerState.STARTING
@@ -153,11 +158,11 @@ class ServerConnection:
             endpoint = replace(endpoint, env={**endpoint.env, TOKEN_ENV: token})
         self._starts += 1
         self._log_path.parent.mkdir(parents=True, exist_ok=True)
-        errlog = open(self._log_path, "a", encoding="utf-8")  # noqa: SIM115 - closed in finish
+        errlog = self._log = RedactedLog(self._log_path, self._redactor)  # closed in finish
         errlog.write(f"--- {self.name} start {self._starts} at {time.strftime('%H:%M:%S')}\n")
         errlog.flush()
         ready: futures.Future[Any] = futures.Future()
-        task = self._loop.submit(self._serve, endpoint, errlog, ready)
+        task = self._loop.submit(self._serve, endpoint, cast(TextIO, errlog), ready)
         return _Launch(token, ready, task, errlog, errlog.tell(), time.monotonic())
 
     def finish_launch(self, launch: _Launch) -> None:
@@ -509,6 +514,8 @@ class ServerConnection:
         return self._endpoint.url or ""
 
     def _stderr_tail(self, offset: int, *, last_start_only: bool = False) -> str:
+        if self._log is not None:
+            self._log.sync()  # what the server wrote before it died reaches the file first
         try:
             with open(self._log_path, "rb") as log:
                 size = log.seek(0, 2)

@@ -21,6 +21,7 @@ from harness.events import (
 )
 from harness.messages import AssistantItem, ModelRequest, ModelResponse
 from harness.providers.base import Delta, Final, RetryNotice
+from harness.redact import RedactingStream
 from harness.runtime.lane import Lane, Steps
 from harness.runtime.refresh import compact
 from harness.runtime.task import TaskEnding
@@ -76,15 +77,27 @@ def snapshot_prompt(lane: Lane, request: ModelRequest) -> PromptSnapshotEvent:
 
 
 def call_model(lane: Lane, request: ModelRequest) -> Steps[ModelResponse | TaskEnding]:
-    """Stream one model call; the cancelled ending if the operator stopped it."""
+    """Stream one model call; the cancelled ending if the operator stopped it.
+
+    Deltas are redacted as streams (one per kind and tool call), not one by one: a delta
+    carries only text that can no longer turn out to be part of a secret, so a key split
+    across deltas at any offset never leaves in fragments, and the joined deltas equal the
+    redacted ``model_response``. An answer that ends without a response (an error, a
+    cancel) releases nothing it held back: that tail could be half a key.
+    """
     final: ModelResponse | None = None
     cancelled = lane.should_cancel
     model = lane.session.model
+    streams: dict[tuple[str, str | None], RedactingStream] = {}
     for chunk in model.stream(request, cancelled=cancelled):
         if isinstance(chunk, Delta):
-            yield lane.emit(
-                ModelDeltaEvent(kind=chunk.kind, delta=chunk.text, tool_call_id=chunk.tool_call_id)
-            )
+            key = (chunk.kind, chunk.tool_call_id)
+            stream = streams.get(key)
+            if stream is None:
+                stream = streams[key] = lane.session.redactor.stream()
+            safe = stream.feed(chunk.text)
+            if safe:
+                yield lane.emit(_delta(chunk.kind, safe, chunk.tool_call_id))
         elif isinstance(chunk, RetryNotice):
             yield lane.emit(
                 ModelRetryEvent(
@@ -103,7 +116,15 @@ def call_model(lane: Lane, request: ModelRequest) -> Steps[ModelResponse | TaskE
         return TaskEnding("cancelled", "cancelled by the operator during the model call")
     if final is None:
         raise ModelError(f"model {model.name!r} returned no response")
+    for (kind, call_id), stream in streams.items():
+        rest = stream.finish()
+        if rest:
+            yield lane.emit(_delta(kind, rest, call_id))
     return final
+
+
+def _delta(kind: str, text: str, tool_call_id: str | None) -> ModelDeltaEvent:
+    return ModelDeltaEvent(kind=kind, delta=text, tool_call_id=tool_call_id)  # type: ignore[arg-type]
 
 
 def record_decision(lane: Lane, response: ModelResponse, *, duration_s: float) -> Steps[None]:

@@ -41,6 +41,7 @@ from harness.protocols import (
 )
 from harness.providers import build_model
 from harness.providers.base import Model
+from harness.redact import Redactor
 from harness.runtime.builtins import builtin_tools
 from harness.runtime.lane import Lane
 from harness.runtime.loop import TaskLoop
@@ -86,6 +87,9 @@ class Harness:
         tool_sources: Providers of tools that may change during the session (MCP
             servers); their changes are applied between turns. Pass them in
             ``owned_resources`` too if this Harness should close them.
+        redactor: Replaces secrets in every event (stored and yielded), in what memory
+            keeps and in what a summarizer sees; built from ``config`` when omitted
+            (built-in key shapes, ``run.secret_patterns``, every ``api_key_env`` value).
     """
 
     def __init__(
@@ -111,6 +115,7 @@ class Harness:
         owned_resources: Iterable[Any] = (),
         session_id: str | None = None,
         tool_sources: Iterable[ToolSource] = (),
+        redactor: Redactor | None = None,
     ) -> None:
         self.config = config if config is not None else HarnessConfig()
         self._owned: list[tuple[str, Callable[[], None]]] = []
@@ -119,11 +124,12 @@ class Harness:
         self._resume_point: ResumePoint | None = None
 
         model = model if model is not None else build_model(self.config.model)
-        store = store if store is not None else MemoryRunStore()
+        redactor = redactor if redactor is not None else assembly.build_redactor(self.config)
+        store = store if store is not None else MemoryRunStore(redactor=redactor)
         compaction_model = compaction_model or model
         context = new_context(self.config, model)
         compactor = compactor or build_compactor(
-            self.config, summarizer=compaction_model, store=store
+            self.config, summarizer=compaction_model, store=store, redactor=redactor
         )
         registry = ToolRegistry()
         parts = SessionParts(
@@ -142,6 +148,7 @@ class Harness:
             hooks=hooks,
             user_channel=user_channel,
             profile_text=profile_text,
+            redactor=redactor,
         )
         session = Session(
             self.config,

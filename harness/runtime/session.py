@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from harness.config import HarnessConfig
@@ -39,6 +39,7 @@ from harness.protocols import (
     UserChannel,
 )
 from harness.providers.base import Model
+from harness.redact import Redactor
 from harness.tools import ToolRegistry
 from memory.report import TaskRecord, ToolOutcome
 from memory.task_notes import TaskNotes
@@ -70,6 +71,8 @@ class SessionParts:
     hooks: Sequence[PreHook] = ()
     user_channel: UserChannel | None = None
     profile_text: str = ""
+    redactor: Redactor | None = None
+    """The session's secret redactor (built-in shapes only when None)."""
 
 
 class Session:
@@ -101,6 +104,9 @@ class Session:
         self.hooks = list(parts.hooks)
         self.user_channel = parts.user_channel
         self.profile_text = parts.profile_text
+        self.redactor = parts.redactor or Redactor()
+        """Applied once to every event before it is stored and handed to the caller, and
+        to everything handed to memory."""
         self.tools = tools
         self.tool_sources: list[ToolSource] = []
         self._source_tools: list[str] = []
@@ -171,7 +177,13 @@ class Session:
     # ================================================================== events and items
 
     def emit(self, event: EventBase, *, task_id: str, turn: int) -> EventBase:
-        """Stamp ``event`` with the session, task, turn and next sequence number; store it."""
+        """Stamp ``event`` with the session, task, turn and next sequence number, redact
+        it, store it, and return it for the caller.
+
+        This is the one place every event passes on its way out, so the run store, the
+        control script iterating ``run_stream()`` and the CLI all get the same redacted
+        event. (Streamed model text is redacted as a stream before it gets here; see
+        :func:`harness.runtime.decide.call_model`.)"""
         self._seq += 1
         stamped = event.model_copy(
             update={
@@ -181,6 +193,7 @@ class Session:
                 "seq": self._seq,
             }
         )
+        stamped = self.redactor.model(stamped)
         self.store.append_event(stamped)
         return stamped
 
@@ -290,7 +303,7 @@ class Session:
         if self._memory_on():
             assert self.memory is not None
             try:
-                self.memory.mirror_task_notes(state.notes.render())
+                self.memory.mirror_task_notes(self.redactor.text(state.notes.render()))
             except Exception:
                 logger.exception("memory could not mirror the Task Notes")
 
@@ -302,6 +315,7 @@ class Session:
         if not self._memory_on() or registered is None or registered.source == "builtin":
             return
         assert self.memory is not None
+        outcome = replace(outcome, detail=self.redactor.text(outcome.detail))
         try:
             self.memory.record_tool_outcome(outcome)
         except Exception:
@@ -315,13 +329,14 @@ class Session:
         if not self._memory_on():
             return None
         assert self.memory is not None
+        redact = self.redactor.text
         record = TaskRecord(
             task_id=state.task_id,
-            instruction=state.instruction,
+            instruction=redact(state.instruction),
             status=status,
-            report=report,
-            notes=state.notes.render(),
-            outcomes=list(state.outcomes),
+            report=redact(report),
+            notes=redact(state.notes.render()),
+            outcomes=[replace(o, detail=redact(o.detail)) for o in state.outcomes],
             min_confidence=self.config.memory.consolidation_min_confidence,
         )
         try:
