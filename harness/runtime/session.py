@@ -27,6 +27,7 @@ from harness.events import EventBase, MemoryConsolidationEvent
 from harness.messages import ImagePart, Item, Usage
 from harness.prompts import DEFAULT_SYSTEM_PROMPT
 from harness.protocols import (
+    ArchiveHit,
     Evaluator,
     MemoryProvider,
     ObservationProvider,
@@ -34,6 +35,7 @@ from harness.protocols import (
     RunStore,
     SafetyGate,
     SceneProvider,
+    SearchableArchive,
     SkillLibrary,
     ToolSource,
     UserChannel,
@@ -237,6 +239,27 @@ class Session:
         if (self._frames - 1) % self.config.run.image_retention_every == 0:
             for image in images:
                 self.store.put_image(image)
+
+    # ================================================================== the archive
+
+    def read_archive(self, address: str) -> str | None:
+        """The exact text archived at ``address`` if it belongs to this session, else None
+        (an address of another session reads exactly like an unknown one).
+
+        The scope is the store's record of which session each archived output's task ran
+        in. A sub-agent lane of this session records its task under this session's id
+        (``store.start_task(session.session_id, lane_task_id, ...)``), so its archive is in
+        scope without anything added here; only a lane recorded under another id would
+        need a wider scope, and this is where it would be granted.
+        """
+        return self.store.archive_get(address, session_id=self.session_id)
+
+    def search_archive(self, query: str, *, limit: int) -> list[ArchiveHit] | None:
+        """Archived outputs of this session containing ``query`` (None when the store
+        cannot search); scoped like :meth:`read_archive`."""
+        if not isinstance(self.store, SearchableArchive):
+            return None
+        return self.store.archive_search(self.session_id, query, limit=limit)
 
     # ================================================================== tools
 

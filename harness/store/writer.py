@@ -289,12 +289,21 @@ class SQLiteRunStore:
             (address, task_id, call_id, tool, time.time(), self.redactor.text(text)),
         )
 
-    def archive_get(self, address: str) -> str | None:
+    def archive_get(self, address: str, *, session_id: str | None = None) -> str | None:
+        """The archived text at ``address``; with ``session_id``, only if the task that
+        archived it ran in that session (otherwise None, as for an unknown address)."""
         with self._lock:
             self._check_open()
-            row = self._conn.execute(
-                "SELECT text FROM archive WHERE address = ?", (address,)
-            ).fetchone()
+            if session_id is None:
+                row = self._conn.execute(
+                    "SELECT text FROM archive WHERE address = ?", (address,)
+                ).fetchone()
+            else:
+                row = self._conn.execute(
+                    "SELECT a.text FROM archive AS a JOIN tasks AS t ON t.id = a.task_id "
+                    "WHERE a.address = ? AND t.session_id = ?",
+                    (address, session_id),
+                ).fetchone()
         return None if row is None else str(row[0])
 
     def archive_search(self, session_id: str, query: str, *, limit: int) -> list[ArchiveHit]:
@@ -424,8 +433,12 @@ class MemoryRunStore:
             self.archive[address] = self.redactor.text(text)
             self.archive_meta[address] = (task_id, tool)
 
-    def archive_get(self, address: str) -> str | None:
+    def archive_get(self, address: str, *, session_id: str | None = None) -> str | None:
         with self._lock:
+            if session_id is not None:
+                task_id, _ = self.archive_meta.get(address, ("", ""))
+                if self.tasks.get(task_id, {}).get("session_id") != session_id:
+                    return None
             return self.archive.get(address)
 
     def archive_search(self, session_id: str, query: str, *, limit: int) -> list[ArchiveHit]:
