@@ -84,8 +84,9 @@ class MemoryStore:
         summary_max_chars: Bound of one tool's summary.
         lock_timeout_s: How long to wait for another session holding the folder lock.
         clock: Current UTC time (injectable for deterministic tests).
-        redact: Applied to all text before it is written (secret redaction); unchanged
-            text when None.
+        redact: Applied to all text before it is written (secret redaction); when None,
+            text is written unchanged until a harness offers its redaction through
+            :meth:`adopt_redaction`.
     """
 
     def __init__(
@@ -112,6 +113,7 @@ class MemoryStore:
         self.summary_max_chars = summary_max_chars
         self._clock = clock or (lambda: datetime.now(UTC))
         self.redact: Callable[[str], str] = redact or _unchanged
+        self._redact_fixed = redact is not None
         self._lock = folder_lock(self.folder, timeout_s=lock_timeout_s)
         self._summary_cache: dict[str, dict[str, str]] | None = None
         self._failed_summaries: set[tuple[str, str]] = set()
@@ -393,6 +395,12 @@ class MemoryStore:
             report.kept.append(_kept_line(stored, action, MEMORY_FILE))
         atomic_write_text(self.memory_file, document.render())
         return evicted
+
+    def adopt_redaction(self, redact: Callable[[str], str]) -> None:
+        """Redact with ``redact`` from now on, unless the store was built with its own."""
+        if not self._redact_fixed:
+            self.redact = redact
+            self._redact_fixed = True
 
     def _save(self, path: Path, text: str) -> None:
         """Write a file the store renders whole, redacted."""

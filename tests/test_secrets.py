@@ -378,3 +378,35 @@ def test_memory_files_are_redacted_but_peoples_text_is_kept(
     assert hand in memory  # people's text, untouched
     assert f"The provider key is {REDACTED}." in memory
     assert API_KEY_VALUE not in memory
+
+
+def test_parts_built_by_hand_adopt_the_sessions_redactor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store and a memory built without a redactor of their own, given to a Harness
+    whose config names the API-key variable, redact its value like built ones."""
+    from harness.providers import ScriptedModel, call, reply
+    from harness.store import SQLiteRunStore
+    from memory.store import MemoryStore
+    from tests.secret_planting import leaky_status
+
+    monkeypatch.setenv(API_KEY_ENV, API_KEY_VALUE)
+    config = _config(tmp_path)
+    config.memory.enabled = True
+    store = SQLiteRunStore(tmp_path / "store")
+    memory = MemoryStore(tmp_path / "memory")
+    model = ScriptedModel(
+        [
+            call("leaky_status"),
+            call("update_task_notes", add_notes=[f"provider {API_KEY_VALUE}"]),
+            reply(f"done with {API_KEY_VALUE}"),
+        ]
+    )
+    with Harness(config, model=model, store=store, memory=memory, tools=[leaky_status]) as h:
+        h.run(f"read the status; the provider key is {API_KEY_VALUE}")
+    store.close()
+    files = [p for root in ("store", "memory") for p in (tmp_path / root).rglob("*")]
+    assert any(p.name == "TASK_NOTES.md" for p in files)
+    for path in files:
+        if path.is_file():
+            assert leaks_in(path.read_bytes()) == Leaks(), path

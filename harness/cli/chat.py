@@ -135,6 +135,6 @@ def _print_context(console: Console, harness: Any) -> None:
             str(row.get("kind", "")),
             row["state"],
             str(row["tokens"]),
-            escape(row.get("reason", "")),
+            escape(harness.session.redactor.text(row.get("reason", ""))),
         )
     console.print(table)

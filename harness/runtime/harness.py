@@ -90,6 +90,7 @@ class Harness:
         redactor: Replaces secrets in every event (stored and yielded), in what memory
             keeps and in what a summarizer sees; built from ``config`` when omitted
             (built-in key shapes, ``run.secret_patterns``, every ``api_key_env`` value).
+            A store or memory given without a redactor of its own adopts this one.
     """
 
     def __init__(
@@ -126,6 +127,11 @@ class Harness:
         model = model if model is not None else build_model(self.config.model)
         redactor = redactor if redactor is not None else assembly.build_redactor(self.config)
         store = store if store is not None else MemoryRunStore(redactor=redactor)
+        # Parts built without a redactor of their own redact with the session's.
+        if callable(getattr(store, "adopt_redactor", None)):
+            store.adopt_redactor(redactor)  # type: ignore[attr-defined]
+        if callable(getattr(memory, "adopt_redaction", None)):
+            memory.adopt_redaction(redactor.text)  # type: ignore[union-attr]
         compaction_model = compaction_model or model
         context = new_context(self.config, model)
         compactor = compactor or build_compactor(
