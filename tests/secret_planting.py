@@ -289,6 +289,7 @@ def plant_and_run(
         cli("report", task, "-o", str(page))
         sinks[f"HTML report {task}"] = page.read_bytes()
     sinks["harness runs"] = cli("runs")
+    sinks.update(cli_run_sinks(root, capsys))
     for path in sorted(store.rglob("*")):
         if path.is_file():
             sinks[f"store file {path.relative_to(store)}"] = path.read_bytes()
@@ -296,3 +297,31 @@ def plant_and_run(
         if path.is_file():
             sinks[f"memory file {path.relative_to(root / 'memory')}"] = path.read_bytes()
     return PlantedRun(sinks=sinks, tasks=tasks, events=events, purposes=model.purposes)
+
+
+def cli_run_sinks(root: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, bytes]:
+    """``harness run`` from a config (scripted answers, a config tool that echoes the
+    keys), with ``--json`` and as a timeline: both outputs, standard error included."""
+    import yaml
+
+    config = planted_config(root)
+    config["model"]["options"] = {
+        "responses": [
+            {"text": f"Checking {OPENAI_KEY}.", "tool": {"name": "planted_status"}},
+            {"text": f"Done: {OPENAI_KEY}, {API_KEY_VALUE}."},
+        ]
+    }
+    config["model"]["context_window"] = 100_000
+    config["tools"] = ["tests.fixtures.config_tools:planted_status"]
+    config["run"] = {"store": str(root / "cli-store")}
+    config["memory"] = {"enabled": False}
+    config["mcp"] = {"servers": []}
+    path = root / "cli.yaml"
+    path.write_text(yaml.safe_dump(config))
+    sinks = {}
+    for mode in ("--json", None):
+        argv = ["run", "--config", str(path), *([mode] if mode else []), f"use {OPENAI_KEY}"]
+        assert main(argv) == 0
+        captured = capsys.readouterr()
+        sinks[f"harness run {mode or '(timeline)'}"] = (captured.out + captured.err).encode()
+    return sinks
