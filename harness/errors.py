@@ -23,6 +23,7 @@ __all__ = [
     "RunStoreError",
     "TransientModelError",
     "UnknownContextWindowError",
+    "UsageError",
 ]
 
 
@@ -49,6 +50,11 @@ class UnknownContextWindowError(ConfigError):
     Every compaction threshold is derived from the window; guessing it would quietly
     corrupt all of them, so the harness refuses to start instead.
     """
+
+
+class UsageError(HarnessError):
+    """A command-line argument that parses but cannot work (``--gui`` without a display):
+    the CLI prints one line naming the flag and exits with code 2."""
 
 
 class HarnessBusyError(HarnessError):

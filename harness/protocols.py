@@ -85,6 +85,9 @@ class ToolSource(Protocol):
         """Cheap, thread-safe: has the tool set changed since ``tools()`` was last called?"""
         ...
 
+    # Optional: ``resident_text() -> str``, words for the model about these tools (an MCP
+    # server's ``instructions``), set in Resident at task start; bounded by the source.
+
 
 @runtime_checkable
 class SafetyGate(Protocol):

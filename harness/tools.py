@@ -36,6 +36,7 @@ __all__ = [
     "ToolOutput",
     "ToolRegistry",
     "close_matches",
+    "resident_text_of",
     "to_jsonable",
     "tool",
 ]
@@ -102,6 +103,9 @@ class ToolOutput:
     ``text`` is what the model reads; ``data`` is structured content (also shown to the
     model as JSON when ``text`` is empty); ``images`` are shown to the next model call only.
     ``applied`` records what a physical tool actually did (after clamping or partial moves).
+    ``executed`` is False when the call never reached whatever runs it (an MCP server that
+    is down or was being restarted): the loop records the result as not executed, so
+    nobody reads it as an action that happened.
     """
 
     text: str = ""
@@ -110,6 +114,7 @@ class ToolOutput:
     is_error: bool = False
     error_kind: str | None = None
     applied: dict[str, Any] | None = None
+    executed: bool = True
 
     def render(self) -> str:
         if self.text:
@@ -140,6 +145,7 @@ class ToolContext:
         cancel_event: threading.Event | None = None,
         on_progress: Callable[[str], None] | None = None,
         on_event: Callable[[Any], None] | None = None,
+        send_gate: Callable[[], bool] | None = None,
     ) -> None:
         self.call_id = call_id
         self.task_id = task_id
@@ -147,6 +153,7 @@ class ToolContext:
         self._cancel = cancel_event or threading.Event()
         self._on_progress = on_progress
         self._on_event = on_event
+        self._send_gate = send_gate
 
     @property
     def cancelled(self) -> bool:
@@ -173,9 +180,23 @@ class ToolContext:
         if self._on_event is not None:
             self._on_event(event)
 
+    def mark_sent(self) -> bool:
+        """Say that the request is about to leave (for a tool with ``setup_timeout_s``).
+
+        The call's own ``timeout_s`` starts now. False means the time allowed for getting
+        ready has already run out: the request must not be sent (it is reported as not
+        executed).
+        """
+        return self._send_gate() if self._send_gate is not None else not self.cancelled
+
 
 class Tool:
     """A tool the model may call (or, when ``hidden``, that only the harness calls).
+
+    ``setup_timeout_s`` (None unless a subclass sets it) is for tools that must get ready
+    before they can send their request (an MCP server probed or restarted first): the
+    call's ``timeout_s`` then starts only when the handler calls ``ctx.mark_sent()``, and a
+    call still not sent after ``setup_timeout_s`` is reported as not executed.
 
     Args:
         name: Unique name the model uses.
@@ -224,6 +245,7 @@ class Tool:
         self.hidden = hidden
         self.safety = dict(safety or {})
         self.source = source
+        self.setup_timeout_s: float | None = None
         self._wants_ctx = _accepts_ctx(handler)
         self._validator: jsonschema.protocols.Validator | None = None
 
@@ -511,3 +533,15 @@ class ToolRegistry:
 
     def specs(self) -> list[ToolSpec]:
         return [t.spec() for t in self.visible()]
+
+
+def resident_text_of(sources: Iterable[object]) -> str:
+    """What tool sources ask to have in Resident: each source's optional
+    ``resident_text()`` (an MCP manager's server instructions), joined; "" for none."""
+    texts = []
+    for source in sources:
+        produce = getattr(source, "resident_text", None)
+        text = produce() if callable(produce) else ""
+        if text:
+            texts.append(text)
+    return "\n\n".join(texts)

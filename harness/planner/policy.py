@@ -85,6 +85,7 @@ class History:
             and call.arguments.get("ref") == ref
             and _failed(result)
             and result.error_kind != "blocked"
+            and result.error_kind not in UNSETTLED_KINDS
         )
 
     def blocked(self, ref: str) -> int:
@@ -101,6 +102,12 @@ class History:
             if call is not None and call.name == tool and call.arguments.get("ref") == ref:
                 return result.evaluation
         return None
+
+
+BLOCKED_PREFIX = "blocked by the safety envelope: "
+UNSETTLED_KINDS = frozenset({"interrupted", "not_executed", "outcome_unknown", "cancelled"})
+"""Results that say nothing about the grasp itself (the run was interrupted, or the call
+never ran): not counted as failed grasps."""
 
 
 def _failed(result: ToolResultItem) -> bool:
@@ -385,7 +392,7 @@ def _resolve(
     for clause in goal.clauses:
         target = _one(clause.target, world)
         if target is None:
-            problems.append(f"no {clause.target.text()} in the scene")
+            problems.append(f"no {clause.target.text().removeprefix('the ')} in the scene")
             missing.append(clause.target)
             continue
         relation = clause.relation or ("in" if world[target].is_container else "on")
@@ -411,7 +418,7 @@ def _resolve(
         else:
             one = _one(clause.subject, world)
             if one is None:
-                problems.append(f"no {clause.subject.text()} in the scene")
+                problems.append(f"no {clause.subject.text().removeprefix('the ')} in the scene")
                 missing.append(clause.subject)
                 continue
             subjects = [one]
@@ -486,6 +493,9 @@ def _reaction(history: History) -> str:
         return ""
     ref = call.arguments.get("ref", "")
     evidence = result.evaluation.evidence if result.evaluation else result.text.splitlines()[0]
+    evidence = evidence.removeprefix(BLOCKED_PREFIX)  # said once, below
+    if result.error_kind in UNSETTLED_KINDS:  # never ran, or ran and the outcome is lost
+        return f"{call.name} of {ref or 'its target'} did not finish ({evidence}); looking again."
     if call.name == "pick" and result.error_kind != "blocked":
         attempts = history.failed_picks(ref)
         if attempts < MAX_GRASP_ATTEMPTS:
@@ -507,6 +517,7 @@ def _grasp_failures(history: History) -> Counter[str]:
             and call.name == "pick"
             and _failed(result)
             and result.error_kind != "blocked"
+            and result.error_kind not in UNSETTLED_KINDS
         ):
             failures[call.arguments.get("ref", "")] += 1
     return failures

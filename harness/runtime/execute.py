@@ -72,7 +72,7 @@ def run_call(lane: Lane, call: ToolCall) -> Steps[TaskEnding | None]:
         call,
         tool,
         outcome.output,
-        executed=True,
+        executed=outcome.output.executed,
         duration_s=outcome.duration_s,
         verdict=judged.verdict,
     )

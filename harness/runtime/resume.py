@@ -175,7 +175,7 @@ def _store_folder(store: Any, config: HarnessConfig) -> Path:
             "resume needs a run store on disk, but run.store is null (the session was kept "
             "in memory only)"
         )
-    return Path(config.run.store).expanduser()
+    return config.resolve_path(config.run.store)
 
 
 # ====================================================================== restoring

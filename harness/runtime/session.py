@@ -42,7 +42,7 @@ from harness.protocols import (
 )
 from harness.providers.base import Model
 from harness.redact import Redactor
-from harness.tools import ToolRegistry
+from harness.tools import ToolRegistry, resident_text_of
 from memory.report import TaskRecord, ToolOutcome
 from memory.task_notes import TaskNotes
 
@@ -312,6 +312,9 @@ class Session:
                 budget_tokens=self.config.memory.budget_tokens, estimate=ctx.estimator.text
             )
         ctx.set_resident("memory", memory_text)
+        # Tool sources may carry words for the model about their tools (MCP servers'
+        # `instructions`, bounded by the source): Resident, after the rest.
+        ctx.set_resident("tool_sources", resident_text_of(self.tool_sources))
         return self.drain_memory_usage()
 
     def end_task_resident(self) -> None:

@@ -63,7 +63,8 @@ table.summary td:first-child{color:#5b6673;white-space:nowrap}
 .turn h3 .tokens{font-weight:normal;color:#5b6673;font-size:13px}
 .frames{display:flex;gap:10px;flex-wrap:wrap;margin:6px 0 10px}
 figure{margin:0}figure img{max-width:320px;border:1px solid #ccd2d9;border-radius:3px;
-display:block}
+display:block;cursor:zoom-in}figure img.big{max-width:100%;cursor:zoom-out}
+.frames:has(img.big){display:block}
 figcaption{font-size:12px;color:#5b6673}
 .missing{width:160px;height:90px;border:1px dashed #b9c0c8;color:#7a8591;font-size:12px;
 display:flex;align-items:center;justify-content:center;text-align:center;padding:4px}
@@ -177,7 +178,9 @@ def context_plot_svg(
             full.plot([], [], color="#d4a017", linestyle="--", label="compaction")
         if resumed_at:
             full.plot([], [], color="#8172b3", linestyle="-.", label="resumed after a crash")
-        full.legend(loc="upper left", ncols=4, fontsize=8, frameon=False)
+        # Outside the axes: inside, it covered the window line it explains.
+        handles, labels = full.get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=5, fontsize=8, frameon=False)
         full.set_title(
             "context tokens per turn (estimated request, by section)", loc="right", fontsize=9
         )
@@ -262,8 +265,9 @@ def render_report(log: RunLog, task_id: str) -> str:
         f"<h1>{_e(task.instruction)}</h1>"
         f'<div class="sub">task {_e(task.id)} in session {_e(task.session_id)}</div>'
         f"{_summary(task, config)}"
+        f"<h2>Result</h2>{final}"
         f'<h2>Context tokens per turn</h2><div class="plot">{plot_html}</div>'
-        f"<h2>Timeline</h2>{turns_html}<h2>Result</h2>{final}"
+        f"<h2>Timeline</h2>{turns_html}"
         f'<p class="sub">generated {_e(_when(time.time()))} by embodied-harness</p>'
         "</main></body></html>\n"
     )
@@ -344,7 +348,8 @@ def _frames_html(log: RunLog, hashes: list[str], cameras: dict[str, list[int]] |
             continue
         caption = f"{image.label or label} {image.width}x{image.height}"
         parts.append(
-            f'<figure><img alt="{_e(caption)}" src="{_data_uri(image)}">'
+            f'<figure><img alt="{_e(caption)}" title="click to enlarge" '
+            f'onclick="this.classList.toggle(\'big\')" src="{_data_uri(image)}">'
             f"<figcaption>{_e(caption)}</figcaption></figure>"
         )
     return "".join(parts)
@@ -447,7 +452,8 @@ def _event_html(log: RunLog, e: Event) -> str:
 
 
 def _result_html(log: RunLog, e: ToolResultEvent) -> str:
-    css = "error" if e.is_error else "result"
+    failed = e.is_error or (e.evaluation is not None and e.evaluation.status == "failure")
+    css = "error" if failed else "result"
     kind = f" [{e.error_kind}]" if e.error_kind else ""
     text = e.text
     full = log.archive(e.archive) if e.archive else None
