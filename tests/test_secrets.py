@@ -81,6 +81,7 @@ def test_no_planted_key_or_fragment_in_any_sink(
         assert expected in sinks, f"{expected} was not written: {sorted(sinks)}"
     log = sinks["store file mcp/leaky.log"].decode()
     assert log.count("credential [REDACTED] in use") >= 4, log  # start-up and leak, 2 keys
+    assert "log notification: credentials [REDACTED], [REDACTED]" in log, log
     for name in (
         "events handed to the caller",
         "memory file TASK_NOTES.md",
