@@ -134,7 +134,7 @@ class RunLog:
     A store written by an older harness is migrated once (a short write) before it is
     opened read-only; one written by a newer harness is refused with a clear message.
 
-    With ``redact=True`` (every CLI command and the HTML report) everything read is
+    With ``redact=True`` (the reading CLI commands and the HTML report) everything read is
     redacted again on the way out, with the built-in shapes plus every recorded session's
     ``run.secret_patterns`` and the current values of the ``api_key_env`` variables they
     name: what a store keeps is already redacted, so this catches only what an older
