@@ -157,6 +157,14 @@ def test_a_key_split_in_two_at_every_offset_never_leaves_in_fragments(
             assert leaks_in(blob) == Leaks(), leaks_in(blob, "events").where
     stored = "\n".join(e.model_dump_json() for e in store.events).encode()
     assert leaks_in(stored) == Leaks(), leaks_in(stored, "store").where
+    # the stored deltas of every task join to that task's stored model_response
+    for task in {e.task_id for e in store.events}:
+        kept = [e for e in store.events if e.task_id == task]
+        joined = "".join(
+            e.delta for e in kept if isinstance(e, ModelDeltaEvent) and e.kind == "text"
+        )
+        [stored_response] = [e for e in kept if isinstance(e, ModelResponseEvent)]
+        assert joined == stored_response.text
     assert CUSTOM_SECRET.encode() not in stored
     assert tried == len(TEXT) - 1
 

@@ -269,6 +269,8 @@ class ServerConnection:
     def finish_close(self) -> None:
         """Wait for every session of this server to end; end any survivor by pid."""
         self._await_teardowns()
+        if self._stderr is not None:
+            self._stderr.sync()  # the log is complete once the manager is closed
 
     def close(self) -> None:
         self.begin_close()
