@@ -36,7 +36,6 @@ __all__ = [
     "ToolOutput",
     "ToolRegistry",
     "close_matches",
-    "resident_text_of",
     "to_jsonable",
     "tool",
 ]
@@ -66,6 +65,9 @@ ErrorKind = Literal[
     "no_image",
     "action_failed",
     "server_unavailable",
+    "server_crashed",
+    "not_sent",
+    "invalid_output",
     "tool_error",
 ]
 """The error kinds the harness itself writes into tool results. A deployment's own tools
@@ -533,15 +535,3 @@ class ToolRegistry:
 
     def specs(self) -> list[ToolSpec]:
         return [t.spec() for t in self.visible()]
-
-
-def resident_text_of(sources: Iterable[object]) -> str:
-    """What tool sources ask to have in Resident: each source's optional
-    ``resident_text()`` (an MCP manager's server instructions), joined; "" for none."""
-    texts = []
-    for source in sources:
-        produce = getattr(source, "resident_text", None)
-        text = produce() if callable(produce) else ""
-        if text:
-            texts.append(text)
-    return "\n\n".join(texts)

@@ -42,7 +42,7 @@ from harness.protocols import (
 )
 from harness.providers.base import Model
 from harness.redact import Redactor
-from harness.tools import ToolRegistry, resident_text_of
+from harness.tools import ToolRegistry
 from memory.report import TaskRecord, ToolOutcome
 from memory.task_notes import TaskNotes
 
@@ -314,8 +314,19 @@ class Session:
         ctx.set_resident("memory", memory_text)
         # Tool sources may carry words for the model about their tools (MCP servers'
         # `instructions`, bounded by the source): Resident, after the rest.
-        ctx.set_resident("tool_sources", resident_text_of(self.tool_sources))
+        ctx.set_resident("tool_sources", self._tool_source_text())
         return self.drain_memory_usage()
+
+    def _tool_source_text(self) -> str:
+        """What tool sources ask to have in Resident: each source's optional
+        ``resident_text()`` (an MCP manager's server instructions), joined."""
+        texts = []
+        for source in self.tool_sources:
+            produce = getattr(source, "resident_text", None)
+            text = produce() if callable(produce) else ""
+            if text:
+                texts.append(text)
+        return "\n\n".join(texts)
 
     def end_task_resident(self) -> None:
         """Task-scoped capability context (loaded skill bodies) leaves with the task."""
