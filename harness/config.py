@@ -210,6 +210,13 @@ class EvaluationConfig(_Section):
     post_conditions: dict[str, str] = Field(default_factory=dict)
     """Tool name -> post-condition text (with {argument} placeholders) for the model
     evaluator; drivers declare their own, these add to or override them."""
+    task_check: Literal["auto", "programmatic", "model", "none"] = "auto"
+    """The check of the whole task when the model ends it (the ``done`` event's
+    ``outcome``). programmatic: from the instruction's goals against the driver's ground
+    truth (the simulator); model: `model` (else the decision model) judges the camera
+    images after the task; auto: model when `model` is set and there are cameras, else
+    programmatic when the driver has ground truth, else none (the outcome is then
+    ``unverified`` unless the model reports failure)."""
 
 
 class MCPServerConfig(_Section):

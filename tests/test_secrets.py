@@ -12,6 +12,7 @@ import itertools
 import json
 import os
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -179,7 +180,7 @@ def nothing(token: str) -> str:
 
 
 class HalfAKeyThenCancel:
-    """Streams the first half of a key, then the operator cancels."""
+    """Streams the first part of each key, then hangs until the operator's cancel."""
 
     name = "half"
     context_window = 200_000
@@ -191,22 +192,28 @@ class HalfAKeyThenCancel:
     def stream(self, request: Any, *, cancelled: Any = None) -> Any:
         yield Delta("text", "my key is ")
         yield Delta("text", OPENAI_KEY[:30])
+        yield Delta("text", f" and the provider's {API_KEY_VALUE[:20]}")
         self.cancel = True
-        yield Delta("text", OPENAI_KEY[30:40])
+        while cancelled is not None and not cancelled():  # in flight when cancelled
+            time.sleep(0.01)
 
 
 def test_a_cancelled_answer_releases_nothing_it_held(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The held tail of an answer that never completes (the first part of a key) is not
-    released: a cancel mid-key leaves no fragment in the events or the store."""
+    released, neither as a delta nor in the ``model_discarded`` event: a cancel mid-key
+    leaves no fragment in the events or the store."""
+    monkeypatch.setenv(API_KEY_ENV, API_KEY_VALUE)
     model = HalfAKeyThenCancel()
     store = MemoryRunStore()
     with Harness(_config(tmp_path), model=model, store=store) as harness:
         events = list(harness.run_stream("go", should_cancel=lambda: model.cancel))
     assert events[-1].status == "cancelled"  # type: ignore[attr-defined]
     deltas = "".join(e.delta for e in events if isinstance(e, ModelDeltaEvent))
-    assert deltas == "my key is "
+    [discarded] = [e for e in events if e.type == "model_discarded"]
+    assert discarded.text == deltas  # type: ignore[attr-defined]
+    assert deltas.startswith("my key is ")
     blob = "\n".join(e.model_dump_json() for e in [*events, *store.events]).encode()
     assert leaks_in(blob) == Leaks(), leaks_in(blob, "events").where
 
