@@ -259,9 +259,10 @@ def store_folder(args: argparse.Namespace) -> Path:
 
 
 def open_run_log(args: argparse.Namespace) -> RunLog:
+    """The run store a reading command prints from, redacting everything it reads."""
     from harness.store.reader import RunLog
 
-    return RunLog(store_folder(args))
+    return RunLog(store_folder(args), redact=True)
 
 
 def print_run_footer(console: Any, harness: Any, task_id: str) -> None:

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from harness.events import EventBase
-from harness.redact import Redactor
+from harness.redact import RedactingStream, Redactor
 
 __all__ = [
     "JsonLinesRenderer",
@@ -63,7 +63,12 @@ class JsonLinesRenderer:
 
 
 class TimelineRenderer:
-    """A readable live timeline: one line per meaningful event, streamed model text."""
+    """A readable live timeline: one line per meaningful event, streamed model text.
+
+    With a redactor, streamed text is redacted as one stream per model call, like the
+    harness does before it emits deltas, so even deltas recorded by an older harness (each
+    redacted alone) cannot print a key that was split between two of them.
+    """
 
     def __init__(
         self,
@@ -78,16 +83,25 @@ class TimelineRenderer:
         self._streaming = False
         self._streamed_text = False
         """Model text of the current turn already printed as it streamed."""
+        self._text_stream: RedactingStream | None = None
 
     def __call__(self, event: EventBase) -> None:
-        event = redacted(event, self.redactor)
-        handler = getattr(self, f"_on_{event.type}", None)  # type: ignore[attr-defined]
+        kind = event.type  # type: ignore[attr-defined]
+        if kind != "model_delta":  # deltas are redacted together, as a stream
+            event = redacted(event, self.redactor)
+        handler = getattr(self, f"_on_{kind}", None)
         if handler is None:
             return
-        if self._streaming and event.type != "model_delta":  # type: ignore[attr-defined]
-            self.console.print()
-            self._streaming = False
+        if self._streaming and kind != "model_delta":
+            self._end_streamed_text()
         handler(event)
+
+    def _end_streamed_text(self) -> None:
+        if self._text_stream is not None:
+            self.console.print(escape(self._text_stream.finish()), end="", soft_wrap=True)
+            self._text_stream = None
+        self.console.print()
+        self._streaming = False
 
     def _line(self, turn: int, tag: str, text: str, style: str = "") -> None:
         prefix = f"[dim]t{turn:<3}[/dim] " if turn else "     "
@@ -151,11 +165,16 @@ class TimelineRenderer:
     def _on_model_delta(self, e: Any) -> None:
         if e.kind != "text":
             return
+        text = e.delta
+        if self.redactor is not None:
+            if self._text_stream is None:
+                self._text_stream = self.redactor.stream()
+            text = self._text_stream.feed(text)
         if not self._streaming:
             self.console.print(f"[dim]t{e.turn:<3}[/dim] [bold]{'model':<11}[/bold] ", end="")
             self._streaming = True
             self._streamed_text = True
-        self.console.print(escape(e.delta), end="", soft_wrap=True)
+        self.console.print(escape(text), end="", soft_wrap=True)
 
     def _on_model_response(self, e: Any) -> None:
         if e.text and not e.tool_calls:

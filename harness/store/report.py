@@ -299,7 +299,7 @@ def write_report(
     """Write the report of a task (id, session id or ``last``) in the run store folder
     ``store``; returns the file (default ``<store>/reports/<task>.html``). This is what
     ``harness report`` does, for scripts and the demo to call at the end of a run."""
-    with RunLog(store) as log:
+    with RunLog(store, redact=True) as log:
         task = log.resolve(task_id)
         page = render_report(log, task.id)
         path = Path(output) if output else log.folder / "reports" / f"{task.id}.html"
