@@ -104,21 +104,8 @@ def moves_away_from_box(start: Point, end: Point, low: Point, high: Point) -> bo
 
 
 def segment_hits_box(start: Point, end: Point, low: Point, high: Point) -> bool:
-    """Whether the straight segment start->end touches the box (slab method)."""
-    t_low, t_high = 0.0, 1.0
-    for s, e, lo, hi in zip(start, end, low, high, strict=True):
-        delta = e - s
-        if abs(delta) < 1e-12:
-            if s < lo or s > hi:
-                return False
-            continue
-        t1, t2 = (lo - s) / delta, (hi - s) / delta
-        if t1 > t2:
-            t1, t2 = t2, t1
-        t_low, t_high = max(t_low, t1), min(t_high, t2)
-        if t_low > t_high:
-            return False
-    return True
+    """Whether the straight segment start->end touches the box."""
+    return segment_box_distance(start, end, low, high) == 0.0
 
 
 def _gap(value: float, low: float, high: float) -> float:

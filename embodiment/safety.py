@@ -598,8 +598,9 @@ class SafetyEnvelope:
 
     def _check_motion(self, verdict: _Verdict, name: str, motion: MotionSource | None) -> None:
         """Every segment of the path the call will execute: the driver's description for
-        the admitted arguments, or the conservative path when it has none."""
-        path: list[Vec3] | None = None
+        the admitted arguments, or, when it has none, the conservative assumptions: a
+        position target is reached in a straight line, and a ref is approached within the
+        box spanned by the gripper, the ref and ``approach_height_m`` above it."""
         if motion is not None:
             try:
                 described = motion(dict(verdict.arguments))
@@ -616,29 +617,78 @@ class SafetyEnvelope:
                         f"{type(described).__name__}, not a Motion"
                     )
                     return
-                path = [tuple(float(v) for v in p) for p in described.waypoints]  # type: ignore[misc]
-        if path is None:
-            path = self._conservative_path(verdict)
-        if not path:
-            return
+                path = [tuple(float(v) for v in p) for p in described.waypoints]
+                if path and self._started(verdict, name):
+                    self._check_path(verdict, name, verdict.ee, path)  # type: ignore[arg-type]
+                return
+        if verdict.targets and self._started(verdict, name):
+            self._check_path(verdict, name, verdict.ee, list(verdict.targets))  # type: ignore[arg-type]
+        refs = list(verdict.refs.items())
+        destinations = [(a, p) for a, (kind, p) in refs if kind == "target_ref"] or [
+            (a, p) for a, (_, p) in refs
+        ]
+        for arg, (x, y, z) in destinations:
+            if verdict.blocks or not self._started(verdict, name):
+                return
+            above = (x, y, z + self.profile.safety.approach_height_m)
+            self._check_swept_box(verdict, name, str(verdict.arguments[arg]), [(x, y, z), above])
+
+    def _started(self, verdict: _Verdict, name: str) -> bool:
         if verdict.ee is None:
             verdict.block(f"missing_reading:ee_position: needed to check {name}'s motion")
-            return
-        self._check_path(verdict, name, verdict.ee, path)
+            return False
+        return True
 
-    def _conservative_path(self, verdict: _Verdict) -> list[Vec3]:
-        """Straight to each position target; to a ref from ``approach_height_m`` above
-        it, down and back up (the destination of a place, else the object)."""
-        path = list(verdict.targets)
-        height = self.profile.safety.approach_height_m
-        refs = list(verdict.refs.values())
-        destinations = [point for kind, point in refs if kind == "target_ref"] or [
-            point for _, point in refs
+    def _check_swept_box(self, verdict: _Verdict, name: str, ref: str, points: list[Vec3]) -> None:
+        """The box spanned by the gripper and ``points`` (world axes): inside the
+        workspace, within one step of the gripper, and the margin clear of every zone."""
+        start = verdict.ee
+        assert start is not None
+        corners_of = [start, *points]
+        low = [min(p[i] for p in corners_of) for i in range(3)]
+        high = [max(p[i] for p in corners_of) for i in range(3)]
+        corners = [
+            (x, y, z)
+            for x in (low[0], high[0])
+            for y in (low[1], high[1])
+            for z in (low[2], high[2])
         ]
-        for x, y, z in destinations:
-            above = (x, y, z + height)
-            path.extend([above, (x, y, z), above] if height > 0 else [(x, y, z)])
-        return path
+        profile = self.profile
+        assumption = (
+            f"{name} of {ref} without a motion description is assumed to stay between the "
+            f"gripper, {ref} and {profile.safety.approach_height_m:.3f} m above it"
+        )
+        for corner in corners:
+            if not self._in_workspace(verdict, corner):
+                verdict.block(
+                    f"workspace_bounds: {assumption}, which reaches {_xyz(corner)}, outside the "
+                    f"reachable workspace ({profile.workspace.span()})"
+                )
+                return
+        reach = max(math.dist(start, corner) for corner in corners)
+        if reach > profile.limits.max_step_m + EPSILON:
+            verdict.block(
+                f"step_limit: {assumption}, which reaches {reach:.3f} m from the gripper (max "
+                f"{profile.limits.max_step_m:.3f} m per motion); move closer first"
+            )
+            return
+        margin = profile.safety.keep_out_margin_m
+        for zone in profile.keep_out:
+            local = [self._zone_local(verdict, corner, zone) for corner in corners]
+            box_low = [min(p[i] for p in local) for i in range(3)]
+            box_high = [max(p[i] for p in local) for i in range(3)]
+            gap = math.sqrt(
+                sum(
+                    max(0.0, zl - bh, bl - zh) ** 2
+                    for bl, bh, zl, zh in zip(box_low, box_high, zone.min, zone.max, strict=True)
+                )
+            )
+            if not _clear(gap, margin):
+                verdict.block(
+                    f"keep_out:{zone.name}: {assumption}, which comes {gap:.3f} m from the zone "
+                    f"(keep {margin:.3f} m clear); move clear of it first, or describe the motion"
+                )
+                return
 
     def _check_path(self, verdict: _Verdict, name: str, start: Vec3, path: list[Vec3]) -> None:
         profile = self.profile

@@ -59,7 +59,9 @@ def inside_box(point: Any, low: Any, high: Any) -> bool:
 def crosses_zone(start: Any, end: Any, steps: int = 2000) -> bool:
     """Dense sampling (0.5 mm or finer on these paths): independent of any slab test."""
     return any(
-        inside_box([s + (e - s) * i / steps for s, e in zip(start, end, strict=True)], ZONE.min, ZONE.max)
+        inside_box(
+            [s + (e - s) * i / steps for s, e in zip(start, end, strict=True)], ZONE.min, ZONE.max
+        )
         for i in range(steps + 1)
     )
 
@@ -170,9 +172,7 @@ def test_3_an_undeclared_argument_of_a_physical_tool_blocks_the_call(
     extra: dict[str, Any],
 ) -> None:
     received: list[dict[str, Any]] = []
-    move_arm = recording_tool(
-        "move_arm", received, parameters=MOVE_ARM_SCHEMA, safety=MOVE_KINDS
-    )
+    move_arm = recording_tool("move_arm", received, parameters=MOVE_ARM_SCHEMA, safety=MOVE_KINDS)
     observer = state_observer([0.4, 0.0, 0.9])
     model = ScriptedModel([call("move_arm", x=0.5, y=0.0, z=1.1, **extra), reply("done")])
     with Harness(
@@ -215,7 +215,13 @@ def mcp_arm(tmp_path: Path, **options: Any) -> MCPServerConfig:
     return MCPServerConfig(
         name="arm",
         command=sys.executable,
-        args=[ARM_FIXTURE, "--state", str(tmp_path / "state.json"), "--log", str(tmp_path / "log.jsonl")],
+        args=[
+            ARM_FIXTURE,
+            "--state",
+            str(tmp_path / "state.json"),
+            "--log",
+            str(tmp_path / "log.jsonl"),
+        ],
         **options,
     )
 
@@ -334,9 +340,10 @@ def test_5_a_scaled_joint_step_from_a_reading_past_a_limit_stays_within_limits()
         applied = decision.arguments["joints"]
         for index, (value, (low, high)) in enumerate(zip(applied, limits, strict=True)):
             assert low <= value <= high, f"joint {index} commanded to {value} ({low}..{high})"
-        assert max(abs(a - c) for a, c in zip(applied, current, strict=True)) <= (
-            PANDA.limits.max_joint_step_rad or math.inf
-        ) + 1e-9
+        assert (
+            max(abs(a - c) for a, c in zip(applied, current, strict=True))
+            <= (PANDA.limits.max_joint_step_rad or math.inf) + 1e-9
+        )
 
 
 # ------------------------------------------------------------------ 6. zero speed and force
@@ -352,9 +359,7 @@ def test_5_a_scaled_joint_step_from_a_reading_past_a_limit_stays_within_limits()
     ids=["speed_int_zero", "speed_float_zero", "force_zero"],
 )
 def test_6_zero_speed_or_force_is_blocked(arguments: dict[str, Any], kinds: dict[str, str]) -> None:
-    decision = SafetyEnvelope(PANDA).check_call(
-        "move", arguments, kinds, readings([0.4, 0.0, 0.9])
-    )
+    decision = SafetyEnvelope(PANDA).check_call("move", arguments, kinds, readings([0.4, 0.0, 0.9]))
     assert decision.outcome == "block", decision
 
 
