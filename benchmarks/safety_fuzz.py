@@ -249,6 +249,7 @@ class StateFileDriver:
 MCP_MOVE = {"x": "position.x", "y": "position.y", "z": "position.z", "speed": "speed"}
 MCP_SAFETY: dict[str, dict[str, str]] = {
     "move_to": MCP_MOVE,
+    "move_xy": MCP_MOVE,  # z defaults to 0 in its schema: a call leaving z out goes there
     "move_arm": MCP_MOVE,  # frame and relative left out: every call must be blocked
     "move_ref": MCP_MOVE,  # a top-level $ref schema, declared: only declared keys pass
     "set_joints": {"joints": "joints", "speed": "speed"},
@@ -256,6 +257,7 @@ MCP_SAFETY: dict[str, dict[str, str]] = {
 }
 MCP_PHYSICAL = [
     "move_to",
+    "move_xy",
     "move_arm",
     "move_free",
     "move_ref",
@@ -267,6 +269,7 @@ MCP_PHYSICAL = [
 ]
 MCP_KINDS: dict[str, dict[str, str] | None] = {
     "move_to": MCP_MOVE,
+    "move_xy": MCP_MOVE,
     "move_ref": MCP_MOVE,
     "set_joints": MCP_SAFETY["set_joints"],
     "grip": MCP_SAFETY["grip"],
@@ -307,7 +310,19 @@ def _values(profile: EmbodimentProfile) -> Values:
     low, high = _world_box(profile)
     zones = [[profile.to_world(c, z.frame) for c in (z.min, z.max)] for z in profile.keep_out]
     faces = [[f[i] for pair in zones for f in pair] for i in range(3)]
-    point = st.tuples(*(_coordinate(low[i], high[i], faces[i]) for i in range(3))).map(list)
+    wild = st.tuples(*(_coordinate(low[i], high[i], faces[i]) for i in range(3))).map(list)
+    inside = st.tuples(*(st.floats(low[i], high[i]) for i in range(3))).map(list)
+    all_faces = [[low[i], high[i], *faces[i]] for i in range(3)]
+
+    def onto_face(point: list[float], axis: int, pick: int, offset: float) -> list[float]:
+        moved = list(point)
+        moved[axis] = all_faces[axis][pick % len(all_faces[axis])] + offset
+        return moved
+
+    near_face = st.builds(
+        onto_face, inside, st.integers(0, 2), st.integers(0, 99), st.floats(-0.04, 0.04)
+    )
+    point = st.one_of(inside, near_face, near_face, wild)
     limits = profile.limits
     joint_limits = limits.joint_limits or []
     joint_value = st.one_of(
@@ -377,6 +392,7 @@ def _mcp_calls(v: Values) -> st.SearchStrategy[Any]:
     declared = st.one_of(
         move("move_to"),
         move("move_ref"),
+        st.builds(lambda p: call("move_xy", x=p[0], y=p[1]), v.point),
         st.builds(lambda j, s: call("set_joints", joints=j, speed=s), v.joints, v.speed),
         st.builds(lambda f, w: call("grip", force=f, width=w), v.force, v.width),
         st.just(call("beep")),

@@ -121,6 +121,8 @@ class _Verdict:
     """Live base pose (mobile bases): frames attached to the base move with it."""
     ee: Vec3 | None = None
     """The end effector's reading: where every motion starts."""
+    schema: Mapping[str, Any] | None = None
+    """The tool's input schema (defaults of arguments a call leaves out)."""
     targets: list[Vec3] = field(default_factory=list)
     """Position targets as admitted (clamped), for the conservative path."""
     refs: dict[str, tuple[str, Vec3]] = field(default_factory=dict)
@@ -251,7 +253,7 @@ class SafetyEnvelope:
         if problems:
             return _blocked(problems)
 
-        verdict = self._builtin(name, arguments, kinds, observation, motion)
+        verdict = self._builtin(name, arguments, kinds, observation, motion, schema)
         if not verdict.blocks:
             for rule in self.rules:
                 request = SafetyRequest(
@@ -273,7 +275,9 @@ class SafetyEnvelope:
                     verdict.block(f"rule:{rule_name}: clamp without arguments")
                     break
                 # A rule's rewrite is a new call: it passes every built-in check again.
-                again = self._builtin(name, dict(outcome.arguments), kinds, observation, motion)
+                again = self._builtin(
+                    name, dict(outcome.arguments), kinds, observation, motion, schema
+                )
                 clamps = [*verdict.clamps, f"rule:{rule_name}: {outcome.violation}"]
                 verdict = again
                 verdict.clamps[:0] = clamps
@@ -298,10 +302,11 @@ class SafetyEnvelope:
         kinds: Mapping[str, str],
         observation: Observation | None,
         motion: MotionSource | None,
+        schema: Mapping[str, Any] | None,
     ) -> _Verdict:
         """Every built-in check, in order; the motion is described for the arguments as
         the earlier checks left them."""
-        verdict = _Verdict(arguments=dict(arguments))
+        verdict = _Verdict(arguments=dict(arguments), schema=schema)
         verdict.base_pose = self._base_pose(observation)
         verdict.ee = self._ee(observation)
         self._check_positions(verdict, kinds)
@@ -400,7 +405,12 @@ class SafetyEnvelope:
                     args[arg] = list(target)
                 verdict.targets.append(target)
         if parts:
-            present = {axis: args.get(arg) for axis, arg in parts.items()}
+            # A coordinate left out takes the schema's default (the value the tool will
+            # use); with none, or a null one, it stays where the gripper is.
+            defaults = _schema_defaults(verdict.schema)
+            present = {
+                axis: args[arg] if arg in args else defaults.get(arg) for axis, arg in parts.items()
+            }
             if all(v is None for v in present.values()):
                 return
             if any(
@@ -419,15 +429,16 @@ class SafetyEnvelope:
             target = self._check_target(verdict, point, "target")  # type: ignore[arg-type]
             if target is not None:
                 for i, axis in enumerate("xyz"):
-                    if axis in parts and args.get(parts[axis]) is not None:
-                        if target[i] != float(args[parts[axis]]):
-                            args[parts[axis]] = target[i]
-                    elif abs(target[i] - point[i]) > EPSILON:
-                        # The axis is left out (it stays where it is), but a clamp moved it:
-                        # the driver cannot be told, so the call cannot be made safe.
+                    if target[i] == point[i]:
+                        continue
+                    if axis in parts:
+                        args[parts[axis]] = target[i]  # clamped: now said explicitly
+                    else:
+                        # The tool has no argument for this axis (it stays where it is),
+                        # but a clamp moved it: the driver cannot be told.
                         verdict.block(
-                            f"step_limit: {axis} is not given, so the target cannot be "
-                            "shortened along the straight line; give all three coordinates"
+                            f"step_limit: the tool cannot be given {axis}, so the target "
+                            "cannot be brought into the envelope along the straight line"
                         )
                         return
                 verdict.targets.append(target)
@@ -971,6 +982,17 @@ def _blocked(violations: list[str]) -> SafetyDecision:
         violations=violations,
         reason="; ".join(violations),
     )
+
+
+def _schema_defaults(schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    properties = (schema or {}).get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(properties, Mapping):
+        return {}
+    return {
+        name: spec["default"]
+        for name, spec in properties.items()
+        if isinstance(spec, Mapping) and "default" in spec
+    }
 
 
 def _clear(gap: float, margin: float) -> bool:

@@ -34,9 +34,10 @@ __all__ = [
 
 SAFETY_KINDS: dict[str, str] = {
     "position": "a target position [x, y, z] in the world frame (metres)",
-    "position.x": "the x component of a target position (world frame, metres)",
-    "position.y": "the y component of a target position (world frame, metres)",
-    "position.z": "the z component of a target position (world frame, metres)",
+    "position.x": "the x component of a target position (world frame, metres); left out or "
+    "null, the gripper keeps its x (or takes the schema's default)",
+    "position.y": "the y component of a target position (world frame, metres), likewise",
+    "position.z": "the z component of a target position (world frame, metres), likewise",
     "object_ref": "an object to grasp or carry, by scene ref (position and payload checked)",
     "target_ref": "a destination object or place, by scene ref (its position is checked)",
     "distance": "a base translation distance (metres) along the `direction` argument",

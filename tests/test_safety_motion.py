@@ -197,6 +197,28 @@ def test_from_outside_the_workspace_only_a_motion_back_in_is_allowed() -> None:
     assert blocked.outcome == "block" and "would end outside it too" in blocked.reason
 
 
+def test_a_left_out_coordinate_takes_the_schemas_default() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "x": {"type": "number"},
+            "y": {"type": "number"},
+            "z": {"type": "number", "default": 0.0},
+        },
+    }
+    env = SafetyEnvelope(PANDA)
+    kinds = {"x": "position.x", "y": "position.y", "z": "position.z"}
+    low = env.check_call(
+        "move", {"x": 0.5, "y": 0.0}, kinds, readings([0.5, 0.0, 0.9]), schema=schema
+    )
+    assert low.outcome == "block" and "workspace_bounds" in low.reason  # z = 0, not 0.9
+    kept = env.check_call("move", {"x": 0.5, "y": 0.1}, kinds, readings([0.5, 0.0, 0.9]))
+    assert kept.outcome == "allow"  # no schema default: z stays where it is
+    near = readings([0.5, 0.0, 0.645])
+    clamped = env.check_call("move", {"x": 0.79, "y": 0.0, "z": None}, kinds, near)
+    assert clamped.outcome == "clamp" and clamped.arguments["x"] == pytest.approx(0.78)
+
+
 def test_a_joint_past_its_limit_is_brought_back_onto_it_within_one_step() -> None:
     env = SafetyEnvelope(PANDA)
     joints = [0.0, 0.0, 0.0, 0.2, 0.0, 1.8, 0.0]  # joint 3 is 0.27 rad past -0.0698

@@ -45,6 +45,7 @@ BOUNDED = settings(
     max_examples=30,
     deadline=None,
     database=None,
+    derandomize=True,  # the same examples on every CI run; the benchmark explores widely
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 
@@ -79,6 +80,7 @@ def test_the_campaign_really_attacked() -> None:
     if len(TOTALS) < 4:
         pytest.skip("run with the campaign tests above")
     for source, tally in TOTALS.items():
+        print(source, tally)
         assert tally.tried >= 40, (source, tally)
         assert tally.executed >= 5, (source, tally)
         assert tally.blocked >= 10, (source, tally)
