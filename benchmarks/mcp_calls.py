@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harness.config import MCPServerConfig  # noqa: E402
-from harness.execution import run_tool  # noqa: E402
 from harness.mcp import MCPManager, MCPTool  # noqa: E402
+from harness.runtime.execution import run_tool  # noqa: E402
 
 FIXTURE = str(ROOT / "tests" / "fixtures" / "mcp_robot_server.py")
 ARGS = [FIXTURE, "--name", "bench"]

@@ -1,6 +1,6 @@
 """The project's own context management, measured through the real Harness.
 
-Nothing here re-implements the policy: a :class:`~harness.harness.Harness` built from an
+Nothing here re-implements the policy: a :class:`~harness.runtime.harness.Harness` built from an
 ordinary config (the window and reserve of the comparison, everything else the project's
 defaults plus any ``--set`` overrides) replays the trace with a
 :class:`~harness.providers.scripted.ScriptedModel`, real tools, a camera frame every turn
@@ -22,8 +22,8 @@ from benchmarks.metrics import FAILED_SUMMARY, PRUNE, PolicyRun
 from benchmarks.replay import DecisionStats, TraceCursor, decision_replay, replay_harness
 from benchmarks.session_trace import Trace
 from benchmarks.summarizer import DeterministicSummarizer
-from harness.compaction import NoCompaction
 from harness.config import HarnessConfig, apply_overrides
+from harness.context.compactor import NoCompaction
 from harness.events import CompactionEvent, DoneEvent, PromptSnapshotEvent
 from harness.store import MemoryRunStore
 

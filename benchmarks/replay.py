@@ -23,12 +23,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from benchmarks.session_trace import PHYSICAL_TOOLS, Trace, TraceTurn
 from embodiment.types import Observation, SafetyDecision
-from harness.components import RunStore, SceneRefresh
 from harness.config import HarnessConfig, ObservationConfig
 from harness.context import RESIDENT_ORDER
-from harness.harness import Harness
 from harness.images import encode_frame
-from harness.loop import render_observation
 from harness.messages import (
     ImagePart,
     ModelRequest,
@@ -40,9 +37,12 @@ from harness.messages import (
     Usage,
 )
 from harness.prompts import DEFAULT_SYSTEM_PROMPT
+from harness.protocols import RunStore, SceneRefresh
 from harness.providers.base import Model
 from harness.providers.scripted import ScriptedModel
+from harness.runtime.harness import Harness
 from harness.tools import Tool, ToolOutput
+from harness.world.observation import render_observation
 
 __all__ = [
     "CAMERA",

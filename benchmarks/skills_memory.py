@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.capability import admit_skill
 from harness.context import Budget, Context
+from harness.context.admission import admit_skill
 from harness.tokens import TokenEstimator
 from memory import MemoryStore, TaskRecord, ToolOutcome
 from skills import SkillCatalog

@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from harness.context.summarizer import SUMMARY_SECTIONS
 from harness.errors import TransientModelError
 from harness.messages import (
     AssistantItem,
@@ -45,7 +46,6 @@ from harness.messages import (
     Usage,
 )
 from harness.providers.scripted import ScriptedModel
-from harness.summarizer import SUMMARY_SECTIONS
 from harness.tokens import TokenEstimator
 
 __all__ = [

@@ -51,13 +51,13 @@ from benchmarks.report import OUT_DIR, compact_number, markdown_table, save_json
 from benchmarks.session_trace import Trace, TraceSpec, generate_trace
 from benchmarks.summarizer import DeterministicSummarizer
 from embodiment.types import ActionResult, Observation
-from harness.compaction import NoCompaction
-from harness.components import RunStore
+from harness.context.compactor import NoCompaction
 from harness.events import CompactionEvent, DoneEvent, PromptSnapshotEvent
-from harness.harness import Harness
 from harness.messages import ImagePart, ModelRequest
+from harness.protocols import RunStore
 from harness.providers.base import Chunk
 from harness.providers.scripted import ScriptedModel
+from harness.runtime.harness import Harness
 from harness.store import MemoryRunStore
 from harness.tokens import TokenEstimator
 

@@ -23,6 +23,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from embodiment.errors import ProfileError
+from embodiment.thea import parse_thea_markdown
+
 __all__ = [
     "SENSOR_MODALITIES",
     "BaseSpec",
@@ -61,15 +64,6 @@ SENSOR_MODALITIES: tuple[str, ...] = (
 )
 _SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
 MOBILE_KINDS = frozenset({"mobile_base", "mobile_manipulator", "humanoid", "quadruped"})
-
-
-class ProfileError(ValueError):
-    """A profile is missing an item or contradicts itself; each line names the field."""
-
-    def __init__(self, source: str, problems: list[str]) -> None:
-        self.source = source
-        self.problems = problems
-        super().__init__(f"invalid embodiment profile {source}:\n  " + "\n  ".join(problems))
 
 
 class _Model(BaseModel):
@@ -529,8 +523,6 @@ def load_profile(
             ],
         )
     if path.suffix.lower() in {".md", ".markdown"}:
-        from embodiment.thea import parse_thea_markdown
-
         data = parse_thea_markdown(path.read_text("utf-8"), source=str(path))
         data.setdefault("name", _snake(path.stem))
         return _validate(data, str(path), base_dir=path.parent)
@@ -554,8 +546,6 @@ def _validate(
 ) -> EmbodimentProfile:
     thea = data.pop("thea", None)
     if thea is not None:
-        from embodiment.thea import parse_thea_markdown
-
         path = Path(str(thea)).expanduser()
         if not path.is_absolute() and base_dir is not None:
             path = Path(base_dir) / path

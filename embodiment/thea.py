@@ -36,6 +36,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from embodiment.errors import ProfileError
+
 if TYPE_CHECKING:
     from embodiment.profile import EmbodimentProfile
 
@@ -157,8 +159,6 @@ def parse_thea_markdown(text: str, *, source: str = "profile.md") -> dict[str, A
     """Turn a Thea profile into the data of an :class:`EmbodimentProfile` (a dict that
     YAML keys may refine). Raises :class:`ProfileError` naming every missing or unreadable
     item."""
-    from embodiment.profile import ProfileError
-
     sections = {_key(name): (name, items) for name, items in _sections(text).items()}
     problems: list[str] = []
     items: dict[str, str] = {}

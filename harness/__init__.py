@@ -1,18 +1,28 @@
 """embodied-harness: a runtime that lets a language model drive a robot, safely, one tool
-call at a time, over long tasks, with a bounded context window."""
+call at a time, over long tasks, with a bounded context window.
 
-from harness.config import HarnessConfig, load_config
-from harness.errors import (
-    ConfigError,
-    ContextBudgetError,
-    HarnessBusyError,
-    HarnessClosedError,
-    HarnessError,
-    ModelError,
-)
-from harness.events import DoneEvent, Event
-from harness.harness import Harness, RunResult, TaskStream
-from harness.tools import Tool, ToolContext, ToolOutput, tool
+Names are imported on first use, so ``import harness.messages`` (or any other core
+module) does not load the runtime, the providers or the simulator.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.config import HarnessConfig, load_config
+    from harness.errors import (
+        ConfigError,
+        ContextBudgetError,
+        HarnessBusyError,
+        HarnessClosedError,
+        HarnessError,
+        ModelError,
+    )
+    from harness.events import DoneEvent, Event
+    from harness.runtime.harness import Harness, RunResult, TaskStream
+    from harness.tools import Tool, ToolContext, ToolOutput, tool
 
 __all__ = [
     "ConfigError",
@@ -35,3 +45,36 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+_HOMES = {
+    "HarnessConfig": "harness.config",
+    "load_config": "harness.config",
+    "ConfigError": "harness.errors",
+    "ContextBudgetError": "harness.errors",
+    "HarnessBusyError": "harness.errors",
+    "HarnessClosedError": "harness.errors",
+    "HarnessError": "harness.errors",
+    "ModelError": "harness.errors",
+    "DoneEvent": "harness.events",
+    "Event": "harness.events",
+    "Harness": "harness.runtime.harness",
+    "RunResult": "harness.runtime.harness",
+    "TaskStream": "harness.runtime.harness",
+    "Tool": "harness.tools",
+    "ToolContext": "harness.tools",
+    "ToolOutput": "harness.tools",
+    "tool": "harness.tools",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'harness' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

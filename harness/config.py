@@ -37,6 +37,9 @@ __all__ = [
     "apply_overrides",
     "format_validation_error",
     "load_config",
+    "resolve_config",
+    "validate_config",
+    "with_overrides",
 ]
 
 
@@ -408,7 +411,13 @@ def load_config(
             )
         data = loaded
         base_dir = str(file.resolve().parent)
-    data = apply_overrides(data, overrides)
+    return validate_config(apply_overrides(data, overrides), source=source, base_dir=base_dir)
+
+
+def validate_config(
+    data: Mapping[str, Any], *, source: str = "config", base_dir: str | None = None
+) -> HarnessConfig:
+    """Validate a config mapping; a :class:`ConfigError` names the key, value and source."""
     try:
         config = HarnessConfig.model_validate(data)
     except ValidationError as exc:
@@ -420,3 +429,27 @@ def load_config(
     if base_dir is not None:
         config.base_dir = base_dir
     return config
+
+
+def with_overrides(
+    config: HarnessConfig, overrides: Iterable[str] | Mapping[str, Any]
+) -> HarnessConfig:
+    """``config`` with dotted overrides merged in (relative paths keep their base)."""
+    if not overrides:
+        return config
+    data = apply_overrides(config.model_dump(exclude={"base_dir"}), overrides)
+    return validate_config(data, base_dir=config.base_dir)
+
+
+def resolve_config(
+    config: str | os.PathLike[str] | HarnessConfig | Mapping[str, Any] | None,
+    *,
+    overrides: Iterable[str] | Mapping[str, Any] = (),
+) -> HarnessConfig:
+    """Whatever a caller passed as a config (a file, a built config, a mapping such as
+    the one a run store recorded, or None for the defaults), with overrides applied."""
+    if isinstance(config, HarnessConfig):
+        return with_overrides(config, overrides)
+    if isinstance(config, Mapping):
+        return validate_config(apply_overrides(dict(config), overrides))
+    return load_config(config, overrides=overrides)

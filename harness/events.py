@@ -20,7 +20,6 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from harness.messages import Usage, Verdict
 
 __all__ = [
-    "TERMINAL_STATUSES",
     "CompactionEvent",
     "DoneEvent",
     "EvaluationEvent",
@@ -52,13 +51,6 @@ __all__ = [
 ]
 
 TaskStatus = Literal["completed", "cancelled", "failed", "max_turns", "failure_budget"]
-TERMINAL_STATUSES: tuple[str, ...] = (
-    "completed",
-    "cancelled",
-    "failed",
-    "max_turns",
-    "failure_budget",
-)
 
 
 class EventBase(BaseModel):
@@ -94,6 +86,13 @@ class TaskResumedEvent(EventBase):
     max_turns: int
     interrupted_calls: list[dict[str, Any]] = Field(default_factory=list)
     previous_pid: int | None = None
+
+    def describe_interrupted(self) -> str:
+        """The interrupted calls for people: ``move_to (outcome unknown)``."""
+        return ", ".join(
+            f"{c['name']} ({'outcome unknown' if c['started'] else 'not executed'})"
+            for c in self.interrupted_calls
+        )
 
 
 class ToolsListedEvent(EventBase):

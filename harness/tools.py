@@ -19,7 +19,7 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, get_type_hints
+from typing import Any, Literal, get_type_hints
 
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -28,6 +28,7 @@ from harness.messages import ImagePart, ToolSpec
 
 __all__ = [
     "EndTask",
+    "ErrorKind",
     "Tool",
     "ToolArgumentError",
     "ToolCancelledError",
@@ -38,6 +39,36 @@ __all__ = [
     "to_jsonable",
     "tool",
 ]
+
+ErrorKind = Literal[
+    # refused before the tool ran (the admission gates of the execute phase)
+    "unknown_tool",
+    "invalid_arguments",
+    "blocked",
+    "refused",
+    "not_executed",
+    # the call ran, or was running, and did not finish normally
+    "cancelled",
+    "timeout",
+    "outcome_unknown",
+    "exception",
+    "task_ended",
+    "error",
+    # reported by built-in and generated tools
+    "not_found",
+    "out_of_range",
+    "unknown_skill",
+    "unknown_resource",
+    "invalid_resource",
+    "admission_refused",
+    "unknown_ref",
+    "no_image",
+    "action_failed",
+    "server_unavailable",
+    "tool_error",
+]
+"""The error kinds the harness itself writes into tool results. A deployment's own tools
+may use other strings; the loop treats every kind it does not know as a plain error."""
 
 _NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 
@@ -88,7 +119,7 @@ class ToolOutput:
         return "ok" if not self.is_error else "error"
 
     @classmethod
-    def error(cls, message: str, kind: str = "error", **extra: Any) -> ToolOutput:
+    def error(cls, message: str, kind: ErrorKind | str = "error", **extra: Any) -> ToolOutput:
         return cls(text=message, is_error=True, error_kind=kind, **extra)
 
 

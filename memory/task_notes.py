@@ -7,8 +7,11 @@ changed (``version`` moves on every real change).
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = ["TaskNotes"]
 
@@ -73,6 +76,25 @@ class TaskNotes:
     def record_outcome(self, turn: int, tool: str, outcome: str) -> None:
         self.timeline.append(f"t{turn} {tool}: {_bounded(outcome, MAX_NOTE_CHARS)}")
         self.version += 1
+
+    def state(self) -> dict[str, Any]:
+        """The notes as JSON-able data (what the run store keeps at every snapshot)."""
+        return {
+            f.name: list(value) if isinstance(value, deque) else value
+            for f in dataclasses.fields(self)
+            for value in [getattr(self, f.name)]
+        }
+
+    @classmethod
+    def from_state(cls, data: Mapping[str, Any], *, timeline_max: int) -> TaskNotes:
+        """Inverse of :meth:`state`; unknown keys (a newer format) are ignored."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        values = {key: value for key, value in data.items() if key in known}
+        values["timeline_max"] = timeline_max
+        timeline = values.pop("timeline", [])
+        notes = cls(**values)
+        notes.timeline = deque(timeline, maxlen=timeline_max)
+        return notes
 
     def render(self) -> str:
         lines = ["Task Notes", f"goal: {self.goal}", f"phase: {self.phase}"]

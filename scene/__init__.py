@@ -1,6 +1,6 @@
 """What the robot knows about the world: a scene graph and its bounded Brief.
 
-Nothing here imports the harness; :mod:`harness.scene_adapter` turns the graph into the
+Nothing here imports the harness; :mod:`harness.world.scene` turns the graph into the
 loop's scene provider and the model's query tools.
 """
 

@@ -6,7 +6,7 @@ key of its frame in ``Observation.images``, in one of two forms:
 
 - **OpenGL / PyBullet**: ``{"view": V, "projection": P}``; V maps world to camera
   (camera looks along -z, y up), P is the clip-space projection. PyBullet's flat
-  16-number matrices can be passed as they are (see :mod:`scene.frames` for the rule).
+  16-number matrices can be passed as they are (see :mod:`scene.transforms` for the rule).
 - **Pinhole / OpenCV**: ``{"fx", "fy", "cx", "cy"}`` (or ``"K"``: 3x3 or 9 numbers
   row-major) plus the camera pose, either ``"world_from_camera"`` (alias ``"pose"``) or
   ``"camera_from_world"`` (alias ``"extrinsics"``); the camera looks along +z, x right,
@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from scene.frames import as_matrix
+from scene.transforms import as_matrix
 
 __all__ = [
     "CameraCalibration",

@@ -26,6 +26,7 @@ relation stands until the object is observed again. Changes are logged between c
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
@@ -44,11 +45,11 @@ from scene.nodes import (
     SceneNode,
     Vec3,
     display_label,
+    label_matches,
     label_words,
     slug,
 )
 from scene.perception import Detection, Perception, Provenance
-from scene.query import suggest_refs
 from scene.robot import RobotState, RobotView, read_robot_state
 from scene.snapshot import SceneDiff, SceneSnapshot, diff, value_changes
 
@@ -269,8 +270,11 @@ class SceneGraph:
         )
 
     def suggest(self, text: str, n: int = 5) -> list[str]:
-        """Refs a mistyped ref or a label probably meant (label matches first)."""
-        return suggest_refs(self, text, n=n)
+        """Refs a mistyped ref or a label probably meant: objects whose label ``text``
+        names ("red cube"), then refs spelled alike ("red_cub_1")."""
+        by_label = sorted(node.ref for node in self.objects() if label_matches(text, node))
+        fuzzy = difflib.get_close_matches(slug(text), self.refs(), n=n, cutoff=0.5)
+        return list(dict.fromkeys([*by_label, *fuzzy]))[:n]
 
     # ================================================================== updating
 

@@ -27,6 +27,7 @@ __all__ = [
     "SceneNode",
     "Vec3",
     "display_label",
+    "label_matches",
     "label_words",
     "plural",
     "singular",
@@ -157,3 +158,14 @@ def plural(word: str) -> str:
     else:
         last = last + "s"
     return f"{head} {last}" if head else last
+
+
+def label_matches(query: str, node: SceneNode) -> bool:
+    """True when every word of ``query`` (plurals folded) is in the node's label with its
+    colour ("cube", "red cubes"), or ``query`` is the node's ref."""
+    wanted = {singular(word) for word in label_words(query)}
+    if not wanted:
+        return False
+    if query.strip().lower() == node.ref:
+        return True
+    return wanted <= {singular(word) for word in label_words(node.display_label)}

@@ -3,28 +3,13 @@ ref that names nothing (what the model's query tools and error results use)."""
 
 from __future__ import annotations
 
-import difflib
 import math
-from typing import TYPE_CHECKING
 
 from scene.geometry import box_gap
-from scene.nodes import SceneNode, label_words, singular, slug
-
-if TYPE_CHECKING:
-    from scene.graph import SceneGraph
+from scene.graph import SceneGraph
+from scene.nodes import SceneNode, label_matches
 
 __all__ = ["find_objects", "has_attribute", "label_matches", "suggest_refs"]
-
-
-def label_matches(query: str, node: SceneNode) -> bool:
-    """True when every word of ``query`` (plurals folded) is in the node's label with its
-    colour ("cube", "red cubes"), or ``query`` is the node's ref."""
-    wanted = {singular(word) for word in label_words(query)}
-    if not wanted:
-        return False
-    if query.strip().lower() == node.ref:
-        return True
-    return wanted <= {singular(word) for word in label_words(node.display_label)}
 
 
 def has_attribute(node: SceneNode, term: str, held: set[str]) -> bool:
@@ -100,8 +85,5 @@ def find_objects(
 
 
 def suggest_refs(graph: SceneGraph, text: str, *, n: int = 5) -> list[str]:
-    """Refs that ``text`` probably meant: objects whose label it names ("red cube"), then
-    refs spelled alike ("red_cub_1")."""
-    by_label = sorted(node.ref for node in graph.objects() if label_matches(text, node))
-    fuzzy = difflib.get_close_matches(slug(text), graph.refs(), n=n, cutoff=0.5)
-    return list(dict.fromkeys([*by_label, *fuzzy]))[:n]
+    """Refs that ``text`` probably meant (see :meth:`SceneGraph.suggest`)."""
+    return graph.suggest(text, n=n)

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from embodiment.types import ActionResult, Observation, SafetyDecision
-from harness.components import SceneRefresh
 from harness.config import HarnessConfig
 from harness.messages import Verdict
+from harness.protocols import SceneRefresh
 from harness.tools import Tool
 
 

@@ -21,7 +21,7 @@ from harness import Harness, HarnessConfig, tool
 from harness.cli import EXIT_CONFIG, EXIT_INTERRUPTED, EXIT_NOT_COMPLETED, EXIT_OK, main
 from harness.events import parse_event
 from harness.providers import ScriptedModel, call, reply
-from harness.runlog import RunLog
+from harness.store.reader import RunLog
 from tests.fixtures.cli import HARNESS_BIN, child_env, scripted_config
 from tests.recorded import RecordedSession, record_session
 
@@ -198,7 +198,7 @@ def test_check_fails_on_unusable_parts(
 def test_check_runs_registered_and_part_hooks(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness import checks
+    from harness.assembly import checks
 
     def broken(harness: Any) -> list[checks.CheckResult]:
         raise RuntimeError("probe exploded")
@@ -432,7 +432,7 @@ def test_check_probes_mcp_tool_sources_and_reports_silent_servers(
     server that registered no tools."""
     from dataclasses import dataclass
 
-    from harness import checks
+    from harness.assembly import checks
     from harness.config import MCPServerConfig
 
     @dataclass

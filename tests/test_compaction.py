@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from harness.compaction import CheckpointCompactor, NoCompaction, build_compactor
 from harness.config import CompactionConfig, HarnessConfig, PruningConfig
 from harness.context import Budget
+from harness.context.compactor import CheckpointCompactor, NoCompaction, build_compactor
 from harness.errors import ContextBudgetError
 from harness.events import CompactionEvent
 from harness.messages import (

@@ -22,10 +22,10 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from harness.compaction import FAILURE_TOLERANCE_SHARE, CheckpointCompactor
-from harness.compaction_plan import group_turns
 from harness.config import CompactionConfig, PruningConfig
 from harness.context import Budget, Context
+from harness.context.compactor import FAILURE_TOLERANCE_SHARE, CheckpointCompactor
+from harness.context.turns import group_turns
 from harness.errors import ContextBudgetError, TransientModelError
 from harness.events import CompactionEvent
 from harness.messages import (

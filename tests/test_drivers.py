@@ -14,8 +14,8 @@ from embodiment.profile import load_profile
 from embodiment.types import ActionResult, ActionSpec
 from harness import Harness, HarnessConfig
 from harness.errors import ConfigError
-from harness.physical import action_output, physical_tools
 from harness.providers import ScriptedModel, reply
+from harness.world.physical import action_output, physical_tools
 
 ROOT = Path(__file__).resolve().parents[1]
 PANDA = load_profile("panda_tabletop")

@@ -12,11 +12,11 @@ import pytest
 from embodiment.fake import FakeRobot
 from embodiment.types import Observation, PostCondition
 from harness import Harness, HarnessConfig
-from harness.evaluation import ModelEvaluator, ProgrammaticEvaluator, parse_verdict
 from harness.events import EvaluationEvent
 from harness.messages import AssistantItem, InstructionItem, ModelResponse
 from harness.providers import ScriptedModel, call, reply
 from harness.tools import Tool, ToolOutput
+from harness.world.evaluation import ModelEvaluator, ProgrammaticEvaluator, parse_verdict
 
 PICK = Tool(
     "pick", "Pick an object.", lambda ref: "ok", physical=True, safety={"ref": "object_ref"}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.execution import CallOutcome, run_tool
+from harness.runtime.execution import CallOutcome, run_tool
 from harness.tools import Tool, ToolContext
 
 

@@ -416,7 +416,7 @@ def test_safety_fails_closed_without_readings(config: HarnessConfig, log: list[s
 
 
 def test_pre_hooks_rewrite_and_block(config: HarnessConfig) -> None:
-    from harness.components import HookDecision
+    from harness.protocols import HookDecision
 
     def shout(call: ToolCall, tool: Any, arguments: Any) -> HookDecision | None:
         if arguments.get("text") == "secret":

@@ -24,10 +24,10 @@ from harness import Harness, HarnessConfig, tool
 from harness.cli import main
 from harness.config import MCPServerConfig
 from harness.errors import ConfigError
-from harness.execution import CallOutcome, run_tool
 from harness.mcp import MCPManager, MCPServerError, MCPTool, ServerState
 from harness.messages import Verdict
 from harness.providers import ScriptedModel, call, reply
+from harness.runtime.execution import CallOutcome, run_tool
 from harness.tools import ToolArgumentError, ToolCancelledError, ToolContext
 from tests.conftest import BoxSafety, FakeDriver
 

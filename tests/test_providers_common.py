@@ -87,7 +87,7 @@ def test_importing_the_registry_does_not_import_the_sdks() -> None:
     import sys
 
     code = (
-        "import sys, harness.providers, harness.harness; "
+        "import sys, harness.providers, harness.runtime.harness; "
         "print('anthropic' in sys.modules, 'openai' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

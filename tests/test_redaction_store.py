@@ -9,8 +9,8 @@ import pytest
 
 from harness.cli import main
 from harness.redact import REDACTED
-from harness.runlog import RunLog
 from harness.store import MemoryRunStore
+from harness.store.reader import RunLog
 from tests.recorded import SECRETS, RecordedSession, record_session
 
 

@@ -25,7 +25,7 @@ from harness.errors import RunStoreError
 from harness.events import DoneEvent, EventBase, TaskResumedEvent, parse_event
 from harness.messages import AssistantItem, ModelRequest, ModelResponse, ToolResultItem
 from harness.providers import ScriptedModel, reply
-from harness.runlog import RunLog
+from harness.store.reader import RunLog
 from tests.fixtures.cli import HARNESS_BIN, child_env, scripted_config
 from tests.fixtures.parts import MARKER_ENV, AllowAll, FakeSkills
 

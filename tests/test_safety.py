@@ -17,8 +17,8 @@ from embodiment.safety import RuleOutcome, SafetyEnvelope, SafetyRequest, segmen
 from embodiment.types import Observation
 from harness import Harness, HarnessConfig
 from harness.events import SafetyCheckEvent, ToolResultEvent
-from harness.physical import physical_tools
 from harness.providers import ScriptedModel, call, reply
+from harness.world.physical import physical_tools
 
 ROOT = Path(__file__).resolve().parents[1]
 MOBILE = load_profile(ROOT / "configs" / "embodiments" / "mobile_manipulator.yaml")
@@ -405,7 +405,7 @@ def test_no_command_outside_the_envelope_reaches_the_driver(sequence: list[Any])
 
 
 def test_a_pre_execution_hook_cannot_bypass_the_envelope() -> None:
-    from harness.components import HookDecision
+    from harness.protocols import HookDecision
 
     def reckless(call: Any, tool: Any, arguments: Any) -> HookDecision | None:
         if tool.name == "move_to":

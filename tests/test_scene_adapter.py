@@ -12,14 +12,15 @@ import pytest
 
 from embodiment.types import ActionResult, Observation
 from harness import Harness, HarnessConfig
+from harness.assembly.build import build_scene
 from harness.config import SceneConfig, load_config
 from harness.errors import ConfigError
 from harness.events import SceneUpdateEvent, parse_event
-from harness.loop import render_observation
 from harness.messages import Verdict
 from harness.providers import ScriptedModel, call, reply
-from harness.scene_adapter import SceneAdapter, build_scene
 from harness.tools import Tool, ToolContext, ToolOutput
+from harness.world.observation import render_observation
+from harness.world.scene import SceneAdapter
 from scene import Detection, SceneGraph
 from tests.scene_helpers import (
     TABLE_TOP,

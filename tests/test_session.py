@@ -132,7 +132,7 @@ def test_failed_construction_closes_what_was_built(config: HarnessConfig) -> Non
             model=ScriptedModel([reply("x")]),
         )
     # through the factory, owned parts built before the failure are closed
-    from harness import factory
+    from harness.assembly import build as factory
 
     original = factory.build_parts
 

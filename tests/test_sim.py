@@ -158,7 +158,7 @@ def test_cancel_during_a_long_motion_ends_cancelled_with_the_robot_stopped(sim: 
 def test_get_object_image_crops_the_object_in_the_simulator(sim: Any) -> None:
     """The simulator publishes its camera calibration, so the scene's image tool crops
     the object instead of falling back to the whole frame."""
-    from harness.scene_adapter import build_scene
+    from harness.assembly.build import build_scene
 
     config = HarnessConfig.model_validate(
         {"embodiment": None, "driver": None, "run": {"store": None}, "memory": {"enabled": False}}

@@ -12,16 +12,17 @@ from typing import Any
 import pytest
 
 from harness import ConfigError, Harness, HarnessConfig, tool
-from harness.components import MemoryProvider, SkillLibrary
-from harness.events import DoneEvent, EventBase
-from harness.factory import build_memory, build_parts
-from harness.memory_models import (
+from harness.assembly.build import build_parts
+from harness.assembly.memory import (
     ConsolidationOutputError,
     ModelLedgerSummarizer,
     ModelLessonProposer,
+    build_memory,
     parse_lessons_json,
 )
+from harness.events import DoneEvent, EventBase
 from harness.messages import ModelRequest, ModelResponse, ToolResultItem, Verdict
+from harness.protocols import MemoryProvider, SkillLibrary
 from harness.providers import ScriptedModel, call, reply
 from memory import MemoryStore, TaskRecord, ToolOutcome
 from skills import SkillCatalog

@@ -18,9 +18,9 @@ from harness.errors import RunStoreError
 from harness.events import ObservationEvent, TaskStartedEvent
 from harness.messages import InstructionItem
 from harness.providers import ScriptedModel, call, reply
-from harness.runlog import RunLog
 from harness.store import STORE_FILENAME, SQLiteRunStore
-from harness.store_schema import SCHEMA_VERSION, migrate, schema_version
+from harness.store.reader import RunLog
+from harness.store.schema import SCHEMA_VERSION, migrate, schema_version
 from harness.tools import ToolContext
 from tests.recorded import INSTRUCTION_IMAGE, RecordedSession, record_session
 

@@ -14,8 +14,8 @@ from harness.context import ItemState
 from harness.events import ProgressEvent
 from harness.messages import CheckpointItem, CheckpointSource, NoticeItem, ToolResultItem
 from harness.providers import ScriptedModel, reply
-from harness.runlog import RunLog
 from harness.store import SQLiteRunStore
+from harness.store.reader import RunLog
 
 Step = tuple[str, int]
 
@@ -34,7 +34,7 @@ def _apply(harness: Harness, step: Step, index: int) -> None:
     context = harness.context
     items = context.accumulated
     if kind == "append" or not items:
-        harness._append_item(
+        harness.session.append_item(
             ToolResultItem(call_id=f"c{index}", name="probe", text=f"out {index}", turn=index)
             if n % 2
             else NoticeItem(text=f"notice {index}", turn=index)
@@ -59,7 +59,7 @@ def _apply(harness: Harness, step: Step, index: int) -> None:
             [checkpoint, *kept],
             states={i.id: ItemState("summarized", f"into {checkpoint.id}") for i in folded},
         )
-        harness._sync_item_states()
+        harness.session.sync_item_states()
     elif kind == "prune":
         i = n % len(items)
         old = items[i]
@@ -68,9 +68,9 @@ def _apply(harness: Harness, step: Step, index: int) -> None:
             [*items[:i], stub, *items[i + 1 :]],
             states={old.id: ItemState("pruned", "bulky and old")},
         )
-        harness._sync_item_states()
+        harness.session.sync_item_states()
     elif kind == "truncate":
-        harness._set_item_state(items[n % len(items)].id, "truncated", f"step {index}")
+        harness.session.set_item_state(items[n % len(items)].id, "truncated", f"step {index}")
     else:
         harness.reset_session()
 
@@ -94,7 +94,7 @@ def test_any_point_in_history_is_rebuilt_exactly(tmp_path: Path, history: list[S
     with Harness(config, model=ScriptedModel([reply("x")]), store=store) as harness:
         for index, step in enumerate(history):
             _apply(harness, step, index)
-            harness._emit(ProgressEvent(text=f"step {index}"), task_id="t", turn=index)
+            harness.session.emit(ProgressEvent(text=f"step {index}"), task_id="t", turn=index)
             live = [item.id for item in harness.context.accumulated]
             states = {i: s.status for i, s in harness.context.states.items() if i in live}
             expected.append((live, states))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 
-from harness.compaction_plan import group_turns
+from harness.context.summarizer import SUMMARY_SECTIONS, validate_summary
+from harness.context.summary_input import InputLimits, SummaryInput, pack_rounds, strip_media
+from harness.context.turns import group_turns
 from harness.messages import (
     AssistantItem,
     ImageRef,
@@ -16,8 +18,6 @@ from harness.messages import (
 )
 from harness.redact import Redactor
 from harness.store import MemoryRunStore
-from harness.summarizer import SUMMARY_SECTIONS, validate_summary
-from harness.summary_input import InputLimits, SummaryInput, pack_rounds, strip_media
 from harness.tokens import TokenEstimator
 from tests.histories import VALID_NOTE, recall_references
 

@@ -3,9 +3,9 @@ from plausible usage reports, and one total that every budget decision reads."""
 
 from __future__ import annotations
 
-from harness.compaction import CheckpointCompactor
 from harness.config import CompactionConfig, PruningConfig
 from harness.context import Budget, Context
+from harness.context.compactor import CheckpointCompactor
 from harness.messages import ImagePart, ImageRef, ToolResultItem, ToolSpec
 from harness.tokens import TokenEstimator, anthropic_image_tokens, openai_image_tokens
 from tests.histories import build_history, long_task_spec

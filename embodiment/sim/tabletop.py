@@ -39,6 +39,7 @@ from embodiment.sim.actions import (
     PlaceArgs,
     tabletop_actions,
 )
+from embodiment.sim.postconditions import TabletopPostConditions
 from embodiment.sim.quiet import import_pybullet
 from embodiment.sim.world import (
     COLORS,
@@ -329,8 +330,6 @@ class TabletopSim:
         return GroundTruthPerception(self)
 
     def post_conditions(self) -> Any:
-        from embodiment.sim.postconditions import TabletopPostConditions
-
         return TabletopPostConditions(self)
 
     # ================================================================== ground truth

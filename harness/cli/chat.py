@@ -78,9 +78,9 @@ def _read_line(stream: TextIO, *, timeout_s: float, cancelled: Callable[[], bool
 
 
 def chat(args: argparse.Namespace) -> int:
+    from harness.assembly.build import build_redactor
     from harness.cli import EXIT_INTERRUPTED, EXIT_OK
-    from harness.factory import build_redactor
-    from harness.harness import Harness
+    from harness.runtime.harness import Harness
 
     config = config_from_args(args)
     console = wide_console()

@@ -2,7 +2,7 @@
 
 It loads the config (errors name the key), builds the Harness exactly as ``harness run``
 would (driver, profile, skills, memory, store, MCP servers), then runs the named checks of
-:mod:`harness.checks`, where other parts add their own. Exit code 0 when nothing failed,
+:mod:`harness.assembly.checks`, where other parts add their own. Exit code 0 when nothing failed,
 2 when the configuration or a part is unusable.
 """
 
@@ -27,9 +27,9 @@ def register(subparsers: Any) -> None:
 
 
 def check(args: argparse.Namespace) -> int:
-    from harness.checks import CheckResult, run_checks
+    from harness.assembly.checks import CheckResult, run_checks
     from harness.cli import EXIT_CONFIG, EXIT_OK
-    from harness.harness import Harness
+    from harness.runtime.harness import Harness
     from harness.store import MemoryRunStore
 
     console = wide_console()

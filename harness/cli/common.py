@@ -16,7 +16,7 @@ from harness.errors import ConfigError
 from harness.events import DoneEvent, EventBase
 
 if TYPE_CHECKING:
-    from harness.runlog import RunLog
+    from harness.store.reader import RunLog
 
 __all__ = [
     "CancelOnInterrupt",
@@ -143,7 +143,7 @@ def store_folder(args: argparse.Namespace) -> Path:
 
 
 def open_run_log(args: argparse.Namespace) -> RunLog:
-    from harness.runlog import RunLog
+    from harness.store.reader import RunLog
 
     return RunLog(store_folder(args))
 

@@ -84,7 +84,7 @@ def demo_config(args: argparse.Namespace) -> HarnessConfig:
 
 def run_demo(args: argparse.Namespace) -> int:
     from harness.cli import EXIT_NOT_COMPLETED
-    from harness.harness import Harness
+    from harness.runtime.harness import Harness
 
     console = Console(highlight=False)
     config = demo_config(args)

@@ -79,9 +79,7 @@ class TimelineRenderer:
         self._line(0, "task", e.instruction, "cyan")
 
     def _on_task_resumed(self, e: Any) -> None:
-        from harness.resume import describe_interrupted
-
-        calls = describe_interrupted(e.interrupted_calls)
+        calls = e.describe_interrupted()
         text = f"from turn {e.from_turn}: {e.instruction}"
         if calls:
             text += f"; interrupted: {calls}"

@@ -20,7 +20,7 @@ def register(subparsers: Any) -> None:
 
 def report(args: argparse.Namespace) -> int:
     from harness.cli import EXIT_OK
-    from harness.report import write_report
+    from harness.store.report import write_report
 
     path = write_report(store_folder(args), args.run, args.output)
     print(f"wrote {path} ({path.stat().st_size // 1024} KB)")

@@ -34,12 +34,12 @@ def register(subparsers: Any) -> None:
 
 
 def resume(args: argparse.Namespace) -> int:
+    from harness.assembly.build import build_redactor
     from harness.cli import EXIT_NOT_COMPLETED, EXIT_OK
     from harness.config import HarnessConfig, apply_overrides
-    from harness.factory import build_redactor
-    from harness.harness import Harness
     from harness.providers import parse_model_spec
-    from harness.runlog import RunLog
+    from harness.runtime.harness import Harness
+    from harness.store.reader import RunLog
 
     folder = store_folder(args)
     with RunLog(folder) as log:

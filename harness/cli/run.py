@@ -25,8 +25,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.factory import build_redactor
-    from harness.harness import Harness
+    from harness.assembly.build import build_redactor
+    from harness.runtime.harness import Harness
 
     config = config_from_args(args)
     redactor = build_redactor(config)

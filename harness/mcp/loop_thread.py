@@ -71,14 +71,6 @@ class LoopThread:
             future.cancel()
             raise
 
-    def run_sync(self, func: Callable[..., Any], *args: Any, timeout_s: float = 5.0) -> None:
-        """Run a plain function on the loop thread (e.g. to set an anyio event)."""
-
-        async def wrapper() -> None:
-            func(*args)
-
-        self.call(wrapper, timeout_s=timeout_s)
-
     def close(self, *, timeout_s: float) -> bool:
         """Stop the loop (cancelling what still runs) and join the thread.
 

@@ -61,9 +61,6 @@ class ParsedBrief:
     omitted: int = 0
     omitted_summary: str = ""
 
-    def with_ref(self, ref: str) -> BriefObject | None:
-        return self.objects.get(ref)
-
 
 def parse_brief(text: str) -> ParsedBrief:
     brief = ParsedBrief()

@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from harness.errors import HarnessError, ModelError
+from harness.errors import ConfigError, HarnessError, ModelError
 from harness.messages import ModelRequest, ModelResponse, ToolCall, Usage, new_id
 from harness.providers.base import Chunk, Delta, Final
 from harness.tokens import ImageCostModel, TokenEstimator
@@ -147,8 +147,6 @@ class ScriptedModel:
 def from_config(config: Any) -> ScriptedModel:
     """``provider: scripted`` with ``options.responses``: a list of
     ``{text: ..., tool: {name: ..., arguments: {...}}}`` replayed in order."""
-    from harness.errors import ConfigError
-
     steps = config.options.get("responses")
     if not isinstance(steps, list) or not steps:
         raise ConfigError(

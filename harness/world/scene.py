@@ -25,25 +25,21 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from embodiment.types import Observation
-from harness.components import SceneRefresh
-from harness.config import HarnessConfig, ObservationConfig, SceneConfig
-from harness.errors import ConfigError
+from harness.config import ObservationConfig, SceneConfig
 from harness.events import SceneUpdateEvent
 from harness.images import encode_frame
 from harness.messages import Verdict
+from harness.protocols import SceneRefresh
 from harness.tokens import TokenEstimator
 from harness.tools import Tool, ToolOutput, close_matches
 from scene.brief import render_brief
 from scene.camera import crop_frame, parse_cameras, project_box
-from scene.geometry import RelationTolerances
 from scene.graph import SceneGraph, UnknownRefError
 from scene.nodes import SceneNode
-from scene.perception import Perception
 from scene.query import find_objects
 
-__all__ = ["SceneAdapter", "build_scene", "load_perception"]
+__all__ = ["SceneAdapter"]
 
-ConfirmKind = Literal["pick", "place", "release", "open", "close"]
 
 _OBJECT_KEYS = ("ref", "object", "object_ref", "obj", "item")
 _TARGET_KEYS: dict[str, Literal["on", "inside"] | None] = {
@@ -103,7 +99,7 @@ class ObjectImageArgs(BaseModel):
 
 
 class SceneAdapter:
-    """Implements :class:`harness.components.SceneProvider` over a :class:`SceneGraph`.
+    """Implements :class:`harness.protocols.SceneProvider` over a :class:`SceneGraph`.
 
     Args:
         graph: The working scene graph (with its perception).
@@ -126,7 +122,6 @@ class SceneAdapter:
         self.images = images or ObservationConfig()
         self.observation: Observation | None = None
         self.last_targets: list[str] = []
-        self.last_brief = ""
         self._events = 0
         self._warnings: list[str] = []
 
@@ -154,7 +149,6 @@ class SceneAdapter:
             recent_s=self.config.recent_change_s,
             notes=notes,
         )
-        self.last_brief = brief.text
         changes = self.graph.take_changes()
         warnings = notes + warnings
         if changes.empty and not warnings and self._events > 0:
@@ -379,52 +373,6 @@ class SceneAdapter:
             max_side=self.images.max_image_side,
         )
         return ToolOutput(text=text, images=[image])
-
-
-# ====================================================================== building
-
-
-def load_perception(path: str) -> Perception:
-    """``package.module:attribute``: a Perception object, or a class/factory called with no
-    arguments that returns one."""
-    from harness.factory import import_object
-
-    target = import_object(path, key="scene.perception")
-    if isinstance(target, type) or (not isinstance(target, Perception) and callable(target)):
-        target = target()
-    if not isinstance(target, Perception):
-        raise ConfigError(
-            f"scene.perception: {path!r} is not a Perception (an object with "
-            "perceive(observation) -> list[Detection]) nor a factory of one",
-            key="scene.perception",
-            value=path,
-        )
-    return target
-
-
-def build_scene(config: HarnessConfig, *, driver: Any = None) -> SceneAdapter | None:
-    """The scene provider for a config: None when disabled, or when there is neither a
-    perception (``scene.perception``, or the driver's ``perception()``) nor a driver whose
-    state could place the robot."""
-    cfg = config.scene
-    if not cfg.enabled:
-        return None
-    perception: Perception | None = None
-    if cfg.perception:
-        perception = load_perception(cfg.perception)
-    elif driver is not None and callable(getattr(driver, "perception", None)):
-        perception = driver.perception()
-    if perception is None and driver is None:
-        return None
-    graph = SceneGraph(
-        perception,
-        tolerances=RelationTolerances(
-            near_m=cfg.near_distance_m, contact_m=cfg.contact_tolerance_m
-        ),
-        stale_after_s=cfg.stale_after_s,
-        association_gate_m=cfg.association_distance_m,
-    )
-    return SceneAdapter(graph, config=cfg, images=config.observation)
 
 
 # ====================================================================== helpers

@@ -1,4 +1,4 @@
-"""Model-backed parts of durable memory: lesson proposals and ledger summaries.
+"""Durable memory for a session: the store, with its model-backed helpers.
 
 ``memory/`` must not import the harness, so the two places where memory asks a model
 something live here, as small objects the :class:`~memory.store.MemoryStore` accepts:
@@ -23,17 +23,20 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from harness.config import HarnessConfig
 from harness.context import bounded_text
-from harness.errors import HarnessError
+from harness.errors import ConfigError, HarnessError
 from harness.messages import AssistantItem, InstructionItem, ModelRequest, SystemBlock, Usage
 from harness.prompts import CONSOLIDATION_SYSTEM_PROMPT, LEDGER_SUMMARY_SYSTEM_PROMPT
 from harness.providers.base import Model, can_summarize, complete
 from memory.report import TaskRecord
+from memory.store import MemoryStore
 
 __all__ = [
     "ConsolidationOutputError",
     "ModelLedgerSummarizer",
     "ModelLessonProposer",
+    "build_memory",
     "can_summarize",
     "parse_lessons_json",
 ]
@@ -169,3 +172,26 @@ class ModelLedgerSummarizer:
         if not text:
             raise ValueError(f"the summarizer returned no text for {tool!r}")
         return text
+
+
+def build_memory(config: HarnessConfig, *, model: Any) -> MemoryStore | None:
+    """Durable memory in ``memory.path``. ``model`` (the summarizer, else the decision
+    model) proposes lessons and summarizes ledgers when it can write prose; otherwise the
+    store's rule-based consolidator and deterministic digests are used."""
+    if not config.memory.enabled:
+        return None
+    folder = config.resolve_path(config.memory.path)
+    helper = model if can_summarize(model) else None
+    try:
+        return MemoryStore(
+            folder,
+            proposer=ModelLessonProposer(helper) if helper is not None else None,
+            summarizer=ModelLedgerSummarizer(helper) if helper is not None else None,
+            min_confidence=config.memory.consolidation_min_confidence,
+        )
+    except OSError as exc:
+        raise ConfigError(
+            f"memory.path: cannot use {str(folder)!r} as the memory folder: {exc}",
+            key="memory.path",
+            value=config.memory.path,
+        ) from exc

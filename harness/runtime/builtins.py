@@ -11,20 +11,18 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.capability import CAPABILITY_MARGIN_TOKENS, admit_skill
-from harness.components import SearchableArchive
+from harness.context.admission import admit_skill
 from harness.events import NotificationEvent, SkillLoadedEvent, UserQueryEvent
+from harness.protocols import SearchableArchive
 from harness.tools import EndTask, Tool, ToolCancelledError, ToolContext, ToolOutput, close_matches
 
 if TYPE_CHECKING:
-    from harness.harness import Harness
+    from harness.runtime.session import Session
 
-__all__ = ["RECALL_MAX_LIMIT", "SKILL_ADMISSION_MARGIN", "builtin_tools"]
+__all__ = ["RECALL_MAX_LIMIT", "builtin_tools"]
 
 RECALL_MAX_LIMIT = 20_000
 SEARCH_MAX_HITS = 25
-SKILL_ADMISSION_MARGIN = CAPABILITY_MARGIN_TOKENS
-"""Tokens kept free beyond a skill body when admitting it (see harness.capability)."""
 
 
 class _Args(BaseModel):
@@ -70,33 +68,33 @@ class LoadSkillResourceArgs(_Args):
     resource: str = Field(min_length=1, description="A file path inside the skill's folder.")
 
 
-def builtin_tools(harness: Harness) -> list[Tool]:
+def builtin_tools(session: Session) -> list[Tool]:
     """The built-in tools for one session (``query_user`` only with a user channel)."""
     tools = [
         Tool(
             "update_task_notes",
             "Update the Task Notes (phase, notes to keep). They stay visible across "
             "compactions, so record plans and facts you will need later.",
-            lambda **kw: _update_task_notes(harness, **kw),
+            lambda ctx, **kw: _update_task_notes(session, ctx, **kw),
             input_model=UpdateTaskNotesArgs,
             source="builtin",
         ),
         Tool(
             "notify_user",
             "Tell the operator something without waiting for an answer.",
-            lambda ctx, **kw: _notify_user(harness, ctx, **kw),
+            lambda ctx, **kw: _notify_user(session, ctx, **kw),
             input_model=NotifyUserArgs,
             source="builtin",
         ),
         Tool(
             "recall",
             "Read an exact slice of an archived tool output by its archive:// address.",
-            lambda **kw: _recall(harness, **kw),
+            lambda **kw: _recall(session, **kw),
             input_model=RecallArgs,
             source="builtin",
         ),
     ]
-    if isinstance(harness.store, SearchableArchive):
+    if isinstance(session.store, SearchableArchive):
         tools.append(
             Tool(
                 "search_archive",
@@ -104,31 +102,31 @@ def builtin_tools(harness: Harness) -> list[Tool]:
                 "including ones no longer in context, for a text (an object ref, a code, a "
                 "value). Returns archive:// addresses with the matching line; read more "
                 "with recall.",
-                lambda **kw: _search_archive(harness, **kw),
+                lambda **kw: _search_archive(session, **kw),
                 input_model=SearchArchiveArgs,
                 source="builtin",
             )
         )
-    if harness.user_channel is not None:
+    if session.user_channel is not None:
         tools.insert(
             0,
             Tool(
                 "query_user",
                 "Ask the operator a question and wait for the answer. Use only when the "
                 "evidence cannot settle it; the task ends if nobody answers in time.",
-                lambda ctx, **kw: _query_user(harness, ctx, **kw),
+                lambda ctx, **kw: _query_user(session, ctx, **kw),
                 input_model=QueryUserArgs,
                 source="builtin",
-                timeout_s=harness.config.run.query_user_timeout_s + 5.0,
+                timeout_s=session.config.run.query_user_timeout_s + 5.0,
             ),
         )
-    if harness.skills is not None:
+    if session.skills is not None:
         tools.append(
             Tool(
                 "load_skill",
                 "Load a skill from the Skill Catalog; its instructions stay available for "
                 "the rest of the task.",
-                lambda ctx, **kw: _load_skill(harness, ctx, **kw),
+                lambda ctx, **kw: _load_skill(session, ctx, **kw),
                 input_model=LoadSkillArgs,
                 source="builtin",
             )
@@ -137,7 +135,7 @@ def builtin_tools(harness: Harness) -> list[Tool]:
             Tool(
                 "load_skill_resource",
                 "Read a resource file that a loaded skill refers to.",
-                lambda **kw: _load_skill_resource(harness, **kw),
+                lambda **kw: _load_skill_resource(session, **kw),
                 input_model=LoadSkillResourceArgs,
                 source="builtin",
             )
@@ -145,10 +143,10 @@ def builtin_tools(harness: Harness) -> list[Tool]:
     return tools
 
 
-def _query_user(harness: Harness, ctx: ToolContext, *, question: str) -> str:
-    channel = harness.user_channel
+def _query_user(session: Session, ctx: ToolContext, *, question: str) -> str:
+    channel = session.user_channel
     assert channel is not None
-    timeout_s = harness.config.run.query_user_timeout_s
+    timeout_s = session.config.run.query_user_timeout_s
     ctx.emit(UserQueryEvent(question=question, status="asked"))
     answer = channel.ask(question, timeout_s=timeout_s, cancelled=lambda: ctx.cancelled)
     if ctx.cancelled:
@@ -165,25 +163,31 @@ def _query_user(harness: Harness, ctx: ToolContext, *, question: str) -> str:
     return f"The user answered: {answer}"
 
 
-def _notify_user(harness: Harness, ctx: ToolContext, *, message: str, level: str) -> str:
-    if harness.user_channel is not None:
-        harness.user_channel.notify(message, level)
+def _notify_user(session: Session, ctx: ToolContext, *, message: str, level: str) -> str:
+    if session.user_channel is not None:
+        session.user_channel.notify(message, level)
     ctx.emit(NotificationEvent(message=message, level=level))  # type: ignore[arg-type]
     return "notified"
 
 
 def _update_task_notes(
-    harness: Harness, *, phase: str | None, add_notes: list[str], remove_notes: list[str]
+    session: Session,
+    ctx: ToolContext,
+    *,
+    phase: str | None,
+    add_notes: list[str],
+    remove_notes: list[str],
 ) -> str:
-    notes = harness.task_notes
+    task = session.lane(ctx.task_id)
+    notes = task.notes if task is not None else session.last_notes
     changed = notes.update(phase=phase, add_notes=add_notes, remove_notes=remove_notes)
     if not changed:
         return "Task Notes unchanged"
     return f"Task Notes updated (version {notes.version})"
 
 
-def _recall(harness: Harness, *, address: str, offset: int, limit: int) -> ToolOutput:
-    text = harness.store.archive_get(address)
+def _recall(session: Session, *, address: str, offset: int, limit: int) -> ToolOutput:
+    text = session.store.archive_get(address)
     if text is None:
         return ToolOutput.error(f"no archived output at {address}", "not_found")
     end = min(len(text), offset + limit)
@@ -198,10 +202,10 @@ def _recall(harness: Harness, *, address: str, offset: int, limit: int) -> ToolO
     return ToolOutput(text=f"[{header}]\n{text[offset:end]}")
 
 
-def _search_archive(harness: Harness, *, query: str, limit: int) -> ToolOutput:
-    store = harness.store
+def _search_archive(session: Session, *, query: str, limit: int) -> ToolOutput:
+    store = session.store
     assert isinstance(store, SearchableArchive)
-    hits = store.archive_search(harness.session_id, query, limit=limit)
+    hits = store.archive_search(session.session_id, query, limit=limit)
     if not hits:
         return ToolOutput(text=f"no archived output of this session contains {query!r}")
     lines = [f"{len(hits)} archived output(s) contain {query!r} (newest first):"]
@@ -211,11 +215,11 @@ def _search_archive(harness: Harness, *, query: str, limit: int) -> ToolOutput:
     return ToolOutput(text="\n".join(lines))
 
 
-def _load_skill(harness: Harness, ctx: ToolContext, *, name: str) -> ToolOutput:
-    library = harness.skills
+def _load_skill(session: Session, ctx: ToolContext, *, name: str) -> ToolOutput:
+    library = session.skills
     assert library is not None
     key = f"skill:{name}"
-    if harness.context.has_resident(key):
+    if session.context.has_resident(key):
         return ToolOutput(text=f"skill {name!r} is already loaded (no change)")
     try:
         body = library.body(name)
@@ -223,7 +227,7 @@ def _load_skill(harness: Harness, ctx: ToolContext, *, name: str) -> ToolOutput:
         matches = close_matches(name, library.names())
         hint = f"; did you mean {', '.join(matches)}?" if matches else ""
         return ToolOutput.error(f"unknown skill {name!r}{hint}", "unknown_skill")
-    context = harness.context
+    context = session.context
     text = f"Skill {name}\n{body}"
     admission = admit_skill(context, name=name, text=text)
     if not admission.admitted:
@@ -234,11 +238,11 @@ def _load_skill(harness: Harness, ctx: ToolContext, *, name: str) -> ToolOutput:
     return ToolOutput(text=f"skill {name!r} loaded ({tokens} tokens); follow it from now on")
 
 
-def _load_skill_resource(harness: Harness, *, name: str, resource: str) -> ToolOutput:
-    library = harness.skills
+def _load_skill_resource(session: Session, *, name: str, resource: str) -> ToolOutput:
+    library = session.skills
     assert library is not None
     try:
-        text = library.resource(name, resource, max_chars=harness.config.context.record_max_chars)
+        text = library.resource(name, resource, max_chars=session.config.context.record_max_chars)
     except KeyError as exc:
         return ToolOutput.error(str(exc).strip("'\""), "unknown_resource")
     except ValueError as exc:

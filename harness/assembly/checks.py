@@ -18,17 +18,22 @@ import socket
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
-if TYPE_CHECKING:
-    from harness.harness import Harness
+from harness.config import HarnessConfig
+from harness.context import Context
+from harness.store import SQLiteRunStore
+from harness.store.reader import RunLog
+from harness.store.schema import SCHEMA_VERSION
+from harness.tools import ToolRegistry
 
 __all__ = [
     "CHECKS",
     "PART_ATTRIBUTES",
     "CheckFn",
     "CheckResult",
+    "Deployment",
     "register_check",
     "run_checks",
 ]
@@ -55,7 +60,20 @@ class CheckResult:
         return cls("fail", subject, detail)
 
 
-CheckFn = Callable[["Harness"], Iterable[CheckResult]]
+class Deployment(Protocol):
+    """What the checks read of a built Harness (its parts, by the names it exposes)."""
+
+    config: HarnessConfig
+    context: Context
+    tools: ToolRegistry
+    driver: Any
+    safety: Any
+    skills: Any
+    store: Any
+    profile_text: str
+
+
+CheckFn = Callable[[Deployment], Iterable[CheckResult]]
 
 CHECKS: dict[str, CheckFn] = {}
 """Check name -> function, run in registration order."""
@@ -80,7 +98,7 @@ def register_check(name: str, check: CheckFn) -> None:
     CHECKS[name] = check
 
 
-def run_checks(harness: Harness) -> Iterator[CheckResult]:
+def run_checks(harness: Deployment) -> Iterator[CheckResult]:
     """Every registered check, then every part's ``self_check()``; a check that raises is
     reported as a failure of that check, and the others still run."""
     for name, check in list(CHECKS.items()):
@@ -104,7 +122,7 @@ def _guarded(name: str, produce: Callable[[], Iterable[CheckResult]]) -> Iterato
 # ====================================================================== built-in checks
 
 
-def check_model(harness: Harness) -> Iterator[CheckResult]:
+def check_model(harness: Deployment) -> Iterator[CheckResult]:
     """Provider and name, the API key variable (set or not, never its value), the window,
     and whether a configured ``base_url`` accepts connections."""
     m = harness.config.model
@@ -143,7 +161,7 @@ def _reachable(subject: str, url: str) -> CheckResult:
     return CheckResult.ok(subject, f"{host}:{port} accepts connections")
 
 
-def check_tools(harness: Harness) -> Iterator[CheckResult]:
+def check_tools(harness: Deployment) -> Iterator[CheckResult]:
     tools = harness.tools.visible()
     yield CheckResult.ok("tools", f"{len(tools)}: {', '.join(t.name for t in tools)}")
     physical = [t.name for t in tools if t.physical]
@@ -159,7 +177,7 @@ def check_tools(harness: Harness) -> Iterator[CheckResult]:
         )
 
 
-def check_embodiment(harness: Harness) -> Iterator[CheckResult]:
+def check_embodiment(harness: Deployment) -> Iterator[CheckResult]:
     config = harness.config
     if harness.profile_text:
         first = harness.profile_text.strip().splitlines()[0]
@@ -174,7 +192,7 @@ def check_embodiment(harness: Harness) -> Iterator[CheckResult]:
         yield CheckResult.warn("driver", f"driver {config.driver.name!r} is configured but absent")
 
 
-def check_skills_and_memory(harness: Harness) -> Iterator[CheckResult]:
+def check_skills_and_memory(harness: Deployment) -> Iterator[CheckResult]:
     if harness.skills is not None:
         names = harness.skills.names()
         yield CheckResult.ok("skills", f"{len(names)}: {', '.join(names)}")
@@ -183,12 +201,8 @@ def check_skills_and_memory(harness: Harness) -> Iterator[CheckResult]:
         yield _writable_folder("memory", harness.config.resolve_path(memory.path))
 
 
-def check_store(harness: Harness) -> Iterator[CheckResult]:
+def check_store(harness: Deployment) -> Iterator[CheckResult]:
     """Opens (creating or migrating) the configured store folder, records nothing."""
-    from harness.runlog import RunLog
-    from harness.store import SQLiteRunStore
-    from harness.store_schema import SCHEMA_VERSION
-
     folder = harness.config.run.store
     if not folder:
         yield CheckResult.warn("run store", "run.store is null: runs are kept in memory only")
@@ -205,7 +219,7 @@ def check_store(harness: Harness) -> Iterator[CheckResult]:
     )
 
 
-def check_mcp(harness: Harness) -> Iterator[CheckResult]:
+def check_mcp(harness: Deployment) -> Iterator[CheckResult]:
     """Every configured MCP server: probed live when its tool source offers ``check()``
     (statuses with ``name``, ``ok``, ``state``, ``last_error``), otherwise reachable when
     the tools it listed while the Harness was built are registered."""

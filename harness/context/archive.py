@@ -14,17 +14,22 @@ from typing import TYPE_CHECKING
 from harness.messages import Item, ToolResultItem
 
 if TYPE_CHECKING:
-    from harness.components import RunStore
+    from harness.protocols import RunStore
 
-__all__ = ["archive_item_text", "find_in_text", "item_address"]
+__all__ = ["archive_address", "archive_item_text", "find_in_text", "item_address"]
+
+
+def archive_address(task_id: str, key: str) -> str:
+    """``archive://<task>/<key>``: a tool call's exact output (key = call id) or an item's
+    archived text (key = item id)."""
+    return f"archive://{task_id or 'session'}/{key}"
 
 
 def item_address(item: Item, part: str = "") -> str:
     """The stable archive address of one item (or one named part of it)."""
     if isinstance(item, ToolResultItem) and item.archive and not part:
         return item.archive
-    task = item.task_id or "session"
-    return f"archive://{task}/{item.id}" + (f"/{part}" if part else "")
+    return archive_address(item.task_id, item.id) + (f"/{part}" if part else "")
 
 
 def archive_item_text(store: RunStore | None, item: Item, text: str, part: str = "") -> str | None:

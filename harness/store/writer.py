@@ -20,13 +20,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from harness.archive import find_in_text
-from harness.components import ArchiveHit
+from harness.context.archive import find_in_text
 from harness.errors import RunStoreError
 from harness.events import EventBase
 from harness.messages import FORMAT_VERSION, ImagePart, Item
+from harness.protocols import ArchiveHit
 from harness.redact import Redactor
-from harness.store_schema import migrate
+from harness.store.schema import migrate
 
 __all__ = ["STORE_FILENAME", "MemoryRunStore", "SQLiteRunStore", "connect_store"]
 

@@ -6,22 +6,18 @@ service all fit without inheriting from anything here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from embodiment.types import Observation, SafetyDecision
-from harness.events import CompactionEvent, EventBase, SceneUpdateEvent
+from harness.events import EventBase, SceneUpdateEvent
 from harness.messages import ImagePart, Item, ToolCall, Verdict
 from harness.tools import Tool, ToolOutput
 from memory.report import ConsolidationReport, TaskRecord, ToolOutcome
 
-if TYPE_CHECKING:
-    from harness.context import Context
-
 __all__ = [
     "ArchiveHit",
-    "Compactor",
     "Evaluator",
     "HookDecision",
     "MemoryProvider",
@@ -170,19 +166,6 @@ class MemoryProvider(Protocol):
     def record_tool_outcome(self, outcome: ToolOutcome) -> None: ...
 
     def consolidate(self, record: TaskRecord) -> ConsolidationReport: ...
-
-
-class Compactor(Protocol):
-    """Keeps Accumulated context within budget. Yields ``compaction`` events.
-
-    Called before every model decision (``force=False``) and after a provider overflow
-    (``force=True``). Raises :class:`harness.errors.ContextBudgetError` only when nothing it
-    may do can make the request fit.
-    """
-
-    def compact(
-        self, context: Context, *, force: bool = False, reason: str = ""
-    ) -> Iterator[CompactionEvent]: ...
 
 
 @dataclass(frozen=True)

@@ -24,16 +24,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from harness.archive import archive_item_text
-from harness.compaction_plan import current_notes_id
 from harness.context import ItemState
+from harness.context.archive import archive_item_text
+from harness.context.turns import current_notes_id
 from harness.events import CompactionEvent
 from harness.messages import AssistantItem, Item, TaskNotesItem, ToolResultItem, new_id
 
 if TYPE_CHECKING:
-    from harness.components import RunStore
     from harness.config import PruningConfig
     from harness.context import Budget, Context
+    from harness.protocols import RunStore
 
 __all__ = ["DEFAULT_TRIGGER_SHARE", "PrunePlan", "Pruner", "pruned_reference"]
 

@@ -1,5 +1,5 @@
 """Building the embodied parts of a Harness from config: profile, driver, safety envelope,
-physical tools and the evaluator (called from :func:`harness.factory.build_parts`).
+physical tools and the evaluator (called from :func:`harness.assembly.build.build_parts`).
 
 Order matters: the profile first (the driver and envelope read it), then the driver
 (connected here, so its closer is registered at once), then what is derived from both.
@@ -18,9 +18,9 @@ from embodiment.safety import SafetyEnvelope
 from embodiment.types import ActionSpec
 from harness.config import HarnessConfig
 from harness.errors import ConfigError
-from harness.evaluation import ModelEvaluator, ProgrammaticEvaluator
-from harness.physical import physical_tools
 from harness.providers import build_model
+from harness.world.evaluation import ModelEvaluator, ProgrammaticEvaluator
+from harness.world.physical import physical_tools
 
 __all__ = ["build_embodiment_parts", "build_profile"]
 

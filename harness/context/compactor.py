@@ -3,7 +3,7 @@
 :class:`CheckpointCompactor` runs before every model call (and, forced, after a provider
 overflow). Each step runs only if the request is still too large after the previous one:
 
-1. **Prune** (:mod:`harness.pruning`): old bulky tool outputs become archive references and
+1. **Prune** (:mod:`harness.context.pruning`): old bulky tool outputs become archive references and
    superseded Task Notes snapshots leave, in batches worth a prompt-cache miss.
 2. **Checkpoint**: once the estimated request reaches ``context_window - reserve_tokens``,
    an older prefix of whole turns is folded into one :class:`CheckpointItem`, written by the
@@ -27,44 +27,51 @@ from __future__ import annotations
 
 import time
 from collections.abc import Generator, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from harness.archive import archive_item_text
-from harness.compaction_plan import CompactionPlan, plan_compaction
-from harness.context import ItemState, bounded_text
+from harness.context.model import Context, ItemState
+from harness.context.pruning import Pruner
+from harness.context.shrink import shrink_oversized
+from harness.context.summarizer import ModelSummarizer, SummaryError, deterministic_checkpoint
+from harness.context.summary_input import InputLimits, SummaryInput, pack_rounds
+from harness.context.turns import CompactionPlan, plan_compaction
 from harness.errors import ContextBudgetError
 from harness.events import CompactionEvent
 from harness.messages import (
-    AssistantItem,
     CheckpointItem,
     CheckpointSource,
-    InstructionItem,
     Item,
-    NoticeItem,
-    RevisionItem,
-    TaskNotesItem,
-    ToolResultItem,
-    new_id,
 )
 from harness.providers.base import can_summarize
-from harness.pruning import Pruner
 from harness.redact import Redactor
-from harness.summarizer import ModelSummarizer, SummaryError, deterministic_checkpoint
-from harness.summary_input import InputLimits, SummaryInput, pack_rounds
 
 if TYPE_CHECKING:
-    from harness.components import Compactor, RunStore
     from harness.config import CompactionConfig, HarnessConfig, PruningConfig
-    from harness.context import Context
+    from harness.protocols import RunStore
     from harness.providers.base import Model
 
 __all__ = [
     "FAILURE_TOLERANCE_SHARE",
     "CheckpointCompactor",
+    "Compactor",
     "NoCompaction",
     "build_compactor",
     "summary_token_limit",
 ]
+
+
+class Compactor(Protocol):
+    """Keeps Accumulated context within budget. Yields ``compaction`` events.
+
+    Called before every model decision (``force=False``) and after a provider overflow
+    (``force=True``). Raises :class:`harness.errors.ContextBudgetError` only when nothing it
+    may do can make the request fit.
+    """
+
+    def compact(
+        self, context: Context, *, force: bool = False, reason: str = ""
+    ) -> Iterator[CompactionEvent]: ...
+
 
 FAILURE_TOLERANCE_SHARE = 0.5
 """After a summarizer failure the request may grow into this share of ``reserve_tokens``
@@ -231,7 +238,9 @@ class CheckpointCompactor:
         if context.total_tokens() >= budget.threshold or force:
             # After a provider overflow the estimate is known to be low: cut every
             # oversized retained item, not just enough to pass the estimated threshold.
-            yield from self._shrink(context, started, target=0 if force else budget.threshold)
+            yield from shrink_oversized(
+                self.store, self.config, context, started, target=0 if force else budget.threshold
+            )
         after = context.total_tokens()
         if after >= budget.threshold or (force and after >= before):
             message = self._budget_error(context, before=before, force=force, reason=reason)
@@ -475,94 +484,6 @@ class CheckpointCompactor:
         return len(new_items) - 1
 
     # ------------------------------------------------------------------ shrinking
-
-    def _shrink(
-        self, context: Context, started: float, *, target: int
-    ) -> Iterator[CompactionEvent]:
-        """Cut oversized retained items to head+tail, largest first, until the request is
-        under ``target`` tokens."""
-        before = context.total_tokens()
-        notes = context.latest_task_notes()
-        pinned = notes.id if notes is not None else None
-        order = sorted(
-            (item for item in context.accumulated if item.id != pinned),
-            key=context.item_tokens,
-            reverse=True,
-        )
-        items = list(context.accumulated)
-        states: dict[str, ItemState] = {}
-        total = before
-        for original in order:
-            if total < target:
-                break
-            shrunk, address = self._shrunk_copy(original)
-            if shrunk is None:
-                continue
-            items[items.index(original)] = shrunk
-            total = context.total_tokens(accumulated=items)
-            reason = f"cut to head+tail to fit the input budget; exact original: {address}"
-            states[original.id] = context.changed_state(
-                original, "shrunk", f"{reason}; now {shrunk.id}", replaced_by=shrunk.id
-            )
-            states[shrunk.id] = context.changed_state(
-                original, "shrunk", f"{reason} (replaces {original.id})"
-            )
-        if not states:
-            return
-        context.replace(items, states=states)
-        yield CompactionEvent(
-            status="completed",
-            mode="shrink",
-            reason=f"{len(states) // 2} oversized retained item(s) cut to head+tail",
-            tokens_before=before,
-            tokens_after=context.total_tokens(),
-            items_retained=len(items),
-            duration_s=_since(started),
-        )
-
-    def _shrunk_copy(self, item: Item) -> tuple[Item | None, str | None]:
-        """A head+tail copy (new id) of an oversized item, or (None, None) if not possible.
-
-        Signed or encrypted reasoning is never edited: providers reject altered blocks.
-        """
-        cfg = self.config
-        text_limit = cfg.tool_result_max_chars
-        update: dict[str, Any] = {}
-        addresses: list[str] = []
-
-        def cut(text: str, limit: int, part: str) -> str | None:
-            if len(text) <= limit:
-                return None
-            address = archive_item_text(self.store, item, text, part)
-            if address is None:
-                return None
-            addresses.append(address)
-            return bounded_text(text, limit, address=address)[0]
-
-        if isinstance(
-            item, (ToolResultItem, InstructionItem, RevisionItem, NoticeItem, TaskNotesItem)
-        ):
-            text = cut(item.text, text_limit, "")
-            if text is not None:
-                update["text"] = text
-        elif isinstance(item, AssistantItem):
-            text = cut(item.text, text_limit, "text")
-            if text is not None:
-                update["text"] = text
-            blocks = []
-            for index, block in enumerate(item.reasoning):
-                shortened = None
-                if block.signature is None and block.redacted is None:
-                    shortened = cut(block.text, cfg.reasoning_max_chars, f"reasoning{index}")
-                blocks.append(
-                    block if shortened is None else block.model_copy(update={"text": shortened})
-                )
-            if any(a is not b for a, b in zip(blocks, item.reasoning, strict=True)):
-                update["reasoning"] = blocks
-        if not update:
-            return None, None
-        update["id"] = new_id("item")
-        return item.model_copy(update=update), ", ".join(addresses)
 
     # ------------------------------------------------------------------ errors
 

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.archive import archive_item_text
-from harness.compaction_plan import TurnGroup
 from harness.context import bounded_text
+from harness.context.archive import archive_item_text
+from harness.context.turns import TurnGroup
 from harness.messages import (
     AssistantItem,
     CheckpointItem,
@@ -34,7 +34,7 @@ from harness.messages import (
 from harness.redact import Redactor
 
 if TYPE_CHECKING:
-    from harness.components import RunStore
+    from harness.protocols import RunStore
 
 __all__ = ["InputLimits", "Round", "SummaryInput", "pack_rounds", "strip_media"]
 

@@ -20,12 +20,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
+from harness.context.introspection import ContextRow as IntrospectionRow
 from harness.errors import RunNotFoundError, RunStoreError
 from harness.events import Event, PromptSnapshotEvent, parse_event
-from harness.introspection import ContextRow as IntrospectionRow
+from harness.mcp.processes import is_alive
 from harness.messages import ImagePart, Item, Usage
-from harness.store import STORE_FILENAME, connect_store
-from harness.store_schema import SCHEMA_VERSION, schema_version
+from harness.store.schema import SCHEMA_VERSION, schema_version
+from harness.store.writer import STORE_FILENAME, connect_store
 
 __all__ = [
     "ContextRow",
@@ -111,8 +112,6 @@ def process_alive(pid: int | None, host: str | None) -> bool:
         return False
     if host and host != socket.gethostname():
         return True  # cannot tell from here: assume it is alive
-    from harness.mcp.processes import is_alive
-
     return is_alive(pid)
 
 

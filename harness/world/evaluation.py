@@ -40,6 +40,7 @@ from harness.messages import (
 )
 from harness.providers.base import Model, complete
 from harness.tools import Tool, ToolOutput
+from harness.world.observation import render_observation
 
 __all__ = ["EVALUATOR_PROMPT", "ModelEvaluator", "ProgrammaticEvaluator", "parse_verdict"]
 
@@ -161,8 +162,6 @@ class ModelEvaluator:
         observation: Observation | None,
         segment: int,
     ) -> Verdict:
-        from harness.loop import render_observation
-
         condition = self.condition(tool.name, arguments)
         if not condition:
             return self._verdict("failure", f"no post-condition is defined for {tool.name}")

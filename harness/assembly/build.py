@@ -2,35 +2,39 @@
 
 Each part has one builder; a builder that starts something (a simulator, a subprocess,
 a database) also returns how to close it, so a failure half-way closes what was built.
+Nothing here needs the runtime: the result is the keyword arguments of the ``Harness``
+constructor plus the closers it will own.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import re
 from collections.abc import Callable
 from typing import Any
 
+from harness.assembly.embodiment import build_embodiment_parts
+from harness.assembly.imports import import_object, import_tool
+from harness.assembly.memory import build_memory
 from harness.config import HarnessConfig
-from harness.embodied import build_embodiment_parts
 from harness.errors import ConfigError
-from harness.memory_models import ModelLedgerSummarizer, ModelLessonProposer, can_summarize
+from harness.mcp import MCPManager
 from harness.providers import build_model
 from harness.redact import Redactor
 from harness.store import MemoryRunStore, SQLiteRunStore
-from harness.tools import Tool, tool
-from memory.store import MemoryStore
+from harness.world.scene import SceneAdapter
+from scene.geometry import RelationTolerances
+from scene.graph import SceneGraph
+from scene.perception import Perception
 from skills.catalog import SkillCatalog, SkillValidationError
 
 __all__ = [
-    "build_memory",
     "build_parts",
     "build_redactor",
+    "build_scene",
     "build_skills",
     "build_store",
-    "import_object",
-    "import_tool",
+    "load_perception",
 ]
 
 Closer = tuple[str, Callable[[], None]]
@@ -58,8 +62,6 @@ def build_parts(
                 config, model=parts.get("compaction_model") or parts["model"]
             )
         if "scene" not in parts:
-            from harness.scene_adapter import build_scene
-
             scene = build_scene(config, driver=parts.get("driver"))
             if scene is not None:
                 parts["scene"] = scene
@@ -67,8 +69,6 @@ def build_parts(
         extra_tools.extend(import_tool(path) for path in config.tools)
         parts["tools"] = extra_tools
         if config.mcp.servers and "tool_sources" not in parts:
-            from harness.mcp import MCPManager
-
             manager = MCPManager.from_config(config)
             closers.append(("mcp", manager.close))
             parts["tool_sources"] = [manager]
@@ -122,55 +122,42 @@ def build_skills(config: HarnessConfig) -> SkillCatalog | None:
         ) from exc
 
 
-def build_memory(config: HarnessConfig, *, model: Any) -> MemoryStore | None:
-    """Durable memory in ``memory.path``. ``model`` (the summarizer, else the decision
-    model) proposes lessons and summarizes ledgers when it can write prose; otherwise the
-    store's rule-based consolidator and deterministic digests are used."""
-    if not config.memory.enabled:
+def load_perception(path: str) -> Perception:
+    """``package.module:attribute``: a Perception object, or a class/factory called with no
+    arguments that returns one."""
+    target = import_object(path, key="scene.perception")
+    if isinstance(target, type) or (not isinstance(target, Perception) and callable(target)):
+        target = target()
+    if not isinstance(target, Perception):
+        raise ConfigError(
+            f"scene.perception: {path!r} is not a Perception (an object with "
+            "perceive(observation) -> list[Detection]) nor a factory of one",
+            key="scene.perception",
+            value=path,
+        )
+    return target
+
+
+def build_scene(config: HarnessConfig, *, driver: Any = None) -> SceneAdapter | None:
+    """The scene provider for a config: None when disabled, or when there is neither a
+    perception (``scene.perception``, or the driver's ``perception()``) nor a driver whose
+    state could place the robot."""
+    cfg = config.scene
+    if not cfg.enabled:
         return None
-    folder = config.resolve_path(config.memory.path)
-    helper = model if can_summarize(model) else None
-    try:
-        return MemoryStore(
-            folder,
-            proposer=ModelLessonProposer(helper) if helper is not None else None,
-            summarizer=ModelLedgerSummarizer(helper) if helper is not None else None,
-            min_confidence=config.memory.consolidation_min_confidence,
-        )
-    except OSError as exc:
-        raise ConfigError(
-            f"memory.path: cannot use {str(folder)!r} as the memory folder: {exc}",
-            key="memory.path",
-            value=config.memory.path,
-        ) from exc
-
-
-def import_object(path: str, *, key: str) -> Any:
-    """``package.module:attribute`` -> the attribute; errors name the config ``key``."""
-    module_name, sep, attr = path.partition(":")
-    if not sep or not module_name or not attr:
-        raise ConfigError(
-            f"{key}: got {path!r}; expected 'package.module:function'", key=key, value=path
-        )
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(
-            f"{key}: cannot import {module_name!r} for {path!r}: {exc}", key=key, value=path
-        ) from exc
-    try:
-        return getattr(module, attr)
-    except AttributeError:
-        raise ConfigError(
-            f"{key}: {module_name!r} has no attribute {attr!r}", key=key, value=path
-        ) from None
-
-
-def import_tool(path: str) -> Tool:
-    """``package.module:attribute`` -> a Tool (functions are wrapped with ``@tool``)."""
-    target = import_object(path, key="tools")
-    if isinstance(target, Tool):
-        return target
-    if callable(target):
-        return tool(target)
-    raise ConfigError(f"tools: {path!r} is neither a Tool nor a function", key="tools", value=path)
+    perception: Perception | None = None
+    if cfg.perception:
+        perception = load_perception(cfg.perception)
+    elif driver is not None and callable(getattr(driver, "perception", None)):
+        perception = driver.perception()
+    if perception is None and driver is None:
+        return None
+    graph = SceneGraph(
+        perception,
+        tolerances=RelationTolerances(
+            near_m=cfg.near_distance_m, contact_m=cfg.contact_tolerance_m
+        ),
+        stale_after_s=cfg.stale_after_s,
+        association_gate_m=cfg.association_distance_m,
+    )
+    return SceneAdapter(graph, config=cfg, images=config.observation)

@@ -8,6 +8,7 @@ blocking physical action is in flight, interrupting it through the driver's own 
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 import time
@@ -20,6 +21,8 @@ from harness.events import EventBase, ProgressEvent
 from harness.tools import EndTask, Tool, ToolCancelledError, ToolContext, ToolOutput
 
 __all__ = ["CallOutcome", "run_tool"]
+
+logger = logging.getLogger(__name__)
 
 POLL_S = 0.02
 """How often the watcher checks cancellation and the deadline while a tool runs."""
@@ -126,7 +129,7 @@ def _safe_interrupt(interrupt: Callable[[], None]) -> None:
     try:
         interrupt()
     except Exception:  # the interrupt path must never take the loop down
-        traceback.print_exc()
+        logger.exception("interrupting the robot (driver.stop()) failed")
 
 
 def _abandoned(

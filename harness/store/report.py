@@ -38,8 +38,7 @@ from harness.events import (
     ToolResultEvent,
 )
 from harness.messages import ImagePart, InstructionItem
-from harness.resume import describe_interrupted
-from harness.runlog import RunLog, StoredTask
+from harness.store.reader import RunLog, StoredTask
 
 __all__ = ["PLOT_SECTIONS", "context_plot_svg", "render_report", "write_report"]
 
@@ -364,7 +363,7 @@ def _event_html(log: RunLog, e: Event) -> str:
     if kind == "task_started":
         return _block("note", "task", _e(e.instruction) + _e(f" (max {e.max_turns} turns)"))
     if kind == "task_resumed":
-        calls = describe_interrupted(e.interrupted_calls)
+        calls = e.describe_interrupted()
         text = f"after a crash (pid {e.previous_pid}), from turn {e.from_turn}"
         return _block("error", "resumed", _e(text + (f"; interrupted: {calls}" if calls else "")))
     if kind == "tools_listed":

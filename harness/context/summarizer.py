@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from harness.context import bounded_text
+from harness.context.summary_input import Round, SummaryInput
 from harness.messages import (
     AssistantItem,
     CheckpointItem,
@@ -36,7 +37,6 @@ from harness.messages import (
     Usage,
 )
 from harness.providers.base import Model, complete
-from harness.summary_input import Round, SummaryInput
 from harness.tokens import TokenEstimator
 
 __all__ = [

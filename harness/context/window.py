@@ -1,0 +1,54 @@
+"""Where a session's context window comes from, and the empty context built on it.
+
+Every compaction threshold is derived from the window, so it is resolved in one place and
+an unknown window is an error, never a guess.
+"""
+
+from __future__ import annotations
+
+from harness.config import HarnessConfig
+from harness.context.model import Budget, Context
+from harness.errors import ConfigError, UnknownContextWindowError
+from harness.providers.base import Model
+from harness.providers.catalog import known_context_window
+from harness.tokens import TokenEstimator
+
+__all__ = ["new_context", "resolve_context_window"]
+
+
+def resolve_context_window(config: HarnessConfig, model: Model) -> int:
+    """The one place the window comes from: compaction config, model config, the model
+    object, then the built-in table. Unknown is an error, never a guess."""
+    candidates = (
+        config.context.compaction.context_window,
+        config.model.context_window,
+        getattr(model, "context_window", None),
+        known_context_window(getattr(model, "name", "") or config.model.name),
+    )
+    for value in candidates:
+        if value:
+            return int(value)
+    raise UnknownContextWindowError(
+        f"the context window of model {model.name!r} is unknown; set model.context_window "
+        "(or context.compaction.context_window) in the config",
+        key="model.context_window",
+        value=None,
+    )
+
+
+def new_context(config: HarnessConfig, model: Model) -> Context:
+    """An empty context for ``model``, its budget derived from the window (or an error
+    naming the key when the reserve leaves no room)."""
+    window = resolve_context_window(config, model)
+    reserve = config.context.compaction.reserve_tokens
+    if reserve >= window:
+        raise ConfigError(
+            f"context.compaction.reserve_tokens: got {reserve}; expected less than the "
+            f"context window ({window})",
+            key="context.compaction.reserve_tokens",
+            value=reserve,
+        )
+    return Context(
+        TokenEstimator(image_cost=getattr(model, "image_cost", "generic")),
+        Budget(context_window=window, reserve_tokens=reserve),
+    )

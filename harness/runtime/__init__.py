@@ -1,0 +1,24 @@
+"""The runtime: the Harness facade, the session, one task's state, and the turn loop.
+
+- :mod:`~harness.runtime.harness`: ``Harness`` (the public facade), ``RunResult``,
+  ``TaskStream``;
+- :mod:`~harness.runtime.session`: what outlives a task (context, store, tools, clients,
+  memory, the robot, sequence numbers);
+- :mod:`~harness.runtime.task`: what belongs to one task (``TaskState``) and how it ended
+  (``TaskEnding``);
+- :mod:`~harness.runtime.rules`: the bookkeeping rules the loop and resume both apply;
+- :mod:`~harness.runtime.lane`: a running task as the phases see it;
+- :mod:`~harness.runtime.loop`: the turn loop, reading top to bottom, and its phases in
+  :mod:`~harness.runtime.refresh`, :mod:`~harness.runtime.decide`,
+  :mod:`~harness.runtime.gates` (admission), :mod:`~harness.runtime.execute`,
+  :mod:`~harness.runtime.execution` (the watched worker thread) and
+  :mod:`~harness.runtime.recording`;
+- :mod:`~harness.runtime.builtins`: the built-in tools;
+- :mod:`~harness.runtime.resume`: continuing a task after a crash.
+"""
+
+from harness.runtime.harness import Harness, RunResult, TaskStream
+from harness.runtime.session import Session
+from harness.runtime.task import TaskEnding, TaskState
+
+__all__ = ["Harness", "RunResult", "Session", "TaskEnding", "TaskState", "TaskStream"]

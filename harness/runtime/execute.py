@@ -1,0 +1,175 @@
+"""The execute phase: the one selected tool call, through the gates, run, judged, recorded.
+
+The model may return several calls; only the first runs (one tool per turn) and the
+others are recorded as not executed. The call passes the admission gates
+(:mod:`harness.runtime.gates`), runs on a watched worker thread
+(:mod:`harness.runtime.execution`), is judged by the hidden ``evaluate_run`` hook when it is
+a configured physical tool (in segments while the evaluator says "in progress"), and is
+recorded (:mod:`harness.runtime.recording`). The phase returns how the task ends when the
+call ended it (a cancel, a tool that ends the task), else None.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from harness.events import EvaluationEvent, ProgressEvent, ToolCallEvent
+from harness.messages import ModelResponse, ToolCall, Verdict
+from harness.runtime.execution import CallOutcome, run_tool
+from harness.runtime.gates import Refused, admit
+from harness.runtime.lane import Lane, Steps
+from harness.runtime.recording import record_result
+from harness.runtime.task import TaskEnding
+from harness.tools import Tool, ToolOutput, to_jsonable
+
+__all__ = ["execute"]
+
+logger = logging.getLogger(__name__)
+
+ENDING_STATUSES = ("completed", "cancelled", "failed")
+"""Statuses a tool may end its task with (``EndTask``); anything else ends it failed."""
+
+
+def execute(lane: Lane, response: ModelResponse) -> Steps[TaskEnding | None]:
+    if response.text:
+        yield lane.emit(ProgressEvent(text=response.text, source="model"))
+    first, *extra = response.tool_calls
+    ending = yield from run_call(lane, first)
+    for call in extra:
+        message = (
+            f"not executed: one tool per turn; only {first.name} ({first.id}) ran. "
+            "Request this call again next turn if it is still needed."
+        )
+        yield from record_result(
+            lane, call, None, ToolOutput.error(message, "not_executed"), executed=False
+        )
+    return ending
+
+
+def run_call(lane: Lane, call: ToolCall) -> Steps[TaskEnding | None]:
+    admission = yield from admit(lane, call)
+    if isinstance(admission, Refused):
+        yield from record_result(lane, call, admission.tool, admission.output, executed=False)
+        return admission.ending
+    tool, arguments = admission.tool, admission.arguments
+    yield lane.emit(
+        ToolCallEvent(
+            call_id=call.id,
+            name=tool.name,
+            arguments=to_jsonable(arguments),
+            physical=tool.physical,
+        )
+    )
+    outcome = yield from invoke(lane, call, tool, arguments)
+    judged = Judged(outcome)
+    if not outcome.output.is_error and not outcome.cancelled:
+        judged = yield from evaluate(lane, call, tool, arguments, outcome)
+    outcome = judged.outcome
+    yield from record_result(
+        lane,
+        call,
+        tool,
+        outcome.output,
+        executed=True,
+        duration_s=outcome.duration_s,
+        verdict=judged.verdict,
+    )
+    if judged.ending is not None:
+        return judged.ending
+    if outcome.cancelled:
+        return TaskEnding("cancelled", f"cancelled by the operator during {tool.name}")
+    if outcome.end_task is not None:
+        end = outcome.end_task
+        status = end.status if end.status in ENDING_STATUSES else "failed"
+        return TaskEnding(status, end.reason)  # type: ignore[arg-type]
+    return None
+
+
+def invoke(lane: Lane, call: ToolCall, tool: Tool, arguments: dict[str, Any]) -> Steps[CallOutcome]:
+    session = lane.session
+    return (
+        yield from lane.emit_all(
+            run_tool(
+                tool,
+                arguments,
+                {"call_id": call.id, "task_id": lane.state.task_id, "turn": lane.state.turn},
+                timeout_s=tool.timeout_s or session.config.run.tool_timeout_s,
+                should_cancel=lane.should_cancel,
+                interrupt=session.interrupt_robot if tool.physical else None,
+            )
+        )
+    )
+
+
+@dataclass
+class Judged:
+    """A call's outcome after the evaluator: its verdict, and an ending if the operator
+    cancelled between segments."""
+
+    outcome: CallOutcome
+    verdict: Verdict | None = None
+    ending: TaskEnding | None = None
+
+
+def evaluate(
+    lane: Lane, call: ToolCall, tool: Tool, arguments: dict[str, Any], outcome: CallOutcome
+) -> Steps[Judged]:
+    """The hidden ``evaluate_run`` hook; a segment tool runs again while "in progress"."""
+    session = lane.session
+    cfg = session.config.evaluation
+    evaluator = session.evaluator
+    if evaluator is None or tool.name not in cfg.required_tools:
+        return Judged(outcome)
+    segment = 1
+    ending: TaskEnding | None = None
+    while True:
+        try:
+            provider = session.observation_provider
+            verdict = evaluator.evaluate(
+                tool=tool,
+                arguments=arguments,
+                output=outcome.output,
+                observation=provider.observe() if provider else None,
+                segment=segment,
+            )
+        except Exception as exc:
+            verdict = Verdict(
+                status="failure",
+                evidence=f"evaluator raised {type(exc).__name__}: {exc}",
+                evaluator="harness",
+            )
+        yield lane.emit(
+            EvaluationEvent(call_id=call.id, tool=tool.name, verdict=verdict, segment=segment)
+        )
+        if verdict.status != "process" or tool.name not in cfg.segment_tools:
+            break
+        if segment >= cfg.max_segments:
+            verdict = Verdict(
+                status="failure",
+                evidence=f"still in progress after {segment} segments "
+                f"(max_segments={cfg.max_segments}): {verdict.evidence}",
+                evaluator=verdict.evaluator,
+            )
+            break
+        ending = lane.cancelled(f"between segments of {tool.name}")
+        if ending is not None:
+            break
+        segment += 1
+        yield lane.emit(
+            ProgressEvent(
+                text=f"{tool.name}: segment {segment} (evaluator: in progress)", source="harness"
+            )
+        )
+        next_outcome = yield from invoke(lane, call, tool, arguments)
+        next_outcome.duration_s += outcome.duration_s
+        outcome = next_outcome
+        if outcome.output.is_error or outcome.cancelled:
+            return Judged(outcome)
+    if session.scene is not None:
+        try:
+            session.scene.on_verdict(tool.name, arguments, verdict)
+        except Exception:
+            logger.exception("the scene graph could not apply the verdict on %s", tool.name)
+    return Judged(outcome, verdict, ending)

@@ -1,0 +1,470 @@
+"""The Harness: one instance owns one session and runs one task at a time.
+
+Construction is dependency injection: pass the parts you have (model, tools, driver,
+scene, safety envelope, store, ...) and the rest are simply absent (a physical tool with
+no safety envelope is blocked, never run). :meth:`Harness.from_config` builds every part
+from YAML (:mod:`harness.assembly`) and then the Harness.
+
+The Harness is a facade: the :class:`~harness.runtime.session.Session` holds what
+outlives a task, each task is a :class:`~harness.runtime.task.TaskState` driven by a
+:class:`~harness.runtime.loop.TaskLoop`. ``run_stream()`` returns a plain iterator of typed
+events that runs in the caller's thread. Fully consumed, it ends with exactly one ``done``
+event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.assembly import build as assembly
+from harness.config import HarnessConfig, resolve_config
+from harness.context import Context
+from harness.context.compactor import Compactor, build_compactor
+from harness.context.introspection import context_report
+from harness.context.window import new_context
+from harness.errors import CloseError, RunStoreError
+from harness.events import DoneEvent
+from harness.messages import ImagePart, new_id
+from harness.protocols import (
+    Evaluator,
+    MemoryProvider,
+    ObservationProvider,
+    PreHook,
+    RunStore,
+    SafetyGate,
+    SceneProvider,
+    SkillLibrary,
+    ToolSource,
+    UserChannel,
+)
+from harness.providers import build_model
+from harness.providers.base import Model
+from harness.runtime.builtins import builtin_tools
+from harness.runtime.lane import Lane
+from harness.runtime.loop import TaskLoop
+from harness.runtime.resume import ResumePoint, resume_prologue, resume_session
+from harness.runtime.session import Session, SessionParts
+from harness.runtime.stream import RunResult, TaskStream
+from harness.runtime.task import TaskState
+from harness.store import MemoryRunStore
+from harness.tools import Tool, ToolRegistry, tool
+from memory.task_notes import TaskNotes
+
+if TYPE_CHECKING:
+    from embodiment.types import Driver
+
+__all__ = ["Harness", "RunResult", "TaskStream"]
+
+
+class Harness:
+    """One session of a model driving tools (and usually a robot).
+
+    Args:
+        config: The configuration (defaults when omitted).
+        model: The decision model; built from ``config.model`` when omitted.
+        compaction_model: The summarizer; defaults to ``model``.
+        tools: Extra tools (:class:`Tool` objects or plain typed functions).
+        driver: The robot or simulator; its ``stop()`` is the interrupt path and it is the
+            observation provider unless one is given.
+        observation_provider: Where observations come from (default: the driver).
+        safety: The safety envelope every physical tool call passes.
+        scene: The working scene graph (renders the Brief).
+        skills: The skill library (catalog in Resident, ``load_skill``).
+        memory: Durable memory read at task start and consolidated at task end.
+        evaluator: The hidden ``evaluate_run`` hook after configured physical tools.
+        hooks: Pre-execution hooks that may rewrite or block a call.
+        store: The run store (in memory when omitted).
+        compactor: Keeps Accumulated within budget (built from config when omitted).
+        user_channel: Where ``query_user`` and ``notify_user`` go.
+        physical_tools: Tools generated for the driver (passed here so they are
+            registered before config tools and stay in a stable order).
+        profile_text: The embodiment profile as rendered into Resident context.
+        owned_resources: Objects (with ``close()``) or callables released by ``close()``,
+            in reverse order.
+        tool_sources: Providers of tools that may change during the session (MCP
+            servers); their changes are applied between turns. Pass them in
+            ``owned_resources`` too if this Harness should close them.
+    """
+
+    def __init__(
+        self,
+        config: HarnessConfig | None = None,
+        *,
+        model: Model | None = None,
+        compaction_model: Model | None = None,
+        tools: Iterable[Tool | Callable[..., Any]] = (),
+        driver: Driver | None = None,
+        observation_provider: ObservationProvider | None = None,
+        safety: SafetyGate | None = None,
+        scene: SceneProvider | None = None,
+        skills: SkillLibrary | None = None,
+        memory: MemoryProvider | None = None,
+        evaluator: Evaluator | None = None,
+        hooks: Sequence[PreHook] = (),
+        store: RunStore | None = None,
+        compactor: Compactor | None = None,
+        user_channel: UserChannel | None = None,
+        physical_tools: Iterable[Tool] = (),
+        profile_text: str = "",
+        owned_resources: Iterable[Any] = (),
+        session_id: str | None = None,
+        tool_sources: Iterable[ToolSource] = (),
+    ) -> None:
+        self.config = config if config is not None else HarnessConfig()
+        self._owned: list[tuple[str, Callable[[], None]]] = []
+        for resource in owned_resources:
+            self._own(resource)
+        self._resume_point: ResumePoint | None = None
+
+        model = model if model is not None else build_model(self.config.model)
+        store = store if store is not None else MemoryRunStore()
+        compaction_model = compaction_model or model
+        context = new_context(self.config, model)
+        compactor = compactor or build_compactor(
+            self.config, summarizer=compaction_model, store=store
+        )
+        registry = ToolRegistry()
+        parts = SessionParts(
+            model=model,
+            compaction_model=compaction_model,
+            store=store,
+            compactor=compactor,
+            driver=driver,
+            observation_provider=observation_provider
+            or (driver if driver is not None and hasattr(driver, "observe") else None),
+            safety=safety,
+            scene=scene,
+            skills=skills,
+            memory=memory,
+            evaluator=evaluator,
+            hooks=hooks,
+            user_channel=user_channel,
+            profile_text=profile_text,
+        )
+        session = Session(
+            self.config,
+            session_id=session_id or new_id("sess"),
+            context=context,
+            parts=parts,
+            tools=registry,
+        )
+        # Physical tools first, then the built-ins and the scene's queries, then the
+        # caller's and the tool sources': a stable order the model sees every task.
+        for item in physical_tools:
+            registry.add(item)
+        for item in builtin_tools(session):
+            registry.add(item)
+        if scene is not None:
+            for item in scene.tools():
+                registry.add(item)
+        for item in tools:
+            registry.add(item if isinstance(item, Tool) else tool(item))
+        session.attach_tool_sources(tool_sources)
+        session.open()
+        self.session = session
+
+    # ================================================================== factory
+
+    @classmethod
+    def from_config(
+        cls,
+        config: str | Path | HarnessConfig | None = None,
+        *,
+        overrides: Iterable[str] | Mapping[str, Any] = (),
+        **parts: Any,
+    ) -> Harness:
+        """Build every part the config describes (driver, profile, safety, scene, skills,
+        memory, store, MCP servers, evaluator), then the Harness.
+
+        Parts given as keyword arguments are used instead of being built. If anything
+        fails half-way, everything already built is closed again before the error
+        propagates (no orphaned simulator or MCP subprocess).
+        """
+        cfg = resolve_config(config, overrides=overrides)
+        built, closers = assembly.build_parts(cfg, given=parts)
+        try:
+            return cls(cfg, **built, owned_resources=closers)
+        except BaseException:
+            _close_all(list(reversed(closers)))
+            raise
+
+    @classmethod
+    def resume(
+        cls,
+        session_id: str,
+        config: str | Path | HarnessConfig | None = None,
+        *,
+        overrides: Iterable[str] | Mapping[str, Any] = (),
+        **parts: Any,
+    ) -> Harness:
+        """Rebuild a session from its run store after a crash (same session id).
+
+        Accumulated context (with item states), Task Notes, the loaded skills and the event
+        sequence are restored; :attr:`interrupted_task` says which task was cut short, and
+        :meth:`resume_stream` continues it from its last recorded turn. A tool call that
+        had started without a recorded result is reported to the model as "interrupted,
+        outcome unknown" and never run again.
+
+        ``config`` defaults to the configuration recorded with the session (secrets in it
+        were redacted: pass the config file when the deployment needs them). Parts given as
+        keyword arguments are used as in :meth:`from_config`. Raises
+        :class:`~harness.errors.RunStoreError` if the session is unknown or its process is
+        still alive.
+        """
+        harness, point = resume_session(
+            lambda cfg: cls.from_config(cfg, session_id=session_id, **parts),
+            session_id,
+            config,
+            overrides=overrides,
+            store=parts.get("store"),
+        )
+        harness._resume_point = point
+        return harness
+
+    @property
+    def interrupted_task(self) -> str | None:
+        """The id of the task :meth:`resume_stream` would continue (None if there is none)."""
+        return self._resume_point.state.task_id if self._resume_point is not None else None
+
+    def resume_stream(
+        self,
+        *,
+        max_turns: int | None = None,
+        poll_replan: Callable[[], str | None] | None = None,
+        should_cancel: Callable[[], bool] | None = None,
+    ) -> TaskStream:
+        """Continue the interrupted task of a resumed session; its stream ends with one
+        ``done`` event like any task's. Raises ``RunStoreError`` when nothing was
+        interrupted."""
+        point = self._resume_point
+        if point is None:
+            raise RunStoreError(f"session {self.session_id} has no interrupted task to resume")
+        if max_turns is not None:
+            point.state.max_turns = max_turns
+        stream = self._start(
+            point.state,
+            poll_replan=poll_replan,
+            should_cancel=should_cancel,
+            prologue=resume_prologue(point),
+        )
+        self._resume_point = None
+        return stream
+
+    # ================================================================== tools
+
+    def add_tool(self, item: Tool | Callable[..., Any]) -> Tool:
+        """Register a tool (a plain typed function is wrapped with ``@tool``)."""
+        if not isinstance(item, Tool):
+            item = tool(item)
+        self.session.tools.add(item)
+        return item
+
+    # ================================================================== tasks
+
+    def run_stream(
+        self,
+        instruction: str,
+        *,
+        images: Sequence[ImagePart] | None = None,
+        max_turns: int | None = None,
+        poll_replan: Callable[[], str | None] | None = None,
+        should_cancel: Callable[[], bool] | None = None,
+    ) -> TaskStream:
+        """Start a task and return its event stream.
+
+        Raises :class:`HarnessBusyError` if a task is already active in this session (from
+        this thread or another); the active task is not affected.
+        """
+        if not instruction or not instruction.strip():
+            raise ValueError("instruction must be a non-empty string")
+        if max_turns is not None and max_turns < 1:
+            raise ValueError(f"max_turns must be >= 1, got {max_turns}")
+        state = TaskState(
+            instruction=instruction.strip(),
+            max_turns=max_turns or self.config.run.max_turns,
+            notes=self.session.new_task_notes(),
+            images=list(images or []),
+        )
+        return self._start(state, poll_replan=poll_replan, should_cancel=should_cancel)
+
+    def _start(
+        self,
+        state: TaskState,
+        *,
+        poll_replan: Callable[[], str | None] | None,
+        should_cancel: Callable[[], bool] | None,
+        prologue: Any = None,
+    ) -> TaskStream:
+        self.session.begin_task(state)
+        lane = Lane(self.session, state, poll_replan=poll_replan)
+        if should_cancel is not None:
+            lane.should_cancel = should_cancel
+        return TaskStream(TaskLoop(lane, prologue=prologue))
+
+    def run(self, instruction: str, **options: Any) -> RunResult:
+        """Run a task to its end and return the result (events are recorded, not returned)."""
+        stream = self.run_stream(instruction, **options)
+        done: DoneEvent | None = None
+        for event in stream:
+            if isinstance(event, DoneEvent):
+                done = event
+        assert done is not None, "a fully consumed stream always ends with done"
+        return RunResult(
+            status=done.status,
+            report=done.report,
+            turns=done.turns,
+            usage=done.usage,
+            task_id=stream.task_id,
+            termination_reason=done.termination_reason,
+        )
+
+    @property
+    def busy(self) -> bool:
+        return self.session.active_task is not None
+
+    def reset_session(self) -> None:
+        """Clear Accumulated context (tools, clients and Resident stay)."""
+        self.session.reset()
+
+    def context_report(self) -> list[dict[str, Any]]:
+        """Every item of the session's context with lifetime, state, tokens and reason.
+
+        Resident blocks and tool definitions, every Accumulated item (including those
+        folded, pruned or shrunk away, with ``in_context: False``), the Refreshed text and
+        each image of the next call. See :class:`harness.context.introspection.ContextRow`.
+        """
+        return [row.model_dump() for row in context_report(self.session.context)]
+
+    # ================================================================== the session's parts
+
+    @property
+    def session_id(self) -> str:
+        return self.session.session_id
+
+    @property
+    def model(self) -> Model:
+        return self.session.model
+
+    @model.setter
+    def model(self, model: Model) -> None:
+        """Swap the decision model between tasks (the summarizer stays as built)."""
+        self.session.model = model
+
+    @property
+    def compaction_model(self) -> Model:
+        return self.session.compaction_model
+
+    @property
+    def context(self) -> Context:
+        return self.session.context
+
+    @property
+    def compactor(self) -> Compactor:
+        return self.session.compactor
+
+    @property
+    def store(self) -> RunStore:
+        return self.session.store
+
+    @property
+    def tools(self) -> ToolRegistry:
+        return self.session.tools
+
+    @property
+    def tool_sources(self) -> list[ToolSource]:
+        return self.session.tool_sources
+
+    @tool_sources.setter
+    def tool_sources(self, sources: Iterable[ToolSource]) -> None:
+        """Replace the sources; their tools are registered at the next task's start."""
+        self.session.tool_sources = list(sources)
+
+    @property
+    def driver(self) -> Driver | None:
+        return self.session.driver
+
+    @property
+    def observation_provider(self) -> ObservationProvider | None:
+        return self.session.observation_provider
+
+    @property
+    def safety(self) -> SafetyGate | None:
+        return self.session.safety
+
+    @property
+    def scene(self) -> SceneProvider | None:
+        return self.session.scene
+
+    @property
+    def skills(self) -> SkillLibrary | None:
+        return self.session.skills
+
+    @property
+    def memory(self) -> MemoryProvider | None:
+        return self.session.memory
+
+    @property
+    def evaluator(self) -> Evaluator | None:
+        return self.session.evaluator
+
+    @property
+    def hooks(self) -> list[PreHook]:
+        return self.session.hooks
+
+    @property
+    def user_channel(self) -> UserChannel | None:
+        return self.session.user_channel
+
+    @property
+    def profile_text(self) -> str:
+        return self.session.profile_text
+
+    @property
+    def task_notes(self) -> TaskNotes:
+        """The Task Notes of the running task, or of the last one."""
+        return self.session.last_notes
+
+    # ================================================================== lifecycle
+
+    def close(self) -> None:
+        """Release owned resources (MCP subprocesses, driver, store...) in reverse order.
+
+        Idempotent. Every resource is attempted; failures are raised together as a
+        :class:`CloseError` afterwards. Refused while a task is running.
+        """
+        if self.session.closed:
+            return
+        self.session.check_idle("close")
+        self.session.closed = True
+        errors = _close_all(list(reversed(self._owned)))
+        self._owned = []
+        if errors:
+            raise CloseError(errors)
+
+    def __enter__(self) -> Harness:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _own(self, resource: Any) -> None:
+        if isinstance(resource, tuple) and len(resource) == 2 and callable(resource[1]):
+            self._owned.append(resource)
+        elif callable(getattr(resource, "close", None)):
+            self._owned.append((type(resource).__name__, resource.close))
+        elif callable(resource):
+            self._owned.append((getattr(resource, "__name__", "resource"), resource))
+        else:
+            raise TypeError(f"owned resource {resource!r} has no close() and is not callable")
+
+
+def _close_all(closers: list[tuple[str, Callable[[], None]]]) -> list[tuple[str, BaseException]]:
+    errors: list[tuple[str, BaseException]] = []
+    for name, closer in closers:
+        try:
+            closer()
+        except Exception as exc:
+            errors.append((name, exc))
+    return errors

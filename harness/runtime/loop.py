@@ -1,0 +1,193 @@
+"""The turn loop: refresh -> decide -> execute one tool -> record -> refresh.
+
+:class:`TaskLoop` drives one task's :class:`~harness.runtime.lane.Lane` from its first turn
+to its ``done`` event. ``events()`` is a plain generator run in the caller's thread. Each
+phase lives in its own module and returns how the task ends (a
+:class:`~harness.runtime.task.TaskEnding`) or None to go on; limits are checked in one
+place (:func:`limit_reached`). Whatever happens (completion, cancellation, a limit, a model
+error, an exception in a tool, the observation provider or the scene graph), a fully
+consumed stream ends with exactly one ``done`` event, and the robot is left stopped.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+
+from harness.errors import HarnessError
+from harness.events import DoneEvent, EventBase, ReplanEvent, TaskStartedEvent
+from harness.messages import InstructionItem, RevisionItem
+from harness.runtime.decide import decide
+from harness.runtime.execute import execute
+from harness.runtime.lane import Lane, Steps
+from harness.runtime.refresh import offer_tools, refresh
+from harness.runtime.task import TaskEnding
+
+__all__ = ["Prologue", "TaskLoop", "start_task"]
+
+logger = logging.getLogger(__name__)
+
+Prologue = Callable[[Lane], Steps[TaskEnding | None]]
+"""What runs before the first turn: :func:`start_task`, or resume's continuation."""
+
+
+class TaskLoop:
+    """One task from its first turn to its ``done`` event."""
+
+    def __init__(self, lane: Lane, *, prologue: Prologue | None = None) -> None:
+        self.lane = lane
+        self.prologue: Prologue = prologue or start_task
+        self.done: DoneEvent | None = None
+
+    @property
+    def task_id(self) -> str:
+        return self.lane.state.task_id
+
+    def events(self) -> Iterator[EventBase]:
+        """The task's event stream (a plain generator; see the module docstring)."""
+        finished = False
+        try:
+            ending = yield from self._guarded_run()
+            finished = True
+            for event in self._finalize(ending):
+                yield self.lane.emit(event)
+        finally:
+            if not finished and self.done is None:
+                # The consumer closed the stream: finish the side effects without events.
+                ending = TaskEnding("cancelled", "the event stream was closed by its consumer")
+                for _ in self._finalize(ending):
+                    pass
+            self.lane.session.end_task(self.lane.state)
+
+    def _guarded_run(self) -> Steps[TaskEnding]:
+        """The turns; a harness error or a bug ends the task ``failed``, never the stream."""
+        try:
+            return (yield from self._run())
+        except HarnessError as exc:
+            return TaskEnding("failed", f"{type(exc).__name__}: {exc}")
+        except Exception as exc:
+            logger.exception("the turn loop failed")
+            return TaskEnding("failed", f"harness error: {type(exc).__name__}: {exc}")
+
+    def _run(self) -> Steps[TaskEnding]:
+        lane, state = self.lane, self.lane.state
+        ending = yield from self.prologue(lane)
+        while ending is None:
+            ending = limit_reached(lane)
+            if ending is not None:
+                break
+            state.turn += 1
+            ending = yield from refresh(lane)
+            if ending is not None:
+                break
+            ending = lane.cancelled("before the model call")
+            if ending is not None:
+                break
+            decision = yield from decide(lane)
+            if isinstance(decision, TaskEnding):
+                ending = decision
+            elif not decision.tool_calls:
+                ending = TaskEnding(
+                    "completed", "the model answered without a tool call", report=decision.text
+                )
+            else:
+                ending = yield from execute(lane, decision)
+                if ending is None:
+                    ending = yield from poll_replan(lane)
+        return ending
+
+    def _finalize(self, ending: TaskEnding) -> Iterator[EventBase]:
+        """Side effects first, events after: closing the stream mid-way loses nothing."""
+        if self.done is not None:
+            return
+        lane, session, state = self.lane, self.lane.session, self.lane.state
+        session.stop_robot()
+        report = ending.report or fallback_report(lane, ending)
+        consolidation = session.consolidate_memory(state, status=ending.status, report=report)
+        state.ending = ending
+        self.done = DoneEvent(
+            status=ending.status,
+            termination_reason=ending.reason,
+            report=report,
+            turns=state.turn,
+            usage=state.usage,
+        )
+        session.end_task_resident()
+        session.store.end_task(
+            state.task_id,
+            status=ending.status,
+            reason=ending.reason,
+            report=report,
+            turns=state.turn,
+            usage=state.usage.model_dump(),
+        )
+        if consolidation is not None:
+            yield consolidation
+        yield self.done
+
+
+# ====================================================================== phases of a task
+
+
+def start_task(lane: Lane) -> Steps[TaskEnding | None]:
+    """A new task: Task Notes reset, Resident read, tools offered, instruction recorded."""
+    session, state = lane.session, lane.state
+    state.notes.reset(state.instruction)
+    session.store.start_task(session.session_id, state.task_id, state.instruction)
+    yield lane.emit(
+        TaskStartedEvent(
+            instruction=state.instruction, max_turns=state.max_turns, images=len(state.images)
+        )
+    )
+    state.add_usage(session.prepare_resident())
+    session.sync_tool_sources()
+    ending = yield from offer_tools(lane)
+    for image in state.images:
+        session.store.put_image(image)
+    lane.record(
+        InstructionItem(text=state.instruction, images=[image.ref() for image in state.images])
+    )
+    lane.context.add_transient_images(state.images)
+    return ending
+
+
+def limit_reached(lane: Lane) -> TaskEnding | None:
+    """Every limit, checked in one place before each turn."""
+    state = lane.state
+    ending = lane.cancelled("before the next turn")
+    if ending is not None:
+        return ending
+    if state.turn >= state.max_turns:
+        return TaskEnding("max_turns", f"reached max_turns={state.max_turns}")
+    budget = lane.session.config.run.failure_budget
+    if state.consecutive_failures >= budget:
+        return TaskEnding(
+            "failure_budget",
+            f"{state.consecutive_failures} consecutive failed tool turns (failure_budget={budget})",
+        )
+    return None
+
+
+def poll_replan(lane: Lane) -> Steps[TaskEnding | None]:
+    """An instruction revision from the operator, taken between turns."""
+    if lane.poll_replan is None:
+        return None
+    try:
+        revision = lane.poll_replan()
+    except Exception as exc:
+        return TaskEnding("failed", f"poll_replan raised {type(exc).__name__}: {exc}")
+    if revision is None or not str(revision).strip():
+        return None
+    revision = str(revision).strip()
+    lane.state.revise(revision)
+    lane.record(RevisionItem(text=revision))
+    yield lane.emit(ReplanEvent(revision=revision))
+    return None
+
+
+def fallback_report(lane: Lane, ending: TaskEnding) -> str:
+    """The report when the harness, not the model, ended the task."""
+    text = f"Task ended ({ending.status}): {ending.reason}."
+    if lane.state.last_text:
+        text += f" Last model text: {lane.state.last_text}"
+    return text

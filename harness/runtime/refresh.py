@@ -1,0 +1,117 @@
+"""The refresh phase: everything that happens before a model call, in the specified order.
+
+1. a Task Notes snapshot is appended when the notes changed;
+2. a new observation replaces the previous one;
+3. the scene graph is refreshed and its Brief rendered;
+4. Accumulated context is compacted if the request would not fit.
+
+A tool source (an MCP server) that changed its tools during the last turn has its new
+tool set offered first, so a model call and the tool call it decides see the same tools.
+"""
+
+from __future__ import annotations
+
+from harness.errors import ContextBudgetError
+from harness.events import ObservationEvent, ToolsListedEvent
+from harness.messages import ImagePart, TaskNotesItem
+from harness.runtime.lane import Lane, Steps
+from harness.runtime.task import TaskEnding
+from harness.tools import to_jsonable
+from harness.world.observation import encode_observation_frames, render_observation
+
+__all__ = ["compact", "offer_tools", "refresh"]
+
+
+def refresh(lane: Lane) -> Steps[TaskEnding | None]:
+    """Prepare the context for the next model call; an ending if a part failed."""
+    if lane.state.turn > 1 and lane.session.sync_tool_sources():
+        ending = yield from offer_tools(lane)
+        if ending is not None:
+            return ending
+    snapshot_task_notes(lane)
+    observed = yield from observe(lane)
+    if isinstance(observed, TaskEnding):
+        return observed
+    text, images = observed
+    ending = yield from refresh_scene(lane, observation_text=text, images=images)
+    if ending is not None:
+        return ending
+    return (yield from compact(lane, force=False, reason=""))
+
+
+def offer_tools(lane: Lane) -> Steps[TaskEnding | None]:
+    """Put the visible tools into Resident context and announce them."""
+    refusal = lane.session.offer_tools(lane.tools)
+    context = lane.context
+    tools = lane.tools.visible()
+    yield lane.emit(
+        ToolsListedEvent(
+            tools=[t.name for t in tools],
+            physical=[t.name for t in tools if t.physical],
+            tokens=context.estimator.calibrated(context.tools_tokens()),
+        )
+    )
+    if refusal is not None:
+        return TaskEnding("failed", f"capability admission: {refusal}")
+    return None
+
+
+def snapshot_task_notes(lane: Lane) -> None:
+    state = lane.state
+    if state.notes.version != state.notes_version_sent:
+        state.notes_version_sent = state.notes.version
+        lane.record(TaskNotesItem(text=state.notes.render(), version=state.notes.version))
+        lane.session.store_task_notes(state)
+
+
+def observe(lane: Lane) -> Steps[tuple[str, list[ImagePart]] | TaskEnding]:
+    """A new observation: its text and encoded frames for Refreshed context."""
+    provider = lane.session.observation_provider
+    if provider is None:
+        return "", []
+    try:
+        observation = provider.observe()
+    except Exception as exc:
+        return TaskEnding("failed", f"observation provider failed: {type(exc).__name__}: {exc}")
+    lane.state.observation = observation
+    images = encode_observation_frames(observation, lane.session.config.observation)
+    lane.session.keep_observation_images(images)
+    yield lane.emit(
+        ObservationEvent(
+            cameras={image.label: [image.width, image.height] for image in images},
+            images=[image.sha256 for image in images],
+            state=to_jsonable(observation.state),
+            timestamp=observation.timestamp,
+        )
+    )
+    return render_observation(observation), images
+
+
+def refresh_scene(
+    lane: Lane, *, observation_text: str, images: list[ImagePart]
+) -> Steps[TaskEnding | None]:
+    brief = ""
+    scene = lane.session.scene
+    if scene is not None:
+        try:
+            refreshed = scene.refresh(lane.state.observation, focus=lane.state.focus_text())
+        except Exception as exc:
+            return TaskEnding("failed", f"scene graph failed: {type(exc).__name__}: {exc}")
+        brief = refreshed.brief
+        if refreshed.event is not None:
+            yield lane.emit(refreshed.event)
+    lane.context.set_refreshed(brief=brief, observation=observation_text, images=images)
+    return None
+
+
+def compact(lane: Lane, *, force: bool, reason: str) -> Steps[TaskEnding | None]:
+    """Run the compactor; its summarizer's calls are part of the task's usage."""
+    ending: TaskEnding | None = None
+    try:
+        for event in lane.session.compactor.compact(lane.context, force=force, reason=reason):
+            lane.state.add_usage(event.usage)
+            yield lane.emit(event)
+    except ContextBudgetError as exc:
+        ending = TaskEnding("failed", f"context budget: {exc}")
+    lane.session.sync_item_states()
+    return ending

@@ -1,0 +1,371 @@
+"""Resuming a session after a crash: rebuild it from the run store and continue its task.
+
+Everything a task depends on was committed to the store before the next step relied on
+it, so a new process can rebuild the session as it was at the crash:
+
+- Accumulated context, item by item, with each item's state (the last recorded layout plus
+  the items appended after it);
+- the interrupted task's :class:`~harness.runtime.task.TaskState`: turn counter, usage,
+  revisions, failure budget, tool outcomes and Task Notes (the last structured snapshot,
+  then what changed after it), rebuilt by replaying its recorded events through the same
+  rules the loop applied (:mod:`harness.runtime.rules`);
+- the skills the task had loaded (reloaded through ``load_skill``, so Resident is the same).
+
+The task then runs the ordinary loop with a prologue (:func:`resume_prologue`) instead of
+the usual start. A tool call the model requested without a recorded result is answered
+first: if its ``tool_call`` event was recorded the tool had started, and nobody knows what
+it did, so the model reads "interrupted, outcome unknown" and must observe before acting.
+The call is never run again by the harness, because repeating a physical motion whose
+first attempt may have completed is how robots hit things.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from harness.config import HarnessConfig, resolve_config
+from harness.context import ItemState, RetiredItem
+from harness.errors import RunStoreError
+from harness.events import (
+    CompactionEvent,
+    EvaluationEvent,
+    EventBase,
+    ModelResponseEvent,
+    NotificationEvent,
+    ReplanEvent,
+    SkillLoadedEvent,
+    TaskResumedEvent,
+    TaskStartedEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from harness.messages import AssistantItem, ToolCall, ToolResultItem, Verdict
+from harness.runtime.lane import Lane, Steps
+from harness.runtime.loop import Prologue
+from harness.runtime.recording import record_result
+from harness.runtime.refresh import offer_tools
+from harness.runtime.rules import RecordedResult
+from harness.runtime.session import Session
+from harness.runtime.task import TaskEnding, TaskState
+from harness.store import SQLiteRunStore
+from harness.store.reader import RunLog, StoredTask, process_alive
+from harness.tools import ToolContext, ToolOutput
+from memory.task_notes import TaskNotes
+
+__all__ = [
+    "INTERRUPTED_ERROR_KIND",
+    "PendingCall",
+    "ResumePoint",
+    "restore_session",
+    "resume_prologue",
+    "resume_session",
+]
+
+INTERRUPTED_ERROR_KIND = "outcome_unknown"
+
+
+class _HasSession(Protocol):
+    session: Session
+
+    def close(self) -> None: ...
+
+
+H = TypeVar("H", bound=_HasSession)
+
+
+# ====================================================================== what to continue
+
+
+@dataclass
+class PendingCall:
+    """A tool call the model requested whose result was never recorded."""
+
+    call: ToolCall
+    started: bool
+    """Its ``tool_call`` event was recorded: the tool was running when the process died."""
+    verdict: Verdict | None = None
+    """The evaluator's verdict, if it ran before the crash."""
+
+    def output(self) -> tuple[ToolOutput, bool]:
+        """What the model reads instead of the lost result, and whether it ran."""
+        name = self.call.name
+        if not self.started:
+            return (
+                ToolOutput.error(
+                    f"not executed: the harness stopped (crash or power loss) before {name} "
+                    "ran. Call it again if it is still needed.",
+                    "not_executed",
+                ),
+                False,
+            )
+        text = (
+            f"{name} was interrupted, outcome unknown: the harness stopped (crash or power "
+            "loss) while it was running, and it was not run again. Observe the current "
+            "state before acting."
+        )
+        if self.verdict is not None:
+            text += (
+                f" The evaluator's last verdict before the stop was {self.verdict.status}"
+                + (f": {self.verdict.evidence}" if self.verdict.evidence else "")
+                + "."
+            )
+        return ToolOutput.error(text, INTERRUPTED_ERROR_KIND), True
+
+
+@dataclass
+class ResumePoint:
+    """Where an interrupted task stands, as read from the store."""
+
+    state: TaskState
+    skills: list[str] = field(default_factory=list)
+    pending: list[PendingCall] = field(default_factory=list)
+    previous_pid: int | None = None
+
+
+# ====================================================================== building a harness
+
+
+def resume_session(
+    build: Callable[[HarnessConfig], H],
+    session_id: str,
+    config: str | os.PathLike[str] | HarnessConfig | None,
+    *,
+    overrides: Any = (),
+    store: Any = None,
+) -> tuple[H, ResumePoint | None]:
+    """See :meth:`harness.Harness.resume`: the rebuilt harness and its resume point."""
+    if config is None:
+        with RunLog(_store_folder(store, HarnessConfig())) as log:
+            recorded: Mapping[str, Any] = log.session(session_id).config
+        cfg = resolve_config(recorded, overrides=overrides)
+    else:
+        cfg = resolve_config(config, overrides=overrides)
+    folder = _store_folder(store, cfg)
+    with RunLog(folder) as log:
+        stored = log.session(session_id)
+        if stored.pid != os.getpid() and process_alive(stored.pid, stored.host):
+            raise RunStoreError(
+                f"session {session_id} is still running in process {stored.pid} on "
+                f"{stored.host}; stop it before resuming (two processes must never drive "
+                "the same robot)"
+            )
+    harness = build(cfg)
+    try:
+        with RunLog(folder) as log:
+            point = restore_session(harness.session, log, previous_pid=stored.pid)
+    except BaseException:
+        harness.close()
+        raise
+    return harness, point
+
+
+def _store_folder(store: Any, config: HarnessConfig) -> Path:
+    if store is not None:
+        if not isinstance(store, SQLiteRunStore):
+            raise RunStoreError(
+                f"resume reads the session from a SQLite run store; got {type(store).__name__}"
+            )
+        return store.folder
+    if not config.run.store:
+        raise RunStoreError(
+            "resume needs a run store on disk, but run.store is null (the session was kept "
+            "in memory only)"
+        )
+    return Path(config.run.store).expanduser()
+
+
+# ====================================================================== restoring
+
+
+def restore_session(
+    session: Session, log: RunLog, *, previous_pid: int | None = None
+) -> ResumePoint | None:
+    """Rebuild the session's context from ``log``; return the interrupted task's resume
+    point, or None when the session's last task had ended."""
+    session_id = session.session_id
+    session.continue_sequence(log.max_seq(session_id))
+    context = session.context
+    live = log.accumulated(session_id)
+    for stored in live:
+        context.append(stored.item)
+        state = context.states[stored.id]
+        state.status = stored.state  # type: ignore[assignment]
+        state.reason = stored.reason
+    live_ids = {stored.id for stored in live}
+    recorded = {stored.id: stored for stored in log.items(session_id)}
+    for item_id, (status, reason) in log.item_states(session_id).items():
+        left = recorded.get(item_id)
+        if item_id in live_ids or left is None:
+            continue
+        context.states[item_id] = ItemState(
+            status=status,  # type: ignore[arg-type]
+            reason=reason,
+            original_tokens=left.tokens,
+        )
+        context.retired[item_id] = RetiredItem(left.item.kind, left.item.task_id, left.item.turn)
+
+    tasks = log.tasks(session_id=session_id, limit=1)
+    if not tasks or tasks[0].recorded_status != "running":
+        return None
+    point = _resume_point(session, log, tasks[0], previous_pid=previous_pid)
+    session.last_notes = point.state.notes
+    return point
+
+
+def _resume_point(
+    session: Session, log: RunLog, task: StoredTask, *, previous_pid: int | None
+) -> ResumePoint:
+    snapshot = log.task_notes(task.id)
+    notes_since, notes = _snapshot_notes(session, task, snapshot)
+    state = TaskState(
+        instruction=task.instruction,
+        max_turns=session.config.run.max_turns,
+        notes=notes,
+        task_id=task.id,
+        notes_version_sent=notes.version if snapshot is not None else -1,
+    )
+    point = ResumePoint(state=state, previous_pid=previous_pid)
+    events = log.events_with_pos(task_id=task.id)
+    arguments = {e.call_id: e.arguments for _, e in events if isinstance(e, ToolCallEvent)}
+    last_turn = 0
+    for pos, event in events:
+        last_turn = max(last_turn, event.turn)
+        _replay(state, point, event, arguments, into_notes=pos > notes_since)
+
+    items = [stored.item for stored in log.items(task.session_id, task_id=task.id)]
+    decisions = [item for item in items if isinstance(item, AssistantItem)]
+    answered = {item.call_id for item in items if isinstance(item, ToolResultItem)}
+    verdicts = {e.call_id: e.verdict for _, e in events if isinstance(e, EvaluationEvent)}
+    last = decisions[-1] if decisions else None
+    if last is not None:
+        point.pending = [
+            PendingCall(call=call, started=call.id in arguments, verdict=verdicts.get(call.id))
+            for call in last.tool_calls
+            if call.id not in answered
+        ]
+    # A last turn that got as far as a decision is finished by answering its calls; one
+    # that died before its decision (observation, compaction, the model call) runs again.
+    decided = last is not None and last.turn == last_turn
+    state.turn = last_turn if decided else max(0, last_turn - 1)
+    return point
+
+
+def _snapshot_notes(
+    session: Session, task: StoredTask, snapshot: tuple[int, dict[str, Any]] | None
+) -> tuple[int, TaskNotes]:
+    """The last structured Task Notes snapshot and its position (or fresh notes)."""
+    timeline_max = session.config.memory.notes_timeline_max
+    if snapshot is None:
+        notes = TaskNotes(timeline_max=timeline_max)
+        notes.reset(task.instruction)
+        return -1, notes
+    since, data = snapshot
+    return since, TaskNotes.from_state(data, timeline_max=timeline_max)
+
+
+def _replay(
+    state: TaskState,
+    point: ResumePoint,
+    event: EventBase,
+    arguments: Mapping[str, Mapping[str, Any]],
+    *,
+    into_notes: bool,
+) -> None:
+    """Apply one recorded event to the rebuilt state, as the loop applied it live.
+
+    Task Notes changes are replayed only after the restored snapshot (``into_notes``);
+    counters and outcomes over the whole task.
+    """
+    if isinstance(event, (TaskStartedEvent, TaskResumedEvent)):
+        state.max_turns = event.max_turns
+    elif isinstance(event, ModelResponseEvent):
+        state.add_usage(event.usage)
+        if event.text:
+            state.last_text = event.text
+    elif isinstance(event, CompactionEvent):
+        state.add_usage(event.usage)
+    elif isinstance(event, ReplanEvent):
+        state.revise(event.revision, notes=into_notes)
+    elif isinstance(event, SkillLoadedEvent) and event.name not in point.skills:
+        point.skills.append(event.name)
+    elif isinstance(event, ToolResultEvent):
+        if into_notes and event.name == "update_task_notes" and not event.is_error:
+            args = arguments.get(event.call_id, {})
+            state.notes.update(
+                phase=args.get("phase"),
+                add_notes=list(args.get("add_notes") or []),
+                remove_notes=list(args.get("remove_notes") or []),
+            )
+        state.account(RecordedResult.of_event(event), notes=into_notes)
+
+
+# ====================================================================== the resumed task
+
+
+def resume_prologue(point: ResumePoint) -> Prologue:
+    """Instead of a task's start: ``task_resumed``, the task's Resident and skills again,
+    its tools offered, and the calls left without a result answered."""
+
+    def prologue(lane: Lane) -> Steps[TaskEnding | None]:
+        session, state = lane.session, lane.state
+        session.store.start_task(session.session_id, state.task_id, state.instruction)
+        yield lane.emit(
+            TaskResumedEvent(
+                instruction=state.instruction,
+                from_turn=state.turn + 1,
+                max_turns=state.max_turns,
+                interrupted_calls=[
+                    {"call_id": p.call.id, "name": p.call.name, "started": p.started}
+                    for p in point.pending
+                ],
+                previous_pid=point.previous_pid,
+            )
+        )
+        state.add_usage(session.prepare_resident())
+        yield from _reload_skills(lane, point.skills)
+        session.sync_tool_sources()
+        ending = yield from offer_tools(lane)
+        for pending in point.pending:
+            output, ran = pending.output()
+            tool = lane.tools.get(pending.call.name)
+            yield from record_result(lane, pending.call, tool, output, executed=ran)
+        return ending
+
+    return prologue
+
+
+def _reload_skills(lane: Lane, skills: list[str]) -> Steps[None]:
+    """Through the ``load_skill`` tool itself, so admission and the Resident block are
+    exactly what loading them the first time produced."""
+    if not skills:
+        return
+    loader = lane.tools.get("load_skill")
+    if loader is None:
+        yield lane.emit(
+            NotificationEvent(
+                message=f"skills {', '.join(skills)} were loaded before the crash, but this "
+                "harness has no skill library; continuing without them",
+                level="warning",
+            )
+        )
+        return
+    for name in skills:
+        emitted: list[EventBase] = []
+        ctx = ToolContext(task_id=lane.state.task_id, turn=lane.state.turn, on_event=emitted.append)
+        try:
+            output = loader.invoke(loader.validate({"name": name}), ctx)
+            problem = output.render() if output.is_error else ""
+        except Exception as exc:  # a skill that vanished must not stop the resume
+            problem = f"{type(exc).__name__}: {exc}"
+        for event in emitted:
+            yield lane.emit(event)
+        if problem:
+            yield lane.emit(
+                NotificationEvent(
+                    message=f"skill {name!r} could not be reloaded: {problem}", level="warning"
+                )
+            )

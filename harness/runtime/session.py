@@ -1,0 +1,367 @@
+"""What outlives a task: the session's parts, its context, its store and its counters.
+
+A :class:`Session` is built once per Harness. It owns the context (Resident, Accumulated,
+Refreshed), the run store, the tool registry and its sources, the model clients, the
+robot's driver and safety envelope, the scene graph, skills and memory, and the event
+sequence. The loop and resume reach it only through the public methods here; everything
+that belongs to one task lives in a :class:`~harness.runtime.task.TaskState`.
+
+Several tasks can run over one session at once only as lanes of one task (a sub-agent
+working for its parent's turn); the session's task slot admits one top-level task.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from harness.config import HarnessConfig
+from harness.context import Context
+from harness.context.admission import admit_tool_definitions
+from harness.context.compactor import Compactor
+from harness.errors import HarnessBusyError, HarnessClosedError
+from harness.events import EventBase, MemoryConsolidationEvent
+from harness.messages import ImagePart, Item, Usage
+from harness.prompts import DEFAULT_SYSTEM_PROMPT
+from harness.protocols import (
+    Evaluator,
+    MemoryProvider,
+    ObservationProvider,
+    PreHook,
+    RunStore,
+    SafetyGate,
+    SceneProvider,
+    SkillLibrary,
+    ToolSource,
+    UserChannel,
+)
+from harness.providers.base import Model
+from harness.tools import ToolRegistry
+from memory.report import TaskRecord, ToolOutcome
+from memory.task_notes import TaskNotes
+
+if TYPE_CHECKING:
+    from embodiment.types import Driver
+    from harness.runtime.task import TaskState
+
+__all__ = ["Session", "SessionParts"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class SessionParts:
+    """The parts a session is made of (all optional but the model, store and compactor)."""
+
+    model: Model
+    compaction_model: Model
+    store: RunStore
+    compactor: Compactor
+    driver: Driver | None = None
+    observation_provider: ObservationProvider | None = None
+    safety: SafetyGate | None = None
+    scene: SceneProvider | None = None
+    skills: SkillLibrary | None = None
+    memory: MemoryProvider | None = None
+    evaluator: Evaluator | None = None
+    hooks: Sequence[PreHook] = ()
+    user_channel: UserChannel | None = None
+    profile_text: str = ""
+
+
+class Session:
+    """One session: the parts every task of it shares, and its bookkeeping."""
+
+    def __init__(
+        self,
+        config: HarnessConfig,
+        *,
+        session_id: str,
+        context: Context,
+        parts: SessionParts,
+        tools: ToolRegistry,
+    ) -> None:
+        self.config = config
+        self.session_id = session_id
+        self.context = context
+        self.model = parts.model
+        self.compaction_model = parts.compaction_model
+        self.store = parts.store
+        self.compactor = parts.compactor
+        self.driver = parts.driver
+        self.observation_provider = parts.observation_provider
+        self.safety = parts.safety
+        self.scene = parts.scene
+        self.skills = parts.skills
+        self.memory = parts.memory
+        self.evaluator = parts.evaluator
+        self.hooks = list(parts.hooks)
+        self.user_channel = parts.user_channel
+        self.profile_text = parts.profile_text
+        self.tools = tools
+        self.tool_sources: list[ToolSource] = []
+        self._source_tools: list[str] = []
+        self._seq = 0
+        self._frames = 0
+        self._slot_lock = threading.Lock()
+        self._active: TaskState | None = None
+        self._lanes: dict[str, TaskState] = {}
+        self.closed = False
+        self.last_notes = self.new_task_notes()
+        """Task Notes of the latest task (``Harness.task_notes``)."""
+
+    def open(self) -> None:
+        """Record the session in the run store (once its tools are registered)."""
+        self.store.open_session(
+            self.session_id, config=self.config.model_dump(mode="json", exclude={"base_dir"})
+        )
+
+    # ================================================================== tasks and lanes
+
+    @property
+    def active_task(self) -> TaskState | None:
+        return self._active
+
+    def begin_task(self, state: TaskState) -> None:
+        """Take the session's task slot for a top-level task; refused while one runs."""
+        if self.closed:
+            raise HarnessClosedError("this Harness is closed")
+        with self._slot_lock:
+            if self._active is not None:
+                raise HarnessBusyError(
+                    f"task {self._active.task_id} is still running in session "
+                    f"{self.session_id}; wait for its done event or close its stream"
+                )
+            self._active = state
+        self.open_lane(state)
+        self.last_notes = state.notes
+
+    def end_task(self, state: TaskState) -> None:
+        """Give the slot back (idempotent; a stale caller cannot free a newer task's slot)."""
+        self.close_lane(state)
+        with self._slot_lock:
+            if self._active is state:
+                self._active = None
+
+    def open_lane(self, state: TaskState) -> None:
+        """Register a running task lane so its tools can find its state by task id."""
+        self._lanes[state.task_id] = state
+
+    def close_lane(self, state: TaskState) -> None:
+        if self._lanes.get(state.task_id) is state:
+            del self._lanes[state.task_id]
+
+    def lane(self, task_id: str) -> TaskState | None:
+        """The running task with this id (built-in tools reach their task through it)."""
+        return self._lanes.get(task_id)
+
+    def check_idle(self, action: str) -> None:
+        if self._active is not None:
+            raise HarnessBusyError(
+                f"{action}() refused: task {self._active.task_id} is running; "
+                "finish or close its stream first"
+            )
+
+    def new_task_notes(self) -> TaskNotes:
+        return TaskNotes(timeline_max=self.config.memory.notes_timeline_max)
+
+    # ================================================================== events and items
+
+    def emit(self, event: EventBase, *, task_id: str, turn: int) -> EventBase:
+        """Stamp ``event`` with the session, task, turn and next sequence number; store it."""
+        self._seq += 1
+        stamped = event.model_copy(
+            update={
+                "session_id": self.session_id,
+                "task_id": task_id,
+                "turn": turn,
+                "seq": self._seq,
+            }
+        )
+        self.store.append_event(stamped)
+        return stamped
+
+    def continue_sequence(self, last_seq: int) -> None:
+        """Resume numbers events after the last one the store holds."""
+        self._seq = max(self._seq, last_seq)
+
+    def append_item(self, item: Item) -> None:
+        """Append to Accumulated and store it at once (nothing is lost on a crash)."""
+        self.context.append(item)
+        self.store.put_item(
+            self.session_id, item, lifetime="accumulated", tokens=self.context.item_tokens(item)
+        )
+
+    def set_item_state(self, item_id: str, state: str, reason: str) -> None:
+        self.context.set_state(item_id, state, reason)  # type: ignore[arg-type]
+        self.sync_item_states()
+
+    def sync_item_states(self) -> None:
+        """Store the items and states the compactor created or changed since last time."""
+        new_items, changed = self.context.drain_changes()
+        for item in new_items:
+            self.store.put_item(
+                self.session_id, item, lifetime="accumulated", tokens=self.context.item_tokens(item)
+            )
+        for item_id, state in changed.items():
+            self.store.set_item_state(item_id, state=state.status, reason=state.reason)
+        if new_items or changed:
+            self.store.set_accumulated(self.session_id, [i.id for i in self.context.accumulated])
+
+    def reset(self) -> None:
+        """Clear Accumulated (``Harness.reset_session``); tools, clients and Resident stay."""
+        self.check_idle("reset_session")
+        self.context.clear_accumulated()
+        self.store.set_accumulated(self.session_id, [])
+        self.last_notes = self.new_task_notes()
+
+    def keep_observation_images(self, images: list[ImagePart]) -> None:
+        """Store every ``run.image_retention_every``-th observation's frames."""
+        self._frames += 1
+        if (self._frames - 1) % self.config.run.image_retention_every == 0:
+            for image in images:
+                self.store.put_image(image)
+
+    # ================================================================== tools
+
+    def attach_tool_sources(self, sources: Iterable[ToolSource]) -> None:
+        """Tools that live outside the process (MCP servers), registered after the rest."""
+        self.tool_sources = list(sources)
+        self.sync_tool_sources(force=True)
+
+    def sync_tool_sources(self, *, force: bool = False) -> bool:
+        """Re-register the tools of the tool sources if one of them changed.
+
+        Called between turns only (and once at construction), never while a tool call
+        runs. Returns True if the registry changed.
+        """
+        if not self.tool_sources or not (
+            force or any(source.tools_changed() for source in self.tool_sources)
+        ):
+            return False
+        for name in self._source_tools:
+            self.tools.remove(name)
+        self._source_tools = []
+        for source in self.tool_sources:
+            for item in source.tools(reserved=self.tools.names()):
+                self.tools.add(item)
+                self._source_tools.append(item.name)
+        return True
+
+    def offer_tools(self, tools: ToolRegistry) -> str | None:
+        """Put the visible definitions of ``tools`` into Resident; the admission refusal,
+        or None."""
+        self.context.set_tools([t.spec() for t in tools.visible()])
+        admission = admit_tool_definitions(self.context)
+        return None if admission.admitted else admission.refusal()
+
+    # ================================================================== resident
+
+    def prepare_resident(self) -> Usage:
+        """Resident for a new task: system prompt, profile, catalog, memory (read now).
+
+        Returns what memory's model helpers spent writing summaries read now (the task's
+        cost)."""
+        ctx = self.context
+        ctx.set_resident("system", self.config.context.system_prompt or DEFAULT_SYSTEM_PROMPT)
+        ctx.set_resident("embodiment", self.profile_text)
+        ctx.set_resident("skills", self.skills.catalog_text() if self.skills else "")
+        memory_text = ""
+        if self._memory_on():
+            assert self.memory is not None
+            memory_text = self.memory.resident_text(
+                budget_tokens=self.config.memory.budget_tokens, estimate=ctx.estimator.text
+            )
+        ctx.set_resident("memory", memory_text)
+        return self.drain_memory_usage()
+
+    def end_task_resident(self) -> None:
+        """Task-scoped capability context (loaded skill bodies) leaves with the task."""
+        self.context.remove_resident_prefix("skill:")
+
+    # ================================================================== memory
+
+    def store_task_notes(self, state: TaskState) -> None:
+        """A Task Notes snapshot: structured into the run store, rendered into memory."""
+        self.store.put_task_notes(self.session_id, state.task_id, state.notes.state())
+        if self._memory_on():
+            assert self.memory is not None
+            try:
+                self.memory.mirror_task_notes(state.notes.render())
+            except Exception:
+                logger.exception("memory could not mirror the Task Notes")
+
+    def record_tool_outcome(self, outcome: ToolOutcome) -> None:
+        """Tool-experience ledgers are for tools that act on the world or the scene: not
+        the harness's own bookkeeping tools, and never a name the model made up (it would
+        become a file)."""
+        registered = self.tools.get(outcome.tool)
+        if not self._memory_on() or registered is None or registered.source == "builtin":
+            return
+        assert self.memory is not None
+        try:
+            self.memory.record_tool_outcome(outcome)
+        except Exception:
+            logger.exception("memory could not record the outcome of %s", outcome.tool)
+
+    def consolidate_memory(
+        self, state: TaskState, *, status: str, report: str
+    ) -> MemoryConsolidationEvent | None:
+        """Consolidate what the task taught into durable memory; its model cost is the
+        task's."""
+        if not self._memory_on():
+            return None
+        assert self.memory is not None
+        record = TaskRecord(
+            task_id=state.task_id,
+            instruction=state.instruction,
+            status=status,
+            report=report,
+            notes=state.notes.render(),
+            outcomes=list(state.outcomes),
+            min_confidence=self.config.memory.consolidation_min_confidence,
+        )
+        try:
+            result = self.memory.consolidate(record)
+        except Exception as exc:
+            return MemoryConsolidationEvent(status="failed", reason=f"{type(exc).__name__}: {exc}")
+        finally:
+            state.add_usage(self.drain_memory_usage())
+        return MemoryConsolidationEvent(
+            status=result.status, kept=result.kept, rejected=result.rejected, reason=result.reason
+        )
+
+    def drain_memory_usage(self) -> Usage:
+        """Tokens memory's model helpers (lesson proposer, ledger summarizer) used since
+        the last drain; they count toward the task like every other model call."""
+        total = Usage()
+        for helper in (
+            getattr(self.memory, "proposer", None),
+            getattr(self.memory, "summarizer", None),
+        ):
+            spent = getattr(helper, "usage", None)
+            if isinstance(spent, Usage):
+                total = total + spent
+                helper.usage = Usage()  # type: ignore[union-attr]
+        return total
+
+    def _memory_on(self) -> bool:
+        return self.memory is not None and self.config.memory.enabled
+
+    # ================================================================== the robot
+
+    def interrupt_robot(self) -> None:
+        """Interrupt a physical action in flight (called while the tool is blocking)."""
+        if self.driver is not None:
+            self.driver.stop()
+
+    def stop_robot(self) -> None:
+        """Leave the robot stopped at the end of every task, whatever ended it."""
+        if self.driver is not None:
+            try:
+                self.driver.stop()
+            except Exception:
+                logger.exception("driver.stop() failed at the end of the task")

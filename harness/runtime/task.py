@@ -1,0 +1,99 @@
+"""What belongs to one task: its counters, its Task Notes, and how it ended.
+
+A :class:`TaskState` is created when a task starts (or rebuilt from the run store by
+resume) and is the only place the loop keeps per-task data; the :class:`Session` holds
+what outlives it. Every phase of the loop reads and writes the state through the methods
+here, so the rules in :mod:`harness.runtime.rules` are applied in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from harness.events import TaskStatus
+from harness.messages import ImagePart, Usage, new_id
+from harness.runtime.rules import (
+    RecordedResult,
+    counts_toward_failure_budget,
+    enters_task_notes,
+    revision_note,
+)
+from memory.report import ToolOutcome
+from memory.task_notes import TaskNotes
+
+if TYPE_CHECKING:
+    from embodiment.types import Observation
+
+__all__ = ["TaskEnding", "TaskState"]
+
+
+@dataclass(frozen=True)
+class TaskEnding:
+    """How a task ended: the ``done`` event's status, reason and report.
+
+    Phases return one (or None to go on) instead of setting a flag; the first one
+    returned is the task's ending.
+    """
+
+    status: TaskStatus
+    reason: str
+    report: str = ""
+
+
+@dataclass
+class TaskState:
+    """One task's mutable state, from its instruction to its ``done`` event."""
+
+    instruction: str
+    max_turns: int
+    notes: TaskNotes
+    task_id: str = field(default_factory=lambda: new_id("task"))
+    images: list[ImagePart] = field(default_factory=list)
+    """Images given with the instruction."""
+    turn: int = 0
+    usage: Usage = field(default_factory=Usage)
+    consecutive_failures: int = 0
+    last_text: str = ""
+    """The model's latest non-empty text (part of the report when the harness ends a task)."""
+    revisions: list[str] = field(default_factory=list)
+    outcomes: list[ToolOutcome] = field(default_factory=list)
+    """Tool outcomes for memory consolidation at the end of the task."""
+    observation: Observation | None = None
+    """The latest observation (the safety envelope and the scene graph read it)."""
+    notes_version_sent: int = -1
+    """The Task Notes version last appended to Accumulated."""
+    last_prompt_estimate: int = 0
+    ending: TaskEnding | None = None
+
+    def add_usage(self, usage: Usage | None) -> None:
+        if usage is not None:
+            self.usage = self.usage + usage
+
+    def account(self, result: RecordedResult, *, notes: bool = True) -> ToolOutcome | None:
+        """Apply one recorded result to the failure budget, Task Notes and outcomes.
+
+        Returns the tool outcome when the result enters the tool-experience record (the
+        session passes it on to memory), else None. Resume passes ``notes=False`` for
+        results its restored Task Notes snapshot already contains.
+        """
+        if counts_toward_failure_budget(error_kind=result.error_kind, executed=result.executed):
+            self.consecutive_failures = self.consecutive_failures + 1 if result.failed else 0
+        if not enters_task_notes(error_kind=result.error_kind, executed=result.executed):
+            return None
+        if notes:
+            self.notes.record_outcome(result.turn, result.tool, result.summary())
+        outcome = result.outcome()
+        self.outcomes.append(outcome)
+        return outcome
+
+    def revise(self, revision: str, *, notes: bool = True) -> None:
+        """An instruction revision: kept for the scene focus and noted in Task Notes
+        (unless resume's restored snapshot already has the note)."""
+        self.revisions.append(revision)
+        if notes:
+            self.notes.update(add_notes=[revision_note(revision)])
+
+    def focus_text(self) -> str:
+        """What the scene Brief should be relevant to: instruction, revisions, notes."""
+        return "\n".join([self.instruction, *self.revisions, self.notes.render()])

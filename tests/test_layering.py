@@ -1,0 +1,183 @@
+"""The package's dependencies point one way, and there are no import cycles.
+
+Every import statement is read from the source, module level and inside functions alike,
+so a cycle cannot hide behind a function-level import. Imports under ``if TYPE_CHECKING:``
+never run, so they cannot form a cycle, but they still must point down the layers:
+
+    core  <-  providers, mcp, planner  <-  context, world, store  <-  assembly  <-  runtime
+          <-  cli
+
+``embodiment``, ``scene``, ``skills`` and ``memory`` are libraries the harness uses; they
+never import ``harness``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("harness", "embodiment", "scene", "skills", "memory")
+INDEPENDENT = ("embodiment", "scene", "skills", "memory")
+
+CORE = {
+    "harness.config",
+    "harness.errors",
+    "harness.events",
+    "harness.images",
+    "harness.messages",
+    "harness.prompts",
+    "harness.protocols",
+    "harness.redact",
+    "harness.tokens",
+    "harness.tools",
+}
+LAYERS: dict[str, int] = {
+    "providers": 1,
+    "mcp": 1,
+    "planner": 1,
+    "context": 2,
+    "world": 2,
+    "store": 2,
+    "assembly": 3,
+    "runtime": 4,
+    "cli": 5,
+    "fleet": 5,
+}
+"""Subpackages of ``harness`` by layer; the core modules are layer 0."""
+PUBLIC_API = 6
+"""``harness/__init__``: the public names, loaded lazily from every layer; nothing in the
+package imports it."""
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            found[_module_name(path)] = path
+    return found
+
+
+def _type_checking_nodes(tree: ast.AST) -> set[ast.AST]:
+    """Import statements inside ``if TYPE_CHECKING:`` blocks."""
+    found: set[ast.AST] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                found.update(ast.walk(child))
+    return found
+
+
+def _imports(path: Path, name: str, known: dict[str, Path], *, type_checking: bool) -> set[str]:
+    """Project modules ``path`` imports (``from a import b`` counts ``a.b`` if a module);
+    with ``type_checking=False``, only the imports that run."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped = set() if type_checking else _type_checking_nodes(tree)
+    is_package = path.name == "__init__.py"
+    targets: set[str] = set()
+    for node in ast.walk(tree):
+        if node in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            targets.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = name.split(".") if is_package else name.split(".")[:-1]
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            targets.add(base)
+            targets.update(f"{base}.{alias.name}" for alias in node.names)
+    return {target for target in targets if target in known and target != name}
+
+
+def _graph(*, type_checking: bool) -> nx.DiGraph:
+    known = _modules()
+    graph = nx.DiGraph()
+    for name, path in known.items():
+        graph.add_node(name)
+        for target in _imports(path, name, known, type_checking=type_checking):
+            graph.add_edge(name, target)
+    return graph
+
+
+def _layer(module: str) -> int:
+    if module == "harness":
+        return PUBLIC_API
+    if module in CORE:
+        return 0
+    parts = module.split(".")
+    if parts[0] != "harness" or len(parts) < 2:
+        raise AssertionError(f"{module} is not a harness module")
+    if parts[1] not in LAYERS:
+        raise AssertionError(
+            f"{module} is neither a core module nor in a known subpackage; add it to "
+            "CORE or LAYERS in this test (and to docs/architecture.md)"
+        )
+    return LAYERS[parts[1]]
+
+
+GRAPH = _graph(type_checking=True)
+RUNTIME_GRAPH = _graph(type_checking=False)
+
+
+def test_there_are_no_import_cycles() -> None:
+    tangles = [sorted(c) for c in nx.strongly_connected_components(RUNTIME_GRAPH) if len(c) > 1]
+    if tangles:
+        cycle = [edge[0] for edge in nx.find_cycle(RUNTIME_GRAPH.subgraph(tangles[0]))]
+        pytest.fail(
+            f"{len(tangles)} group(s) of modules import each other, e.g. "
+            + " -> ".join([*cycle, cycle[0]])
+            + "; groups: "
+            + "; ".join(", ".join(group) for group in tangles)
+        )
+
+
+@pytest.mark.parametrize("package", INDEPENDENT)
+def test_libraries_never_import_the_harness(package: str) -> None:
+    offending = sorted(
+        f"{source} imports {target}"
+        for source, target in GRAPH.edges
+        if source.split(".")[0] == package and target.split(".")[0] == "harness"
+    )
+    assert not offending, offending
+
+
+def test_every_harness_module_has_a_layer() -> None:
+    for module in GRAPH.nodes:
+        if module.split(".")[0] == "harness":
+            _layer(module)
+
+
+def test_no_lower_layer_imports_a_higher_one() -> None:
+    offending = sorted(
+        f"{source} (layer {_layer(source)}) imports {target} (layer {_layer(target)})"
+        for source, target in GRAPH.edges
+        if source.startswith("harness")
+        and target.startswith("harness")
+        and _layer(target) > _layer(source)
+    )
+    assert not offending, "\n".join(offending)
+
+
+def test_nothing_inside_the_package_imports_its_public_facade() -> None:
+    offending = sorted(source for source, target in GRAPH.edges if target == "harness")
+    assert not offending, offending
+
+
+def test_the_graph_is_not_empty() -> None:
+    """Guards the test itself: a broken walk would find no cycles and no violations."""
+    assert GRAPH.number_of_nodes() > 100
+    assert GRAPH.has_edge("harness.runtime.loop", "harness.runtime.decide")
+    assert GRAPH.has_edge("harness.store.writer", "harness.store.schema")
+    assert RUNTIME_GRAPH.number_of_edges() < GRAPH.number_of_edges()
