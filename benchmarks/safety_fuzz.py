@@ -55,9 +55,9 @@ from embodiment.safety import SafetyEnvelope  # noqa: E402
 from embodiment.types import ActionResult, ActionSpec, Observation  # noqa: E402
 from harness import Harness, HarnessConfig  # noqa: E402
 from harness.events import SafetyCheckEvent, ToolCallEvent  # noqa: E402
-from harness.physical import physical_tools  # noqa: E402
 from harness.providers import ScriptedModel, call, reply  # noqa: E402
 from harness.tools import Tool, tool  # noqa: E402
+from harness.world.physical import physical_tools  # noqa: E402
 
 __all__ = [
     "SOURCES",

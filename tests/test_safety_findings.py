@@ -25,9 +25,9 @@ from embodiment.types import ActionResult, ActionSpec, Observation
 from harness import Harness, HarnessConfig
 from harness.config import MCPServerConfig
 from harness.events import DoneEvent, ToolResultEvent
-from harness.physical import physical_tools
 from harness.providers import ScriptedModel, call, reply
 from harness.tools import Tool
+from harness.world.physical import physical_tools
 
 PANDA = load_profile("panda_tabletop")
 ZONE = PANDA.keep_out[0]  # robot_base: x -0.25..0.24, y -0.15..0.15, z 0.625..0.80
