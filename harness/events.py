@@ -306,6 +306,20 @@ class MemoryConsolidationEvent(EventBase):
     reason: str = ""
 
 
+class SafetyEvent(EventBase):
+    """The robot may not be stopped: the operator must look at it.
+
+    ``stop_failed``: ``driver.stop()`` raised when the task ended; ``command_not_returned``:
+    a physical command was abandoned after its timeout and ``stop()`` but its ``execute``
+    never returned, so the driver may still be carrying it out.
+    """
+
+    type: Literal["safety"] = "safety"
+    problem: Literal["stop_failed", "command_not_returned"]
+    reason: str
+    tool: str = ""
+
+
 class DoneEvent(EventBase):
     """The single terminal event of a task."""
 
@@ -315,6 +329,9 @@ class DoneEvent(EventBase):
     report: str = ""
     turns: int = 0
     usage: Usage = Field(default_factory=Usage)
+    robot_stopped: bool | None = None
+    """False when the robot may still be moving (a failed ``stop()``, or a physical command
+    that never returned; the ``safety`` events say which); None without a robot."""
 
 
 Event = Annotated[
@@ -340,6 +357,7 @@ Event = Annotated[
     | UserQueryEvent
     | NotificationEvent
     | MemoryConsolidationEvent
+    | SafetyEvent
     | DoneEvent,
     Field(discriminator="type"),
 ]

@@ -47,6 +47,7 @@ ErrorKind = Literal[
     "blocked",
     "refused",
     "not_executed",
+    "driver_busy",
     # the call ran, or was running, and did not finish normally
     "cancelled",
     "timeout",

@@ -462,3 +462,27 @@ def test_8_a_failed_stop_makes_the_cli_exit_non_zero(tmp_path: Path) -> None:
         assert main(["run", "--config", str(config), "--json", "idle"]) != 0
     finally:
         DRIVERS.pop("test.stop_fails")
+
+
+def test_harness_check_names_physical_tools_the_envelope_will_always_block() -> None:
+    """Not a finding of the issue, but its remedy: the operator learns at `harness check`,
+    not mid-task, that a declaration does not cover a tool's arguments."""
+    from harness.assembly.checks import check_tools
+
+    partial = recording_tool("move_arm", [], parameters=MOVE_ARM_SCHEMA, safety=MOVE_KINDS)
+    complete = recording_tool(
+        "move_to",
+        [],
+        parameters={"type": "object", "properties": {"x": {}}},
+        safety={"x": "position.x"},
+    )
+    with Harness(
+        offline_config(),
+        model=ScriptedModel([]),
+        tools=[partial, complete],
+        safety=SafetyEnvelope(PANDA),
+    ) as h:
+        results = {r.subject: r for r in check_tools(h)}
+    assert results["safety move_arm"].status == "warn"
+    assert "undeclared_argument:frame" in results["safety move_arm"].detail
+    assert "safety move_to" not in results

@@ -163,8 +163,12 @@ def print_run_footer(console: Any, harness: Any, task_id: str) -> None:
 
 
 def exit_code_for(done: DoneEvent | None, interrupted: bool) -> int:
-    from harness.cli import EXIT_INTERRUPTED, EXIT_NOT_COMPLETED, EXIT_OK
+    """0 completed, 1 not completed, 130 interrupted; 3, before anything else, when the
+    robot may still be moving."""
+    from harness.cli import EXIT_INTERRUPTED, EXIT_NOT_COMPLETED, EXIT_OK, EXIT_ROBOT_NOT_STOPPED
 
+    if done is not None and done.robot_stopped is False:
+        return EXIT_ROBOT_NOT_STOPPED
     if interrupted:
         return EXIT_INTERRUPTED
     if done is not None and done.status == "completed":

@@ -399,6 +399,8 @@ def _event_html(log: RunLog, e: Event) -> str:
         return _block("safety", "safety", f"{_badge(e.outcome)} {_e(e.tool)} {detail}")
     if kind == "hook_decision":
         return _block("safety", "hook", _e(f"{e.hook} {e.action} {e.tool}: {e.reason}"))
+    if kind == "safety":
+        return _block("error", "robot", f"<b>{_e(e.problem)}</b> {_e(e.reason)}")
     if kind == "tool_call":
         physical = " (physical)" if e.physical else ""
         return _block("call", "call", f"<b>{_e(e.name)}</b>({_args(e.arguments)}){_e(physical)}")
@@ -438,10 +440,11 @@ def _event_html(log: RunLog, e: Event) -> str:
             "note", "memory", _e(f"{e.status}: kept {len(e.kept)}, rejected {len(e.rejected)}")
         )
     if kind == "done":
+        robot = " <b>The robot may still be moving.</b>" if e.robot_stopped is False else ""
         return _block(
-            "error" if e.status != "completed" else "result",
+            "error" if e.status != "completed" or e.robot_stopped is False else "result",
             "done",
-            f"{_badge(e.status)} after {e.turns} turns: {_e(e.termination_reason)}",
+            f"{_badge(e.status)} after {e.turns} turns: {_e(e.termination_reason)}{robot}",
         )
     return ""  # model deltas, prompt snapshots (in the header), observations (as frames)
 
