@@ -222,12 +222,9 @@ class FakeRobot:
         if not self.config.describes_motion:
             return None
         spec = self._specs.get(action)
-        if spec is None:
-            return Motion()
-        try:
-            args = spec.arguments.model_validate(arguments)
-        except ValidationError:
-            return Motion()  # execute refuses invalid arguments without moving
+        args = spec.parse(arguments) if spec is not None else None
+        if args is None:
+            return Motion()  # execute refuses it without moving
         return Motion(waypoints=self._plan(action, args))
 
     def post_conditions(self) -> _FakePostConditions:

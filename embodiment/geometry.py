@@ -17,6 +17,7 @@ import math
 from collections.abc import Sequence
 
 __all__ = [
+    "box_box_distance",
     "box_depth",
     "moves_away_from_box",
     "point_box_distance",
@@ -75,6 +76,16 @@ def segment_box_distance(start: Point, end: Point, low: Point, high: Point) -> f
     return min(
         point_box_distance([s + d * t for s, d in zip(start, delta, strict=True)], low, high)
         for t in candidates
+    )
+
+
+def box_box_distance(low_a: Point, high_a: Point, low_b: Point, high_b: Point) -> float:
+    """Euclidean distance between two boxes (0 when they touch or overlap)."""
+    return math.sqrt(
+        sum(
+            max(0.0, lb - ha, la - hb) ** 2
+            for la, ha, lb, hb in zip(low_a, high_a, low_b, high_b, strict=True)
+        )
     )
 
 

@@ -44,6 +44,7 @@ from typing import Any, Literal, Protocol
 
 from embodiment.declarations import declaration_problems
 from embodiment.geometry import (
+    box_box_distance,
     moves_away_from_box,
     point_box_distance,
     segment_box_distance,
@@ -688,12 +689,7 @@ class SafetyEnvelope:
             local = [self._zone_local(verdict, corner, zone) for corner in corners]
             box_low = [min(p[i] for p in local) for i in range(3)]
             box_high = [max(p[i] for p in local) for i in range(3)]
-            gap = math.sqrt(
-                sum(
-                    max(0.0, zl - bh, bl - zh) ** 2
-                    for bl, bh, zl, zh in zip(box_low, box_high, zone.min, zone.max, strict=True)
-                )
-            )
+            gap = box_box_distance(box_low, box_high, zone.min, zone.max)
             if not _clear(gap, margin):
                 verdict.block(
                     f"keep_out:{zone.name}: {assumption}, which comes {gap:.3f} m from the zone "

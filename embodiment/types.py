@@ -13,7 +13,14 @@ from collections.abc import Mapping
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 __all__ = [
     "SAFETY_KINDS",
@@ -228,6 +235,14 @@ class ActionSpec(BaseModel):
                 "cannot move anything, such as a label)"
             )
         return self
+
+    def parse(self, arguments: Mapping[str, Any]) -> BaseModel | None:
+        """The arguments validated by the action's model, or None when they are invalid
+        (``execute`` refuses those without moving)."""
+        try:
+            return self.arguments.model_validate(dict(arguments))
+        except ValidationError:
+            return None
 
     def describe_post_condition(self, arguments: Mapping[str, Any]) -> str:
         """The post-condition with argument values filled in."""

@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import io
-import threading
-import time
 from typing import Any
 
 from rich.console import Console
@@ -13,13 +11,13 @@ from rich.console import Console
 from embodiment.fake import FakeRobot
 from embodiment.profile import load_profile
 from embodiment.safety import SafetyEnvelope
-from embodiment.types import ActionResult
 from harness import Harness, HarnessConfig
 from harness.cli.common import exit_code_for
 from harness.cli.render import TimelineRenderer
 from harness.events import DoneEvent, SafetyEvent, ToolResultEvent
 from harness.providers import ScriptedModel, call, reply
 from harness.world.physical import physical_tools
+from tests.conftest import StubbornRobot
 
 PANDA = load_profile("panda_tabletop")
 
@@ -53,30 +51,8 @@ def test_a_stopped_robot_says_so_and_no_robot_says_nothing() -> None:
         assert list(h.run_stream("talk"))[-1].robot_stopped is None
 
 
-class Stubborn(FakeRobot):
-    """execute ignores stop() until released; records how many ran at once."""
-
-    def __init__(self, profile: Any) -> None:
-        super().__init__(profile)
-        self.release = threading.Event()
-        self.running = 0
-        self.most = 0
-        self.lock = threading.Lock()
-
-    def execute(self, action: str, arguments: dict[str, Any]) -> ActionResult:
-        with self.lock:
-            self.running += 1
-            self.most = max(self.most, self.running)
-        try:
-            self.release.wait(60)
-            return super().execute(action, arguments)
-        finally:
-            with self.lock:
-                self.running -= 1
-
-
 def test_the_driver_stays_busy_across_tasks_until_it_returns() -> None:
-    robot = Stubborn(PANDA)
+    robot = StubbornRobot(PANDA)
     tools = physical_tools(robot)
     next(t for t in tools if t.name == "move_to").timeout_s = 0.1
     model = ScriptedModel(
@@ -107,12 +83,10 @@ def test_the_driver_stays_busy_across_tasks_until_it_returns() -> None:
         second = list(h.run_stream("move again"))  # the first command still runs
         result = next(e for e in second if isinstance(e, ToolResultEvent))
         assert result.error_kind == "driver_busy" and "move_to has not returned" in result.text
-        assert second[-1].status == "failed" and robot.most == 1
+        assert second[-1].status == "failed" and robot.most_at_once == 1
 
         robot.release.set()  # the driver returns at last; from now on it returns at once
-        deadline = time.monotonic() + 10
-        while robot.running and time.monotonic() < deadline:
-            time.sleep(0.01)
+        robot.wait_idle()
         third = list(h.run_stream("move once more"))  # returned: physical calls run again
         result = next(e for e in third if isinstance(e, ToolResultEvent))
         assert result.error_kind is None

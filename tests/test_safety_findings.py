@@ -11,23 +11,23 @@ from __future__ import annotations
 import json
 import math
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from benchmarks.safety_fuzz import StateFileDriver
 from embodiment.fake import FakeRobot
 from embodiment.profile import load_profile
 from embodiment.safety import SafetyEnvelope
-from embodiment.types import ActionResult, ActionSpec, Observation
+from embodiment.types import Observation
 from harness import Harness, HarnessConfig
 from harness.config import MCPServerConfig
 from harness.events import DoneEvent, ToolResultEvent
 from harness.providers import ScriptedModel, call, reply
 from harness.tools import Tool
 from harness.world.physical import physical_tools
+from tests.conftest import StubbornRobot
 
 PANDA = load_profile("panda_tabletop")
 ZONE = PANDA.keep_out[0]  # robot_base: x -0.25..0.24, y -0.15..0.15, z 0.625..0.80
@@ -159,12 +159,23 @@ MOVE_ARM_SCHEMA = {
 }
 
 
-def state_observer(ee: list[float]) -> Any:
+def first_result_with_tool(tool: Tool, response: Any) -> ToolResultEvent:
+    """Run one call of ``tool`` through the loop (the gripper reads (0.4, 0, 0.9))."""
+
     class Observer:
         def observe(self) -> Observation:
-            return readings(list(ee))
+            return readings([0.4, 0.0, 0.9])
 
-    return Observer()
+    observer = Observer()
+    with Harness(
+        offline_config(),
+        model=ScriptedModel([response, reply("done")]),
+        tools=[tool],
+        observation_provider=observer,
+        safety=SafetyEnvelope(PANDA, observe=observer.observe),
+    ) as h:
+        events = list(h.run_stream("move"))
+    return next(e for e in events if isinstance(e, ToolResultEvent))
 
 
 @pytest.mark.parametrize("extra", [{"frame": "base"}, {"relative": True}])
@@ -173,42 +184,10 @@ def test_3_an_undeclared_argument_of_a_physical_tool_blocks_the_call(
 ) -> None:
     received: list[dict[str, Any]] = []
     move_arm = recording_tool("move_arm", received, parameters=MOVE_ARM_SCHEMA, safety=MOVE_KINDS)
-    observer = state_observer([0.4, 0.0, 0.9])
-    model = ScriptedModel([call("move_arm", x=0.5, y=0.0, z=1.1, **extra), reply("done")])
-    with Harness(
-        offline_config(),
-        model=model,
-        tools=[move_arm],
-        observation_provider=observer,
-        safety=SafetyEnvelope(PANDA, observe=observer.observe),
-    ) as h:
-        events = list(h.run_stream("move"))
+    result = first_result_with_tool(move_arm, call("move_arm", x=0.5, y=0.0, z=1.1, **extra))
     assert received == []
-    result = next(e for e in events if isinstance(e, ToolResultEvent))
     assert result.error_kind == "blocked"
     assert f"undeclared_argument:{next(iter(extra))}" in result.text
-
-
-class StateFileDriver:
-    """Readings from the MCP arm's published state (no actions of its own)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def connect(self) -> None: ...
-
-    def disconnect(self) -> None: ...
-
-    def stop(self) -> None: ...
-
-    def capabilities(self) -> list[ActionSpec]:
-        return []
-
-    def execute(self, action: str, arguments: dict[str, Any]) -> ActionResult:
-        return ActionResult(ok=False, message="no actions")
-
-    def observe(self) -> Observation:
-        return Observation(state=json.loads(self.path.read_text()))
 
 
 def mcp_arm(tmp_path: Path, **options: Any) -> MCPServerConfig:
@@ -282,19 +261,9 @@ def test_4_a_physical_tool_whose_arguments_cannot_be_enumerated_is_blocked(
 ) -> None:
     received: list[dict[str, Any]] = []
     loose = recording_tool("move_free", received, parameters=schema)
-    observer = state_observer([0.4, 0.0, 0.9])
     arguments = {} if schema.get("properties") == {} else {"x": 9, "speed": 50}
-    model = ScriptedModel([call("move_free", **arguments), reply("done")])
-    with Harness(
-        offline_config(),
-        model=model,
-        tools=[loose],
-        observation_provider=observer,
-        safety=SafetyEnvelope(PANDA, observe=observer.observe),
-    ) as h:
-        events = list(h.run_stream("move"))
+    result = first_result_with_tool(loose, call("move_free", **arguments))
     assert received == []
-    result = next(e for e in events if isinstance(e, ToolResultEvent))
     assert result.error_kind == "blocked"
 
 
@@ -366,30 +335,8 @@ def test_6_zero_speed_or_force_is_blocked(arguments: dict[str, Any], kinds: dict
 # ------------------------------------------------------------------ 7. one command at a time
 
 
-class IgnoresStop(FakeRobot):
-    """A fake arm whose execute ignores stop() and returns only when released."""
-
-    def __init__(self, profile: Any) -> None:
-        super().__init__(profile)
-        self.release = threading.Event()
-        self.active = 0
-        self.most_at_once = 0
-        self.lock = threading.Lock()
-
-    def execute(self, action: str, arguments: dict[str, Any]) -> ActionResult:
-        with self.lock:
-            self.active += 1
-            self.most_at_once = max(self.most_at_once, self.active)
-        try:
-            self.release.wait(60)
-            return super().execute(action, arguments)
-        finally:
-            with self.lock:
-                self.active -= 1
-
-
 def test_7_a_physical_call_while_the_driver_has_not_returned_is_refused() -> None:
-    robot = IgnoresStop(PANDA)
+    robot = StubbornRobot(PANDA)
     tools = physical_tools(robot)
     move = next(t for t in tools if t.name == "move_to")
     move.timeout_s = 0.2
@@ -415,9 +362,7 @@ def test_7_a_physical_call_while_the_driver_has_not_returned_is_refused() -> Non
         assert "move_to" in done.termination_reason and "return" in done.termination_reason
     finally:
         robot.release.set()
-        deadline = time.monotonic() + 10
-        while robot.active and time.monotonic() < deadline:
-            time.sleep(0.01)
+        robot.wait_idle()
         h.close()
 
 

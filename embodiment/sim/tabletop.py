@@ -292,12 +292,9 @@ class TabletopSim:
         safety envelope checks before the arm moves. Nothing moves here."""
         self._require()
         spec = self._specs.get(action)
-        if spec is None:
-            return Motion()
-        try:
-            args = spec.arguments.model_validate(arguments)
-        except ValidationError:
-            return Motion()  # execute refuses invalid arguments without moving
+        args: Any = spec.parse(arguments) if spec is not None else None
+        if args is None:
+            return Motion()  # execute refuses it without moving
         with self._lock:
             if action == "move_to":
                 return Motion(waypoints=[(args.x, args.y, args.z)], description="straight line")
