@@ -99,13 +99,15 @@ def build_redactor(config: HarnessConfig) -> Redactor:
 
 
 def build_store(config: HarnessConfig) -> SQLiteRunStore | MemoryRunStore:
-    """SQLite under ``run.store`` (relative to the working directory, like every CLI
-    command that reads it), or memory only when ``run.store`` is null."""
+    """SQLite under ``run.store`` (relative to the config file's folder, like every
+    configured path), or memory only when ``run.store`` is null."""
     redactor = build_redactor(config)
     if not config.run.store:
         return MemoryRunStore(redactor=redactor)
     synchronous = "FULL" if config.run.store_sync == "full" else "NORMAL"
-    return SQLiteRunStore(config.run.store, redactor=redactor, synchronous=synchronous)
+    return SQLiteRunStore(
+        config.resolve_path(config.run.store), redactor=redactor, synchronous=synchronous
+    )
 
 
 def build_skills(config: HarnessConfig) -> SkillCatalog | None:

@@ -9,6 +9,8 @@ from harness.cli.common import (
     add_config_arguments,
     config_from_args,
     exit_code_for,
+    nonempty_text,
+    positive_int,
     print_run_footer,
     stream_task,
 )
@@ -19,8 +21,10 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("run", help="run one task and stream its events")
     add_config_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print every event as a JSON line")
-    parser.add_argument("--max-turns", type=int, default=None)
-    parser.add_argument("instruction", help="what the robot should do")
+    parser.add_argument("--max-turns", type=positive_int("--max-turns"), default=None)
+    parser.add_argument(
+        "instruction", type=nonempty_text("the instruction"), help="what the robot should do"
+    )
     parser.set_defaults(func=run)
 
 

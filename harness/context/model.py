@@ -49,8 +49,16 @@ __all__ = [
 
 ItemStatus = Literal["verbatim", "truncated", "pruned", "summarized", "shrunk"]
 
-RESIDENT_ORDER: tuple[str, ...] = ("system", "embodiment", "skills", "memory", "skill:")
-"""Resident blocks are ordered most-stable first; loaded skill bodies (``skill:NAME``) last."""
+RESIDENT_ORDER: tuple[str, ...] = (
+    "system",
+    "embodiment",
+    "skills",
+    "memory",
+    "tool_sources",
+    "skill:",
+)
+"""Resident blocks are ordered most-stable first; loaded skill bodies (``skill:NAME``) last,
+so loading one mid-task leaves the cached prefix before it intact."""
 
 ITEM_OVERHEAD_TOKENS = 4
 """Per-message framing tokens (role markers and separators) added by every provider."""

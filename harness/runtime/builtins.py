@@ -183,7 +183,9 @@ def _update_task_notes(
     changed = notes.update(phase=phase, add_notes=add_notes, remove_notes=remove_notes)
     if not changed:
         return "Task Notes unchanged"
-    return f"Task Notes updated (version {notes.version})"
+    # Not the internal version: it also moves with every recorded outcome, so "version 3"
+    # after the model's first update reads like a count of the model's own updates.
+    return f"Task Notes updated (phase: {notes.phase}; {len(notes.notes)} notes)"
 
 
 def _recall(session: Session, *, address: str, offset: int, limit: int) -> ToolOutput:
