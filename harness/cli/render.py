@@ -204,6 +204,9 @@ class TimelineRenderer:
         style = "red" if e.outcome == "block" else "yellow"
         self._line(e.turn, "safety", f"{e.outcome} {e.tool}: {e.reason or e.violations}", style)
 
+    def _on_safety(self, e: Any) -> None:
+        self._line(e.turn, "ROBOT", e.reason, "bold red")
+
     def _on_hook_decision(self, e: Any) -> None:
         self._line(e.turn, "hook", f"{e.hook} {e.action} {e.tool}: {e.reason}", "yellow")
 
@@ -249,10 +252,14 @@ class TimelineRenderer:
         self._line(e.turn, "discarded", f"model {what}: {e.reason}", "yellow")
 
     def _on_done(self, e: Any) -> None:
-        style = "bold green" if e.status == "completed" else "bold red"
+        style = (
+            "bold green" if e.status == "completed" and e.robot_stopped is not False else "bold red"
+        )
         self._line(
             e.turn, "done", f"{e.status} after {e.turns} turns: {e.termination_reason}", style
         )
+        if e.robot_stopped is False:
+            self._line(e.turn, "ROBOT", "may still be moving: check it before anything else", style)
         outcome_style = {"achieved": "bold green", "not_achieved": "bold red"}.get(
             e.outcome, "bold yellow"
         )

@@ -25,7 +25,7 @@ from harness.context import Context
 from harness.context.admission import admit_tool_definitions
 from harness.context.compactor import Compactor
 from harness.errors import HarnessBusyError, HarnessClosedError
-from harness.events import EventBase, MemoryConsolidationEvent
+from harness.events import EventBase, MemoryConsolidationEvent, SafetyEvent
 from harness.messages import ImagePart, Item, Usage
 from harness.prompts import DEFAULT_SYSTEM_PROMPT
 from harness.protocols import (
@@ -44,6 +44,7 @@ from harness.protocols import (
 )
 from harness.providers.base import Model
 from harness.redact import Redactor
+from harness.runtime.robot import RobotGuard
 from harness.tools import ToolRegistry
 from harness.world.task_check import TaskCheck
 from memory.report import TaskRecord, ToolOutcome
@@ -101,6 +102,8 @@ class Session:
         self.store = parts.store
         self.compactor = parts.compactor
         self.driver = parts.driver
+        self.robot = RobotGuard(parts.driver)
+        """One physical command at a time, and the stop at the end of each task."""
         self.observation_provider = parts.observation_provider
         self.safety = parts.safety
         self.scene = parts.scene
@@ -439,8 +442,7 @@ class Session:
 
     def interrupt_robot(self) -> None:
         """Interrupt a physical action in flight (called while the tool is blocking)."""
-        if self.driver is not None:
-            self.driver.stop()
+        self.robot.interrupt()
 
     def record_world_state(self, state: TaskState) -> None:
         """Record the world's state (drivers with ``snapshot()``: the simulator) so resume
@@ -455,10 +457,7 @@ class Session:
             return
         self.store.put_world_state(self.session_id, state.task_id, turn=state.turn, state=world)
 
-    def stop_robot(self) -> None:
-        """Leave the robot stopped at the end of every task, whatever ended it."""
-        if self.driver is not None:
-            try:
-                self.driver.stop()
-            except Exception:
-                logger.exception("driver.stop() failed at the end of the task")
+    def stop_robot(self) -> list[SafetyEvent]:
+        """Leave the robot stopped at the end of every task, whatever ended it; what may
+        have left it moving comes back as ``safety`` events (empty: it is stopped)."""
+        return self.robot.stop()

@@ -437,6 +437,8 @@ def _event_html(log: RunLog, e: Event) -> str:
         return _block("safety", "safety", f"{_badge(e.outcome)} {_e(e.tool)} {detail}")
     if kind == "hook_decision":
         return _block("safety", "hook", _e(f"{e.hook} {e.action} {e.tool}: {e.reason}"))
+    if kind == "safety":
+        return _block("error", "robot", f"<b>{_e(e.problem)}</b> {_e(e.reason)}")
     if kind == "tool_call":
         physical = " (physical)" if e.physical else ""
         return _block("call", "call", f"<b>{_e(e.name)}</b>({_args(e.arguments)}){_e(physical)}")
@@ -479,11 +481,15 @@ def _event_html(log: RunLog, e: Event) -> str:
         what = "complete answer" if e.complete else "answer in flight"
         return _block("note", "discarded", _e(f"model {what}: {e.reason}"))
     if kind == "done":
+        robot = " <b>The robot may still be moving.</b>" if e.robot_stopped is False else ""
+        good = (
+            e.status == "completed" and e.outcome != "not_achieved" and e.robot_stopped is not False
+        )
         return _block(
-            "result" if e.status == "completed" and e.outcome != "not_achieved" else "error",
+            "result" if good else "error",
             "done",
             f"{_badge(e.status)} after {e.turns} turns: {_e(e.termination_reason)} "
-            f"&middot; outcome {_badge(e.outcome)}",
+            f"&middot; outcome {_badge(e.outcome)}{robot}",
         )
     return ""  # model deltas, prompt snapshots (in the header), observations (as frames)
 
