@@ -628,7 +628,10 @@ def build_child(
         model=model,
         model_config=model_config,
         compactor=build_compactor(
-            session.config, summarizer=session.compaction_model, store=session.store
+            session.config,
+            summarizer=session.compaction_model,
+            store=session.store,
+            redactor=session.redactor,
         ),
         refusals=narrowed.withheld,
         conclude=check,
@@ -689,7 +692,7 @@ def run_child(
         contract=child.contract,
         record=child.record,
         withheld=child.withheld,
-        archived=lambda address: session.store.archive_get(address) is not None,
+        archived=lambda address: session.read_archive(address) is not None,
         report=loop.done.report if loop.done is not None else "",
     )
     return finish_handoff(lane, handoff, emit=emit)

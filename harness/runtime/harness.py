@@ -41,6 +41,7 @@ from harness.protocols import (
 )
 from harness.providers import build_model
 from harness.providers.base import Model
+from harness.redact import Redactor
 from harness.runtime.builtins import builtin_tools
 from harness.runtime.delegation import (
     Contract,
@@ -103,6 +104,10 @@ class Harness:
             ``owned_resources`` too if this Harness should close them.
         subagent_model: The sub-agents' model; built from ``subagents.model`` when
             omitted (the decision model when that is unset too).
+        redactor: Replaces secrets in every event (stored and yielded), in what memory
+            keeps and in what a summarizer sees; built from ``config`` when omitted
+            (built-in key shapes, ``run.secret_patterns``, every ``api_key_env`` value).
+            A store or memory given without a redactor of its own adopts this one.
     """
 
     def __init__(
@@ -130,6 +135,7 @@ class Harness:
         session_id: str | None = None,
         tool_sources: Iterable[ToolSource] = (),
         subagent_model: Model | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         self.config = config if config is not None else HarnessConfig()
         self._owned: list[tuple[str, Callable[[], None]]] = []
@@ -138,11 +144,17 @@ class Harness:
         self._resume_point: ResumePoint | None = None
 
         model = model if model is not None else build_model(self.config.model)
-        store = store if store is not None else MemoryRunStore()
+        redactor = redactor if redactor is not None else assembly.build_redactor(self.config)
+        store = store if store is not None else MemoryRunStore(redactor=redactor)
+        # Parts built without a redactor of their own redact with the session's.
+        if callable(getattr(store, "adopt_redactor", None)):
+            store.adopt_redactor(redactor)  # type: ignore[attr-defined]
+        if callable(getattr(memory, "adopt_redaction", None)):
+            memory.adopt_redaction(redactor.text)  # type: ignore[union-attr]
         compaction_model = compaction_model or model
         context = new_context(self.config, model)
         compactor = compactor or build_compactor(
-            self.config, summarizer=compaction_model, store=store
+            self.config, summarizer=compaction_model, store=store, redactor=redactor
         )
         registry = ToolRegistry()
         subagent_config = assembly.subagent_model_config(self.config)
@@ -167,6 +179,7 @@ class Harness:
             profile_text=profile_text,
             subagent_model=subagent_model,
             subagent_model_config=subagent_config,
+            redactor=redactor,
         )
         session = Session(
             self.config,
