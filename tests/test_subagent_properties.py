@@ -86,8 +86,7 @@ def test_a_child_view_reads_the_parents_resident_through(ops: list[Any]) -> None
             if who == "child" and name not in book and inherited == text:
                 pass  # the parent's block already says it: nothing of the child's own
             else:
-                book.pop(name, None)
-                book[name] = text
+                book[name] = text  # a block set again keeps its place (load order)
             target.set_resident(name, text)
         else:
             book.pop(name, None)
