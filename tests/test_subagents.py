@@ -609,3 +609,16 @@ def test_a_spec_string_names_the_sub_agents_model() -> None:
     assert subagent_model_config(config()) is None
     with pytest.raises(ConfigError, match=r"subagents\.model"):
         subagent_model_config(config(model="nosuch:model"))
+
+
+def test_a_custom_schema_may_shape_the_standard_fields_freely() -> None:
+    schema = {"type": "object", "properties": {"findings": {"type": "string"}}}
+    odd = {"findings": "one mug", "evidence": "archive://nowhere", "decisions": 3}
+    child = ScriptedModel([answer(odd)])
+    parent = ScriptedModel([delegate(output_schema=schema), reply("done")])
+    with harness(child, parent) as h:
+        handoff = handoff_of(run(h))
+    assert handoff.status == "completed" and handoff.output == odd
+    assert handoff.findings == ["one mug"] and handoff.decisions == ["3"]
+    assert handoff.evidence == []  # not in the archive: dropped, and said so
+    assert any("archive://nowhere" in u for u in handoff.unresolved)

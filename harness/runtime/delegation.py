@@ -454,10 +454,11 @@ def handoff_of(
         fields = {key: answer[key] for key in (*STANDARD_FIELDS, "unresolved") if key in answer}
         if contract.output_schema is None and answer.get("status") == "failed":
             status = "failed"
-    cited = [a for a in (answer or {}).get("evidence", []) if isinstance(a, str) and archived(a)]
-    unresolved = [str(u) for u in fields.pop("unresolved", [])]
+    given = _as_list((answer or {}).get("evidence"))
+    cited = [a for a in given if isinstance(a, str) and archived(a)]
+    unresolved = [str(u) for u in _as_list(fields.pop("unresolved", None))]
     if answer is not None:
-        dropped = [a for a in answer.get("evidence", []) if a not in cited]
+        dropped = [a for a in given if a not in cited]
         if dropped:
             unresolved.append(f"cited evidence not in the archive: {', '.join(map(str, dropped))}")
     error = "" if status == "completed" else ending.reason
@@ -469,10 +470,13 @@ def handoff_of(
     return Handoff(
         status=status,
         summary=summary,
-        findings=list(fields.pop("findings", [])),
-        decisions=[str(d) for d in fields.pop("decisions", [])],
-        world_changes=[*map(str, fields.pop("world_changes", [])), *record.world_changes],
-        verification=[str(v) for v in fields.pop("verification", [])],
+        findings=_as_list(fields.pop("findings", None)),
+        decisions=[str(d) for d in _as_list(fields.pop("decisions", None))],
+        world_changes=[
+            *map(str, _as_list(fields.pop("world_changes", None))),
+            *record.world_changes,
+        ],
+        verification=[str(v) for v in _as_list(fields.pop("verification", None))],
         unresolved=unresolved,
         evidence=cited or record.results[-EVIDENCE_FALLBACK:],
         output=answer if contract.output_schema is not None else None,
@@ -482,6 +486,13 @@ def handoff_of(
         tokens=tokens,
         withheld_tools=dict(withheld),
     )
+
+
+def _as_list(value: Any) -> list[Any]:
+    """A standard field as a list, whatever a custom schema let the answer put there."""
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list) else [value]
 
 
 def refused_handoff(message: str) -> Handoff:
