@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -622,3 +623,24 @@ def test_a_custom_schema_may_shape_the_standard_fields_freely() -> None:
     assert handoff.findings == ["one mug"] and handoff.decisions == ["3"]
     assert handoff.evidence == []  # not in the archive: dropped, and said so
     assert any("archive://nowhere" in u for u in handoff.unresolved)
+
+
+def test_closing_the_parents_stream_stops_the_child() -> None:
+    looks: list[str] = []
+
+    def slow(request: ModelRequest) -> ModelResponse:
+        looks.append("asked")
+        return call("look", area=f"shelf {len(looks)}")
+
+    child = ScriptedModel(responder=slow)
+    parent = ScriptedModel([delegate(max_turns=50), reply("never")])
+    with harness(child, parent, cfg=config(max_turns=50)) as h:
+        stream = h.run_stream("fetch")
+        for event in stream:
+            if event.type == "tool_result" and event.task_id.startswith("lane_"):
+                break  # the consumer stops reading while the child works
+        stream.close()
+        asked = len(looks)
+        assert not h.busy
+    time.sleep(0.3)
+    assert len(looks) <= asked + 1  # the child saw the cancel at its next check

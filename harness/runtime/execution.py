@@ -127,7 +127,11 @@ def run_tool(
                 )
             continue
         if kind == "event":
-            yield payload
+            try:
+                yield payload
+            except GeneratorExit:  # the consumer closed the stream: that is a cancel too
+                cancel_event.set()
+                raise
             continue
         duration = time.monotonic() - started
         if not_sent:  # whatever the handler says now, its request never left
