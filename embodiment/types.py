@@ -136,7 +136,9 @@ class Driver(Protocol):
     Optional extensions, used when present: ``locate(ref) -> ObjectInfo | None``
     (:class:`Locator`, lets the safety envelope check ref targets), ``perception() ->
     scene.Perception`` (ground truth or a detector for the scene graph) and
-    ``post_conditions() -> PostConditionChecker`` (programmatic evaluation).
+    ``post_conditions() -> PostConditionChecker`` (programmatic evaluation) and, for
+    physical hardware, ``hardware_identity() -> str | None`` (which robot it drives; a
+    lease on it is taken before ``connect``, see :mod:`embodiment.lease`).
     """
 
     def connect(self) -> None: ...

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from embodiment.drivers import DriverOptionError, build_driver
+from embodiment.lease import HardwareLease, hardware_identity
 from embodiment.profile import EmbodimentProfile, ProfileError, load_profile, render_profile
 from embodiment.safety import SafetyEnvelope
 from embodiment.types import ActionSpec
@@ -64,6 +65,10 @@ def build_embodiment_parts(
                 key="driver.name",
                 value=config.driver.name,
             ) from None
+        lease = _lease_for(config, driver)
+        if lease is not None:
+            lease.acquire()  # HardwareBusyError names the holder; nothing is connected yet
+            closers.append((f"hardware lease {lease.identity}", lease.release))
         driver.connect()
         closers.append((f"driver {config.driver.name}", driver.disconnect))
         parts["driver"] = driver
@@ -86,6 +91,16 @@ def build_embodiment_parts(
         if evaluator is not None:
             parts["evaluator"] = evaluator
     return profile
+
+
+def _lease_for(config: HarnessConfig, driver: Any) -> HardwareLease | None:
+    """The lease a driver of physical hardware needs before it connects (None for a
+    simulator): the closers run in reverse, so it is released after the disconnect."""
+    identity = hardware_identity(driver)
+    if identity is None or config.driver is None:
+        return None
+    folder = config.resolve_path(config.driver.lease_dir) if config.driver.lease_dir else None
+    return HardwareLease(identity, timeout_s=config.driver.lease_timeout_s, folder=folder)
 
 
 def _build_evaluator(config: HarnessConfig, driver: Any, specs: list[ActionSpec]) -> Any:
