@@ -57,15 +57,15 @@ class EvalPlan:
 
 
 def episode_specs(plans: list[EpisodePlan], config: HarnessConfig) -> list[EpisodeSpec]:
-    """Each plan's full config: the deployment, then the variant's driver options and the
-    seed, then the suite's, task's and variant's overrides (in that order)."""
+    """Each plan's full config: the deployment, then the variant's driver options, then the
+    seed (``seed_option``) and the suite's, task's and variant's overrides, in that order."""
     base = config.model_dump(mode="json", exclude={"base_dir"})
     memory_seed = str(config.resolve_path(config.memory.path)) if config.memory.enabled else None
     specs = []
     for plan in plans:
         data = base
         if config.driver is not None:
-            data = apply_overrides(data, {"driver": {**plan.scene, "seed": plan.seed}})
+            data = apply_overrides(data, {"driver": plan.scene})
         elif plan.scene:
             raise ConfigError(
                 f"episode {plan.key}: the variant sets scene options, but the config has no "
@@ -132,6 +132,9 @@ def plan_eval(
     """
     plans = suite.plans()
     target = EvalFolder(folder)
+    new = manifest is not None
+    if new and target.exists():
+        target.create(manifest)  # type: ignore[arg-type]  # raises: it already holds an eval
     if manifest is None:
         manifest = target.manifest()
         by_key = {p.key: p for p in plans}
@@ -153,7 +156,7 @@ def plan_eval(
         finished = []
     specs = episode_specs(selected, config)
     hardware = physical_identity(specs[0]) if specs else None
-    if not target.exists():
+    if new:
         target.create(manifest)
     return EvalPlan(
         suite=suite,

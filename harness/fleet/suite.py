@@ -146,6 +146,11 @@ class Suite(_Model):
     """Config overrides (``KEY=VALUE``) for every episode."""
     max_turns: int | None = Field(None, ge=1)
     """Default ``max_turns`` of the tasks (else the config's ``run.max_turns``)."""
+    seed_option: str | None = Field(
+        "driver.seed", pattern=r"^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)+$"
+    )
+    """The config key each episode's seed is written to (the simulator's layout seed);
+    null: the seed only names the episode (a real robot, whose scene a person lays out)."""
     tasks: list[SuiteTask] = Field(min_length=1)
     path: str | None = Field(None, exclude=True)
 
@@ -195,7 +200,12 @@ class Suite(_Model):
                         success=task.success,
                         forbidden_tools=list(task.forbidden_tools),
                         scene=dict(variant.scene),
-                        overrides=[*self.set, *task.set, *variant.set],
+                        overrides=[
+                            *([f"{self.seed_option}={seed}"] if self.seed_option else []),
+                            *self.set,
+                            *task.set,
+                            *variant.set,
+                        ],
                     )
                 )
         return plans
