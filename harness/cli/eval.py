@@ -118,6 +118,17 @@ def run_eval_command(args: argparse.Namespace) -> int:
         soft_wrap=True,
         highlight=False,
     )
+    unverified = [
+        r
+        for r in plan.finished
+        if r.check == "achieved" and r.status == "completed" and r.outcome == "unverified"
+    ]
+    if unverified:
+        out.print(
+            f"[yellow]{len(unverified)} episode(s) completed but nothing confirmed their goal "
+            "(outcome unverified: no task-level check ran); they count as not achieved[/yellow]",
+            soft_wrap=True,
+        )
     errors = sum(1 for r in plan.finished if r.status == "error")
     return EXIT_NOT_COMPLETED if errors else EXIT_OK
 
