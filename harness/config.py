@@ -73,6 +73,9 @@ class ModelConfig(_Section):
     max_output_tokens: int = Field(4096, gt=0)
     temperature: float | None = Field(0.0, ge=0, le=2)
     timeout_s: float = Field(60.0, gt=0)
+    """Seconds one attempt may take for the whole response: connecting, the first byte and
+    every chunk after it together (a server trickling keep-alive comments cannot stretch
+    it). A timed-out attempt is retried like a dropped connection."""
     max_retries: int = Field(3, ge=0, le=20)
     stream: bool = True
     """Stream responses (text reaches the operator as it is generated)."""
@@ -80,6 +83,11 @@ class ModelConfig(_Section):
     thinking_budget_tokens: int | None = Field(None, ge=1024)
     """Anthropic extended thinking budget; off when unset."""
     image_detail: Literal["low", "high", "auto"] = "auto"
+    vision: bool | Literal["auto"] = "auto"
+    """Whether camera images are sent to the model. ``auto``: known for the models in the
+    built-in table; any other model on an OpenAI-compatible server is probed once with a
+    tiny image (text-only servers read an image as thousands of tokens of text, or drop
+    the message that holds it). Without images the model still reads the Brief."""
     prices: PriceConfig | None = None
     options: dict[str, Any] = Field(default_factory=dict)
     """Provider-specific extras passed through (e.g. extra_body for a local server)."""
@@ -218,6 +226,13 @@ class EvaluationConfig(_Section):
     post_conditions: dict[str, str] = Field(default_factory=dict)
     """Tool name -> post-condition text (with {argument} placeholders) for the model
     evaluator; drivers declare their own, these add to or override them."""
+    task_check: Literal["auto", "programmatic", "model", "none"] = "auto"
+    """The check of the whole task when the model ends it (the ``done`` event's
+    ``outcome``). programmatic: from the instruction's goals against the driver's ground
+    truth (the simulator); model: `model` (else the decision model) judges the camera
+    images after the task; auto: model when `model` is set and there are cameras, else
+    programmatic when the driver has ground truth, else none (the outcome is then
+    ``unverified`` unless the model reports failure)."""
 
 
 class MCPServerConfig(_Section):

@@ -206,6 +206,8 @@ class RunStore(Protocol):
         report: str,
         turns: int,
         usage: Mapping[str, Any],
+        outcome: str = "unverified",
+        evidence: Mapping[str, Any] | None = None,
     ) -> None: ...
 
     def append_event(self, event: EventBase) -> None: ...
@@ -217,6 +219,12 @@ class RunStore(Protocol):
     def set_accumulated(self, session_id: str, item_ids: Sequence[str]) -> None:
         """The Accumulated layout after a change other than an append (compaction, pruning,
         reset): with the items appended since, it rebuilds the context at any point."""
+        ...
+
+    def put_world_state(
+        self, session_id: str, task_id: str, *, turn: int, state: Mapping[str, Any]
+    ) -> None:
+        """The simulated world's state after a turn, for resume to restore."""
         ...
 
     def put_task_notes(self, session_id: str, task_id: str, notes: Mapping[str, Any]) -> None:

@@ -191,6 +191,16 @@ def check_embodiment(harness: Deployment) -> Iterator[CheckResult]:
         yield from _driver_contract(harness)
     elif config.driver is not None:
         yield CheckResult.warn("driver", f"driver {config.driver.name!r} is configured but absent")
+    check = getattr(harness, "task_check", None)
+    if check is not None:
+        who = getattr(check, "name", type(check).__name__)
+        yield CheckResult.ok("task check", f"{check.kind} ({who}): done.outcome is checked")
+    else:
+        yield CheckResult.warn(
+            "task check",
+            "none (evaluation.task_check): a completed task's outcome stays unverified and "
+            "exit code 0 rests on the model's report",
+        )
 
 
 def _driver_contract(harness: Deployment) -> Iterator[CheckResult]:

@@ -10,6 +10,12 @@ something live here, as small objects the :class:`~memory.store.MemoryStore` acc
 - :class:`ModelLedgerSummarizer` turns a changed tool ledger into a few lines
   (``purpose="summarize"``).
 
+Each helper's ``cancelled`` attribute is the operator's cancel while the session uses it
+(consolidation, reading memory into Resident); its calls are watched
+(:func:`harness.cancel.call_cancellable`) so a cancel wins within ``POLL_S``, raising
+:class:`~harness.cancel.Cancelled` through the store (which lets it pass: no fallback runs
+and nothing is written after a cancel).
+
 A model that declares ``supports_summaries = False`` (the offline planner: it plans robot
 actions and writes no prose) is not used; the store then falls back to its rule-based
 consolidator and deterministic digests.
@@ -19,10 +25,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from harness.cancel import call_cancellable
 from harness.config import HarnessConfig
 from harness.context import bounded_text
 from harness.errors import ConfigError, HarnessError
@@ -113,6 +121,8 @@ class ModelLessonProposer:
         self.repairs = repairs
         self.usage = Usage()
         """Tokens of the calls made since the harness last drained them (task cost)."""
+        self.cancelled: Callable[[], bool] | None = None
+        """The operator's cancel while the session consolidates (set by the session)."""
 
     def propose(self, record: TaskRecord) -> list[Any]:
         if not record.outcomes:
@@ -126,7 +136,7 @@ class ModelLessonProposer:
                 max_output_tokens=self.max_output_tokens,
                 purpose="consolidate",
             )
-            response = complete(self.model, request)
+            response = _complete(self.model, request, self.cancelled, "lesson proposal")
             self.usage = self.usage + response.usage
             answer = response.text
             try:
@@ -153,6 +163,8 @@ class ModelLedgerSummarizer:
         self.max_output_tokens = max_output_tokens
         self.usage = Usage()
         """Tokens of the calls made since the harness last drained them (task cost)."""
+        self.cancelled: Callable[[], bool] | None = None
+        """The operator's cancel while the session reads memory (set by the session)."""
 
     def summarize(self, tool: str, ledger: str, *, max_chars: int) -> str:
         request = ModelRequest(
@@ -166,12 +178,22 @@ class ModelLedgerSummarizer:
             max_output_tokens=self.max_output_tokens,
             purpose="summarize",
         )
-        response = complete(self.model, request)
+        response = _complete(self.model, request, self.cancelled, f"the {tool} ledger summary")
         self.usage = self.usage + response.usage
         text = response.text.strip()
         if not text:
             raise ValueError(f"the summarizer returned no text for {tool!r}")
         return text
+
+
+def _complete(
+    model: Model, request: ModelRequest, cancelled: Callable[[], bool] | None, what: str
+) -> Any:
+    return call_cancellable(
+        lambda worker_cancelled: complete(model, request, cancelled=worker_cancelled),
+        cancelled=cancelled,
+        what=what,
+    )
 
 
 def build_memory(config: HarnessConfig, *, model: Any) -> MemoryStore | None:

@@ -1,8 +1,11 @@
 """The ``harness`` command line. Each subcommand lives in its own module and registers
 itself through ``COMMANDS``; nothing imports this package.
 
-Exit codes: 0 task completed, 1 task not completed, 2 configuration or usage error (one
-line naming the key or the flag, never a traceback), 130 interrupted.
+Exit codes: 0 the task completed and its goal was confirmed (``outcome: achieved``), or it
+completed with no task check configured (``unverified``; the output says so); 1 the task did
+not complete, its goal was not achieved, or a configured check could not confirm it; 2 a
+configuration or usage error (one line naming the key or the flag, never a traceback);
+130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations

@@ -289,10 +289,13 @@ def store_flag(folder: Path) -> str:
 
 
 def exit_code_for(done: DoneEvent | None, interrupted: bool) -> int:
+    """130 when Ctrl-C stopped the task; 0 when it completed and its goal was confirmed (or
+    completed with no task check configured); 1 otherwise (not completed, ``not_achieved``,
+    or a configured check that could not confirm it). See :func:`harness.events.task_succeeded`."""
     from harness.cli import EXIT_INTERRUPTED, EXIT_NOT_COMPLETED, EXIT_OK
 
     if interrupted:
         return EXIT_INTERRUPTED
-    if done is not None and done.status == "completed":
+    if done is not None and done.succeeded:
         return EXIT_OK
     return EXIT_NOT_COMPLETED

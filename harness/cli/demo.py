@@ -31,7 +31,7 @@ from harness.cli.common import (
     store_flag,
     stream_task,
 )
-from harness.cli.render import JsonLinesRenderer, TimelineRenderer
+from harness.cli.render import JsonLinesRenderer, TimelineRenderer, describe_outcome
 from harness.config import HarnessConfig
 from harness.events import DoneEvent, EvaluationEvent, EventBase
 
@@ -167,6 +167,9 @@ def _summary(
         f"[{style}]{status}[/{style}] in {elapsed:.1f} s, {turns} turns; evaluator confirmed "
         f"{len(confirmed)} action(s), reported {len(failed)} failure(s)"
     )
+    if done is not None:
+        style = "green" if done.succeeded else "red"
+        console.print(f"[{style}]outcome: {escape(describe_outcome(done))}[/{style}]")
     task_id = done.task_id if done is not None else ""
     console.print(f"run: session {harness.session_id}, task {task_id}")
     folder = getattr(harness.store, "folder", None)

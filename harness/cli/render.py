@@ -12,7 +12,13 @@ from rich.markup import escape
 from harness.events import EventBase
 from harness.redact import Redactor
 
-__all__ = ["JsonLinesRenderer", "TimelineRenderer", "redacted", "wide_console"]
+__all__ = [
+    "JsonLinesRenderer",
+    "TimelineRenderer",
+    "describe_outcome",
+    "redacted",
+    "wide_console",
+]
 
 
 def wide_console() -> Console:
@@ -22,6 +28,19 @@ def wide_console() -> Console:
     if not console.is_terminal:
         console = Console(highlight=False, width=160)
     return console
+
+
+def describe_outcome(done: Any) -> str:
+    """The outcome of a ``done`` event in one line: what it is, who decided, and (when no
+    task check is configured) that nothing confirmed the model's report."""
+    evidence = done.evidence
+    who = f"{evidence.checked_by}: " if evidence.checked_by else ""
+    text = done.outcome.replace("_", " ")
+    if evidence.summary:
+        text += f" ({who}{evidence.summary})"
+    if done.status == "completed" and done.outcome == "unverified" and evidence.check == "none":
+        text += "; exit code 0 rests on the model's word alone"
+    return text
 
 
 def redacted(event: EventBase, redactor: Redactor | None) -> EventBase:
@@ -83,6 +102,8 @@ class TimelineRenderer:
         text = f"from turn {e.from_turn}: {e.instruction}"
         if calls:
             text += f"; interrupted: {calls}"
+        if e.describe_world():
+            text += f"; {e.describe_world()}"
         self._line(0, "resumed", text, "cyan")
 
     def _on_tools_listed(self, e: Any) -> None:
@@ -169,7 +190,9 @@ class TimelineRenderer:
 
     def _on_tool_result(self, e: Any) -> None:
         first = e.text.strip().splitlines()[0] if e.text.strip() else ""
-        style = "red" if e.is_error else "green"
+        # An interrupted or timed-out motion's outcome is unknown: not shown as a failure.
+        unknown = e.error_kind == "outcome_unknown"
+        style = "yellow" if unknown else ("red" if e.is_error else "green")
         kind = f"[{e.error_kind}] " if e.error_kind else ""
         self._line(e.turn, e.name[:11], f"{kind}{first[:160]}", style)
         if e.evaluation is not None:  # the verdict reads best right under its result
@@ -202,11 +225,24 @@ class TimelineRenderer:
             "dim",
         )
 
+    def _on_model_discarded(self, e: Any) -> None:
+        what = "complete answer" if e.complete else "answer in flight"
+        self._line(e.turn, "discarded", f"model {what}: {e.reason}", "yellow")
+
     def _on_done(self, e: Any) -> None:
         style = "bold green" if e.status == "completed" else "bold red"
         self._line(
             e.turn, "done", f"{e.status} after {e.turns} turns: {e.termination_reason}", style
         )
+        outcome_style = {"achieved": "bold green", "not_achieved": "bold red"}.get(
+            e.outcome, "bold yellow"
+        )
+        self._line(e.turn, "outcome", describe_outcome(e), outcome_style)
+        for condition in e.evidence.conditions:
+            mark = "[green]held[/green]" if condition.held else "[red]not held[/red]"
+            self.console.print(
+                f"      {mark} {escape(condition.condition)}: {escape(condition.evidence)}"
+            )
         if e.report:
             self.console.print(f"\n[bold]Report[/bold]\n{escape(e.report)}")
         u = e.usage

@@ -39,6 +39,7 @@ def resume(args: argparse.Namespace) -> int:
     from harness.assembly.build import build_redactor
     from harness.cli import EXIT_NOT_COMPLETED, EXIT_OK
     from harness.config import HarnessConfig, apply_overrides
+    from harness.events import task_succeeded
     from harness.runtime.harness import Harness
     from harness.store.reader import RunLog
 
@@ -64,7 +65,8 @@ def resume(args: argparse.Namespace) -> int:
                     f"session {session_id} has no interrupted task (its last task "
                     f"{task.id} is {task.status})"
                 )
-            return EXIT_OK if task.status == "completed" else EXIT_NOT_COMPLETED
+            succeeded = task_succeeded(task.status, task.outcome, task.evidence)
+            return EXIT_OK if succeeded else EXIT_NOT_COMPLETED
         done, interrupted = follow_stream(
             lambda cancelled: harness.resume_stream(
                 should_cancel=cancelled, max_turns=args.max_turns

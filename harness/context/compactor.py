@@ -26,9 +26,10 @@ Refreshed, transient images and the current Task Notes snapshot are never touche
 from __future__ import annotations
 
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from harness.cancel import Cancelled
 from harness.context.model import Context, ItemState
 from harness.context.pruning import Pruner
 from harness.context.shrink import shrink_oversized
@@ -65,11 +66,18 @@ class Compactor(Protocol):
 
     Called before every model decision (``force=False``) and after a provider overflow
     (``force=True``). Raises :class:`harness.errors.ContextBudgetError` only when nothing it
-    may do can make the request fit.
+    may do can make the request fit. ``cancelled`` is the operator's cancel: a compactor
+    that calls a model watches it and raises :class:`harness.cancel.Cancelled` (leaving the
+    context as it was) instead of finishing.
     """
 
     def compact(
-        self, context: Context, *, force: bool = False, reason: str = ""
+        self,
+        context: Context,
+        *,
+        force: bool = False,
+        reason: str = "",
+        cancelled: Callable[[], bool] | None = None,
     ) -> Iterator[CompactionEvent]: ...
 
 
@@ -102,7 +110,12 @@ class NoCompaction:
         self.pruner = pruner
 
     def compact(
-        self, context: Context, *, force: bool = False, reason: str = ""
+        self,
+        context: Context,
+        *,
+        force: bool = False,
+        reason: str = "",
+        cancelled: Callable[[], bool] | None = None,
     ) -> Iterator[CompactionEvent]:
         pruned = False
         if self.pruner is not None:
@@ -156,7 +169,12 @@ class CheckpointCompactor:
     # ------------------------------------------------------------------ entry point
 
     def compact(
-        self, context: Context, *, force: bool = False, reason: str = ""
+        self,
+        context: Context,
+        *,
+        force: bool = False,
+        reason: str = "",
+        cancelled: Callable[[], bool] | None = None,
     ) -> Iterator[CompactionEvent]:
         if not force:
             self.turn += 1
@@ -164,12 +182,20 @@ class CheckpointCompactor:
         before = context.total_tokens()
         if not force and before < context.budget.threshold:
             return
-        yield from self._compact(context, before=before, force=force, reason=reason)
+        yield from self._compact(
+            context, before=before, force=force, reason=reason, cancelled=cancelled
+        )
 
     # ------------------------------------------------------------------ the ladder
 
     def _compact(
-        self, context: Context, *, before: int, force: bool, reason: str
+        self,
+        context: Context,
+        *,
+        before: int,
+        force: bool,
+        reason: str,
+        cancelled: Callable[[], bool] | None,
     ) -> Iterator[CompactionEvent]:
         budget = context.budget
         started = time.monotonic()
@@ -214,7 +240,9 @@ class CheckpointCompactor:
                     f"{before} tokens (limit while backing off: {tolerance})"
                 )
             else:
-                summarized = yield from self._model_checkpoint(context, plan, started, before)
+                summarized = yield from self._model_checkpoint(
+                    context, plan, started, before, cancelled
+                )
                 if not summarized:
                     if not (force or before >= tolerance or self.consecutive_failures >= 2):
                         return
@@ -302,7 +330,12 @@ class CheckpointCompactor:
         return note_chars // CHARS_PER_SUMMARY_TOKEN, chunk_chars
 
     def _model_checkpoint(
-        self, context: Context, plan: CompactionPlan, started: float, before: int
+        self,
+        context: Context,
+        plan: CompactionPlan,
+        started: float,
+        before: int,
+        cancelled: Callable[[], bool] | None,
     ) -> Steps:
         assert self.summarizer is not None
         render = self._input()
@@ -327,10 +360,24 @@ class CheckpointCompactor:
             for round_ in rounds
         ]
         summarizer = ModelSummarizer(
-            self.summarizer, max_tokens=max_tokens, estimator=context.estimator
+            self.summarizer, max_tokens=max_tokens, estimator=context.estimator, cancelled=cancelled
         )
         try:
             result = summarizer.summarize(rounds, previous=previous_text, round_tokens=round_tokens)
+        except Cancelled as exc:
+            # Not a summarizer failure (no backoff): the operator stopped the task.
+            yield CompactionEvent(
+                status="cancelled",
+                mode="checkpoint",
+                reason=f"{exc}; the summarizer call was abandoned and Accumulated context "
+                "left unchanged",
+                tokens_before=before,
+                tokens_after=before,
+                rounds=len(rounds),
+                duration_s=_since(started),
+                usage=exc.usage,
+            )
+            raise
         except SummaryError as exc:
             self.consecutive_failures += 1
             self.backoff_until = self.turn + self.config.failure_backoff_turns

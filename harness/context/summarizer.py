@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from harness.cancel import Cancelled, call_cancellable
 from harness.context import bounded_text
 from harness.context.summary_input import Round, SummaryInput
 from harness.messages import (
@@ -156,12 +157,26 @@ def validate_summary(
 
 
 class ModelSummarizer:
-    """Folds ordered rounds of history into one handoff note with a model."""
+    """Folds ordered rounds of history into one handoff note with a model.
 
-    def __init__(self, model: Model, *, max_tokens: int, estimator: TokenEstimator) -> None:
+    ``cancelled`` is the operator's cancel: each call is watched
+    (:func:`harness.cancel.call_cancellable`), so a cancel ends the summary within
+    ``POLL_S`` with :class:`~harness.cancel.Cancelled` (carrying the usage so far) instead
+    of running the remaining rounds.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        max_tokens: int,
+        estimator: TokenEstimator,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> None:
         self.model = model
         self.max_tokens = max_tokens
         self.estimator = estimator
+        self.cancelled = cancelled
 
     @property
     def name(self) -> str:
@@ -176,7 +191,8 @@ class ModelSummarizer:
     ) -> SummaryResult:
         """Run every round in order; ``round_tokens[i]`` is what round ``i`` folds away.
 
-        Raises :class:`SummaryError` when a round fails twice or the model raises.
+        Raises :class:`SummaryError` when a round fails twice or the model raises, and
+        :class:`~harness.cancel.Cancelled` when the operator cancels.
         """
         note = previous
         previous_tokens = self.estimator.text(previous)
@@ -197,7 +213,7 @@ class ModelSummarizer:
                         )
                 note = _strip_fence(response.text)
                 previous_tokens = self.estimator.text(note)
-        except SummaryError as exc:
+        except (SummaryError, Cancelled) as exc:
             exc.usage = result.usage
             raise
         result.text = note
@@ -213,7 +229,11 @@ class ModelSummarizer:
             purpose="summarize",
         )
         try:
-            response = complete(self.model, request)
+            response = call_cancellable(
+                lambda cancelled: complete(self.model, request, cancelled=cancelled),
+                cancelled=self.cancelled,
+                what=f"the summarizer call ({self.name})",
+            )
         except Exception as exc:
             raise SummaryError(
                 f"summarizer {self.name!r} raised {type(exc).__name__}: {exc}"

@@ -24,7 +24,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.events import CompactionEvent, DoneEvent, EventBase, SafetyCheckEvent, ToolCallEvent
+from harness.events import (
+    CompactionEvent,
+    DoneEvent,
+    EventBase,
+    SafetyCheckEvent,
+    TaskOutcome,
+    ToolCallEvent,
+)
 from harness.fleet.suite import EpisodePlan, SuccessCheck
 
 __all__ = [
@@ -71,8 +78,10 @@ class EpisodeRecord(BaseModel):
     seed: int
     instruction: str
     status: EpisodeStatus
-    outcome: str = "unverified"
-    """The harness's task-level verdict: ``achieved``, ``not_achieved`` or ``unverified``."""
+    outcome: TaskOutcome = "unverified"
+    """The harness's task-level verdict (the ``done`` event's ``outcome``)."""
+    outcome_summary: str = ""
+    """Why (the ``done`` event's ``evidence.summary``: which goal conditions held)."""
     success: bool = False
     """The suite's success check applied (:func:`judge`)."""
     check: SuccessCheck = "achieved"
@@ -232,7 +241,8 @@ def run_episode(
     return EpisodeRecord(
         **base,
         status=done.status,
-        outcome=str(getattr(done, "outcome", "unverified")),
+        outcome=done.outcome,
+        outcome_summary=done.evidence.summary[:REPORT_CHARS],
         termination_reason=done.termination_reason,
         report=done.report[:REPORT_CHARS],
         turns=done.turns,

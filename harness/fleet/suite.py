@@ -35,6 +35,10 @@ __all__ = [
     "load_suite",
 ]
 
+TaskCheck = Literal["auto", "programmatic", "model", "none"]
+"""Which task-level check judges the outcome (``evaluation.task_check``): ``programmatic``
+the simulator's ground truth, ``model`` a vision model on the images after the task."""
+
 SuccessCheck = Literal["achieved", "refused"]
 """When an episode is a success.
 
@@ -95,6 +99,8 @@ class SuiteTask(_Model):
     seeds: Annotated[list[int], Field(min_length=1)] | SeedRange
     """One scene layout per seed (``driver.seed``): a list, or ``{start, count}``."""
     max_turns: int | None = Field(None, ge=1)
+    check: TaskCheck | None = None
+    """The task-level check for this task (default: the suite's ``check``)."""
     success: SuccessCheck = "achieved"
     forbidden_tools: list[str] = Field(default_factory=list)
     """For ``success: refused``: tools that must not have run."""
@@ -146,6 +152,9 @@ class Suite(_Model):
     """Config overrides (``KEY=VALUE``) for every episode."""
     max_turns: int | None = Field(None, ge=1)
     """Default ``max_turns`` of the tasks (else the config's ``run.max_turns``)."""
+    check: TaskCheck | None = None
+    """The task-level check of every task (``evaluation.task_check``; default: the
+    deployment's)."""
     seed_option: str | None = Field(
         "driver.seed", pattern=r"^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)+$"
     )
@@ -202,6 +211,11 @@ class Suite(_Model):
                         scene=dict(variant.scene),
                         overrides=[
                             *([f"{self.seed_option}={seed}"] if self.seed_option else []),
+                            *(
+                                [f"evaluation.task_check={task.check or self.check}"]
+                                if task.check or self.check
+                                else []
+                            ),
                             *self.set,
                             *task.set,
                             *variant.set,

@@ -38,6 +38,7 @@ from harness.messages import (
 )
 from harness.planner.brief import BriefObject, ParsedBrief, parse_brief, parse_find_objects
 from harness.planner.grammar import Clause, Goal, Phrase, parse_instruction
+from harness.prompts import OUTCOME_ACHIEVED_LINE, OUTCOME_NOT_ACHIEVED_LINE
 
 __all__ = ["MAX_GRASP_ATTEMPTS", "Planner"]
 
@@ -125,7 +126,7 @@ class Planner:
         history = _history(request)
         tools = {spec.name: spec for spec in request.tools}
         if not history.instruction:
-            return _say("There is no instruction to act on.")
+            return _say(_claimed("There is no instruction to act on.", achieved=False))
         prefix = ""
         if history.acknowledged < len(history.revisions):
             # 1. a revision waiting for an answer
@@ -143,9 +144,9 @@ class Planner:
     ) -> ModelResponse:
         goal = _goal(history)
         if goal.stop:
-            return _say(self._report(history, goal, None, [], stopped=True))
+            return _say(_claimed(self._report(history, goal, None, [], stopped=True), False))
         if goal.problem:
-            return _say(goal.problem)
+            return _say(_claimed(goal.problem, achieved=False))
         brief_text = request.refreshed.brief if request.refreshed else ""
         if not brief_text:
             if "find_objects" in tools and not history.called("find_objects"):
@@ -155,8 +156,11 @@ class Planner:
                     "No scene brief; looking objects up.",
                 )
             return _say(
-                "I cannot see the scene: no Scene Brief reached me, so I cannot plan "
-                "pick and place actions."
+                _claimed(
+                    "I cannot see the scene: no Scene Brief reached me, so I cannot plan "
+                    "pick and place actions.",
+                    achieved=False,
+                )
             )
         brief = parse_brief(brief_text)
         world = {**history.found, **brief.objects}
@@ -320,7 +324,8 @@ class Planner:
         ]
         if retries:
             lines.append("Recovered from failed grasps: " + ", ".join(retries) + ".")
-        return "\n".join(lines)
+        achieved = bool(steps) and len(done) == len(steps) and not problems
+        return _claimed("\n".join(lines), achieved=achieved)
 
 
 # ====================================================================== reading the request
@@ -579,6 +584,11 @@ def _call(name: str, arguments: dict[str, Any], text: str = "") -> ModelResponse
 
 def _say(text: str) -> ModelResponse:
     return ModelResponse(text=text)
+
+
+def _claimed(text: str, achieved: bool) -> str:
+    """A final report ending with the planner's own claim (the ``Outcome:`` line)."""
+    return f"{text}\n{OUTCOME_ACHIEVED_LINE if achieved else OUTCOME_NOT_ACHIEVED_LINE}"
 
 
 def _join(*parts: str) -> str:

@@ -2,18 +2,21 @@
 
 The request is Resident, then Accumulated, then Refreshed. The call streams its deltas as
 events; a provider overflow gets one forced compaction and one resend; any other model
-error, or a cancel while the call is in flight, ends the task. The decision (text, at most
-one tool call, or both) is recorded in Accumulated before anything acts on it.
+error, or a cancel while the call is in flight, ends the task (the cancel within
+:data:`harness.cancel.POLL_S`, the answer discarded). The decision (text, at most one tool
+call, or both) is recorded in Accumulated before anything acts on it.
 """
 
 from __future__ import annotations
 
 import time
 
+from harness.cancel import Cancelled, stream_cancellable
 from harness.config import PriceConfig
 from harness.errors import ContextOverflowError, ModelError
 from harness.events import (
     ModelDeltaEvent,
+    ModelDiscardedEvent,
     ModelErrorEvent,
     ModelResponseEvent,
     ModelRetryEvent,
@@ -25,7 +28,11 @@ from harness.runtime.lane import Lane, Steps
 from harness.runtime.refresh import compact
 from harness.runtime.task import TaskEnding
 
-__all__ = ["decide", "priced"]
+__all__ = ["LATE_ANSWER_GRACE_S", "decide", "priced"]
+
+LATE_ANSWER_GRACE_S = 0.05
+"""After a cancel is seen, an answer that completes within this long is still recorded (its
+call is answered "cancelled"); anything later is discarded."""
 
 
 def decide(lane: Lane) -> Steps[ModelResponse | TaskEnding]:
@@ -76,29 +83,62 @@ def snapshot_prompt(lane: Lane, request: ModelRequest) -> PromptSnapshotEvent:
 
 
 def call_model(lane: Lane, request: ModelRequest) -> Steps[ModelResponse | TaskEnding]:
-    """Stream one model call; the cancelled ending if the operator stopped it."""
+    """Stream one model call; the cancelled ending if the operator stopped it.
+
+    The call runs on a worker thread watched from the loop's (:mod:`harness.cancel`), so a
+    cancel is seen within ``POLL_S`` however long the provider blocks. An answer still in
+    flight at the cancel is abandoned and recorded as discarded (a ``model_discarded``
+    event; nothing of it enters the context or runs). An answer that was already complete
+    is recorded as usual and the gates answer its call "cancelled, not executed".
+    """
     final: ModelResponse | None = None
-    cancelled = lane.should_cancel
     model = lane.session.model
-    for chunk in model.stream(request, cancelled=cancelled):
-        if isinstance(chunk, Delta):
-            yield lane.emit(
-                ModelDeltaEvent(kind=chunk.kind, delta=chunk.text, tool_call_id=chunk.tool_call_id)
-            )
-        elif isinstance(chunk, RetryNotice):
-            yield lane.emit(
-                ModelRetryEvent(
-                    attempt=chunk.attempt,
-                    error_kind=chunk.error_kind,
-                    message=chunk.message,
-                    wait_s=chunk.wait_s,
+    started = time.monotonic()
+    text: list[str] = []
+    arguments: list[str] = []
+    chunks = stream_cancellable(
+        lambda cancelled: model.stream(request, cancelled=cancelled),
+        cancelled=lane.should_cancel,
+        what="the model call",
+        grace_s=LATE_ANSWER_GRACE_S,
+    )
+    try:
+        for chunk in chunks:
+            if isinstance(chunk, Delta):
+                (text if chunk.kind == "text" else arguments).append(chunk.text)
+                yield lane.emit(
+                    ModelDeltaEvent(
+                        kind=chunk.kind, delta=chunk.text, tool_call_id=chunk.tool_call_id
+                    )
                 )
+            elif isinstance(chunk, RetryNotice):
+                text.clear()
+                arguments.clear()
+                yield lane.emit(
+                    ModelRetryEvent(
+                        attempt=chunk.attempt,
+                        error_kind=chunk.error_kind,
+                        message=chunk.message,
+                        wait_s=chunk.wait_s,
+                    )
+                )
+            elif isinstance(chunk, Final):
+                final = chunk.response
+    except Cancelled:
+        yield lane.emit(
+            ModelDiscardedEvent(
+                reason="cancelled by the operator while the model call was in flight; the "
+                "call was abandoned and anything it answers later is dropped",
+                complete=False,
+                text="".join(text),
+                tool_calls=[{"arguments_so_far": "".join(arguments)}] if arguments else [],
+                duration_s=round(time.monotonic() - started, 4),
             )
-        elif isinstance(chunk, Final):
-            final = chunk.response
-        if final is None and cancelled():
-            return TaskEnding("cancelled", "cancelled by the operator during the model call")
-    if final is None and cancelled():
+        )
+        return TaskEnding("cancelled", "cancelled by the operator during the model call")
+    finally:
+        chunks.close()
+    if final is None and lane.should_cancel():
         # The adapter stopped early (cancelled during a retry wait or between chunks).
         return TaskEnding("cancelled", "cancelled by the operator during the model call")
     if final is None:

@@ -4,6 +4,9 @@ The loop itself never leaves the caller's thread. A handler runs on a short-live
 thread so that the caller can keep watching: it streams the handler's progress and events
 as they happen, enforces the timeout, and notices the operator's cancellation while a
 blocking physical action is in flight, interrupting it through the driver's own ``stop()``.
+Nothing a handler does can end the loop: an exception, a return value the harness cannot
+record (:func:`harness.tools.checked_output`) or a bad ``ctx.emit`` argument becomes an
+error result the model reads.
 """
 
 from __future__ import annotations
@@ -18,7 +21,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.events import EventBase, ProgressEvent
-from harness.tools import EndTask, Tool, ToolCancelledError, ToolContext, ToolOutput
+from harness.tools import (
+    EndTask,
+    Tool,
+    ToolCancelledError,
+    ToolContext,
+    ToolOutput,
+    checked_output,
+)
 
 __all__ = ["CallOutcome", "run_tool"]
 
@@ -27,7 +37,11 @@ logger = logging.getLogger(__name__)
 POLL_S = 0.02
 """How often the watcher checks cancellation and the deadline while a tool runs."""
 GRACE_S = 5.0
-"""How long a cancelled or timed-out handler gets to return before it is abandoned."""
+"""How long a timed-out handler, or a cancelled physical one (the driver is stopping the
+motion), gets to return before it is abandoned."""
+CANCEL_GRACE_S = 0.2
+"""How long a cancelled handler that moves nothing gets to return (a cancel wins: the
+task ends within POLL_S + this; the handler's late result is dropped)."""
 
 
 @dataclass
@@ -93,7 +107,8 @@ def run_tool(
                     cancel_event.set()
                     if interrupt is not None and not not_sent:
                         _safe_interrupt(interrupt)
-                    abandon_at = now + GRACE_S
+                    physical = interrupt is not None
+                    abandon_at = now + (GRACE_S if timed_out or physical else CANCEL_GRACE_S)
             elif abandon_at is not None and now >= abandon_at:
                 return CallOutcome(
                     output=_abandoned(
@@ -116,7 +131,9 @@ def run_tool(
                 timed_out=timed_out,
             )
         if kind == "done":
-            output: ToolOutput = payload
+            # Whatever the handler returned: a value the store or the model cannot take
+            # (tuple keys, a cycle, no JSON form) becomes an error result, never a crash.
+            output = checked_output(tool.name, payload)
             if timed_out:
                 output = _abandoned(tool, cancelled=False, timeout_s=timeout_s, late=output)
             return CallOutcome(output, duration, cancelled=cancelled, timed_out=timed_out)

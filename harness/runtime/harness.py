@@ -50,6 +50,7 @@ from harness.runtime.stream import RunResult, TaskStream
 from harness.runtime.task import TaskState
 from harness.store import MemoryRunStore
 from harness.tools import Tool, ToolRegistry, tool
+from harness.world.task_check import TaskCheck
 from memory.task_notes import TaskNotes
 
 if TYPE_CHECKING:
@@ -74,6 +75,10 @@ class Harness:
         skills: The skill library (catalog in Resident, ``load_skill``).
         memory: Durable memory read at task start and consolidated at task end.
         evaluator: The hidden ``evaluate_run`` hook after configured physical tools.
+        task_check: The check of the whole task when the model ends it (the ``done``
+            event's ``outcome``); :func:`Harness.from_config` builds it from
+            ``evaluation.task_check``. None: the outcome is ``unverified`` unless the model
+            reports failure.
         hooks: Pre-execution hooks that may rewrite or block a call.
         store: The run store (in memory when omitted).
         compactor: Keeps Accumulated within budget (built from config when omitted).
@@ -102,6 +107,7 @@ class Harness:
         skills: SkillLibrary | None = None,
         memory: MemoryProvider | None = None,
         evaluator: Evaluator | None = None,
+        task_check: TaskCheck | None = None,
         hooks: Sequence[PreHook] = (),
         store: RunStore | None = None,
         compactor: Compactor | None = None,
@@ -139,6 +145,7 @@ class Harness:
             skills=skills,
             memory=memory,
             evaluator=evaluator,
+            task_check=task_check,
             hooks=hooks,
             user_channel=user_channel,
             profile_text=profile_text,
@@ -318,6 +325,8 @@ class Harness:
             usage=done.usage,
             task_id=stream.task_id,
             termination_reason=done.termination_reason,
+            outcome=done.outcome,
+            evidence=done.evidence,
         )
 
     @property
@@ -408,6 +417,11 @@ class Harness:
     @property
     def evaluator(self) -> Evaluator | None:
         return self.session.evaluator
+
+    @property
+    def task_check(self) -> TaskCheck | None:
+        """The check of the whole task when the model ends it (``done.outcome``)."""
+        return self.session.task_check
 
     @property
     def hooks(self) -> list[PreHook]:

@@ -12,12 +12,14 @@ working for its parent's turn); the session's task slot admits one top-level tas
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from harness.cancel import Cancelled
 from harness.config import HarnessConfig
 from harness.context import Context
 from harness.context.admission import admit_tool_definitions
@@ -40,6 +42,7 @@ from harness.protocols import (
 )
 from harness.providers.base import Model
 from harness.tools import ToolRegistry
+from harness.world.task_check import TaskCheck
 from memory.report import TaskRecord, ToolOutcome
 from memory.task_notes import TaskNotes
 
@@ -67,6 +70,7 @@ class SessionParts:
     skills: SkillLibrary | None = None
     memory: MemoryProvider | None = None
     evaluator: Evaluator | None = None
+    task_check: TaskCheck | None = None
     hooks: Sequence[PreHook] = ()
     user_channel: UserChannel | None = None
     profile_text: str = ""
@@ -98,6 +102,7 @@ class Session:
         self.skills = parts.skills
         self.memory = parts.memory
         self.evaluator = parts.evaluator
+        self.task_check = parts.task_check
         self.hooks = list(parts.hooks)
         self.user_channel = parts.user_channel
         self.profile_text = parts.profile_text
@@ -260,11 +265,12 @@ class Session:
 
     # ================================================================== resident
 
-    def prepare_resident(self) -> Usage:
+    def prepare_resident(self, cancelled: Callable[[], bool] | None = None) -> Usage:
         """Resident for a new task: system prompt, profile, catalog, memory (read now).
 
         Returns what memory's model helpers spent writing summaries read now (the task's
-        cost)."""
+        cost). A cancel while a helper's model call runs raises
+        :class:`~harness.cancel.Cancelled`."""
         ctx = self.context
         ctx.set_resident("system", self.config.context.system_prompt or DEFAULT_SYSTEM_PROMPT)
         ctx.set_resident("embodiment", self.profile_text)
@@ -272,9 +278,10 @@ class Session:
         memory_text = ""
         if self._memory_on():
             assert self.memory is not None
-            memory_text = self.memory.resident_text(
-                budget_tokens=self.config.memory.budget_tokens, estimate=ctx.estimator.text
-            )
+            with self._memory_watching(cancelled):
+                memory_text = self.memory.resident_text(
+                    budget_tokens=self.config.memory.budget_tokens, estimate=ctx.estimator.text
+                )
         ctx.set_resident("memory", memory_text)
         # Tool sources may carry words for the model about their tools (MCP servers'
         # `instructions`, bounded by the source): Resident, after the rest.
@@ -322,10 +329,16 @@ class Session:
             logger.exception("memory could not record the outcome of %s", outcome.tool)
 
     def consolidate_memory(
-        self, state: TaskState, *, status: str, report: str
+        self,
+        state: TaskState,
+        *,
+        status: str,
+        report: str,
+        cancelled: Callable[[], bool] | None = None,
     ) -> MemoryConsolidationEvent | None:
         """Consolidate what the task taught into durable memory; its model cost is the
-        task's."""
+        task's. The operator's cancel wins over a helper's model call in flight: the
+        consolidation is abandoned and nothing is written."""
         if not self._memory_on():
             return None
         assert self.memory is not None
@@ -339,7 +352,12 @@ class Session:
             min_confidence=self.config.memory.consolidation_min_confidence,
         )
         try:
-            result = self.memory.consolidate(record)
+            with self._memory_watching(cancelled):
+                result = self.memory.consolidate(record)
+        except Cancelled as exc:
+            return MemoryConsolidationEvent(
+                status="cancelled", reason=f"{exc}; nothing was written to memory"
+            )
         except Exception as exc:
             return MemoryConsolidationEvent(status="failed", reason=f"{type(exc).__name__}: {exc}")
         finally:
@@ -352,15 +370,29 @@ class Session:
         """Tokens memory's model helpers (lesson proposer, ledger summarizer) used since
         the last drain; they count toward the task like every other model call."""
         total = Usage()
-        for helper in (
-            getattr(self.memory, "proposer", None),
-            getattr(self.memory, "summarizer", None),
-        ):
+        for helper in self._memory_helpers():
             spent = getattr(helper, "usage", None)
             if isinstance(spent, Usage):
                 total = total + spent
                 helper.usage = Usage()  # type: ignore[union-attr]
         return total
+
+    def _memory_helpers(self) -> list[object]:
+        """Memory's model-backed helpers (lesson proposer, ledger summarizer)."""
+        found = (getattr(self.memory, "proposer", None), getattr(self.memory, "summarizer", None))
+        return [helper for helper in found if helper is not None]
+
+    @contextlib.contextmanager
+    def _memory_watching(self, cancelled: Callable[[], bool] | None) -> Iterator[None]:
+        """Hand the operator's cancel to the helpers that watch one, for one use."""
+        helpers = [h for h in self._memory_helpers() if hasattr(h, "cancelled")]
+        for helper in helpers:
+            helper.cancelled = cancelled  # type: ignore[attr-defined]
+        try:
+            yield
+        finally:
+            for helper in helpers:
+                helper.cancelled = None  # type: ignore[attr-defined]
 
     def _memory_on(self) -> bool:
         return self.memory is not None and self.config.memory.enabled
@@ -371,6 +403,19 @@ class Session:
         """Interrupt a physical action in flight (called while the tool is blocking)."""
         if self.driver is not None:
             self.driver.stop()
+
+    def record_world_state(self, state: TaskState) -> None:
+        """Record the world's state (drivers with ``snapshot()``: the simulator) so resume
+        can put it back; a driver without one is re-observed on resume instead."""
+        snapshot = getattr(self.driver, "snapshot", None)
+        if not callable(snapshot):
+            return
+        try:
+            world = snapshot()
+        except Exception:
+            logger.exception("the driver could not snapshot the world state")
+            return
+        self.store.put_world_state(self.session_id, state.task_id, turn=state.turn, state=world)
 
     def stop_robot(self) -> None:
         """Leave the robot stopped at the end of every task, whatever ended it."""

@@ -22,7 +22,13 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from harness.context.introspection import ContextRow as IntrospectionRow
 from harness.errors import RunNotFoundError, RunStoreError
-from harness.events import Event, PromptSnapshotEvent, parse_event
+from harness.events import (
+    Event,
+    OutcomeEvidence,
+    PromptSnapshotEvent,
+    TaskOutcome,
+    parse_event,
+)
 from harness.mcp.processes import is_alive
 from harness.messages import ImagePart, Item, Usage
 from harness.store.schema import SCHEMA_VERSION, schema_version
@@ -72,6 +78,9 @@ class StoredTask(_Record):
     ended_at: float | None = None
     resumes: int = 0
     pid: int | None = None
+    outcome: TaskOutcome = "unverified"
+    """Whether the goal was met (``achieved``, ``not_achieved``, ``unverified``)."""
+    evidence: OutcomeEvidence = OutcomeEvidence()
 
     @property
     def duration_s(self) -> float | None:
@@ -251,6 +260,8 @@ class RunLog:
             ended_at=row["ended_at"],
             resumes=row["resumes"],
             pid=row["pid"],
+            outcome=row["outcome"] or "unverified",
+            evidence=OutcomeEvidence.model_validate(json.loads(row["evidence"] or "{}")),
         )
 
     def _progress(self, task_id: str) -> tuple[int, Usage]:
@@ -430,6 +441,18 @@ class RunLog:
             (task_id,),
         )
         return (rows[0]["pos"], json.loads(rows[0]["data"])) if rows else None
+
+    def world_state(self, session_id: str) -> tuple[str, int, dict[str, Any]] | None:
+        """The latest recorded state of the simulated world in a session: (task id, turn,
+        state), or None when its driver records none."""
+        rows = self._rows(
+            "SELECT task_id, turn, data FROM world_states WHERE session_id = ? "
+            "ORDER BY pos DESC LIMIT 1",
+            (session_id,),
+        )
+        if not rows:
+            return None
+        return str(rows[0]["task_id"]), int(rows[0]["turn"]), json.loads(rows[0]["data"])
 
     def context_at(self, task_id: str, turn: int | None = None) -> ContextView:
         """The context of the model call at ``turn`` (the task's last call when None)."""

@@ -33,6 +33,7 @@ from harness.events import (
     Event,
     ModelResponseEvent,
     ObservationEvent,
+    OutcomeEvidence,
     PromptSnapshotEvent,
     TaskResumedEvent,
     ToolResultEvent,
@@ -77,12 +78,15 @@ margin-right:8px;color:#3a4450}
 .ev.eval-failure{border-color:#c44e52;background:#fdf3f3}
 .ev.eval-process{border-color:#d4a017}
 .ev.compaction{border-color:#d4a017;background:#fffbea}.ev.note{border-color:#9aa5b1}
+.ev.unknown{border-color:#d4a017;background:#fffbea}
 pre{white-space:pre-wrap;word-break:break-word;font-size:12.5px;margin:4px 0 0;
 font-family:ui-monospace,SFMono-Regular,Menlo,monospace}
 .badge{display:inline-block;padding:1px 7px;border-radius:10px;font-size:12px;color:#fff}
 .b-completed,.b-success,.b-allow{background:#2e8b57}.b-failed,.b-failure,.b-block{background:#c44e52}
 .b-cancelled,.b-clamp,.b-process,.b-max_turns,.b-failure_budget,.b-interrupted,.b-running
 {background:#d4a017}
+.b-achieved,.b-held{background:#2e8b57}.b-not_achieved,.b-unheld{background:#c44e52}
+.b-unverified,.b-unknown{background:#d4a017}
 .report{background:#fff;border:1px solid #dde1e6;border-radius:6px;padding:12px 16px}
 details summary{cursor:pointer;color:#4c72b0;font-size:12px}
 table.tokens{border-collapse:collapse;font-size:12px}table.tokens td,table.tokens th{
@@ -96,6 +100,19 @@ def _e(value: Any) -> str:
 
 def _badge(status: str) -> str:
     return f'<span class="badge b-{_e(status)}">{_e(status)}</span>'
+
+
+def _outcome_html(outcome: str, evidence: OutcomeEvidence) -> str:
+    """The goal's outcome, who judged it, and each condition that held or did not."""
+    who = f"{_e(evidence.checked_by)}: " if evidence.checked_by else ""
+    rows = "".join(
+        f'<li><span class="badge b-{"held" if c.held else "unheld"}">'
+        f"{'held' if c.held else 'not held'}</span> {_e(c.condition)}: {_e(c.evidence)}</li>"
+        for c in evidence.conditions
+    )
+    return f'<p class="outcome">outcome {_badge(outcome)} {who}{_e(evidence.summary)}</p>' + (
+        f"<ul>{rows}</ul>" if rows else ""
+    )
 
 
 def _data_uri(image: ImagePart) -> str:
@@ -252,6 +269,7 @@ def render_report(log: RunLog, task_id: str) -> str:
     done = next((e for e in reversed(events) if isinstance(e, DoneEvent)), None)
     final = (
         f'<div class="report"><p>{_badge(done.status)} {_e(done.termination_reason)}</p>'
+        f"{_outcome_html(done.outcome, done.evidence)}"
         f"<pre>{_e(done.report)}</pre></div>"
         if done is not None
         else f'<div class="report"><p>{_badge(task.status)} the task has no done event '
@@ -295,6 +313,12 @@ def _summary(task: StoredTask, config: dict[str, Any]) -> str:
     u = task.usage
     rows = [
         ("status", _badge(task.status) + (f" {_e(task.reason)}" if task.reason else "")),
+        (
+            "outcome",
+            _badge(task.outcome)
+            + (f" {_e(task.evidence.checked_by)}: " if task.evidence.checked_by else " ")
+            + _e(task.evidence.summary),
+        ),
         ("turns", _e(task.turns)),
         ("model", _e(f"{model.get('provider', '?')}:{model.get('name', '?')}")),
         (
@@ -370,7 +394,9 @@ def _event_html(log: RunLog, e: Event) -> str:
     if kind == "task_resumed":
         calls = e.describe_interrupted()
         text = f"after a crash (pid {e.previous_pid}), from turn {e.from_turn}"
-        return _block("error", "resumed", _e(text + (f"; interrupted: {calls}" if calls else "")))
+        text += f"; interrupted: {calls}" if calls else ""
+        text += f"; {e.describe_world()}" if e.describe_world() else ""
+        return _block("unknown", "resumed", _e(text))
     if kind == "tools_listed":
         return _block("note", "tools", _e(f"{', '.join(e.tools)} ({e.tokens} tokens)"))
     if kind == "skill_loaded":
@@ -442,18 +468,24 @@ def _event_html(log: RunLog, e: Event) -> str:
         return _block(
             "note", "memory", _e(f"{e.status}: kept {len(e.kept)}, rejected {len(e.rejected)}")
         )
+    if kind == "model_discarded":
+        what = "complete answer" if e.complete else "answer in flight"
+        return _block("note", "discarded", _e(f"model {what}: {e.reason}"))
     if kind == "done":
         return _block(
-            "error" if e.status != "completed" else "result",
+            "result" if e.status == "completed" and e.outcome != "not_achieved" else "error",
             "done",
-            f"{_badge(e.status)} after {e.turns} turns: {_e(e.termination_reason)}",
+            f"{_badge(e.status)} after {e.turns} turns: {_e(e.termination_reason)} "
+            f"&middot; outcome {_badge(e.outcome)}",
         )
     return ""  # model deltas, prompt snapshots (in the header), observations (as frames)
 
 
 def _result_html(log: RunLog, e: ToolResultEvent) -> str:
+    # An interrupted or timed-out motion's outcome is unknown: not shown as a failure.
+    unknown = e.error_kind == "outcome_unknown"
     failed = e.is_error or (e.evaluation is not None and e.evaluation.status == "failure")
-    css = "error" if failed else "result"
+    css = "unknown" if unknown else ("error" if failed else "result")
     kind = f" [{e.error_kind}]" if e.error_kind else ""
     text = e.text
     full = log.archive(e.archive) if e.archive else None

@@ -180,6 +180,8 @@ class SQLiteRunStore:
         report: str,
         turns: int,
         usage: Mapping[str, Any],
+        outcome: str = "unverified",
+        evidence: Mapping[str, Any] | None = None,
     ) -> None:
         usage = dict(usage)
         prompt = sum(
@@ -188,7 +190,8 @@ class SQLiteRunStore:
         )
         self._write(
             "UPDATE tasks SET status = ?, reason = ?, report = ?, turns = ?, usage = ?, "
-            "ended_at = ?, input_tokens = ?, output_tokens = ?, cost_usd = ? WHERE id = ?",
+            "ended_at = ?, input_tokens = ?, output_tokens = ?, cost_usd = ?, outcome = ?, "
+            "evidence = ? WHERE id = ?",
             (
                 status,
                 self.redactor.text(reason),
@@ -199,6 +202,8 @@ class SQLiteRunStore:
                 prompt,
                 int(usage.get("output_tokens") or 0),
                 usage.get("cost_usd"),
+                outcome,
+                _dumps(self.redactor.value(dict(evidence or {}))),
                 task_id,
             ),
         )
@@ -278,6 +283,15 @@ class SQLiteRunStore:
             (session_id, task_id, _dumps(self.redactor.value(dict(notes)))),
         )
 
+    def put_world_state(
+        self, session_id: str, task_id: str, *, turn: int, state: Mapping[str, Any]
+    ) -> None:
+        """The simulated world's state after a turn (not redacted: poses and joints)."""
+        self._write_at_next_pos(
+            "INSERT INTO world_states(session_id, task_id, turn, data, pos) VALUES (?, ?, ?, ?, ?)",
+            (session_id, task_id, turn, _dumps(dict(state))),
+        )
+
     # ------------------------------------------------------------------ archive and media
 
     def archive_put(
@@ -355,6 +369,8 @@ class MemoryRunStore:
         self.images: dict[str, ImagePart] = {}
         self.layouts: list[tuple[str, list[str]]] = []
         self.task_notes: dict[str, dict[str, Any]] = {}
+        self.world_states: dict[str, tuple[int, dict[str, Any]]] = {}
+        """task id -> (turn, state) of the latest recorded world state."""
         self.closed = False
 
     def open_session(self, session_id: str, *, config: Mapping[str, Any]) -> None:
@@ -378,6 +394,8 @@ class MemoryRunStore:
         report: str,
         turns: int,
         usage: Mapping[str, Any],
+        outcome: str = "unverified",
+        evidence: Mapping[str, Any] | None = None,
     ) -> None:
         with self._lock:
             self.tasks.setdefault(task_id, {}).update(
@@ -386,6 +404,8 @@ class MemoryRunStore:
                 report=self.redactor.text(report),
                 turns=turns,
                 usage=dict(usage),
+                outcome=outcome,
+                evidence=self.redactor.value(dict(evidence or {})),
             )
 
     def append_event(self, event: EventBase) -> None:
@@ -416,6 +436,12 @@ class MemoryRunStore:
     def put_task_notes(self, session_id: str, task_id: str, notes: Mapping[str, Any]) -> None:
         with self._lock:
             self.task_notes[task_id] = self.redactor.value(dict(notes))
+
+    def put_world_state(
+        self, session_id: str, task_id: str, *, turn: int, state: Mapping[str, Any]
+    ) -> None:
+        with self._lock:
+            self.world_states[task_id] = (turn, dict(state))
 
     def archive_put(
         self, address: str, text: str, *, task_id: str, call_id: str, tool: str
