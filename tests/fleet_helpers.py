@@ -42,6 +42,7 @@ def write_suite(folder: Path, *, crash_key: bool = False) -> Path:
     data = {
         "suite": "small",
         "config": "deployment.yaml",
+        "check": "programmatic",
         "tasks": [
             {
                 "name": "pick_place",

@@ -67,6 +67,7 @@ def test_every_shipped_episode_config_validates_and_the_simulator_needs_no_lease
     for spec in specs:
         driver = spec.config["driver"]
         assert driver["seed"] == spec.plan.seed
+        assert spec.config["evaluation"]["task_check"] == "programmatic"
     four = next(s for s in specs if s.plan.key == "all_cubes/four/s1")
     assert len(four.config["driver"]["objects"]) == 4
     assert four.config["driver"]["tray"]["size"] == [0.24, 0.2]
@@ -136,6 +137,7 @@ def test_episode_configs_merge_scene_seed_and_overrides_in_order(tmp_path: Path)
             "tasks": [
                 _task(
                     "a",
+                    check="none",
                     set=["run.max_turns=8"],
                     variants=[
                         {
@@ -157,6 +159,7 @@ def test_episode_configs_merge_scene_seed_and_overrides_in_order(tmp_path: Path)
     assert data["run"]["max_turns"] == 8  # the task's override comes after the suite's
     assert data["run"]["failure_budget"] == 3
     assert data["scene"]["brief_max_tokens"] == 900
+    assert data["evaluation"]["task_check"] == "none"
 
 
 def test_a_bad_override_names_the_episode(tmp_path: Path) -> None:

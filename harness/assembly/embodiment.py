@@ -24,7 +24,7 @@ from harness.world.evaluation import ModelEvaluator, ProgrammaticEvaluator
 from harness.world.physical import physical_tools
 from harness.world.task_check import GroundTruthTaskCheck, ModelTaskCheck, TaskCheck
 
-__all__ = ["build_embodiment_parts", "build_profile", "build_task_check"]
+__all__ = ["build_embodiment_parts", "build_profile", "build_task_check", "construct_driver"]
 
 Closer = tuple[str, Callable[[], None]]
 
@@ -56,17 +56,7 @@ def build_embodiment_parts(
                 key="embodiment",
                 value=None,
             )
-        options = dict(config.driver.model_extra or {})
-        try:
-            driver = build_driver(config.driver.name, profile=profile, options=options)
-        except DriverOptionError as exc:
-            raise ConfigError(str(exc), key=exc.key, value=exc.value) from None
-        except ImportError as exc:
-            raise ConfigError(
-                f"driver.name: {config.driver.name!r} cannot be loaded: {exc}",
-                key="driver.name",
-                value=config.driver.name,
-            ) from None
+        driver = construct_driver(config, profile)
         lease = _lease_for(config, driver)
         if lease is not None:
             lease.acquire()  # HardwareBusyError names the holder; nothing is connected yet
@@ -100,6 +90,23 @@ def build_embodiment_parts(
         observe = _observe_of(parts.get("observation_provider")) or _observe_of(driver)
         parts["task_check"] = build_task_check(config, driver=driver, observe=observe)
     return profile
+
+
+def construct_driver(config: HarnessConfig, profile: EmbodimentProfile) -> Any:
+    """The configured driver, constructed but not connected (a bad option or a driver that
+    cannot be imported is a ConfigError naming the key)."""
+    assert config.driver is not None
+    options = dict(config.driver.model_extra or {})
+    try:
+        return build_driver(config.driver.name, profile=profile, options=options)
+    except DriverOptionError as exc:
+        raise ConfigError(str(exc), key=exc.key, value=exc.value) from None
+    except ImportError as exc:
+        raise ConfigError(
+            f"driver.name: {config.driver.name!r} cannot be loaded: {exc}",
+            key="driver.name",
+            value=config.driver.name,
+        ) from None
 
 
 def _lease_for(config: HarnessConfig, driver: Any) -> HardwareLease | None:

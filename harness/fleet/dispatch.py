@@ -77,16 +77,9 @@ class Dispatch:
             )
             self.pending.appendleft(spec.model_copy(update={"attempt": spec.attempt + 1}))
             return
-        plan = spec.plan
         self._finish(
-            EpisodeRecord(
-                key=plan.key,
-                task=plan.task,
-                family=plan.family,
-                variant=plan.variant,
-                seed=plan.seed,
-                instruction=plan.instruction,
-                check=plan.success,
+            EpisodeRecord.of(
+                spec.plan,
                 status="error",
                 error=f"the worker died {spec.attempt} time(s) running it; last: {reason}",
                 worker=worker,

@@ -115,6 +115,21 @@ class EpisodeRecord(BaseModel):
     """Cut short by the operator (Ctrl-C): never written, so ``--resume`` runs it again."""
     finished_at: float = Field(default_factory=time.time)
 
+    @classmethod
+    def of(cls, plan: EpisodePlan, **fields: Any) -> EpisodeRecord:
+        """A record of ``plan`` with the fields given (what names the episode comes from
+        the plan, in one place)."""
+        return cls(
+            key=plan.key,
+            task=plan.task,
+            family=plan.family,
+            variant=plan.variant,
+            seed=plan.seed,
+            instruction=plan.instruction,
+            check=plan.success,
+            **fields,
+        )
+
     @property
     def tokens(self) -> int:
         return self.tokens_in + self.tokens_cached + self.tokens_cache_write + self.tokens_out
@@ -180,14 +195,7 @@ def run_episode(
 
     plan = spec.plan
     started = time.monotonic()
-    base = dict(
-        key=plan.key,
-        task=plan.task,
-        family=plan.family,
-        variant=plan.variant,
-        seed=plan.seed,
-        instruction=plan.instruction,
-        check=plan.success,
+    base: dict[str, Any] = dict(
         store=f"{store_name or f'runs/{plan.slug}'}/store",
         worker=f"{socket.gethostname()}:{os.getpid()}",
         attempt=spec.attempt,
@@ -207,7 +215,9 @@ def run_episode(
         config = validate_config(data, source=f"episode {plan.key}", base_dir=spec.base_dir)
         redact = build_redactor(config).text
     except Exception as exc:
-        return EpisodeRecord(**base, status="error", error=_describe(exc), wall_s=_since(started))
+        return EpisodeRecord.of(
+            plan, **base, status="error", error=_describe(exc), wall_s=_since(started)
+        )
     try:
         with Harness.from_config(config) as harness:
             session_id = harness.session_id
@@ -219,7 +229,8 @@ def run_episode(
                     tally(event)
     except Exception as exc:
         logger.warning("episode %s failed: %s", plan.key, exc, exc_info=True)
-        return EpisodeRecord(
+        return EpisodeRecord.of(
+            plan,
             **base,
             status="error",
             error=redact(_describe(exc)),
@@ -229,7 +240,8 @@ def run_episode(
         )
     done = tally.done
     if done is None:  # the stream ended without done: only a cancel can do that
-        return EpisodeRecord(
+        return EpisodeRecord.of(
+            plan,
             **base,
             status="error",
             error="the task ended without a done event",
@@ -238,7 +250,8 @@ def run_episode(
             wall_s=_since(started),
         )
     usage = done.usage
-    return EpisodeRecord(
+    return EpisodeRecord.of(
+        plan,
         **base,
         status=done.status,
         outcome=done.outcome,

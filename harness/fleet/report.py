@@ -19,17 +19,16 @@ from pathlib import Path
 from harness.fleet.episode import EpisodeRecord
 from harness.fleet.journal import EvalFolder
 from harness.fleet.stats import FamilySummary, summarize
+from harness.store.report import PAGE_CSS
 
 __all__ = ["rate_chart_svg", "write_eval_report"]
 
 logger = logging.getLogger("harness.fleet")
 
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;background:#f6f7f9;
-color:#1d232b}
-main{max-width:1200px;margin:0 auto;padding:24px}
-h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 10px}
-.sub{color:#5b6673;margin-bottom:16px}
+_CSS = (
+    PAGE_CSS
+    + """
+main{max-width:1200px}
 table{border-collapse:collapse;background:#fff;border:1px solid #dde1e6;font-size:14px}
 th,td{padding:4px 10px;border-bottom:1px solid #eef0f3;text-align:right;white-space:nowrap}
 th:first-child,td:first-child{text-align:left}
@@ -38,6 +37,7 @@ tr.overall td{font-weight:600;border-top:2px solid #c9ced6}
 .ok{color:#1a7f37;font-weight:600}.fail{color:#c62828;font-weight:600}
 .plot{background:#fff;border:1px solid #dde1e6;padding:8px}.plot svg{width:100%;height:auto}
 """
+)
 
 
 def _e(value: object) -> str:

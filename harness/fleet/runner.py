@@ -88,9 +88,8 @@ def episode_specs(plans: list[EpisodePlan], config: HarnessConfig) -> list[Episo
 def physical_identity(spec: EpisodeSpec) -> str | None:
     """The hardware identity the episode's driver declares (built, never connected), so a
     bad driver option fails now, naming the episode, rather than in a worker."""
-    from embodiment.drivers import DriverOptionError, build_driver
     from embodiment.lease import hardware_identity
-    from harness.assembly.embodiment import build_profile
+    from harness.assembly.embodiment import build_profile, construct_driver
 
     config = validate_config(spec.config, base_dir=spec.base_dir)
     if config.driver is None:
@@ -98,17 +97,10 @@ def physical_identity(spec: EpisodeSpec) -> str | None:
     profile = build_profile(config)
     if profile is None:
         return None
-    options = dict(config.driver.model_extra or {})
     try:
-        driver = build_driver(config.driver.name, profile=profile, options=options)
-    except DriverOptionError as exc:
+        driver = construct_driver(config, profile)
+    except ConfigError as exc:
         raise ConfigError(f"episode {spec.plan.key}: {exc}", key=exc.key, value=exc.value) from None
-    except ImportError as exc:
-        raise ConfigError(
-            f"driver.name: {config.driver.name!r} cannot be loaded: {exc}",
-            key="driver.name",
-            value=config.driver.name,
-        ) from None
     try:
         return hardware_identity(driver)
     finally:
