@@ -296,7 +296,9 @@ def _compare(args: argparse.Namespace) -> int:
     folders = [EvalFolder(Path(d).expanduser()) for d in args.compare]
     manifests = [f.manifest() for f in folders]
     records = [f.records() for f in folders]
-    families = list(dict.fromkeys(r.family for group in records for r in group))
+    order = {key: index for index, key in enumerate(manifests[0].episodes)}
+    ordered = sorted(records[0], key=lambda r: order.get(r.key, len(order)))
+    families = list(dict.fromkeys(r.family for r in [*ordered, *records[1]]))
     rows = compare(records[0], records[1], families)
     a, b = args.compare
     table = Table(

@@ -154,7 +154,11 @@ class RayBackend:
             options["include_dashboard"] = False
         else:
             options["address"] = self.address
-        ray.init(**options)
+        try:
+            ray.init(**options)
+        except Exception as exc:  # an unreachable cluster is the operator's to fix, not a bug
+            where = "start a local Ray" if self.address is None else f"reach {self.address}"
+            raise UsageError(f"--ray: could not {where}: {_reason(exc)}") from None
         self._started_here = True
 
     def _worker_count(self, episodes: int) -> int:
