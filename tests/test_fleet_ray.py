@@ -55,3 +55,16 @@ def test_ray_gives_the_local_outcomes_and_survives_a_dead_actor(tmp_path: Path) 
         assert any(store.glob("*.db")), f"{record.key}: run store not collected"
     manifest = yaml.safe_load((on_ray / "manifest.json").read_text(encoding="utf-8"))
     assert set(manifest["episodes"]) == set(by_key)
+
+
+def test_an_unreachable_cluster_is_a_usage_error_and_leaves_no_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    write_deployment(tmp_path)
+    suite = write_suite(tmp_path)
+    out = tmp_path / "eval"
+    assert main(["eval", str(suite), "--ray", "auto", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--ray: could not reach auto" in err and "Traceback" not in err
+    assert not out.exists()  # nothing to --resume: the eval never began

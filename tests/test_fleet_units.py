@@ -322,3 +322,14 @@ def test_a_stopped_dispatch_hands_out_nothing_more() -> None:
     dispatch.lost(spec, "interrupted")
     assert dispatch.done
     assert finished[0].interrupted  # never written: --resume runs it again
+
+
+def test_resume_refuses_a_suite_that_lost_episodes(tmp_path: Path) -> None:
+    from harness.fleet.runner import plan_eval
+
+    path = _write_suite(tmp_path, {"suite": "demo", "tasks": [_task("a", seeds=[0, 1])]})
+    folder = EvalFolder(tmp_path / "eval")
+    folder.create(Manifest(suite="demo", suite_path=str(path), episodes=["a/v1/s0", "b/v1/s0"]))
+    with pytest.raises(UsageError, match=r"no longer has episode b/v1/s0; it changed"):
+        plan_eval(load_suite(path), HarnessConfig.model_validate({}), folder=folder.folder,
+                  manifest=None)  # fmt: skip

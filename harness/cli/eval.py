@@ -85,8 +85,12 @@ def run_eval_command(args: argparse.Namespace) -> int:
     )
     remaining = len(plan.remaining)
     done_before = len(plan.finished)
+    backend.connect(remaining)
+    plan.begin()
+    count = len(plan.specs)
     console.print(
-        f"[bold]harness eval[/bold] {escape(suite.suite)}: {len(plan.specs)} episodes over "
+        f"[bold]harness eval[/bold] {escape(suite.suite)}: {count} episode"
+        f"{'s' if count != 1 else ''} over "
         f"{len({s.plan.family for s in plan.specs})} families, model "
         f"{escape(plan.manifest.model_label)}; {backend.describe()}; folder {escape(str(folder))}"
         + (f" ({done_before} already finished)" if done_before else ""),

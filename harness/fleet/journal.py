@@ -71,13 +71,17 @@ class EvalFolder:
     def exists(self) -> bool:
         return self.manifest_path.is_file()
 
-    def create(self, manifest: Manifest) -> None:
-        """Start a new eval here; an eval already in the folder is a usage error."""
+    def check_free(self) -> None:
+        """An eval already in the folder is a usage error (never overwritten)."""
         if self.exists() or self.episodes_path.exists():
             raise UsageError(
                 f"--out {self.folder}: it already holds an eval; continue it with --resume "
                 f"{self.folder}, or choose another --out"
             )
+
+    def create(self, manifest: Manifest) -> None:
+        """Start a new eval here (see :meth:`check_free`)."""
+        self.check_free()
         self.folder.mkdir(parents=True, exist_ok=True)
         _write_atomic(self.manifest_path, manifest.model_dump_json(indent=2))
         self.episodes_path.touch()

@@ -63,6 +63,9 @@ class LocalBackend:
     def describe(self) -> str:
         return f"{self.workers} local worker process{'es' if self.workers != 1 else ''}"
 
+    def connect(self, episodes: int) -> None:
+        """Nothing to start before the run (the workers start with it)."""
+
     def run(self, dispatch: Dispatch) -> None:
         """Run every episode ``dispatch`` hands out; returns when it is done. On
         KeyboardInterrupt the workers are cancelled, their reports collected, and the

@@ -136,9 +136,12 @@ class RayBackend:
 
     # ------------------------------------------------------------------ cluster
 
-    def _connect(self, episodes: int) -> None:
+    def connect(self, episodes: int) -> None:
+        """Start or join Ray now (a cluster that cannot be reached is a UsageError before
+        anything runs) and settle how many actors the run gets."""
         ray = self.ray
         if ray.is_initialized():
+            self.actual_workers = self.actual_workers or self._worker_count(episodes)
             return
         options: dict[str, Any] = {
             "logging_level": logging.WARNING,
@@ -160,6 +163,7 @@ class RayBackend:
             where = "start a local Ray" if self.address is None else f"reach {self.address}"
             raise UsageError(f"--ray: could not {where}: {_reason(exc)}") from None
         self._started_here = True
+        self.actual_workers = self._worker_count(episodes)
 
     def _worker_count(self, episodes: int) -> int:
         if self.workers is not None:
@@ -180,9 +184,8 @@ class RayBackend:
 
     def run(self, dispatch: Dispatch) -> None:
         ray = self.ray
-        self._connect(dispatch.total)
-        count = self._worker_count(dispatch.total)
-        self.actual_workers = count
+        self.connect(dispatch.total)
+        count = self.actual_workers
         actors: dict[int, Any] = {}
         starting: dict[Any, int] = {}  # ready() ref -> actor id
         running: dict[Any, tuple[int, EpisodeSpec]] = {}  # run() ref -> (actor id, spec)

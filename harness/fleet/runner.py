@@ -50,6 +50,12 @@ class EvalPlan:
     hardware: str | None = None
     """The hardware identity of a physical driver (episodes then run one at a time)."""
 
+    def begin(self) -> None:
+        """Create the folder of a new eval (once the backend is up, so a run that cannot
+        start leaves nothing behind); nothing to do for ``--resume``."""
+        if not self.folder.exists():
+            self.folder.create(self.manifest)
+
     @property
     def remaining(self) -> list[EpisodeSpec]:
         done = {r.key for r in self.finished}
@@ -124,32 +130,26 @@ def plan_eval(
     """
     plans = suite.plans()
     target = EvalFolder(folder)
-    new = manifest is not None
-    if new and target.exists():
-        target.create(manifest)  # type: ignore[arg-type]  # raises: it already holds an eval
-    if manifest is None:
+    if manifest is not None:
+        target.check_free()
+        selected = plans[:episodes] if episodes is not None else plans
+        manifest = manifest.model_copy(update={"episodes": [p.key for p in selected]})
+        finished: list[EpisodeRecord] = []
+    else:
         manifest = target.manifest()
         by_key = {p.key: p for p in plans}
         missing = [key for key in manifest.episodes if key not in by_key]
         if missing:
+            more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
             raise UsageError(
                 f"--resume {folder}: the suite {suite.path} no longer has episode "
-                f"{missing[0]} (and {len(missing) - 1} more); it changed since the eval began"
-                if len(missing) > 1
-                else f"--resume {folder}: the suite {suite.path} no longer has episode "
-                f"{missing[0]}; it changed since the eval began"
+                f"{missing[0]}{more}; it changed since the eval began"
             )
         selected = [by_key[key] for key in manifest.episodes]
         target.repair()
         finished = [r for r in target.records() if r.key in set(manifest.episodes)]
-    else:
-        selected = plans[:episodes] if episodes is not None else plans
-        manifest = manifest.model_copy(update={"episodes": [p.key for p in selected]})
-        finished = []
     specs = episode_specs(selected, config)
     hardware = physical_identity(specs[0]) if specs else None
-    if new:
-        target.create(manifest)
     return EvalPlan(
         suite=suite,
         config=config,
@@ -162,7 +162,7 @@ def plan_eval(
 
 
 Backend = Any
-"""LocalBackend or RayBackend: ``describe()`` and ``run(dispatch)``."""
+"""LocalBackend or RayBackend: ``connect(episodes)``, ``describe()``, ``run(dispatch)``."""
 
 
 def choose_backend(
@@ -221,6 +221,7 @@ def run_eval(
         plan.finished.append(record)
         on_record(record)
 
+    plan.begin()
     dispatch = Dispatch(plan.remaining, max_attempts=plan.config.fleet.max_attempts, finish=finish)
     started = time.monotonic()
     if dispatch.total:
