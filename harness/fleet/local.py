@@ -86,8 +86,13 @@ class LocalBackend:
 
     def _loop(self, dispatch: Dispatch, pool: list[_Worker]) -> None:
         while not dispatch.done:
+            # Replace idle workers that died while there is work for them.
+            for index, worker in enumerate(pool):
+                if worker.spec is None and not worker.process.is_alive() and dispatch.pending:
+                    worker.conn.close()
+                    pool[index] = self._start()
             for worker in pool:
-                if worker.spec is None:
+                if worker.spec is None and worker.process.is_alive():
                     spec = dispatch.take()
                     if spec is None:
                         break
@@ -96,11 +101,6 @@ class LocalBackend:
                     with contextlib.suppress(OSError):
                         worker.conn.send(spec.model_dump_json())
             self._collect(dispatch, pool, timeout=POLL_S)
-            # Replace dead workers while there is work for them.
-            for index, worker in enumerate(pool):
-                if not worker.process.is_alive() and worker.spec is None and dispatch.pending:
-                    worker.conn.close()
-                    pool[index] = self._start()
 
     def _collect(self, dispatch: Dispatch, pool: list[_Worker], *, timeout: float) -> None:
         busy = [w for w in pool if w.spec is not None]
