@@ -198,16 +198,9 @@ def show(event: EventBase) -> None:
     elif e.type == "tool_result":
         print(f"<- {e.name}: {e.text[:200]}")
     elif e.type == "done":
-        cost = "" if e.usage.cost_usd is None else f", ${e.usage.cost_usd:.4f}"
         print(f"\n{e.status} after {e.turns} turns ({e.termination_reason})")
         print(f"report: {e.report}")
-        if e.usage.prompt_tokens or e.usage.output_tokens:
-            print(
-                f"usage: {e.usage.requests} calls, {e.usage.input_tokens} input "
-                f"(+{e.usage.cache_read_tokens} cached), {e.usage.output_tokens} output{cost}"
-            )
-        else:
-            print(f"usage: {e.usage.requests} calls; the server reported no token counts")
+        print(f"usage: {e.usage.describe()}")
 
 
 def _tokens(usage: Any) -> str:

@@ -40,6 +40,7 @@ __all__ = [
     "format_validation_error",
     "load_config",
     "resolve_config",
+    "secret_sources",
     "validate_config",
     "with_overrides",
 ]
@@ -353,6 +354,30 @@ class HarnessConfig(_Section):
         if candidate.is_absolute() or self.base_dir is None:
             return candidate
         return Path(self.base_dir) / candidate
+
+
+def secret_sources(config: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """What a config says is secret: (``run.secret_patterns``, the ``api_key_env`` names
+    of every model it configures: decision, compaction and evaluation).
+
+    Takes the config as plain data so a session's recorded config (read back from the run
+    store, possibly by an older or newer harness) gives the same answer as a live one.
+    """
+    run = config.get("run")
+    patterns = run.get("secret_patterns") if isinstance(run, Mapping) else None
+    evaluation = config.get("evaluation")
+    models = [
+        config.get("model"),
+        config.get("compaction_model"),
+        evaluation.get("model") if isinstance(evaluation, Mapping) else None,
+    ]
+    env_vars = [
+        model["api_key_env"]
+        for model in models
+        if isinstance(model, Mapping) and isinstance(model.get("api_key_env"), str)
+    ]
+    kept = [p for p in patterns if isinstance(p, str)] if isinstance(patterns, list) else []
+    return kept, env_vars
 
 
 # --------------------------------------------------------------------------- loading

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.cancel import Cancelled
+
 __all__ = [
     "AuthenticationError",
     "BadRequestError",
@@ -184,12 +186,13 @@ class BadRequestError(ModelError):
     kind = "bad_request"
 
 
-class ModelCancelledError(HarnessError):
+class ModelCancelledError(Cancelled):
     """A model call was abandoned because the caller's ``cancelled`` callback said so.
 
     Raised by :func:`harness.providers.complete` (summaries, lessons, evaluations), whose
     callers need a return value: a cancel is not a model failure, so it is not a
-    :class:`ModelError`, and no fallback should run in its place.
+    :class:`ModelError`, and no fallback should run in its place. It is a
+    :class:`harness.cancel.Cancelled`, the one cancel every phase of the loop lets through.
     """
 
 

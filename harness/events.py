@@ -345,6 +345,20 @@ class MemoryConsolidationEvent(EventBase):
     reason: str = ""
 
 
+class SafetyEvent(EventBase):
+    """The robot may not be stopped: the operator must look at it.
+
+    ``stop_failed``: ``driver.stop()`` raised when the task ended; ``command_not_returned``:
+    a physical command was abandoned after its timeout and ``stop()`` but its ``execute``
+    never returned, so the driver may still be carrying it out.
+    """
+
+    type: Literal["safety"] = "safety"
+    problem: Literal["stop_failed", "command_not_returned"]
+    reason: str
+    tool: str = ""
+
+
 class GoalCondition(BaseModel):
     """One post-condition of the whole task, and whether it held when the task ended."""
 
@@ -396,10 +410,16 @@ class DoneEvent(EventBase):
     usage: Usage = Field(default_factory=Usage)
     outcome: TaskOutcome = "unverified"
     evidence: OutcomeEvidence = Field(default_factory=OutcomeEvidence)
+    robot_stopped: bool | None = None
+    """False when the robot may still be moving (a failed ``stop()``, or a physical command
+    that never returned; the ``safety`` events say which); None without a robot."""
 
     @property
     def succeeded(self) -> bool:
-        """See :func:`task_succeeded` (exit code 0 of ``harness run``)."""
+        """See :func:`task_succeeded` (exit code 0 of ``harness run``); never while the
+        robot may still be moving."""
+        if self.robot_stopped is False:
+            return False
         return task_succeeded(self.status, self.outcome, self.evidence)
 
 
@@ -436,6 +456,7 @@ Event = Annotated[
     | UserQueryEvent
     | NotificationEvent
     | MemoryConsolidationEvent
+    | SafetyEvent
     | DoneEvent,
     Field(discriminator="type"),
 ]

@@ -49,6 +49,7 @@ ErrorKind = Literal[
     "blocked",
     "refused",
     "not_executed",
+    "driver_busy",
     # the call ran, or was running, and did not finish normally
     "cancelled",
     "timeout",
@@ -237,8 +238,13 @@ class Tool:
             and is interrupted through the driver on cancellation.
         timeout_s: Seconds before the call is abandoned (default from config).
         hidden: Not offered to the model (e.g. evaluate_run).
-        safety: Which arguments are what for the safety envelope, e.g.
-            ``{"x": "position.x", "speed": "speed"}``; interpreted by the envelope.
+        safety: What each argument is for the safety envelope, e.g.
+            ``{"x": "position.x", "speed": "speed", "label": "free"}``; interpreted by the
+            envelope. A physical tool declares every argument; ``{}`` says it takes none,
+            and None (the default) that it declares nothing, which the envelope blocks.
+        motion: For physical tools: ``motion(arguments) -> embodiment.types.Motion | None``,
+            the path the hardware will take for these arguments (generated tools get the
+            driver's ``describe_motion``); the envelope checks every segment of it.
         source: Where the tool came from ("builtin", "mcp:ros", "config", ...).
     """
 
@@ -254,6 +260,7 @@ class Tool:
         timeout_s: float | None = None,
         hidden: bool = False,
         safety: Mapping[str, str] | None = None,
+        motion: Callable[[Mapping[str, Any]], Any] | None = None,
         source: str = "user",
     ) -> None:
         if not _NAME_PATTERN.match(name):
@@ -273,6 +280,10 @@ class Tool:
         self.timeout_s = timeout_s
         self.hidden = hidden
         self.safety = dict(safety or {})
+        # False when the tool declares nothing: ``safety`` is then ``{}`` too, which must
+        # not read as "takes no arguments".
+        self.safety_declared = safety is not None
+        self.motion = motion
         self.source = source
         self.setup_timeout_s: float | None = None
         self._wants_ctx = _accepts_ctx(handler)
@@ -526,6 +537,7 @@ def tool(
     timeout_s: float | None = None,
     hidden: bool = False,
     safety: Mapping[str, str] | None = None,
+    motion: Callable[[Mapping[str, Any]], Any] | None = None,
 ) -> Any:
     """Build a :class:`Tool` from a typed function (usable bare or with options).
 
@@ -551,6 +563,7 @@ def tool(
             timeout_s=timeout_s,
             hidden=hidden,
             safety=safety,
+            motion=motion,
             source="user",
         )
 

@@ -481,3 +481,26 @@ def test_cli_runs_a_task_with_a_model_spec(
     assert [e["type"] for e in events if e["type"] == "model_delta"]
     assert events[-1]["type"] == "done" and events[-1]["status"] == "completed"
     assert server.requests[0].body["model"] == "gpt-4o-mini"
+
+
+def test_usage_a_server_does_not_report_is_unknown_never_zero(
+    config: HarnessConfig, server: WireServer
+) -> None:
+    """A local server streams no usage: ``done.usage`` says how many calls went unreported
+    instead of claiming they cost 0 tokens, and the one-line description says so."""
+    from tests.wire_server import openai_stream
+
+    events = openai_stream("Nothing to do.").events or []
+    finish = next(i for i, (_, data) in enumerate(events) if '"finish_reason": "stop"' in data)
+    server.reply(Reply(events=[*events[: finish + 1], (None, "[DONE]")]))  # no usage chunk
+    config.model = OPENAI.config(server)
+    with Harness.from_config(config) as harness:
+        done = done_of(run(harness))
+    assert done.status == "completed", done.termination_reason
+    assert done.usage.requests == 1 and done.usage.unreported_requests == 1
+    assert not done.usage.complete
+    assert "usage not reported for 1 of 1 calls" in done.usage.describe()
+    server.reply(OPENAI.text("Done."))
+    with Harness.from_config(config) as harness:
+        done = done_of(run(harness))
+    assert done.usage.complete and done.usage.prompt_tokens == 100

@@ -252,3 +252,26 @@ def test_a_probe_that_cannot_reach_the_server_decides_nothing(server: WireServer
     chunks = list(adapter.stream(request()))
     assert chunks[0].__class__.__name__ == "RetryNotice"
     assert adapter.vision is False and len(server.requests) == 5
+
+
+@pytest.mark.parametrize(("vision", "counted"), [(None, True), (True, True), (False, False)])
+def test_frames_a_model_cannot_see_are_not_charged_to_the_budget(
+    vision: bool | None, counted: bool
+) -> None:
+    """A text-only model gets a caption instead of the frame, so the frame's image tokens
+    must not push the request toward compaction."""
+    from harness import Harness, HarnessConfig
+    from harness.events import PromptSnapshotEvent
+    from harness.providers import ScriptedModel, reply
+    from tests.conftest import FakeDriver
+
+    config = HarnessConfig.model_validate(
+        {"embodiment": None, "driver": None, "run": {"store": None}, "memory": {"enabled": False}}
+    )
+    model = ScriptedModel([reply("done")])
+    model.vision = vision  # type: ignore[attr-defined]
+    with Harness(config, model=model, driver=FakeDriver()) as harness:
+        events = list(harness.run_stream("look around"))
+    (snapshot,) = [e for e in events if isinstance(e, PromptSnapshotEvent)]
+    assert (snapshot.sections["images"] > 0) is counted
+    assert snapshot.images == 1  # the frame still reaches the adapter, which captions it

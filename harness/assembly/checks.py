@@ -175,6 +175,32 @@ def check_tools(harness: Deployment) -> Iterator[CheckResult]:
         yield CheckResult.ok(
             "safety", f"{type(harness.safety).__name__} guards {', '.join(physical)}"
         )
+        yield from check_declarations(harness, [t for t in tools if t.physical])
+
+
+def check_declarations(harness: Deployment, physical: list[Any]) -> Iterator[CheckResult]:
+    """Physical tools the embodiment's envelope will block whatever the model sends,
+    because their declaration does not cover their arguments (the envelope's own rule)."""
+    from embodiment.declarations import declaration_problems
+
+    profile = getattr(harness.safety, "profile", None)
+    listed = set(getattr(getattr(profile, "safety", None), "no_argument_tools", []) or [])
+    if profile is None:
+        return  # a custom gate decides by its own rules
+    for tool in physical:
+        if tool.source.startswith("mcp:") and not tool.safety_declared:
+            continue  # the MCP checks say so, naming the config key to add
+        problems = declaration_problems(
+            tool.name,
+            {},
+            tool.safety if tool.safety_declared else None,
+            tool.parameters,
+            listed_without_arguments=tool.name in listed,
+        )
+        if problems:
+            yield CheckResult.warn(
+                f"safety {tool.name}", f"every call will be blocked: {'; '.join(problems)}"
+            )
 
 
 def check_embodiment(harness: Deployment) -> Iterator[CheckResult]:
@@ -306,7 +332,7 @@ def _mcp_tool_hints(harness: Deployment) -> Iterator[CheckResult]:
         if not tool.source.startswith("mcp:"):
             continue
         hints = getattr(tool, "annotations", None) or {}
-        if tool.physical and not tool.safety:
+        if tool.physical and not tool.safety_declared:
             yield CheckResult.warn(
                 f"mcp tool {tool.name}",
                 "physical but no `safety` map says which argument is what: the safety "

@@ -37,6 +37,7 @@ from harness.errors import ConfigError, HarnessError
 from harness.messages import AssistantItem, InstructionItem, ModelRequest, SystemBlock, Usage
 from harness.prompts import CONSOLIDATION_SYSTEM_PROMPT, LEDGER_SUMMARY_SYSTEM_PROMPT
 from harness.providers.base import Model, can_summarize, complete
+from harness.redact import Redactor
 from memory.report import TaskRecord
 from memory.store import MemoryStore
 
@@ -196,10 +197,14 @@ def _complete(
     )
 
 
-def build_memory(config: HarnessConfig, *, model: Any) -> MemoryStore | None:
+def build_memory(
+    config: HarnessConfig, *, model: Any, redactor: Redactor | None = None
+) -> MemoryStore | None:
     """Durable memory in ``memory.path``. ``model`` (the summarizer, else the decision
     model) proposes lessons and summarizes ledgers when it can write prose; otherwise the
-    store's rule-based consolidator and deterministic digests are used."""
+    store's rule-based consolidator and deterministic digests are used. ``redactor`` (the
+    session's) is applied to everything the store writes: its files are read back into
+    later sessions' Resident context, so a secret kept there would travel on."""
     if not config.memory.enabled:
         return None
     folder = config.resolve_path(config.memory.path)
@@ -210,6 +215,7 @@ def build_memory(config: HarnessConfig, *, model: Any) -> MemoryStore | None:
             proposer=ModelLessonProposer(helper) if helper is not None else None,
             summarizer=ModelLedgerSummarizer(helper) if helper is not None else None,
             min_confidence=config.memory.consolidation_min_confidence,
+            redact=redactor.text if redactor is not None else None,
         )
     except OSError as exc:
         raise ConfigError(

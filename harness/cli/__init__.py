@@ -19,11 +19,21 @@ from typing import NoReturn
 from embodiment.errors import HardwareBusyError
 from harness.errors import ConfigError, RunStoreError, UsageError
 
-__all__ = ["COMMANDS", "EXIT_CONFIG", "EXIT_INTERRUPTED", "EXIT_NOT_COMPLETED", "EXIT_OK", "main"]
+__all__ = [
+    "COMMANDS",
+    "EXIT_CONFIG",
+    "EXIT_INTERRUPTED",
+    "EXIT_NOT_COMPLETED",
+    "EXIT_OK",
+    "EXIT_ROBOT_NOT_STOPPED",
+    "main",
+]
 
 EXIT_OK = 0
 EXIT_NOT_COMPLETED = 1
 EXIT_CONFIG = 2
+EXIT_ROBOT_NOT_STOPPED = 3
+"""The task ended but the robot may still be moving (``done.robot_stopped`` is false)."""
 EXIT_INTERRUPTED = 130
 
 COMMANDS: tuple[str, ...] = (

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from harness.events import EventBase
-from harness.redact import Redactor
+from harness.redact import RedactingStream, Redactor
 
 __all__ = [
     "JsonLinesRenderer",
@@ -63,7 +63,12 @@ class JsonLinesRenderer:
 
 
 class TimelineRenderer:
-    """A readable live timeline: one line per meaningful event, streamed model text."""
+    """A readable live timeline: one line per meaningful event, streamed model text.
+
+    With a redactor, streamed text is redacted as one stream per model call, like the
+    harness does before it emits deltas, so even deltas recorded by an older harness (each
+    redacted alone) cannot print a key that was split between two of them.
+    """
 
     def __init__(
         self,
@@ -78,16 +83,25 @@ class TimelineRenderer:
         self._streaming = False
         self._streamed_text = False
         """Model text of the current turn already printed as it streamed."""
+        self._text_stream: RedactingStream | None = None
 
     def __call__(self, event: EventBase) -> None:
-        event = redacted(event, self.redactor)
-        handler = getattr(self, f"_on_{event.type}", None)  # type: ignore[attr-defined]
+        kind = event.type  # type: ignore[attr-defined]
+        if kind != "model_delta":  # deltas are redacted together, as a stream
+            event = redacted(event, self.redactor)
+        handler = getattr(self, f"_on_{kind}", None)
         if handler is None:
             return
-        if self._streaming and event.type != "model_delta":  # type: ignore[attr-defined]
-            self.console.print()
-            self._streaming = False
+        if self._streaming and kind != "model_delta":
+            self._end_streamed_text()
         handler(event)
+
+    def _end_streamed_text(self) -> None:
+        if self._text_stream is not None:
+            self.console.print(escape(self._text_stream.finish()), end="", soft_wrap=True)
+            self._text_stream = None
+        self.console.print()
+        self._streaming = False
 
     def _line(self, turn: int, tag: str, text: str, style: str = "") -> None:
         prefix = f"[dim]t{turn:<3}[/dim] " if turn else "     "
@@ -151,11 +165,16 @@ class TimelineRenderer:
     def _on_model_delta(self, e: Any) -> None:
         if e.kind != "text":
             return
+        text = e.delta
+        if self.redactor is not None:
+            if self._text_stream is None:
+                self._text_stream = self.redactor.stream()
+            text = self._text_stream.feed(text)
         if not self._streaming:
             self.console.print(f"[dim]t{e.turn:<3}[/dim] [bold]{'model':<11}[/bold] ", end="")
             self._streaming = True
             self._streamed_text = True
-        self.console.print(escape(e.delta), end="", soft_wrap=True)
+        self.console.print(escape(text), end="", soft_wrap=True)
 
     def _on_model_response(self, e: Any) -> None:
         if e.text and not e.tool_calls:
@@ -184,6 +203,9 @@ class TimelineRenderer:
             return
         style = "red" if e.outcome == "block" else "yellow"
         self._line(e.turn, "safety", f"{e.outcome} {e.tool}: {e.reason or e.violations}", style)
+
+    def _on_safety(self, e: Any) -> None:
+        self._line(e.turn, "ROBOT", e.reason, "bold red")
 
     def _on_hook_decision(self, e: Any) -> None:
         self._line(e.turn, "hook", f"{e.hook} {e.action} {e.tool}: {e.reason}", "yellow")
@@ -230,10 +252,14 @@ class TimelineRenderer:
         self._line(e.turn, "discarded", f"model {what}: {e.reason}", "yellow")
 
     def _on_done(self, e: Any) -> None:
-        style = "bold green" if e.status == "completed" else "bold red"
+        style = (
+            "bold green" if e.status == "completed" and e.robot_stopped is not False else "bold red"
+        )
         self._line(
             e.turn, "done", f"{e.status} after {e.turns} turns: {e.termination_reason}", style
         )
+        if e.robot_stopped is False:
+            self._line(e.turn, "ROBOT", "may still be moving: check it before anything else", style)
         outcome_style = {"achieved": "bold green", "not_achieved": "bold red"}.get(
             e.outcome, "bold yellow"
         )
@@ -245,9 +271,4 @@ class TimelineRenderer:
             )
         if e.report:
             self.console.print(f"\n[bold]Report[/bold]\n{escape(e.report)}")
-        u = e.usage
-        cost = f", ${u.cost_usd:.4f}" if u.cost_usd is not None else ""
-        self.console.print(
-            f"[dim]{u.requests} model calls, {u.input_tokens} input (+{u.cache_read_tokens} "
-            f"cached) / {u.output_tokens} output tokens{cost}[/dim]"
-        )
+        self.console.print(f"[dim]{escape(e.usage.describe())}[/dim]")

@@ -58,7 +58,7 @@ def resume(args: argparse.Namespace) -> int:
     redactor = build_redactor(config)
     timeline = None if args.json else TimelineRenderer(console, redactor=redactor)
     render = timeline or JsonLinesRenderer(redactor=redactor)
-    with Harness.resume(session_id, config) as harness:
+    with Harness.resume(session_id, config, redactor=redactor) as harness:
         if harness.interrupted_task is None:
             if timeline is not None:
                 console.print(

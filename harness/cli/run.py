@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     redactor = build_redactor(config)
     timeline = None if args.json else TimelineRenderer(redactor=redactor)
     render = timeline or JsonLinesRenderer(redactor=redactor)
-    with Harness.from_config(config) as harness:
+    with Harness.from_config(config, redactor=redactor) as harness:
         done, interrupted = stream_task(harness, args.instruction, render, max_turns=args.max_turns)
         if timeline is not None and done is not None:
             print_run_footer(timeline.console, harness, done.task_id)

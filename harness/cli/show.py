@@ -34,8 +34,8 @@ def show(args: argparse.Namespace) -> int:
     from harness.cli import EXIT_NOT_COMPLETED, EXIT_OK
 
     console = wide_console()
-    render = TimelineRenderer(console, show_prompt=args.prompt)
     with open_run_log(args) as log:
+        render = TimelineRenderer(console, show_prompt=args.prompt, redactor=log.redactor)
         task = log.resolve(args.run)
         console.print(
             f"[bold]{task.id}[/bold] in session {task.session_id}: [cyan]{escape(task.status)}"

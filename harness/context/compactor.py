@@ -30,6 +30,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.cancel import Cancelled
+from harness.config import secret_sources
 from harness.context.model import Context, ItemState
 from harness.context.pruning import Pruner
 from harness.context.shrink import shrink_oversized
@@ -589,20 +590,22 @@ def _since(started: float) -> float:
     return round(time.monotonic() - started, 6)
 
 
-def build_compactor(config: HarnessConfig, *, summarizer: Any, store: Any) -> Compactor:
-    """The configured compactor: checkpoints when ``context.compaction.enabled``."""
+def build_compactor(
+    config: HarnessConfig, *, summarizer: Any, store: Any, redactor: Redactor | None = None
+) -> Compactor:
+    """The configured compactor: checkpoints when ``context.compaction.enabled``; secrets
+    are redacted from what the summarizer sees with ``redactor`` (the session's), or with
+    one built from the config's patterns and API-key variables."""
     pruner = Pruner(config.context.pruning, store=store) if config.context.pruning.enabled else None
     if not config.context.compaction.enabled:
         return NoCompaction(pruner)
-    env_vars = [
-        section.api_key_env
-        for section in (config.model, config.compaction_model)
-        if section is not None and section.api_key_env
-    ]
+    if redactor is None:
+        patterns, env_vars = secret_sources(config.model_dump(mode="json"))
+        redactor = Redactor(patterns, env_vars=env_vars)
     return CheckpointCompactor(
         config.context.compaction,
         config.context.pruning,
         summarizer=summarizer,
         store=store,
-        redactor=Redactor(config.run.secret_patterns, env_vars=env_vars),
+        redactor=redactor,
     )

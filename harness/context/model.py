@@ -142,6 +142,9 @@ class Context:
         self._new_items: list[Item] = []
         self._changed_states: set[str] = set()
         self.retired: dict[str, RetiredItem] = {}
+        self.images_visible = True
+        """False once the model is known not to see images (``model.vision: false`` or a
+        failed probe): frames are then not counted against the budget."""
 
     # ------------------------------------------------------------------ resident
 
@@ -365,6 +368,8 @@ class Context:
     def refreshed_tokens(self) -> tuple[int, int]:
         """(text tokens, image tokens) of what Refreshed will carry on the next call."""
         text = self.estimator.text(self.refreshed.text()) + ITEM_OVERHEAD_TOKENS
+        if not self.images_visible:  # the adapter sends a one-line caption instead
+            return text, 0
         images = self.refreshed.images + self._transient.images
         return text, sum(self.estimator.image(i.width, i.height) for i in images)
 

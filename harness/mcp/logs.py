@@ -7,6 +7,9 @@ The SDK logs through the standard ``logging`` module without saying which server
 is about, so each server's tasks run with a context variable naming its log, and one
 handler on the ``mcp`` logger routes records by it. Records raised outside any server's
 tasks go on to the ``harness.mcp`` logger (so they are not lost, and not printed raw).
+
+Every line is redacted (the session's redactor) before it reaches the file; the stderr of
+a stdio server gets there through :class:`harness.mcp.stderr_log.RedactedLog`.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+from harness.redact import Redactor
+
 __all__ = ["ServerLog", "install_sdk_log_router"]
 
 LOG_LINE_MAX_CHARS = 4000
@@ -33,14 +38,15 @@ _fallback = logging.getLogger("harness.mcp")
 
 class ServerLog:
     """Appends lines to one server's log file (thread-safe; opened per write, because
-    writes are rare and the file must stay readable while the server runs)."""
+    writes are rare and the file must stay readable while the server runs), redacted."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, redactor: Redactor | None = None) -> None:
         self.path = path
+        self._redactor = redactor or Redactor()
         self._lock = threading.Lock()
 
     def write(self, line: str) -> None:
-        text = line.rstrip("\n")
+        text = self._redactor.text(line.rstrip("\n"))
         if len(text) > LOG_LINE_MAX_CHARS:
             text = text[:LOG_LINE_MAX_CHARS] + f"... ({len(line)} characters)"
         with self._lock, contextlib.suppress(OSError):

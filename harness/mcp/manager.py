@@ -52,6 +52,7 @@ from harness.mcp.server import (
     ServerUnavailable,
 )
 from harness.mcp.session import Endpoint, describe, sdk_major
+from harness.redact import Redactor
 from harness.tools import Tool, ToolContext, ToolOutput
 
 __all__ = ["MCPManager", "MCPTool"]
@@ -139,6 +140,8 @@ class MCPManager:
             removed on close, when omitted.
         images: Limits applied to images returned by tools.
         environ: The environment ``env_passthrough`` reads (default: ``os.environ``).
+        redactor: Applied to each server's stderr before it reaches its log file
+            (built-in key shapes when omitted; ``from_config`` passes the session's).
     """
 
     def __init__(
@@ -149,6 +152,7 @@ class MCPManager:
         log_dir: str | os.PathLike[str] | None = None,
         images: ObservationConfig | None = None,
         environ: Mapping[str, str] | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         names = [server.name for server in servers]
         duplicates = sorted({name for name in names if names.count(name) > 1})
@@ -167,6 +171,7 @@ class MCPManager:
         self._log_dir = Path(log_dir) if log_dir is not None else None
         self._images = images or ObservationConfig()
         self._environ = dict(os.environ if environ is None else environ)
+        self._redactor = redactor
         self._owned = OwnedProcesses()
         # Runs at interpreter exit (or if the manager is collected unclosed): ends every
         # subprocess it started. It holds only the process registry, never the manager.
@@ -189,7 +194,7 @@ class MCPManager:
         return manager
 
     @classmethod
-    def from_config(cls, config: HarnessConfig) -> MCPManager:
+    def from_config(cls, config: HarnessConfig, *, redactor: Redactor | None = None) -> MCPManager:
         """The manager ``Harness.from_config`` builds: logs next to the run store."""
         log_dir = None
         if config.run.store:
@@ -199,6 +204,7 @@ class MCPManager:
             base_dir=config.base_dir,
             log_dir=log_dir,
             images=config.observation,
+            redactor=redactor,
         )
 
     def start(self) -> None:
@@ -224,6 +230,7 @@ class MCPManager:
                     owned=self._owned,
                     log_path=self._log_dir / f"{config.name}.log",
                     images=self._images,
+                    redactor=self._redactor,
                 )
             launches = [(server, server.launch()) for server in self._servers.values()]
             failures: dict[str, str] = {}

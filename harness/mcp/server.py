@@ -25,7 +25,7 @@ from concurrent import futures
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import anyio
 
@@ -46,6 +46,8 @@ from harness.mcp.session import (
     leaf_error,
     open_session,
 )
+from harness.mcp.stderr_log import RedactedLog
+from harness.redact import Redactor
 from harness.tools import ToolCancelledError, ToolOutput
 
 __all__ = ["MCPServerError", "ServerConnection", "ServerState", "ServerStatus"]
@@ -144,7 +146,7 @@ class _Launch:
     token: str
     ready: futures.Future[tuple[Session, anyio.Event, list[dict[str, Any]]]]
     task: futures.Future[None]
-    errlog: TextIO
+    errlog: RedactedLog
     log_offset: int
     started: float
 
@@ -161,6 +163,7 @@ class ServerConnection:
         owned: OwnedProcesses,
         log_path: Path,
         images: ObservationConfig,
+        redactor: Redactor | None = None,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -168,7 +171,10 @@ class ServerConnection:
         self._loop = loop
         self._owned = owned
         self._log_path = log_path
-        self._log = ServerLog(log_path)
+        self._log = ServerLog(log_path, redactor=redactor)
+        self._stderr: RedactedLog | None = None
+        """The current start's stderr (redacted on its way to the same file)."""
+        self._redactor = redactor
         self._images = images
         self._lock = threading.RLock()
         self._state = ServerState.STARTING
@@ -198,11 +204,11 @@ class ServerConnection:
             endpoint = replace(endpoint, env={**endpoint.env, TOKEN_ENV: token})
         self._starts += 1
         self._log_path.parent.mkdir(parents=True, exist_ok=True)
-        errlog = open(self._log_path, "a", encoding="utf-8")  # noqa: SIM115 - closed in finish
+        errlog = self._stderr = RedactedLog(self._log_path, self._redactor)  # closed in finish
         errlog.write(f"--- {self.name} start {self._starts} at {time.strftime('%H:%M:%S')}\n")
         errlog.flush()
         ready: futures.Future[Any] = futures.Future()
-        task = self._loop.submit(self._serve, endpoint, errlog, ready)
+        task = self._loop.submit(self._serve, endpoint, cast(TextIO, errlog), ready)
         return _Launch(token, ready, task, errlog, errlog.tell(), time.monotonic())
 
     def finish_launch(self, launch: _Launch) -> None:
@@ -263,6 +269,8 @@ class ServerConnection:
     def finish_close(self) -> None:
         """Wait for every session of this server to end; end any survivor by pid."""
         self._await_teardowns()
+        if self._stderr is not None:
+            self._stderr.sync()  # the log is complete once the manager is closed
 
     def close(self) -> None:
         self.begin_close()
@@ -705,6 +713,8 @@ class ServerConnection:
         return self._endpoint.url or ""
 
     def _stderr_tail(self, offset: int, *, last_start_only: bool = False) -> str:
+        if self._stderr is not None:
+            self._stderr.sync()  # what the server wrote before it died reaches the file first
         try:
             with open(self._log_path, "rb") as log:
                 size = log.seek(0, 2)

@@ -103,7 +103,7 @@ def complete(
         if isinstance(chunk, Final):
             final = chunk.response
     if cancelled is not None and cancelled():
-        raise ModelCancelledError(f"model {model.name!r}: the call was cancelled")
+        raise ModelCancelledError(f"a call to model {model.name!r}")
     if final is None:
         raise HarnessError(f"model {model.name!r} ended its stream without a final response")
     return final

@@ -189,8 +189,8 @@ def _update_task_notes(
 
 
 def _recall(session: Session, *, address: str, offset: int, limit: int) -> ToolOutput:
-    text = session.store.archive_get(address)
-    if text is None:
+    text = session.read_archive(address)
+    if text is None:  # unknown, or another session's: the same answer either way
         return ToolOutput.error(f"no archived output at {address}", "not_found")
     end = min(len(text), offset + limit)
     if offset >= len(text) and len(text) > 0:
@@ -205,9 +205,7 @@ def _recall(session: Session, *, address: str, offset: int, limit: int) -> ToolO
 
 
 def _search_archive(session: Session, *, query: str, limit: int) -> ToolOutput:
-    store = session.store
-    assert isinstance(store, SearchableArchive)
-    hits = store.archive_search(session.session_id, query, limit=limit)
+    hits = session.search_archive(query, limit=limit)
     if not hits:
         return ToolOutput(text=f"no archived output of this session contains {query!r}")
     lines = [f"{len(hits)} archived output(s) contain {query!r} (newest first):"]

@@ -24,6 +24,7 @@ from harness.events import (
 )
 from harness.messages import AssistantItem, ModelRequest, ModelResponse
 from harness.providers.base import Delta, Final, RetryNotice
+from harness.redact import RedactingStream
 from harness.runtime.lane import Lane, Steps
 from harness.runtime.refresh import compact
 from harness.runtime.task import TaskEnding
@@ -90,10 +91,18 @@ def call_model(lane: Lane, request: ModelRequest) -> Steps[ModelResponse | TaskE
     flight at the cancel is abandoned and recorded as discarded (a ``model_discarded``
     event; nothing of it enters the context or runs). An answer that was already complete
     is recorded as usual and the gates answer its call "cancelled, not executed".
+
+    Deltas are redacted as streams (one per kind and tool call), not one by one: a delta
+    carries only text that can no longer turn out to be part of a secret, so a key split
+    across deltas at any offset never leaves in fragments, and the joined deltas equal the
+    redacted ``model_response``. An answer that ends without a response (an error, a
+    cancel) releases nothing it held back: that tail could be half a key; the discarded
+    event shows what the deltas carried.
     """
     final: ModelResponse | None = None
     model = lane.session.model
     started = time.monotonic()
+    streams: dict[tuple[str, str | None], RedactingStream] = {}
     text: list[str] = []
     arguments: list[str] = []
     chunks = stream_cancellable(
@@ -105,13 +114,16 @@ def call_model(lane: Lane, request: ModelRequest) -> Steps[ModelResponse | TaskE
     try:
         for chunk in chunks:
             if isinstance(chunk, Delta):
-                (text if chunk.kind == "text" else arguments).append(chunk.text)
-                yield lane.emit(
-                    ModelDeltaEvent(
-                        kind=chunk.kind, delta=chunk.text, tool_call_id=chunk.tool_call_id
-                    )
-                )
+                key = (chunk.kind, chunk.tool_call_id)
+                stream = streams.get(key)
+                if stream is None:
+                    stream = streams[key] = lane.session.redactor.stream()
+                safe = stream.feed(chunk.text)
+                if safe:
+                    (text if chunk.kind == "text" else arguments).append(safe)
+                    yield lane.emit(_delta(chunk.kind, safe, chunk.tool_call_id))
             elif isinstance(chunk, RetryNotice):
+                streams.clear()  # the next attempt answers afresh; what was held goes
                 text.clear()
                 arguments.clear()
                 yield lane.emit(
@@ -124,6 +136,8 @@ def call_model(lane: Lane, request: ModelRequest) -> Steps[ModelResponse | TaskE
                 )
             elif isinstance(chunk, Final):
                 final = chunk.response
+                if not chunk.usage_reported:
+                    final = _usage_unreported(final)
     except Cancelled:
         yield lane.emit(
             ModelDiscardedEvent(
@@ -143,7 +157,15 @@ def call_model(lane: Lane, request: ModelRequest) -> Steps[ModelResponse | TaskE
         return TaskEnding("cancelled", "cancelled by the operator during the model call")
     if final is None:
         raise ModelError(f"model {model.name!r} returned no response")
+    for (kind, call_id), stream in streams.items():
+        rest = stream.finish()
+        if rest:
+            yield lane.emit(_delta(kind, rest, call_id))
     return final
+
+
+def _delta(kind: str, text: str, tool_call_id: str | None) -> ModelDeltaEvent:
+    return ModelDeltaEvent(kind=kind, delta=text, tool_call_id=tool_call_id)  # type: ignore[arg-type]
 
 
 def record_decision(lane: Lane, response: ModelResponse, *, duration_s: float) -> Steps[None]:
@@ -203,3 +225,11 @@ def model_error_event(exc: ModelError) -> ModelErrorEvent:
     return ModelErrorEvent(
         kind=exc.kind, message=str(exc), status_code=exc.status_code, retryable=exc.retryable
     )
+
+
+def _usage_unreported(response: ModelResponse) -> ModelResponse:
+    """The provider sent no usage: one request whose tokens are unknown (never 0/0)."""
+    usage = response.usage.model_copy(
+        update={"requests": max(1, response.usage.requests), "unreported_requests": 1}
+    )
+    return response.model_copy(update={"usage": usage})

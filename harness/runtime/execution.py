@@ -51,6 +51,9 @@ class CallOutcome:
     cancelled: bool = False
     timed_out: bool = False
     end_task: EndTask | None = None
+    pending: threading.Thread | None = None
+    """The handler's thread when it had not returned by the end of the grace period: the
+    call was abandoned, but its tool may still be running."""
 
 
 def run_tool(
@@ -117,6 +120,7 @@ def run_tool(
                     duration_s=now - started,
                     cancelled=cancelled,
                     timed_out=timed_out,
+                    pending=worker,
                 )
             continue
         if kind == "event":

@@ -41,6 +41,7 @@ from harness.protocols import (
 )
 from harness.providers import build_model
 from harness.providers.base import Model
+from harness.redact import Redactor
 from harness.runtime.builtins import builtin_tools
 from harness.runtime.lane import Lane
 from harness.runtime.loop import TaskLoop
@@ -91,6 +92,10 @@ class Harness:
         tool_sources: Providers of tools that may change during the session (MCP
             servers); their changes are applied between turns. Pass them in
             ``owned_resources`` too if this Harness should close them.
+        redactor: Replaces secrets in every event (stored and yielded), in what memory
+            keeps and in what a summarizer sees; built from ``config`` when omitted
+            (built-in key shapes, ``run.secret_patterns``, every ``api_key_env`` value).
+            A store or memory given without a redactor of its own adopts this one.
     """
 
     def __init__(
@@ -117,6 +122,7 @@ class Harness:
         owned_resources: Iterable[Any] = (),
         session_id: str | None = None,
         tool_sources: Iterable[ToolSource] = (),
+        redactor: Redactor | None = None,
     ) -> None:
         self.config = config if config is not None else HarnessConfig()
         self._owned: list[tuple[str, Callable[[], None]]] = []
@@ -125,11 +131,17 @@ class Harness:
         self._resume_point: ResumePoint | None = None
 
         model = model if model is not None else build_model(self.config.model)
-        store = store if store is not None else MemoryRunStore()
+        redactor = redactor if redactor is not None else assembly.build_redactor(self.config)
+        store = store if store is not None else MemoryRunStore(redactor=redactor)
+        # Parts built without a redactor of their own redact with the session's.
+        if callable(getattr(store, "adopt_redactor", None)):
+            store.adopt_redactor(redactor)  # type: ignore[attr-defined]
+        if callable(getattr(memory, "adopt_redaction", None)):
+            memory.adopt_redaction(redactor.text)  # type: ignore[union-attr]
         compaction_model = compaction_model or model
         context = new_context(self.config, model)
         compactor = compactor or build_compactor(
-            self.config, summarizer=compaction_model, store=store
+            self.config, summarizer=compaction_model, store=store, redactor=redactor
         )
         registry = ToolRegistry()
         parts = SessionParts(
@@ -149,6 +161,7 @@ class Harness:
             hooks=hooks,
             user_channel=user_channel,
             profile_text=profile_text,
+            redactor=redactor,
         )
         session = Session(
             self.config,

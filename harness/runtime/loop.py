@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 
 from harness.cancel import Cancelled
 from harness.errors import HarnessError
-from harness.events import DoneEvent, EventBase, ReplanEvent, TaskStartedEvent
+from harness.events import DoneEvent, EventBase, ReplanEvent, SafetyEvent, TaskStartedEvent
 from harness.messages import InstructionItem, RevisionItem
 from harness.runtime.decide import decide
 from harness.runtime.execute import execute
@@ -110,7 +110,8 @@ class TaskLoop:
         if self.done is not None:
             return
         lane, session, state = self.lane, self.lane.session, self.lane.state
-        session.stop_robot()
+        problems = session.stop_robot()
+        ending = robot_ending(ending, problems)
         report = ending.report or fallback_report(lane, ending)
         outcome, evidence = judge_task(
             session.task_check,
@@ -120,6 +121,10 @@ class TaskLoop:
             revisions=state.revisions,
             cancelled=lane.should_cancel,
         )
+        if problems:
+            report += "\n\nWARNING: the robot may not be stopped: " + "; ".join(
+                problem.reason for problem in problems
+            )
         consolidation = session.consolidate_memory(
             state, status=ending.status, report=report, cancelled=lane.should_cancel
         )
@@ -132,6 +137,7 @@ class TaskLoop:
             usage=state.usage,
             outcome=outcome,
             evidence=evidence,
+            robot_stopped=session.robot.stopped(problems),
         )
         session.end_task_resident()
         session.store.end_task(
@@ -146,6 +152,7 @@ class TaskLoop:
         )
         if consolidation is not None:
             yield consolidation
+        yield from problems
         yield self.done
 
 
@@ -207,6 +214,16 @@ def poll_replan(lane: Lane) -> Steps[TaskEnding | None]:
     lane.record(RevisionItem(text=revision))
     yield lane.emit(ReplanEvent(revision=revision))
     return None
+
+
+def robot_ending(ending: TaskEnding, problems: list[SafetyEvent]) -> TaskEnding:
+    """A task whose physical command never returned did not end well, whatever the model
+    said (an operator's cancel still stands)."""
+    lost = [p for p in problems if p.problem == "command_not_returned"]
+    if not lost or ending.status in ("cancelled", "failed"):
+        return ending
+    reason = lost[0].reason
+    return TaskEnding("failed", reason, report=ending.report)
 
 
 def fallback_report(lane: Lane, ending: TaskEnding) -> str:

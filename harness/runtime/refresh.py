@@ -105,7 +105,9 @@ def refresh_scene(
         brief = refreshed.brief
         if refreshed.event is not None:
             yield lane.emit(refreshed.event)
-    lane.context.set_refreshed(brief=brief, observation=observation_text, images=images)
+    context = lane.context
+    context.images_visible = getattr(lane.session.model, "vision", None) is not False
+    context.set_refreshed(brief=brief, observation=observation_text, images=images)
     return None
 
 

@@ -16,7 +16,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from harness.cancel import Cancelled
@@ -25,10 +25,11 @@ from harness.context import Context
 from harness.context.admission import admit_tool_definitions
 from harness.context.compactor import Compactor
 from harness.errors import HarnessBusyError, HarnessClosedError
-from harness.events import EventBase, MemoryConsolidationEvent
+from harness.events import EventBase, MemoryConsolidationEvent, SafetyEvent
 from harness.messages import ImagePart, Item, Usage
 from harness.prompts import DEFAULT_SYSTEM_PROMPT
 from harness.protocols import (
+    ArchiveHit,
     Evaluator,
     MemoryProvider,
     ObservationProvider,
@@ -36,11 +37,14 @@ from harness.protocols import (
     RunStore,
     SafetyGate,
     SceneProvider,
+    SearchableArchive,
     SkillLibrary,
     ToolSource,
     UserChannel,
 )
 from harness.providers.base import Model
+from harness.redact import Redactor
+from harness.runtime.robot import RobotGuard
 from harness.tools import ToolRegistry
 from harness.world.task_check import TaskCheck
 from memory.report import TaskRecord, ToolOutcome
@@ -74,6 +78,8 @@ class SessionParts:
     hooks: Sequence[PreHook] = ()
     user_channel: UserChannel | None = None
     profile_text: str = ""
+    redactor: Redactor | None = None
+    """The session's secret redactor (built-in shapes only when None)."""
 
 
 class Session:
@@ -96,6 +102,8 @@ class Session:
         self.store = parts.store
         self.compactor = parts.compactor
         self.driver = parts.driver
+        self.robot = RobotGuard(parts.driver)
+        """One physical command at a time, and the stop at the end of each task."""
         self.observation_provider = parts.observation_provider
         self.safety = parts.safety
         self.scene = parts.scene
@@ -106,6 +114,9 @@ class Session:
         self.hooks = list(parts.hooks)
         self.user_channel = parts.user_channel
         self.profile_text = parts.profile_text
+        self.redactor = parts.redactor or Redactor()
+        """Applied once to every event before it is stored and handed to the caller, and
+        to everything handed to memory."""
         self.tools = tools
         self.tool_sources: list[ToolSource] = []
         self._source_tools: list[str] = []
@@ -176,7 +187,13 @@ class Session:
     # ================================================================== events and items
 
     def emit(self, event: EventBase, *, task_id: str, turn: int) -> EventBase:
-        """Stamp ``event`` with the session, task, turn and next sequence number; store it."""
+        """Stamp ``event`` with the session, task, turn and next sequence number, redact
+        it, store it, and return it for the caller.
+
+        This is the one place every event passes on its way out, so the run store, the
+        control script iterating ``run_stream()`` and the CLI all get the same redacted
+        event. (Streamed model text is redacted as a stream before it gets here; see
+        :func:`harness.runtime.decide.call_model`.)"""
         self._seq += 1
         stamped = event.model_copy(
             update={
@@ -186,6 +203,7 @@ class Session:
                 "seq": self._seq,
             }
         )
+        stamped = self.redactor.model(stamped)
         self.store.append_event(stamped)
         return stamped
 
@@ -229,6 +247,27 @@ class Session:
         if (self._frames - 1) % self.config.run.image_retention_every == 0:
             for image in images:
                 self.store.put_image(image)
+
+    # ================================================================== the archive
+
+    def read_archive(self, address: str) -> str | None:
+        """The exact text archived at ``address`` if it belongs to this session, else None
+        (an address of another session reads exactly like an unknown one).
+
+        The scope is the store's record of which session each archived output's task ran
+        in. A sub-agent lane of this session records its task under this session's id
+        (``store.start_task(session.session_id, lane_task_id, ...)``), so its archive is in
+        scope without anything added here; only a lane recorded under another id would
+        need a wider scope, and this is where it would be granted.
+        """
+        return self.store.archive_get(address, session_id=self.session_id)
+
+    def search_archive(self, query: str, *, limit: int) -> list[ArchiveHit] | None:
+        """Archived outputs of this session containing ``query`` (None when the store
+        cannot search); scoped like :meth:`read_archive`."""
+        if not isinstance(self.store, SearchableArchive):
+            return None
+        return self.store.archive_search(self.session_id, query, limit=limit)
 
     # ================================================================== tools
 
@@ -311,7 +350,7 @@ class Session:
         if self._memory_on():
             assert self.memory is not None
             try:
-                self.memory.mirror_task_notes(state.notes.render())
+                self.memory.mirror_task_notes(self.redactor.text(state.notes.render()))
             except Exception:
                 logger.exception("memory could not mirror the Task Notes")
 
@@ -323,6 +362,7 @@ class Session:
         if not self._memory_on() or registered is None or registered.source == "builtin":
             return
         assert self.memory is not None
+        outcome = replace(outcome, detail=self.redactor.text(outcome.detail))
         try:
             self.memory.record_tool_outcome(outcome)
         except Exception:
@@ -342,13 +382,14 @@ class Session:
         if not self._memory_on():
             return None
         assert self.memory is not None
+        redact = self.redactor.text
         record = TaskRecord(
             task_id=state.task_id,
-            instruction=state.instruction,
+            instruction=redact(state.instruction),
             status=status,
-            report=report,
-            notes=state.notes.render(),
-            outcomes=list(state.outcomes),
+            report=redact(report),
+            notes=redact(state.notes.render()),
+            outcomes=[replace(o, detail=redact(o.detail)) for o in state.outcomes],
             min_confidence=self.config.memory.consolidation_min_confidence,
         )
         try:
@@ -401,8 +442,7 @@ class Session:
 
     def interrupt_robot(self) -> None:
         """Interrupt a physical action in flight (called while the tool is blocking)."""
-        if self.driver is not None:
-            self.driver.stop()
+        self.robot.interrupt()
 
     def record_world_state(self, state: TaskState) -> None:
         """Record the world's state (drivers with ``snapshot()``: the simulator) so resume
@@ -417,10 +457,7 @@ class Session:
             return
         self.store.put_world_state(self.session_id, state.task_id, turn=state.turn, state=world)
 
-    def stop_robot(self) -> None:
-        """Leave the robot stopped at the end of every task, whatever ended it."""
-        if self.driver is not None:
-            try:
-                self.driver.stop()
-            except Exception:
-                logger.exception("driver.stop() failed at the end of the task")
+    def stop_robot(self) -> list[SafetyEvent]:
+        """Leave the robot stopped at the end of every task, whatever ended it; what may
+        have left it moving comes back as ``safety`` events (empty: it is stopped)."""
+        return self.robot.stop()

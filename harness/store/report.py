@@ -306,7 +306,7 @@ def write_report(
     """Write the report of a task (id, session id or ``last``) in the run store folder
     ``store``; returns the file (default ``<store>/reports/<task>.html``). This is what
     ``harness report`` does, for scripts and the demo to call at the end of a run."""
-    with RunLog(store) as log:
+    with RunLog(store, redact=True) as log:
         task = log.resolve(task_id)
         page = render_report(log, task.id)
         path = Path(output) if output else log.folder / "reports" / f"{task.id}.html"
@@ -333,6 +333,11 @@ def _summary(task: StoredTask, config: dict[str, Any]) -> str:
             _e(
                 f"{u.prompt_tokens} in ({u.cache_read_tokens} cached) / {u.output_tokens} out, "
                 f"{u.requests} model calls"
+                + (
+                    f"; usage not reported for {u.unreported_requests} of them"
+                    if u.unreported_requests
+                    else ""
+                )
             ),
         ),
         ("cost", _e(f"${u.cost_usd:.4f}" if u.cost_usd is not None else "not priced")),
@@ -425,10 +430,12 @@ def _event_html(log: RunLog, e: Event) -> str:
             name, arguments = _e(call["name"]), _args(call.get("arguments"))
             parts.append(f"<div>decides <b>{name}</b>({arguments})</div>")
         u = e.usage
-        parts.append(
-            f'<div class="sub">{_e(e.model)}: {u.prompt_tokens} in / {u.output_tokens} out, '
-            f"{e.duration_s:.2f} s</div>"
+        tokens = (
+            f"{u.prompt_tokens} in / {u.output_tokens} out"
+            if u.complete
+            else "usage not reported by the provider"
         )
+        parts.append(f'<div class="sub">{_e(e.model)}: {tokens}, {e.duration_s:.2f} s</div>')
         return _block("model", "model", "".join(parts))
     if kind == "safety_check":
         detail = _e(e.reason or ", ".join(e.violations))
@@ -437,6 +444,8 @@ def _event_html(log: RunLog, e: Event) -> str:
         return _block("safety", "safety", f"{_badge(e.outcome)} {_e(e.tool)} {detail}")
     if kind == "hook_decision":
         return _block("safety", "hook", _e(f"{e.hook} {e.action} {e.tool}: {e.reason}"))
+    if kind == "safety":
+        return _block("error", "robot", f"<b>{_e(e.problem)}</b> {_e(e.reason)}")
     if kind == "tool_call":
         physical = " (physical)" if e.physical else ""
         return _block("call", "call", f"<b>{_e(e.name)}</b>({_args(e.arguments)}){_e(physical)}")
@@ -479,11 +488,15 @@ def _event_html(log: RunLog, e: Event) -> str:
         what = "complete answer" if e.complete else "answer in flight"
         return _block("note", "discarded", _e(f"model {what}: {e.reason}"))
     if kind == "done":
+        robot = " <b>The robot may still be moving.</b>" if e.robot_stopped is False else ""
+        good = (
+            e.status == "completed" and e.outcome != "not_achieved" and e.robot_stopped is not False
+        )
         return _block(
-            "result" if e.status == "completed" and e.outcome != "not_achieved" else "error",
+            "result" if good else "error",
             "done",
             f"{_badge(e.status)} after {e.turns} turns: {_e(e.termination_reason)} "
-            f"&middot; outcome {_badge(e.outcome)}",
+            f"&middot; outcome {_badge(e.outcome)}{robot}",
         )
     return ""  # model deltas, prompt snapshots (in the header), observations (as frames)
 

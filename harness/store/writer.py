@@ -67,7 +67,26 @@ def connect_store(path: Path, *, synchronous: str = "FULL") -> sqlite3.Connectio
     return conn
 
 
-class SQLiteRunStore:
+class _RedactingStore:
+    """The redaction rule both stores share: the redactor they were built with, else the
+    session's (a Harness offers its own through :meth:`adopt_redactor`)."""
+
+    redactor: Redactor
+    _redactor_fixed: bool
+
+    def _init_redactor(self, redactor: Redactor | None) -> None:
+        self.redactor = redactor or Redactor()
+        self._redactor_fixed = redactor is not None
+
+    def adopt_redactor(self, redactor: Redactor) -> None:
+        """Redact with ``redactor`` from now on, unless this store was built with one (or
+        already adopted one: a store several sessions share keeps the first's)."""
+        if not self._redactor_fixed:
+            self.redactor = redactor
+            self._redactor_fixed = True
+
+
+class SQLiteRunStore(_RedactingStore):
     """The durable run store: one SQLite file (``<folder>/runs.db``) in WAL mode.
 
     Every method is one committed transaction (``synchronous=FULL`` by default, so a commit
@@ -78,7 +97,8 @@ class SQLiteRunStore:
 
     Args:
         folder: The ``run.store`` folder (created if missing).
-        redactor: Applied to every string before it is written.
+        redactor: Applied to every string before it is written (built-in shapes, or the
+            session's once a Harness adopts the store, when omitted).
         synchronous: ``"FULL"`` (durable across power loss) or ``"NORMAL"`` (durable across
             a process crash only; faster on slow disks).
     """
@@ -96,7 +116,7 @@ class SQLiteRunStore:
         except OSError as exc:
             raise RunStoreError(f"cannot create the run store folder {self.folder}: {exc}") from exc
         self.path = self.folder / STORE_FILENAME
-        self.redactor = redactor or Redactor()
+        self._init_redactor(redactor)
         self._conn = connect_store(self.path, synchronous=synchronous)
         self._lock = threading.Lock()
         self._pos = self._max_pos()
@@ -303,12 +323,21 @@ class SQLiteRunStore:
             (address, task_id, call_id, tool, time.time(), self.redactor.text(text)),
         )
 
-    def archive_get(self, address: str) -> str | None:
+    def archive_get(self, address: str, *, session_id: str | None = None) -> str | None:
+        """The archived text at ``address``; with ``session_id``, only if the task that
+        archived it ran in that session (otherwise None, as for an unknown address)."""
         with self._lock:
             self._check_open()
-            row = self._conn.execute(
-                "SELECT text FROM archive WHERE address = ?", (address,)
-            ).fetchone()
+            if session_id is None:
+                row = self._conn.execute(
+                    "SELECT text FROM archive WHERE address = ?", (address,)
+                ).fetchone()
+            else:
+                row = self._conn.execute(
+                    "SELECT a.text FROM archive AS a JOIN tasks AS t ON t.id = a.task_id "
+                    "WHERE a.address = ? AND t.session_id = ?",
+                    (address, session_id),
+                ).fetchone()
         return None if row is None else str(row[0])
 
     def archive_search(self, session_id: str, query: str, *, limit: int) -> list[ArchiveHit]:
@@ -353,11 +382,11 @@ class SQLiteRunStore:
             self._conn.close()
 
 
-class MemoryRunStore:
+class MemoryRunStore(_RedactingStore):
     """A run store in memory: same contract as the SQLite store, nothing on disk."""
 
     def __init__(self, *, redactor: Redactor | None = None) -> None:
-        self.redactor = redactor or Redactor()
+        self._init_redactor(redactor)
         self._lock = threading.Lock()
         self.sessions: dict[str, dict[str, Any]] = {}
         self.tasks: dict[str, dict[str, Any]] = {}
@@ -450,8 +479,12 @@ class MemoryRunStore:
             self.archive[address] = self.redactor.text(text)
             self.archive_meta[address] = (task_id, tool)
 
-    def archive_get(self, address: str) -> str | None:
+    def archive_get(self, address: str, *, session_id: str | None = None) -> str | None:
         with self._lock:
+            if session_id is not None:
+                task_id, _ = self.archive_meta.get(address, ("", ""))
+                if self.tasks.get(task_id, {}).get("session_id") != session_id:
+                    return None
             return self.archive.get(address)
 
     def archive_search(self, session_id: str, query: str, *, limit: int) -> list[ArchiveHit]:
