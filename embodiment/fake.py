@@ -117,10 +117,17 @@ class FakeRobotConfig(BaseModel):
     """place releases this far above the target's located position."""
     describes_motion: bool = True
     """False: ``describe_motion`` answers None (a driver that cannot describe its paths)."""
+    hardware_id: str | None = None
+    """Stand in for the real robot with this hardware identity: the fake then takes the
+    same lease as its driver (``embodiment.lease``), for dry runs and lease tests."""
 
 
 class FakeRobot:
     """A profile-shaped robot without physics (see the module docstring)."""
+
+    def hardware_identity(self) -> str | None:
+        """The ``hardware_id`` option (None: a fake drives nothing that needs a lease)."""
+        return self.config.hardware_id
 
     def __init__(self, profile: EmbodimentProfile, **options: Any) -> None:
         self.profile = profile

@@ -152,7 +152,9 @@ class Driver(Protocol):
     ``describe_motion(action, arguments) -> Motion | None`` (:class:`MotionDescriber`,
     lets it check every segment of the path an action will take), ``perception() ->
     scene.Perception`` (ground truth or a detector for the scene graph) and
-    ``post_conditions() -> PostConditionChecker`` (programmatic evaluation).
+    ``post_conditions() -> PostConditionChecker`` (programmatic evaluation) and, for
+    physical hardware, ``hardware_identity() -> str | None`` (which robot it drives; a
+    lease on it is taken before ``connect``, see :mod:`embodiment.lease`).
     """
 
     def connect(self) -> None: ...

@@ -25,7 +25,9 @@ What to implement (the :class:`embodiment.Driver` protocol):
   above the ref; a driver that moves any other way must describe its motions.
 - Optional: ``locate(ref)`` (lets ``object_ref``/``target_ref`` arguments be checked),
   ``perception()`` (detections for the scene graph), ``post_conditions()`` (programmatic
-  evaluation; otherwise configure ``evaluation.model``, a vision model).
+  evaluation; otherwise configure ``evaluation.model``, a vision model),
+  ``hardware_identity()`` (which robot this is: a Harness takes a per-host lease on it
+  before connecting, so two sessions never drive it at once; see ``embodiment/lease.py``).
 
 Declare the limits in a profile (start from ``configs/embodiments/real_arm_template.yaml``),
 register the driver, and check it before anything else moves::
@@ -82,6 +84,11 @@ class MyArmDriver:
         self._width = gripper.max_opening_m or 0.08
 
     # --------------------------------------------------------------- protocol
+    def hardware_identity(self) -> str | None:
+        """The robot this instance drives: two Harness instances on this host never drive
+        the same one at once (a lease is taken before connect). None in a dry run."""
+        return None if self.host == "dry-run" else f"my-arm@{self.host}"
+
     def connect(self) -> None:
         pass  # e.g. self.robot = my_sdk.connect(self.host); self.robot.enable()
 

@@ -24,6 +24,7 @@ __all__ = [
     "ContextConfig",
     "DriverConfig",
     "EvaluationConfig",
+    "FleetConfig",
     "HarnessConfig",
     "MCPConfig",
     "MCPServerConfig",
@@ -160,11 +161,19 @@ class ObservationConfig(_Section):
 
 
 class DriverConfig(_Section):
-    """Which registered driver to use, and its options."""
+    """Which registered driver to use, and its options (every other key here)."""
 
     model_config = ConfigDict(extra="allow")
 
     name: str = "sim.tabletop"
+    lease_timeout_s: float = Field(0.0, ge=0)
+    """A driver of physical hardware (one that declares a ``hardware_identity()``) is
+    leased before it connects, one Harness per identity and host at a time: a second one
+    waits this long for the lease, then fails naming the holder (0: refused at once).
+    Drivers without an identity (the simulator) take no lease."""
+    lease_dir: str | None = None
+    """Folder of the lease files (default: ``$EMBODIED_LEASE_DIR``, else a folder in the
+    system's temporary directory; every Harness on the host must use the same one)."""
 
 
 class SceneConfig(_Section):
@@ -317,6 +326,20 @@ class SubagentsConfig(_Section):
     """The largest handoff the parent receives (its full text stays in the archive)."""
 
 
+class FleetConfig(_Section):
+    """How ``harness eval`` runs episodes on Ray (one actor per worker)."""
+
+    num_cpus: float = Field(1.0, gt=0)
+    """CPUs each actor asks Ray for (an episode of the built-in simulator uses about one)."""
+    num_gpus: float | None = Field(None, gt=0)
+    """GPUs each actor asks for, e.g. for a local model served inside the actor."""
+    max_attempts: int = Field(3, ge=1)
+    """Times an episode is started in all when the worker running it dies (a killed
+    process, a lost node); after that it is recorded as an error."""
+    runtime_env: dict[str, Any] | None = None
+    """Passed to ``ray.init(runtime_env=...)`` (``env_vars``, ``working_dir``, ``pip``...)."""
+
+
 class HarnessConfig(_Section):
     """The whole configuration of one Harness session."""
 
@@ -337,6 +360,7 @@ class HarnessConfig(_Section):
     """Extra tools by import path, `package.module:function_or_tool`."""
     mcp: MCPConfig = Field(default_factory=MCPConfig)
     subagents: SubagentsConfig = Field(default_factory=SubagentsConfig)
+    fleet: FleetConfig = Field(default_factory=FleetConfig)
     base_dir: str | None = Field(None, exclude=True)
     """Folder relative paths are resolved against (the config file's folder)."""
 

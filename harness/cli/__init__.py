@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from embodiment.errors import HardwareBusyError
 from harness.errors import ConfigError, RunStoreError, UsageError
 
 __all__ = [
@@ -46,6 +47,8 @@ COMMANDS: tuple[str, ...] = (
     "harness.cli.report",
     "harness.cli.resume",
     "harness.cli.demo",
+    "harness.cli.eval",
+    "harness.cli.eval_report",
 )
 """Modules that each define ``register(subparsers)`` adding one subcommand."""
 
@@ -94,6 +97,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RunStoreError as exc:
         print(f"run store: {exc}", file=sys.stderr)
         return EXIT_CONFIG
+    except HardwareBusyError as exc:
+        print(f"harness {args.command}: {exc}", file=sys.stderr)
+        return EXIT_NOT_COMPLETED
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -13,7 +13,9 @@ compaction, a resumed session or a replan. The order of concerns each turn:
 4. react to the last result: a failed grasp is retried (up to ``MAX_GRASP_ATTEMPTS``), a
    call the safety envelope blocked twice is given up;
 5. holding something: place it where the goal wants it (or back on the table);
-6. otherwise pick the next object whose goal relation does not hold yet;
+6. otherwise pick the next object whose goal relation does not hold yet (an object or
+   target outside the reachable workspace the embodiment profile states is declined, not
+   tried);
 7. nothing left: the final report, citing the evaluator's verdicts.
 
 As a sub-agent (its history starts with the contract notice) it searches instead: the
@@ -194,6 +196,7 @@ class Planner:
         if skill is not None:
             return _call("load_skill", {"name": skill}, f"Loading the {skill} skill.")
         steps, problems, missing = _resolve(goal, world, brief)
+        reach = _workspace(request)
 
         # 3. objects the Brief left out
         if missing and "find_objects" in tools:
@@ -259,7 +262,7 @@ class Planner:
         for index, step in enumerate(steps):
             if step.ref in skipped or _satisfied(step, world):
                 continue
-            blocker = _blocker(step, world)
+            blocker = _blocker(step, world) or _out_of_reach(step, world, reach)
             if blocker:
                 skipped[step.ref] = blocker
                 continue
@@ -562,6 +565,48 @@ def _blocker(step: Step, world: dict[str, BriefObject]) -> str:
         on_subject = [o.ref for o in world.values() if o.on == step.ref]
         if on_subject:
             return f"{', '.join(on_subject)} is on top of {step.ref}"
+    return ""
+
+
+_WORKSPACE = re.compile(
+    r"^Reachable workspace \(world frame\): x (?P<x0>-?[\d.]+)\.\.(?P<x1>-?[\d.]+), "
+    r"y (?P<y0>-?[\d.]+)\.\.(?P<y1>-?[\d.]+)",
+    re.MULTILINE,
+)
+REACH_MARGIN_M = 0.02
+"""How far outside the stated workspace an object may be and still be tried (the envelope
+clamps overshoots that small)."""
+
+
+def _workspace(request: ModelRequest) -> tuple[float, float, float, float] | None:
+    """The reachable x and y ranges the embodiment profile states, if it states them."""
+    for block in request.system:
+        if block.name == "embodiment" and (match := _WORKSPACE.search(block.text)):
+            return tuple(float(match.group(k)) for k in ("x0", "x1", "y0", "y1"))  # type: ignore[return-value]
+    return None
+
+
+def _out_of_reach(
+    step: Step, world: dict[str, BriefObject], reach: tuple[float, float, float, float] | None
+) -> str:
+    """Why ``step`` cannot be done within the workspace (the object or its target lies
+    outside it), or "": a model that knows the profile declines instead of asking the
+    safety envelope to block the motion."""
+    if reach is None:
+        return ""
+    x0, x1, y0, y1 = reach
+    for ref in (step.ref, step.target):
+        item = world.get(ref)
+        if item is None or item.held:
+            continue
+        x, y, _ = item.position
+        if not (x0 - REACH_MARGIN_M <= x <= x1 + REACH_MARGIN_M) or not (
+            y0 - REACH_MARGIN_M <= y <= y1 + REACH_MARGIN_M
+        ):
+            return (
+                f"{ref} at ({x:.3f}, {y:.3f}) is out of reach (the workspace is x "
+                f"{x0:.2f}..{x1:.2f}, y {y0:.2f}..{y1:.2f}); not attempted"
+            )
     return ""
 
 

@@ -45,19 +45,25 @@ from harness.events import (
 from harness.messages import ImagePart, InstructionItem
 from harness.store.reader import RunLog, StoredTask
 
-__all__ = ["PLOT_SECTIONS", "context_plot_svg", "render_report", "write_report"]
+__all__ = ["PAGE_CSS", "PLOT_SECTIONS", "context_plot_svg", "render_report", "write_report"]
 
 PLOT_SECTIONS: tuple[str, ...] = ("resident", "tools", "accumulated", "refreshed", "images")
 """Stacking order of the request sections in the plot (most stable at the bottom)."""
 SECTION_COLORS = ("#4c72b0", "#8172b3", "#dd8452", "#55a868", "#c44e52")
 RESULT_PREVIEW_CHARS = 4000
 
-_CSS = """
+PAGE_CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;background:#f6f7f9;
 color:#1d232b}
 main{max-width:1100px;margin:0 auto;padding:24px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 10px}
 .sub{color:#5b6673;margin-bottom:16px}
+"""
+"""The look every HTML page of the harness shares (this report, the eval page)."""
+
+_CSS = (
+    PAGE_CSS
+    + """
 table.summary{border-collapse:collapse;background:#fff;border:1px solid #dde1e6}
 table.summary td{padding:4px 12px;border-bottom:1px solid #eef0f3;vertical-align:top}
 table.summary td:first-child{color:#5b6673;white-space:nowrap}
@@ -99,6 +105,7 @@ details summary{cursor:pointer;color:#4c72b0;font-size:12px}
 table.tokens{border-collapse:collapse;font-size:12px}table.tokens td,table.tokens th{
 padding:2px 8px;border-bottom:1px solid #eef0f3;text-align:right}
 """
+)
 
 
 def _e(value: Any) -> str:
