@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import Harness, HarnessConfig, tool
-from harness.events import CompactionEvent, EventBase, PromptSnapshotEvent
+from harness.events import CompactionEvent, EventBase, HandoffEvent, PromptSnapshotEvent
 from harness.messages import ModelRequest, ModelResponse
 from harness.providers import ScriptedModel, call, reply
 
@@ -50,6 +50,9 @@ class WayResult:
     model_calls: int
     parent_compactions: int
     shared_prefix_chars: int
+    handoff: str
+    """The handoff's status ("-" inline): a delegated search that did not complete
+    would make the comparison meaningless."""
     seconds: float
 
 
@@ -91,7 +94,12 @@ def _config(options: SearchOptions) -> HarnessConfig:
             "context": {
                 "compaction": {"context_window": options.window, "reserve_tokens": options.reserve}
             },
-            "subagents": {"enabled": True, "max_turns": options.looks + 5},
+            # budgets that let the whole search run: the point is the parent's context
+            "subagents": {
+                "enabled": True,
+                "max_turns": options.looks + 5,
+                "max_tokens": 100_000_000,
+            },
         }
     )
 
@@ -156,6 +164,7 @@ def _run(options: SearchOptions, *, delegated: bool) -> tuple[WayResult, list[Mo
                 and e.status in ("completed", "fallback")
             ),
             shared_prefix_chars=shared,
+            handoff=next((e.status for e in events if isinstance(e, HandoffEvent)), "-"),
             seconds=round(seconds, 3),
         ),
         parent.requests,
@@ -173,14 +182,14 @@ def table(results: list[WayResult], options: SearchOptions) -> str:
         f"window {options.window}, reserve {options.reserve}",
         "",
         "| way | parent last request | parent peak | parent prompt (all calls) | child prompt "
-        "| model calls | parent compaction passes | shared Resident chars | s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| model calls | parent compaction passes | shared Resident chars | handoff | s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|",
     ]
     for r in results:
         lines.append(
             f"| {r.way} | {r.parent_last_tokens} | {r.parent_peak_tokens} | "
             f"{r.parent_prompt_tokens} | {r.child_prompt_tokens} | {r.model_calls} | "
-            f"{r.parent_compactions} | {r.shared_prefix_chars} | {r.seconds:.2f} |"
+            f"{r.parent_compactions} | {r.shared_prefix_chars} | {r.handoff} | {r.seconds:.2f} |"
         )
     ratio = inline.parent_last_tokens / max(1, delegated.parent_last_tokens)
     lines.append("")

@@ -400,6 +400,7 @@ def test_the_subagent_benchmark_keeps_the_parent_lean_and_adds_up() -> None:
     options = SearchOptions(looks=4, chars=1200, after=2, window=32_000, reserve=4_000)
     inline, delegated = run_benchmark(options)
     assert (inline.way, delegated.way) == ("inline", "delegated")
+    assert (inline.handoff, delegated.handoff) == ("-", "completed")
     assert inline.child_prompt_tokens == 0 and delegated.child_prompt_tokens > 0
     assert inline.shared_prefix_chars == 0 and delegated.shared_prefix_chars > 0
     assert delegated.parent_last_tokens < inline.parent_last_tokens
