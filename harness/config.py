@@ -36,6 +36,7 @@ __all__ = [
     "RunConfig",
     "SceneConfig",
     "SkillsConfig",
+    "SubagentsConfig",
     "apply_overrides",
     "format_validation_error",
     "load_config",
@@ -303,6 +304,28 @@ class MCPConfig(_Section):
     servers: list[MCPServerConfig] = Field(default_factory=list)
 
 
+class SubagentsConfig(_Section):
+    """Sub-agents: the ``delegate`` tool runs a child task with narrowed tools and hands
+    back a structured result instead of its trace."""
+
+    enabled: bool = False
+    """Offer the ``delegate`` tool to the model (``Harness.delegate`` works either way)."""
+    model: ModelConfig | str | None = None
+    """The children's model: a model section or a spec such as ``openai:gpt-4.1-mini``
+    (settings of ``model`` the spec does not name are kept, as with ``--model``). Default:
+    the main model. Its context window must be known, like the main model's."""
+    max_turns: int = Field(20, ge=1)
+    """The most turns a child may take (a ``delegate`` call may ask for fewer)."""
+    max_tokens: int = Field(200_000, ge=1)
+    """The most tokens (prompt and output, summed over its model calls) a child may spend
+    (a ``delegate`` call may ask for fewer); checked before each of its turns."""
+    physical: bool = False
+    """Let children call physical tools they are given (through the same safety envelope
+    and one-command-at-a-time rule as the parent). Off: a child is never given one."""
+    handoff_max_chars: int = Field(4000, ge=500)
+    """The largest handoff the parent receives (its full text stays in the archive)."""
+
+
 class FleetConfig(_Section):
     """How ``harness eval`` runs episodes on Ray (one actor per worker)."""
 
@@ -336,6 +359,7 @@ class HarnessConfig(_Section):
     tools: list[str] = Field(default_factory=list)
     """Extra tools by import path, `package.module:function_or_tool`."""
     mcp: MCPConfig = Field(default_factory=MCPConfig)
+    subagents: SubagentsConfig = Field(default_factory=SubagentsConfig)
     fleet: FleetConfig = Field(default_factory=FleetConfig)
     base_dir: str | None = Field(None, exclude=True)
     """Folder relative paths are resolved against (the config file's folder)."""
@@ -358,7 +382,7 @@ class HarnessConfig(_Section):
 
 def secret_sources(config: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     """What a config says is secret: (``run.secret_patterns``, the ``api_key_env`` names
-    of every model it configures: decision, compaction and evaluation).
+    of every model it configures: decision, compaction, evaluation and sub-agents).
 
     Takes the config as plain data so a session's recorded config (read back from the run
     store, possibly by an older or newer harness) gives the same answer as a live one.
@@ -366,10 +390,12 @@ def secret_sources(config: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     run = config.get("run")
     patterns = run.get("secret_patterns") if isinstance(run, Mapping) else None
     evaluation = config.get("evaluation")
+    subagents = config.get("subagents")
     models = [
         config.get("model"),
         config.get("compaction_model"),
         evaluation.get("model") if isinstance(evaluation, Mapping) else None,
+        subagents.get("model") if isinstance(subagents, Mapping) else None,
     ]
     env_vars = [
         model["api_key_env"]

@@ -73,6 +73,11 @@ ErrorKind = Literal[
     "invalid_output",
     "tool_error",
     "invalid_result",
+    # a sub-agent's handoff that did not complete (``delegate``)
+    "subagent_failed",
+    "subagent_interrupted",
+    "subagent_provider_error",
+    "subagent_budget_exhausted",
 ]
 """The error kinds the harness itself writes into tool results. A deployment's own tools
 may use other strings; the loop treats every kind it does not know as a plain error."""

@@ -392,3 +392,18 @@ def test_cancel_latency_benchmark_runs_every_phase_it_is_given(
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
     assert len(rows) == 1 + 3  # header + one row per phase
     assert all("cancelled" in row for row in rows[1:])
+
+
+def test_the_subagent_benchmark_keeps_the_parent_lean_and_adds_up() -> None:
+    from benchmarks.subagents import SearchOptions, run_benchmark, table
+
+    options = SearchOptions(looks=4, chars=1200, after=2, window=32_000, reserve=4_000)
+    inline, delegated = run_benchmark(options)
+    assert (inline.way, delegated.way) == ("inline", "delegated")
+    assert (inline.handoff, delegated.handoff) == ("-", "completed")
+    assert inline.child_prompt_tokens == 0 and delegated.child_prompt_tokens > 0
+    assert inline.shared_prefix_chars == 0 and delegated.shared_prefix_chars > 0
+    assert delegated.parent_last_tokens < inline.parent_last_tokens
+    assert inline.model_calls == options.looks + options.after + 1
+    assert delegated.model_calls == inline.model_calls + 2  # the delegate call, the answer
+    assert "x smaller" in table([inline, delegated], options)

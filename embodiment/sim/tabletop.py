@@ -13,7 +13,10 @@ for a 320x240 frame.
 
 Ground truth (object poses, what is held, what rests on what) feeds the scene graph through
 :meth:`TabletopSim.perception` and the evaluator through :meth:`TabletopSim.post_conditions`;
-none of it reaches the model except through those.
+none of it reaches the model except through those. With ``perception: seen`` (the
+``hidden_cube`` variant) perception reports only objects some rendered camera frame has
+shown (read from the renderer's segmentation mask), so an object hidden behind the tray is
+unknown until a look with another camera finds it.
 """
 
 from __future__ import annotations
@@ -76,6 +79,8 @@ HOME_SAMPLE_RAD = 0.05
 SNAPSHOT_VERSION = 1
 RESTORE_SETTLE_STEPS = 5
 """Physics steps after a restore, so contacts (a held cube between the fingers) exist."""
+SEEN_MIN_PIXELS = 20
+"""Pixels of an object a frame must show for perception (``perception: seen``) to know it."""
 
 
 @dataclass
@@ -125,6 +130,8 @@ class TabletopSim:
         self._picks: Counter[str] = Counter()
         self.faults = self.config.faults
         self._truth: tuple[float, list[Detection]] | None = None
+        self._seen: set[int] = set()
+        """Body ids some rendered frame has shown (``perception: seen``)."""
         self._camera_cache: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {}
         self._pace_origin = (0.0, 0.0)
         rtf = self.config.real_time_factor
@@ -207,6 +214,7 @@ class TabletopSim:
             for ref in [r for r, b in self._bodies.items() if b.category != "surface"]:
                 self._pb.removeBody(self._bodies.pop(ref).body, physicsClientId=self._cid)
             self._picks.clear()
+            self._seen.clear()
             self._build_objects(self.config.seed if seed is None else seed)
             self._reset_arm()
             self._motion = "idle"
@@ -222,7 +230,8 @@ class TabletopSim:
 
     def snapshot(self) -> dict[str, Any]:
         """The world's state as plain JSON data: every loose object's pose and velocity, the
-        arm's joints, the fingers and their command, what is held, the simulated clock.
+        arm's joints, the fingers and their command, what is held, what the cameras have
+        shown (``perception: seen``), the simulated clock.
         :meth:`restore` puts a simulator with the same scene (config and seed) back into it;
         resume records one after every turn so placed cubes stay placed."""
         self._require()
@@ -257,6 +266,7 @@ class TabletopSim:
                 "finger_command": list(self._finger_command),
                 "held": self.held_ref(),
                 "picks": dict(self._picks),
+                "seen": sorted(r for r, b in self._bodies.items() if b.body in self._seen),
             }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -295,6 +305,8 @@ class TabletopSim:
             self._sim_time = float(state["sim_time"])
             self._yaw = float(state["yaw"])
             self._picks = Counter({str(k): int(v) for k, v in (state.get("picks") or {}).items()})
+            seen = set(state.get("seen") or [])  # what perception had been shown (``seen``)
+            self._seen = {b.body for r, b in self._bodies.items() if r in seen}
             self._motion = "idle"
             self._truth = None
             for _ in range(RESTORE_SETTLE_STEPS):  # contacts (the grasp) exist after a step
@@ -513,7 +525,10 @@ class TabletopSim:
         held = self.held_ref()
         poses = self._poses()
         found: list[Detection] = []
+        seen_only = self.config.perceives_only_what_was_seen
         for ref, body in self._bodies.items():
+            if seen_only and body.body not in self._seen and ref != held:
+                continue
             position, _ = poses[ref]
             with self._lock:
                 _, orientation = self._pb.getBasePositionAndOrientation(
@@ -586,13 +601,20 @@ class TabletopSim:
         view, projection = self.camera_matrices(camera_name)
         renderer = pb.ER_BULLET_HARDWARE_OPENGL if self.config.gui else pb.ER_TINY_RENDERER
         with self._lock:
-            _, _, rgba, _, _ = pb.getCameraImage(
+            _, _, rgba, _, segmentation = pb.getCameraImage(
                 camera.width,
                 camera.height,
                 view,
                 projection,
                 renderer=renderer,
                 physicsClientId=self._cid,
+            )
+        if self.config.perceives_only_what_was_seen:
+            bodies = np.asarray(segmentation, dtype=np.int64).reshape(-1)
+            bodies = bodies[bodies >= 0] & 0xFFFFFF  # the low 24 bits are the body id
+            ids, counts = np.unique(bodies, return_counts=True)
+            self._seen.update(
+                int(i) for i, n in zip(ids, counts, strict=True) if n >= SEEN_MIN_PIXELS
             )
         frame = np.asarray(rgba, dtype=np.uint8).reshape(camera.height, camera.width, 4)
         return np.ascontiguousarray(frame[:, :, :3])
@@ -1009,7 +1031,7 @@ class TabletopSim:
     def _build_objects(self, seed: int) -> None:
         pb, cid = self._pb, self._cid
         layout = plan_layout(self.config, seed=seed)
-        tray = self.config.tray
+        tray = self.config.scene().tray
         if tray is not None and layout.tray_position is not None:
             length, width = tray.size
             wall, height = tray.wall_thickness, tray.wall_height

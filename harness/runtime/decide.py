@@ -39,7 +39,7 @@ call is answered "cancelled"); anything later is discarded."""
 def decide(lane: Lane) -> Steps[ModelResponse | TaskEnding]:
     """The model's decision for this turn, or the ending that stopped it."""
     context = lane.context
-    max_output = lane.session.config.model.max_output_tokens
+    max_output = lane.model_config.max_output_tokens
     for attempt in (1, 2):
         request = context.build_request(max_output_tokens=max_output)
         yield snapshot_prompt(lane, request)
@@ -100,7 +100,7 @@ def call_model(lane: Lane, request: ModelRequest) -> Steps[ModelResponse | TaskE
     event shows what the deltas carried.
     """
     final: ModelResponse | None = None
-    model = lane.session.model
+    model = lane.model
     started = time.monotonic()
     streams: dict[tuple[str, str | None], RedactingStream] = {}
     text: list[str] = []
@@ -173,7 +173,7 @@ def record_decision(lane: Lane, response: ModelResponse, *, duration_s: float) -
     context = lane.context
     state = lane.state
     context.consume_transient()
-    response = priced(response, lane.session.config.model.prices)
+    response = priced(response, lane.model_config.prices)
     state.add_usage(response.usage)
     reported = response.usage.prompt_tokens
     if reported:

@@ -4,7 +4,8 @@ A call passes the gates in order; the first that refuses decides, and its refusa
 recorded by the execute phase like any other result (the model reads why):
 
 1. **known tool**: the name is one of this lane's visible tools (hidden hooks such as
-   ``evaluate_run`` are refused with a reason, other names with close matches);
+   ``evaluate_run`` are refused with a reason, a tool the lane was refused (a sub-agent's
+   physical tool) is blocked with its reason, other names get close matches);
 2. **arguments**: a complete JSON object that validates against the tool's schema;
 3. **pre-execution hooks**: each may let the call through, rewrite its arguments
    (revalidated) or block it;
@@ -67,6 +68,9 @@ def admit(lane: Lane, call: ToolCall) -> Steps[Admitted | Refused]:
 
 
 def known_tool(lane: Lane, call: ToolCall) -> Admitted | Refused:
+    refusal = lane.refusals.get(call.name)
+    if refusal is not None:  # asked for, but this lane may not have it (a sub-agent's)
+        return Refused(ToolOutput.error(f"{call.name} is not available here: {refusal}", "blocked"))
     tool = lane.tools.get(call.name)
     if tool is not None and not tool.hidden:
         return Admitted(tool, {})

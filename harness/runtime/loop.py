@@ -91,9 +91,7 @@ class TaskLoop:
             if isinstance(decision, TaskEnding):
                 ending = decision
             elif not decision.tool_calls:
-                ending = TaskEnding(
-                    "completed", "the model answered without a tool call", report=decision.text
-                )
+                ending = yield from lane.conclude(lane, decision)
             else:
                 ending = yield from execute(lane, decision)
                 if ending is None:
@@ -114,7 +112,7 @@ class TaskLoop:
         ending = robot_ending(ending, problems)
         report = ending.report or fallback_report(lane, ending)
         outcome, evidence = judge_task(
-            session.task_check,
+            lane.task_check,
             status=ending.status,
             report=report,
             instruction=state.instruction,
@@ -139,7 +137,7 @@ class TaskLoop:
             evidence=evidence,
             robot_stopped=session.robot.stopped(problems),
         )
-        session.end_task_resident()
+        session.end_task_resident(lane.context)
         session.store.end_task(
             state.task_id,
             status=ending.status,
@@ -195,6 +193,10 @@ def limit_reached(lane: Lane) -> TaskEnding | None:
         return TaskEnding(
             "failure_budget",
             f"{state.consecutive_failures} consecutive failed tool turns (failure_budget={budget})",
+        )
+    if state.max_tokens is not None and state.tokens_spent >= state.max_tokens:
+        return TaskEnding(
+            "max_tokens", f"spent {state.tokens_spent} tokens (max_tokens={state.max_tokens})"
         )
     return None
 

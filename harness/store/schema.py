@@ -151,6 +151,36 @@ columns (tasks ended by an older harness read their done event, which had none:
 unverified), and the simulated world's state after each turn (resume restores it)."""
 
 
+_V4_COLUMNS = (
+    ("tasks", "lane", "TEXT NOT NULL DEFAULT ''"),
+    ("tasks", "parent_task_id", "TEXT"),
+    ("tasks", "parent_call_id", "TEXT"),
+    ("tasks", "parent_turn", "INTEGER"),
+    ("items", "lane", "TEXT NOT NULL DEFAULT ''"),
+    ("layouts", "lane", "TEXT NOT NULL DEFAULT ''"),
+)
+_V4_INDEXES = """
+CREATE INDEX IF NOT EXISTS tasks_by_parent ON tasks(parent_task_id)
+    WHERE parent_task_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS items_by_lane ON items(session_id, lane, pos);
+CREATE INDEX IF NOT EXISTS layouts_by_lane ON layouts(session_id, lane, pos)
+"""
+
+
+def _v4(conn: sqlite3.Connection) -> None:
+    """Version 4: sub-agent lanes. A lane is a task whose ``lane`` is its own id, linked to
+    the parent's turn (``parent_task_id``, ``parent_call_id``, ``parent_turn``; NULL for a
+    lane a control script started directly); its items and layouts carry the lane id, so
+    each lane's Accumulated history is rebuilt apart from the main lane's (``lane = ''``,
+    every row an older store has). A column that is already there is left alone (a store
+    whose version number was wound back keeps its data)."""
+    for table, column, kind in _V4_COLUMNS:
+        present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        if column not in present:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+    _script(_V4_INDEXES)(conn)
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     def apply(conn: sqlite3.Connection) -> None:
         for statement in sql.split(";\n"):
@@ -164,6 +194,7 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _script(_V1),
     2: _script(_V2),
     3: _script(_V3),
+    4: _v4,
 }
 """Version -> the step that upgrades a store from the version below it."""
 

@@ -24,7 +24,7 @@ from harness.context.archive import find_in_text
 from harness.errors import RunStoreError
 from harness.events import EventBase
 from harness.messages import FORMAT_VERSION, ImagePart, Item
-from harness.protocols import ArchiveHit
+from harness.protocols import ArchiveHit, LaneLink
 from harness.redact import Redactor
 from harness.store.schema import migrate
 
@@ -181,14 +181,33 @@ class SQLiteRunStore(_RedactingStore):
             ),
         )
 
-    def start_task(self, session_id: str, task_id: str, instruction: str) -> None:
-        """Record a task as running; for a task id already recorded (a resumed task) the
-        row is kept and its resume count goes up."""
+    def start_task(
+        self,
+        session_id: str,
+        task_id: str,
+        instruction: str,
+        *,
+        lane: str = "",
+        parent: LaneLink | None = None,
+    ) -> None:
+        """Record a task (or a sub-agent lane) as running; for a task id already recorded
+        (a resumed task) the row, with its lane and parent link, is kept and its resume
+        count goes up."""
         self._write(
-            "INSERT INTO tasks(id, session_id, instruction, status, started_at) "
-            "VALUES (?, ?, ?, 'running', ?) ON CONFLICT(id) DO UPDATE SET "
+            "INSERT INTO tasks(id, session_id, instruction, status, started_at, lane, "
+            "parent_task_id, parent_call_id, parent_turn) "
+            "VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
             "status = 'running', ended_at = NULL, resumes = resumes + 1",
-            (task_id, session_id, self.redactor.text(instruction), time.time()),
+            (
+                task_id,
+                session_id,
+                self.redactor.text(instruction),
+                time.time(),
+                lane,
+                parent.task_id if parent else None,
+                parent.call_id if parent else None,
+                parent.turn if parent else None,
+            ),
         )
 
     def end_task(
@@ -247,13 +266,15 @@ class SQLiteRunStore(_RedactingStore):
             ),
         )
 
-    def put_item(self, session_id: str, item: Item, *, lifetime: str, tokens: int) -> None:
-        """Store an item at the next position; putting an id again updates its content but
-        keeps its position and state."""
+    def put_item(
+        self, session_id: str, item: Item, *, lifetime: str, tokens: int, lane: str = ""
+    ) -> None:
+        """Store an item of a lane's Accumulated at the next position; putting an id again
+        updates its content but keeps its position, lane and state."""
         data = self.redactor.value(item.model_dump(mode="json"))
         self._write_at_next_pos(
             "INSERT INTO items(id, session_id, task_id, turn, kind, lifetime, tokens, "
-            "created_at, data, pos) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "created_at, data, lane, pos) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT(id) DO UPDATE SET data = excluded.data, tokens = excluded.tokens, "
             "lifetime = excluded.lifetime",
             (
@@ -266,6 +287,7 @@ class SQLiteRunStore(_RedactingStore):
                 tokens,
                 item.created_at,
                 _dumps(data),
+                lane,
             ),
         )
 
@@ -291,10 +313,10 @@ class SQLiteRunStore(_RedactingStore):
                     self._conn.execute("ROLLBACK")
                 raise
 
-    def set_accumulated(self, session_id: str, item_ids: Sequence[str]) -> None:
+    def set_accumulated(self, session_id: str, item_ids: Sequence[str], *, lane: str = "") -> None:
         self._write_at_next_pos(
-            "INSERT INTO layouts(session_id, item_ids, pos) VALUES (?, ?, ?)",
-            (session_id, _dumps(list(item_ids))),
+            "INSERT INTO layouts(session_id, item_ids, lane, pos) VALUES (?, ?, ?, ?)",
+            (session_id, _dumps(list(item_ids)), lane),
         )
 
     def put_task_notes(self, session_id: str, task_id: str, notes: Mapping[str, Any]) -> None:
@@ -397,6 +419,9 @@ class MemoryRunStore(_RedactingStore):
         """address -> (task id, tool) of each archived output."""
         self.images: dict[str, ImagePart] = {}
         self.layouts: list[tuple[str, list[str]]] = []
+        """(session id, item ids) of the main lane's layouts."""
+        self.lane_layouts: list[tuple[str, str, list[str]]] = []
+        """(session id, lane, item ids) of sub-agent lanes' layouts."""
         self.task_notes: dict[str, dict[str, Any]] = {}
         self.world_states: dict[str, tuple[int, dict[str, Any]]] = {}
         """task id -> (turn, state) of the latest recorded world state."""
@@ -406,12 +431,22 @@ class MemoryRunStore(_RedactingStore):
         with self._lock:
             self.sessions.setdefault(session_id, {"config": self.redactor.config(dict(config))})
 
-    def start_task(self, session_id: str, task_id: str, instruction: str) -> None:
+    def start_task(
+        self,
+        session_id: str,
+        task_id: str,
+        instruction: str,
+        *,
+        lane: str = "",
+        parent: LaneLink | None = None,
+    ) -> None:
         with self._lock:
             self.tasks[task_id] = {
                 "session_id": session_id,
                 "instruction": self.redactor.text(instruction),
                 "status": "running",
+                "lane": lane,
+                "parent": parent,
             }
 
     def end_task(
@@ -442,7 +477,9 @@ class MemoryRunStore(_RedactingStore):
         with self._lock:
             self.events.append(redacted)
 
-    def put_item(self, session_id: str, item: Item, *, lifetime: str, tokens: int) -> None:
+    def put_item(
+        self, session_id: str, item: Item, *, lifetime: str, tokens: int, lane: str = ""
+    ) -> None:
         with self._lock:
             self.items[item.id] = {
                 "session_id": session_id,
@@ -451,6 +488,7 @@ class MemoryRunStore(_RedactingStore):
                 "tokens": tokens,
                 "state": "verbatim",
                 "reason": "",
+                "lane": lane,
             }
 
     def set_item_state(self, item_id: str, *, state: str, reason: str) -> None:
@@ -458,9 +496,12 @@ class MemoryRunStore(_RedactingStore):
             if item_id in self.items:
                 self.items[item_id].update(state=state, reason=self.redactor.text(reason))
 
-    def set_accumulated(self, session_id: str, item_ids: Sequence[str]) -> None:
+    def set_accumulated(self, session_id: str, item_ids: Sequence[str], *, lane: str = "") -> None:
         with self._lock:
-            self.layouts.append((session_id, list(item_ids)))
+            if lane:
+                self.lane_layouts.append((session_id, lane, list(item_ids)))
+            else:
+                self.layouts.append((session_id, list(item_ids)))
 
     def put_task_notes(self, session_id: str, task_id: str, notes: Mapping[str, Any]) -> None:
         with self._lock:
