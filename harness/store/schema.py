@@ -130,6 +130,14 @@ UPDATE tasks SET
 token and cost totals as columns (``harness runs`` sums them without parsing JSON)."""
 
 
+_V3 = """
+ALTER TABLE archive ADD COLUMN arguments TEXT NOT NULL DEFAULT '';
+CREATE INDEX archive_by_task ON archive(task_id, created_at)
+"""
+"""Version 3: the arguments of the call whose output is archived, so ``search_archive``
+finds an exchange by tool name and arguments ("read_sensor_log index 7")."""
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     def apply(conn: sqlite3.Connection) -> None:
         for statement in sql.split(";\n"):
@@ -142,6 +150,7 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _script(_V1),
     2: _script(_V2),
+    3: _script(_V3),
 }
 """Version -> the step that upgrades a store from the version below it."""
 

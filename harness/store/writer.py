@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from harness.context.archive import find_in_text
+from harness.context.archive import archive_hit, query_terms
 from harness.errors import RunStoreError
-from harness.events import EventBase
+from harness.events import EventBase, ToolResultEvent
 from harness.messages import FORMAT_VERSION, ImagePart, Item
 from harness.protocols import ArchiveHit
 from harness.redact import Redactor
@@ -244,6 +244,16 @@ class SQLiteRunStore:
             ),
         )
 
+    def tool_results(self, task_id: str) -> list[ToolResultEvent]:
+        """The task's ``tool_result`` events in order (``ToolResultLog``)."""
+        with self._lock:
+            self._check_open()
+            rows = self._conn.execute(
+                "SELECT data FROM events WHERE task_id = ? AND type = 'tool_result' ORDER BY pos",
+                (task_id,),
+            ).fetchall()
+        return [ToolResultEvent.model_validate_json(row[0]) for row in rows]
+
     def set_item_state(self, item_id: str, *, state: str, reason: str) -> None:
         """Current state on the item, and the change in its history (``context --turn``)."""
         reason = self.redactor.text(reason)
@@ -281,12 +291,27 @@ class SQLiteRunStore:
     # ------------------------------------------------------------------ archive and media
 
     def archive_put(
-        self, address: str, text: str, *, task_id: str, call_id: str, tool: str
+        self,
+        address: str,
+        text: str,
+        *,
+        task_id: str,
+        call_id: str,
+        tool: str,
+        arguments: str = "",
     ) -> None:
         self._write(
-            "INSERT OR REPLACE INTO archive(address, task_id, call_id, tool, created_at, text) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (address, task_id, call_id, tool, time.time(), self.redactor.text(text)),
+            "INSERT OR REPLACE INTO archive(address, task_id, call_id, tool, created_at, text, "
+            "arguments) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                address,
+                task_id,
+                call_id,
+                tool,
+                time.time(),
+                self.redactor.text(text),
+                self.redactor.text(arguments),
+            ),
         )
 
     def archive_get(self, address: str) -> str | None:
@@ -298,21 +323,32 @@ class SQLiteRunStore:
         return None if row is None else str(row[0])
 
     def archive_search(self, session_id: str, query: str, *, limit: int) -> list[ArchiveHit]:
-        """Archived outputs of the session containing ``query`` (case-insensitive), newest
-        first."""
+        """Archived outputs of the session matching ``query``, newest first: the phrase in
+        the output, or every word of it in the tool name, arguments or output
+        (:func:`harness.context.archive.archive_hit`)."""
+        terms = query_terms(query) or [query.lower()]
+        # Every word occurring somewhere is necessary for either rule: SQLite narrows the
+        # rows, the exact rule is applied below.
+        where = " AND ".join(
+            "instr(lower(a.tool || ' ' || a.arguments || ' ' || a.text), ?) > 0" for _ in terms
+        )
+        hits: list[ArchiveHit] = []
         with self._lock:
             self._check_open()
-            rows = self._conn.execute(
-                "SELECT a.address, a.task_id, a.tool, a.text FROM archive AS a "
-                "JOIN tasks AS t ON t.id = a.task_id "
-                "WHERE t.session_id = ? AND instr(lower(a.text), lower(?)) > 0 "
-                "ORDER BY a.created_at DESC, a.rowid DESC LIMIT ?",
-                (session_id, query, limit),
-            ).fetchall()
-        hits = []
-        for address, task_id, tool, text in rows:
-            count, snippet = find_in_text(str(text), query)
-            hits.append(ArchiveHit(str(address), str(task_id), str(tool), count, snippet))
+            cursor = self._conn.execute(
+                "SELECT a.address, a.task_id, a.tool, a.arguments, a.text FROM archive AS a "
+                f"JOIN tasks AS t ON t.id = a.task_id WHERE t.session_id = ? AND ({where}) "
+                "ORDER BY a.created_at DESC, a.rowid DESC",
+                (session_id, *terms),
+            )
+            for address, task_id, tool, arguments, text in cursor:
+                hit = archive_hit(query, tool=str(tool), arguments=str(arguments), text=str(text))
+                if hit is None:
+                    continue
+                hits.append(ArchiveHit(str(address), str(task_id), str(tool), *hit))
+                if len(hits) >= limit:
+                    break
+            cursor.close()
         return hits
 
     def put_image(self, image: ImagePart) -> None:
@@ -350,8 +386,8 @@ class MemoryRunStore:
         self.events: list[EventBase] = []
         self.items: dict[str, dict[str, Any]] = {}
         self.archive: dict[str, str] = {}
-        self.archive_meta: dict[str, tuple[str, str]] = {}
-        """address -> (task id, tool) of each archived output."""
+        self.archive_meta: dict[str, tuple[str, str, str]] = {}
+        """address -> (task id, tool, arguments) of each archived output."""
         self.images: dict[str, ImagePart] = {}
         self.layouts: list[tuple[str, list[str]]] = []
         self.task_notes: dict[str, dict[str, Any]] = {}
@@ -393,6 +429,14 @@ class MemoryRunStore:
         with self._lock:
             self.events.append(redacted)
 
+    def tool_results(self, task_id: str) -> list[ToolResultEvent]:
+        with self._lock:
+            return [
+                event
+                for event in self.events
+                if isinstance(event, ToolResultEvent) and event.task_id == task_id
+            ]
+
     def put_item(self, session_id: str, item: Item, *, lifetime: str, tokens: int) -> None:
         with self._lock:
             self.items[item.id] = {
@@ -418,11 +462,18 @@ class MemoryRunStore:
             self.task_notes[task_id] = self.redactor.value(dict(notes))
 
     def archive_put(
-        self, address: str, text: str, *, task_id: str, call_id: str, tool: str
+        self,
+        address: str,
+        text: str,
+        *,
+        task_id: str,
+        call_id: str,
+        tool: str,
+        arguments: str = "",
     ) -> None:
         with self._lock:
             self.archive[address] = self.redactor.text(text)
-            self.archive_meta[address] = (task_id, tool)
+            self.archive_meta[address] = (task_id, tool, self.redactor.text(arguments))
 
     def archive_get(self, address: str) -> str | None:
         with self._lock:
@@ -435,12 +486,12 @@ class MemoryRunStore:
             sessions = {task_id: task.get("session_id") for task_id, task in self.tasks.items()}
         hits: list[ArchiveHit] = []
         for address, text in reversed(entries):  # newest first
-            task_id, tool = meta.get(address, ("", ""))
+            task_id, tool, arguments = meta.get(address, ("", "", ""))
             if sessions.get(task_id) != session_id:
                 continue
-            count, snippet = find_in_text(text, query)
-            if count:
-                hits.append(ArchiveHit(address, task_id, tool, count, snippet))
+            hit = archive_hit(query, tool=tool, arguments=arguments, text=text)
+            if hit is not None:
+                hits.append(ArchiveHit(address, task_id, tool, *hit))
                 if len(hits) >= limit:
                     break
         return hits
