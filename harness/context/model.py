@@ -10,12 +10,15 @@
   instruction's) ride here for exactly one call and then leave.
 
 Every Accumulated item has a cached token estimate and a state (verbatim, truncated,
-pruned, summarized) with the reason it changed, for introspection.
+pruned, summarized) with the reason it changed, for introspection. What the context
+remembers of items that left it is bounded (:data:`RETIRED_KEPT`): a session of any length
+holds the same memory; the run store keeps every item and state change.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -39,6 +42,7 @@ from harness.tokens import TokenEstimator
 
 __all__ = [
     "RESIDENT_ORDER",
+    "RETIRED_KEPT",
     "Budget",
     "Context",
     "ItemState",
@@ -54,6 +58,9 @@ RESIDENT_ORDER: tuple[str, ...] = ("system", "embodiment", "skills", "memory", "
 
 ITEM_OVERHEAD_TOKENS = 4
 """Per-message framing tokens (role markers and separators) added by every provider."""
+RETIRED_KEPT = 512
+"""Items that left Accumulated whose kind and state the context still remembers (the
+newest ones); the run store keeps them all (``harness context --turn``)."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +140,10 @@ class Context:
         """First Accumulated index changed since the previous request."""
         self._new_items: list[Item] = []
         self._changed_states: set[str] = set()
-        self.retired: dict[str, RetiredItem] = {}
+        self.retired: OrderedDict[str, RetiredItem] = OrderedDict()
+        """Items that left Accumulated, oldest first (the newest :data:`RETIRED_KEPT`)."""
+        self.retired_forgotten = 0
+        """Items that left so long ago that only the run store still knows them."""
 
     # ------------------------------------------------------------------ resident
 
@@ -270,6 +280,7 @@ class Context:
         for item_id, state in (states or {}).items():
             self.states[item_id] = state
             self._changed_states.add(item_id)
+        self._forget_old()
 
     def changed_state(
         self, item: Item, status: ItemStatus, reason: str, *, replaced_by: str | None = None
@@ -295,14 +306,28 @@ class Context:
         new_items, self._new_items = self._new_items, []
         changed = {item_id: self.states[item_id] for item_id in self._changed_states}
         self._changed_states = set()
+        self._forget_old()
         return new_items, changed
 
     def _retire(self, items: Iterable[Item]) -> None:
         for item in items:
             self.retired[item.id] = RetiredItem(item.kind, item.task_id, item.turn)
+            self._item_tokens.pop(item.id, None)
+
+    def _forget_old(self) -> None:
+        """Forget the oldest departed items beyond :data:`RETIRED_KEPT` (never one whose
+        state change the run store has not been given yet)."""
+        while len(self.retired) > RETIRED_KEPT:
+            item_id = next(iter(self.retired))
+            if item_id in self._changed_states:
+                return
+            del self.retired[item_id]
+            self.states.pop(item_id, None)
+            self.retired_forgotten += 1
 
     def clear_accumulated(self) -> None:
         self._retire(self._accumulated)
+        self._forget_old()
         self._accumulated = []
         self._accumulated_raw = 0
         self._sent_count = 0
