@@ -14,18 +14,24 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 
+from harness.context import bounded_text
+from harness.context.instructions import bound_instruction, instruction_limit_chars
 from harness.errors import HarnessError
 from harness.events import DoneEvent, EventBase, ReplanEvent, TaskStartedEvent
-from harness.messages import InstructionItem, RevisionItem
+from harness.messages import InstructionItem, NoticeItem, RevisionItem
 from harness.runtime.decide import decide
 from harness.runtime.execute import execute
 from harness.runtime.lane import Lane, Steps
-from harness.runtime.refresh import offer_tools, refresh
+from harness.runtime.refresh import offer_tools, refresh, retire_ended_tasks
 from harness.runtime.task import TaskEnding
 
 __all__ = ["Prologue", "TaskLoop", "start_task"]
 
 logger = logging.getLogger(__name__)
+
+ENDING_REPORT_MAX_CHARS = 800
+"""The part of a harness-written report the task-ending notice carries (the run store keeps
+the whole report)."""
 
 Prologue = Callable[[Lane], Steps[TaskEnding | None]]
 """What runs before the first turn: :func:`start_task`, or resume's continuation."""
@@ -103,6 +109,8 @@ class TaskLoop:
         lane, session, state = self.lane, self.lane.session, self.lane.state
         session.stop_robot()
         report = ending.report or fallback_report(lane, ending)
+        if not ending.report:
+            record_ending(lane, ending, report)
         consolidation = session.consolidate_memory(state, status=ending.status, report=report)
         state.ending = ending
         self.done = DoneEvent(
@@ -142,10 +150,20 @@ def start_task(lane: Lane) -> Steps[TaskEnding | None]:
     state.add_usage(session.prepare_resident())
     session.sync_tool_sources()
     ending = yield from offer_tools(lane)
+    yield from retire_ended_tasks(lane)
     for image in state.images:
         session.store.put_image(image)
+    instruction = InstructionItem(
+        text=state.instruction,
+        images=[image.ref() for image in state.images],
+        task_id=state.task_id,
+    )
     lane.record(
-        InstructionItem(text=state.instruction, images=[image.ref() for image in state.images])
+        bound_instruction(
+            instruction,
+            store=session.store,
+            max_chars=instruction_limit_chars(lane.context.budget),
+        )
     )
     lane.context.add_transient_images(state.images)
     return ending
@@ -180,9 +198,21 @@ def poll_replan(lane: Lane) -> Steps[TaskEnding | None]:
         return None
     revision = str(revision).strip()
     lane.state.revise(revision)
-    lane.record(RevisionItem(text=revision))
+    item = RevisionItem(text=revision, task_id=lane.state.task_id, turn=lane.state.turn)
+    limit = instruction_limit_chars(lane.context.budget)
+    lane.record(bound_instruction(item, store=lane.session.store, max_chars=limit))
     yield lane.emit(ReplanEvent(revision=revision))
     return None
+
+
+def record_ending(lane: Lane, ending: TaskEnding, report: str) -> None:
+    """When the harness, not the model's answer, ended the task, say so in Accumulated:
+    the operator sees this report, and a later task in the session must too."""
+    text, _ = bounded_text(report, ENDING_REPORT_MAX_CHARS, address=None)
+    try:
+        lane.record(NoticeItem(text=f"Task {lane.state.task_id} report (by the harness): {text}"))
+    except HarnessError:  # a store that cannot record any more: the done event still goes out
+        logger.exception("the task-ending notice could not be recorded")
 
 
 def fallback_report(lane: Lane, ending: TaskEnding) -> str:

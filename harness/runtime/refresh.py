@@ -11,6 +11,7 @@ tool set offered first, so a model call and the tool call it decides see the sam
 
 from __future__ import annotations
 
+from harness.context.compactor import RetiresTasks
 from harness.errors import ContextBudgetError
 from harness.events import ObservationEvent, ToolsListedEvent
 from harness.messages import ImagePart, TaskNotesItem
@@ -19,7 +20,7 @@ from harness.runtime.task import TaskEnding
 from harness.tools import to_jsonable
 from harness.world.observation import encode_observation_frames, render_observation
 
-__all__ = ["compact", "offer_tools", "refresh"]
+__all__ = ["compact", "offer_tools", "refresh", "retire_ended_tasks"]
 
 
 def refresh(lane: Lane) -> Steps[TaskEnding | None]:
@@ -57,11 +58,18 @@ def offer_tools(lane: Lane) -> Steps[TaskEnding | None]:
 
 
 def snapshot_task_notes(lane: Lane) -> None:
+    """A snapshot into Accumulated and the store when the notes changed since the last one
+    (a version bump that left the text as it was is not a change)."""
     state = lane.state
-    if state.notes.version != state.notes_version_sent:
-        state.notes_version_sent = state.notes.version
-        lane.record(TaskNotesItem(text=state.notes.render(), version=state.notes.version))
-        lane.session.store_task_notes(state)
+    if state.notes.version == state.notes_version_sent:
+        return
+    state.notes_version_sent = state.notes.version
+    text = state.notes.render()
+    if text == state.notes_text_sent:
+        return
+    state.notes_text_sent = text
+    lane.record(TaskNotesItem(text=text, version=state.notes.version))
+    lane.session.store_task_notes(state)
 
 
 def observe(lane: Lane) -> Steps[tuple[str, list[ImagePart]] | TaskEnding]:
@@ -102,6 +110,17 @@ def refresh_scene(
             yield lane.emit(refreshed.event)
     lane.context.set_refreshed(brief=brief, observation=observation_text, images=images)
     return None
+
+
+def retire_ended_tasks(lane: Lane) -> Steps[None]:
+    """At a task's start: the ended tasks' tool traffic leaves the working set (folded into
+    the checkpoint, reachable through its index); their prose stays."""
+    compactor = lane.session.compactor
+    if not isinstance(compactor, RetiresTasks):
+        return
+    for event in compactor.retire_tasks(lane.context, running_task=lane.state.task_id):
+        yield lane.emit(event)
+    lane.session.sync_item_states()
 
 
 def compact(lane: Lane, *, force: bool, reason: str) -> Steps[TaskEnding | None]:

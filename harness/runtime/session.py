@@ -35,10 +35,12 @@ from harness.protocols import (
     SafetyGate,
     SceneProvider,
     SkillLibrary,
+    ToolResultLog,
     ToolSource,
     UserChannel,
 )
 from harness.providers.base import Model
+from harness.runtime.rules import RecordedResult, enters_task_notes
 from harness.tools import ToolRegistry
 from memory.report import TaskRecord, ToolOutcome
 from memory.task_notes import TaskNotes
@@ -321,7 +323,7 @@ class Session:
             status=status,
             report=report,
             notes=state.notes.render(),
-            outcomes=list(state.outcomes),
+            outcomes=self.task_outcomes(state),
             min_confidence=self.config.memory.consolidation_min_confidence,
         )
         try:
@@ -333,6 +335,18 @@ class Session:
         return MemoryConsolidationEvent(
             status=result.status, kept=result.kept, rejected=result.rejected, reason=result.reason
         )
+
+    def task_outcomes(self, state: TaskState) -> list[ToolOutcome]:
+        """Every tool outcome of the task, read back from the run store by the same rules
+        the loop applied (the task's bounded in-memory list for a store that cannot)."""
+        if not isinstance(self.store, ToolResultLog):
+            return list(state.outcomes)
+        outcomes = []
+        for event in self.store.tool_results(state.task_id):
+            result = RecordedResult.of_event(event)
+            if enters_task_notes(error_kind=result.error_kind, executed=result.executed):
+                outcomes.append(result.outcome())
+        return outcomes
 
     def drain_memory_usage(self) -> Usage:
         """Tokens memory's model helpers (lesson proposer, ledger summarizer) used since
