@@ -17,7 +17,6 @@ from harness.context.index import (
     FANOUT,
     INDEX_HEADING,
     AddressIndex,
-    IndexEntry,
     IndexState,
     exchange_line,
 )
@@ -27,7 +26,7 @@ from harness.store import MemoryRunStore
 ADDRESS = re.compile(r"archive://[A-Za-z0-9_./\-]+[A-Za-z0-9_]")
 
 
-def entry(task: str, turn: int, *, tool: str = "read_sensor_log") -> tuple[IndexEntry, str]:
+def entry(task: str, turn: int, *, tool: str = "read_sensor_log") -> tuple[str, str]:
     """A realistic entry line (the ids the harness really makes) and its output address."""
     call = ToolCall(id=f"call_{turn:016x}", name=tool, arguments={"index": turn, "unit": "N"})
     address = f"archive://{task}/{call.id}"
@@ -39,7 +38,7 @@ def entry(task: str, turn: int, *, tool: str = "read_sensor_log") -> tuple[Index
         task_id=task,
         turn=turn,
     )
-    return IndexEntry(f"{task} t{turn}", exchange_line(call, result, str)), address
+    return exchange_line(call, result, str), address
 
 
 def fold_all(
@@ -154,4 +153,4 @@ def test_without_a_store_the_index_says_what_it_could_not_keep() -> None:
     assert state.pages == () and state.exchanges == 8 and state.unindexed == 5
     section = state.render()
     assert "5 older folded entries are not indexed" in section
-    assert all(line.line in section for line in lines[-3:])
+    assert all(line in section for line in lines[-3:])

@@ -123,7 +123,6 @@ class CheckpointWriter:
         checkpoint_id = checkpoint_id or new_id("item")
         previous, state = index or self.index_for(folded, checkpoint_id=checkpoint_id)
         new = [item for item in folded if item is not previous]
-        covered: list[Item] = list(new)
         archived = None
         if previous is not None:
             archived = archive_item_text(self.store, previous, previous.text)
@@ -132,7 +131,7 @@ class CheckpointWriter:
         models = list(before.models or [before.model]) if before is not None else []
         if model not in models:
             models.append(model)
-        turns = [item.turn for item in covered] or [0]
+        turns = [item.turn for item in new] or [0]
         last = folded[-1]
         source = CheckpointSource(
             first_turn=min([*turns, *([before.first_turn] if before else [])]),

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Generator, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from harness.context.budget import budget_error
 from harness.context.checkpoint import CheckpointWriter
@@ -388,13 +388,15 @@ class CheckpointCompactor:
 # ---------------------------------------------------------------------- helpers
 
 Steps = Generator[CompactionEvent, None, bool]
+FoldStatus = Literal["completed", "fallback"]
+FoldMode = Literal["checkpoint", "deterministic", "task_end"]
 
 
 def _folded_event(
     fold: Fold,
     *,
-    status: Any,
-    mode: Any,
+    status: FoldStatus,
+    mode: FoldMode,
     reason: str,
     before: int,
     context: Context,

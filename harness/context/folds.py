@@ -107,28 +107,23 @@ class Folds:
         """
         budget = context.budget
         tokens = token_estimate(context)
-        keep_turns, keep_tokens = self.config.keep_recent_turns, self.config.keep_recent_tokens
-        plan = plan_compaction(
-            context.accumulated,
-            keep_recent_turns=keep_turns,
-            keep_recent_tokens=keep_tokens,
-            tokens=tokens,
-            ended_prose_tokens=ended_prose_tokens,
-        )
+        keep_tokens = self.config.keep_recent_tokens
+
+        def capped(tail_tokens: int) -> CompactionPlan:
+            return plan_compaction(
+                context.accumulated,
+                keep_recent_turns=self.config.keep_recent_turns,
+                keep_recent_tokens=min(keep_tokens, tail_tokens),
+                tokens=tokens,
+                ended_prose_tokens=ended_prose_tokens,
+            )
+
+        plan = capped(keep_tokens)
         protected = tokens([item for item in context.accumulated if item.id in plan.pinned])
         allowance = checkpoint_allowance(budget.threshold)
         room = max(0, (budget.threshold - context.fixed_tokens() - protected - allowance) // 2)
         if room >= keep_tokens:
             return plan
-
-        def capped(tail_tokens: int) -> CompactionPlan:
-            return plan_compaction(
-                context.accumulated,
-                keep_recent_turns=keep_turns,
-                keep_recent_tokens=min(keep_tokens, tail_tokens),
-                tokens=tokens,
-                ended_prose_tokens=ended_prose_tokens,
-            )
 
         # The newest turn's results have not been read yet: while anything older can be
         # folded instead, the room cap does not fold it (the configured bound still can,

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from harness.context.archive import RECALL_MAX_CHARS, archive_address, archive_item_text
+from harness.context.turns import TASK_ENDING_PREFIX
 from harness.messages import (
     AssistantItem,
     IndexPage,
@@ -46,7 +47,6 @@ __all__ = [
     "INLINE_ENTRIES",
     "PAGE_CHARS",
     "AddressIndex",
-    "IndexEntry",
     "IndexState",
     "exchange_line",
     "index_entries",
@@ -100,22 +100,14 @@ def exchange_line(
     return line + (f"; {result.archive}" if result.archive else "")
 
 
-@dataclass(frozen=True)
-class IndexEntry:
-    """One line of the index: a folded exchange, or folded operator prose."""
-
-    where: str
-    """``task t<turn>``."""
-    line: str
-
-
 def index_entries(
     folded: Sequence[Item], *, store: RunStore | None, clean: Callable[[str], str]
-) -> list[IndexEntry]:
-    """Entries for the tool exchanges among ``folded`` (and for any instruction, revision
-    or final report folded with them, archived first so the line has an address)."""
+) -> list[str]:
+    """Entry lines for the tool exchanges among ``folded`` (and for any instruction,
+    revision or final report folded with them, archived first so the line has an
+    address)."""
     calls: dict[str, ToolCall] = {}
-    entries: list[IndexEntry] = []
+    entries: list[str] = []
     for item in folded:
         if isinstance(item, AssistantItem):
             for call in item.tool_calls:
@@ -123,23 +115,21 @@ def index_entries(
             if item.text and not item.tool_calls:
                 entries.append(_prose_entry(item, "final report", item.text, store, clean))
         elif isinstance(item, ToolResultItem):
-            entries.append(
-                IndexEntry(_where(item), exchange_line(calls.get(item.call_id), item, clean))
-            )
+            entries.append(exchange_line(calls.get(item.call_id), item, clean))
         elif isinstance(item, (InstructionItem, RevisionItem)):
             label = "instruction" if isinstance(item, InstructionItem) else "revision"
             entries.append(_prose_entry(item, label, item.text, store, clean))
-        elif isinstance(item, NoticeItem) and item.text.startswith("Task "):
+        elif isinstance(item, NoticeItem) and item.text.startswith(TASK_ENDING_PREFIX):
             entries.append(_prose_entry(item, "task ending", item.text, store, clean))
     return entries
 
 
 def _prose_entry(
     item: Item, label: str, text: str, store: RunStore | None, clean: Callable[[str], str]
-) -> IndexEntry:
+) -> str:
     address = getattr(item, "archive", None) or archive_item_text(store, item, text, "text")
     line = _one_line(f"- {_where(item)} {label}: {clean(text)}", LINE_MAX_CHARS)
-    return IndexEntry(_where(item), line + (f"; {address}" if address else ""))
+    return line + (f"; {address}" if address else "")
 
 
 @dataclass(frozen=True)
@@ -207,7 +197,7 @@ class AddressIndex:
     def extend(
         self,
         previous: IndexState,
-        entries: Sequence[IndexEntry],
+        entries: Sequence[str],
         *,
         task_id: str,
         key: str,
@@ -215,7 +205,7 @@ class AddressIndex:
         """The index after adding ``entries``; new pages are archived under
         ``archive://<task_id>/index_<key>_<n>``."""
         if self.store is None:
-            newest = (*previous.newest, *(e.line for e in entries))[-self.inline :]
+            newest = (*previous.newest, *entries)[-self.inline :]
             dropped = len(previous.newest) + len(entries) - len(newest)
             return IndexState(
                 pages=previous.pages,
@@ -230,7 +220,7 @@ class AddressIndex:
             if reopened is not None:
                 open_lines = reopened
                 pages.pop()
-        lines = [*open_lines, *(entry.line for entry in entries)]
+        lines = [*open_lines, *entries]
         counter = _Counter(task_id, key)
         chunk: list[str] = []
         size = 0
