@@ -383,10 +383,10 @@ def _run_mode(
     pairs = list(itertools.pairwise(marks))
     result.overhead_s = [(b[0] - a[0]) - (b[1] - a[1]) for a, b in pairs]
     result.overhead_cpu_s = [max(0.0, (b[2] - a[2]) - (b[3] - a[3])) for a, b in pairs]
+    result.peak_rss = peak_rss_bytes()  # before the census below, which costs memory itself
     gc.collect()
     result.image_parts_alive = sum(1 for obj in gc.get_objects() if isinstance(obj, ImagePart))
     result.image_bytes_seen = getattr(store, "image_bytes", 0)
-    result.peak_rss = peak_rss_bytes()
     return result
 
 

@@ -1,11 +1,11 @@
-"""Run stores: every event, item, exact tool output and image, written as it happens.
+"""The durable run store: every event, item, exact tool output and image, as it happens.
 
 :class:`SQLiteRunStore` is the durable store (``run.store``): one SQLite file in WAL mode,
 each write its own committed transaction, so a robot session that dies at any moment has
 lost nothing it recorded, and the CLI can read a running session without ever blocking it.
-:class:`MemoryRunStore` keeps a session in memory (tests, throwaway runs).
-
-Both redact secrets (API keys, bearer tokens, configured patterns) before anything is kept.
+:class:`~harness.store.memory.MemoryRunStore` keeps a session in memory instead (tests,
+throwaway runs). Both redact secrets (API keys, bearer tokens, configured patterns) before
+anything is kept.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from harness.protocols import ArchiveHit
 from harness.redact import Redactor
 from harness.store.schema import migrate
 
-__all__ = ["STORE_FILENAME", "MemoryRunStore", "SQLiteRunStore", "connect_store"]
+__all__ = ["STORE_FILENAME", "SQLiteRunStore", "connect_store"]
 
 STORE_FILENAME = "runs.db"
 """The SQLite file inside the ``run.store`` folder."""
@@ -373,132 +373,3 @@ class SQLiteRunStore:
                 return
             self.closed = True
             self._conn.close()
-
-
-class MemoryRunStore:
-    """A run store in memory: same contract as the SQLite store, nothing on disk."""
-
-    def __init__(self, *, redactor: Redactor | None = None) -> None:
-        self.redactor = redactor or Redactor()
-        self._lock = threading.Lock()
-        self.sessions: dict[str, dict[str, Any]] = {}
-        self.tasks: dict[str, dict[str, Any]] = {}
-        self.events: list[EventBase] = []
-        self.items: dict[str, dict[str, Any]] = {}
-        self.archive: dict[str, str] = {}
-        self.archive_meta: dict[str, tuple[str, str, str]] = {}
-        """address -> (task id, tool, arguments) of each archived output."""
-        self.images: dict[str, ImagePart] = {}
-        self.layouts: list[tuple[str, list[str]]] = []
-        self.task_notes: dict[str, dict[str, Any]] = {}
-        self.closed = False
-
-    def open_session(self, session_id: str, *, config: Mapping[str, Any]) -> None:
-        with self._lock:
-            self.sessions.setdefault(session_id, {"config": self.redactor.config(dict(config))})
-
-    def start_task(self, session_id: str, task_id: str, instruction: str) -> None:
-        with self._lock:
-            self.tasks[task_id] = {
-                "session_id": session_id,
-                "instruction": self.redactor.text(instruction),
-                "status": "running",
-            }
-
-    def end_task(
-        self,
-        task_id: str,
-        *,
-        status: str,
-        reason: str,
-        report: str,
-        turns: int,
-        usage: Mapping[str, Any],
-    ) -> None:
-        with self._lock:
-            self.tasks.setdefault(task_id, {}).update(
-                status=status,
-                reason=self.redactor.text(reason),
-                report=self.redactor.text(report),
-                turns=turns,
-                usage=dict(usage),
-            )
-
-    def append_event(self, event: EventBase) -> None:
-        redacted = type(event).model_validate(self.redactor.value(event.model_dump()))
-        with self._lock:
-            self.events.append(redacted)
-
-    def tool_results(self, task_id: str) -> list[ToolResultEvent]:
-        with self._lock:
-            return [
-                event
-                for event in self.events
-                if isinstance(event, ToolResultEvent) and event.task_id == task_id
-            ]
-
-    def put_item(self, session_id: str, item: Item, *, lifetime: str, tokens: int) -> None:
-        with self._lock:
-            self.items[item.id] = {
-                "session_id": session_id,
-                "item": type(item).model_validate(self.redactor.value(item.model_dump())),
-                "lifetime": lifetime,
-                "tokens": tokens,
-                "state": "verbatim",
-                "reason": "",
-            }
-
-    def set_item_state(self, item_id: str, *, state: str, reason: str) -> None:
-        with self._lock:
-            if item_id in self.items:
-                self.items[item_id].update(state=state, reason=self.redactor.text(reason))
-
-    def set_accumulated(self, session_id: str, item_ids: Sequence[str]) -> None:
-        with self._lock:
-            self.layouts.append((session_id, list(item_ids)))
-
-    def put_task_notes(self, session_id: str, task_id: str, notes: Mapping[str, Any]) -> None:
-        with self._lock:
-            self.task_notes[task_id] = self.redactor.value(dict(notes))
-
-    def archive_put(
-        self,
-        address: str,
-        text: str,
-        *,
-        task_id: str,
-        call_id: str,
-        tool: str,
-        arguments: str = "",
-    ) -> None:
-        with self._lock:
-            self.archive[address] = self.redactor.text(text)
-            self.archive_meta[address] = (task_id, tool, self.redactor.text(arguments))
-
-    def archive_get(self, address: str) -> str | None:
-        with self._lock:
-            return self.archive.get(address)
-
-    def archive_search(self, session_id: str, query: str, *, limit: int) -> list[ArchiveHit]:
-        with self._lock:
-            entries = list(self.archive.items())
-            meta = dict(self.archive_meta)
-            sessions = {task_id: task.get("session_id") for task_id, task in self.tasks.items()}
-        hits: list[ArchiveHit] = []
-        for address, text in reversed(entries):  # newest first
-            task_id, tool, arguments = meta.get(address, ("", "", ""))
-            if sessions.get(task_id) != session_id:
-                continue
-            hit = archive_hit(query, tool=tool, arguments=arguments, text=text)
-            if hit is not None:
-                hits.append(ArchiveHit(address, task_id, tool, *hit))
-                if len(hits) >= limit:
-                    break
-        return hits
-
-    def put_image(self, image: ImagePart) -> None:
-        with self._lock:
-            self.images.setdefault(image.sha256, image)
-
-    def close(self) -> None:
-        self.closed = True
