@@ -96,7 +96,7 @@ class OverheadOptions:
     """Turn limit of the simulator loop-rate run (the planner usually finishes sooner)."""
     store: str = "memory"
     """``memory``: in memory, image bytes not kept (stands in for a disk store);
-    ``sqlite``: the project's SQLite run store in a temporary folder (when on the branch)."""
+    ``sqlite``: the project's SQLite run store in a temporary folder."""
     subprocess: bool = True
     """Run each mode in its own process (clean peak RSS); tests run in-process."""
     memory_turns: Sequence[int] = (500, 3000)

@@ -4,6 +4,8 @@
   let the optional timer fire (``--estop-after SECONDS``). The harness checks it before every
   model call and tool call, and interrupts a motion in flight through the driver's
   ``stop()``; the task ends ``cancelled`` with the robot stopped.
+- the ``done`` event's ``outcome`` (``achieved``, ``not_achieved``, ``unverified``) is
+  printed with its evidence, and decides the exit code: 0 only when the goal was confirmed.
 - ``poll_replan`` is wired to a queue: any other line typed while the task runs becomes an
   instruction revision (e.g. "also put the blue cube in the tray"); ``--revise-after`` queues
   one automatically after the first confirmed place.
@@ -104,7 +106,13 @@ def main() -> int:
                 if estop.reason:
                     print(f"e-stop: {estop.reason}; robot stopped")
                 print(event.report)
-                return 0 if event.status == "completed" else 1
+                who = f" ({event.evidence.checked_by})" if event.evidence.checked_by else ""
+                print(f"outcome: {event.outcome}{who}: {event.evidence.summary}")
+                for condition in event.evidence.conditions:
+                    mark = "held" if condition.held else "NOT held"
+                    print(f"  {mark}: {condition.condition} - {condition.evidence}")
+                # 0 only when the goal was confirmed (or nothing is configured to check it)
+                return 0 if event.succeeded else 1
     return 1
 
 

@@ -8,7 +8,12 @@
 
     ollama pull qwen2.5vl:7b      # any local server speaking the OpenAI API
     python examples/real_provider.py --model ollama:qwen2.5vl:7b
-    python examples/real_provider.py --model openai:my-model@http://gpu-box:8000/v1
+    python examples/real_provider.py --model openai:my-model@http://gpu-box:8000/v1 \
+        --context-window 8192     # a model the built-in table does not know
+
+A model outside the built-in table needs ``--context-window`` (the window the server runs
+it with, e.g. llama.cpp's ``--n_ctx``); whether it sees the camera is probed once unless
+``--vision true|false`` says so.
 
 This is the control script you would write for hardware: ``run_stream()`` runs in your own
 thread, the first Ctrl-C cancels cooperatively (the robot is stopped), a second one
@@ -17,8 +22,8 @@ retries and their waits are shown). The robot here is a toy gantry over a 1 m ta
 one red cube and a top-down camera, so the script needs nothing but this package; swap in
 your own driver and safety envelope.
 
-Without the key the chosen provider needs, the script says which variable to set and
-exits with status 2 (nothing is sent anywhere).
+Without the key the chosen provider needs, or without a context window for an unknown
+model, the script says what to set and exits with status 2 (nothing is sent anywhere).
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from embodiment.types import ActionResult, Observation, SafetyDecision
 from harness import ConfigError, Harness, HarnessConfig, Tool
+from harness.errors import UnknownContextWindowError
 from harness.events import DoneEvent, EventBase
 from harness.providers import build_model, parse_model_spec
 
@@ -180,9 +186,7 @@ def show(event: EventBase) -> None:
         print(e.delta, end="", flush=True)
     elif e.type == "model_response":
         end_of_text = "\n" if e.text else ""  # the streamed text had no newline
-        print(
-            f"{end_of_text}  [{e.model}: {e.usage.prompt_tokens} in, {e.usage.output_tokens} out]"
-        )
+        print(f"{end_of_text}  [{e.model}: {_tokens(e.usage)}]")
     elif e.type == "model_retry":
         print(f"  [retry {e.attempt} in {e.wait_s:.2f} s: {e.message}]")
     elif e.type == "model_error":
@@ -194,19 +198,75 @@ def show(event: EventBase) -> None:
     elif e.type == "tool_result":
         print(f"<- {e.name}: {e.text[:200]}")
     elif e.type == "done":
-        cost = "" if e.usage.cost_usd is None else f", ${e.usage.cost_usd:.4f}"
         print(f"\n{e.status} after {e.turns} turns ({e.termination_reason})")
         print(f"report: {e.report}")
+        print(f"usage: {e.usage.describe()}")
+
+
+def _tokens(usage: Any) -> str:
+    """Token counts, or that there are none (many local servers stream no usage)."""
+    if not (usage.prompt_tokens or usage.output_tokens):
+        return "usage not reported"
+    return f"{usage.prompt_tokens} in, {usage.output_tokens} out"
+
+
+def fit_to_window(config: HarnessConfig, window: int) -> None:
+    """Use ``window`` as the model's context window, with output and compaction reserves
+    that fit in it (the defaults assume 100k+ windows; a local server often runs 4-32k)."""
+    config.model.context_window = window
+    compaction = config.context.compaction
+    if compaction.reserve_tokens > window // 4:
+        compaction.reserve_tokens = window // 4
+        config.model.max_output_tokens = min(config.model.max_output_tokens, window // 8)
         print(
-            f"usage: {e.usage.requests} calls, {e.usage.input_tokens} input "
-            f"(+{e.usage.cache_read_tokens} cached), {e.usage.output_tokens} output{cost}"
+            f"[window {window}: reserving {compaction.reserve_tokens} tokens, "
+            f"answers up to {config.model.max_output_tokens}]"
         )
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of tokens, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of tokens, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="openai:gpt-4.1-mini", help="model spec")
     parser.add_argument("--max-turns", type=int, default=20)
+    parser.add_argument(
+        "--context-window",
+        type=_positive_int,
+        metavar="TOKENS",
+        help="the model's context window (needed for models outside the built-in table)",
+    )
+    parser.add_argument(
+        "--timeout-s",
+        type=_positive_float,
+        metavar="SECONDS",
+        help="how long one model call may take, whole answer included (default 60; a "
+        "local server on a CPU may need several minutes)",
+    )
+    parser.add_argument(
+        "--vision",
+        choices=["auto", "true", "false"],
+        default="auto",
+        help="send camera images (auto: known models, or probe the server once)",
+    )
     parser.add_argument(
         "instruction",
         nargs="?",
@@ -217,8 +277,13 @@ def main(argv: list[str] | None = None) -> int:
     config = HarnessConfig.model_validate(
         {"embodiment": None, "driver": None, "run": {"store": None}, "memory": {"enabled": False}}
     )
-    config.model = parse_model_spec(args.model)
     try:
+        config.model = parse_model_spec(args.model)
+        if args.context_window is not None:
+            fit_to_window(config, args.context_window)
+        config.model.vision = {"true": True, "false": False}.get(args.vision, "auto")
+        if args.timeout_s is not None:
+            config.model.timeout_s = args.timeout_s
         model = build_model(config.model)
     except ConfigError as exc:
         print(f"Not running: {exc}", file=sys.stderr)
@@ -231,16 +296,26 @@ def main(argv: list[str] | None = None) -> int:
 
     robot = ToyGantry()
     done: DoneEvent | None = None
-    with (
-        Harness(
+    try:
+        harness = Harness(
             config,
             model=model,
             driver=robot,
             safety=BoxEnvelope(),
             physical_tools=gantry_tools(robot),
-        ) as harness,
-        stop_on_ctrl_c() as stop,
-    ):
+        )
+    except UnknownContextWindowError:
+        print(
+            f"Not running: the context window of {config.model.name!r} is not in the built-in "
+            "table; pass --context-window TOKENS (the window the server runs the model with, "
+            "e.g. llama.cpp's --n_ctx). Nothing was sent.",
+            file=sys.stderr,
+        )
+        return 2
+    except ConfigError as exc:
+        print(f"Not running: {exc}. Nothing was sent.", file=sys.stderr)
+        return 2
+    with harness, stop_on_ctrl_c() as stop:
         for event in harness.run_stream(
             args.instruction, max_turns=args.max_turns, should_cancel=stop.is_set
         ):

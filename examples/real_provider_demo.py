@@ -3,7 +3,7 @@
     export OPENAI_API_KEY=...      # or ANTHROPIC_API_KEY=...
     python examples/real_provider_demo.py "put the red cube in the tray"
 
-Uses ``openai:gpt-4.1-mini`` or ``anthropic:claude-sonnet-4-5`` (override with ``--model``,
+Uses ``openai:gpt-4.1-mini`` or ``anthropic:claude-sonnet-4-6`` (override with ``--model``,
 e.g. ``--model openai:qwen2.5-vl@http://127.0.0.1:8000/v1`` for a local server). Without a
 key it says so and runs nothing. Same simulator, scene graph, safety envelope and evaluator
 as ``harness demo``; only the decision model changes.
@@ -22,7 +22,7 @@ def pick_model() -> str | None:
     if os.environ.get("OPENAI_API_KEY"):
         return "openai:gpt-4.1-mini"
     if os.environ.get("ANTHROPIC_API_KEY"):
-        return "anthropic:claude-sonnet-4-5"
+        return "anthropic:claude-sonnet-4-6"
     return None
 
 

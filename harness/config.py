@@ -7,6 +7,7 @@ such as ``context.compaction.reserve_tokens=8192`` recursively before validation
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
@@ -38,6 +39,7 @@ __all__ = [
     "format_validation_error",
     "load_config",
     "resolve_config",
+    "secret_sources",
     "validate_config",
     "with_overrides",
 ]
@@ -71,6 +73,9 @@ class ModelConfig(_Section):
     max_output_tokens: int = Field(4096, gt=0)
     temperature: float | None = Field(0.0, ge=0, le=2)
     timeout_s: float = Field(60.0, gt=0)
+    """Seconds one attempt may take for the whole response: connecting, the first byte and
+    every chunk after it together (a server trickling keep-alive comments cannot stretch
+    it). A timed-out attempt is retried like a dropped connection."""
     max_retries: int = Field(3, ge=0, le=20)
     stream: bool = True
     """Stream responses (text reaches the operator as it is generated)."""
@@ -78,6 +83,11 @@ class ModelConfig(_Section):
     thinking_budget_tokens: int | None = Field(None, ge=1024)
     """Anthropic extended thinking budget; off when unset."""
     image_detail: Literal["low", "high", "auto"] = "auto"
+    vision: bool | Literal["auto"] = "auto"
+    """Whether camera images are sent to the model. ``auto``: known for the models in the
+    built-in table; any other model on an OpenAI-compatible server is probed once with a
+    tiny image (text-only servers read an image as thousands of tokens of text, or drop
+    the message that holds it). Without images the model still reads the Brief."""
     prices: PriceConfig | None = None
     options: dict[str, Any] = Field(default_factory=dict)
     """Provider-specific extras passed through (e.g. extra_body for a local server)."""
@@ -132,8 +142,8 @@ class RunConfig(_Section):
     failure_budget: int = Field(20, ge=1)
     """Consecutive failed tool turns that end the task."""
     store: str | None = ".harness"
-    """Run store folder (SQLite), relative to the working directory (where `harness runs`
-    and `harness show` look); null keeps the run in memory only."""
+    """Run store folder (SQLite), relative to the config file's folder like every configured
+    path (the working directory without a config file); null keeps the run in memory only."""
     store_sync: Literal["full", "normal"] = "full"
     """`full`: every write survives a power cut (one fsync per write, about 0.25 ms on an
     SSD). `normal`: survives a crash of the process, but the last writes may be lost if
@@ -194,6 +204,7 @@ class SkillsConfig(_Section):
 class MemoryConfig(_Section):
     enabled: bool = True
     path: str = ".harness/memory"
+    """Memory folder, relative to the config file's folder like every configured path."""
     budget_tokens: int = Field(1500, ge=0)
     """Memory and tool-experience summaries read into Resident at task start."""
     consolidation_min_confidence: float = Field(0.75, ge=0, le=1)
@@ -213,6 +224,13 @@ class EvaluationConfig(_Section):
     post_conditions: dict[str, str] = Field(default_factory=dict)
     """Tool name -> post-condition text (with {argument} placeholders) for the model
     evaluator; drivers declare their own, these add to or override them."""
+    task_check: Literal["auto", "programmatic", "model", "none"] = "auto"
+    """The check of the whole task when the model ends it (the ``done`` event's
+    ``outcome``). programmatic: from the instruction's goals against the driver's ground
+    truth (the simulator); model: `model` (else the decision model) judges the camera
+    images after the task; auto: model when `model` is set and there are cameras, else
+    programmatic when the driver has ground truth, else none (the outcome is then
+    ``unverified`` unless the model reports failure)."""
 
 
 class MCPServerConfig(_Section):
@@ -304,12 +322,44 @@ class HarnessConfig(_Section):
     base_dir: str | None = Field(None, exclude=True)
     """Folder relative paths are resolved against (the config file's folder)."""
 
+    # The one rule for relative paths: a relative path written in a config file (or set
+    # on top of one with --set) is relative to that file's folder, whatever it names: the
+    # run store, memory, an embodiment profile, skills, an MCP server's cwd. Without a config
+    # file (the built-in defaults) it is relative to the working directory. The CLI reads
+    # configs/default.yaml when it is there (a checkout), so `demo`, `run`, `chat` and the
+    # commands that read runs all agree on where the store is.
+
     def resolve_path(self, path: str) -> Path:
-        """Resolve a configured path against the config file's folder."""
+        """A configured path, relative to the config file's folder (the working directory
+        when there is no config file)."""
         candidate = Path(os.path.expanduser(path))
         if candidate.is_absolute() or self.base_dir is None:
             return candidate
         return Path(self.base_dir) / candidate
+
+
+def secret_sources(config: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """What a config says is secret: (``run.secret_patterns``, the ``api_key_env`` names
+    of every model it configures: decision, compaction and evaluation).
+
+    Takes the config as plain data so a session's recorded config (read back from the run
+    store, possibly by an older or newer harness) gives the same answer as a live one.
+    """
+    run = config.get("run")
+    patterns = run.get("secret_patterns") if isinstance(run, Mapping) else None
+    evaluation = config.get("evaluation")
+    models = [
+        config.get("model"),
+        config.get("compaction_model"),
+        evaluation.get("model") if isinstance(evaluation, Mapping) else None,
+    ]
+    env_vars = [
+        model["api_key_env"]
+        for model in models
+        if isinstance(model, Mapping) and isinstance(model.get("api_key_env"), str)
+    ]
+    kept = [p for p in patterns if isinstance(p, str)] if isinstance(patterns, list) else []
+    return kept, env_vars
 
 
 # --------------------------------------------------------------------------- loading
@@ -366,8 +416,11 @@ def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
 def apply_overrides(
     data: Mapping[str, Any], overrides: Iterable[str] | Mapping[str, Any]
 ) -> dict[str, Any]:
-    """Merge ``key.path=value`` strings (values parsed as YAML) or a nested mapping."""
-    result = _merge({}, data)
+    """Merge ``key.path=value`` strings (values parsed as YAML) or a nested mapping.
+
+    ``data`` is never changed (it is copied deeply first: module-level defaults are passed
+    here, and an override must not leak into the next config built from them)."""
+    result = _merge({}, copy.deepcopy(dict(data)))
     if isinstance(overrides, Mapping):
         return _merge(result, overrides)
     for override in overrides:
@@ -385,6 +438,25 @@ def apply_overrides(
             raise ConfigError(f"override {key}: value {raw!r} is not YAML: {exc}") from exc
         _set_path(result, key, value)
     return result
+
+
+PROFILE_ONLY_KEYS = frozenset(
+    {"kind", "frames", "base", "workspace", "sensors", "cameras", "grippers", "limits"}
+)
+"""Top-level keys of an embodiment profile that a harness config never has."""
+
+
+def _looks_like_profile(data: Mapping[str, Any]) -> bool:
+    keys = set(data)
+    return bool(keys & PROFILE_ONLY_KEYS) and not keys & set(HarnessConfig.model_fields)
+
+
+def _profile_not_config(file: Path, what: str) -> str:
+    return (
+        f"{file} is {what}, not a harness config: set `embodiment:` to its path in a "
+        f"harness config (relative to that config file's folder), or pass "
+        f"--set embodiment={file.resolve()}"
+    )
 
 
 def load_config(
@@ -405,6 +477,8 @@ def load_config(
         source = str(file)
         if not file.is_file():
             raise ConfigError(f"config file not found: {file}", key=None, value=str(file))
+        if file.suffix.lower() in (".md", ".markdown"):
+            raise ConfigError(_profile_not_config(file, "a Markdown (Thea) embodiment profile"))
         try:
             loaded = yaml.safe_load(file.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
@@ -415,6 +489,8 @@ def load_config(
             raise ConfigError(
                 f"{file}: the top level must be a mapping, got {type(loaded).__name__}"
             )
+        if _looks_like_profile(loaded):
+            raise ConfigError(_profile_not_config(file, "an embodiment profile"))
         data = loaded
         base_dir = str(file.resolve().parent)
     return validate_config(apply_overrides(data, overrides), source=source, base_dir=base_dir)

@@ -7,6 +7,10 @@ harness) and for the named terminal reasons a task ends with.
 
 from __future__ import annotations
 
+from typing import Any
+
+from harness.cancel import Cancelled
+
 __all__ = [
     "AuthenticationError",
     "BadRequestError",
@@ -14,15 +18,19 @@ __all__ = [
     "ConfigError",
     "ContextBudgetError",
     "ContextOverflowError",
+    "EmptyResponseError",
     "HarnessBusyError",
     "HarnessClosedError",
     "HarnessError",
+    "IncompleteResponseError",
+    "ModelCancelledError",
     "ModelError",
     "RateLimitError",
     "RunNotFoundError",
     "RunStoreError",
     "TransientModelError",
     "UnknownContextWindowError",
+    "UsageError",
 ]
 
 
@@ -51,6 +59,11 @@ class UnknownContextWindowError(ConfigError):
     """
 
 
+class UsageError(HarnessError):
+    """A command-line argument that parses but cannot work (``--gui`` without a display):
+    the CLI prints one line naming the flag and exits with code 2."""
+
+
 class HarnessBusyError(HarnessError):
     """A task is already running in this session (one Harness runs one task at a time)."""
 
@@ -75,11 +88,13 @@ class ContextBudgetError(HarnessError):
 class ModelError(HarnessError):
     """A model call failed after the adapter's own retries.
 
-    `kind` is a stable machine-readable name; `retryable` says whether waiting could help.
+    `kind` is a stable machine-readable name; `retryable` says whether waiting could help;
+    `max_retries`, when set, caps the retries of this kind below ``model.max_retries``.
     """
 
     kind: str = "model_error"
     retryable: bool = False
+    max_retries: int | None = None
 
     def __init__(
         self,
@@ -115,16 +130,70 @@ class TransientModelError(ModelError):
     retryable = True
 
 
+class IncompleteResponseError(ModelError):
+    """The answer did not arrive whole: a stream that ended without its terminal marker
+    (OpenAI ``finish_reason``, Anthropic ``message_stop``), an empty or unparseable body, a
+    tool call cut off before its arguments were complete.
+
+    Nothing of such an answer may be acted on (a tool call cut after its name would run
+    with default arguments), so it is an error, retried like a dropped connection.
+    """
+
+    kind = "incomplete_response"
+    retryable = True
+
+
+class EmptyResponseError(ModelError):
+    """A well-formed answer with neither text nor a tool call.
+
+    It cannot be a task report; some local servers produce one now and then, so it is
+    retried once, then the call fails.
+    """
+
+    kind = "empty_response"
+    retryable = True
+    max_retries = 1
+
+
 class ContextOverflowError(ModelError):
-    """The provider rejected the request as larger than the model's context window."""
+    """The provider rejected the request as larger than the model's context window.
+
+    ``limit_tokens`` is the window the server says it has ("maximum context length is
+    5632 tokens"), ``prompt_tokens`` the size it counted for the prompt (without the output
+    it was asked for); each is None when the server did not say. A configured window larger
+    than ``limit_tokens`` is wrong for this server, and the rest of the session should
+    budget with the stated limit.
+    """
 
     kind = "context_overflow"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        limit_tokens: int | None = None,
+        prompt_tokens: int | None = None,
+        **common: Any,
+    ) -> None:
+        super().__init__(message, **common)
+        self.limit_tokens = limit_tokens
+        self.prompt_tokens = prompt_tokens
 
 
 class BadRequestError(ModelError):
     """The provider rejected the request as malformed; retrying the same request won't help."""
 
     kind = "bad_request"
+
+
+class ModelCancelledError(Cancelled):
+    """A model call was abandoned because the caller's ``cancelled`` callback said so.
+
+    Raised by :func:`harness.providers.complete` (summaries, lessons, evaluations), whose
+    callers need a return value: a cancel is not a model failure, so it is not a
+    :class:`ModelError`, and no fallback should run in its place. It is a
+    :class:`harness.cancel.Cancelled`, the one cancel every phase of the loop lets through.
+    """
 
 
 class RunStoreError(HarnessError):

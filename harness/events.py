@@ -25,20 +25,24 @@ __all__ = [
     "EvaluationEvent",
     "Event",
     "EventBase",
+    "GoalCondition",
     "HookDecisionEvent",
     "MemoryConsolidationEvent",
     "ModelDeltaEvent",
+    "ModelDiscardedEvent",
     "ModelErrorEvent",
     "ModelResponseEvent",
     "ModelRetryEvent",
     "NotificationEvent",
     "ObservationEvent",
+    "OutcomeEvidence",
     "ProgressEvent",
     "PromptSnapshotEvent",
     "ReplanEvent",
     "SafetyCheckEvent",
     "SceneUpdateEvent",
     "SkillLoadedEvent",
+    "TaskOutcome",
     "TaskResumedEvent",
     "TaskStartedEvent",
     "TaskStatus",
@@ -48,9 +52,17 @@ __all__ = [
     "UserQueryEvent",
     "event_adapter",
     "parse_event",
+    "task_succeeded",
 ]
 
 TaskStatus = Literal["completed", "cancelled", "failed", "max_turns", "failure_budget"]
+"""How the loop ended (the specification's statuses)."""
+
+TaskOutcome = Literal["achieved", "not_achieved", "unverified"]
+"""Whether the task's goal was met, as far as the harness can tell: ``achieved`` only when a
+task-level check confirmed it, ``not_achieved`` when a check or the model itself says it was
+not, ``unverified`` otherwise (no check configured, the check could not decide, or the task
+did not complete)."""
 
 
 class EventBase(BaseModel):
@@ -86,6 +98,19 @@ class TaskResumedEvent(EventBase):
     max_turns: int
     interrupted_calls: list[dict[str, Any]] = Field(default_factory=list)
     previous_pid: int | None = None
+    world: Literal["restored", "re_observed", "none"] = "none"
+    """What became of the world: ``restored`` (a simulator put back into the state recorded
+    after turn ``world_turn``), ``re_observed`` (a real robot: its state is whatever it is
+    now, observed before the next model call), ``none`` (no driver)."""
+    world_turn: int | None = None
+
+    def describe_world(self) -> str:
+        """What became of the world, for people."""
+        if self.world == "restored":
+            return f"world restored to its state after turn {self.world_turn}"
+        if self.world == "re_observed":
+            return "world re-observed (its state is not restored)"
+        return ""
 
     def describe_interrupted(self) -> str:
         """The interrupted calls for people: ``move_to (outcome unknown)``."""
@@ -172,7 +197,7 @@ class CompactionEvent(EventBase):
     """A compaction or pruning pass over Accumulated context."""
 
     type: Literal["compaction"] = "compaction"
-    status: Literal["started", "completed", "failed", "fallback", "skipped"]
+    status: Literal["started", "completed", "failed", "fallback", "skipped", "cancelled"]
     mode: Literal[
         "checkpoint",
         "prune",
@@ -238,6 +263,20 @@ class ModelResponseEvent(EventBase):
     tool_calls: list[dict[str, Any]] = Field(default_factory=list)
     stop_reason: str = ""
     usage: Usage = Field(default_factory=Usage)
+    duration_s: float = 0.0
+
+
+class ModelDiscardedEvent(EventBase):
+    """A model answer the harness did not act on: the operator cancelled while the call was
+    in flight. ``complete`` says whether the whole answer had arrived; ``text`` and
+    ``tool_calls`` are what had (nothing of it enters the context, and no call of it runs).
+    Anything the abandoned call delivers later is dropped."""
+
+    type: Literal["model_discarded"] = "model_discarded"
+    reason: str
+    complete: bool = False
+    text: str = ""
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
     duration_s: float = 0.0
 
 
@@ -312,14 +351,54 @@ class NotificationEvent(EventBase):
 
 class MemoryConsolidationEvent(EventBase):
     type: Literal["memory_consolidation"] = "memory_consolidation"
-    status: Literal["completed", "skipped", "failed"]
+    status: Literal["completed", "skipped", "failed", "cancelled"]
     kept: list[str] = Field(default_factory=list)
     rejected: list[dict[str, str]] = Field(default_factory=list)
     reason: str = ""
 
 
+class GoalCondition(BaseModel):
+    """One post-condition of the whole task, and whether it held when the task ended."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    condition: str
+    """What had to hold, e.g. ``red_cube_1 in tray_1``."""
+    held: bool
+    evidence: str = ""
+
+
+class OutcomeEvidence(BaseModel):
+    """Why a task's ``outcome`` is what it is: which check ran, who judged, what held."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    check: Literal["programmatic", "model", "none"] = "none"
+    """The task-level check configured (``evaluation.task_check``); ``none``: nothing but
+    the model's own word."""
+    checked_by: str = ""
+    """Who decided: ``simulator`` (ground truth), ``model:NAME`` (a vision model), ``the
+    model's report`` (the acting model said it did not do the task), or empty."""
+    summary: str = ""
+    conditions: list[GoalCondition] = Field(default_factory=list)
+    claim: Literal["achieved", "not_achieved"] | None = None
+    """What the acting model's report claimed (its ``Outcome:`` line), if anything."""
+
+    @property
+    def held(self) -> list[GoalCondition]:
+        return [c for c in self.conditions if c.held]
+
+    @property
+    def failed(self) -> list[GoalCondition]:
+        return [c for c in self.conditions if not c.held]
+
+
 class DoneEvent(EventBase):
-    """The single terminal event of a task."""
+    """The single terminal event of a task.
+
+    ``status`` is how the loop ended; ``outcome`` whether the goal was met (see
+    :data:`TaskOutcome`), with its ``evidence``.
+    """
 
     type: Literal["done"] = "done"
     status: TaskStatus
@@ -327,6 +406,22 @@ class DoneEvent(EventBase):
     report: str = ""
     turns: int = 0
     usage: Usage = Field(default_factory=Usage)
+    outcome: TaskOutcome = "unverified"
+    evidence: OutcomeEvidence = Field(default_factory=OutcomeEvidence)
+
+    @property
+    def succeeded(self) -> bool:
+        """See :func:`task_succeeded` (exit code 0 of ``harness run``)."""
+        return task_succeeded(self.status, self.outcome, self.evidence)
+
+
+def task_succeeded(status: str, outcome: str, evidence: OutcomeEvidence) -> bool:
+    """What a script may treat as success: the task completed and its goal was confirmed,
+    or it completed and no task check is configured (then nothing could confirm it; the
+    evidence says so). A check that could not decide, or a goal not achieved, is not."""
+    if status != "completed":
+        return False
+    return outcome == "achieved" or (outcome == "unverified" and evidence.check == "none")
 
 
 Event = Annotated[
@@ -343,6 +438,7 @@ Event = Annotated[
     | ModelDeltaEvent
     | ModelRetryEvent
     | ModelResponseEvent
+    | ModelDiscardedEvent
     | ModelErrorEvent
     | ProgressEvent
     | ToolCallEvent

@@ -371,7 +371,30 @@ class Usage(BaseModel):
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     requests: int = 0
+    unreported_requests: int = 0
+    """Requests whose provider sent no token usage (many local servers do not when
+    streaming): their tokens are unknown, not zero."""
     cost_usd: float | None = None
+
+    @property
+    def complete(self) -> bool:
+        """Every request reported its usage, so the token counts are the whole truth."""
+        return self.unreported_requests == 0
+
+    def describe(self) -> str:
+        """One line for people: calls, tokens, and what the provider did not report."""
+        text = (
+            f"{self.requests} model calls, {self.input_tokens} input (+{self.cache_read_tokens} "
+            f"cached) / {self.output_tokens} output tokens"
+        )
+        if self.unreported_requests:
+            text += (
+                f"; usage not reported for {self.unreported_requests} of {self.requests} calls "
+                "(their tokens are unknown)"
+            )
+        if self.cost_usd is not None:
+            text += f", ${self.cost_usd:.4f}"
+        return text
 
     @field_validator("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
     @classmethod
@@ -390,6 +413,7 @@ class Usage(BaseModel):
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             requests=self.requests + other.requests,
+            unreported_requests=self.unreported_requests + other.unreported_requests,
             cost_usd=cost,
         )
 

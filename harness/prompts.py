@@ -6,7 +6,15 @@ __all__ = [
     "CONSOLIDATION_SYSTEM_PROMPT",
     "DEFAULT_SYSTEM_PROMPT",
     "LEDGER_SUMMARY_SYSTEM_PROMPT",
+    "OUTCOME_ACHIEVED_LINE",
+    "OUTCOME_NOT_ACHIEVED_LINE",
+    "TASK_CHECK_PROMPT",
 ]
+
+OUTCOME_ACHIEVED_LINE = "Outcome: achieved"
+OUTCOME_NOT_ACHIEVED_LINE = "Outcome: not achieved"
+"""The last line of a final report: the acting model's own claim. A claim of failure is
+believed (``not_achieved``); a claim of success counts only once a task check confirms it."""
 
 DEFAULT_SYSTEM_PROMPT = """\
 You operate a robot (or its simulator) through tools, one tool call per turn.
@@ -23,7 +31,9 @@ Rules:
   recall(address, offset, limit) using the archive:// address shown. Older outputs that
   left the context entirely can be found by text with search_archive(query).
 - When the task is finished, or cannot be finished, answer without a tool call. That text is
-  your report: say what was done, what was verified, and anything left undone.
+  your report: say what was done, what was verified, and anything left undone. End it with
+  the line "Outcome: achieved" if every part of the task was done, or "Outcome: not
+  achieved" if any part was not (or could not be) done.
 """
 
 
@@ -55,4 +65,19 @@ lessons) for the model that will use the tool next. Write at most four short lin
 text: how reliable the tool has been, the failure reasons that recur and what avoids them,
 and the lessons worth following. Use only facts from the ledger; no preamble, no markdown
 headings, no JSON.
+"""
+
+TASK_CHECK_PROMPT = """\
+You check whether a robot achieved the task it was given. You see only camera images taken
+after the robot stopped, its readings, and the instruction with its revisions (a later
+revision replaces the goal, unless it starts with "also", which adds to it). Judge from the
+evidence alone; do not assume that anything worked.
+
+Answer with one JSON object and nothing else:
+{"outcome": "achieved" | "not_achieved" | "cannot_tell",
+ "conditions": [{"condition": "what had to hold", "held": true | false,
+                 "evidence": "what you see that decides it"}],
+ "evidence": "the overall reason"}
+List one condition for every object the goal names. "achieved" only when every condition
+held; "cannot_tell" when the images do not show enough to decide.
 """

@@ -85,6 +85,9 @@ class ToolSource(Protocol):
         """Cheap, thread-safe: has the tool set changed since ``tools()`` was last called?"""
         ...
 
+    # Optional: ``resident_text() -> str``, words for the model about these tools (an MCP
+    # server's ``instructions``), set in Resident at task start; bounded by the source.
+
 
 @runtime_checkable
 class SafetyGate(Protocol):
@@ -211,6 +214,8 @@ class RunStore(Protocol):
         report: str,
         turns: int,
         usage: Mapping[str, Any],
+        outcome: str = "unverified",
+        evidence: Mapping[str, Any] | None = None,
     ) -> None: ...
 
     def append_event(self, event: EventBase) -> None: ...
@@ -222,6 +227,12 @@ class RunStore(Protocol):
     def set_accumulated(self, session_id: str, item_ids: Sequence[str]) -> None:
         """The Accumulated layout after a change other than an append (compaction, pruning,
         reset): with the items appended since, it rebuilds the context at any point."""
+        ...
+
+    def put_world_state(
+        self, session_id: str, task_id: str, *, turn: int, state: Mapping[str, Any]
+    ) -> None:
+        """The simulated world's state after a turn, for resume to restore."""
         ...
 
     def put_task_notes(self, session_id: str, task_id: str, notes: Mapping[str, Any]) -> None:
@@ -242,7 +253,11 @@ class RunStore(Protocol):
         ``search_archive`` find the output by what was asked for."""
         ...
 
-    def archive_get(self, address: str) -> str | None: ...
+    def archive_get(self, address: str, *, session_id: str | None = None) -> str | None:
+        """The exact archived text at ``address``, or None. With ``session_id``, None
+        also when the output was archived by a task of another session (``recall`` reads
+        only its own session's archive: a foreign address must read as unknown)."""
+        ...
 
     def put_image(self, image: ImagePart) -> None: ...
 

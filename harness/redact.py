@@ -1,24 +1,45 @@
-"""Redaction of secrets before anything is stored, exported or summarised.
+"""Redaction of secrets before anything is stored, exported, logged or handed to a caller.
 
 API keys and bearer tokens are recognised by shape; a deployment adds its own patterns
 (``run.secret_patterns``) and the values of the API-key environment variables it uses.
+
+One :class:`Redactor` is built per session (``harness.assembly.build.build_redactor``) and
+used at every sink: the run store, memory files, MCP server logs, the events a task yields,
+reports, exports and CLI output. Text that arrives in pieces (a streamed model answer, a
+server's stderr) goes through a :class:`RedactingStream`, which never lets a piece end
+inside something that could still become a secret, so a key split across pieces is
+redacted exactly as if it had arrived whole.
+
+The patterns are compiled with the ``regex`` module (compatible with ``re`` for every
+pattern ``re`` accepts) because it can tell whether the end of a text could be the start
+of a match: that is what lets a stream release everything before a possible secret at
+once, instead of holding back a fixed window.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["REDACTED", "SECRET_KEY_PATTERN", "Redactor"]
+import regex
+from pydantic import BaseModel
+
+__all__ = [
+    "REDACTED",
+    "SECRET_KEY_PATTERN",
+    "RedactingStream",
+    "Redactor",
+    "check_pattern",
+    "secret_values",
+]
 
 REDACTED = "[REDACTED]"
 
-SECRET_KEY_PATTERN = re.compile(
+SECRET_KEY_PATTERN = regex.compile(
     r"(?:^|[_\-])(?:api[_\-]?key|key|token|secret|password|passwd|authorization|auth|"
     r"credentials?|cookie)$",
-    re.IGNORECASE,
+    regex.IGNORECASE,
 )
 """Mapping keys whose values are secrets whatever they look like (``Authorization``,
 ``ROS_TOKEN``, ``api_key``); ``api_key_env`` or ``reserve_tokens`` do not match."""
@@ -33,26 +54,80 @@ _BUILTIN_PATTERNS = (
     r"gh[pousr]_[A-Za-z0-9]{30,}",  # GitHub tokens
 )
 
+MIN_ENV_SECRET_CHARS = 8
+"""An API-key variable's value shorter than this is not treated as a secret (it would
+redact ordinary words)."""
+
+STREAM_KEEP_CHARS = 65_536
+STREAM_CONTEXT_CHARS = 1_024
+"""A stream drops released text beyond this much context (lookbehind of a custom pattern)."""
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def check_pattern(pattern: str) -> str | None:
+    """Why ``pattern`` cannot be a secret pattern (it does not compile, or it matches the
+    empty string and would redact between every two characters), or None if it can."""
+    try:
+        compiled = regex.compile(pattern)
+    except (regex.error, TypeError) as exc:
+        return f"not a regular expression ({exc})"
+    if compiled.fullmatch("") is not None:
+        return "it matches the empty string"
+    return None
+
+
+def secret_values(value: Any) -> list[str]:
+    """Every string under a secret-looking key anywhere in a config tree (an MCP server's
+    ``env: {GITHUB_TOKEN: ...}``, a provider's ``headers: {Authorization: ...}``): secrets
+    the config holds itself, so the text they appear in is redacted wherever it goes."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and SECRET_KEY_PATTERN.search(key) and isinstance(item, str):
+                found.append(item)
+            else:
+                found.extend(secret_values(item))
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            found.extend(secret_values(item))
+    return found
+
 
 class Redactor:
-    """Replaces secrets in text (and in nested JSON-like values) with ``[REDACTED]``."""
+    """Replaces secrets in text (and in nested JSON-like values) with ``[REDACTED]``.
 
-    def __init__(self, patterns: Iterable[str] = (), *, env_vars: Iterable[str] = ()) -> None:
+    Args:
+        patterns: Regular expressions of the deployment's own secrets (``run.secret_patterns``).
+        env_vars: Names of environment variables holding secrets (every ``api_key_env``);
+            their values, read now, are redacted wherever they appear.
+        literals: Secret values given directly (values under secret-looking config keys).
+    """
+
+    def __init__(
+        self,
+        patterns: Iterable[str] = (),
+        *,
+        env_vars: Iterable[str] = (),
+        literals: Iterable[str] = (),
+    ) -> None:
+        patterns = list(patterns)
         sources = [*_BUILTIN_PATTERNS, *patterns]
-        for name in env_vars:
-            value = os.environ.get(name)
-            if value and len(value) >= 8:
-                sources.append(re.escape(value))
-        self._pattern = re.compile("|".join(f"(?:{p})" for p in sources))
+        values = [os.environ.get(name) or "" for name in env_vars]
+        # Longest first: a value containing another must be redacted whole.
+        for value in sorted({*values, *literals}, key=len, reverse=True):
+            if value != REDACTED and len(value) >= MIN_ENV_SECRET_CHARS:
+                sources.append(regex.escape(value))
+        self.pattern = regex.compile("|".join(f"(?:{p})" for p in sources))
         # Every built-in shape and every env value is at least 8 characters long, so
         # shorter strings (most ids and names in an event) need no regex pass; a custom
         # pattern might match anything, so then every string is checked.
-        self._min_length = 1 if patterns else 8
+        self._min_length = 1 if patterns else MIN_ENV_SECRET_CHARS
 
     def text(self, text: str) -> str:
         if len(text) < self._min_length:
             return text
-        return self._pattern.sub(REDACTED, text)
+        return self.pattern.sub(REDACTED, text)
 
     def value(self, value: Any) -> Any:
         """Redact strings anywhere inside dicts, lists and tuples."""
@@ -63,6 +138,13 @@ class Redactor:
         if isinstance(value, (list, tuple)):
             return type(value)(self.value(item) for item in value)
         return value
+
+    def model(self, obj: M) -> M:
+        """A pydantic object (an event, an item) with every string field redacted; the
+        object itself when it holds no secret."""
+        data = obj.model_dump()
+        clean = self.value(data)
+        return obj if clean == data else type(obj).model_validate(clean)
 
     def config(self, value: Any) -> Any:
         """Like :meth:`value`, and also masks whole values under secret-looking keys.
@@ -80,3 +162,69 @@ class Redactor:
         if isinstance(value, (list, tuple)):
             return type(value)(self.config(item) for item in value)
         return self.value(value)
+
+    def stream(self) -> RedactingStream:
+        """A redactor for one text that arrives in pieces."""
+        return RedactingStream(self)
+
+
+class RedactingStream:
+    """Redacts one text that arrives in pieces, releasing only what is already final.
+
+    :meth:`feed` returns the redacted text that can be released now; :meth:`finish` the
+    rest. Joined, the released pieces equal ``redactor.text`` of the joined input. Text is
+    held back from the first position where a secret could begin (the end of the text so
+    far is a prefix of a possible match, or a match reaches the end and could grow), so a
+    secret split across pieces at any offset never leaves in fragments; ordinary prose is
+    held back by a few characters at most ("s" could start "sk-...").
+    """
+
+    def __init__(self, redactor: Redactor) -> None:
+        self._pattern = redactor.pattern
+        self._text = ""
+        self._decided = 0
+        """Characters of ``_text`` already released (redacted)."""
+        self.finished = False
+
+    @property
+    def held(self) -> int:
+        """Characters received but not released yet."""
+        return len(self._text) - self._decided
+
+    def feed(self, piece: str) -> str:
+        if self.finished:
+            raise ValueError("this stream is finished")
+        if self._decided > STREAM_KEEP_CHARS:
+            # A long stream (a server's stderr over hours) keeps only what a pattern can
+            # still look back at, not everything it ever received.
+            cut = self._decided - STREAM_CONTEXT_CHARS
+            self._text = self._text[cut:]
+            self._decided -= cut
+        self._text += piece
+        return self._release(final=False)
+
+    def finish(self) -> str:
+        """The redacted rest; the stream is complete."""
+        if self.finished:
+            return ""
+        rest = self._release(final=True)
+        self.finished = True
+        return rest
+
+    def _release(self, *, final: bool) -> str:
+        text, end = self._text, len(self._text)
+        pos = plain = self._decided
+        out: list[str] = []
+        while pos < end:
+            match = self._pattern.match(text, pos, partial=not final)
+            if match is None or match.end() == pos:
+                pos += 1
+                continue
+            if not final and (match.partial or match.end() == end):
+                break  # a secret may begin here: hold from pos
+            out.append(text[plain:pos])
+            out.append(REDACTED)
+            pos = plain = match.end()
+        out.append(text[plain:pos])
+        self._decided = pos
+        return "".join(out)

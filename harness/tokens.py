@@ -7,7 +7,9 @@ provider's published formula from their pixel size, never from base64 length.
 
 A usage report several times larger than what was sent is accounting noise (providers
 that bill server-side machinery into the prompt count): it is ignored for calibration, so
-it can never make compaction fire on a nearly empty context.
+it can never make compaction fire on a nearly empty context. A plausible report that says
+the estimate is far too low (a chat format that spends 2.4 tokens where the estimate
+counted one) is believed at once: under-estimating is what overflows the window.
 """
 
 from __future__ import annotations
@@ -74,7 +76,12 @@ class TokenEstimator:
     calibration: float = 1.0
     noise_factor: float = 3.0
     """Reports more than this many times the estimate are ignored as accounting noise."""
+    far_factor: float = 1.5
+    """A plausible report more than this many times the (calibrated) estimate resets the
+    calibration to it at once, instead of moving the running median."""
     ignored_reports: int = 0
+    recalibrations: int = 0
+    """How often a far-off report reset the calibration."""
     _samples: list[float] = field(default_factory=list, repr=False)
 
     def text(self, text: str) -> int:
@@ -101,8 +108,11 @@ class TokenEstimator:
         """Calibrate from a provider usage report; return False if it was ignored as noise.
 
         Only plausible reports (within ``noise_factor`` of the estimate either way) move the
-        calibration, and each one moves it a little (a running median of recent ratios), so
-        one odd report cannot swing every threshold.
+        calibration. Each one moves it a little (a running median of recent ratios), so one
+        odd report cannot swing every threshold, except a report more than ``far_factor``
+        above the estimate: the estimate is then far too low and would let the prompt
+        overflow, so the calibration restarts from that report. The calibration stays
+        within ``1 / noise_factor`` .. ``noise_factor``.
         """
         if estimated_prompt <= 0 or reported_prompt <= 0:
             return False
@@ -118,8 +128,20 @@ class TokenEstimator:
             )
             return False
         # The estimate already includes the current calibration; learn the correction.
-        self._samples.append(self.calibration * ratio)
-        del self._samples[:-15]
+        sample = self.calibration * ratio
+        if ratio > self.far_factor:
+            self._samples = [sample]
+            self.recalibrations += 1
+            log.info(
+                "token estimate recalibrated: provider reported %d prompt tokens where about "
+                "%d were estimated",
+                reported_prompt,
+                estimated_prompt,
+            )
+        else:
+            self._samples.append(sample)
+            del self._samples[:-15]
         ordered = sorted(self._samples)
-        self.calibration = min(2.0, max(0.5, ordered[len(ordered) // 2]))
+        median = ordered[len(ordered) // 2]
+        self.calibration = min(self.noise_factor, max(1.0 / self.noise_factor, median))
         return True

@@ -19,11 +19,12 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_type_hints
+from typing import Any, Literal, get_args, get_type_hints
 
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from harness.events import DoneEvent, Event, EventBase
 from harness.messages import ImagePart, ToolSpec
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "ToolContext",
     "ToolOutput",
     "ToolRegistry",
+    "checked_output",
     "close_matches",
     "to_jsonable",
     "tool",
@@ -65,12 +67,18 @@ ErrorKind = Literal[
     "no_image",
     "action_failed",
     "server_unavailable",
+    "server_crashed",
+    "not_sent",
+    "invalid_output",
     "tool_error",
+    "invalid_result",
 ]
 """The error kinds the harness itself writes into tool results. A deployment's own tools
 may use other strings; the loop treats every kind it does not know as a plain error."""
 
 _NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
+_EVENT_TYPES: tuple[type[EventBase], ...] = get_args(get_args(Event)[0])
+"""Every event class a stream may carry (the members of :data:`harness.events.Event`)."""
 
 
 class ToolArgumentError(ValueError):
@@ -102,6 +110,9 @@ class ToolOutput:
     ``text`` is what the model reads; ``data`` is structured content (also shown to the
     model as JSON when ``text`` is empty); ``images`` are shown to the next model call only.
     ``applied`` records what a physical tool actually did (after clamping or partial moves).
+    ``executed`` is False when the call never reached whatever runs it (an MCP server that
+    is down or was being restarted): the loop records the result as not executed, so
+    nobody reads it as an action that happened.
     """
 
     text: str = ""
@@ -110,12 +121,13 @@ class ToolOutput:
     is_error: bool = False
     error_kind: str | None = None
     applied: dict[str, Any] | None = None
+    executed: bool = True
 
     def render(self) -> str:
         if self.text:
             return self.text
         if self.data is not None:
-            return json.dumps(self.data, ensure_ascii=False, default=str, indent=None)
+            return json.dumps(self.data, ensure_ascii=False, default=_json_default, indent=None)
         return "ok" if not self.is_error else "error"
 
     @classmethod
@@ -140,6 +152,7 @@ class ToolContext:
         cancel_event: threading.Event | None = None,
         on_progress: Callable[[str], None] | None = None,
         on_event: Callable[[Any], None] | None = None,
+        send_gate: Callable[[], bool] | None = None,
     ) -> None:
         self.call_id = call_id
         self.task_id = task_id
@@ -147,6 +160,7 @@ class ToolContext:
         self._cancel = cancel_event or threading.Event()
         self._on_progress = on_progress
         self._on_event = on_event
+        self._send_gate = send_gate
 
     @property
     def cancelled(self) -> bool:
@@ -169,13 +183,49 @@ class ToolContext:
             self._on_progress(text)
 
     def emit(self, event: Any) -> None:
-        """Emit a harness event from inside a tool (it reaches the stream promptly)."""
+        """Emit a harness event from inside a tool (it reaches the stream promptly).
+
+        Raises TypeError (in the handler, which then reports it like any exception) for
+        anything that is not one of the harness's events, for a ``done`` event (a task has
+        exactly one, and a tool ends its task by raising :class:`EndTask`), and for an
+        event that cannot be serialised.
+        """
+        if not isinstance(event, _EVENT_TYPES) or isinstance(event, DoneEvent):
+            what = type(event).__name__
+            raise TypeError(
+                f"ctx.emit() takes a harness event (harness.events), not {what}"
+                + (
+                    "; a tool ends its task by raising EndTask"
+                    if isinstance(event, DoneEvent)
+                    else ""
+                )
+            )
+        try:
+            event.model_dump_json()
+        except Exception as exc:
+            raise TypeError(
+                f"ctx.emit(): the {type(event).__name__} cannot be serialised: {exc}"
+            ) from None
         if self._on_event is not None:
             self._on_event(event)
+
+    def mark_sent(self) -> bool:
+        """Say that the request is about to leave (for a tool with ``setup_timeout_s``).
+
+        The call's own ``timeout_s`` starts now. False means the time allowed for getting
+        ready has already run out: the request must not be sent (it is reported as not
+        executed).
+        """
+        return self._send_gate() if self._send_gate is not None else not self.cancelled
 
 
 class Tool:
     """A tool the model may call (or, when ``hidden``, that only the harness calls).
+
+    ``setup_timeout_s`` (None unless a subclass sets it) is for tools that must get ready
+    before they can send their request (an MCP server probed or restarted first): the
+    call's ``timeout_s`` then starts only when the handler calls ``ctx.mark_sent()``, and a
+    call still not sent after ``setup_timeout_s`` is reported as not executed.
 
     Args:
         name: Unique name the model uses.
@@ -224,6 +274,7 @@ class Tool:
         self.hidden = hidden
         self.safety = dict(safety or {})
         self.source = source
+        self.setup_timeout_s: float | None = None
         self._wants_ctx = _accepts_ctx(handler)
         self._validator: jsonschema.protocols.Validator | None = None
 
@@ -281,6 +332,53 @@ def to_output(value: Any) -> ToolOutput:
     if isinstance(value, BaseModel):
         return ToolOutput(data=value.model_dump(mode="json"))
     return ToolOutput(data=value)
+
+
+def checked_output(tool_name: str, value: Any) -> ToolOutput:
+    """A handler's return value as a :class:`ToolOutput` the harness can record, or an
+    error result (``invalid_result``) the model reads, saying why it cannot be recorded.
+
+    Recordable means: ``text`` a string, ``data`` JSON after the usual conversions
+    (:func:`to_jsonable`'s: numpy arrays, pydantic models, sets and tuples; other objects by
+    their ``str``), so no non-string keys, no cycles, no object whose conversion fails;
+    ``applied`` a mapping of the same; ``images`` :class:`ImagePart` objects.
+    """
+    try:
+        output = to_output(value)
+        problem = _unrecordable(output)
+    except Exception as exc:  # a model_dump() or a property that raises
+        problem = f"converting it raised {type(exc).__name__}: {exc}"
+    if not problem:
+        return output
+    return ToolOutput.error(
+        f"{tool_name} returned a result the harness cannot record ({problem}); a tool must "
+        "return text, or JSON data: objects with string keys, lists, numbers, strings",
+        "invalid_result",
+    )
+
+
+def _unrecordable(output: ToolOutput) -> str:
+    """What is wrong with ``output`` for the run store and the model, or ""."""
+    if not isinstance(output.text, str):
+        return f"text is a {type(output.text).__name__}, not a string"
+    if not isinstance(output.is_error, bool):
+        return f"is_error is a {type(output.is_error).__name__}, not a bool"
+    if output.error_kind is not None and not isinstance(output.error_kind, str):
+        return f"error_kind is a {type(output.error_kind).__name__}, not a string"
+    if not isinstance(output.images, list) or not all(
+        isinstance(image, ImagePart) for image in output.images
+    ):
+        return "images must be a list of ImagePart"
+    if output.applied is not None and not isinstance(output.applied, Mapping):
+        return f"applied is a {type(output.applied).__name__}, not a mapping"
+    for name, part in (("data", output.data), ("applied", output.applied)):
+        if part is None:
+            continue
+        try:
+            json.dumps(part, ensure_ascii=False, default=_json_default)
+        except (TypeError, ValueError, RecursionError) as exc:
+            return f"its {name} has no JSON form: {exc}"
+    return ""
 
 
 def to_jsonable(value: Any) -> Any:

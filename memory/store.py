@@ -11,6 +11,12 @@ Every write is atomic (:func:`memory.atomic.atomic_write_text`) and read-modify-
 updates hold a folder lock, so a crash never leaves a half-written file and two sessions
 sharing the folder never lose each other's updates.
 
+Everything the store writes passes the ``redact`` callable it is given (the harness passes
+its secret redactor): the files are read back into later sessions' context, so a key a
+tool once printed must not be kept here. The files it writes whole (Task Notes, ledgers,
+the summary cache) are redacted whole; in MEMORY.md, which people edit too, only the
+lessons the store adds are redacted, and people's own text is never rewritten.
+
 The store implements the harness's ``MemoryProvider`` protocol without importing the
 harness: the model-backed parts (a lesson proposer, a ledger summarizer) are passed in as
 small objects; without them it uses :class:`RuleBasedProposer` and deterministic digests.
@@ -78,6 +84,9 @@ class MemoryStore:
         summary_max_chars: Bound of one tool's summary.
         lock_timeout_s: How long to wait for another session holding the folder lock.
         clock: Current UTC time (injectable for deterministic tests).
+        redact: Applied to all text before it is written (secret redaction); when None,
+            text is written unchanged until a harness offers its redaction through
+            :meth:`adopt_redaction`.
     """
 
     def __init__(
@@ -90,6 +99,7 @@ class MemoryStore:
         summary_max_chars: int = 600,
         lock_timeout_s: float = 30.0,
         clock: Callable[[], datetime] | None = None,
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         if not 0.0 <= min_confidence <= 1.0:
             raise ValueError(f"min_confidence must be within [0, 1], got {min_confidence}")
@@ -102,6 +112,8 @@ class MemoryStore:
         self.min_confidence = min_confidence
         self.summary_max_chars = summary_max_chars
         self._clock = clock or (lambda: datetime.now(UTC))
+        self.redact: Callable[[str], str] = redact or _unchanged
+        self._redact_fixed = redact is not None
         self._lock = folder_lock(self.folder, timeout_s=lock_timeout_s)
         self._summary_cache: dict[str, dict[str, str]] | None = None
         self._failed_summaries: set[tuple[str, str]] = set()
@@ -196,13 +208,14 @@ class MemoryStore:
                 stats.reused += 1
                 continue
             summary, source = self._summarize(tool, text, digest, stats)
+            summary = self.redact(summary)
             summaries[tool] = summary
             cache[tool] = {"hash": digest, "source": source, "summary": summary}
             stats.recomputed += 1
             changed = True
         if changed:
             payload = {"version": 1, "entries": cache}
-            atomic_write_text(
+            self._save(
                 self.ledger_folder / SUMMARY_CACHE_FILE,
                 json.dumps(payload, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
             )
@@ -271,14 +284,14 @@ class MemoryStore:
     # ------------------------------------------------------------------ live updates
 
     def mirror_task_notes(self, text: str) -> None:
-        atomic_write_text(self.task_notes_file, _NOTES_HEADER + text.rstrip() + "\n")
+        self._save(self.task_notes_file, _NOTES_HEADER + text.rstrip() + "\n")
 
     def record_tool_outcome(self, outcome: ToolOutcome) -> None:
         """Append one outcome to the tool's ledger (atomic, under the folder lock)."""
         with self._lock:
             ledger = self.ledger(outcome.tool)
             ledger.record(outcome, when=self._clock())
-            atomic_write_text(self.ledger_path(outcome.tool), ledger.render())
+            self._save(self.ledger_path(outcome.tool), ledger.render())
 
     # ------------------------------------------------------------------ consolidation
 
@@ -355,7 +368,7 @@ class MemoryStore:
                     action, stored, dropped = ledger.add_lesson(lesson)
                     evicted += len(dropped)
                     report.kept.append(_kept_line(stored, action, self.ledger_path(tool).name))
-                atomic_write_text(self.ledger_path(tool), ledger.render())
+                self._save(self.ledger_path(tool), ledger.render())
         return evicted
 
     def _store_general(self, lessons: list[Lesson], report: ConsolidationReport) -> int:
@@ -375,11 +388,27 @@ class MemoryStore:
             return 0
         evicted = 0
         for lesson in lessons:
+            # Only the store's own lines are redacted: people's text is kept byte for byte.
+            lesson = lesson.model_copy(update={"text": self.redact(lesson.text)})
             action, stored, dropped = document.add(lesson)
             evicted += len(dropped)
             report.kept.append(_kept_line(stored, action, MEMORY_FILE))
         atomic_write_text(self.memory_file, document.render())
         return evicted
+
+    def adopt_redaction(self, redact: Callable[[str], str]) -> None:
+        """Redact with ``redact`` from now on, unless the store was built with its own."""
+        if not self._redact_fixed:
+            self.redact = redact
+            self._redact_fixed = True
+
+    def _save(self, path: Path, text: str) -> None:
+        """Write a file the store renders whole, redacted."""
+        atomic_write_text(path, self.redact(text))
+
+
+def _unchanged(text: str) -> str:
+    return text
 
 
 def _read(path: Path) -> str:

@@ -4,16 +4,21 @@ Skill folders come from the built-in library shipped in this package (``skills/l
 and from configured paths. Every problem found at startup is collected and raised together
 (:class:`SkillValidationError`), each naming its file, so one run shows everything to fix.
 
-Nothing here can be made to read outside a skill's folder: names are matched against the
-catalog, never joined onto a path, and resource paths are refused when they are absolute,
-contain ``..`` or resolve (through symlinks) outside the folder. The checks run again on
-every read, because files can change after startup.
+Nothing here can be made to read outside a skill's folder, or anything in it that the
+catalog does not list: names are matched against the catalog, never joined onto a path;
+resource paths are refused when they are absolute, contain ``..`` or resolve (through
+symlinks) outside the folder; and only files listed as resources when the catalog was
+built (or last reloaded) are read, never a hidden file (``.env``, ``.git/config``) or one
+added later. The checks run again on every read, because files can change after startup,
+and a read takes at most what was asked for from disk, however large the file.
 """
 
 from __future__ import annotations
 
+import codecs
 import difflib
 import os
+import stat
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
 
@@ -32,6 +37,11 @@ BUILTIN_LIBRARY = Path(__file__).resolve().parent / "library"
 """The skills shipped with the package (useful for the built-in tabletop task)."""
 
 _IGNORED_NAMES = frozenset({"__pycache__"})
+
+RESOURCE_READ_MIN_BYTES = 65_536
+"""A resource read takes at most ``max(this, 4 * (max_chars + 1))`` bytes from disk (the
+most ``max_chars`` UTF-8 characters and one more can take): a file that fits is read
+whole, so its length is known exactly; a larger one is never read past that."""
 
 CATALOG_HEADER = (
     "Skill Catalog: tested procedures for recurring situations. When one fits the task, "
@@ -195,6 +205,7 @@ class SkillCatalog:
 
     def __init__(self, skills: Iterable[Skill]) -> None:
         self._skills: dict[str, Skill] = {}
+        self._sources: tuple[list[Path | str], bool] | None = None
         for skill in skills:
             if skill.name in self._skills:
                 raise SkillValidationError(
@@ -206,7 +217,21 @@ class SkillCatalog:
     def from_paths(
         cls, paths: Iterable[Path | str] = (), *, include_builtin: bool = True
     ) -> SkillCatalog:
-        return cls(discover_skills(paths, include_builtin=include_builtin))
+        paths = list(paths)
+        catalog = cls(discover_skills(paths, include_builtin=include_builtin))
+        catalog._sources = (paths, include_builtin)
+        return catalog
+
+    def reload(self) -> None:
+        """Discover the skills again from the same paths: files added since become
+        readable resources, removed ones stop being. Raises :class:`SkillValidationError`
+        (leaving the catalog as it was) when a skill became invalid. The catalog text can
+        change, so do it between sessions' tasks, not in the middle of one."""
+        if self._sources is None:
+            raise RuntimeError("only a catalog built with SkillCatalog.from_paths can reload")
+        paths, include_builtin = self._sources
+        fresh = discover_skills(paths, include_builtin=include_builtin)
+        self._skills = {skill.name: skill for skill in fresh}
 
     # ------------------------------------------------------------------ lookup
 
@@ -244,21 +269,34 @@ class SkillCatalog:
 
     def resource(self, name: str, resource: str, *, max_chars: int) -> str:
         """A text resource of a skill, at most ``max_chars`` characters (a longer file is
-        cut with a marker saying how much is missing, never silently)."""
+        cut with a marker saying how much is missing, never silently).
+
+        Only a file the catalog lists as one of the skill's resources is read, at most
+        :data:`RESOURCE_READ_MIN_BYTES` or ``4 * (max_chars + 1)`` bytes of it."""
         skill = self.get(name)
         path = self._resource_path(skill, resource)
+        limit = max(RESOURCE_READ_MIN_BYTES, 4 * (max_chars + 1))
         try:
-            text = path.read_bytes().decode("utf-8")
+            data, size = _read_at_most(path, limit)
+        except OSError as exc:
+            raise InvalidResourceError(
+                f"resource {resource!r} of skill {name!r} cannot be read as a regular file "
+                f"({exc.strerror or exc})"
+            ) from None
+        whole = len(data) >= size
+        try:
+            text = codecs.getincrementaldecoder("utf-8")().decode(data, final=whole)
         except UnicodeDecodeError:
             raise InvalidResourceError(
                 f"resource {resource!r} of skill {name!r} is not a UTF-8 text file"
             ) from None
-        if len(text) <= max_chars:
+        if len(text) <= max_chars and whole:
             return text
-        return (
-            text[:max_chars]
-            + f"\n[... resource cut: {max_chars} of {len(text)} characters shown ...]"
-        )
+        if whole:
+            missing = f"{max_chars} of {len(text)} characters shown"
+        else:
+            missing = f"{max_chars} characters shown of a {size}-byte file"
+        return text[:max_chars] + f"\n[... resource cut: {missing} ...]"
 
     def _resource_path(self, skill: Skill, resource: str) -> Path:
         if "\0" in resource or "\\" in resource:
@@ -278,11 +316,31 @@ class SkillCatalog:
                 f"resource {resource!r} of skill {skill.name!r} resolves outside the skill's "
                 "folder (symlink); refused"
             )
-        if not target.is_file():
+        # Listed, and (through a symlink inside the folder) landing on a listed file: a
+        # hidden file, one added after start-up or a link to one reads as unknown.
+        listed = set(skill.resources)
+        if (
+            relative.as_posix() not in listed
+            or target.relative_to(skill.folder).as_posix() not in listed
+            or not target.is_file()
+        ):
             raise UnknownSkillError(
                 _unknown(f"resource of skill {skill.name!r}", resource, skill.resources)
             )
         return target
+
+
+def _read_at_most(path: Path, limit: int) -> tuple[bytes, int]:
+    """The first ``limit`` bytes of a regular file and its size. The final component is
+    opened without following a symlink (one swapped in after the checks is refused), and
+    without blocking (a FIFO swapped in is refused, not waited on)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{path.name} is not a regular file")
+        return handle.read(limit), info.st_size
 
 
 def _unknown(what: str, name: str, known: Sequence[str]) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -15,6 +15,8 @@ from harness.config import HarnessConfig
 from harness.messages import Verdict
 from harness.protocols import SceneRefresh
 from harness.tools import Tool
+from tests.dialects import DIALECTS, Dialect
+from tests.wire_server import WireServer
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -28,6 +30,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "hardware" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def server() -> Iterator[WireServer]:
+    """A loopback server speaking the OpenAI and Anthropic wire formats."""
+    with WireServer() as wire:
+        yield wire
+
+
+@pytest.fixture(params=DIALECTS, ids=lambda d: d.name)
+def dialect(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Dialect:
+    """Each wire format in turn (its API key set in the environment)."""
+    chosen: Dialect = request.param
+    chosen.prepare(monkeypatch)
+    return chosen
 
 
 @pytest.fixture

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from harness.config import ModelConfig
+from harness.errors import IncompleteResponseError
 from harness.messages import ModelResponse
-from harness.providers.base import Chunk, Final
+from harness.providers.base import Chunk, Final, RetryNotice
 from tests.wire_server import (
     Reply,
     WireServer,
@@ -30,7 +31,7 @@ from tests.wire_server import (
     tool_use_block,
 )
 
-__all__ = ["ANTHROPIC", "DIALECTS", "OPENAI", "Dialect", "Turn", "drain"]
+__all__ = ["ANTHROPIC", "DIALECTS", "OPENAI", "Dialect", "Turn", "drain", "drain_incomplete"]
 
 FAST_RETRIES = {"retry_base_s": 0.001, "retry_max_s": 0.002}
 """Backoff small enough that retry tests take milliseconds."""
@@ -46,6 +47,20 @@ def drain(chunks: Iterator[Chunk]) -> tuple[list[Chunk], ModelResponse]:
     finals = [c for c in seen if isinstance(c, Final)]
     assert len(finals) == 1 and seen[-1] is finals[0]
     return seen, finals[0].response
+
+
+def drain_incomplete(chunks: Iterator[Chunk], *, retries: int) -> IncompleteResponseError:
+    """Consume a model stream that must fail as an incomplete response after ``retries``
+    visible retries, handing over no Final on the way; return the error."""
+    seen: list[Chunk] = []
+    with pytest.raises(IncompleteResponseError) as caught:
+        for chunk in chunks:
+            assert not isinstance(chunk, Final), seen
+            seen.append(chunk)
+    assert caught.value.kind == "incomplete_response"
+    notices = [c for c in seen if isinstance(c, RetryNotice)]
+    assert [n.error_kind for n in notices] == ["incomplete_response"] * retries
+    return caught.value
 
 
 @dataclass(frozen=True)

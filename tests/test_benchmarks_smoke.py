@@ -382,6 +382,18 @@ def test_turn_overhead_runs_on_the_sqlite_store() -> None:
     assert result.images_in_context == 1
 
 
+def test_cancel_latency_benchmark_runs_every_phase_it_is_given(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from benchmarks import cancel_latency
+
+    phases = "model call (blocking),tool ignoring,physical"
+    assert cancel_latency.main(["--repeats", "1", "--block", "1", "--phases", phases]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    assert len(rows) == 1 + 3  # header + one row per phase
+    assert all("cancelled" in row for row in rows[1:])
+
+
 # --------------------------------------------------------------------------- issue 17
 
 

@@ -11,14 +11,11 @@ from harness import Harness, HarnessConfig, tool
 from harness.events import CompactionEvent, DoneEvent
 from harness.messages import CheckpointItem, ModelRequest, ModelResponse
 from harness.providers import ScriptedModel, build_model, call, reply
-from tests import test_providers_loop
 from tests.dialects import Dialect
 from tests.histories import VALID_NOTE, filler
 from tests.wire_server import Recorded, Reply, WireServer
 
-# The providers' own fixtures, once per wire format: the dialect and the loopback server.
-dialect = test_providers_loop.dialect
-server = test_providers_loop.server
+# The `dialect` (once per wire format) and `server` (loopback) fixtures are in conftest.py.
 
 
 @tool

@@ -2,23 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-from types import ModuleType
-
 import pytest
 
+from tests.example_loader import load_example
 from tests.wire_server import WireServer, openai_stream
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "real_provider.py"
-
-
-def load_example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("real_provider_example", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_without_a_key_it_says_what_to_set(
@@ -49,3 +36,36 @@ def test_it_drives_the_toy_robot_through_a_local_server(
     out = capsys.readouterr().out
     assert "completed after 4 turns" in out and "report: The red cube is held" in out
     assert "safety clamp: z 0.9 -> 0.5" in out
+
+
+def test_a_model_outside_the_catalog_needs_a_window_and_says_so(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with WireServer() as server:
+        code = load_example().main(["--model", f"openai:my-finetune@{server.openai_url}"])
+        assert server.requests == []
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--context-window" in err and "Nothing was sent" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "bad", [["--context-window", "0"], ["--context-window", "lots"], ["--timeout-s", "-1"]]
+)
+def test_bad_options_are_usage_errors(bad: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        load_example().main(["--model", "openai:m@http://127.0.0.1:9/v1", *bad])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {bad[0]}: expected a" in err and "Traceback" not in err
+
+
+def test_a_small_window_gets_reserves_that_fit(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness import HarnessConfig
+
+    config = HarnessConfig.model_validate({"embodiment": None, "driver": None})
+    load_example().fit_to_window(config, 8192)
+    assert config.model.context_window == 8192
+    assert config.context.compaction.reserve_tokens == 2048
+    assert config.model.max_output_tokens == 1024
+    assert "window 8192" in capsys.readouterr().out

@@ -24,6 +24,7 @@ PACKAGES = ("harness", "embodiment", "scene", "skills", "memory")
 INDEPENDENT = ("embodiment", "scene", "skills", "memory")
 
 CORE = {
+    "harness.cancel",
     "harness.config",
     "harness.errors",
     "harness.events",

@@ -333,6 +333,8 @@ def test_tool_source_changes_apply_between_turns_only(config: HarnessConfig) -> 
 class ListedServer:
     """Stands in for a connected server: only its listing matters here."""
 
+    serves_resources = False
+
     def __init__(self, name: str, listing: list[dict[str, Any]], **options: Any) -> None:
         self.name = name
         self.config = MCPServerConfig(name=name, command="unused", **options)
@@ -382,3 +384,178 @@ def test_handshake_era_list_changed_notification_is_recognised() -> None:
     for message in messages:
         anyio.run(handle, message)
     assert seen == ["changed"] * (len(messages) // 2)
+
+
+# ============================================================================ real parts
+
+
+def _png_chunk(kind: bytes, body: bytes, *, crc_ok: bool = True) -> bytes:
+    import struct
+    import zlib
+
+    crc = zlib.crc32(kind + body) & 0xFFFFFFFF
+    if not crc_ok:
+        crc ^= 0xA5A5A5A5
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
+
+
+def _png_with_ancillary(pixels: Image.Image, ancillary: list[tuple[bytes, bytes, bool]]) -> bytes:
+    """A PNG (written by Pillow) with extra ancillary chunks spliced in after IHDR; the
+    oracle for the repair is Pillow's decoding of the untouched original."""
+    buffer = io.BytesIO()
+    pixels.save(buffer, format="PNG")
+    original = buffer.getvalue()
+    head = 8 + 25  # signature + IHDR chunk
+    extra = b"".join(_png_chunk(kind, body, crc_ok=ok) for kind, body, ok in ancillary)
+    return original[:head] + extra + original[head:]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([b"tEXt", b"iCCP", b"zTXt", b"eXIf", b"pHYs"]),
+            st.binary(max_size=64),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    st.integers(1, 40),
+    st.integers(1, 40),
+)
+def test_damaged_optional_png_chunks_never_keep_the_image_from_the_model(
+    ancillary: list[tuple[bytes, bytes, bool]], width: int, height: int
+) -> None:
+    """Item 2, over random ancillary chunks with good and bad CRCs: the image always
+    arrives with the original pixels, and nothing model-facing carries a Python repr."""
+    original = Image.new("RGB", (width, height), (width * 6, height * 6, 77))
+    data = _png_with_ancillary(original, ancillary)
+    output = to_tool_output(
+        {
+            "content": [
+                {"type": "image", "data": base64.b64encode(data).decode(), "mimeType": "image/png"}
+            ]
+        },
+        label="cam.snap",
+    )
+    assert " at 0x" not in output.text
+    (image,) = output.images
+    with Image.open(io.BytesIO(image.data)) as decoded:
+        assert decoded.convert("RGB").tobytes() == original.tobytes()
+    try:
+        with Image.open(io.BytesIO(data)) as strict:
+            strict.load()
+        accepted = True
+    except Exception:
+        accepted = False
+    if accepted:
+        assert image.data == data  # nothing to repair: byte for byte
+
+
+def test_a_damaged_critical_png_chunk_is_refused_without_a_repr() -> None:
+    buffer = io.BytesIO()
+    Image.new("RGB", (8, 8), (1, 2, 3)).save(buffer, format="PNG")
+    data = bytearray(buffer.getvalue())
+    data[8 + 25 + 8 + 2] ^= 0xFF  # a byte inside IDAT: its CRC no longer matches
+    output = to_tool_output(
+        {
+            "content": [
+                {
+                    "type": "image",
+                    "data": base64.b64encode(bytes(data)).decode(),
+                    "mimeType": "image/png",
+                }
+            ]
+        },
+        label="cam.snap",
+    )
+    assert output.images == []
+    assert "could not be used" in output.text and " at 0x" not in output.text
+    assert "<" not in output.text
+
+
+def test_structured_content_is_checked_against_the_output_schema() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"celsius": {"type": "number"}},
+        "required": ["celsius"],
+    }
+    good = to_tool_output(
+        {"content": [{"type": "text", "text": "21.5"}], "structuredContent": {"celsius": 21.5}},
+        label="env.temp",
+        output_schema=schema,
+    )
+    assert not good.is_error and good.data == {"celsius": 21.5}
+    bad = to_tool_output(
+        {"content": [{"type": "text", "text": "warm"}], "structuredContent": {"celsius": "warm"}},
+        label="env.temp",
+        output_schema=schema,
+    )
+    assert bad.is_error and bad.error_kind == "invalid_output" and bad.executed
+    assert "env.temp ran, but its structured result does not match" in bad.text
+    assert "celsius" in bad.text and bad.text.endswith("\nwarm")  # the text stays readable
+    missing = to_tool_output(
+        {"content": [{"type": "text", "text": "21.5"}]}, label="env.temp", output_schema=schema
+    )
+    assert missing.error_kind == "invalid_output" and "is missing" in missing.text
+    errored = to_tool_output(
+        {"content": [{"type": "text", "text": "sensor offline"}], "isError": True},
+        label="env.temp",
+        output_schema=schema,
+    )
+    assert errored.error_kind == "tool_error"  # an error result carries no structured data
+
+
+def test_the_sdks_output_schema_refusal_is_reported_as_invalid_output() -> None:
+    """The SDK validates structuredContent itself and raises; that is the tool's result
+    being wrong, not the server refusing the call."""
+    from harness.mcp.server import ServerConnection
+
+    connection = ServerConnection.__new__(ServerConnection)
+    connection.name = "env"
+    refusal = RuntimeError(
+        "Invalid structured content returned by tool temp: 'warm' is not of type 'number'"
+    )
+    output = connection._rejected_output("temp", refusal)
+    assert output.error_kind == "invalid_output" and output.executed
+    assert output.text == (
+        "temp ran, but mcp server 'env' returned a structured result that does not match "
+        "the tool's declared outputSchema: 'warm' is not of type 'number'"
+    )
+    missing = RuntimeError("Tool temp has an output schema but did not return structured content")
+    assert connection._rejected_output("temp", missing).error_kind == "invalid_output"
+    other = connection._rejected_output("temp", ValueError("bad arguments"))
+    assert other.error_kind == "tool_error" and "rejected temp" in other.text
+
+
+def test_blocks_for_the_user_only_go_to_the_operator() -> None:
+    seen: list[str] = []
+    result = {
+        "content": [
+            {"type": "text", "text": "ready"},
+            {"type": "text", "text": "pad worn", "annotations": {"audience": ["user"]}},
+            {"type": "text", "text": "both", "annotations": {"audience": ["user", "assistant"]}},
+            {"type": "text", "text": "model only", "annotations": {"audience": ["assistant"]}},
+        ]
+    }
+    output = to_tool_output(result, label="arm.status", to_operator=seen.append)
+    assert output.text == "ready\nboth\nmodel only"
+    assert seen == ["arm.status: pad worn"]
+    kept = to_tool_output(result, label="arm.status")  # a control script: it is the operator
+    assert "[for the operator] pad worn" in kept.text
+
+
+def test_task_only_tools_are_skipped_and_reported() -> None:
+    from harness.mcp import MCPManager
+
+    manager = MCPManager([])
+    manager._servers["lab"] = ListedServer(  # type: ignore[assignment]
+        "lab",
+        [
+            {"name": "research", "execution": {"taskSupport": "required"}},
+            {"name": "maybe", "execution": {"taskSupport": "optional"}},
+            {"name": "plain"},
+        ],
+    )
+    assert {t.name for t in manager.tools()} == {"maybe", "plain"}
+    assert "taskSupport: required" in manager.skipped_tools()["lab.research"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,6 +15,7 @@ from harness.errors import (
     BadRequestError,
     ConfigError,
     ContextOverflowError,
+    EmptyResponseError,
     RateLimitError,
 )
 from harness.messages import (
@@ -33,7 +33,13 @@ from harness.messages import (
 )
 from harness.providers.anthropic import MAX_CACHE_BREAKPOINTS, AnthropicModel
 from harness.providers.base import Delta, RetryNotice
-from tests.dialects import ANTHROPIC, ANTHROPIC_KEY_ENV, ANTHROPIC_TEST_KEY, drain
+from tests.dialects import (
+    ANTHROPIC,
+    ANTHROPIC_KEY_ENV,
+    ANTHROPIC_TEST_KEY,
+    drain,
+    drain_incomplete,
+)
 from tests.wire_server import (
     Reply,
     WireServer,
@@ -41,6 +47,8 @@ from tests.wire_server import (
     anthropic_message,
     anthropic_stream,
     anthropic_usage,
+    cut_stream,
+    empty_body,
     redacted_block,
     strip_images,
     text_block,
@@ -69,12 +77,6 @@ CACHED = {"type": "ephemeral"}
 @pytest.fixture(autouse=True)
 def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ANTHROPIC_KEY_ENV, ANTHROPIC_TEST_KEY)
-
-
-@pytest.fixture
-def server() -> Iterator[WireServer]:
-    with WireServer() as wire:
-        yield wire
 
 
 def model(server: WireServer, **overrides: Any) -> AnthropicModel:
@@ -513,3 +515,76 @@ def test_thinking_budget_must_fit_in_the_output_limit(server: WireServer) -> Non
     with pytest.raises(ConfigError) as caught:
         model(server, thinking_budget_tokens=4096, max_output_tokens=4096)
     assert caught.value.key == "model.thinking_budget_tokens"
+
+
+# --------------------------------------------------------------------------- incomplete answers
+
+
+def _tool_stream() -> Reply:
+    return anthropic_stream([tool_use_block("toolu_1", "pick", {"ref": "red_cube_1"})], piece=4)
+
+
+def _index_of(reply: Reply, event_name: str, nth: int = 0) -> int:
+    assert reply.events is not None
+    found = [i for i, (name, _) in enumerate(reply.events) if name == event_name]
+    return found[nth]
+
+
+@pytest.mark.parametrize(
+    ("label", "cut"),
+    [
+        (
+            "text cut mid-sentence",
+            lambda: cut_stream(anthropic_stream([text_block("Placed the cube in the")]), keep=5),
+        ),
+        (
+            "tool use cut after its name",
+            lambda: cut_stream(
+                _tool_stream(), keep=_index_of(_tool_stream(), "content_block_start") + 1
+            ),
+        ),
+        (
+            "tool use cut mid-arguments",
+            lambda: cut_stream(
+                _tool_stream(), keep=_index_of(_tool_stream(), "content_block_delta", 2)
+            ),
+        ),
+        (
+            "everything but message_stop",
+            lambda: cut_stream(anthropic_stream([text_block("done")]), keep=-1),
+        ),
+        ("empty 200 stream", lambda: Reply(events=[])),
+        ("empty 200 body", lambda: empty_body()),
+        (
+            "max_tokens stop inside a tool use",
+            lambda: anthropic_stream(
+                [dict(tool_use_block("toolu_2", "pick", {}), raw_json='{"ref": "red_c')],
+                stop_reason="max_tokens",
+            ),
+        ),
+    ],
+)
+def test_an_incomplete_answer_is_an_error_never_a_final(
+    server: WireServer, label: str, cut: Any
+) -> None:
+    server.responder = lambda recorded: cut()
+    stream = model(server, max_retries=2, stream=label != "empty 200 body").stream(request())
+    drain_incomplete(stream, retries=2)
+    assert len(server.requests) == 3
+
+
+def test_an_empty_final_answer_is_retried_once_then_fails(server: WireServer) -> None:
+    server.responder = lambda recorded: anthropic_stream([text_block("")])
+    with pytest.raises(EmptyResponseError):
+        list(model(server, max_retries=3).stream(request()))
+    assert len(server.requests) == 2
+
+
+def test_images_are_left_out_when_vision_is_off(server: WireServer) -> None:
+    server.reply(anthropic_stream([text_block("ok")]))
+    refreshed = RefreshedBlock(brief="Scene: red_cube_1", images=[IMAGE])
+    drain(model(server, vision=False).stream(request(refreshed=refreshed)))
+    last = server.requests[0].body["messages"][-1]["content"][-2:]
+    assert [b["type"] for b in last] == ["text", "text"]
+    assert last[0]["text"] == "Scene: red_cube_1"
+    assert last[1]["text"].startswith(IMAGE.ref().placeholder()) and "not shown" in last[1]["text"]

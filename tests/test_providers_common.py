@@ -397,3 +397,44 @@ def test_usage_guard_ignores_implausible_reports_and_calibrates_on_plausible() -
     assert estimator.ignored_reports == 1 and estimator.calibration == 1.0
     assert estimator.observe_usage(estimated_prompt=1000, reported_prompt=1300)
     assert estimator.calibration == pytest.approx(1.3)
+
+
+@pytest.mark.parametrize(
+    ("message", "sizes"),
+    [
+        (
+            "This model's maximum context length is 8192 tokens. However, you requested 9044 "
+            "tokens (9024 in the messages, 20 in the completion). Please reduce the length.",
+            (8192, 9024),
+        ),
+        (
+            "This model's maximum context length is 128000 tokens. However, your messages "
+            "resulted in 130512 tokens.",
+            (128000, 130512),
+        ),
+        ("prompt is too long: 210443 tokens > 200000 maximum", (200000, 210443)),
+        ("Requested tokens (9000) exceed context window of 8192", (8192, 9000)),
+        (
+            "Trying to keep the first 6000 tokens when context the overflows. However, the "
+            "model is loaded with context length of only 4096 tokens",
+            (4096, None),
+        ),
+        (
+            "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. "
+            "Given: 4000 `inputs` tokens and 200 `max_new_tokens`",
+            (4096, 4000),
+        ),
+        (
+            "This model's maximum context length is 4096 tokens. However, you requested 5000 "
+            "tokens",
+            (4096, None),
+        ),  # a total with the output in it is not the prompt
+        ("the request exceeds the available context size", (None, None)),
+    ],
+)
+def test_overflow_messages_state_the_window_and_the_prompt(
+    message: str, sizes: tuple[int | None, int | None]
+) -> None:
+    error = classify_failure(Failure(provider="p", message=message, status=400))
+    assert isinstance(error, ContextOverflowError)
+    assert (error.limit_tokens, error.prompt_tokens) == sizes

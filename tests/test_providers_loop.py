@@ -21,8 +21,8 @@ from harness.config import PriceConfig
 from harness.events import CompactionEvent, DoneEvent, EventBase
 from harness.store import MemoryRunStore
 from tests.conftest import BoxSafety, FakeDriver, move_to_tool
-from tests.dialects import DIALECTS, OPENAI, Dialect
-from tests.wire_server import Recorded, Reply, WireServer
+from tests.dialects import OPENAI, Dialect
+from tests.wire_server import Recorded, Reply, WireServer, cut_stream, empty_body
 
 
 @tool
@@ -33,19 +33,6 @@ def echo(text: str) -> str:
         text: What to echo.
     """
     return f"echo: {text}"
-
-
-@pytest.fixture(params=DIALECTS, ids=lambda d: d.name)
-def dialect(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Dialect:
-    chosen: Dialect = request.param
-    chosen.prepare(monkeypatch)
-    return chosen
-
-
-@pytest.fixture
-def server() -> Iterator[WireServer]:
-    with WireServer() as wire:
-        yield wire
 
 
 class RecordingCompactor:
@@ -311,6 +298,82 @@ def test_cancelling_at_a_retry_stops_without_another_request(
     assert len(server.requests) == 1
 
 
+# --------------------------------------------------------------------------- incomplete answers
+
+
+def cut_after_tool_name(reply: Reply) -> Reply:
+    """The stream of ``reply`` up to the event that names the tool: no arguments, no end."""
+    assert reply.events is not None
+    named = next(i for i, (_, data) in enumerate(reply.events) if '"name": "move_to"' in data)
+    return cut_stream(reply, keep=named + 1)
+
+
+def _end_marker(reply: Reply) -> int:
+    """The index of the event that ends the answer (finish_reason; message_delta/stop)."""
+    assert reply.events is not None
+    return next(
+        i
+        for i, (name, data) in enumerate(reply.events)
+        if '"finish_reason": "tool_calls"' in data or name == "message_delta"
+    )
+
+
+@pytest.mark.parametrize("fault", ["cut after the tool name", "empty 200 body", "no end marker"])
+def test_an_incomplete_tool_call_is_never_executed_and_the_task_fails(
+    config: HarnessConfig, dialect: Dialect, server: WireServer, fault: str
+) -> None:
+    """A physical call cut before its arguments would run with defaults: it must not run."""
+    full = dialect.tools(("call_a", "move_to", {"x": 0.1, "y": 0.2, "z": 0.3}))
+    assert full.events is not None
+    faulty = {
+        "cut after the tool name": cut_after_tool_name(full),
+        "empty 200 body": empty_body("text/event-stream"),
+        "no end marker": cut_stream(full, keep=_end_marker(full)),
+    }[fault]
+    server.responder = lambda request: faulty
+    driver = FakeDriver()
+    config.model = dialect.config(server, max_retries=2)
+    with Harness.from_config(
+        config, driver=driver, safety=BoxSafety(), physical_tools=[move_to_tool(driver)]
+    ) as harness:
+        events = run(harness)
+    assert driver.executed == []
+    assert not [e for e in events if e.type in ("tool_call", "tool_result", "model_response")]
+    retries = [e for e in events if e.type == "model_retry"]
+    assert [r.error_kind for r in retries] == ["incomplete_response"] * 2
+    done = done_of(events)
+    assert done.status == "failed"
+    assert "incomplete_response" in done.termination_reason
+
+
+def test_a_cut_tool_call_is_retried_and_then_runs_once_whole(
+    config: HarnessConfig, dialect: Dialect, server: WireServer
+) -> None:
+    full = dialect.tools(("call_a", "move_to", {"x": 0.1, "y": 0.2, "z": 0.3}))
+    server.reply(cut_after_tool_name(full), full, dialect.text("Moved."))
+    driver = FakeDriver()
+    config.model = dialect.config(server)
+    with Harness.from_config(
+        config, driver=driver, safety=BoxSafety(), physical_tools=[move_to_tool(driver)]
+    ) as harness:
+        events = run(harness)
+    assert driver.executed == [("move_to", {"x": 0.1, "y": 0.2, "z": 0.3})]
+    assert [e.error_kind for e in events if e.type == "model_retry"] == ["incomplete_response"]
+    assert done_of(events).status == "completed"
+
+
+def test_an_empty_final_answer_is_retried_once_then_the_task_fails(
+    config: HarnessConfig, dialect: Dialect, server: WireServer
+) -> None:
+    server.responder = lambda request: dialect.text("")
+    config.model = dialect.config(server)
+    with Harness.from_config(config) as harness:
+        events = run(harness)
+    assert len(server.requests) == 2
+    done = done_of(events)
+    assert done.status == "failed" and "empty_response" in done.termination_reason
+
+
 # --------------------------------------------------------------------------- usage and cost
 
 
@@ -426,3 +489,26 @@ def test_cli_runs_a_task_with_a_model_spec(
     assert [e["type"] for e in events if e["type"] == "model_delta"]
     assert events[-1]["type"] == "done" and events[-1]["status"] == "completed"
     assert server.requests[0].body["model"] == "gpt-4o-mini"
+
+
+def test_usage_a_server_does_not_report_is_unknown_never_zero(
+    config: HarnessConfig, server: WireServer
+) -> None:
+    """A local server streams no usage: ``done.usage`` says how many calls went unreported
+    instead of claiming they cost 0 tokens, and the one-line description says so."""
+    from tests.wire_server import openai_stream
+
+    events = openai_stream("Nothing to do.").events or []
+    finish = next(i for i, (_, data) in enumerate(events) if '"finish_reason": "stop"' in data)
+    server.reply(Reply(events=[*events[: finish + 1], (None, "[DONE]")]))  # no usage chunk
+    config.model = OPENAI.config(server)
+    with Harness.from_config(config) as harness:
+        done = done_of(run(harness))
+    assert done.status == "completed", done.termination_reason
+    assert done.usage.requests == 1 and done.usage.unreported_requests == 1
+    assert not done.usage.complete
+    assert "usage not reported for 1 of 1 calls" in done.usage.describe()
+    server.reply(OPENAI.text("Done."))
+    with Harness.from_config(config) as harness:
+        done = done_of(run(harness))
+    assert done.usage.complete and done.usage.prompt_tokens == 100

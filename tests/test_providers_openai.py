@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,6 +15,8 @@ from harness.errors import (
     BadRequestError,
     ConfigError,
     ContextOverflowError,
+    EmptyResponseError,
+    IncompleteResponseError,
     RateLimitError,
     TransientModelError,
 )
@@ -34,14 +35,17 @@ from harness.messages import (
 )
 from harness.providers.base import Chunk, Delta, Final, RetryNotice
 from harness.providers.openai import OpenAIChatModel
-from tests.dialects import OPENAI, drain
+from tests.dialects import OPENAI, drain, drain_incomplete
 from tests.wire_server import (
     Reply,
     WireServer,
+    cut_stream,
+    empty_body,
     openai_completion,
     openai_error,
     openai_stream,
     openai_usage,
+    sse_bytes,
     strip_images,
 )
 
@@ -56,12 +60,6 @@ PICK = ToolSpec(
     },
 )
 IMAGE = ImagePart(data=b"\xff\xd8\xff" + bytes(range(200)), width=64, height=48, label="front")
-
-
-@pytest.fixture
-def server() -> Iterator[WireServer]:
-    with WireServer() as wire:
-        yield wire
 
 
 def model(server: WireServer, **overrides: Any) -> OpenAIChatModel:
@@ -140,6 +138,7 @@ def test_payload_snapshot_for_a_tool_exchange_with_an_image(server: WireServer) 
                 },
             }
         ],
+        "tool_choice": "auto",
         "parallel_tool_calls": False,
         "max_tokens": 4096,
         "temperature": 0.0,
@@ -596,3 +595,168 @@ def test_unknown_option_and_misplaced_thinking_budget_are_config_errors(
     with pytest.raises(ConfigError) as caught:
         model(server, thinking_budget_tokens=2048)
     assert caught.value.key == "model.thinking_budget_tokens"
+
+
+# --------------------------------------------------------------------------- incomplete answers
+
+
+def _tool_stream() -> Reply:
+    return openai_stream(tool_calls=[("call_1", "pick", {"ref": "red_cube_1"})], piece=4)
+
+
+def _index_of(reply: Reply, needle: str) -> int:
+    assert reply.events is not None
+    return next(i for i, (_, data) in enumerate(reply.events) if needle in data)
+
+
+@pytest.mark.parametrize(
+    ("label", "cut"),
+    [
+        ("text cut mid-sentence", lambda: cut_stream(openai_stream("Placed the cube in"), keep=3)),
+        (
+            "tool call cut after its name",
+            lambda: cut_stream(_tool_stream(), keep=_index_of(_tool_stream(), '"name"') + 1),
+        ),
+        (
+            "tool call cut mid-arguments",
+            lambda: cut_stream(_tool_stream(), keep=_index_of(_tool_stream(), '"name"') + 3),
+        ),
+        ("no finish_reason, no [DONE]", lambda: cut_stream(openai_stream("hello"), keep=-3)),
+        ("empty 200 body", lambda: empty_body()),
+        ("length stop inside a tool call", lambda: _length_cut_call()),
+    ],
+)
+def test_an_incomplete_answer_is_an_error_never_a_final(
+    server: WireServer, label: str, cut: Any
+) -> None:
+    server.responder = lambda recorded: cut()
+    error = drain_incomplete(model(server, max_retries=2).stream(request()), retries=2)
+    assert "gave up after 2 retries" in str(error)
+    assert "incomplete response" in str(error) or "malformed" in str(error), label
+
+
+def _length_cut_call() -> Reply:
+    return openai_stream(tool_calls=[("c", "pick", '{"ref": "red_cu')], finish_reason="length")
+
+
+def test_a_body_broken_off_by_the_transport_is_incomplete(server: WireServer) -> None:
+    """Content-Length promises more than arrives: the SDK's read fails mid-body."""
+    body = sse_bytes(openai_stream("a sentence that never ends").events or [])
+    broken = Reply(
+        raw=body[: len(body) // 2],
+        headers={"Content-Type": "text/event-stream", "Content-Length": str(len(body))},
+    )
+    server.reply(broken)
+    with pytest.raises(IncompleteResponseError):
+        list(model(server, max_retries=0).stream(request()))
+
+
+def test_a_complete_stream_without_usage_says_usage_was_not_reported(server: WireServer) -> None:
+    events = openai_stream("done").events or []
+    finish = _index_of(Reply(events=events), '"finish_reason": "stop"')
+    server.reply(Reply(events=[*events[: finish + 1], (None, "[DONE]")]))
+    chunks = list(model(server).stream(request()))
+    final = chunks[-1]
+    assert isinstance(final, Final) and final.response.text == "done"
+    assert final.usage_reported is False and final.response.usage.prompt_tokens == 0
+    server.reply(openai_stream("done"))
+    final = list(model(server).stream(request()))[-1]
+    assert isinstance(final, Final) and final.usage_reported is True
+
+
+def test_an_empty_final_answer_is_retried_once_then_fails(server: WireServer) -> None:
+    server.responder = lambda recorded: openai_stream("", finish_reason="stop")
+    with pytest.raises(EmptyResponseError, match="neither text nor a tool call") as caught:
+        list(model(server, max_retries=3).stream(request()))
+    assert len(server.requests) == 2  # one retry, whatever model.max_retries says
+    assert "retried once at most" in str(caught.value)
+    server.responder = None
+    server.reply(openai_stream("  \n", finish_reason="stop"), openai_stream("Done."))
+    _, response = drain(model(server).stream(request()))
+    assert response.text == "Done."
+
+
+def test_a_stream_that_carried_nothing_is_asked_again_unstreamed(server: WireServer) -> None:
+    """llama.cpp answers a streamed request it cannot serve with an empty 200 stream."""
+    server.reply(Reply(events=[]), openai_completion("Placed."))
+    _, response = drain(model(server).stream(request(tools=[])))
+    assert response.text == "Placed."
+    assert [r.body.get("stream") for r in server.requests] == [True, None]
+    assert "stream_options" not in server.requests[1].body
+
+
+def test_a_server_that_cannot_stream_tool_requests_is_remembered(server: WireServer) -> None:
+    adapter = model(server)
+    server.reply(Reply(events=[]), openai_completion(tool_calls=[("c1", "pick", {"ref": "a"})]))
+    _, response = drain(adapter.stream(request()))
+    assert response.tool_calls[0].arguments == {"ref": "a"}
+    assert adapter.streams_tool_requests is False
+    server.reply(openai_completion(tool_calls=[("c2", "pick", {"ref": "b"})]), openai_stream("ok"))
+    drain(adapter.stream(request()))
+    drain(adapter.stream(request(tools=[])))  # tool-less requests still stream
+    assert [r.body.get("stream") for r in server.requests] == [True, None, None, True]
+
+
+def test_a_refusal_to_stream_with_tools_falls_back_and_is_remembered(server: WireServer) -> None:
+    """Builds that report the refusal as an error rather than an empty stream."""
+    refusal = openai_error(
+        500, "Automatic streaming tool choice is not supported", type="internal_server_error"
+    )
+    adapter = model(server)
+    server.reply(refusal, openai_completion(tool_calls=[("c1", "pick", {"ref": "a"})]))
+    _, response = drain(adapter.stream(request()))
+    assert response.tool_calls and adapter.streams_tool_requests is False
+    assert [r.body.get("stream") for r in server.requests] == [True, None]
+
+
+def test_tool_choice_is_auto_with_tools_and_absent_without(server: WireServer) -> None:
+    server.reply(openai_stream("ok"), openai_stream("ok"))
+    drain(model(server).stream(request()))
+    drain(model(server).stream(request(tools=[])))
+    with_tools, without = (r.body for r in server.requests)
+    assert with_tools["tool_choice"] == "auto"
+    assert "tool_choice" not in without and "tools" not in without
+
+
+def test_assistant_tool_turns_without_text_send_an_empty_string(server: WireServer) -> None:
+    items = [
+        InstructionItem(text="go"),
+        AssistantItem(tool_calls=[ToolCall(id="c1", name="pick", arguments={"ref": "a"})]),
+        ToolResultItem(call_id="c1", name="pick", text="ok"),
+        AssistantItem(text="", tool_calls=[]),
+    ]
+    server.reply(openai_stream("ok"))
+    drain(model(server).stream(request(items=items)))
+    assistants = [m for m in server.requests[0].body["messages"] if m["role"] == "assistant"]
+    assert [m["content"] for m in assistants] == ["", ""]
+    assert all(m["content"] is not None for m in server.requests[0].body["messages"])
+
+
+def test_overflow_states_the_servers_limit(server: WireServer) -> None:
+    server.reply(
+        openai_error(
+            400,
+            "This model's maximum context length is 5632 tokens. However, you requested "
+            "6100 tokens (6080 in the messages, 20 in the completion).",
+            code="context_length_exceeded",
+        ),
+        Reply(
+            400,
+            {
+                "error": {
+                    "code": 400,
+                    "type": "exceed_context_size_error",
+                    "message": "the request exceeds the available context size",
+                    "n_prompt_tokens": 9001,
+                    "n_ctx": 8192,
+                }
+            },
+        ),
+        openai_error(400, "too long", code="context_length_exceeded"),
+    )
+    sizes = []
+    for _ in range(3):
+        with pytest.raises(ContextOverflowError) as caught:
+            list(model(server).stream(request()))
+        sizes.append((caught.value.limit_tokens, caught.value.prompt_tokens))
+    assert sizes == [(5632, 6080), (8192, 9001), (None, None)]

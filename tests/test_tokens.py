@@ -3,6 +3,10 @@ from plausible usage reports, and one total that every budget decision reads."""
 
 from __future__ import annotations
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from harness.config import CompactionConfig, PruningConfig
 from harness.context import Budget, Context
 from harness.context.compactor import CheckpointCompactor
@@ -73,3 +77,45 @@ def test_every_budget_decision_reads_one_total() -> None:
     assert events and events[0].status == "started" and events[0].tokens_before == after
     context.estimator.calibration = 1.0
     assert list(compactor.compact(context)) == []
+
+
+def test_a_far_too_low_estimate_is_recalibrated_at_once() -> None:
+    """The issue's numbers: 3,647 estimated, 8,669 reported by a local chat format. A
+    running median over earlier good reports would ignore it for eight more calls."""
+    estimator = TokenEstimator()
+    for _ in range(14):
+        estimate = estimator.calibrated(1000)
+        assert estimator.observe_usage(estimated_prompt=estimate, reported_prompt=1020)
+    assert estimator.calibration == pytest.approx(1.02, abs=0.002)
+    assert estimator.observe_usage(
+        estimated_prompt=estimator.calibrated(3647), reported_prompt=8669
+    )
+    assert estimator.recalibrations == 1
+    assert estimator.calibrated(3647) >= 8669 - 2
+    # a far-too-high estimate only moves the median (over-estimating is safe)
+    before = estimator.calibration
+    estimator.observe_usage(estimated_prompt=estimator.calibrated(1000), reported_prompt=500)
+    assert estimator.calibration == before and estimator.recalibrations == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    reports=st.lists(
+        st.tuples(st.integers(1, 200_000), st.floats(0.05, 20.0)), min_size=1, max_size=40
+    )
+)
+def test_calibration_stays_bounded_and_ignores_noise(reports: list[tuple[int, float]]) -> None:
+    estimator = TokenEstimator()
+    for raw, ratio in reports:
+        estimate = estimator.calibrated(raw)
+        before = estimator.calibration
+        reported = max(1, int(estimate * ratio))
+        used = estimator.observe_usage(estimated_prompt=estimate, reported_prompt=reported)
+        exact = reported / estimate
+        if exact > estimator.noise_factor or exact < 1 / estimator.noise_factor:
+            assert not used and estimator.calibration == before
+        elif exact > estimator.far_factor:
+            bounds = (1 / estimator.noise_factor, estimator.noise_factor)
+            expected = min(bounds[1], max(bounds[0], before * exact))
+            assert used and estimator.calibration == pytest.approx(expected)
+        assert 1 / estimator.noise_factor <= estimator.calibration <= estimator.noise_factor

@@ -8,14 +8,22 @@ headers, parsed JSON body); every answer is programmed per request, either queue
 
 The builders below produce the providers' real shapes: JSON bodies, SSE streams (OpenAI
 ``data:`` chunks ending in ``[DONE]``; Anthropic named events from ``message_start`` to
-``message_stop``) and error bodies with their status codes and headers.
+``message_stop``) and error bodies with their status codes and headers. A reply can also
+be exact bytes (``raw``: recorded transcripts, empty bodies), wait before its first byte
+(``delay_s``), trickle its events (``event_delay_s``) or follow them with SSE keep-alive
+comments until the client goes away (``keep_alive``). The server notes when it saw the
+client close the connection (``Recorded.closed_at``), so tests can tell an aborted request
+from an abandoned one.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import select
+import socket
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -30,11 +38,14 @@ __all__ = [
     "anthropic_message",
     "anthropic_stream",
     "anthropic_usage",
+    "cut_stream",
+    "empty_body",
     "openai_completion",
     "openai_error",
     "openai_stream",
     "openai_usage",
     "redacted_block",
+    "sse_bytes",
     "strip_images",
     "text_block",
     "thinking_block",
@@ -50,6 +61,11 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: Any
+    received_at: float = 0.0
+    """``time.monotonic()`` when the request was read."""
+    closed_at: float | None = None
+    """When the server saw the client close the connection while it was still answering
+    (waiting, trickling or keeping alive); None if it never did."""
 
 
 @dataclass
@@ -64,6 +80,15 @@ class Reply:
     """Wait this long before answering (interrupted when the server closes): timeouts."""
     drop: bool = False
     """Close the connection without answering: a dropped connection."""
+    raw: bytes | None = None
+    """Send exactly these body bytes (a recorded body, an empty one); ``headers`` should
+    name the content type."""
+    event_delay_s: float = 0.0
+    """Wait this long before each SSE event: a slow trickle."""
+    keep_alive: bytes | None = None
+    """After the events, send these bytes (an SSE comment like ``b": ping\\n\\n"``) every
+    ``keep_alive_every_s`` until the client goes away or the server closes."""
+    keep_alive_every_s: float = 0.05
 
 
 Responder = Callable[[Recorded], Reply]
@@ -144,17 +169,54 @@ class _Handler(BaseHTTPRequestHandler):
             headers={key.lower(): value for key, value in self.headers.items()},
             body=body,
         )
+        request.received_at = time.monotonic()
         reply = wire._answer(request)
-        if reply.delay_s:
-            wire._closing.wait(reply.delay_s)
+        self._recorded = request
+        if reply.delay_s and not self._wait(reply.delay_s):
+            return
         with contextlib.suppress(BrokenPipeError, ConnectionResetError, OSError):
             if reply.drop:
                 self.close_connection = True
                 return
-            if reply.events is not None:
+            if reply.raw is not None:
+                self._send_raw(reply)
+            elif reply.events is not None:
                 self._send_events(reply)
             else:
                 self._send_json(reply)
+
+    def _client_gone(self) -> bool:
+        """The client closed (or shut down) its end: the socket reads as end-of-file."""
+        sock: socket.socket = self.connection
+        try:
+            readable, _, _ = select.select([sock], [], [], 0)
+            return bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
+    def _wait(self, seconds: float) -> bool:
+        """Wait, watching the client; False (and ``closed_at`` noted) if it went away."""
+        wire: WireServer = self.server.wire
+        deadline = time.monotonic() + seconds
+        while (remaining := deadline - time.monotonic()) > 0:
+            if self._client_gone():
+                self._recorded.closed_at = time.monotonic()
+                self.close_connection = True
+                return False
+            if wire._closing.wait(min(0.01, remaining)):
+                return False
+        return True
+
+    def _send_raw(self, reply: Reply) -> None:
+        data = reply.raw or b""
+        self.send_response(reply.status)
+        if "content-length" not in {key.lower() for key in reply.headers}:
+            self.send_header("Content-Length", str(len(data)))
+        for key, value in reply.headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+        self.close_connection = True  # a body shorter than its Content-Length ends here
 
     def _send_json(self, reply: Reply) -> None:
         data = json.dumps(reply.body).encode()
@@ -174,14 +236,53 @@ class _Handler(BaseHTTPRequestHandler):
         for key, value in reply.headers.items():
             self.send_header(key, value)
         self.end_headers()
+        self.close_connection = True
         for event, data in reply.events or []:
+            if reply.event_delay_s and not self._wait(reply.event_delay_s):
+                return
             frame = (f"event: {event}\n" if event else "") + f"data: {data}\n\n"
             self.wfile.write(frame.encode())
             self.wfile.flush()
-        self.close_connection = True
+        while reply.keep_alive is not None:
+            try:
+                self.wfile.write(reply.keep_alive)
+                self.wfile.flush()
+            except OSError:
+                self._recorded.closed_at = time.monotonic()
+                return
+            if not self._wait(reply.keep_alive_every_s):
+                return
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
+
+
+def sse_bytes(events: Iterable[tuple[str | None, str]]) -> bytes:
+    """SSE events as the bytes the server writes for them."""
+    frames = (
+        (f"event: {event}\n" if event else "") + f"data: {data}\n\n" for event, data in events
+    )
+    return "".join(frames).encode()
+
+
+def cut_stream(reply: Reply, *, keep: int | None = None, at_byte: int | None = None) -> Reply:
+    """The stream of ``reply`` cut off: after its first ``keep`` events, or after
+    ``at_byte`` bytes of its body (the connection then closes cleanly, as a server that
+    crashed or a proxy that gave up would leave it)."""
+    assert reply.events is not None
+    if keep is not None:
+        return Reply(status=reply.status, events=reply.events[:keep], headers=dict(reply.headers))
+    body = sse_bytes(reply.events)
+    return Reply(
+        status=reply.status,
+        raw=body[: at_byte if at_byte is not None else len(body)],
+        headers={"Content-Type": "text/event-stream", **reply.headers},
+    )
+
+
+def empty_body(content_type: str = "application/json") -> Reply:
+    """HTTP 200 with nothing in the body."""
+    return Reply(raw=b"", headers={"Content-Type": content_type})
 
 
 def _pieces(text: str, size: int) -> list[str]:

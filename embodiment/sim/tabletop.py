@@ -71,6 +71,9 @@ IK_EVERY = 8
 APPROACH_HEIGHT = 0.12
 LIFT_HEIGHT = 0.15
 REACH_TOLERANCE_M = 0.01
+SNAPSHOT_VERSION = 1
+RESTORE_SETTLE_STEPS = 5
+"""Physics steps after a restore, so contacts (a held cube between the fingers) exist."""
 
 
 @dataclass
@@ -104,6 +107,7 @@ class TabletopSim:
         self._sim_time = 0.0
         self._yaw = 0.0
         self._motion = "idle"
+        self._finger_command = (MAX_OPENING / 2, 20.0)
         self._picks: Counter[str] = Counter()
         self.faults = self.config.faults
         self._truth: tuple[float, list[Detection]] | None = None
@@ -198,6 +202,86 @@ class TabletopSim:
             for _ in range(max(1, round(seconds / self._dt))):
                 self._pb.stepSimulation(physicsClientId=self._cid)
                 self._sim_time += self._dt
+
+    def snapshot(self) -> dict[str, Any]:
+        """The world's state as plain JSON data: every loose object's pose and velocity, the
+        arm's joints, the fingers and their command, what is held, the simulated clock.
+        :meth:`restore` puts a simulator with the same scene (config and seed) back into it;
+        resume records one after every turn so placed cubes stay placed."""
+        self._require()
+        pb, cid = self._pb, self._cid
+        with self._lock:
+            objects: dict[str, Any] = {}
+            for ref, body in self._bodies.items():
+                if body.category != "object":
+                    continue  # the table and the tray are fixed (mass 0)
+                position, orientation = pb.getBasePositionAndOrientation(
+                    body.body, physicsClientId=cid
+                )
+                linear, angular = pb.getBaseVelocity(body.body, physicsClientId=cid)
+                objects[ref] = {
+                    "position": list(position),
+                    "orientation": list(orientation),
+                    "linear": list(linear),
+                    "angular": list(angular),
+                }
+            arm = [pb.getJointState(self._robot, j, physicsClientId=cid)[0] for j in ARM_JOINTS]
+            fingers = [
+                pb.getJointState(self._robot, j, physicsClientId=cid)[0] for j in FINGER_JOINTS
+            ]
+            return {
+                "version": SNAPSHOT_VERSION,
+                "seed": self.config.seed,
+                "sim_time": self._sim_time,
+                "yaw": self._yaw,
+                "objects": objects,
+                "arm": arm,
+                "fingers": fingers,
+                "finger_command": list(self._finger_command),
+                "held": self.held_ref(),
+                "picks": dict(self._picks),
+            }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Put the world back into a :meth:`snapshot` (see there). Raises ValueError for a
+        snapshot of another scene (an object this simulator does not have) or version."""
+        self._require()
+        if state.get("version") != SNAPSHOT_VERSION:
+            raise ValueError(
+                f"world snapshot version {state.get('version')!r}; this simulator reads "
+                f"version {SNAPSHOT_VERSION}"
+            )
+        objects = state.get("objects") or {}
+        unknown = sorted(
+            set(objects) - {r for r, b in self._bodies.items() if b.category == "object"}
+        )
+        if unknown:
+            raise ValueError(
+                f"the snapshot is of another scene: no object {', '.join(unknown)} here "
+                f"(objects: {', '.join(self.refs())})"
+            )
+        pb, cid = self._pb, self._cid
+        with self._lock:
+            for joint, value in zip(ARM_JOINTS, state["arm"], strict=True):
+                pb.resetJointState(self._robot, joint, value, physicsClientId=cid)
+            for joint, value in zip(FINGER_JOINTS, state["fingers"], strict=True):
+                pb.resetJointState(self._robot, joint, value, physicsClientId=cid)
+            for ref, pose in objects.items():
+                body = self._bodies[ref].body
+                pb.resetBasePositionAndOrientation(
+                    body, pose["position"], pose["orientation"], physicsClientId=cid
+                )
+                pb.resetBaseVelocity(body, pose["linear"], pose["angular"], physicsClientId=cid)
+            self._drive_arm(list(state["arm"]))
+            each, force = state["finger_command"]
+            self._set_fingers(float(each), float(force))
+            self._sim_time = float(state["sim_time"])
+            self._yaw = float(state["yaw"])
+            self._picks = Counter({str(k): int(v) for k, v in (state.get("picks") or {}).items()})
+            self._motion = "idle"
+            self._truth = None
+            for _ in range(RESTORE_SETTLE_STEPS):  # contacts (the grasp) exist after a step
+                pb.stepSimulation(physicsClientId=cid)
 
     def inject_faults(self, **faults: Any) -> None:
         """Replace the injected faults (see :class:`~embodiment.sim.world.Faults`); counts
@@ -745,6 +829,7 @@ class TabletopSim:
             self._step(10)
 
     def _set_fingers(self, each: float, force: float) -> None:
+        self._finger_command = (each, force)
         with self._lock:
             self._pb.setJointMotorControlArray(
                 self._robot,

@@ -113,6 +113,12 @@ class TabletopConfig(_Spec):
         duplicates = [ref for ref, count in Counter(refs).items() if count > 1]
         if duplicates:
             raise ValueError(f"duplicate object refs: {', '.join(duplicates)}")
+        unknown = [ref for ref in self.faults.drop_on_lift if ref not in refs]
+        if unknown:  # a fault on a ref that does not exist would never fire
+            raise ValueError(
+                f"faults.drop_on_lift: no object {', '.join(map(repr, unknown))} in the scene "
+                f"(objects: {', '.join(refs)})"
+            )
         return self
 
 

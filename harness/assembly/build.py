@@ -9,18 +9,17 @@ constructor plus the closers it will own.
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Callable
 from typing import Any
 
 from harness.assembly.embodiment import build_embodiment_parts
 from harness.assembly.imports import import_object, import_tool
 from harness.assembly.memory import build_memory
-from harness.config import HarnessConfig
+from harness.config import HarnessConfig, secret_sources
 from harness.errors import ConfigError
 from harness.mcp import MCPManager
 from harness.providers import build_model
-from harness.redact import Redactor
+from harness.redact import Redactor, check_pattern, secret_values
 from harness.store import MemoryRunStore, SQLiteRunStore
 from harness.world.scene import SceneAdapter
 from scene.geometry import RelationTolerances
@@ -46,20 +45,23 @@ def build_parts(
     """Build every part not in ``given``; return (constructor kwargs, closers in build order)."""
     parts: dict[str, Any] = dict(given)
     closers: list[Closer] = []
+    if parts.get("redactor") is None:
+        parts["redactor"] = build_redactor(config)
+    redactor: Redactor = parts["redactor"]
     try:
         if "model" not in parts:
             parts["model"] = build_model(config.model)
         if "compaction_model" not in parts and config.compaction_model is not None:
             parts["compaction_model"] = build_model(config.compaction_model)
         if "store" not in parts:
-            parts["store"] = build_store(config)
+            parts["store"] = build_store(config, redactor=redactor)
             closers.append(("run store", parts["store"].close))
         build_embodiment_parts(config, parts, closers)
         if "skills" not in parts:
             parts["skills"] = build_skills(config)
         if "memory" not in parts:
             parts["memory"] = build_memory(
-                config, model=parts.get("compaction_model") or parts["model"]
+                config, model=parts.get("compaction_model") or parts["model"], redactor=redactor
             )
         if "scene" not in parts:
             scene = build_scene(config, driver=parts.get("driver"))
@@ -69,7 +71,7 @@ def build_parts(
         extra_tools.extend(import_tool(path) for path in config.tools)
         parts["tools"] = extra_tools
         if config.mcp.servers and "tool_sources" not in parts:
-            manager = MCPManager.from_config(config)
+            manager = MCPManager.from_config(config, redactor=redactor)
             closers.append(("mcp", manager.close))
             parts["tool_sources"] = [manager]
     except BaseException:
@@ -81,31 +83,35 @@ def build_parts(
 
 
 def build_redactor(config: HarnessConfig) -> Redactor:
-    """Built-in secret shapes, ``run.secret_patterns``, and the values of every API-key
-    environment variable the config names."""
-    models = [config.model, config.compaction_model, config.evaluation.model]
-    env_vars = [m.api_key_env for m in models if m is not None and m.api_key_env]
-    for index, pattern in enumerate(config.run.secret_patterns):
-        try:
-            re.compile(pattern)
-        except re.error as exc:
+    """The session's one redactor: built-in secret shapes, ``run.secret_patterns``, the
+    values of every API-key environment variable the config names, and the values the
+    config itself holds under secret-looking keys (MCP server ``env``, provider headers)."""
+    data = config.model_dump(mode="json")
+    patterns, env_vars = secret_sources(data)
+    for index, pattern in enumerate(patterns):
+        problem = check_pattern(pattern)
+        if problem is not None:
             raise ConfigError(
                 f"run.secret_patterns.{index}: got {pattern!r}; expected a regular "
-                f"expression ({exc})",
+                f"expression that matches a secret, but {problem}",
                 key=f"run.secret_patterns.{index}",
                 value=pattern,
-            ) from None
-    return Redactor(config.run.secret_patterns, env_vars=env_vars)
+            )
+    return Redactor(patterns, env_vars=env_vars, literals=secret_values(data))
 
 
-def build_store(config: HarnessConfig) -> SQLiteRunStore | MemoryRunStore:
-    """SQLite under ``run.store`` (relative to the working directory, like every CLI
-    command that reads it), or memory only when ``run.store`` is null."""
-    redactor = build_redactor(config)
+def build_store(
+    config: HarnessConfig, *, redactor: Redactor | None = None
+) -> SQLiteRunStore | MemoryRunStore:
+    """SQLite under ``run.store`` (relative to the config file's folder, like every
+    configured path), or memory only when ``run.store`` is null."""
+    redactor = redactor or build_redactor(config)
     if not config.run.store:
         return MemoryRunStore(redactor=redactor)
     synchronous = "FULL" if config.run.store_sync == "full" else "NORMAL"
-    return SQLiteRunStore(config.run.store, redactor=redactor, synchronous=synchronous)
+    return SQLiteRunStore(
+        config.resolve_path(config.run.store), redactor=redactor, synchronous=synchronous
+    )
 
 
 def build_skills(config: HarnessConfig) -> SkillCatalog | None:

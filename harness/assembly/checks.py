@@ -188,8 +188,43 @@ def check_embodiment(harness: Deployment) -> Iterator[CheckResult]:
         )
     if harness.driver is not None:
         yield CheckResult.ok("driver", type(harness.driver).__name__)
+        yield from _driver_contract(harness)
     elif config.driver is not None:
         yield CheckResult.warn("driver", f"driver {config.driver.name!r} is configured but absent")
+    check = getattr(harness, "task_check", None)
+    if check is not None:
+        who = getattr(check, "name", type(check).__name__)
+        yield CheckResult.ok("task check", f"{check.kind} ({who}): done.outcome is checked")
+    else:
+        yield CheckResult.warn(
+            "task check",
+            "none (evaluation.task_check): a completed task's outcome stays unverified and "
+            "exit code 0 rests on the model's report",
+        )
+
+
+def _driver_contract(harness: Deployment) -> Iterator[CheckResult]:
+    """``embodiment.checks.check_driver`` against the configured profile, without motion:
+    a driver that cannot give the readings the profile's safety rules need (a mobile base
+    profile on a tabletop driver) fails here instead of blocking every action at run time."""
+    from embodiment.checks import check_driver
+    from harness.assembly.embodiment import build_profile
+
+    profile = build_profile(harness.config)
+    if profile is None:
+        return
+    report = check_driver(harness.driver, profile, motion=False)
+    status = {"pass": "ok", "warn": "warn", "skip": "ok", "fail": "fail"}
+    for result in report.results:
+        if result.status in ("fail", "warn"):
+            yield CheckResult(status[result.status], f"driver {result.name}", result.detail)
+    passed = sum(result.status == "pass" for result in report.results)
+    if report.ok:
+        yield CheckResult.ok(
+            "driver checks",
+            f"{passed} of {len(report.results)} passed against profile {profile.name!r} "
+            "(motion checks skipped: `harness check` never moves the robot)",
+        )
 
 
 def check_skills_and_memory(harness: Deployment) -> Iterator[CheckResult]:
@@ -203,10 +238,10 @@ def check_skills_and_memory(harness: Deployment) -> Iterator[CheckResult]:
 
 def check_store(harness: Deployment) -> Iterator[CheckResult]:
     """Opens (creating or migrating) the configured store folder, records nothing."""
-    folder = harness.config.run.store
-    if not folder:
+    if not harness.config.run.store:
         yield CheckResult.warn("run store", "run.store is null: runs are kept in memory only")
         return
+    folder = harness.config.resolve_path(harness.config.run.store)
     try:
         SQLiteRunStore(folder).close()
         with RunLog(folder) as log:
@@ -247,6 +282,7 @@ def check_mcp(harness: Deployment) -> Iterator[CheckResult]:
         skipped = getattr(source, "skipped_tools", None)
         for name, reason in (skipped() if callable(skipped) else {}).items():
             yield CheckResult.warn(f"mcp tool {name}", f"not offered: {reason}")
+    yield from _mcp_tool_hints(harness)
     for server in harness.config.mcp.servers:
         if server.name in probed:
             continue
@@ -259,6 +295,34 @@ def check_mcp(harness: Deployment) -> Iterator[CheckResult]:
             yield CheckResult.fail(
                 f"mcp server {server.name}",
                 f"no tools registered from its {server.transport} server",
+            )
+
+
+def _mcp_tool_hints(harness: Deployment) -> Iterator[CheckResult]:
+    """What the configuration says about each MCP tool against what its server says
+    (``annotations``): a physical tool the envelope cannot check, a tool the server calls
+    destructive that is not physical, a physical tool the server calls read-only."""
+    for tool in harness.tools:
+        if not tool.source.startswith("mcp:"):
+            continue
+        hints = getattr(tool, "annotations", None) or {}
+        if tool.physical and not tool.safety:
+            yield CheckResult.warn(
+                f"mcp tool {tool.name}",
+                "physical but no `safety` map says which argument is what: the safety "
+                "envelope blocks every call (add it under mcp.servers[].safety)",
+            )
+        if not tool.physical and hints.get("destructiveHint") is True:
+            yield CheckResult.warn(
+                f"mcp tool {tool.name}",
+                "its server marks it destructive (destructiveHint) but it is not listed in "
+                "`physical`: if it moves hardware, list it so the safety envelope checks it",
+            )
+        if tool.physical and hints.get("readOnlyHint") is True:
+            yield CheckResult.warn(
+                f"mcp tool {tool.name}",
+                "listed in `physical` but its server marks it read-only (readOnlyHint): it "
+                "may need no safety envelope",
             )
 
 

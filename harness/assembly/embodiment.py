@@ -21,8 +21,9 @@ from harness.errors import ConfigError
 from harness.providers import build_model
 from harness.world.evaluation import ModelEvaluator, ProgrammaticEvaluator
 from harness.world.physical import physical_tools
+from harness.world.task_check import GroundTruthTaskCheck, ModelTaskCheck, TaskCheck
 
-__all__ = ["build_embodiment_parts", "build_profile"]
+__all__ = ["build_embodiment_parts", "build_profile", "build_task_check"]
 
 Closer = tuple[str, Callable[[], None]]
 
@@ -40,7 +41,8 @@ def build_profile(config: HarnessConfig) -> EmbodimentProfile | None:
 def build_embodiment_parts(
     config: HarnessConfig, parts: dict[str, Any], closers: list[Closer]
 ) -> EmbodimentProfile | None:
-    """Fill ``parts`` with driver, physical_tools, safety, evaluator and profile_text."""
+    """Fill ``parts`` with driver, physical_tools, safety, evaluator, task_check and
+    profile_text."""
     profile = parts.pop("profile", None) or build_profile(config)
     if profile is not None:
         parts.setdefault("profile_text", render_profile(profile))
@@ -68,6 +70,10 @@ def build_embodiment_parts(
         closers.append((f"driver {config.driver.name}", driver.disconnect))
         parts["driver"] = driver
     if driver is None:
+        if "task_check" not in parts:
+            parts["task_check"] = build_task_check(
+                config, driver=None, observe=_observe_of(parts.get("observation_provider"))
+            )
         return profile
 
     specs: list[ActionSpec] = list(driver.capabilities()) if _has(driver, "capabilities") else []
@@ -85,7 +91,56 @@ def build_embodiment_parts(
         evaluator = _build_evaluator(config, driver, specs)
         if evaluator is not None:
             parts["evaluator"] = evaluator
+    if "task_check" not in parts:
+        observe = _observe_of(parts.get("observation_provider")) or _observe_of(driver)
+        parts["task_check"] = build_task_check(config, driver=driver, observe=observe)
     return profile
+
+
+def build_task_check(
+    config: HarnessConfig, *, driver: Any, observe: Callable[[], Any] | None
+) -> TaskCheck | None:
+    """The whole-task check ``evaluation.task_check`` asks for (see its docstring)."""
+    cfg = config.evaluation
+    mode = cfg.task_check
+    ground_truth = (
+        driver is not None and _has(driver, "detections") and _has(driver, "post_conditions")
+    )
+    if mode == "auto":
+        if cfg.model is not None and observe is not None:
+            mode = "model"
+        elif ground_truth:
+            mode = "programmatic"
+        else:
+            return None
+    if mode == "none":
+        return None
+    if mode == "programmatic":
+        if not ground_truth:
+            raise ConfigError(
+                "evaluation.task_check: 'programmatic' needs a driver with ground truth "
+                "(detections() and post_conditions(), like sim.tabletop); "
+                f"{type(driver).__name__ if driver is not None else 'no driver'} has none; "
+                "use 'model' with evaluation.model for a real robot",
+                key="evaluation.task_check",
+                value=cfg.task_check,
+            )
+        return GroundTruthTaskCheck(driver.detections, driver.post_conditions())
+    if observe is None:
+        raise ConfigError(
+            "evaluation.task_check: 'model' judges camera images after the task, but there is "
+            "no driver or observation provider to take them",
+            key="evaluation.task_check",
+            value=cfg.task_check,
+        )
+    return ModelTaskCheck(
+        build_model(cfg.model or config.model), observe, image_settings=config.observation
+    )
+
+
+def _observe_of(provider: Any) -> Callable[[], Any] | None:
+    observe = getattr(provider, "observe", None)
+    return observe if callable(observe) else None
 
 
 def _build_evaluator(config: HarnessConfig, driver: Any, specs: list[ActionSpec]) -> Any:

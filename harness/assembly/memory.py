@@ -10,6 +10,12 @@ something live here, as small objects the :class:`~memory.store.MemoryStore` acc
 - :class:`ModelLedgerSummarizer` turns a changed tool ledger into a few lines
   (``purpose="summarize"``).
 
+Each helper's ``cancelled`` attribute is the operator's cancel while the session uses it
+(consolidation, reading memory into Resident); its calls are watched
+(:func:`harness.cancel.call_cancellable`) so a cancel wins within ``POLL_S``, raising
+:class:`~harness.cancel.Cancelled` through the store (which lets it pass: no fallback runs
+and nothing is written after a cancel).
+
 A model that declares ``supports_summaries = False`` (the offline planner: it plans robot
 actions and writes no prose) is not used; the store then falls back to its rule-based
 consolidator and deterministic digests.
@@ -19,16 +25,19 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from harness.cancel import call_cancellable
 from harness.config import HarnessConfig
 from harness.context import bounded_text
 from harness.errors import ConfigError, HarnessError
 from harness.messages import AssistantItem, InstructionItem, ModelRequest, SystemBlock, Usage
 from harness.prompts import CONSOLIDATION_SYSTEM_PROMPT, LEDGER_SUMMARY_SYSTEM_PROMPT
 from harness.providers.base import Model, can_summarize, complete
+from harness.redact import Redactor
 from memory.report import TaskRecord
 from memory.store import MemoryStore
 
@@ -113,6 +122,8 @@ class ModelLessonProposer:
         self.repairs = repairs
         self.usage = Usage()
         """Tokens of the calls made since the harness last drained them (task cost)."""
+        self.cancelled: Callable[[], bool] | None = None
+        """The operator's cancel while the session consolidates (set by the session)."""
 
     def propose(self, record: TaskRecord) -> list[Any]:
         if not record.outcomes:
@@ -126,7 +137,7 @@ class ModelLessonProposer:
                 max_output_tokens=self.max_output_tokens,
                 purpose="consolidate",
             )
-            response = complete(self.model, request)
+            response = _complete(self.model, request, self.cancelled, "lesson proposal")
             self.usage = self.usage + response.usage
             answer = response.text
             try:
@@ -153,6 +164,8 @@ class ModelLedgerSummarizer:
         self.max_output_tokens = max_output_tokens
         self.usage = Usage()
         """Tokens of the calls made since the harness last drained them (task cost)."""
+        self.cancelled: Callable[[], bool] | None = None
+        """The operator's cancel while the session reads memory (set by the session)."""
 
     def summarize(self, tool: str, ledger: str, *, max_chars: int) -> str:
         request = ModelRequest(
@@ -166,7 +179,7 @@ class ModelLedgerSummarizer:
             max_output_tokens=self.max_output_tokens,
             purpose="summarize",
         )
-        response = complete(self.model, request)
+        response = _complete(self.model, request, self.cancelled, f"the {tool} ledger summary")
         self.usage = self.usage + response.usage
         text = response.text.strip()
         if not text:
@@ -174,10 +187,24 @@ class ModelLedgerSummarizer:
         return text
 
 
-def build_memory(config: HarnessConfig, *, model: Any) -> MemoryStore | None:
+def _complete(
+    model: Model, request: ModelRequest, cancelled: Callable[[], bool] | None, what: str
+) -> Any:
+    return call_cancellable(
+        lambda worker_cancelled: complete(model, request, cancelled=worker_cancelled),
+        cancelled=cancelled,
+        what=what,
+    )
+
+
+def build_memory(
+    config: HarnessConfig, *, model: Any, redactor: Redactor | None = None
+) -> MemoryStore | None:
     """Durable memory in ``memory.path``. ``model`` (the summarizer, else the decision
     model) proposes lessons and summarizes ledgers when it can write prose; otherwise the
-    store's rule-based consolidator and deterministic digests are used."""
+    store's rule-based consolidator and deterministic digests are used. ``redactor`` (the
+    session's) is applied to everything the store writes: its files are read back into
+    later sessions' Resident context, so a secret kept there would travel on."""
     if not config.memory.enabled:
         return None
     folder = config.resolve_path(config.memory.path)
@@ -188,6 +215,7 @@ def build_memory(config: HarnessConfig, *, model: Any) -> MemoryStore | None:
             proposer=ModelLessonProposer(helper) if helper is not None else None,
             summarizer=ModelLedgerSummarizer(helper) if helper is not None else None,
             min_confidence=config.memory.consolidation_min_confidence,
+            redact=redactor.text if redactor is not None else None,
         )
     except OSError as exc:
         raise ConfigError(

@@ -1,7 +1,11 @@
 """The ``harness`` command line. Each subcommand lives in its own module and registers
 itself through ``COMMANDS``; nothing imports this package.
 
-Exit codes: 0 task completed, 1 task not completed, 2 configuration error, 130 interrupted.
+Exit codes: 0 the task completed and its goal was confirmed (``outcome: achieved``), or it
+completed with no task check configured (``unverified``; the output says so); 1 the task did
+not complete, its goal was not achieved, or a configured check could not confirm it; 2 a
+configuration or usage error (one line naming the key or the flag, never a traceback);
+130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -10,8 +14,9 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
-from harness.errors import ConfigError, RunStoreError
+from harness.errors import ConfigError, RunStoreError, UsageError
 
 __all__ = ["COMMANDS", "EXIT_CONFIG", "EXIT_INTERRUPTED", "EXIT_NOT_COMPLETED", "EXIT_OK", "main"]
 
@@ -35,12 +40,27 @@ COMMANDS: tuple[str, ...] = (
 """Modules that each define ``register(subparsers)`` adding one subcommand."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line (``harness run: error: ...``) and exit code 2; the full
+    usage is one ``--help`` away."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_CONFIG, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        ours = version("embodied-harness")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        ours = "unknown (not installed)"
+    parser = _Parser(
         prog="harness",
         description="Let a language model drive a robot or simulator, safely, one tool call "
         "at a time.",
     )
+    parser.add_argument("--version", action="version", version=f"harness {ours}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module_name in COMMANDS:
         importlib.import_module(module_name).register(subparsers)
@@ -55,6 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_CONFIG
     try:
         return int(args.func(args))
+    except UsageError as exc:
+        print(f"harness {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
     except ConfigError as exc:
         print(f"configuration error: {exc}", file=sys.stderr)
         return EXIT_CONFIG

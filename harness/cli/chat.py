@@ -84,8 +84,10 @@ def chat(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
     console = wide_console()
-    render = TimelineRenderer(console, redactor=build_redactor(config))
-    with Harness.from_config(config, user_channel=ConsoleUserChannel(console)) as harness:
+    redactor = build_redactor(config)
+    render = TimelineRenderer(console, redactor=redactor)
+    user_channel = ConsoleUserChannel(console)
+    with Harness.from_config(config, user_channel=user_channel, redactor=redactor) as harness:
         console.print(
             f"[bold]harness chat[/bold] session {harness.session_id}, model "
             f"{config.model.provider}:{config.model.name}\n[dim]{HELP}[/dim]"
@@ -133,6 +135,6 @@ def _print_context(console: Console, harness: Any) -> None:
             str(row.get("kind", "")),
             row["state"],
             str(row["tokens"]),
-            escape(row.get("reason", "")),
+            escape(harness.session.redactor.text(row.get("reason", ""))),
         )
     console.print(table)

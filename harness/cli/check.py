@@ -14,7 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from harness.cli.common import add_config_arguments, config_from_args
+from harness.cli.common import add_config_arguments, config_file, config_from_args
 from harness.cli.render import wide_console
 
 _STYLE = {"ok": "green", "warn": "yellow", "fail": "red"}
@@ -29,15 +29,20 @@ def register(subparsers: Any) -> None:
 def check(args: argparse.Namespace) -> int:
     from harness.assembly.checks import CheckResult, run_checks
     from harness.cli import EXIT_CONFIG, EXIT_OK
+    from harness.mcp.server import MCPServerError
     from harness.runtime.harness import Harness
     from harness.store import MemoryRunStore
 
     console = wide_console()
     config = config_from_args(args)
-    _print(console, CheckResult.ok("config", args.config or "(defaults)"))
+    _print(console, CheckResult.ok("config", config_file(args) or "(built-in defaults)"))
     try:
         # A check records no session: the store folder is checked on its own.
         harness = Harness.from_config(config, store=MemoryRunStore())
+    except MCPServerError as exc:
+        for result in _server_start_results(exc):
+            _print(console, result)
+        return EXIT_CONFIG
     except Exception as exc:
         _print(console, CheckResult.fail("build", f"{type(exc).__name__}: {exc}"))
         return EXIT_CONFIG
@@ -51,6 +56,28 @@ def check(args: argparse.Namespace) -> int:
     summary = f"{failed} failed, {warned} warnings"
     console.print(f"[{'red' if failed else 'green'}]{summary}[/]")
     return EXIT_CONFIG if failed else EXIT_OK
+
+
+def _server_start_results(exc: Any) -> list[Any]:
+    """One line per configured MCP server when their start failed: which started (and
+    were closed again, since the Harness could not be built) and why each other failed."""
+    from harness.assembly.checks import CheckResult
+
+    if not exc.failures:
+        return [CheckResult.fail("mcp servers", str(exc))]
+    results = [
+        CheckResult.ok(f"mcp server {name}", f"started ({tools} tools); closed again")
+        for name, tools in exc.started.items()
+    ]
+    results += [CheckResult.fail(f"mcp server {name}", why) for name, why in exc.failures.items()]
+    results.append(
+        CheckResult.fail(
+            "build",
+            f"{len(exc.failures)} of {len(exc.failures) + len(exc.started)} "
+            "mcp servers failed to start; nothing else was checked",
+        )
+    )
+    return results
 
 
 def _print(console: Console, result: Any) -> None:

@@ -4,15 +4,25 @@ Ctrl-C as cancellation, and mapping the result to an exit code."""
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from harness.cli.render import wide_console
-from harness.config import HarnessConfig, load_config
-from harness.errors import ConfigError
+from harness.config import (
+    HarnessConfig,
+    ModelConfig,
+    apply_overrides,
+    format_validation_error,
+    load_config,
+)
+from harness.errors import ConfigError, UsageError
 from harness.events import DoneEvent, EventBase
 
 if TYPE_CHECKING:
@@ -20,19 +30,35 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CancelOnInterrupt",
+    "UsageError",
     "add_config_arguments",
     "add_store_arguments",
+    "apply_model_arguments",
     "config_from_args",
     "exit_code_for",
     "follow_stream",
+    "nonempty_text",
     "open_run_log",
+    "positive_int",
     "print_run_footer",
+    "store_flag",
     "store_folder",
     "stream_task",
     "wide_console",
 ]
 
 DEFAULT_STORE = ".harness"
+
+
+def nonempty_text(what: str) -> Callable[[str], str]:
+    """An argparse type: text with something in it."""
+
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"{what} is empty; say what the robot should do")
+        return text
+
+    return parse
 
 
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,15 +76,101 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
         "-m",
         help="model spec: openai:NAME, anthropic:NAME, openai:NAME@http://host:port/v1, planner",
     )
+    parser.add_argument(
+        "--context-window",
+        type=positive_int("--context-window"),
+        metavar="N",
+        help="the model's context window in tokens (needed for models the built-in table "
+        "does not know, such as a local server's)",
+    )
 
 
-def config_from_args(args: argparse.Namespace) -> HarnessConfig:
-    config = load_config(args.config, overrides=args.set)
-    if getattr(args, "model", None):
+def positive_int(flag: str) -> Callable[[str], int]:
+    """An argparse type: a whole number >= 1; anything else is a usage error naming ``flag``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} takes a whole number, got {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{flag} must be at least 1, got {value}")
+        return value
+
+    return parse
+
+
+CHECKOUT_CONFIG = Path("configs") / "default.yaml"
+DEFAULT_DEPLOYMENT: dict[str, Any] = {
+    "model": {"provider": "planner", "name": "tabletop-planner"},
+    "embodiment": "panda_tabletop",
+    "driver": {"name": "sim.tabletop", "seed": 0},
+    "run": {"max_turns": 60, "failure_budget": 8, "store": ".harness"},
+    "evaluation": {"required_tools": ["pick", "place"]},
+}
+"""What `demo`, `run`, `chat` and `check` use when there is no config file to read: the
+same deployment as configs/default.yaml (a test keeps the two equal), so an installed
+wheel behaves like a checkout."""
+
+
+def config_file(args: argparse.Namespace) -> str | None:
+    """The config file a command reads: ``--config``, else configs/default.yaml in the
+    working directory (a checkout), else None (the built-in default deployment)."""
+    if getattr(args, "config", None):
+        return str(args.config)
+    return str(CHECKOUT_CONFIG) if CHECKOUT_CONFIG.is_file() else None
+
+
+def config_from_args(
+    args: argparse.Namespace, *, extra_overrides: Sequence[str] = ()
+) -> HarnessConfig:
+    """The one way `demo`, `run`, `chat` and `check` build their config (see
+    :func:`config_file`), with ``--set``, ``extra_overrides``, ``--model`` and
+    ``--context-window`` applied in that order."""
+    overrides = [*args.set, *extra_overrides]
+    path = config_file(args)
+    if path is not None:
+        config = load_config(path, overrides=overrides)
+    else:
+        try:
+            config = HarnessConfig.model_validate(apply_overrides(DEFAULT_DEPLOYMENT, overrides))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise ConfigError(
+                format_validation_error(exc, source="--set"),
+                key=".".join(str(part) for part in first["loc"]),
+                value=first.get("input"),
+            ) from None
+    return apply_model_arguments(config, args)
+
+
+def apply_model_arguments(config: HarnessConfig, args: argparse.Namespace) -> HarnessConfig:
+    """``--model`` replaces the model section; then ``--set model.*`` and
+    ``--context-window`` apply to the model it names (so neither is silently dropped)."""
+    spec = getattr(args, "model", None)
+    if spec:
         from harness.providers import parse_model_spec
 
-        config.model = parse_model_spec(args.model, config.model)
+        config.model = parse_model_spec(spec, config.model)
+        model_sets = [o for o in args.set if o.partition("=")[0].strip().startswith("model.")]
+        if model_sets:
+            data = apply_overrides({"model": config.model.model_dump()}, model_sets)
+            config.model = _validated_model(data["model"])
+    window = getattr(args, "context_window", None)
+    if window is not None:
+        config.model.context_window = window
     return config
+
+
+def _validated_model(data: dict[str, Any]) -> ModelConfig:
+    try:
+        return ModelConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = [
+            f"model.{'.'.join(str(part) for part in p['loc'])}: got {p.get('input')!r}; {p['msg']}"
+            for p in exc.errors()
+        ]
+        raise ConfigError("invalid --set: " + "; ".join(problems), key="model") from None
 
 
 class CancelOnInterrupt:
@@ -119,33 +231,38 @@ def follow_stream(
 def add_store_arguments(parser: argparse.ArgumentParser, *, with_config: bool = True) -> None:
     parser.add_argument(
         "--store",
-        help=f"run store folder (default: run.store of --config, else {DEFAULT_STORE})",
+        help="run store folder (default: run.store of --config, else of configs/default.yaml "
+        f"in a checkout, else {DEFAULT_STORE})",
     )
     if with_config:
         parser.add_argument("--config", "-c", help="take the run store folder from this config")
 
 
 def store_folder(args: argparse.Namespace) -> Path:
-    """The run store folder a reading command looks in."""
+    """The run store folder a reading command looks in: ``--store``, else ``run.store`` of
+    the config the task commands would read (``--config``, else configs/default.yaml in a
+    checkout), resolved the same way, else ``.harness``."""
     if getattr(args, "store", None):
         return Path(args.store).expanduser()
-    if getattr(args, "config", None):
-        config = load_config(args.config)
-        if not config.run.store:
-            raise ConfigError(
-                f"run.store: {args.config} keeps runs in memory only (run.store is null); "
-                "there is nothing on disk to read",
-                key="run.store",
-                value=None,
-            )
-        return Path(config.run.store).expanduser()
-    return Path(DEFAULT_STORE)
+    path = config_file(args)
+    if path is None:
+        return Path(DEFAULT_STORE)
+    config = load_config(path)
+    if not config.run.store:
+        raise ConfigError(
+            f"run.store: {path} keeps runs in memory only (run.store is null); "
+            "there is nothing on disk to read",
+            key="run.store",
+            value=None,
+        )
+    return config.resolve_path(config.run.store)
 
 
 def open_run_log(args: argparse.Namespace) -> RunLog:
+    """The run store a reading command prints from, redacting everything it reads."""
     from harness.store.reader import RunLog
 
-    return RunLog(store_folder(args))
+    return RunLog(store_folder(args), redact=True)
 
 
 def print_run_footer(console: Any, harness: Any, task_id: str) -> None:
@@ -155,18 +272,31 @@ def print_run_footer(console: Any, harness: Any, task_id: str) -> None:
     if folder is None:
         console.print(f"[dim]task {task_id} (kept in memory only: run.store is null)[/dim]")
         return
+    store = store_flag(Path(folder))
     console.print(
-        f"[dim]recorded task {task_id} in {folder}: harness show {task_id} | "
-        f"harness report {task_id}[/dim]",
+        f"[dim]recorded task {task_id} in {folder}: harness show {task_id}{store} | "
+        f"harness report {task_id}{store}[/dim]",
         soft_wrap=True,
     )
 
 
+def store_flag(folder: Path) -> str:
+    """`` --store DIR`` so a printed command works from any folder (it is the absolute
+    path, or the path as given when that is relative to here)."""
+    shown = os.path.relpath(folder) if folder.is_absolute() else str(folder)
+    if shown.startswith(".."):
+        shown = str(folder)
+    return f" --store {shlex.quote(shown)}"
+
+
 def exit_code_for(done: DoneEvent | None, interrupted: bool) -> int:
+    """130 when Ctrl-C stopped the task; 0 when it completed and its goal was confirmed (or
+    completed with no task check configured); 1 otherwise (not completed, ``not_achieved``,
+    or a configured check that could not confirm it). See :func:`harness.events.task_succeeded`."""
     from harness.cli import EXIT_INTERRUPTED, EXIT_NOT_COMPLETED, EXIT_OK
 
     if interrupted:
         return EXIT_INTERRUPTED
-    if done is not None and done.status == "completed":
+    if done is not None and done.succeeded:
         return EXIT_OK
     return EXIT_NOT_COMPLETED

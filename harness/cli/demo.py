@@ -6,12 +6,14 @@ and memory. It streams a readable timeline and ends with the evaluator-confirmed
 every pick and place, the run id and where the report is.
 
 Config: ``--config FILE``, else ``configs/default.yaml`` when run from a checkout, else the
-built-in defaults (so it works from an installed wheel).
+built-in defaults (so it works from an installed wheel); `run` and `chat` read the same.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,21 +21,24 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from harness.cli.common import add_config_arguments, exit_code_for, stream_task
-from harness.cli.render import JsonLinesRenderer, TimelineRenderer
-from harness.config import HarnessConfig, load_config
+from harness.cli.common import (
+    DEFAULT_DEPLOYMENT,
+    UsageError,
+    add_config_arguments,
+    config_from_args,
+    exit_code_for,
+    nonempty_text,
+    store_flag,
+    stream_task,
+)
+from harness.cli.render import JsonLinesRenderer, TimelineRenderer, describe_outcome
+from harness.config import HarnessConfig
 from harness.events import DoneEvent, EvaluationEvent, EventBase
 
 __all__ = ["DEFAULT_INSTRUCTION", "DEMO_DEFAULTS", "demo_config", "register"]
 
 DEFAULT_INSTRUCTION = "put all the cubes in the tray"
-DEMO_DEFAULTS: dict[str, Any] = {
-    "model": {"provider": "planner", "name": "tabletop-planner"},
-    "embodiment": "panda_tabletop",
-    "driver": {"name": "sim.tabletop", "seed": 0},
-    "run": {"max_turns": 60, "failure_budget": 8, "store": ".harness"},
-    "evaluation": {"required_tools": ["pick", "place"]},
-}
+DEMO_DEFAULTS: dict[str, Any] = DEFAULT_DEPLOYMENT
 """What the demo runs when no config file is found (matches configs/default.yaml)."""
 
 
@@ -43,7 +48,11 @@ def register(subparsers: Any) -> None:
     )
     add_config_arguments(parser)
     parser.add_argument(
-        "instruction", nargs="?", default=DEFAULT_INSTRUCTION, help="what the robot should do"
+        "instruction",
+        nargs="?",
+        default=DEFAULT_INSTRUCTION,
+        type=nonempty_text("the instruction"),
+        help="what the robot should do",
     )
     parser.add_argument("--seed", type=int, default=None, help="object layout seed")
     parser.add_argument("--gui", action="store_true", help="open the PyBullet window")
@@ -59,27 +68,43 @@ def register(subparsers: Any) -> None:
 
 
 def demo_config(args: argparse.Namespace) -> HarnessConfig:
-    """The config file given, the checkout's default config, or the built-in defaults."""
-    overrides: list[str] = list(args.set)
+    """The config file given, the checkout's default config, or the built-in defaults
+    (the same rule as `run` and `chat`), plus the demo's own flags."""
+    overrides: list[str] = []
     if args.seed is not None:
         overrides.append(f"driver.seed={args.seed}")
     if args.gui:
         overrides.append("driver.gui=true")
     for ref in args.drop_first_grasp:
         overrides.append(f"driver.faults.drop_on_lift.{ref}=1")
-    if args.config:
-        config = load_config(args.config, overrides=overrides)
-    elif Path("configs/default.yaml").is_file():
-        config = load_config("configs/default.yaml", overrides=overrides)
-    else:
-        from harness.config import apply_overrides
-
-        config = HarnessConfig.model_validate(apply_overrides(DEMO_DEFAULTS, overrides))
-    if args.model:
-        from harness.providers import parse_model_spec
-
-        config.model = parse_model_spec(args.model, config.model)
+    config = config_from_args(args, extra_overrides=overrides)
+    _check_demo_flags(config, args)
     return config
+
+
+def _check_demo_flags(config: HarnessConfig, args: argparse.Namespace) -> None:
+    """Flags that parse but cannot work: a usage error now, not a PyBullet message or a
+    fault that silently never fires."""
+    if args.gui and sys.platform.startswith("linux"):
+        if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+            raise UsageError(
+                "--gui needs a display (DISPLAY is not set); leave it out to run headless"
+            )
+    if args.drop_first_grasp and config.driver is not None:
+        if config.driver.name != "sim.tabletop":
+            raise UsageError(
+                f"--drop-first-grasp works with the sim.tabletop driver, not {config.driver.name!r}"
+            )
+        from embodiment.sim.world import TabletopConfig, assign_refs
+
+        options = {k: v for k, v in (config.driver.model_extra or {}).items() if k != "faults"}
+        refs = [ref for ref, _ in assign_refs(TabletopConfig.model_validate(options).objects)]
+        unknown = [ref for ref in args.drop_first_grasp if ref not in refs]
+        if unknown:
+            raise UsageError(
+                f"--drop-first-grasp {unknown[0]}: no such object in the scene "
+                f"(objects: {', '.join(refs)})"
+            )
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -142,18 +167,13 @@ def _summary(
         f"[{style}]{status}[/{style}] in {elapsed:.1f} s, {turns} turns; evaluator confirmed "
         f"{len(confirmed)} action(s), reported {len(failed)} failure(s)"
     )
+    if done is not None:
+        style = "green" if done.succeeded else "red"
+        console.print(f"[{style}]outcome: {escape(describe_outcome(done))}[/{style}]")
     task_id = done.task_id if done is not None else ""
     console.print(f"run: session {harness.session_id}, task {task_id}")
-    store = harness.config.run.store
-    if _has_command("harness.cli.report"):
-        console.print(f"report: harness report {task_id}  (run store in {store})")
-    elif type(harness.store).__name__ == "MemoryRunStore":
-        console.print("report: this build keeps the run in memory (no `harness report` yet)")
+    folder = getattr(harness.store, "folder", None)
+    if folder is None:
+        console.print("report: none (run.store is null: the run was kept in memory only)")
     else:
-        console.print(f"run store: {store}")
-
-
-def _has_command(module: str) -> bool:
-    from harness.cli import COMMANDS
-
-    return module in COMMANDS
+        console.print(f"report: harness report {task_id}{store_flag(Path(folder))}", soft_wrap=True)

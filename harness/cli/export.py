@@ -3,7 +3,8 @@
 ``--what events`` (default) writes the events exactly as ``harness run --json`` printed
 them (``harness.events.parse_event`` reads each line back); ``items`` writes the
 Accumulated items with their lifetime, state and tokens; ``archive`` the exact tool outputs
-by address. Secrets are redacted again on the way out, with the session's own patterns.
+by address. Secrets are redacted again on the way out (the run log reads them redacted,
+with every recorded session's patterns).
 """
 
 from __future__ import annotations
@@ -11,12 +12,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import re
 import sys
 from typing import Any
 
 from harness.cli.common import add_store_arguments, open_run_log
-from harness.redact import Redactor
 
 
 def register(subparsers: Any) -> None:
@@ -34,7 +33,6 @@ def export(args: argparse.Namespace) -> int:
 
     with open_run_log(args) as log:
         task = log.resolve(args.run)
-        redactor = _session_redactor(log.session(task.session_id).config)
         if args.what == "events":
             records = (json.loads(line) for line in log.raw_events(task_id=task.id))
         elif args.what == "items":
@@ -58,17 +56,7 @@ def export(args: argparse.Namespace) -> int:
                 else sys.stdout
             )
             for record in records:
-                out.write(json.dumps(redactor.value(record), ensure_ascii=False) + "\n")
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
     if args.output:
         print(f"wrote {args.what} of {task.id} to {args.output}", file=sys.stderr)
     return EXIT_OK
-
-
-def _session_redactor(config: dict[str, Any]) -> Redactor:
-    """Built-in patterns plus the session's configured ones (those that still compile)."""
-    patterns = []
-    for pattern in (config.get("run") or {}).get("secret_patterns") or []:
-        with contextlib.suppress(re.error, TypeError):
-            re.compile(pattern)
-            patterns.append(pattern)
-    return Redactor(patterns)

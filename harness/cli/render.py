@@ -10,9 +10,15 @@ from rich.console import Console
 from rich.markup import escape
 
 from harness.events import EventBase
-from harness.redact import Redactor
+from harness.redact import RedactingStream, Redactor
 
-__all__ = ["JsonLinesRenderer", "TimelineRenderer", "redacted", "wide_console"]
+__all__ = [
+    "JsonLinesRenderer",
+    "TimelineRenderer",
+    "describe_outcome",
+    "redacted",
+    "wide_console",
+]
 
 
 def wide_console() -> Console:
@@ -22,6 +28,19 @@ def wide_console() -> Console:
     if not console.is_terminal:
         console = Console(highlight=False, width=160)
     return console
+
+
+def describe_outcome(done: Any) -> str:
+    """The outcome of a ``done`` event in one line: what it is, who decided, and (when no
+    task check is configured) that nothing confirmed the model's report."""
+    evidence = done.evidence
+    who = f"{evidence.checked_by}: " if evidence.checked_by else ""
+    text = done.outcome.replace("_", " ")
+    if evidence.summary:
+        text += f" ({who}{evidence.summary})"
+    if done.status == "completed" and done.outcome == "unverified" and evidence.check == "none":
+        text += "; exit code 0 rests on the model's word alone"
+    return text
 
 
 def redacted(event: EventBase, redactor: Redactor | None) -> EventBase:
@@ -44,7 +63,12 @@ class JsonLinesRenderer:
 
 
 class TimelineRenderer:
-    """A readable live timeline: one line per meaningful event, streamed model text."""
+    """A readable live timeline: one line per meaningful event, streamed model text.
+
+    With a redactor, streamed text is redacted as one stream per model call, like the
+    harness does before it emits deltas, so even deltas recorded by an older harness (each
+    redacted alone) cannot print a key that was split between two of them.
+    """
 
     def __init__(
         self,
@@ -59,16 +83,25 @@ class TimelineRenderer:
         self._streaming = False
         self._streamed_text = False
         """Model text of the current turn already printed as it streamed."""
+        self._text_stream: RedactingStream | None = None
 
     def __call__(self, event: EventBase) -> None:
-        event = redacted(event, self.redactor)
-        handler = getattr(self, f"_on_{event.type}", None)  # type: ignore[attr-defined]
+        kind = event.type  # type: ignore[attr-defined]
+        if kind != "model_delta":  # deltas are redacted together, as a stream
+            event = redacted(event, self.redactor)
+        handler = getattr(self, f"_on_{kind}", None)
         if handler is None:
             return
-        if self._streaming and event.type != "model_delta":  # type: ignore[attr-defined]
-            self.console.print()
-            self._streaming = False
+        if self._streaming and kind != "model_delta":
+            self._end_streamed_text()
         handler(event)
+
+    def _end_streamed_text(self) -> None:
+        if self._text_stream is not None:
+            self.console.print(escape(self._text_stream.finish()), end="", soft_wrap=True)
+            self._text_stream = None
+        self.console.print()
+        self._streaming = False
 
     def _line(self, turn: int, tag: str, text: str, style: str = "") -> None:
         prefix = f"[dim]t{turn:<3}[/dim] " if turn else "     "
@@ -83,6 +116,8 @@ class TimelineRenderer:
         text = f"from turn {e.from_turn}: {e.instruction}"
         if calls:
             text += f"; interrupted: {calls}"
+        if e.describe_world():
+            text += f"; {e.describe_world()}"
         self._line(0, "resumed", text, "cyan")
 
     def _on_tools_listed(self, e: Any) -> None:
@@ -130,11 +165,16 @@ class TimelineRenderer:
     def _on_model_delta(self, e: Any) -> None:
         if e.kind != "text":
             return
+        text = e.delta
+        if self.redactor is not None:
+            if self._text_stream is None:
+                self._text_stream = self.redactor.stream()
+            text = self._text_stream.feed(text)
         if not self._streaming:
             self.console.print(f"[dim]t{e.turn:<3}[/dim] [bold]{'model':<11}[/bold] ", end="")
             self._streaming = True
             self._streamed_text = True
-        self.console.print(escape(e.delta), end="", soft_wrap=True)
+        self.console.print(escape(text), end="", soft_wrap=True)
 
     def _on_model_response(self, e: Any) -> None:
         if e.text and not e.tool_calls:
@@ -169,7 +209,9 @@ class TimelineRenderer:
 
     def _on_tool_result(self, e: Any) -> None:
         first = e.text.strip().splitlines()[0] if e.text.strip() else ""
-        style = "red" if e.is_error else "green"
+        # An interrupted or timed-out motion's outcome is unknown: not shown as a failure.
+        unknown = e.error_kind == "outcome_unknown"
+        style = "yellow" if unknown else ("red" if e.is_error else "green")
         kind = f"[{e.error_kind}] " if e.error_kind else ""
         self._line(e.turn, e.name[:11], f"{kind}{first[:160]}", style)
         if e.evaluation is not None:  # the verdict reads best right under its result
@@ -202,16 +244,24 @@ class TimelineRenderer:
             "dim",
         )
 
+    def _on_model_discarded(self, e: Any) -> None:
+        what = "complete answer" if e.complete else "answer in flight"
+        self._line(e.turn, "discarded", f"model {what}: {e.reason}", "yellow")
+
     def _on_done(self, e: Any) -> None:
         style = "bold green" if e.status == "completed" else "bold red"
         self._line(
             e.turn, "done", f"{e.status} after {e.turns} turns: {e.termination_reason}", style
         )
+        outcome_style = {"achieved": "bold green", "not_achieved": "bold red"}.get(
+            e.outcome, "bold yellow"
+        )
+        self._line(e.turn, "outcome", describe_outcome(e), outcome_style)
+        for condition in e.evidence.conditions:
+            mark = "[green]held[/green]" if condition.held else "[red]not held[/red]"
+            self.console.print(
+                f"      {mark} {escape(condition.condition)}: {escape(condition.evidence)}"
+            )
         if e.report:
             self.console.print(f"\n[bold]Report[/bold]\n{escape(e.report)}")
-        u = e.usage
-        cost = f", ${u.cost_usd:.4f}" if u.cost_usd is not None else ""
-        self.console.print(
-            f"[dim]{u.requests} model calls, {u.input_tokens} input (+{u.cache_read_tokens} "
-            f"cached) / {u.output_tokens} output tokens{cost}[/dim]"
-        )
+        self.console.print(f"[dim]{escape(e.usage.describe())}[/dim]")

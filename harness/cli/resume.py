@@ -14,9 +14,11 @@ from typing import Any
 from harness.cli.common import (
     add_config_arguments,
     add_store_arguments,
+    apply_model_arguments,
     config_from_args,
     exit_code_for,
     follow_stream,
+    positive_int,
     print_run_footer,
     store_folder,
 )
@@ -29,7 +31,7 @@ def register(subparsers: Any) -> None:
     add_config_arguments(parser)
     add_store_arguments(parser, with_config=False)
     parser.add_argument("--json", action="store_true", help="print every event as a JSON line")
-    parser.add_argument("--max-turns", type=int, default=None)
+    parser.add_argument("--max-turns", type=positive_int("--max-turns"), default=None)
     parser.set_defaults(func=resume)
 
 
@@ -37,7 +39,7 @@ def resume(args: argparse.Namespace) -> int:
     from harness.assembly.build import build_redactor
     from harness.cli import EXIT_NOT_COMPLETED, EXIT_OK
     from harness.config import HarnessConfig, apply_overrides
-    from harness.providers import parse_model_spec
+    from harness.events import task_succeeded
     from harness.runtime.harness import Harness
     from harness.store.reader import RunLog
 
@@ -50,21 +52,21 @@ def resume(args: argparse.Namespace) -> int:
         else:  # the configuration recorded with the session
             stored = log.session(session_id).config
             config = HarnessConfig.model_validate(apply_overrides(stored, args.set))
-            if args.model:
-                config.model = parse_model_spec(args.model, config.model)
+            config = apply_model_arguments(config, args)
     config.run.store = str(folder)  # resume where the session was read from
     console = wide_console()
     redactor = build_redactor(config)
     timeline = None if args.json else TimelineRenderer(console, redactor=redactor)
     render = timeline or JsonLinesRenderer(redactor=redactor)
-    with Harness.resume(session_id, config) as harness:
+    with Harness.resume(session_id, config, redactor=redactor) as harness:
         if harness.interrupted_task is None:
             if timeline is not None:
                 console.print(
                     f"session {session_id} has no interrupted task (its last task "
                     f"{task.id} is {task.status})"
                 )
-            return EXIT_OK if task.status == "completed" else EXIT_NOT_COMPLETED
+            succeeded = task_succeeded(task.status, task.outcome, task.evidence)
+            return EXIT_OK if succeeded else EXIT_NOT_COMPLETED
         done, interrupted = follow_stream(
             lambda cancelled: harness.resume_stream(
                 should_cancel=cancelled, max_turns=args.max_turns

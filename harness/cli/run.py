@@ -9,6 +9,8 @@ from harness.cli.common import (
     add_config_arguments,
     config_from_args,
     exit_code_for,
+    nonempty_text,
+    positive_int,
     print_run_footer,
     stream_task,
 )
@@ -19,8 +21,10 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("run", help="run one task and stream its events")
     add_config_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print every event as a JSON line")
-    parser.add_argument("--max-turns", type=int, default=None)
-    parser.add_argument("instruction", help="what the robot should do")
+    parser.add_argument("--max-turns", type=positive_int("--max-turns"), default=None)
+    parser.add_argument(
+        "instruction", type=nonempty_text("the instruction"), help="what the robot should do"
+    )
     parser.set_defaults(func=run)
 
 
@@ -32,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     redactor = build_redactor(config)
     timeline = None if args.json else TimelineRenderer(redactor=redactor)
     render = timeline or JsonLinesRenderer(redactor=redactor)
-    with Harness.from_config(config) as harness:
+    with Harness.from_config(config, redactor=redactor) as harness:
         done, interrupted = stream_task(harness, args.instruction, render, max_turns=args.max_turns)
         if timeline is not None and done is not None:
             print_run_footer(timeline.console, harness, done.task_id)

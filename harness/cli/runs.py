@@ -20,6 +20,7 @@ STATUS_STYLE = {
     "interrupted": "bold magenta",
     "cancelled": "yellow",
 }
+OUTCOME_STYLE = {"achieved": "green", "not_achieved": "red", "unverified": "yellow"}
 
 
 def register(subparsers: Any) -> None:
@@ -67,6 +68,7 @@ def _table(tasks: list[Any]) -> Table:
     table.add_column("task", no_wrap=True, min_width=21)
     table.add_column("started", no_wrap=True, min_width=11)
     table.add_column("status", no_wrap=True, min_width=11)
+    table.add_column("outcome", no_wrap=True, min_width=12)
     table.add_column("turns", justify="right", min_width=5)
     table.add_column("tokens in/out", justify="right", no_wrap=True, min_width=13)
     table.add_column("cost", justify="right", min_width=7)
@@ -80,6 +82,7 @@ def _table(tasks: list[Any]) -> Table:
             task.id,
             time.strftime("%m-%d %H:%M", time.localtime(task.started_at)),
             f"[{style}]{task.status}{resumed}[/{style}]",
+            _outcome(task),
             str(task.turns),
             f"{u.prompt_tokens}/{u.output_tokens}",
             f"${u.cost_usd:.4f}" if u.cost_usd is not None else "-",
@@ -87,3 +90,12 @@ def _table(tasks: list[Any]) -> Table:
             escape(task.instruction),
         )
     return table
+
+
+def _outcome(task: Any) -> str:
+    """The goal's outcome; "-" while the task has not ended (nothing was checked yet)."""
+    if task.recorded_status == "running":
+        return "-"
+    style = OUTCOME_STYLE.get(task.outcome, "yellow")
+    checked = "" if task.evidence.check != "none" or task.outcome != "unverified" else " (no check)"
+    return f"[{style}]{task.outcome}{checked}[/{style}]"

@@ -1,7 +1,9 @@
 """``harness show RUN``: the timeline of a recorded task, as it looked live.
 
-``--follow`` keeps printing new events of a task that is still running (from another
-terminal, while the robot works) until its ``done`` event, or until its process is gone.
+The exit code is what ``harness run`` returned for the task (0 completed with its goal
+confirmed, or with no task check configured; 1 otherwise). ``--follow`` keeps printing new
+events of a task that is still running (from another terminal, while the robot works) until
+its ``done`` event, or until its process is gone.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from rich.markup import escape
 
 from harness.cli.common import add_store_arguments, open_run_log
 from harness.cli.render import TimelineRenderer, wide_console
+from harness.events import task_succeeded
 
 FOLLOW_POLL_S = 0.5
 
@@ -31,8 +34,8 @@ def show(args: argparse.Namespace) -> int:
     from harness.cli import EXIT_NOT_COMPLETED, EXIT_OK
 
     console = wide_console()
-    render = TimelineRenderer(console, show_prompt=args.prompt)
     with open_run_log(args) as log:
+        render = TimelineRenderer(console, show_prompt=args.prompt, redactor=log.redactor)
         task = log.resolve(args.run)
         console.print(
             f"[bold]{task.id}[/bold] in session {task.session_id}: [cyan]{escape(task.status)}"
@@ -58,4 +61,5 @@ def show(args: argparse.Namespace) -> int:
                 f"[magenta]interrupted: its process died during turn {last_turn}; "
                 f"`harness resume {task.session_id}` continues it[/magenta]"
             )
-    return EXIT_OK if task.status == "completed" else EXIT_NOT_COMPLETED
+    succeeded = task_succeeded(task.status, task.outcome, task.evidence)
+    return EXIT_OK if succeeded else EXIT_NOT_COMPLETED

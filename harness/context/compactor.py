@@ -33,9 +33,11 @@ Refreshed, transient images and the current Task Notes snapshot are never touche
 from __future__ import annotations
 
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+from harness.cancel import Cancelled
+from harness.config import secret_sources
 from harness.context.budget import budget_error
 from harness.context.checkpoint import CheckpointWriter
 from harness.context.folds import Fold, Folds, summary_token_limit, token_estimate
@@ -73,11 +75,18 @@ class Compactor(Protocol):
 
     Called before every model decision (``force=False``) and after a provider overflow
     (``force=True``). Raises :class:`harness.errors.ContextBudgetError` only when nothing it
-    may do can make the request fit.
+    may do can make the request fit. ``cancelled`` is the operator's cancel: a compactor
+    that calls a model watches it and raises :class:`harness.cancel.Cancelled` (leaving the
+    context as it was) instead of finishing.
     """
 
     def compact(
-        self, context: Context, *, force: bool = False, reason: str = ""
+        self,
+        context: Context,
+        *,
+        force: bool = False,
+        reason: str = "",
+        cancelled: Callable[[], bool] | None = None,
     ) -> Iterator[CompactionEvent]: ...
 
 
@@ -108,7 +117,12 @@ class NoCompaction:
         self.pruner = pruner
 
     def compact(
-        self, context: Context, *, force: bool = False, reason: str = ""
+        self,
+        context: Context,
+        *,
+        force: bool = False,
+        reason: str = "",
+        cancelled: Callable[[], bool] | None = None,
     ) -> Iterator[CompactionEvent]:
         pruned = False
         if self.pruner is not None:
@@ -173,7 +187,12 @@ class CheckpointCompactor:
     # ------------------------------------------------------------------ entry points
 
     def compact(
-        self, context: Context, *, force: bool = False, reason: str = ""
+        self,
+        context: Context,
+        *,
+        force: bool = False,
+        reason: str = "",
+        cancelled: Callable[[], bool] | None = None,
     ) -> Iterator[CompactionEvent]:
         if not force:
             self.turn += 1
@@ -181,7 +200,9 @@ class CheckpointCompactor:
         before = context.total_tokens()
         if not force and before < context.budget.threshold:
             return
-        yield from self._compact(context, before=before, force=force, reason=reason)
+        yield from self._compact(
+            context, before=before, force=force, reason=reason, cancelled=cancelled
+        )
 
     def retire_tasks(self, context: Context, *, running_task: str) -> Iterator[CompactionEvent]:
         """Fold the tool traffic of every task but ``running_task`` into the checkpoint.
@@ -221,7 +242,13 @@ class CheckpointCompactor:
     # ------------------------------------------------------------------ the ladder
 
     def _compact(
-        self, context: Context, *, before: int, force: bool, reason: str
+        self,
+        context: Context,
+        *,
+        before: int,
+        force: bool,
+        reason: str,
+        cancelled: Callable[[], bool] | None,
     ) -> Iterator[CompactionEvent]:
         budget = context.budget
         started = time.monotonic()
@@ -266,7 +293,7 @@ class CheckpointCompactor:
                     f"{before} tokens (limit while backing off: {tolerance})"
                 )
             else:
-                summarized = yield from self._with_model(context, plan, started, before)
+                summarized = yield from self._with_model(context, plan, started, before, cancelled)
                 if not summarized:
                     if not (force or before >= tolerance or self.consecutive_failures >= 2):
                         return
@@ -315,11 +342,30 @@ class CheckpointCompactor:
     # ------------------------------------------------------------------ the two folds
 
     def _with_model(
-        self, context: Context, plan: CompactionPlan, started: float, before: int
+        self,
+        context: Context,
+        plan: CompactionPlan,
+        started: float,
+        before: int,
+        cancelled: Callable[[], bool] | None,
     ) -> Steps:
         assert self.summarizer is not None
         try:
-            fold = self.folds.with_model(context, plan, self.summarizer)
+            fold = self.folds.with_model(context, plan, self.summarizer, cancelled=cancelled)
+        except Cancelled as exc:
+            # Not a summarizer failure (no backoff): the operator stopped the task.
+            yield CompactionEvent(
+                status="cancelled",
+                mode="checkpoint",
+                reason=f"{exc}; the summarizer call was abandoned and Accumulated context "
+                "left unchanged",
+                tokens_before=before,
+                tokens_after=before,
+                rounds=getattr(exc, "rounds", 0),
+                duration_s=_since(started),
+                usage=exc.usage,
+            )
+            raise
         except SummaryError as exc:
             self.consecutive_failures += 1
             self.backoff_until = self.turn + self.config.failure_backoff_turns
@@ -434,20 +480,22 @@ def _since(started: float) -> float:
     return round(time.monotonic() - started, 6)
 
 
-def build_compactor(config: HarnessConfig, *, summarizer: Any, store: Any) -> Compactor:
-    """The configured compactor: checkpoints when ``context.compaction.enabled``."""
+def build_compactor(
+    config: HarnessConfig, *, summarizer: Any, store: Any, redactor: Redactor | None = None
+) -> Compactor:
+    """The configured compactor: checkpoints when ``context.compaction.enabled``; secrets
+    are redacted from what the summarizer sees with ``redactor`` (the session's), or with
+    one built from the config's patterns and API-key variables."""
     pruner = Pruner(config.context.pruning, store=store) if config.context.pruning.enabled else None
     if not config.context.compaction.enabled:
         return NoCompaction(pruner)
-    env_vars = [
-        section.api_key_env
-        for section in (config.model, config.compaction_model)
-        if section is not None and section.api_key_env
-    ]
+    if redactor is None:
+        patterns, env_vars = secret_sources(config.model_dump(mode="json"))
+        redactor = Redactor(patterns, env_vars=env_vars)
     return CheckpointCompactor(
         config.context.compaction,
         config.context.pruning,
         summarizer=summarizer,
         store=store,
-        redactor=Redactor(config.run.secret_patterns, env_vars=env_vars),
+        redactor=redactor,
     )

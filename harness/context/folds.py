@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from harness.cancel import Cancelled
 from harness.context.checkpoint import CheckpointWriter, live_checkpoint, note_of
 from harness.context.deterministic import deterministic_note
 from harness.context.index import INLINE_ENTRIES
@@ -162,11 +163,19 @@ class Folds:
         chunk_chars = self.config.max_input_chars - note_chars - ROUND_SCAFFOLD_CHARS
         return note_chars // CHARS_PER_SUMMARY_TOKEN, chunk_chars
 
-    def with_model(self, context: Context, plan: CompactionPlan, model: Model) -> Fold:
+    def with_model(
+        self,
+        context: Context,
+        plan: CompactionPlan,
+        model: Model,
+        *,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> Fold:
         """Fold as much of the prefix as ``max_summary_rounds`` rounds take, with a model.
 
-        Raises :class:`SummaryError` (``rounds`` set) when the model fails; the context is
-        then unchanged.
+        Raises :class:`SummaryError` (``rounds`` set) when the model fails, and
+        :class:`~harness.cancel.Cancelled` when the operator cancels (``cancelled``); the
+        context is then unchanged.
         """
         render = self.render
         max_tokens, chunk_chars = self.limits(context)
@@ -195,13 +204,15 @@ class Folds:
             for item in context.accumulated
             if item.id in plan.pinned and isinstance(item, InstructionItem)
         )
-        summarizer = ModelSummarizer(model, max_tokens=max_tokens, estimator=context.estimator)
+        summarizer = ModelSummarizer(
+            model, max_tokens=max_tokens, estimator=context.estimator, cancelled=cancelled
+        )
         try:
             result = summarizer.summarize(
                 rounds, previous=previous_text, round_tokens=round_tokens, context=instructions
             )
-        except SummaryError as exc:
-            exc.rounds = len(rounds)
+        except (SummaryError, Cancelled) as exc:
+            exc.rounds = len(rounds)  # type: ignore[union-attr]
             raise
         checkpoint_id = new_id("item")
         checkpoint = self.writer.write(

@@ -53,8 +53,16 @@ __all__ = [
 
 ItemStatus = Literal["verbatim", "truncated", "pruned", "summarized", "shrunk"]
 
-RESIDENT_ORDER: tuple[str, ...] = ("system", "embodiment", "skills", "memory", "skill:")
-"""Resident blocks are ordered most-stable first; loaded skill bodies (``skill:NAME``) last."""
+RESIDENT_ORDER: tuple[str, ...] = (
+    "system",
+    "embodiment",
+    "skills",
+    "memory",
+    "tool_sources",
+    "skill:",
+)
+"""Resident blocks are ordered most-stable first; loaded skill bodies (``skill:NAME``) last,
+so loading one mid-task leaves the cached prefix before it intact."""
 
 ITEM_OVERHEAD_TOKENS = 4
 """Per-message framing tokens (role markers and separators) added by every provider."""
@@ -144,6 +152,9 @@ class Context:
         """Items that left Accumulated, oldest first (the newest :data:`RETIRED_KEPT`)."""
         self.retired_forgotten = 0
         """Items that left so long ago that only the run store still knows them."""
+        self.images_visible = True
+        """False once the model is known not to see images (``model.vision: false`` or a
+        failed probe): frames are then not counted against the budget."""
 
     # ------------------------------------------------------------------ resident
 
@@ -382,6 +393,8 @@ class Context:
     def refreshed_tokens(self) -> tuple[int, int]:
         """(text tokens, image tokens) of what Refreshed will carry on the next call."""
         text = self.estimator.text(self.refreshed.text()) + ITEM_OVERHEAD_TOKENS
+        if not self.images_visible:  # the adapter sends a one-line caption instead
+            return text, 0
         images = self.refreshed.images + self._transient.images
         return text, sum(self.estimator.image(i.width, i.height) for i in images)
 

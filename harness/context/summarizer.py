@@ -17,9 +17,10 @@ keeps failing.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from harness.cancel import Cancelled, call_cancellable
 from harness.context import bounded_text
 from harness.context.summary_input import Round
 from harness.messages import (
@@ -151,12 +152,26 @@ def validate_summary(
 
 
 class ModelSummarizer:
-    """Folds ordered rounds of history into one handoff note with a model."""
+    """Folds ordered rounds of history into one handoff note with a model.
 
-    def __init__(self, model: Model, *, max_tokens: int, estimator: TokenEstimator) -> None:
+    ``cancelled`` is the operator's cancel: each call is watched
+    (:func:`harness.cancel.call_cancellable`), so a cancel ends the summary within
+    ``POLL_S`` with :class:`~harness.cancel.Cancelled` (carrying the usage so far) instead
+    of running the remaining rounds.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        max_tokens: int,
+        estimator: TokenEstimator,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> None:
         self.model = model
         self.max_tokens = max_tokens
         self.estimator = estimator
+        self.cancelled = cancelled
 
     @property
     def name(self) -> str:
@@ -174,7 +189,8 @@ class ModelSummarizer:
 
         ``context`` (the instructions in force, which stay verbatim in the agent's context)
         is shown with the first round so the note is written against the objective.
-        Raises :class:`SummaryError` when a round fails twice or the model raises.
+        Raises :class:`SummaryError` when a round fails twice or the model raises, and
+        :class:`~harness.cancel.Cancelled` when the operator cancels.
         """
         note = previous
         previous_tokens = self.estimator.text(previous)
@@ -201,7 +217,7 @@ class ModelSummarizer:
                         )
                 note = _strip_fence(response.text)
                 previous_tokens = self.estimator.text(note)
-        except SummaryError as exc:
+        except (SummaryError, Cancelled) as exc:
             exc.usage = result.usage
             raise
         result.text = note
@@ -217,7 +233,11 @@ class ModelSummarizer:
             purpose="summarize",
         )
         try:
-            response = complete(self.model, request)
+            response = call_cancellable(
+                lambda cancelled: complete(self.model, request, cancelled=cancelled),
+                cancelled=self.cancelled,
+                what=f"the summarizer call ({self.name})",
+            )
         except Exception as exc:
             raise SummaryError(
                 f"summarizer {self.name!r} raised {type(exc).__name__}: {exc}"

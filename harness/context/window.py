@@ -30,7 +30,8 @@ def resolve_context_window(config: HarnessConfig, model: Model) -> int:
             return int(value)
     raise UnknownContextWindowError(
         f"the context window of model {model.name!r} is unknown; set model.context_window "
-        "(or context.compaction.context_window) in the config",
+        "(or context.compaction.context_window) in the config, or pass --context-window N "
+        "on the command line",
         key="model.context_window",
         value=None,
     )

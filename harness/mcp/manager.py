@@ -30,6 +30,8 @@ import jsonschema
 
 from harness.config import HarnessConfig, MCPServerConfig, ObservationConfig
 from harness.errors import ConfigError
+from harness.events import NotificationEvent
+from harness.mcp.logs import install_sdk_log_router
 from harness.mcp.loop_thread import LoopThread
 from harness.mcp.naming import (
     ToolNames,
@@ -39,13 +41,26 @@ from harness.mcp.naming import (
     unmatched_physical,
 )
 from harness.mcp.processes import OwnedProcesses
-from harness.mcp.server import MARGIN_S, MCPServerError, ServerConnection, ServerStatus
-from harness.mcp.session import Endpoint, sdk_major
+from harness.mcp.resources import READ_RESOURCE, read_resource_tool, render_contents
+from harness.mcp.server import (
+    MARGIN_S,
+    PROBE_TIMEOUT_S,
+    STOP_TIMEOUT_S,
+    MCPServerError,
+    ServerConnection,
+    ServerStatus,
+    ServerUnavailable,
+)
+from harness.mcp.session import Endpoint, describe, sdk_major
+from harness.redact import Redactor
 from harness.tools import Tool, ToolContext, ToolOutput
 
 __all__ = ["MCPManager", "MCPTool"]
 
 LOOP_CLOSE_TIMEOUT_S = 10.0
+INSTRUCTIONS_MAX_CHARS = 2000
+"""A server's ``instructions`` enter Resident cut to this length (they are the server's
+words, read on every model call; a long manual belongs in a resource)."""
 
 
 class MCPTool(Tool):
@@ -65,7 +80,12 @@ class MCPTool(Tool):
         parameters: Mapping[str, Any],
         physical: bool,
         safety: Mapping[str, str] | None = None,
+        annotations: Mapping[str, Any] | None = None,
     ) -> None:
+        self.annotations = dict(annotations or {})
+        """The server's hints about the tool (``readOnlyHint``, ``destructiveHint``, ...)."""
+        if self.annotations.get("destructiveHint") is True and not physical:
+            description = f"{description} (its server marks it destructive)"
         super().__init__(
             name,
             description,
@@ -81,6 +101,15 @@ class MCPTool(Tool):
         )
         self.server = server
         self.remote_name = remote_name
+        # The call's own deadline starts when it is sent: a liveness probe and a restart
+        # of the server before it have their own bound, and a call that never got sent
+        # within that bound is reported as not executed (not as timed out).
+        self.setup_timeout_s = (
+            min(server.config.call_timeout_s, PROBE_TIMEOUT_S)
+            + STOP_TIMEOUT_S
+            + server.config.startup_timeout_s
+            + MARGIN_S
+        )
 
     def _call_directly(self, **arguments: Any) -> ToolOutput:
         return self.server.call(self.remote_name, arguments, physical=self.physical)
@@ -95,6 +124,8 @@ class MCPTool(Tool):
             cancelled=lambda: ctx.cancelled,
             on_progress=ctx.report_progress,
             timeout_s=self.server.config.call_timeout_s + MARGIN_S,
+            before_send=ctx.mark_sent,
+            to_operator=lambda text: ctx.emit(NotificationEvent(message=text)),
         )
 
 
@@ -109,6 +140,8 @@ class MCPManager:
             removed on close, when omitted.
         images: Limits applied to images returned by tools.
         environ: The environment ``env_passthrough`` reads (default: ``os.environ``).
+        redactor: Applied to each server's stderr before it reaches its log file
+            (built-in key shapes when omitted; ``from_config`` passes the session's).
     """
 
     def __init__(
@@ -119,6 +152,7 @@ class MCPManager:
         log_dir: str | os.PathLike[str] | None = None,
         images: ObservationConfig | None = None,
         environ: Mapping[str, str] | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         names = [server.name for server in servers]
         duplicates = sorted({name for name in names if names.count(name) > 1})
@@ -137,6 +171,7 @@ class MCPManager:
         self._log_dir = Path(log_dir) if log_dir is not None else None
         self._images = images or ObservationConfig()
         self._environ = dict(os.environ if environ is None else environ)
+        self._redactor = redactor
         self._owned = OwnedProcesses()
         # Runs at interpreter exit (or if the manager is collected unclosed): ends every
         # subprocess it started. It holds only the process registry, never the manager.
@@ -145,6 +180,7 @@ class MCPManager:
         self._servers: dict[str, ServerConnection] = {}
         self._names = ToolNames()
         self._skipped: dict[str, str] = {}
+        self._offering_read = False
         self._lock = threading.Lock()
         self._closed = False
 
@@ -158,7 +194,7 @@ class MCPManager:
         return manager
 
     @classmethod
-    def from_config(cls, config: HarnessConfig) -> MCPManager:
+    def from_config(cls, config: HarnessConfig, *, redactor: Redactor | None = None) -> MCPManager:
         """The manager ``Harness.from_config`` builds: logs next to the run store."""
         log_dir = None
         if config.run.store:
@@ -168,6 +204,7 @@ class MCPManager:
             base_dir=config.base_dir,
             log_dir=log_dir,
             images=config.observation,
+            redactor=redactor,
         )
 
     def start(self) -> None:
@@ -182,6 +219,7 @@ class MCPManager:
             if not self._configs:
                 return
             sdk_major()  # a clear ImportError when the extra is missing
+            install_sdk_log_router()
             self._loop = LoopThread("harness-mcp")
             for config in self._configs:
                 assert self._log_dir is not None
@@ -192,16 +230,24 @@ class MCPManager:
                     owned=self._owned,
                     log_path=self._log_dir / f"{config.name}.log",
                     images=self._images,
+                    redactor=self._redactor,
                 )
             launches = [(server, server.launch()) for server in self._servers.values()]
-            errors: list[str] = []
+            failures: dict[str, str] = {}
             for server, launch in launches:
                 try:
                     server.finish_launch(launch)
                 except MCPServerError as exc:
-                    errors.append(str(exc))
-            if errors:
-                raise MCPServerError("; ".join(errors))
+                    failures[server.name] = str(exc)
+            if failures:
+                started = {
+                    server.name: len(server.listing)
+                    for server in self._servers.values()
+                    if server.name not in failures
+                }
+                raise MCPServerError(
+                    "; ".join(failures.values()), failures=failures, started=started
+                )
             self._check_physical_patterns()
         except BaseException:
             with contextlib.suppress(Exception):
@@ -256,14 +302,23 @@ class MCPManager:
     # ================================================================== tool source
 
     def tools_changed(self) -> bool:
-        """True when a server announced a new tool list (or came back with one)."""
-        return any(server.changed() for server in self._servers.values())
+        """True when a server announced a new tool list (or came back with one), or when
+        the first resource link arrived (``read_resource`` is offered from then on)."""
+        return self._reads_resources() != self._offering_read or any(
+            server.changed() for server in self._servers.values()
+        )
+
+    def _reads_resources(self) -> bool:
+        return any(
+            server.serves_resources and server.has_links() for server in self._servers.values()
+        )
 
     def tools(self, *, reserved: Iterable[str] = ()) -> list[Tool]:
         """The tools to offer now, refreshing the lists of servers that changed.
 
         ``reserved`` are names already used by the Harness's other tools: an MCP tool
-        with such a name is offered as ``server.tool``.
+        with such a name is offered as ``server.tool``. ``read_resource`` is offered too
+        once a server that serves resources has returned a resource link.
         """
         with self._lock:
             for server in self._servers.values():
@@ -279,14 +334,17 @@ class MCPManager:
                     schema = spec.get("inputSchema")
                     if not isinstance(schema, dict):
                         schema = {"type": "object", "properties": {}}
-                    problem = _schema_problem(schema)
+                    problem = _schema_problem(schema) or _task_only(spec)
                     if problem is not None:
                         self._skipped[f"{server.name}.{remote}"] = problem
                         continue
                     entries.append((server, spec, schema))
+            reads = self._reads_resources()
+            self._offering_read = reads
+            taken = [*reserved, READ_RESOURCE] if reads else list(reserved)
             names = self._names.assign(
                 [(server.name, str(spec["name"])) for server, spec, _ in entries],
-                reserved=reserved,
+                reserved=taken,
             )
             tools: list[Tool] = []
             for server, spec, schema in entries:
@@ -296,6 +354,7 @@ class MCPManager:
                     or spec.get("title")
                     or f"{remote} (tool of MCP server {server.name})"
                 )
+                annotations = spec.get("annotations")
                 tools.append(
                     MCPTool(
                         names[(server.name, remote)],
@@ -305,9 +364,68 @@ class MCPManager:
                         parameters=schema,
                         physical=matches(remote, server.config.physical),
                         safety=declared_safety(remote, server.config.safety),
+                        annotations=annotations if isinstance(annotations, dict) else None,
                     )
                 )
+            if reads and READ_RESOURCE not in set(reserved):
+                tools.append(read_resource_tool(self.read_resource))
             return tools
+
+    def resident_text(self) -> str:
+        """The servers' ``instructions`` for Resident (each cut to
+        ``INSTRUCTIONS_MAX_CHARS``), or "" when no server gives any."""
+        sections = []
+        for server in self._servers.values():
+            text = server.instructions.strip()
+            if not text:
+                continue
+            if len(text) > INSTRUCTIONS_MAX_CHARS:
+                text = (
+                    text[:INSTRUCTIONS_MAX_CHARS].rstrip()
+                    + f" [... cut: {len(text)} characters in all]"
+                )
+            sections.append(f"## {server.name}\n{text}")
+        if not sections:
+            return ""
+        return "# MCP server instructions (from each server, about its tools)\n\n" + "\n\n".join(
+            sections
+        )
+
+    def read_resource(self, uri: str, offset: int = 0, limit: int = 4000) -> ToolOutput:
+        """Read a resource by URI from the server that linked it most recently (else the
+        only server that serves resources), as a bounded slice."""
+        server = self._server_for(uri)
+        if server is None:
+            serving = [s.name for s in self._servers.values() if s.serves_resources]
+            return ToolOutput.error(
+                f"no MCP server returned a link to {uri}; servers with resources: "
+                f"{', '.join(serving) or 'none'}",
+                "not_found",
+                executed=False,
+            )
+        try:
+            result = server.read_resource(uri)
+        except ServerUnavailable as exc:
+            return ToolOutput.error(str(exc), "server_unavailable", executed=False)
+        except Exception as exc:
+            return ToolOutput.error(
+                f"mcp server '{server.name}' could not read {uri}: {describe(exc)}", "tool_error"
+            )
+        return render_contents(
+            result,
+            uri=uri,
+            offset=offset,
+            limit=limit,
+            label=f"{server.name}.{READ_RESOURCE}",
+            images=self._images,
+        )
+
+    def _server_for(self, uri: str) -> ServerConnection | None:
+        linked = [s for s in self._servers.values() if s.linked(uri)]
+        if linked:
+            return max(linked, key=lambda s: s.linked(uri))
+        serving = [s for s in self._servers.values() if s.serves_resources]
+        return serving[0] if len(serving) == 1 else None
 
     # ================================================================== control
 
@@ -328,8 +446,10 @@ class MCPManager:
         return connection.call(tool, dict(arguments or {}), physical=False)
 
     def skipped_tools(self) -> dict[str, str]:
-        """Tools not offered because their input schema is not a valid JSON Schema
-        (``server.tool`` -> why); validating arguments against it would be impossible."""
+        """Tools not offered (``server.tool`` -> why): an input schema that is not a valid
+        JSON Schema (validating arguments would be impossible), or a tool that can only
+        run as a task (``execution.taskSupport: required``), which this client does not
+        start."""
         return dict(self._skipped)
 
     def status(self) -> list[ServerStatus]:
@@ -383,6 +503,13 @@ class MCPManager:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _task_only(spec: Mapping[str, Any]) -> str | None:
+    execution = spec.get("execution")
+    if isinstance(execution, Mapping) and execution.get("taskSupport") == "required":
+        return "it runs only as a task (execution.taskSupport: required); tasks are not supported"
+    return None
 
 
 def _schema_problem(schema: dict[str, Any]) -> str | None:

@@ -19,23 +19,35 @@ import math
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from concurrent import futures
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import anyio
 
 from harness.config import MCPServerConfig, ObservationConfig
 from harness.errors import HarnessError
 from harness.mcp.convert import to_tool_output
+from harness.mcp.logs import ServerLog
 from harness.mcp.loop_thread import LoopThread
 from harness.mcp.processes import TOKEN_ENV, OwnedProcesses, find_processes, is_alive, leader_pid
 from harness.mcp.processes import new_token as _new_token
 from harness.mcp.processes import terminate as _terminate
-from harness.mcp.session import Endpoint, Session, describe, is_connection_error, open_session
+from harness.mcp.session import (
+    INVALID_REQUEST,
+    Endpoint,
+    Session,
+    describe,
+    is_connection_error,
+    leaf_error,
+    open_session,
+)
+from harness.mcp.stderr_log import RedactedLog
+from harness.redact import Redactor
 from harness.tools import ToolCancelledError, ToolOutput
 
 __all__ = ["MCPServerError", "ServerConnection", "ServerState", "ServerStatus"]
@@ -48,13 +60,37 @@ STOP_TIMEOUT_S = 8.0
 """Upper bound of the SDK's own shutdown (stdin closed, SIGTERM, SIGKILL, each bounded)."""
 PROBE_TIMEOUT_S = 5.0
 """Longest a liveness probe of a suspect server may take (capped by call_timeout_s)."""
+MAX_REMEMBERED_LINKS = 1000
+"""Resource links remembered per server (so read_resource knows whom to ask)."""
+RECONNECT_FIRST_DELAY_S = 1.0
+RECONNECT_MAX_DELAY_S = 30.0
+"""After a failed reconnect to a remote server, calls within the delay are not sent; the
+delay doubles from the first to the largest value and resets once connected."""
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_SDK_INVALID_OUTPUT = "Invalid structured content returned by tool"
+_SDK_MISSING_OUTPUT = "has an output schema but did not return structured content"
+"""How the SDK (1.x and 2.x) says a result failed its tool's outputSchema."""
 
 
 class MCPServerError(HarnessError):
     """An MCP server could not be started or reached; the message names the server, its
-    command and the last lines of its stderr."""
+    command and the last lines of its stderr.
+
+    When a manager's start fails, ``failures`` maps each server that failed to why, and
+    ``started`` each server that did start (and was closed again) to its tool count.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        failures: Mapping[str, str] | None = None,
+        started: Mapping[str, int] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.failures = dict(failures or {})
+        self.started = dict(started or {})
 
 
 class ServerUnavailable(Exception):
@@ -99,13 +135,18 @@ class _Running:
     pid: int | None
     protocol_version: str
 
+    @property
+    def broken(self) -> str | None:
+        """Why the transport failed under this session, or None while it works."""
+        return self.session.broken
+
 
 @dataclass
 class _Launch:
     token: str
     ready: futures.Future[tuple[Session, anyio.Event, list[dict[str, Any]]]]
     task: futures.Future[None]
-    errlog: TextIO
+    errlog: RedactedLog
     log_offset: int
     started: float
 
@@ -122,6 +163,7 @@ class ServerConnection:
         owned: OwnedProcesses,
         log_path: Path,
         images: ObservationConfig,
+        redactor: Redactor | None = None,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -129,6 +171,10 @@ class ServerConnection:
         self._loop = loop
         self._owned = owned
         self._log_path = log_path
+        self._log = ServerLog(log_path, redactor=redactor)
+        self._stderr: RedactedLog | None = None
+        """The current start's stderr (redacted on its way to the same file)."""
+        self._redactor = redactor
         self._images = images
         self._lock = threading.RLock()
         self._state = ServerState.STARTING
@@ -141,6 +187,11 @@ class ServerConnection:
         self._starts = 0
         self._last_error = ""
         self._protocol_version = ""
+        self._instructions = ""
+        self._reconnect_delay_s = 0.0
+        self._reconnect_at = 0.0
+        self._links: OrderedDict[str, int] = OrderedDict()
+        self._link_count = 0
 
     # ================================================================== lifecycle
 
@@ -153,11 +204,11 @@ class ServerConnection:
             endpoint = replace(endpoint, env={**endpoint.env, TOKEN_ENV: token})
         self._starts += 1
         self._log_path.parent.mkdir(parents=True, exist_ok=True)
-        errlog = open(self._log_path, "a", encoding="utf-8")  # noqa: SIM115 - closed in finish
+        errlog = self._stderr = RedactedLog(self._log_path, self._redactor)  # closed in finish
         errlog.write(f"--- {self.name} start {self._starts} at {time.strftime('%H:%M:%S')}\n")
         errlog.flush()
         ready: futures.Future[Any] = futures.Future()
-        task = self._loop.submit(self._serve, endpoint, errlog, ready)
+        task = self._loop.submit(self._serve, endpoint, cast(TextIO, errlog), ready)
         return _Launch(token, ready, task, errlog, errlog.tell(), time.monotonic())
 
     def finish_launch(self, launch: _Launch) -> None:
@@ -198,6 +249,7 @@ class ServerConnection:
             self._listing = tools
             self._running = running
             self._protocol_version = session.protocol_version
+            self._instructions = session.instructions
             self._state = ServerState.READY
 
     def start(self) -> None:
@@ -217,6 +269,8 @@ class ServerConnection:
     def finish_close(self) -> None:
         """Wait for every session of this server to end; end any survivor by pid."""
         self._await_teardowns()
+        if self._stderr is not None:
+            self._stderr.sync()  # the log is complete once the manager is closed
 
     def close(self) -> None:
         self.begin_close()
@@ -271,21 +325,74 @@ class ServerConnection:
         cancelled: Callable[[], bool] = lambda: False,
         on_progress: Callable[[str], None] | None = None,
         timeout_s: float | None = None,
+        before_send: Callable[[], bool] | None = None,
+        to_operator: Callable[[str], None] | None = None,
     ) -> ToolOutput:
         """Call ``tool`` and convert its result; failures of the server become error
         results. Raises :class:`ToolCancelledError` when ``cancelled()`` turns true (the
         request is cancelled on the server too).
 
         ``timeout_s`` bounds the call itself (default ``call_timeout_s``); a restart or a
-        liveness probe before it has its own bound.
+        liveness probe before it has its own bound. ``before_send`` is asked right before
+        the request leaves (False: do not send it; see ``ToolContext.mark_sent``).
+        ``to_operator`` receives content meant for the user only (see ``to_tool_output``).
+
+        A remote server that lost the session (it restarted) is reconnected and, for a
+        tool that is not physical, the call is sent once more on the new session; a
+        physical call is reported as not executed instead, for the model to decide.
         """
         timeout = self.config.call_timeout_s if timeout_s is None else timeout_s
-        try:
-            running = self._ensure_ready()
-        except ServerUnavailable as exc:
-            return ToolOutput.error(str(exc), "server_unavailable")
-        if cancelled():
-            raise ToolCancelledError(f"{tool} was not sent: the task was cancelled")
+        resent = False
+        while True:
+            try:
+                running = self._ensure_ready()
+            except ServerUnavailable as exc:
+                return ToolOutput.error(str(exc), "server_unavailable", executed=False)
+            if cancelled() or (before_send is not None and not before_send()):
+                raise ToolCancelledError(f"{tool} was not sent: the task was cancelled")
+            try:
+                result = self._send(running, tool, arguments, timeout, cancelled, on_progress)
+            except (TimeoutError, futures.CancelledError):
+                if running.broken is not None:
+                    self._mark_down(running, f"the connection broke ({running.broken})")
+                    return self._crash_output(tool, physical=physical)
+                self._mark_suspect(running, f"{tool} did not answer within {timeout:g} s")
+                return self._timeout_output(tool, timeout, physical=physical)
+            except ToolCancelledError:
+                raise
+            except Exception as exc:
+                if is_connection_error(exc) or not self._alive(running):
+                    self._mark_down(running, f"the connection closed ({describe(exc)})")
+                    return self._crash_output(tool, physical=physical)
+                if self._session_lost(running, exc):
+                    self._mark_down(running, f"the server lost the session ({describe(exc)})")
+                    if physical or resent:
+                        return self._lost_session_output(tool, physical=physical)
+                    resent = True
+                    continue
+                self._answered()
+                return self._rejected_output(tool, exc)
+            self._answered()
+            self._remember_links(result)
+            return to_tool_output(
+                result,
+                label=f"{self.name}.{tool}",
+                images=self._images,
+                output_schema=self._output_schema(tool),
+                to_operator=to_operator,
+                readable_links=running.session.resources,
+            )
+
+    def _send(
+        self,
+        running: _Running,
+        tool: str,
+        arguments: dict[str, Any],
+        timeout: float,
+        cancelled: Callable[[], bool],
+        on_progress: Callable[[str], None] | None,
+    ) -> dict[str, Any]:
+        """One ``tools/call`` on ``running``, waited for here so cancellation is seen."""
         progress = self._progress(tool, on_progress) if on_progress is not None else None
         future = self._loop.submit(
             self._call_async, running.session, tool, arguments, progress, timeout
@@ -299,24 +406,76 @@ class ServerConnection:
                 future.cancel()
                 self._mark_suspect(running, f"a call to {tool} was stopped while it ran")
                 raise ToolCancelledError(f"{tool} was stopped while it ran")
-            if time.monotonic() >= deadline:
-                future.cancel()
+            if running.broken is not None or time.monotonic() >= deadline:
+                future.cancel()  # the transport is gone: no answer will come
                 break
+        return future.result(timeout=0)
+
+    def _session_lost(self, running: _Running, exc: BaseException) -> bool:
+        """A remote server answered with an error because it no longer knows our session
+        (it restarted): the spec's 404 / "Session terminated", or any error that a
+        ``tools/list`` on the same session repeats (some servers answer 400)."""
+        if self._endpoint.transport == "stdio":
+            return False
+        error = getattr(leaf_error(exc), "error", None)
+        if (
+            getattr(error, "code", None) == INVALID_REQUEST
+            and "session" in str(getattr(error, "message", "")).lower()
+        ):
+            return True
         try:
-            result = future.result(timeout=0)
-        except (TimeoutError, futures.CancelledError):
-            self._mark_suspect(running, f"{tool} did not answer within {timeout:g} s")
-            return self._timeout_output(tool, timeout, physical=physical)
-        except Exception as exc:
+            self._list_now(running)
+        except BaseException as probe:
+            return not isinstance(leaf_error(probe), TimeoutError)
+        return False
+
+    def read_resource(self, uri: str) -> dict[str, Any]:
+        """``resources/read`` (wire format); raises :class:`ServerUnavailable` when the
+        server cannot take requests, or the SDK's error when it refuses."""
+        running = self._ensure_ready()
+        timeout = self.config.call_timeout_s
+        try:
+            return self._loop.call(
+                self._read_async, running.session, uri, timeout, timeout_s=timeout + MARGIN_S
+            )
+        except BaseException as exc:
             if is_connection_error(exc) or not self._alive(running):
                 self._mark_down(running, f"the connection closed ({describe(exc)})")
-                return self._crash_output(tool, physical=physical)
-            self._answered()
-            return ToolOutput.error(
-                f"mcp server '{self.name}' rejected {tool}: {describe(exc)}", "tool_error"
-            )
-        self._answered()
-        return to_tool_output(result, label=f"{self.name}.{tool}", images=self._images)
+            raise
+
+    def has_links(self) -> bool:
+        with self._lock:
+            return bool(self._links)
+
+    def linked(self, uri: str) -> int:
+        """How recently this server returned a link to ``uri`` (0: never; larger: later)."""
+        with self._lock:
+            return self._links.get(uri, 0)
+
+    def _remember_links(self, result: Mapping[str, Any]) -> None:
+        uris = [
+            str(block.get("uri"))
+            for block in result.get("content") or []
+            if block.get("type") == "resource_link" and block.get("uri")
+        ]
+        with self._lock:
+            for uri in uris:
+                self._link_count += 1
+                self._links[uri] = self._link_count
+                self._links.move_to_end(uri)
+            while len(self._links) > MAX_REMEMBERED_LINKS:
+                self._links.popitem(last=False)
+
+    @property
+    def instructions(self) -> str:
+        """What the server asked clients to tell the model (empty when nothing)."""
+        return self._instructions
+
+    @property
+    def serves_resources(self) -> bool:
+        with self._lock:
+            running = self._running
+        return running is not None and running.session.resources
 
     def check(self) -> ServerStatus:
         """Probe the server now (a ``tools/list`` round trip) and report its state."""
@@ -350,6 +509,9 @@ class ServerConnection:
             running = self._running
             if self._state is ServerState.READY and running and not self._alive(running):
                 self._down_locked(running, "the server exited while idle", kill=False)
+            elif self._state is ServerState.READY and running and running.broken is not None:
+                reason = f"the connection broke while idle ({running.broken})"
+                self._down_locked(running, reason, kill=False)
             if self._state is ServerState.SUSPECT and self._running is not None:
                 self._probe_locked(self._running)
             if self._state is ServerState.DOWN:
@@ -374,6 +536,9 @@ class ServerConnection:
         self._state = ServerState.READY
 
     def _restart_locked(self) -> None:
+        if self._remote:
+            self._reconnect_locked()
+            return
         limit = self.config.max_restarts
         if self._restarts_in_a_row >= limit:
             self._state = ServerState.FAILED
@@ -386,6 +551,38 @@ class ServerConnection:
         except MCPServerError as exc:
             reason = str(exc).split(": ", 1)[-1]
             self._last_error = f"restart {self._restarts_in_a_row} of {limit} failed: {reason}"
+
+    def _reconnect_locked(self) -> None:
+        """Connect to a remote server again. A server that is not there yet is tried again
+        later, with a growing delay, for as long as the session lasts: failed attempts do
+        not use up ``max_restarts``, which counts only reconnects that then failed again
+        before a call succeeded (a server that accepts connections but keeps breaking)."""
+        limit = self.config.max_restarts
+        if self._restarts_in_a_row >= limit:
+            self._state = ServerState.FAILED
+            return
+        now = time.monotonic()
+        if now < self._reconnect_at:
+            return  # still DOWN: the caller reports when the next attempt is
+        self._await_teardowns()
+        try:
+            self.start()
+        except MCPServerError as exc:
+            reason = str(exc).split(": ", 1)[-1]
+            self._reconnect_delay_s = min(
+                max(self._reconnect_delay_s * 2, RECONNECT_FIRST_DELAY_S), RECONNECT_MAX_DELAY_S
+            )
+            self._reconnect_at = time.monotonic() + self._reconnect_delay_s
+            self._last_error = f"reconnecting failed: {reason}"
+            return
+        self._restarts_in_a_row += 1
+        self._restarts += 1
+        self._reconnect_delay_s = 0.0
+        self._reconnect_at = 0.0
+
+    @property
+    def _remote(self) -> bool:
+        return self._endpoint.transport != "stdio"
 
     def _answered(self) -> None:
         with self._lock:
@@ -465,7 +662,7 @@ class ServerConnection:
             deadline = anyio.current_time() + self.config.startup_timeout_s + MARGIN_S
             with anyio.CancelScope(deadline=deadline) as scope:
                 async with open_session(
-                    endpoint, errlog=errlog, on_tools_changed=self._changed.set
+                    endpoint, errlog=errlog, log=self._log, on_tools_changed=self._changed.set
                 ) as session:
                     tools = await session.list_tools()
                     scope.deadline = math.inf
@@ -482,17 +679,24 @@ class ServerConnection:
     async def _set_event(event: anyio.Event) -> None:
         event.set()
 
-    @staticmethod
     async def _call_async(
-        session: Session, tool: str, arguments: dict[str, Any], progress: Any, timeout_s: float
+        self,
+        session: Session,
+        tool: str,
+        arguments: dict[str, Any],
+        progress: Any,
+        timeout_s: float,
     ) -> dict[str, Any]:
-        with anyio.fail_after(timeout_s):
+        with self._log.active(), anyio.fail_after(timeout_s):
             return await session.call_tool(tool, arguments, progress=progress)
 
-    @staticmethod
-    async def _list_async(session: Session, timeout_s: float) -> list[dict[str, Any]]:
-        with anyio.fail_after(timeout_s):
+    async def _list_async(self, session: Session, timeout_s: float) -> list[dict[str, Any]]:
+        with self._log.active(), anyio.fail_after(timeout_s):
             return await session.list_tools()
+
+    async def _read_async(self, session: Session, uri: str, timeout_s: float) -> dict[str, Any]:
+        with self._log.active(), anyio.fail_after(timeout_s):
+            return await session.read_resource(uri)
 
     def _progress(self, tool: str, report: Callable[[str], None]) -> Any:
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
@@ -509,6 +713,8 @@ class ServerConnection:
         return self._endpoint.url or ""
 
     def _stderr_tail(self, offset: int, *, last_start_only: bool = False) -> str:
+        if self._stderr is not None:
+            self._stderr.sync()  # what the server wrote before it died reaches the file first
         try:
             with open(self._log_path, "rb") as log:
                 size = log.seek(0, 2)
@@ -534,7 +740,13 @@ class ServerConnection:
             )
         if self._state is ServerState.CLOSED:
             return f"{base}: the harness closed it"
-        return f"{base}: {self._last_error}"
+        if self._remote and self._reconnect_at > 0:
+            wait = max(self._reconnect_at - time.monotonic(), 0.0)
+            return (
+                f"{base} (not sent): {self._last_error}; the next attempt to reconnect is in "
+                f"{wait:.1f} s"
+            )
+        return f"{base} (not sent): {self._last_error}"
 
     def _restarts_left(self) -> str:
         left = self.config.max_restarts - self._restarts_in_a_row
@@ -554,6 +766,46 @@ class ServerConnection:
             "cancelled; the server is checked before its next call",
             "timeout",
         )
+
+    def _lost_session_output(self, tool: str, *, physical: bool) -> ToolOutput:
+        why = (
+            "a physical call is not sent again by the harness: observe, then call it again "
+            "if it is still needed"
+            if physical
+            else "it was sent again on a new session and that failed too"
+        )
+        return ToolOutput.error(
+            f"{tool} was not executed: mcp server '{self.name}' no longer knew the session "
+            f"(it restarted) and refused the call; it is reconnected on the next call, {why}",
+            "server_unavailable",
+            executed=False,
+        )
+
+    def _rejected_output(self, tool: str, exc: BaseException) -> ToolOutput:
+        message = str(leaf_error(exc))
+        if message.startswith(_SDK_INVALID_OUTPUT):
+            return ToolOutput.error(
+                f"{tool} ran, but mcp server '{self.name}' returned a structured result that "
+                f"does not match the tool's declared outputSchema: "
+                f"{message[len(_SDK_INVALID_OUTPUT) :].split(': ', 1)[-1]}",
+                "invalid_output",
+            )
+        if _SDK_MISSING_OUTPUT in message:
+            return ToolOutput.error(
+                f"{tool} ran, but mcp server '{self.name}' returned no structured result "
+                "although the tool declares an outputSchema",
+                "invalid_output",
+            )
+        return ToolOutput.error(
+            f"mcp server '{self.name}' rejected {tool}: {describe(exc)}", "tool_error"
+        )
+
+    def _output_schema(self, tool: str) -> dict[str, Any] | None:
+        for spec in self._listing:
+            if spec.get("name") == tool:
+                schema = spec.get("outputSchema")
+                return schema if isinstance(schema, dict) else None
+        return None
 
     def _crash_output(self, tool: str, *, physical: bool) -> ToolOutput:
         with self._lock:

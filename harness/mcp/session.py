@@ -20,24 +20,32 @@ from typing import Any, TextIO
 import anyio
 
 from harness.mcp.convert import wire
+from harness.mcp.logs import ServerLog
 
 __all__ = [
     "CONNECTION_CLOSED",
+    "INVALID_REQUEST",
     "Endpoint",
     "Session",
+    "SessionHealth",
     "describe",
     "is_connection_error",
+    "leaf_error",
     "open_session",
     "sdk_major",
 ]
 
 CONNECTION_CLOSED = -32000
 """JSON-RPC error code the SDK uses when the transport closed under a pending request."""
+INVALID_REQUEST = -32600
+"""The spec's code for a request on a session the server no longer knows."""
 
 MAX_LIST_PAGES = 100
 """A server whose tools/list never ends cannot hang the harness."""
 
 TOOLS_CHANGED = "notifications/tools/list_changed"
+SERVER_LOG_LEVEL = "info"
+"""Log notifications at this level and above are asked for and written to ``<name>.log``."""
 
 
 @dataclass(frozen=True)
@@ -58,18 +66,36 @@ ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 class Session:
-    """An open client session (see the module docstring)."""
+    """An open client session (see the module docstring).
+
+    ``instructions`` are what the server asked clients to tell the model (may be empty);
+    ``resources`` says whether it serves ``resources/read``;
+    ``broken`` is set, from the transport, when the connection failed under the session:
+    a request still waiting then gets no answer, and its caller stops waiting.
+    """
 
     def __init__(
         self,
         *,
         list_page: Callable[[str | None], Awaitable[Any]],
         call: Callable[[str, dict[str, Any], ProgressCallback | None], Awaitable[Any]],
+        read: Callable[[str], Awaitable[Any]],
         protocol_version: str,
+        instructions: str,
+        resources: bool,
+        health: SessionHealth,
     ) -> None:
         self._list_page = list_page
         self._call = call
+        self._read = read
+        self._health = health
         self.protocol_version = protocol_version
+        self.instructions = instructions
+        self.resources = resources
+
+    @property
+    def broken(self) -> str | None:
+        return self._health.broken
 
     async def list_tools(self) -> list[dict[str, Any]]:
         """Every tool the server offers (all pages), as wire-format dicts."""
@@ -91,6 +117,17 @@ class Session:
         progress: ProgressCallback | None = None,
     ) -> dict[str, Any]:
         return wire(await self._call(name, dict(arguments), progress))
+
+    async def read_resource(self, uri: str) -> dict[str, Any]:
+        """``resources/read`` as its wire-format result (``contents``)."""
+        return wire(await self._read(uri))
+
+
+@dataclass
+class SessionHealth:
+    """Written by the session's message handler, read by callers on other threads."""
+
+    broken: str | None = None
 
 
 def sdk_major() -> int:
@@ -117,8 +154,17 @@ def _client_info() -> Any:
     return mcp.types.Implementation(name="embodied-harness", version=ours)
 
 
-def _notification_handler(on_tools_changed: Callable[[], None]) -> Callable[[Any], Awaitable[None]]:
+def _notification_handler(
+    on_tools_changed: Callable[[], None], health: SessionHealth | None = None
+) -> Callable[[Any], Awaitable[None]]:
+    health = health or SessionHealth()
+
     async def handle(message: Any) -> None:
+        if isinstance(message, Exception):
+            # The transport failed (a dropped HTTP stream, a server killed mid-call);
+            # requests still waiting on this session will get no answer.
+            health.broken = describe(message)
+            return
         notification = getattr(message, "root", message)
         if getattr(notification, "method", None) == TOOLS_CHANGED:
             on_tools_changed()
@@ -126,25 +172,42 @@ def _notification_handler(on_tools_changed: Callable[[], None]) -> Callable[[Any
     return handle
 
 
+def _logging_callback(log: ServerLog) -> Callable[[Any], Awaitable[None]]:
+    async def on_log(params: Any) -> None:
+        log.notification(str(params.level), params.logger, params.data)
+
+    return on_log
+
+
 @asynccontextmanager
 async def open_session(
-    endpoint: Endpoint, *, errlog: TextIO, on_tools_changed: Callable[[], None]
+    endpoint: Endpoint,
+    *,
+    errlog: TextIO,
+    log: ServerLog,
+    on_tools_changed: Callable[[], None],
 ) -> AsyncIterator[Session]:
     """Connect (starting the subprocess for stdio), hand back the session, and shut the
-    connection and the subprocess down on exit (the SDK's bounded shutdown)."""
+    connection and the subprocess down on exit (the SDK's bounded shutdown).
+
+    ``errlog`` receives a stdio server's stderr; ``log`` its log notifications and the
+    SDK's own log lines about this connection.
+    """
     opener = _open_v2 if sdk_major() >= 2 else _open_v1
-    async with opener(endpoint, errlog, on_tools_changed) as session:
-        yield session
+    with log.active():
+        async with opener(endpoint, errlog, log, on_tools_changed) as session:
+            yield session
 
 
 @asynccontextmanager
 async def _open_v2(
-    endpoint: Endpoint, errlog: TextIO, on_tools_changed: Callable[[], None]
+    endpoint: Endpoint, errlog: TextIO, log: ServerLog, on_tools_changed: Callable[[], None]
 ) -> AsyncIterator[Session]:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client
     from mcp.client.streamable_http import streamable_http_client
 
+    health = SessionHealth()
     async with AsyncExitStack() as stack:
         target: Any
         if endpoint.transport == "stdio":
@@ -167,11 +230,15 @@ async def _open_v2(
         client = await stack.enter_async_context(
             Client(
                 target,
-                message_handler=_notification_handler(on_tools_changed),
+                message_handler=_notification_handler(on_tools_changed, health),
+                logging_callback=_logging_callback(log),
+                log_level=SERVER_LOG_LEVEL,  # the opt-in of 2026-07-28 connections
                 client_info=_client_info(),
                 cache=None,  # tools/list must always reach the server (probes, refreshes)
             )
         )
+        if getattr(client.server_capabilities, "logging", None) is not None:
+            await _set_log_level(client)
         group = await stack.enter_async_context(anyio.create_task_group())
         await group.start(_listen_v2, client, on_tools_changed)
 
@@ -181,10 +248,32 @@ async def _open_v2(
         async def call(name: str, arguments: dict[str, Any], progress: Any) -> Any:
             return await client.call_tool(name, arguments, progress_callback=progress)
 
+        async def read(uri: str) -> Any:
+            return await client.read_resource(uri)
+
         try:
-            yield Session(list_page=list_page, call=call, protocol_version=client.protocol_version)
+            yield Session(
+                list_page=list_page,
+                call=call,
+                read=read,
+                protocol_version=client.protocol_version,
+                instructions=client.instructions or "",
+                resources=getattr(client.server_capabilities, "resources", None) is not None,
+                health=health,
+            )
         finally:
             group.cancel_scope.cancel()
+
+
+async def _set_log_level(client: Any) -> None:
+    """Ask a handshake-era server for its log notifications (``logging/setLevel``); the
+    request is deprecated from 2026-07-28 on, and a server may refuse it."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with contextlib.suppress(Exception):
+            await client.set_logging_level(SERVER_LOG_LEVEL)
 
 
 async def _listen_v2(
@@ -215,17 +304,20 @@ async def _listen_v2(
 
 @asynccontextmanager
 async def _open_v1(
-    endpoint: Endpoint, errlog: TextIO, on_tools_changed: Callable[[], None]
+    endpoint: Endpoint, errlog: TextIO, log: ServerLog, on_tools_changed: Callable[[], None]
 ) -> AsyncIterator[Session]:
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
+    health = SessionHealth()
     async with AsyncExitStack() as stack:
         if endpoint.transport == "stdio":
             assert endpoint.command is not None
             params = StdioServerParameters(
                 command=endpoint.command, args=endpoint.args, env=endpoint.env, cwd=endpoint.cwd
             )
-            read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+            read_stream, write = await stack.enter_async_context(
+                stdio_client(params, errlog=errlog)
+            )
         else:
             from mcp.client import streamable_http
 
@@ -244,16 +336,19 @@ async def _open_v1(
                 transport = streamable_http.streamablehttp_client(
                     endpoint.url or "", headers=endpoint.headers or None
                 )
-            read, write, _ = await stack.enter_async_context(transport)
+            read_stream, write, _ = await stack.enter_async_context(transport)
         session = await stack.enter_async_context(
             ClientSession(
-                read,
+                read_stream,
                 write,
-                message_handler=_notification_handler(on_tools_changed),
+                message_handler=_notification_handler(on_tools_changed, health),
+                logging_callback=_logging_callback(log),
                 client_info=_client_info(),
             )
         )
         initialized = await session.initialize()
+        if getattr(initialized.capabilities, "logging", None) is not None:
+            await _set_log_level(session)
 
         async def list_page(cursor: str | None) -> Any:
             return await (session.list_tools(cursor) if cursor else session.list_tools())
@@ -261,12 +356,23 @@ async def _open_v1(
         async def call(name: str, arguments: dict[str, Any], progress: Any) -> Any:
             return await session.call_tool(name, arguments, progress_callback=progress)
 
+        async def read(uri: str) -> Any:
+            from pydantic import AnyUrl
+
+            return await session.read_resource(AnyUrl(uri))
+
         yield Session(
-            list_page=list_page, call=call, protocol_version=str(initialized.protocolVersion)
+            list_page=list_page,
+            call=call,
+            read=read,
+            protocol_version=str(initialized.protocolVersion),
+            instructions=initialized.instructions or "",
+            resources=getattr(initialized.capabilities, "resources", None) is not None,
+            health=health,
         )
 
 
-def _leaf(exc: BaseException) -> BaseException:
+def leaf_error(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
     return exc
@@ -275,7 +381,7 @@ def _leaf(exc: BaseException) -> BaseException:
 def is_connection_error(exc: BaseException) -> bool:
     """The transport is gone (the server exited or the connection dropped), as opposed to
     the server answering with an error."""
-    exc = _leaf(exc)
+    exc = leaf_error(exc)
     if isinstance(exc, BaseExceptionGroup):
         return any(is_connection_error(inner) for inner in exc.exceptions)
     code = getattr(exc, "code", None)
@@ -294,7 +400,7 @@ def is_connection_error(exc: BaseException) -> bool:
 
 def describe(exc: BaseException) -> str:
     """One readable line for an exception from the SDK or a transport."""
-    exc = _leaf(exc)
+    exc = leaf_error(exc)
     if isinstance(exc, BaseExceptionGroup):
         return "; ".join(describe(inner) for inner in exc.exceptions[:3])
     if isinstance(exc, FileNotFoundError) and exc.filename:

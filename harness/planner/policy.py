@@ -36,6 +36,7 @@ from harness.messages import (
 )
 from harness.planner.brief import BriefObject, ParsedBrief, parse_brief, parse_find_objects
 from harness.planner.grammar import Clause, Goal, Phrase, parse_instruction
+from harness.prompts import OUTCOME_ACHIEVED_LINE, OUTCOME_NOT_ACHIEVED_LINE
 
 __all__ = ["MAX_GRASP_ATTEMPTS", "Planner"]
 
@@ -85,6 +86,7 @@ class History:
             and call.arguments.get("ref") == ref
             and _failed(result)
             and result.error_kind != "blocked"
+            and result.error_kind not in UNSETTLED_KINDS
         )
 
     def blocked(self, ref: str) -> int:
@@ -103,6 +105,12 @@ class History:
         return None
 
 
+BLOCKED_PREFIX = "blocked by the safety envelope: "
+UNSETTLED_KINDS = frozenset({"interrupted", "not_executed", "outcome_unknown", "cancelled"})
+"""Results that say nothing about the grasp itself (the run was interrupted, or the call
+never ran): not counted as failed grasps."""
+
+
 def _failed(result: ToolResultItem) -> bool:
     return result.is_error or (
         result.evaluation is not None and result.evaluation.status == "failure"
@@ -116,7 +124,7 @@ class Planner:
         history = _history(request)
         tools = {spec.name: spec for spec in request.tools}
         if not history.instruction:
-            return _say("There is no instruction to act on.")
+            return _say(_claimed("There is no instruction to act on.", achieved=False))
         prefix = ""
         if history.acknowledged < len(history.revisions):
             # 1. a revision waiting for an answer
@@ -134,9 +142,9 @@ class Planner:
     ) -> ModelResponse:
         goal = _goal(history)
         if goal.stop:
-            return _say(self._report(history, goal, None, [], stopped=True))
+            return _say(_claimed(self._report(history, goal, None, [], stopped=True), False))
         if goal.problem:
-            return _say(goal.problem)
+            return _say(_claimed(goal.problem, achieved=False))
         brief_text = request.refreshed.brief if request.refreshed else ""
         if not brief_text:
             if "find_objects" in tools and not history.called("find_objects"):
@@ -146,8 +154,11 @@ class Planner:
                     "No scene brief; looking objects up.",
                 )
             return _say(
-                "I cannot see the scene: no Scene Brief reached me, so I cannot plan "
-                "pick and place actions."
+                _claimed(
+                    "I cannot see the scene: no Scene Brief reached me, so I cannot plan "
+                    "pick and place actions.",
+                    achieved=False,
+                )
             )
         brief = parse_brief(brief_text)
         world = {**history.found, **brief.objects}
@@ -310,7 +321,8 @@ class Planner:
         ]
         if retries:
             lines.append("Recovered from failed grasps: " + ", ".join(retries) + ".")
-        return "\n".join(lines)
+        achieved = bool(steps) and len(done) == len(steps) and not problems
+        return _claimed("\n".join(lines), achieved=achieved)
 
 
 # ====================================================================== reading the request
@@ -385,7 +397,7 @@ def _resolve(
     for clause in goal.clauses:
         target = _one(clause.target, world)
         if target is None:
-            problems.append(f"no {clause.target.text()} in the scene")
+            problems.append(f"no {clause.target.text().removeprefix('the ')} in the scene")
             missing.append(clause.target)
             continue
         relation = clause.relation or ("in" if world[target].is_container else "on")
@@ -411,7 +423,7 @@ def _resolve(
         else:
             one = _one(clause.subject, world)
             if one is None:
-                problems.append(f"no {clause.subject.text()} in the scene")
+                problems.append(f"no {clause.subject.text().removeprefix('the ')} in the scene")
                 missing.append(clause.subject)
                 continue
             subjects = [one]
@@ -486,6 +498,9 @@ def _reaction(history: History) -> str:
         return ""
     ref = call.arguments.get("ref", "")
     evidence = result.evaluation.evidence if result.evaluation else result.text.splitlines()[0]
+    evidence = evidence.removeprefix(BLOCKED_PREFIX)  # said once, below
+    if result.error_kind in UNSETTLED_KINDS:  # never ran, or ran and the outcome is lost
+        return f"{call.name} of {ref or 'its target'} did not finish ({evidence}); looking again."
     if call.name == "pick" and result.error_kind != "blocked":
         attempts = history.failed_picks(ref)
         if attempts < MAX_GRASP_ATTEMPTS:
@@ -507,6 +522,7 @@ def _grasp_failures(history: History) -> Counter[str]:
             and call.name == "pick"
             and _failed(result)
             and result.error_kind != "blocked"
+            and result.error_kind not in UNSETTLED_KINDS
         ):
             failures[call.arguments.get("ref", "")] += 1
     return failures
@@ -523,6 +539,11 @@ def _call(name: str, arguments: dict[str, Any], text: str = "") -> ModelResponse
 
 def _say(text: str) -> ModelResponse:
     return ModelResponse(text=text)
+
+
+def _claimed(text: str, achieved: bool) -> str:
+    """A final report ending with the planner's own claim (the ``Outcome:`` line)."""
+    return f"{text}\n{OUTCOME_ACHIEVED_LINE if achieved else OUTCOME_NOT_ACHIEVED_LINE}"
 
 
 def _join(*parts: str) -> str:

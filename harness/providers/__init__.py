@@ -73,7 +73,7 @@ def build_model(config: ModelConfig) -> Model:
 
 
 def parse_model_spec(spec: str, base: ModelConfig | None = None) -> ModelConfig:
-    """``openai:gpt-4.1-mini``, ``anthropic:claude-sonnet-4-5``,
+    """``openai:gpt-4.1-mini``, ``anthropic:claude-sonnet-4-6``,
     ``openai:qwen2.5-vl@http://127.0.0.1:8000/v1`` or ``planner`` -> a model config.
 
     Local-server presets name the server instead of ``openai``: ``ollama:qwen2.5vl:7b``,

@@ -17,6 +17,8 @@ Completions, and every rule it enforces is kept here:
   parameters, so ``model.temperature`` is not sent;
 - a response that stopped because the context window filled up is raised as
   :class:`ContextOverflowError` (compact and resend), not taken as the final answer;
+- a stream is whole only with its ``message_stop``; a tool use stopped by ``max_tokens`` may
+  be cut anywhere; either is an incomplete response (see :mod:`harness.providers.remote`);
 - prompt caching: ``cache_control`` breakpoints on the last tool definition, the last
   system block, the last Accumulated item unchanged since the previous request
   (``ModelRequest.stable_items``) and the last Accumulated item, which is what the next
@@ -46,7 +48,7 @@ from harness.messages import (
 )
 from harness.providers.base import Delta
 from harness.providers.failures import Failure, classify_failure, timed_out, unreachable
-from harness.providers.remote import RemoteModel
+from harness.providers.remote import IMAGE_NOT_SENT, RemoteModel
 from harness.providers.settings import AdapterOptions, parse_options, resolve_api_key
 from harness.providers.transcript import (
     AssistantTurn,
@@ -121,7 +123,11 @@ class AnthropicModel(RemoteModel):
             base_url=self.config.base_url,
             timeout=self.config.timeout_s,
             max_retries=0,  # retries happen in with_retries, visibly
+            http_client=self._http_client(),
         )
+
+    def _where(self) -> str:
+        return self.config.base_url or "the Anthropic API"
 
     def _create(self, payload: dict[str, Any]) -> Any:
         return self._client.messages.create(**payload, **self._extras())
@@ -138,7 +144,7 @@ class AnthropicModel(RemoteModel):
                 f"({WINDOW_EXCEEDED})",
                 provider=self.provider,
             )
-        return response
+        return super()._checked(response)
 
     # ------------------------------------------------------------------ request
 
@@ -207,7 +213,8 @@ class AnthropicModel(RemoteModel):
                     result["is_error"] = True
                 conversation.add("user", [result], answer.index)
         if request.refreshed is not None:
-            conversation.add("user", _refreshed_blocks(request.refreshed), None)
+            blocks = _refreshed_blocks(request.refreshed, images=self._sends_images())
+            conversation.add("user", blocks, None)
         conversation.finish()
         return conversation
 
@@ -252,7 +259,7 @@ class AnthropicModel(RemoteModel):
     def _error(self, exc: Exception) -> ModelError:
         """An SDK exception -> a named harness error, with secrets scrubbed."""
         sdk = self._sdk
-        where = self.config.base_url or "the Anthropic API"
+        where = self._where()
         if isinstance(exc, sdk.APITimeoutError):
             return timed_out(self.provider, where, self.config.timeout_s)
         if isinstance(exc, sdk.APIConnectionError):
@@ -345,10 +352,16 @@ class MessageAssembler:
         self.blocks: dict[int, _Block] = {}
         self.stop_reason: str | None = None
         self.usage: dict[str, int] = {}
+        self.events = 0
+        self.stopped = False
+        """``message_stop`` arrived, or a whole non-streamed message."""
 
     def add(self, event: Any) -> Iterator[Delta]:
+        self.events += 1
         kind = getattr(event, "type", "")
-        if kind == "message_start":
+        if kind == "message_stop":
+            self.stopped = True
+        elif kind == "message_start":
             self.model = getattr(event.message, "model", None) or self.model
             self._usage(getattr(event.message, "usage", None))
         elif kind == "content_block_start":
@@ -368,6 +381,22 @@ class MessageAssembler:
             self._start(index, block)
         self.stop_reason = message.stop_reason
         self._usage(message.usage)
+        self.stopped = True
+
+    def incomplete(self) -> str | None:
+        """Why the answer is not whole, or None (see the module docstring)."""
+        if not self.stopped:
+            if not self.events:
+                return "the stream ended before its first event (an empty body)"
+            return "the stream ended without message_stop (cut off)"
+        if self.stop_reason == "max_tokens" and any(
+            block.type == "tool_use" for block in self.blocks.values()
+        ):
+            return "the output limit (max_tokens) cut the tool use off"
+        return None
+
+    def usage_reported(self) -> bool:
+        return bool(self.usage)
 
     def _start(self, index: int, block: Any) -> _Block:
         slot = _Block(
@@ -474,12 +503,15 @@ def _thinking_blocks(item: AssistantItem) -> list[dict[str, Any]]:
     return blocks
 
 
-def _refreshed_blocks(refreshed: RefreshedBlock) -> list[dict[str, Any]]:
+def _refreshed_blocks(refreshed: RefreshedBlock, *, images: bool) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     text = refreshed.text()
     if text:
         blocks.append(_text(text))
     for image in refreshed.images:
+        if not images:
+            blocks.append(_text(f"{image_caption(image)} {IMAGE_NOT_SENT}"))
+            continue
         blocks.append(_text(image_caption(image)))
         blocks.append(
             {

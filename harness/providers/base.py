@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, ModelCancelledError
 from harness.messages import ModelRequest, ModelResponse
 from harness.tokens import ImageCostModel
 
@@ -50,7 +50,15 @@ class RetryNotice:
 
 @dataclass(frozen=True)
 class Final:
+    """The complete response; a model yields it only for an answer that arrived whole.
+
+    ``usage_reported`` is False when the provider sent no token usage (many local servers
+    stream none): ``response.usage`` then holds zeros that mean "unknown", not "free", and
+    the harness's own estimate is the better number.
+    """
+
     response: ModelResponse
+    usage_reported: bool = True
 
 
 Chunk = Delta | RetryNotice | Final
@@ -61,8 +69,10 @@ class Model(Protocol):
     """What the loop needs from a model.
 
     ``name`` identifies it in events; ``context_window`` (None when unknown) and
-    ``image_cost`` let the harness size budgets. ``cancelled`` is polled between chunks and
-    retry waits so an operator's stop does not wait for a slow provider.
+    ``image_cost`` let the harness size budgets. ``cancelled`` is polled while the call is
+    in flight (about every 100 ms in the HTTP adapters, whether or not the server sends
+    anything) and during retry waits; once it is true the stream ends without a
+    :class:`Final`, so an operator's stop never waits for a slow provider.
 
     A model that cannot write prose (summaries, lessons) sets the optional class attribute
     ``supports_summaries = False``; :func:`can_summarize` is how callers read it.
@@ -80,11 +90,20 @@ class Model(Protocol):
 def complete(
     model: Model, request: ModelRequest, *, cancelled: Callable[[], bool] | None = None
 ) -> ModelResponse:
-    """Run a model call to completion and return the response (deltas are dropped)."""
+    """Run a model call to completion and return the response (deltas are dropped).
+
+    For callers that need a value (summaries, lessons, evaluations). ``cancelled`` is
+    passed to the model, which abandons the call once it is true; this then raises
+    :class:`~harness.errors.ModelCancelledError` rather than return a partial or late
+    answer. A late answer that arrives although ``cancelled()`` is already true is dropped
+    the same way.
+    """
     final: ModelResponse | None = None
     for chunk in model.stream(request, cancelled=cancelled):
         if isinstance(chunk, Final):
             final = chunk.response
+    if cancelled is not None and cancelled():
+        raise ModelCancelledError(f"a call to model {model.name!r}")
     if final is None:
         raise HarnessError(f"model {model.name!r} ended its stream without a final response")
     return final

@@ -1,4 +1,5 @@
-"""Built-in knowledge about models and servers: context windows and local-server presets.
+"""Built-in knowledge about models and servers: context windows, which models take images,
+and local-server presets.
 
 Thresholds are derived from the window, so a model that is neither configured
 (``model.context_window``) nor listed here is refused at start. Names are compared after
@@ -16,12 +17,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
 
 __all__ = [
     "KNOWN_CONTEXT_WINDOWS",
+    "KNOWN_VISION",
     "LOCAL_SERVERS",
     "LocalServer",
     "known_context_window",
+    "known_vision",
 ]
 
 KNOWN_CONTEXT_WINDOWS: dict[str, int] = {
@@ -67,24 +73,78 @@ KNOWN_CONTEXT_WINDOWS: dict[str, int] = {
 }
 
 
+KNOWN_VISION: dict[str, bool] = {
+    # OpenAI
+    "gpt-5": True,
+    "gpt-4.1": True,
+    "gpt-4o": True,
+    "gpt-4-turbo": True,
+    "o1": True,
+    "o1-mini": False,
+    "o1-preview": False,
+    "o3": True,
+    "o3-mini": False,
+    "o4-mini": True,
+    # Anthropic
+    "claude-opus-4": True,
+    "claude-sonnet-4": True,
+    "claude-haiku-4": True,
+    "claude-3-7-sonnet": True,
+    "claude-3-5-sonnet": True,
+    "claude-3-opus": True,
+    "claude-3-haiku": True,
+    # Open-weight models
+    "qwen2.5-vl": True,
+    "qwen2.5": False,
+    "qwen3-vl": True,
+    "qwen3": False,
+    "llama3.2-vision": True,
+    "llama-3.1": False,
+    "llama-3.3": False,
+    "llama-4": True,
+    "gemma3": True,
+    "gemma-3-270m": False,
+    "gemma-3-1b": False,
+    "pixtral": True,
+    "deepseek-r1": False,
+    "deepseek-v3": False,
+    "gpt-oss": False,
+}
+"""Whether a model takes images (``model.vision: auto`` reads it; absent: probe or assume)."""
+
+
 def _normalise(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
-_BY_PREFIX: list[tuple[str, int]] = sorted(
-    ((_normalise(prefix), window) for prefix, window in KNOWN_CONTEXT_WINDOWS.items()),
-    key=lambda entry: len(entry[0]),
-    reverse=True,
-)
+def _by_longest_prefix(table: dict[str, T]) -> list[tuple[str, T]]:
+    return sorted(
+        ((_normalise(prefix), value) for prefix, value in table.items()),
+        key=lambda entry: len(entry[0]),
+        reverse=True,
+    )
+
+
+def _lookup(table: list[tuple[str, T]], name: str) -> T | None:
+    bare = _normalise(name.rsplit("/", 1)[-1])
+    for prefix, value in table:
+        if bare.startswith(prefix):
+            return value
+    return None
+
+
+_WINDOWS = _by_longest_prefix(KNOWN_CONTEXT_WINDOWS)
+_VISION = _by_longest_prefix(KNOWN_VISION)
 
 
 def known_context_window(name: str) -> int | None:
     """The window of a known model name (vendor prefixes like ``openai/`` are ignored)."""
-    bare = _normalise(name.rsplit("/", 1)[-1])
-    for prefix, window in _BY_PREFIX:
-        if bare.startswith(prefix):
-            return window
-    return None
+    return _lookup(_WINDOWS, name)
+
+
+def known_vision(name: str) -> bool | None:
+    """Whether a known model takes images; None when the table does not say."""
+    return _lookup(_VISION, name)
 
 
 @dataclass(frozen=True)

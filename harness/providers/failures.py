@@ -9,12 +9,15 @@ already retried by the adapter, the rest end the task with a readable reason.
 Overflow is recognised by status (413), by code (OpenAI ``context_length_exceeded``,
 llama.cpp ``exceed_context_size_error``) and by the wording servers actually use, because
 OpenAI-compatible servers report it in many ways (vLLM and llama.cpp as 400, older
-llama.cpp builds as 500).
+llama.cpp builds as 500). When the server states its window ("maximum context length is
+5632 tokens") and what it counted, :func:`overflow_sizes` reads both, and they travel on
+the :class:`ContextOverflowError`.
 """
 
 from __future__ import annotations
 
 import email.utils
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -34,6 +37,7 @@ __all__ = [
     "Failure",
     "classify_failure",
     "looks_like_overflow",
+    "overflow_sizes",
     "retry_after_s",
     "timed_out",
     "unreachable",
@@ -55,7 +59,28 @@ OVERFLOW_PHRASES = (
     "input is too long",
     "request too large",
     "request_too_large",
+    "`max_new_tokens` must be <=",  # TGI: `inputs` tokens + `max_new_tokens` must be <= 4096
 )
+LIMIT_PATTERNS = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        r"maximum context length is (\d+)",  # OpenAI, vLLM, llama-cpp-python
+        r"tokens > (\d+) maximum",  # Anthropic: prompt is too long: 210443 tokens > 200000
+        r"context (?:window|length|size) of (?:only )?(\d+)",  # llama.cpp, LM Studio
+        r"must be <= (\d+)",  # TGI: inputs tokens + max_new_tokens must be <= 4096
+    )
+)
+PROMPT_PATTERNS = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        r"\((\d+) in the messages",  # OpenAI, vLLM, llama-cpp-python: (9024 in the messages,
+        r"resulted in (\d+) tokens",  # OpenAI: your messages resulted in 130512 tokens
+        r"prompt is too long: (\d+) tokens",  # Anthropic
+        r"requested tokens \((\d+)\)",  # llama-cpp-python: Requested tokens (9000) exceed
+        r"given: (\d+) `inputs` tokens",  # TGI
+    )
+)
+"""Where a message states the prompt's size (never a total that includes the output)."""
 AUTH_TYPES = frozenset({"authentication_error", "permission_error", "invalid_api_key"})
 RATE_LIMIT_TYPES = frozenset({"rate_limit_error", "rate_limit_exceeded"})
 TRANSIENT_TYPES = frozenset({"overloaded_error", "api_error", "server_error", "timeout_error"})
@@ -74,11 +99,29 @@ class Failure:
     error_type: str | None = None
     code: str | None = None
     headers: Mapping[str, str] | None = None
+    limit_tokens: int | None = None
+    """The window the server reported in a structured field (llama.cpp's ``n_ctx``)."""
+    prompt_tokens: int | None = None
+    """The prompt size it counted, from a structured field (``n_prompt_tokens``)."""
 
 
 def looks_like_overflow(text: str) -> bool:
     lowered = text.lower()
     return any(phrase in lowered for phrase in OVERFLOW_PHRASES)
+
+
+def overflow_sizes(text: str) -> tuple[int | None, int | None]:
+    """(the window the message states, the prompt size it states); None for each one the
+    message does not state."""
+    return _first_number(LIMIT_PATTERNS, text), _first_number(PROMPT_PATTERNS, text)
+
+
+def _first_number(patterns: tuple[re.Pattern[str], ...], text: str) -> int | None:
+    for pattern in patterns:
+        found = pattern.search(text)
+        if found:
+            return int(found.group(1))
+    return None
 
 
 def retry_after_s(
@@ -124,10 +167,17 @@ def classify_failure(failure: Failure) -> ModelError:
     overflow = status == 413 or bool(kinds & OVERFLOW_CODES) or looks_like_overflow(failure.message)
     if rate_limited and "request too large" in failure.message.lower():
         # OpenAI: one request larger than the per-minute token limit. Waiting never
-        # helps; a smaller request does, which is what overflow recovery produces.
+        # helps; a smaller request does, which is what overflow recovery produces. The
+        # numbers in its message are a rate limit, not the window: none is reported.
         return ContextOverflowError(message, **common)
     if overflow and not auth and not rate_limited:
-        return ContextOverflowError(message, **common)
+        limit, prompt = overflow_sizes(failure.message)
+        return ContextOverflowError(
+            message,
+            limit_tokens=failure.limit_tokens or limit,
+            prompt_tokens=failure.prompt_tokens or prompt,
+            **common,
+        )
     if auth:
         return AuthenticationError(message, **common)
     if rate_limited:

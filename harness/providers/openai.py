@@ -10,21 +10,41 @@ API and compatible servers is decided from ``base_url`` here and nowhere else:
 - hosted OpenAI takes ``max_completion_tokens``; compatible servers get ``max_tokens``;
 - reasoning models (o-series, gpt-5) reject ``temperature``, so it is not sent to them;
 - compatible servers may stream reasoning as ``reasoning_content`` or ``reasoning``; it is
-  kept with the assistant turn and sent back in the same field on tool-call turns.
+  kept with the assistant turn and sent back in the same field on tool-call turns;
+- an assistant turn without text is sent with ``"content": ""``, never ``null`` (llama.cpp's
+  server rejects ``null`` with HTTP 500; every other server takes ``""``);
+- a request that offers tools says ``tool_choice: "auto"`` (llama.cpp's function-calling
+  chat formats leave the tools out of the prompt without it; for the rest it is the
+  default); a tool-less request (summaries, memory) never carries it;
+- a stream that carries nothing at all (llama.cpp's answer to a streamed tool request, or
+  to a streamed request over its window) is asked again at once without streaming, which
+  gets the real answer or the real error; when that worked for a tool request, this
+  server's tool requests are not streamed again;
+- a model that neither ``model.vision`` nor the built-in table describes is probed once
+  (:mod:`harness.providers.vision`) before its first image is sent;
+- a stream without usage (many local servers ignore ``stream_options``) is reported as
+  such (``Final.usage_reported``), not as a call that cost nothing.
 
 The SDK is imported when the first model is built (``import openai`` costs ~0.35 s).
 """
 
 from __future__ import annotations
 
+import logging
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlparse
 
 from harness.config import ModelConfig
-from harness.errors import AuthenticationError, ConfigError, ModelError
+from harness.errors import (
+    AuthenticationError,
+    ConfigError,
+    ContextOverflowError,
+    ModelError,
+    TransientModelError,
+)
 from harness.messages import (
     AssistantItem,
     ModelRequest,
@@ -38,7 +58,7 @@ from harness.messages import (
 from harness.providers.base import Delta
 from harness.providers.catalog import LOCAL_SERVERS
 from harness.providers.failures import Failure, classify_failure, timed_out, unreachable
-from harness.providers.remote import RemoteModel
+from harness.providers.remote import IMAGE_NOT_SENT, Assembler, RemoteModel
 from harness.providers.settings import AdapterOptions, parse_options, resolve_api_key
 from harness.providers.transcript import (
     AssistantTurn,
@@ -49,8 +69,11 @@ from harness.providers.transcript import (
     read_transcript,
     tool_call,
 )
+from harness.providers.vision import PROBE_TEXT, ProbeAnswer, judge, probe_images
 
 __all__ = ["ChatAssembler", "OpenAIChatModel", "OpenAIOptions", "from_config", "usage_from_openai"]
+
+log = logging.getLogger("harness")
 
 OPENAI_HOST = "api.openai.com"
 REASONING_FAMILIES = ("o1", "o3", "o4", "gpt-5")
@@ -64,6 +87,8 @@ STOP_REASONS = {
     "length": "max_tokens",
     "content_filter": "content_filter",
 }
+STREAMED_TOOLS_REFUSED = "streaming tool choice is not supported"
+"""How a llama.cpp build that reports it says it cannot stream a tool request."""
 
 
 class OpenAIOptions(AdapterOptions):
@@ -121,6 +146,9 @@ class OpenAIChatModel(RemoteModel):
             client=client,
             rng=rng,
         )
+        self.streams_tool_requests = True
+        """False once this server has shown it cannot stream a request that offers tools."""
+        self.vision_reason = "" if self.vision is None else "model.vision or the built-in table"
 
     def _build_client(self) -> Any:
         return self._sdk.OpenAI(
@@ -129,7 +157,11 @@ class OpenAIChatModel(RemoteModel):
             base_url=self.base_url,
             timeout=self.config.timeout_s,
             max_retries=0,  # retries happen in with_retries, visibly
+            http_client=self._http_client(),
         )
+
+    def _where(self) -> str:
+        return self.base_url or f"https://{OPENAI_HOST}/v1"
 
     def _create(self, payload: dict[str, Any]) -> Any:
         return self._client.chat.completions.create(**payload, **self._extras())
@@ -148,21 +180,24 @@ class OpenAIChatModel(RemoteModel):
         }
         if request.tools:
             payload["tools"] = [_tool(spec, names) for spec in request.tools]
+            payload["tool_choice"] = "auto"
             if not self.options.parallel_tool_calls:
                 payload["parallel_tool_calls"] = False
-        limit_field = self.options.max_tokens_field or (
-            "max_completion_tokens" if self.hosted else "max_tokens"
-        )
-        payload[limit_field] = request.max_output_tokens or config.max_output_tokens
+        payload[self._limit_field()] = request.max_output_tokens or config.max_output_tokens
         if config.temperature is not None and not self._fixed_temperature():
             payload["temperature"] = config.temperature
         if config.reasoning_effort is not None:
             payload["reasoning_effort"] = config.reasoning_effort
-        if config.stream:
+        if config.stream and (self.streams_tool_requests or not request.tools):
             payload["stream"] = True
             if self.options.stream_usage:
                 payload["stream_options"] = {"include_usage": True}
         return payload
+
+    def _limit_field(self) -> str:
+        return self.options.max_tokens_field or (
+            "max_completion_tokens" if self.hosted else "max_tokens"
+        )
 
     def _fixed_temperature(self) -> bool:
         return self.hosted and self.name.lower().startswith(REASONING_FAMILIES)
@@ -198,7 +233,7 @@ class OpenAIChatModel(RemoteModel):
 
     def _assistant_message(self, turn: AssistantTurn, names: ToolNames) -> dict[str, Any]:
         item = turn.item
-        message: dict[str, Any] = {"role": "assistant", "content": item.text or None}
+        message: dict[str, Any] = {"role": "assistant", "content": item.text}
         if turn.answers:
             message["tool_calls"] = [
                 {
@@ -211,8 +246,6 @@ class OpenAIChatModel(RemoteModel):
                 }
                 for answer in turn.answers
             ]
-        elif message["content"] is None:
-            message["content"] = ""
         wire_field, text = self._reasoning_to_send(item, tool_turn=bool(turn.answers))
         if wire_field:
             message[wire_field] = text
@@ -234,6 +267,9 @@ class OpenAIChatModel(RemoteModel):
         text = refreshed.text()
         if not refreshed.images:
             return text
+        if not self._sends_images():
+            captions = [f"{image_caption(image)} {IMAGE_NOT_SENT}" for image in refreshed.images]
+            return "\n".join([text, *captions] if text else captions)
         parts: list[dict[str, Any]] = []
         if text:
             parts.append({"type": "text", "text": text})
@@ -270,6 +306,15 @@ class OpenAIChatModel(RemoteModel):
             code = _text_or_none(body.get("code"))
         elif isinstance(body, str) and body.strip():
             message = body
+        if STREAMED_TOOLS_REFUSED in message.lower() and self.streams_tool_requests:
+            self.streams_tool_requests = False
+            log.info("%s at %s cannot stream tool requests", self.name, where)
+            return TransientModelError(
+                f"{self.provider}: the server cannot stream a request with tools "
+                f"({self._scrub(message)}); retrying without streaming",
+                status_code=status,
+                provider=self.provider,
+            )
         error = classify_failure(
             Failure(
                 provider=self.provider,
@@ -278,6 +323,8 @@ class OpenAIChatModel(RemoteModel):
                 error_type=error_type,
                 code=code,
                 headers=headers,
+                limit_tokens=_int_or_none(body, "n_ctx"),
+                prompt_tokens=_int_or_none(body, "n_prompt_tokens"),
             )
         )
         if isinstance(error, AuthenticationError) and self.api_key.value is None:
@@ -288,6 +335,63 @@ class OpenAIChatModel(RemoteModel):
                 provider=self.provider,
             )
         return error
+
+    # ------------------------------------------------------------------ learning the server
+
+    def _unstreamed_retry(
+        self, request: ModelRequest, payload: dict[str, Any], assembler: Assembler
+    ) -> dict[str, Any] | None:
+        """A stream that carried no chunk at all is asked again without streaming."""
+        if assembler.events:
+            return None
+        log.info("%s at %s sent an empty stream; asking again unstreamed", self.name, self._where())
+        return {k: v for k, v in payload.items() if k not in ("stream", "stream_options")}
+
+    def _unstreamed_answered(self, request: ModelRequest) -> None:
+        if request.tools and self.streams_tool_requests:
+            self.streams_tool_requests = False
+            log.info(
+                "%s at %s answers tool requests only unstreamed; not streaming them again",
+                self.name,
+                self._where(),
+            )
+
+    def _learn_vision(self, cancelled: Callable[[], bool]) -> bool:
+        """Probe once (:mod:`harness.providers.vision`); the verdict holds for the session."""
+        flat, noisy = probe_images()
+        text_only = self._probe(None, cancelled)
+        verdict = judge(text_only, self._probe(flat, cancelled), self._probe(noisy, cancelled))
+        self.vision_reason = f"probed: {verdict.reason}"
+        log.log(
+            logging.INFO if verdict.decided else logging.WARNING,
+            "%s at %s: images %s (%s)",
+            self.name,
+            self._where(),
+            "sent" if verdict.vision else "not sent",
+            verdict.reason,
+        )
+        return verdict.vision
+
+    def _probe(self, image_url: str | None, cancelled: Callable[[], bool]) -> ProbeAnswer:
+        """One probe request (``image_url`` None: the text alone, whose errors are raised)."""
+        content: list[dict[str, Any]] = [{"type": "text", "text": PROBE_TEXT}]
+        if image_url is not None:
+            content.append({"type": "image_url", "image_url": {"url": image_url}})
+        payload = {"model": self.name, "messages": [{"role": "user", "content": content}]}
+        payload[self._limit_field()] = 1
+        try:
+            completion = self._call_once(payload, cancelled)
+        except ContextOverflowError:
+            if image_url is None:
+                raise
+            return ProbeAnswer(overflow=True)
+        except ModelError as exc:
+            if image_url is None or exc.status_code is None:
+                raise
+            return ProbeAnswer(rejected=str(exc))
+        usage = getattr(completion, "usage", None)
+        tokens = getattr(usage, "prompt_tokens", None) if usage is not None else None
+        return ProbeAnswer(prompt_tokens=tokens if isinstance(tokens, int) else None)
 
 
 class ChatAssembler:
@@ -307,9 +411,13 @@ class ChatAssembler:
         self.calls: dict[int, _PartialCall] = {}
         self.finish_reason: str | None = None
         self.usage: Any = None
+        self.events = 0
+        self.whole = False
+        """A non-streamed completion arrived (a parsed body is whole by construction)."""
 
     def add(self, chunk: Any) -> Iterator[Delta]:
         """One streamed ``ChatCompletionChunk``."""
+        self.events += 1
         self._envelope(chunk)
         for choice in getattr(chunk, "choices", None) or []:
             if (getattr(choice, "index", 0) or 0) != 0:
@@ -337,6 +445,21 @@ class ChatAssembler:
                     call.id or new_id("call"), function.name or "", [function.arguments or ""]
                 )
         self.finish_reason = choices[0].finish_reason
+        self.whole = True
+
+    def incomplete(self) -> str | None:
+        """Why the answer is not whole, or None: a stream must end with a
+        ``finish_reason``; a tool call stopped by the output limit may be cut anywhere."""
+        if not self.whole and self.finish_reason is None:
+            if not self.events:
+                return "the stream ended before its first chunk (an empty body)"
+            return "the stream ended without a finish_reason (cut off)"
+        if self.finish_reason == "length" and self.calls:
+            return "the output limit (max_tokens) cut the tool call off"
+        return None
+
+    def usage_reported(self) -> bool:
+        return self.usage is not None
 
     def _envelope(self, part: Any) -> None:
         if getattr(part, "model", None):
@@ -465,6 +588,11 @@ def _tool(spec: ToolSpec, names: ToolNames) -> dict[str, Any]:
 
 def _text_or_none(value: Any) -> str | None:
     return None if value is None else str(value)
+
+
+def _int_or_none(body: Any, key: str) -> int | None:
+    value = body.get(key) if isinstance(body, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _import_sdk() -> Any:

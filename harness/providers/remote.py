@@ -1,39 +1,66 @@
-"""What the HTTP adapters share: one call = visible retries around SDK attempts.
+"""What the HTTP adapters share: one call = visible retries around abortable SDK attempts.
 
 :class:`RemoteModel` implements the :class:`~harness.providers.base.Model` protocol once:
 it builds the wire payload (with the tool names mapped to a wire-safe form), runs each
-attempt through :func:`~harness.providers.retry.with_retries`, feeds the SDK's streamed
-events (or its whole response) to an :class:`Assembler`, polls ``cancelled`` between
-events, passes the configured ``extra_body`` / ``extra_headers`` to the SDK, and scrubs
-secrets from anything an error says. A subclass supplies only what differs per provider:
-the SDK client and call, the payload, the assembler and the error mapping.
+attempt through :func:`~harness.providers.retry.with_retries`, runs the SDK call itself
+through :func:`~harness.providers.inflight.run_abortable` (so a cancel is noticed within
+about 100 ms and a deadline bounds the whole response, whatever the server sends), feeds
+the SDK's streamed events (or its whole response) to an :class:`Assembler`, passes the
+configured ``extra_body`` / ``extra_headers`` to the SDK, and scrubs secrets from
+anything an error says.
+
+An answer is used only when it arrived whole. The assembler says when it did not (a
+stream without its terminal marker, a tool call cut by the output limit) and the attempt
+fails with :class:`IncompleteResponseError`; an answer with neither text nor a tool call
+fails with :class:`EmptyResponseError`. Both are retried, so a cut-off tool call is never
+handed to the loop, which would execute it.
+
+A subclass supplies only what differs per provider: the SDK client and call, the payload,
+the assembler, the error mapping, and (optionally) how it learns whether the model sees
+images and what to do with a stream that carried nothing.
 """
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from harness.config import ModelConfig
-from harness.errors import ModelError, TransientModelError
-from harness.messages import ModelRequest, ModelResponse
+from harness.errors import EmptyResponseError, IncompleteResponseError, ModelError
+from harness.messages import ModelRequest, ModelResponse, RefreshedBlock
 from harness.providers.base import Chunk, Delta, Final
-from harness.providers.catalog import known_context_window
+from harness.providers.catalog import known_context_window, known_vision
+from harness.providers.failures import timed_out
+from harness.providers.inflight import (
+    Abort,
+    Cancelled,
+    DeadlineExceeded,
+    abortable_http_client,
+    run_abortable,
+)
 from harness.providers.retry import never_cancelled, with_retries
 from harness.providers.settings import AdapterOptions, ApiKey
 from harness.providers.transcript import ToolNames
 from harness.redact import Redactor
 from harness.tokens import ImageCostModel
 
-__all__ = ["MESSAGE_MAX_CHARS", "Assembler", "RemoteModel"]
+__all__ = ["IMAGE_NOT_SENT", "MESSAGE_MAX_CHARS", "Assembler", "RemoteModel"]
+
+log = logging.getLogger("harness")
 
 MESSAGE_MAX_CHARS = 2000
 """Provider error messages are cut to this length (some servers echo the whole request)."""
+IMAGE_NOT_SENT = "(image not shown: this model does not take images; the Brief describes it)"
+"""Follows an image's caption when ``vision`` is off, so the model knows one was taken."""
 
 
 class Assembler(Protocol):
     """Turns one provider response into deltas (while streaming) and a ModelResponse."""
+
+    events: int
+    """Streamed events received so far (0 after an empty stream)."""
 
     def add(self, event: Any) -> Iterator[Delta]:
         """One streamed event; yields the deltas it carries."""
@@ -43,6 +70,12 @@ class Assembler(Protocol):
         """A complete non-streamed response; ValueError when it holds no answer."""
         ...
 
+    def incomplete(self) -> str | None:
+        """Why the answer is not whole (no terminal marker, a cut tool call); None if it is."""
+        ...
+
+    def usage_reported(self) -> bool: ...
+
     def response(self) -> ModelResponse: ...
 
 
@@ -51,6 +84,9 @@ class RemoteModel:
 
     A subclass sets ``self._sdk`` (the imported SDK module) before calling
     ``super().__init__`` and implements the methods under "subclass parts".
+
+    ``vision`` is whether images are sent: from ``model.vision``, else the built-in table,
+    else None until :meth:`_learn_vision` decides (on the first request with images).
     """
 
     _sdk: Any
@@ -72,6 +108,9 @@ class RemoteModel:
         self.name = config.name
         self.context_window: int | None = config.context_window or known_context_window(config.name)
         self.image_cost: ImageCostModel = image_cost
+        self.vision: bool | None = (
+            known_vision(config.name) if config.vision == "auto" else bool(config.vision)
+        )
         self.policy = options.retry_policy(config)
         self._rng = rng or random.Random()
         self._redactor = Redactor(env_vars=[api_key.env_var] if api_key.env_var else [])
@@ -96,9 +135,34 @@ class RemoteModel:
         """An SDK exception -> a named harness error (scrubbed with :meth:`_scrub`)."""
         raise NotImplementedError
 
+    def _where(self) -> str:
+        """The server, as error messages name it."""
+        raise NotImplementedError
+
     def _checked(self, response: ModelResponse) -> ModelResponse:
-        """A last look at a complete response (may raise a :class:`ModelError`)."""
+        """A last look at a whole response: one with neither text nor a tool call cannot be
+        a decision or a report. Subclasses add their own checks and call this."""
+        if not response.tool_calls and not response.text.strip():
+            raise EmptyResponseError(
+                f"{self.provider}: the model answered with neither text nor a tool call "
+                f"(stop reason {response.stop_reason!r})",
+                provider=self.provider,
+            )
         return response
+
+    def _learn_vision(self, cancelled: Callable[[], bool]) -> bool:
+        """Whether the model sees images, when neither config nor table says (once)."""
+        return True
+
+    def _unstreamed_retry(
+        self, request: ModelRequest, payload: dict[str, Any], assembler: Assembler
+    ) -> dict[str, Any] | None:
+        """A payload to re-send at once without streaming after ``assembler``'s stream
+        ended unfinished, or None to fail the attempt (the default)."""
+        return None
+
+    def _unstreamed_answered(self, request: ModelRequest) -> None:
+        """The unstreamed re-send of :meth:`_unstreamed_retry` got a whole answer."""
 
     # ------------------------------------------------------------------ the protocol
 
@@ -107,48 +171,114 @@ class RemoteModel:
     ) -> Iterator[Chunk]:
         """Deltas and retry notices as they happen, then one ``Final``.
 
-        ``cancelled`` is polled between streamed events and during retry waits; on
-        cancellation the stream ends without a ``Final``. Waiting for the server's first
-        byte is not interruptible and is bounded by ``model.timeout_s``.
+        ``cancelled`` is polled about every 100 ms while an attempt is in flight (whether
+        or not the server sends anything) and during retry waits; on cancellation the
+        HTTP request is aborted and the stream ends without a ``Final``. Each attempt's
+        whole response is bounded by ``model.timeout_s``.
         """
         is_cancelled = cancelled or never_cancelled
         names = ToolNames(spec.name for spec in request.tools)
-        payload = self._payload(request, names)
 
         def attempt() -> Iterator[Chunk]:
-            if self.config.stream:
-                return self._attempt_stream(payload, names, is_cancelled)
-            return self._attempt_once(payload, names)
+            return self._attempt(request, names, is_cancelled)
 
         yield from with_retries(attempt, policy=self.policy, cancelled=is_cancelled, rng=self._rng)
 
-    def _attempt_stream(
+    def _attempt(
+        self, request: ModelRequest, names: ToolNames, cancelled: Callable[[], bool]
+    ) -> Iterator[Chunk]:
+        """One try: deltas as they arrive, then the Final (nothing if cancelled)."""
+        try:
+            if self.vision is None and _has_images(request.refreshed):
+                self.vision = self._learn_vision(cancelled)
+            payload = self._payload(request, names)
+            assembler = yield from self._exchange(payload, names, cancelled)
+            reason = assembler.incomplete()
+            if reason is not None and payload.get("stream"):
+                unstreamed = self._unstreamed_retry(request, payload, assembler)
+                if unstreamed is not None:
+                    assembler = yield from self._exchange(unstreamed, names, cancelled)
+                    reason = assembler.incomplete()
+                    if reason is None:
+                        self._unstreamed_answered(request)
+        except Cancelled:
+            return
+        if reason is not None:
+            raise IncompleteResponseError(
+                f"{self.provider}: incomplete response from {self._where()}: {reason}",
+                provider=self.provider,
+            )
+        yield Final(self._checked(assembler.response()), usage_reported=assembler.usage_reported())
+
+    def _exchange(
         self, payload: dict[str, Any], names: ToolNames, cancelled: Callable[[], bool]
     ) -> Iterator[Chunk]:
-        """One streamed try: deltas as they arrive, then the Final (nothing if cancelled)."""
+        """Send ``payload`` and feed the answer to a new assembler (returned). Raises
+        :class:`Cancelled` when cancelled, a :class:`ModelError` on failure."""
+        streaming = bool(payload.get("stream"))
         assembler = self._assembler(names)
-        try:
-            with self._create(payload) as stream:
-                for event in stream:
-                    yield from assembler.add(event)
-                    if cancelled():
-                        return
-        except self._sdk.APIError as exc:
-            raise self._error(exc) from None
-        except ValueError as exc:
-            raise self._malformed(exc) from None
-        yield Final(self._checked(assembler.response()))
+        for event in self._abortable(lambda abort: self._events(payload, abort), cancelled):
+            if streaming:
+                yield from assembler.add(event)
+                continue
+            try:
+                assembler.add_whole(event)
+            except ValueError as exc:
+                raise self._malformed(exc) from None
+        return assembler
 
-    def _attempt_once(self, payload: dict[str, Any], names: ToolNames) -> Iterator[Chunk]:
-        """One non-streamed try: the Final only."""
-        assembler = self._assembler(names)
+    def _call_once(self, payload: dict[str, Any], cancelled: Callable[[], bool]) -> Any:
+        """One non-streamed SDK call, abortable like any other; the SDK's response."""
+
+        def produce(abort: Abort) -> Iterator[Any]:
+            yield self._create(payload)
+
+        results = list(self._abortable(produce, cancelled))
+        return results[0]
+
+    def _abortable(
+        self, produce: Callable[[Abort], Iterator[Any]], cancelled: Callable[[], bool]
+    ) -> Iterator[Any]:
+        """What ``produce`` yields in a worker thread, with every failure mapped to a named
+        error; :class:`Cancelled` passes through."""
+        events = run_abortable(produce, cancelled=cancelled, deadline_s=self.config.timeout_s)
         try:
-            assembler.add_whole(self._create(payload))
+            yield from events
+        except DeadlineExceeded:
+            raise timed_out(self.provider, self._where(), self.config.timeout_s) from None
         except self._sdk.APIError as exc:
             raise self._error(exc) from None
         except ValueError as exc:
             raise self._malformed(exc) from None
-        yield Final(self._checked(assembler.response()))
+
+    def _events(self, payload: dict[str, Any], abort: Abort) -> Iterator[Any]:
+        """The SDK's events for ``payload`` (or its one whole response); runs in the
+        worker thread of :func:`run_abortable`."""
+        result = self._create(payload)
+        if not payload.get("stream"):
+            yield result
+            return
+        abort.add_closer(result.close)
+        abort.add_socket_of(getattr(result, "response", None))
+        with result as stream:
+            try:
+                yield from stream
+            except self._sdk.APITimeoutError:
+                raise
+            except self._sdk.APIConnectionError as exc:  # the body broke off
+                raise self._broke_off(exc) from None
+            except (self._sdk.APIError, ValueError):  # an error event; a garbled line
+                raise
+            except Exception as exc:  # a transport error the SDK let through
+                raise self._broke_off(exc) from None
+
+    def _broke_off(self, exc: Exception) -> IncompleteResponseError:
+        cause = exc.__cause__ or exc
+        return IncompleteResponseError(
+            f"{self.provider}: the response from {self._where()} broke off: "
+            f"{self._scrub(str(cause) or type(cause).__name__)}",
+            provider=self.provider,
+        )
 
     def build_payload(self, request: ModelRequest) -> dict[str, Any]:
         """The request body the SDK will send for ``request`` (without the SDK extras)."""
@@ -160,6 +290,10 @@ class RemoteModel:
 
     # ------------------------------------------------------------------ helpers
 
+    def _http_client(self) -> Any:
+        """The httpx client for the SDK: its default, abortable by a cancel."""
+        return abortable_http_client(self._sdk)
+
     def _extras(self) -> dict[str, Any]:
         """``extra_body`` / ``extra_headers`` keyword arguments for the SDK call."""
         extras: dict[str, Any] = {}
@@ -169,13 +303,22 @@ class RemoteModel:
             extras["extra_headers"] = self.options.extra_headers
         return extras
 
+    def _sends_images(self) -> bool:
+        return self.vision is not False
+
     def _scrub(self, text: str) -> str:
         """Error text with API keys redacted, bounded."""
         return self._redactor.text(text)[:MESSAGE_MAX_CHARS]
 
-    def _malformed(self, exc: Exception) -> TransientModelError:
-        """A response the SDK could not parse (a truncated or garbled event line)."""
-        return TransientModelError(
-            f"{self.provider}: malformed response from the server: {self._scrub(str(exc))}",
+    def _malformed(self, exc: Exception) -> IncompleteResponseError:
+        """A response the SDK could not parse: an empty body, a truncated or garbled
+        event line."""
+        return IncompleteResponseError(
+            f"{self.provider}: malformed or cut-off response from {self._where()}: "
+            f"{self._scrub(str(exc))}",
             provider=self.provider,
         )
+
+
+def _has_images(refreshed: RefreshedBlock | None) -> bool:
+    return refreshed is not None and bool(refreshed.images)

@@ -9,6 +9,7 @@ never waits out a rate-limit backoff.
 
 from __future__ import annotations
 
+import copy
 import random
 import time
 from collections.abc import Callable, Iterator
@@ -17,10 +18,17 @@ from dataclasses import dataclass
 from harness.errors import ModelError
 from harness.providers.base import Chunk, Delta, RetryNotice
 
-__all__ = ["RetryPolicy", "never_cancelled", "wait_unless_cancelled", "with_retries"]
+__all__ = [
+    "CANCEL_POLL_S",
+    "RetryPolicy",
+    "never_cancelled",
+    "wait_unless_cancelled",
+    "with_retries",
+]
 
-POLL_INTERVAL_S = 0.05
-"""How often a retry wait checks for cancellation."""
+CANCEL_POLL_S = 0.1
+"""How often an in-flight model call or a retry wait checks for cancellation, whatever
+the server is (or is not) sending."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +48,7 @@ class RetryPolicy:
 
     def wait_s(self, retry: int, error: ModelError, rng: random.Random) -> float | None:
         """Seconds to wait before retry number ``retry``; None when it must not happen."""
-        if not error.retryable or retry > self.max_retries:
+        if not error.retryable or retry > self.retries_for(error):
             return None
         if error.retry_after_s is not None:
             if error.retry_after_s > self.retry_after_max_s:
@@ -48,6 +56,12 @@ class RetryPolicy:
             return max(0.0, error.retry_after_s)
         ceiling = min(self.max_s, self.base_s * 2 ** (retry - 1))
         return ceiling / 2 + rng.uniform(0.0, ceiling / 2)
+
+    def retries_for(self, error: ModelError) -> int:
+        """How many retries ``error``'s kind gets (its own cap, if lower)."""
+        if error.max_retries is None:
+            return self.max_retries
+        return min(self.max_retries, error.max_retries)
 
 
 def never_cancelled() -> bool:
@@ -64,7 +78,7 @@ def wait_unless_cancelled(seconds: float, cancelled: Callable[[], bool]) -> bool
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return True
-        time.sleep(min(POLL_INTERVAL_S, remaining))
+        time.sleep(min(CANCEL_POLL_S, remaining))
 
 
 def with_retries(
@@ -113,11 +127,12 @@ def _final_error(error: ModelError, retry: int, policy: RetryPolicy) -> ModelErr
             f"the provider asks to wait {error.retry_after_s:g} s, more than "
             f"model.options.retry_after_max_s={policy.retry_after_max_s:g}"
         )
+    elif error.max_retries is not None and error.max_retries < policy.max_retries:
+        why = f"gave up after {retry - 1} retries ({error.kind} is retried once at most)"
+        if error.max_retries != 1:
+            why = f"gave up after {retry - 1} retries ({error.kind}: {error.max_retries} at most)"
     else:
         why = f"gave up after {retry - 1} retries (model.max_retries={policy.max_retries})"
-    return type(error)(
-        f"{error} ({why})",
-        status_code=error.status_code,
-        retry_after_s=error.retry_after_s,
-        provider=error.provider,
-    )
+    final = copy.copy(error)
+    final.args = (f"{error} ({why})",)
+    return final

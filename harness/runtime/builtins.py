@@ -189,12 +189,14 @@ def _update_task_notes(
     changed = notes.update(phase=phase, add_notes=add_notes, remove_notes=remove_notes)
     if not changed:
         return "Task Notes unchanged"
-    return f"Task Notes updated (version {notes.version})"
+    # Not the internal version: it also moves with every recorded outcome, so "version 3"
+    # after the model's first update reads like a count of the model's own updates.
+    return f"Task Notes updated (phase: {notes.phase}; {len(notes.notes)} notes)"
 
 
 def _recall(session: Session, *, address: str, offset: int, limit: int) -> ToolOutput:
-    text = session.store.archive_get(address)
-    if text is None:
+    text = session.read_archive(address)
+    if text is None:  # unknown, or another session's: the same answer either way
         return ToolOutput.error(f"no archived output at {address}", "not_found")
     end = min(len(text), offset + limit)
     if offset >= len(text) and len(text) > 0:
@@ -209,9 +211,7 @@ def _recall(session: Session, *, address: str, offset: int, limit: int) -> ToolO
 
 
 def _search_archive(session: Session, *, query: str, limit: int) -> ToolOutput:
-    store = session.store
-    assert isinstance(store, SearchableArchive)
-    hits = store.archive_search(session.session_id, query, limit=limit)
+    hits = session.search_archive(query, limit=limit)
     if not hits:
         return ToolOutput(text=f"no archived output of this session contains {query!r}")
     lines = [f"{len(hits)} archived output(s) contain {query!r} (newest first):"]

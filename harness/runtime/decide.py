@@ -6,15 +6,16 @@ a forced compaction, then references instead of bodies outside the newest exchan
 minimal-reference request (:mod:`harness.context.overflow`); a fourth rejection ends the
 task with a named error and the numbers. When the provider states its limit
 (``ContextOverflowError.limit_tokens``), the session's working budget is lowered to it
-first. Any other model error, or a cancel while the call is in flight, ends the task. The
-decision (text, at most one tool call, or both) is recorded in Accumulated before anything
-acts on it.
+first. Any other model error, or a cancel while the call is in flight, ends the task (the
+cancel within :data:`harness.cancel.POLL_S`, the answer discarded). The decision (text, at
+most one tool call, or both) is recorded in Accumulated before anything acts on it.
 """
 
 from __future__ import annotations
 
 import time
 
+from harness.cancel import Cancelled, stream_cancellable
 from harness.config import PriceConfig
 from harness.context import Budget, Context
 from harness.context.budget import budget_error
@@ -22,6 +23,7 @@ from harness.context.overflow import MINIMAL, REFERENCE, OverflowStep, reference
 from harness.errors import ContextOverflowError, ModelError
 from harness.events import (
     ModelDeltaEvent,
+    ModelDiscardedEvent,
     ModelErrorEvent,
     ModelResponseEvent,
     ModelRetryEvent,
@@ -29,12 +31,16 @@ from harness.events import (
 )
 from harness.messages import AssistantItem, ModelRequest, ModelResponse
 from harness.providers.base import Delta, Final, RetryNotice
+from harness.redact import RedactingStream
 from harness.runtime.lane import Lane, Steps
 from harness.runtime.refresh import compact
 from harness.runtime.task import TaskEnding
 
-__all__ = ["OVERFLOW_LADDER", "decide", "lower_budget", "priced"]
+__all__ = ["LATE_ANSWER_GRACE_S", "OVERFLOW_LADDER", "decide", "lower_budget", "priced"]
 
+LATE_ANSWER_GRACE_S = 0.05
+"""After a cancel is seen, an answer that completes within this long is still recorded (its
+call is answered "cancelled"); anything later is discarded."""
 OVERFLOW_LADDER: tuple[OverflowStep | None, ...] = (None, REFERENCE, MINIMAL)
 """What each provider overflow is answered with: a forced compaction (None), references
 instead of bodies, a minimal-reference request. One more overflow ends the task."""
@@ -75,6 +81,10 @@ def recover(
     terminal ending once every step was tried."""
     context = lane.context
     lowered = lower_budget(context, getattr(exc, "limit_tokens", None), max_output=max_output)
+    counted = getattr(exc, "prompt_tokens", None)
+    if isinstance(counted, int) and counted > 0:
+        # The server counted the prompt: the estimate it overflowed with was low by that much.
+        context.estimator.observe_usage(estimated_prompt=rejected[-1], reported_prompt=counted)
     reason = f"provider overflow: {exc}" + (
         f"; the working budget is lowered to the stated limit of {lowered} tokens"
         if lowered
@@ -87,8 +97,9 @@ def recover(
             "failed",
             "ContextOverflowError: context overflow again after a forced compaction, a "
             f"reference request and a minimal-reference request: the provider rejected "
-            f"{len(rejected)} requests as too large (estimated {sizes} tokens; window "
-            f"{context.budget.context_window}"
+            f"{len(rejected)} requests as too large (estimated {sizes} tokens"
+            + (f"; the server counted {counted} for the last" if counted else "")
+            + f"; window {context.budget.context_window}"
             + (f", stated limit {limit}" if limit else "")
             + f"); {budget_error(context, overflow=str(exc))}"
             + (
@@ -145,34 +156,88 @@ def snapshot_prompt(lane: Lane, request: ModelRequest) -> PromptSnapshotEvent:
 
 
 def call_model(lane: Lane, request: ModelRequest) -> Steps[ModelResponse | TaskEnding]:
-    """Stream one model call; the cancelled ending if the operator stopped it."""
+    """Stream one model call; the cancelled ending if the operator stopped it.
+
+    The call runs on a worker thread watched from the loop's (:mod:`harness.cancel`), so a
+    cancel is seen within ``POLL_S`` however long the provider blocks. An answer still in
+    flight at the cancel is abandoned and recorded as discarded (a ``model_discarded``
+    event; nothing of it enters the context or runs). An answer that was already complete
+    is recorded as usual and the gates answer its call "cancelled, not executed".
+
+    Deltas are redacted as streams (one per kind and tool call), not one by one: a delta
+    carries only text that can no longer turn out to be part of a secret, so a key split
+    across deltas at any offset never leaves in fragments, and the joined deltas equal the
+    redacted ``model_response``. An answer that ends without a response (an error, a
+    cancel) releases nothing it held back: that tail could be half a key; the discarded
+    event shows what the deltas carried.
+    """
     final: ModelResponse | None = None
-    cancelled = lane.should_cancel
     model = lane.session.model
-    for chunk in model.stream(request, cancelled=cancelled):
-        if isinstance(chunk, Delta):
-            yield lane.emit(
-                ModelDeltaEvent(kind=chunk.kind, delta=chunk.text, tool_call_id=chunk.tool_call_id)
-            )
-        elif isinstance(chunk, RetryNotice):
-            yield lane.emit(
-                ModelRetryEvent(
-                    attempt=chunk.attempt,
-                    error_kind=chunk.error_kind,
-                    message=chunk.message,
-                    wait_s=chunk.wait_s,
+    started = time.monotonic()
+    streams: dict[tuple[str, str | None], RedactingStream] = {}
+    text: list[str] = []
+    arguments: list[str] = []
+    chunks = stream_cancellable(
+        lambda cancelled: model.stream(request, cancelled=cancelled),
+        cancelled=lane.should_cancel,
+        what="the model call",
+        grace_s=LATE_ANSWER_GRACE_S,
+    )
+    try:
+        for chunk in chunks:
+            if isinstance(chunk, Delta):
+                key = (chunk.kind, chunk.tool_call_id)
+                stream = streams.get(key)
+                if stream is None:
+                    stream = streams[key] = lane.session.redactor.stream()
+                safe = stream.feed(chunk.text)
+                if safe:
+                    (text if chunk.kind == "text" else arguments).append(safe)
+                    yield lane.emit(_delta(chunk.kind, safe, chunk.tool_call_id))
+            elif isinstance(chunk, RetryNotice):
+                streams.clear()  # the next attempt answers afresh; what was held goes
+                text.clear()
+                arguments.clear()
+                yield lane.emit(
+                    ModelRetryEvent(
+                        attempt=chunk.attempt,
+                        error_kind=chunk.error_kind,
+                        message=chunk.message,
+                        wait_s=chunk.wait_s,
+                    )
                 )
+            elif isinstance(chunk, Final):
+                final = chunk.response
+                if not chunk.usage_reported:
+                    final = _usage_unreported(final)
+    except Cancelled:
+        yield lane.emit(
+            ModelDiscardedEvent(
+                reason="cancelled by the operator while the model call was in flight; the "
+                "call was abandoned and anything it answers later is dropped",
+                complete=False,
+                text="".join(text),
+                tool_calls=[{"arguments_so_far": "".join(arguments)}] if arguments else [],
+                duration_s=round(time.monotonic() - started, 4),
             )
-        elif isinstance(chunk, Final):
-            final = chunk.response
-        if final is None and cancelled():
-            return TaskEnding("cancelled", "cancelled by the operator during the model call")
-    if final is None and cancelled():
+        )
+        return TaskEnding("cancelled", "cancelled by the operator during the model call")
+    finally:
+        chunks.close()
+    if final is None and lane.should_cancel():
         # The adapter stopped early (cancelled during a retry wait or between chunks).
         return TaskEnding("cancelled", "cancelled by the operator during the model call")
     if final is None:
         raise ModelError(f"model {model.name!r} returned no response")
+    for (kind, call_id), stream in streams.items():
+        rest = stream.finish()
+        if rest:
+            yield lane.emit(_delta(kind, rest, call_id))
     return final
+
+
+def _delta(kind: str, text: str, tool_call_id: str | None) -> ModelDeltaEvent:
+    return ModelDeltaEvent(kind=kind, delta=text, tool_call_id=tool_call_id)  # type: ignore[arg-type]
 
 
 def record_decision(lane: Lane, response: ModelResponse, *, duration_s: float) -> Steps[None]:
@@ -232,3 +297,11 @@ def model_error_event(exc: ModelError) -> ModelErrorEvent:
     return ModelErrorEvent(
         kind=exc.kind, message=str(exc), status_code=exc.status_code, retryable=exc.retryable
     )
+
+
+def _usage_unreported(response: ModelResponse) -> ModelResponse:
+    """The provider sent no usage: one request whose tokens are unknown (never 0/0)."""
+    usage = response.usage.model_copy(
+        update={"requests": max(1, response.usage.requests), "unreported_requests": 1}
+    )
+    return response.model_copy(update={"usage": usage})

@@ -11,10 +11,12 @@ call ended it (a cancel, a tool that ends the task), else None.
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 from typing import Any
 
+from harness.cancel import Cancelled, call_cancellable
 from harness.events import EvaluationEvent, ProgressEvent, ToolCallEvent
 from harness.messages import ModelResponse, ToolCall, Verdict
 from harness.runtime.execution import CallOutcome, run_tool
@@ -67,12 +69,15 @@ def run_call(lane: Lane, call: ToolCall) -> Steps[TaskEnding | None]:
     if not outcome.output.is_error and not outcome.cancelled:
         judged = yield from evaluate(lane, call, tool, arguments, outcome)
     outcome = judged.outcome
+    # The world first, then the result: a crash in between leaves a result-less call that
+    # resume reports as "outcome unknown" over a world that shows what happened.
+    lane.session.record_world_state(lane.state)
     yield from record_result(
         lane,
         call,
         tool,
         outcome.output,
-        executed=True,
+        executed=outcome.output.executed,
         duration_s=outcome.duration_s,
         verdict=judged.verdict,
     )
@@ -126,23 +131,24 @@ def evaluate(
     ending: TaskEnding | None = None
     while True:
         try:
-            provider = session.observation_provider
-            verdict = evaluator.evaluate(
-                tool=tool,
-                arguments=arguments,
-                output=outcome.output,
-                observation=provider.observe() if provider else None,
-                segment=segment,
+            # A vision model may take seconds: watched, so the operator's cancel wins.
+            verdict = call_cancellable(
+                functools.partial(
+                    _judge_once, session, evaluator, tool, arguments, outcome.output, segment
+                ),
+                cancelled=lane.should_cancel,
+                what=f"the evaluation of {tool.name}",
             )
+        except Cancelled as exc:
+            ending = TaskEnding("cancelled", str(exc))
+            verdict = _harness_failure(f"not judged: {exc}; the outcome is unknown")
         except Exception as exc:
-            verdict = Verdict(
-                status="failure",
-                evidence=f"evaluator raised {type(exc).__name__}: {exc}",
-                evaluator="harness",
-            )
+            verdict = _harness_failure(f"evaluator raised {type(exc).__name__}: {exc}")
         yield lane.emit(
             EvaluationEvent(call_id=call.id, tool=tool.name, verdict=verdict, segment=segment)
         )
+        if ending is not None:
+            return Judged(outcome, verdict, ending)  # the scene learns nothing from it
         if verdict.status != "process" or tool.name not in cfg.segment_tools:
             break
         if segment >= cfg.max_segments:
@@ -173,3 +179,27 @@ def evaluate(
         except Exception:
             logger.exception("the scene graph could not apply the verdict on %s", tool.name)
     return Judged(outcome, verdict, ending)
+
+
+def _harness_failure(evidence: str) -> Verdict:
+    return Verdict(status="failure", evidence=evidence, evaluator="harness")
+
+
+def _judge_once(
+    session: Any,
+    evaluator: Any,
+    tool: Tool,
+    arguments: dict[str, Any],
+    output: ToolOutput,
+    segment: int,
+    _cancelled: Any,
+) -> Verdict:
+    """One ``evaluate_run`` verdict, on an observation taken now."""
+    provider = session.observation_provider
+    return evaluator.evaluate(
+        tool=tool,
+        arguments=arguments,
+        output=output,
+        observation=provider.observe() if provider else None,
+        segment=segment,
+    )

@@ -41,6 +41,7 @@ from harness.protocols import (
 )
 from harness.providers import build_model
 from harness.providers.base import Model
+from harness.redact import Redactor
 from harness.runtime.builtins import builtin_tools
 from harness.runtime.lane import Lane
 from harness.runtime.loop import TaskLoop
@@ -50,6 +51,7 @@ from harness.runtime.stream import RunResult, TaskStream
 from harness.runtime.task import TaskState
 from harness.store import MemoryRunStore
 from harness.tools import Tool, ToolRegistry, tool
+from harness.world.task_check import TaskCheck
 from memory.task_notes import TaskNotes
 
 if TYPE_CHECKING:
@@ -74,6 +76,10 @@ class Harness:
         skills: The skill library (catalog in Resident, ``load_skill``).
         memory: Durable memory read at task start and consolidated at task end.
         evaluator: The hidden ``evaluate_run`` hook after configured physical tools.
+        task_check: The check of the whole task when the model ends it (the ``done``
+            event's ``outcome``); :func:`Harness.from_config` builds it from
+            ``evaluation.task_check``. None: the outcome is ``unverified`` unless the model
+            reports failure.
         hooks: Pre-execution hooks that may rewrite or block a call.
         store: The run store (in memory when omitted).
         compactor: Keeps Accumulated within budget (built from config when omitted).
@@ -86,6 +92,10 @@ class Harness:
         tool_sources: Providers of tools that may change during the session (MCP
             servers); their changes are applied between turns. Pass them in
             ``owned_resources`` too if this Harness should close them.
+        redactor: Replaces secrets in every event (stored and yielded), in what memory
+            keeps and in what a summarizer sees; built from ``config`` when omitted
+            (built-in key shapes, ``run.secret_patterns``, every ``api_key_env`` value).
+            A store or memory given without a redactor of its own adopts this one.
     """
 
     def __init__(
@@ -102,6 +112,7 @@ class Harness:
         skills: SkillLibrary | None = None,
         memory: MemoryProvider | None = None,
         evaluator: Evaluator | None = None,
+        task_check: TaskCheck | None = None,
         hooks: Sequence[PreHook] = (),
         store: RunStore | None = None,
         compactor: Compactor | None = None,
@@ -111,6 +122,7 @@ class Harness:
         owned_resources: Iterable[Any] = (),
         session_id: str | None = None,
         tool_sources: Iterable[ToolSource] = (),
+        redactor: Redactor | None = None,
     ) -> None:
         self.config = config if config is not None else HarnessConfig()
         self._owned: list[tuple[str, Callable[[], None]]] = []
@@ -119,11 +131,17 @@ class Harness:
         self._resume_point: ResumePoint | None = None
 
         model = model if model is not None else build_model(self.config.model)
-        store = store if store is not None else MemoryRunStore()
+        redactor = redactor if redactor is not None else assembly.build_redactor(self.config)
+        store = store if store is not None else MemoryRunStore(redactor=redactor)
+        # Parts built without a redactor of their own redact with the session's.
+        if callable(getattr(store, "adopt_redactor", None)):
+            store.adopt_redactor(redactor)  # type: ignore[attr-defined]
+        if callable(getattr(memory, "adopt_redaction", None)):
+            memory.adopt_redaction(redactor.text)  # type: ignore[union-attr]
         compaction_model = compaction_model or model
         context = new_context(self.config, model)
         compactor = compactor or build_compactor(
-            self.config, summarizer=compaction_model, store=store
+            self.config, summarizer=compaction_model, store=store, redactor=redactor
         )
         registry = ToolRegistry()
         parts = SessionParts(
@@ -139,9 +157,11 @@ class Harness:
             skills=skills,
             memory=memory,
             evaluator=evaluator,
+            task_check=task_check,
             hooks=hooks,
             user_channel=user_channel,
             profile_text=profile_text,
+            redactor=redactor,
         )
         session = Session(
             self.config,
@@ -318,6 +338,8 @@ class Harness:
             usage=done.usage,
             task_id=stream.task_id,
             termination_reason=done.termination_reason,
+            outcome=done.outcome,
+            evidence=done.evidence,
         )
 
     @property
@@ -408,6 +430,11 @@ class Harness:
     @property
     def evaluator(self) -> Evaluator | None:
         return self.session.evaluator
+
+    @property
+    def task_check(self) -> TaskCheck | None:
+        """The check of the whole task when the model ends it (``done.outcome``)."""
+        return self.session.task_check
 
     @property
     def hooks(self) -> list[PreHook]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 
+from harness.cancel import Cancelled
 from harness.context import bounded_text
 from harness.context.instructions import bound_instruction, instruction_limit_chars
 from harness.errors import HarnessError
@@ -24,6 +25,7 @@ from harness.runtime.execute import execute
 from harness.runtime.lane import Lane, Steps
 from harness.runtime.refresh import offer_tools, refresh, retire_ended_tasks
 from harness.runtime.task import TaskEnding
+from harness.world.task_check import judge_task
 
 __all__ = ["Prologue", "TaskLoop", "start_task"]
 
@@ -69,6 +71,8 @@ class TaskLoop:
         """The turns; a harness error or a bug ends the task ``failed``, never the stream."""
         try:
             return (yield from self._run())
+        except Cancelled as exc:  # a phase that let the operator's cancel through
+            return TaskEnding("cancelled", str(exc))
         except HarnessError as exc:
             return TaskEnding("failed", f"{type(exc).__name__}: {exc}")
         except Exception as exc:
@@ -103,7 +107,12 @@ class TaskLoop:
         return ending
 
     def _finalize(self, ending: TaskEnding) -> Iterator[EventBase]:
-        """Side effects first, events after: closing the stream mid-way loses nothing."""
+        """Side effects first, events after: closing the stream mid-way loses nothing.
+
+        The robot is stopped, then the task-level check judges the goal (on a stopped
+        robot, once), then memory consolidates; the operator's cancel wins over a model
+        call in either.
+        """
         if self.done is not None:
             return
         lane, session, state = self.lane, self.lane.session, self.lane.state
@@ -111,7 +120,17 @@ class TaskLoop:
         report = ending.report or fallback_report(lane, ending)
         if not ending.report:
             record_ending(lane, ending, report)
-        consolidation = session.consolidate_memory(state, status=ending.status, report=report)
+        outcome, evidence = judge_task(
+            session.task_check,
+            status=ending.status,
+            report=report,
+            instruction=state.instruction,
+            revisions=state.revisions,
+            cancelled=lane.should_cancel,
+        )
+        consolidation = session.consolidate_memory(
+            state, status=ending.status, report=report, cancelled=lane.should_cancel
+        )
         state.ending = ending
         self.done = DoneEvent(
             status=ending.status,
@@ -119,6 +138,8 @@ class TaskLoop:
             report=report,
             turns=state.turn,
             usage=state.usage,
+            outcome=outcome,
+            evidence=evidence,
         )
         session.end_task_resident()
         session.store.end_task(
@@ -128,6 +149,8 @@ class TaskLoop:
             report=report,
             turns=state.turn,
             usage=state.usage.model_dump(),
+            outcome=outcome,
+            evidence=evidence.model_dump(mode="json"),
         )
         if consolidation is not None:
             yield consolidation
@@ -142,12 +165,13 @@ def start_task(lane: Lane) -> Steps[TaskEnding | None]:
     session, state = lane.session, lane.state
     state.notes.reset(state.instruction)
     session.store.start_task(session.session_id, state.task_id, state.instruction)
+    session.record_world_state(state)
     yield lane.emit(
         TaskStartedEvent(
             instruction=state.instruction, max_turns=state.max_turns, images=len(state.images)
         )
     )
-    state.add_usage(session.prepare_resident())
+    state.add_usage(session.prepare_resident(lane.should_cancel))
     session.sync_tool_sources()
     ending = yield from offer_tools(lane)
     yield from retire_ended_tasks(lane)
@@ -211,8 +235,8 @@ def record_ending(lane: Lane, ending: TaskEnding, report: str) -> None:
     text, _ = bounded_text(report, ENDING_REPORT_MAX_CHARS, address=None)
     try:
         lane.record(NoticeItem(text=f"Task {lane.state.task_id} report (by the harness): {text}"))
-    except HarnessError:  # a store that cannot record any more: the done event still goes out
-        logger.exception("the task-ending notice could not be recorded")
+    except HarnessError as exc:  # a store that cannot record any more (closed, failing)
+        logger.info("the task-ending notice could not be recorded: %s", exc)  # end_task says it
 
 
 def fallback_report(lane: Lane, ending: TaskEnding) -> str:

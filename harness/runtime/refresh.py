@@ -11,6 +11,11 @@ tool set offered first, so a model call and the tool call it decides see the sam
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from harness.cancel import Cancelled
 from harness.context.compactor import RetiresTasks
 from harness.errors import ContextBudgetError
 from harness.events import ObservationEvent, ToolsListedEvent
@@ -108,7 +113,9 @@ def refresh_scene(
         brief = refreshed.brief
         if refreshed.event is not None:
             yield lane.emit(refreshed.event)
-    lane.context.set_refreshed(brief=brief, observation=observation_text, images=images)
+    context = lane.context
+    context.images_visible = getattr(lane.session.model, "vision", None) is not False
+    context.set_refreshed(brief=brief, observation=observation_text, images=images)
     return None
 
 
@@ -124,13 +131,32 @@ def retire_ended_tasks(lane: Lane) -> Steps[None]:
 
 
 def compact(lane: Lane, *, force: bool, reason: str) -> Steps[TaskEnding | None]:
-    """Run the compactor; its summarizer's calls are part of the task's usage."""
+    """Run the compactor; its summarizer's calls are part of the task's usage, and the
+    operator's cancel wins over a summarizer call in flight."""
     ending: TaskEnding | None = None
+    compactor = lane.session.compactor
+    options: dict[str, Any] = {"force": force, "reason": reason}
+    if _takes_cancelled(compactor.compact):
+        options["cancelled"] = lane.should_cancel
     try:
-        for event in lane.session.compactor.compact(lane.context, force=force, reason=reason):
+        for event in compactor.compact(lane.context, **options):
             lane.state.add_usage(event.usage)
             yield lane.emit(event)
     except ContextBudgetError as exc:
         ending = TaskEnding("failed", f"context budget: {exc}")
+    except Cancelled as exc:
+        ending = TaskEnding("cancelled", f"{exc} (compaction)")
     lane.session.sync_item_states()
     return ending
+
+
+def _takes_cancelled(method: Callable[..., Any]) -> bool:
+    """Whether a compactor accepts the operator's cancel (one written before the
+    ``cancelled`` keyword existed still works; it just cannot be interrupted)."""
+    try:
+        parameters = inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
+    return "cancelled" in parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
+    )

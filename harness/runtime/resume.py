@@ -12,9 +12,12 @@ it, so a new process can rebuild the session as it was at the crash:
 - the skills the task had loaded (reloaded through ``load_skill``, so Resident is the same).
 
 The task then runs the ordinary loop with a prologue (:func:`resume_prologue`) instead of
-the usual start. A tool call the model requested without a recorded result is answered
-first: if its ``tool_call`` event was recorded the tool had started, and nobody knows what
-it did, so the model reads "interrupted, outcome unknown" and must observe before acting.
+the usual start. The world is made to agree with that context: a simulator is put back
+into the state recorded after the last turn (:func:`restore_world`; object poses, gripper,
+held object), a real robot is re-observed, and ``task_resumed`` says which. A tool call
+the model requested without a recorded result is answered first: if its ``tool_call``
+event was recorded the tool had started, and nobody knows what it did, so the model reads
+"interrupted, outcome unknown" and must observe before acting.
 The call is never run again by the harness, because repeating a physical motion whose
 first attempt may have completed is how robots hit things.
 """
@@ -25,7 +28,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from harness.config import HarnessConfig, resolve_config
 from harness.context import ItemState, RetiredItem
@@ -124,6 +127,8 @@ class ResumePoint:
     skills: list[str] = field(default_factory=list)
     pending: list[PendingCall] = field(default_factory=list)
     previous_pid: int | None = None
+    world: tuple[str, int, dict[str, Any]] | None = None
+    """The session's last recorded world state: (task id, turn, state)."""
 
 
 # ====================================================================== building a harness
@@ -175,7 +180,7 @@ def _store_folder(store: Any, config: HarnessConfig) -> Path:
             "resume needs a run store on disk, but run.store is null (the session was kept "
             "in memory only)"
         )
-    return Path(config.run.store).expanduser()
+    return config.resolve_path(config.run.store)
 
 
 # ====================================================================== restoring
@@ -212,6 +217,7 @@ def restore_session(
     if not tasks or tasks[0].recorded_status != "running":
         return None
     point = _resume_point(session, log, tasks[0], previous_pid=previous_pid)
+    point.world = log.world_state(session_id)
     session.last_notes = point.state.notes
     return point
 
@@ -313,6 +319,7 @@ def resume_prologue(point: ResumePoint) -> Prologue:
     def prologue(lane: Lane) -> Steps[TaskEnding | None]:
         session, state = lane.session, lane.state
         session.store.start_task(session.session_id, state.task_id, state.instruction)
+        world, world_turn, note = restore_world(session, point)
         yield lane.emit(
             TaskResumedEvent(
                 instruction=state.instruction,
@@ -323,9 +330,13 @@ def resume_prologue(point: ResumePoint) -> Prologue:
                     for p in point.pending
                 ],
                 previous_pid=point.previous_pid,
+                world=world,
+                world_turn=world_turn,
             )
         )
-        state.add_usage(session.prepare_resident())
+        if note is not None:
+            yield lane.emit(note)
+        state.add_usage(session.prepare_resident(lane.should_cancel))
         yield from _reload_skills(lane, point.skills)
         session.sync_tool_sources()
         ending = yield from offer_tools(lane)
@@ -336,6 +347,57 @@ def resume_prologue(point: ResumePoint) -> Prologue:
         return ending
 
     return prologue
+
+
+def restore_world(
+    session: Session, point: ResumePoint
+) -> tuple[Literal["restored", "re_observed", "none"], int | None, NotificationEvent | None]:
+    """Put the world back as it was recorded (a simulator), or say that it will be
+    re-observed (a real robot, or a simulator whose record cannot be used), so the world
+    and the restored context agree."""
+    driver = session.driver
+    if driver is None:
+        return "none", None, None
+    name = type(driver).__name__
+    restore = getattr(driver, "restore", None)
+    if not callable(restore):
+        return (
+            "re_observed",
+            None,
+            NotificationEvent(
+                message=f"resumed on {name}: a real robot's state cannot be restored from the "
+                "record; it is re-observed before the next model call, and an interrupted "
+                "motion's outcome is unknown",
+                level="warning",
+            ),
+        )
+    if point.world is None:
+        problem = "no world state was recorded in this session"
+    else:
+        task_id, turn, world = point.world
+        try:
+            restore(world)
+        except Exception as exc:
+            problem = f"the recorded world state could not be restored ({exc})"
+        else:
+            where = "" if task_id == point.state.task_id else f" of task {task_id}"
+            return (
+                "restored",
+                turn,
+                NotificationEvent(
+                    message=f"the simulated world was restored to its state after turn {turn}"
+                    f"{where} (object poses, gripper, held object)",
+                ),
+            )
+    return (
+        "re_observed",
+        None,
+        NotificationEvent(
+            message=f"{problem}; {name} starts from its initial scene and is re-observed "
+            "before the next model call",
+            level="warning",
+        ),
+    )
 
 
 def _reload_skills(lane: Lane, skills: list[str]) -> Steps[None]:

@@ -12,12 +12,14 @@ working for its parent's turn); the session's task slot admits one top-level tas
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from harness.cancel import Cancelled
 from harness.config import HarnessConfig
 from harness.context import Context
 from harness.context.admission import admit_tool_definitions
@@ -27,6 +29,7 @@ from harness.events import EventBase, MemoryConsolidationEvent
 from harness.messages import ImagePart, Item, Usage
 from harness.prompts import DEFAULT_SYSTEM_PROMPT
 from harness.protocols import (
+    ArchiveHit,
     Evaluator,
     MemoryProvider,
     ObservationProvider,
@@ -34,14 +37,17 @@ from harness.protocols import (
     RunStore,
     SafetyGate,
     SceneProvider,
+    SearchableArchive,
     SkillLibrary,
     ToolResultLog,
     ToolSource,
     UserChannel,
 )
 from harness.providers.base import Model
+from harness.redact import Redactor
 from harness.runtime.rules import RecordedResult, enters_task_notes
 from harness.tools import ToolRegistry
+from harness.world.task_check import TaskCheck
 from memory.report import TaskRecord, ToolOutcome
 from memory.task_notes import TaskNotes
 
@@ -69,9 +75,12 @@ class SessionParts:
     skills: SkillLibrary | None = None
     memory: MemoryProvider | None = None
     evaluator: Evaluator | None = None
+    task_check: TaskCheck | None = None
     hooks: Sequence[PreHook] = ()
     user_channel: UserChannel | None = None
     profile_text: str = ""
+    redactor: Redactor | None = None
+    """The session's secret redactor (built-in shapes only when None)."""
 
 
 class Session:
@@ -100,9 +109,13 @@ class Session:
         self.skills = parts.skills
         self.memory = parts.memory
         self.evaluator = parts.evaluator
+        self.task_check = parts.task_check
         self.hooks = list(parts.hooks)
         self.user_channel = parts.user_channel
         self.profile_text = parts.profile_text
+        self.redactor = parts.redactor or Redactor()
+        """Applied once to every event before it is stored and handed to the caller, and
+        to everything handed to memory."""
         self.tools = tools
         self.tool_sources: list[ToolSource] = []
         self._source_tools: list[str] = []
@@ -173,7 +186,13 @@ class Session:
     # ================================================================== events and items
 
     def emit(self, event: EventBase, *, task_id: str, turn: int) -> EventBase:
-        """Stamp ``event`` with the session, task, turn and next sequence number; store it."""
+        """Stamp ``event`` with the session, task, turn and next sequence number, redact
+        it, store it, and return it for the caller.
+
+        This is the one place every event passes on its way out, so the run store, the
+        control script iterating ``run_stream()`` and the CLI all get the same redacted
+        event. (Streamed model text is redacted as a stream before it gets here; see
+        :func:`harness.runtime.decide.call_model`.)"""
         self._seq += 1
         stamped = event.model_copy(
             update={
@@ -183,6 +202,7 @@ class Session:
                 "seq": self._seq,
             }
         )
+        stamped = self.redactor.model(stamped)
         self.store.append_event(stamped)
         return stamped
 
@@ -227,6 +247,27 @@ class Session:
             for image in images:
                 self.store.put_image(image)
 
+    # ================================================================== the archive
+
+    def read_archive(self, address: str) -> str | None:
+        """The exact text archived at ``address`` if it belongs to this session, else None
+        (an address of another session reads exactly like an unknown one).
+
+        The scope is the store's record of which session each archived output's task ran
+        in. A sub-agent lane of this session records its task under this session's id
+        (``store.start_task(session.session_id, lane_task_id, ...)``), so its archive is in
+        scope without anything added here; only a lane recorded under another id would
+        need a wider scope, and this is where it would be granted.
+        """
+        return self.store.archive_get(address, session_id=self.session_id)
+
+    def search_archive(self, query: str, *, limit: int) -> list[ArchiveHit] | None:
+        """Archived outputs of this session containing ``query`` (None when the store
+        cannot search); scoped like :meth:`read_archive`."""
+        if not isinstance(self.store, SearchableArchive):
+            return None
+        return self.store.archive_search(self.session_id, query, limit=limit)
+
     # ================================================================== tools
 
     def attach_tool_sources(self, sources: Iterable[ToolSource]) -> None:
@@ -262,11 +303,12 @@ class Session:
 
     # ================================================================== resident
 
-    def prepare_resident(self) -> Usage:
+    def prepare_resident(self, cancelled: Callable[[], bool] | None = None) -> Usage:
         """Resident for a new task: system prompt, profile, catalog, memory (read now).
 
         Returns what memory's model helpers spent writing summaries read now (the task's
-        cost)."""
+        cost). A cancel while a helper's model call runs raises
+        :class:`~harness.cancel.Cancelled`."""
         ctx = self.context
         ctx.set_resident("system", self.config.context.system_prompt or DEFAULT_SYSTEM_PROMPT)
         ctx.set_resident("embodiment", self.profile_text)
@@ -274,11 +316,26 @@ class Session:
         memory_text = ""
         if self._memory_on():
             assert self.memory is not None
-            memory_text = self.memory.resident_text(
-                budget_tokens=self.config.memory.budget_tokens, estimate=ctx.estimator.text
-            )
+            with self._memory_watching(cancelled):
+                memory_text = self.memory.resident_text(
+                    budget_tokens=self.config.memory.budget_tokens, estimate=ctx.estimator.text
+                )
         ctx.set_resident("memory", memory_text)
+        # Tool sources may carry words for the model about their tools (MCP servers'
+        # `instructions`, bounded by the source): Resident, after the rest.
+        ctx.set_resident("tool_sources", self._tool_source_text())
         return self.drain_memory_usage()
+
+    def _tool_source_text(self) -> str:
+        """What tool sources ask to have in Resident: each source's optional
+        ``resident_text()`` (an MCP manager's server instructions), joined."""
+        texts = []
+        for source in self.tool_sources:
+            produce = getattr(source, "resident_text", None)
+            text = produce() if callable(produce) else ""
+            if text:
+                texts.append(text)
+        return "\n\n".join(texts)
 
     def end_task_resident(self) -> None:
         """Task-scoped capability context (loaded skill bodies) leaves with the task."""
@@ -292,7 +349,7 @@ class Session:
         if self._memory_on():
             assert self.memory is not None
             try:
-                self.memory.mirror_task_notes(state.notes.render())
+                self.memory.mirror_task_notes(self.redactor.text(state.notes.render()))
             except Exception:
                 logger.exception("memory could not mirror the Task Notes")
 
@@ -304,30 +361,43 @@ class Session:
         if not self._memory_on() or registered is None or registered.source == "builtin":
             return
         assert self.memory is not None
+        outcome = replace(outcome, detail=self.redactor.text(outcome.detail))
         try:
             self.memory.record_tool_outcome(outcome)
         except Exception:
             logger.exception("memory could not record the outcome of %s", outcome.tool)
 
     def consolidate_memory(
-        self, state: TaskState, *, status: str, report: str
+        self,
+        state: TaskState,
+        *,
+        status: str,
+        report: str,
+        cancelled: Callable[[], bool] | None = None,
     ) -> MemoryConsolidationEvent | None:
         """Consolidate what the task taught into durable memory; its model cost is the
-        task's."""
+        task's. The operator's cancel wins over a helper's model call in flight: the
+        consolidation is abandoned and nothing is written."""
         if not self._memory_on():
             return None
         assert self.memory is not None
+        redact = self.redactor.text
         record = TaskRecord(
             task_id=state.task_id,
-            instruction=state.instruction,
+            instruction=redact(state.instruction),
             status=status,
-            report=report,
-            notes=state.notes.render(),
-            outcomes=self.task_outcomes(state),
+            report=redact(report),
+            notes=redact(state.notes.render()),
+            outcomes=[replace(o, detail=redact(o.detail)) for o in self.task_outcomes(state)],
             min_confidence=self.config.memory.consolidation_min_confidence,
         )
         try:
-            result = self.memory.consolidate(record)
+            with self._memory_watching(cancelled):
+                result = self.memory.consolidate(record)
+        except Cancelled as exc:
+            return MemoryConsolidationEvent(
+                status="cancelled", reason=f"{exc}; nothing was written to memory"
+            )
         except Exception as exc:
             return MemoryConsolidationEvent(status="failed", reason=f"{type(exc).__name__}: {exc}")
         finally:
@@ -352,15 +422,29 @@ class Session:
         """Tokens memory's model helpers (lesson proposer, ledger summarizer) used since
         the last drain; they count toward the task like every other model call."""
         total = Usage()
-        for helper in (
-            getattr(self.memory, "proposer", None),
-            getattr(self.memory, "summarizer", None),
-        ):
+        for helper in self._memory_helpers():
             spent = getattr(helper, "usage", None)
             if isinstance(spent, Usage):
                 total = total + spent
                 helper.usage = Usage()  # type: ignore[union-attr]
         return total
+
+    def _memory_helpers(self) -> list[object]:
+        """Memory's model-backed helpers (lesson proposer, ledger summarizer)."""
+        found = (getattr(self.memory, "proposer", None), getattr(self.memory, "summarizer", None))
+        return [helper for helper in found if helper is not None]
+
+    @contextlib.contextmanager
+    def _memory_watching(self, cancelled: Callable[[], bool] | None) -> Iterator[None]:
+        """Hand the operator's cancel to the helpers that watch one, for one use."""
+        helpers = [h for h in self._memory_helpers() if hasattr(h, "cancelled")]
+        for helper in helpers:
+            helper.cancelled = cancelled  # type: ignore[attr-defined]
+        try:
+            yield
+        finally:
+            for helper in helpers:
+                helper.cancelled = None  # type: ignore[attr-defined]
 
     def _memory_on(self) -> bool:
         return self.memory is not None and self.config.memory.enabled
@@ -371,6 +455,19 @@ class Session:
         """Interrupt a physical action in flight (called while the tool is blocking)."""
         if self.driver is not None:
             self.driver.stop()
+
+    def record_world_state(self, state: TaskState) -> None:
+        """Record the world's state (drivers with ``snapshot()``: the simulator) so resume
+        can put it back; a driver without one is re-observed on resume instead."""
+        snapshot = getattr(self.driver, "snapshot", None)
+        if not callable(snapshot):
+            return
+        try:
+            world = snapshot()
+        except Exception:
+            logger.exception("the driver could not snapshot the world state")
+            return
+        self.store.put_world_state(self.session_id, state.task_id, turn=state.turn, state=world)
 
     def stop_robot(self) -> None:
         """Leave the robot stopped at the end of every task, whatever ended it."""

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from harness.events import EventBase, TaskStatus
+from harness.events import EventBase, OutcomeEvidence, TaskOutcome, TaskStatus, task_succeeded
 from harness.messages import Usage
 from harness.runtime.loop import TaskLoop
 
@@ -15,7 +15,11 @@ __all__ = ["RunResult", "TaskStream"]
 
 @dataclass(frozen=True)
 class RunResult:
-    """What ``Harness.run()`` returns: the ``done`` event's content, flattened."""
+    """What ``Harness.run()`` returns: the ``done`` event's content, flattened.
+
+    ``status`` is how the loop ended; ``outcome`` whether the goal was met (``achieved``,
+    ``not_achieved``, ``unverified``), with its ``evidence``.
+    """
 
     status: TaskStatus
     report: str
@@ -23,10 +27,14 @@ class RunResult:
     usage: Usage
     task_id: str
     termination_reason: str
+    outcome: TaskOutcome = "unverified"
+    evidence: OutcomeEvidence = field(default_factory=OutcomeEvidence)
 
     @property
     def ok(self) -> bool:
-        return self.status == "completed"
+        """Completed with its goal confirmed, or completed with no task check configured
+        (the rule of ``harness run``'s exit code 0; see :func:`harness.events.task_succeeded`)."""
+        return task_succeeded(self.status, self.outcome, self.evidence)
 
 
 class TaskStream(Iterator[EventBase]):

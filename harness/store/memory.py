@@ -16,15 +16,16 @@ from harness.events import EventBase, ToolResultEvent
 from harness.messages import ImagePart, Item
 from harness.protocols import ArchiveHit
 from harness.redact import Redactor
+from harness.store.redacting import RedactingStore
 
 __all__ = ["MemoryRunStore"]
 
 
-class MemoryRunStore:
+class MemoryRunStore(RedactingStore):
     """A run store in memory: same contract as the SQLite store, nothing on disk."""
 
     def __init__(self, *, redactor: Redactor | None = None) -> None:
-        self.redactor = redactor or Redactor()
+        self._init_redactor(redactor)
         self._lock = threading.Lock()
         self.sessions: dict[str, dict[str, Any]] = {}
         self.tasks: dict[str, dict[str, Any]] = {}
@@ -36,6 +37,8 @@ class MemoryRunStore:
         self.images: dict[str, ImagePart] = {}
         self.layouts: list[tuple[str, list[str]]] = []
         self.task_notes: dict[str, dict[str, Any]] = {}
+        self.world_states: dict[str, tuple[int, dict[str, Any]]] = {}
+        """task id -> (turn, state) of the latest recorded world state."""
         self.closed = False
 
     def open_session(self, session_id: str, *, config: Mapping[str, Any]) -> None:
@@ -59,6 +62,8 @@ class MemoryRunStore:
         report: str,
         turns: int,
         usage: Mapping[str, Any],
+        outcome: str = "unverified",
+        evidence: Mapping[str, Any] | None = None,
     ) -> None:
         with self._lock:
             self.tasks.setdefault(task_id, {}).update(
@@ -67,6 +72,8 @@ class MemoryRunStore:
                 report=self.redactor.text(report),
                 turns=turns,
                 usage=dict(usage),
+                outcome=outcome,
+                evidence=self.redactor.value(dict(evidence or {})),
             )
 
     def append_event(self, event: EventBase) -> None:
@@ -106,6 +113,12 @@ class MemoryRunStore:
         with self._lock:
             self.task_notes[task_id] = self.redactor.value(dict(notes))
 
+    def put_world_state(
+        self, session_id: str, task_id: str, *, turn: int, state: Mapping[str, Any]
+    ) -> None:
+        with self._lock:
+            self.world_states[task_id] = (turn, dict(state))
+
     def archive_put(
         self,
         address: str,
@@ -120,8 +133,12 @@ class MemoryRunStore:
             self.archive[address] = self.redactor.text(text)
             self.archive_meta[address] = (task_id, tool, self.redactor.text(arguments))
 
-    def archive_get(self, address: str) -> str | None:
+    def archive_get(self, address: str, *, session_id: str | None = None) -> str | None:
         with self._lock:
+            if session_id is not None:
+                task_id = self.archive_meta.get(address, ("", "", ""))[0]
+                if self.tasks.get(task_id, {}).get("session_id") != session_id:
+                    return None
             return self.archive.get(address)
 
     def archive_search(self, session_id: str, query: str, *, limit: int) -> list[ArchiveHit]:

@@ -20,11 +20,19 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
+from harness.config import secret_sources
 from harness.context.introspection import ContextRow as IntrospectionRow
 from harness.errors import RunNotFoundError, RunStoreError
-from harness.events import Event, PromptSnapshotEvent, parse_event
+from harness.events import (
+    Event,
+    OutcomeEvidence,
+    PromptSnapshotEvent,
+    TaskOutcome,
+    parse_event,
+)
 from harness.mcp.processes import is_alive
 from harness.messages import ImagePart, Item, Usage
+from harness.redact import Redactor, check_pattern
 from harness.store.schema import SCHEMA_VERSION, schema_version
 from harness.store.writer import STORE_FILENAME, connect_store
 
@@ -72,6 +80,9 @@ class StoredTask(_Record):
     ended_at: float | None = None
     resumes: int = 0
     pid: int | None = None
+    outcome: TaskOutcome = "unverified"
+    """Whether the goal was met (``achieved``, ``not_achieved``, ``unverified``)."""
+    evidence: OutcomeEvidence = OutcomeEvidence()
 
     @property
     def duration_s(self) -> float | None:
@@ -131,9 +142,15 @@ class RunLog:
 
     A store written by an older harness is migrated once (a short write) before it is
     opened read-only; one written by a newer harness is refused with a clear message.
+
+    With ``redact=True`` (the reading CLI commands and the HTML report) everything read is
+    redacted again on the way out, with the built-in shapes plus every recorded session's
+    ``run.secret_patterns`` and the current values of the ``api_key_env`` variables they
+    name: what a store keeps is already redacted, so this catches only what an older
+    harness or another writer let through, and what is printed never depends on it.
     """
 
-    def __init__(self, folder: str | os.PathLike[str]) -> None:
+    def __init__(self, folder: str | os.PathLike[str], *, redact: bool = False) -> None:
         self.folder = Path(folder).expanduser()
         self.path = self.folder / STORE_FILENAME
         if not self.path.is_file():
@@ -142,6 +159,26 @@ class RunLog:
                 "point --store (or run.store in --config) at the folder"
             )
         self._conn = self._open()
+        self.redactor: Redactor | None = self._recorded_redactor() if redact else None
+
+    def _recorded_redactor(self) -> Redactor:
+        patterns: dict[str, None] = {}
+        env_vars: dict[str, None] = {}
+        for row in self._rows("SELECT config FROM sessions"):
+            try:
+                found, names = secret_sources(json.loads(row["config"]))
+            except (ValueError, AttributeError):
+                continue
+            patterns.update((p, None) for p in found if check_pattern(p) is None)
+            env_vars.update((name, None) for name in names)
+        return Redactor(patterns, env_vars=env_vars)
+
+    def _text(self, text: str) -> str:
+        return text if self.redactor is None or not text else self.redactor.text(text)
+
+    def _json(self, data: str) -> Any:
+        value = json.loads(data)
+        return value if self.redactor is None else self.redactor.value(value)
 
     def _open(self) -> sqlite3.Connection:
         uri = f"file:{self.path}?mode=ro"
@@ -193,8 +230,8 @@ class RunLog:
             raise RunNotFoundError(f"no session {session_id!r} in {self.path}")
         return self._session(rows[0])
 
-    @staticmethod
-    def _session(row: sqlite3.Row) -> StoredSession:
+    def _session(self, row: sqlite3.Row) -> StoredSession:
+        config = json.loads(row["config"])
         return StoredSession(
             id=row["id"],
             created_at=row["created_at"],
@@ -202,7 +239,7 @@ class RunLog:
             pid=row["pid"],
             host=row["host"],
             tasks=row["n"],
-            config=json.loads(row["config"]),
+            config=config if self.redactor is None else self.redactor.config(config),
         )
 
     def tasks(self, *, session_id: str | None = None, limit: int | None = None) -> list[StoredTask]:
@@ -240,17 +277,19 @@ class RunLog:
         return StoredTask(
             id=row["id"],
             session_id=row["session_id"],
-            instruction=row["instruction"],
+            instruction=self._text(row["instruction"]),
             status=status,
             recorded_status=row["status"],
-            reason=row["reason"],
-            report=row["report"],
+            reason=self._text(row["reason"] or ""),
+            report=self._text(row["report"] or ""),
             turns=turns,
             usage=usage,
             started_at=row["started_at"],
             ended_at=row["ended_at"],
             resumes=row["resumes"],
             pid=row["pid"],
+            outcome=row["outcome"] or "unverified",
+            evidence=OutcomeEvidence.model_validate(json.loads(row["evidence"] or "{}")),
         )
 
     def _progress(self, task_id: str) -> tuple[int, Usage]:
@@ -341,14 +380,20 @@ class RunLog:
             sql += " AND pos <= ?"
             params.append(until_pos)
         sql += " ORDER BY pos"
-        return [(row["pos"], parse_event(row["data"])) for row in self._rows(sql, params)]
+        return [(row["pos"], self._event(row["data"])) for row in self._rows(sql, params)]
+
+    def _event(self, data: str) -> Event:
+        return parse_event(data if self.redactor is None else self._json(data))
 
     def raw_events(self, *, task_id: str) -> Iterator[str]:
         """The stored JSON lines of a task's events, in order (for export)."""
         for row in self._conn.execute(
             "SELECT data FROM events WHERE task_id = ? ORDER BY pos", (task_id,)
         ):
-            yield row[0]
+            if self.redactor is None:
+                yield row[0]
+            else:
+                yield json.dumps(self._json(row[0]), ensure_ascii=False, separators=(",", ":"))
 
     def max_seq(self, session_id: str) -> int:
         row = self._rows("SELECT MAX(seq) FROM events WHERE session_id = ?", (session_id,))
@@ -357,7 +402,7 @@ class RunLog:
     def call_events(self, call_id: str) -> list[Event]:
         """Every event about one tool call (call, safety check, evaluation, result)."""
         rows = self._rows("SELECT data FROM events WHERE call_id = ? ORDER BY pos", (call_id,))
-        return [parse_event(row["data"]) for row in rows]
+        return [self._event(row["data"]) for row in rows]
 
     # ------------------------------------------------------------------ items and context
 
@@ -375,15 +420,17 @@ class RunLog:
         rows = self._rows(sql + " ORDER BY pos", params)
         return [self._item(row) for row in rows]
 
-    @staticmethod
-    def _item(row: sqlite3.Row) -> StoredItem:
+    def _item(self, row: sqlite3.Row) -> StoredItem:
+        data = row["data"]
         return StoredItem(
-            item=_item_adapter.validate_json(row["data"]),
+            item=_item_adapter.validate_json(data)
+            if self.redactor is None
+            else _item_adapter.validate_python(self._json(data)),
             pos=row["pos"],
             lifetime=row["lifetime"],
             tokens=row["tokens"],
             state=row["state"],
-            reason=row["reason"],
+            reason=self._text(row["reason"] or ""),
         )
 
     def accumulated(self, session_id: str, *, until_pos: int | None = None) -> list[StoredItem]:
@@ -420,7 +467,7 @@ class RunLog:
             params.append(until_pos)
         states: dict[str, tuple[str, str]] = {}
         for row in self._rows(sql + " ORDER BY pos", params):
-            states[row["item_id"]] = (row["state"], row["reason"])
+            states[row["item_id"]] = (row["state"], self._text(row["reason"] or ""))
         return states
 
     def task_notes(self, task_id: str) -> tuple[int, dict[str, Any]] | None:
@@ -429,7 +476,19 @@ class RunLog:
             "SELECT pos, data FROM task_notes WHERE task_id = ? ORDER BY pos DESC LIMIT 1",
             (task_id,),
         )
-        return (rows[0]["pos"], json.loads(rows[0]["data"])) if rows else None
+        return (rows[0]["pos"], self._json(rows[0]["data"])) if rows else None
+
+    def world_state(self, session_id: str) -> tuple[str, int, dict[str, Any]] | None:
+        """The latest recorded state of the simulated world in a session: (task id, turn,
+        state), or None when its driver records none."""
+        rows = self._rows(
+            "SELECT task_id, turn, data FROM world_states WHERE session_id = ? "
+            "ORDER BY pos DESC LIMIT 1",
+            (session_id,),
+        )
+        if not rows:
+            return None
+        return str(rows[0]["task_id"]), int(rows[0]["turn"]), json.loads(rows[0]["data"])
 
     def context_at(self, task_id: str, turn: int | None = None) -> ContextView:
         """The context of the model call at ``turn`` (the task's last call when None)."""
@@ -483,7 +542,7 @@ class RunLog:
 
     def archive(self, address: str) -> str | None:
         rows = self._rows("SELECT text FROM archive WHERE address = ?", (address,))
-        return None if not rows else str(rows[0]["text"])
+        return None if not rows else self._text(str(rows[0]["text"]))
 
     def archive_entries(self, task_id: str) -> list[dict[str, Any]]:
         rows = self._rows(
@@ -491,7 +550,7 @@ class RunLog:
             "ORDER BY created_at, rowid",
             (task_id,),
         )
-        return [dict(row) for row in rows]
+        return [{**dict(row), "text": self._text(str(row["text"]))} for row in rows]
 
     def image(self, sha256: str) -> ImagePart | None:
         rows = self._rows(

@@ -33,6 +33,7 @@ from harness.events import (
     Event,
     ModelResponseEvent,
     ObservationEvent,
+    OutcomeEvidence,
     PromptSnapshotEvent,
     TaskResumedEvent,
     ToolResultEvent,
@@ -63,7 +64,8 @@ table.summary td:first-child{color:#5b6673;white-space:nowrap}
 .turn h3 .tokens{font-weight:normal;color:#5b6673;font-size:13px}
 .frames{display:flex;gap:10px;flex-wrap:wrap;margin:6px 0 10px}
 figure{margin:0}figure img{max-width:320px;border:1px solid #ccd2d9;border-radius:3px;
-display:block}
+display:block;cursor:zoom-in}figure img.big{max-width:100%;cursor:zoom-out}
+.frames:has(img.big){display:block}
 figcaption{font-size:12px;color:#5b6673}
 .missing{width:160px;height:90px;border:1px dashed #b9c0c8;color:#7a8591;font-size:12px;
 display:flex;align-items:center;justify-content:center;text-align:center;padding:4px}
@@ -76,12 +78,15 @@ margin-right:8px;color:#3a4450}
 .ev.eval-failure{border-color:#c44e52;background:#fdf3f3}
 .ev.eval-process{border-color:#d4a017}
 .ev.compaction{border-color:#d4a017;background:#fffbea}.ev.note{border-color:#9aa5b1}
+.ev.unknown{border-color:#d4a017;background:#fffbea}
 pre{white-space:pre-wrap;word-break:break-word;font-size:12.5px;margin:4px 0 0;
 font-family:ui-monospace,SFMono-Regular,Menlo,monospace}
 .badge{display:inline-block;padding:1px 7px;border-radius:10px;font-size:12px;color:#fff}
 .b-completed,.b-success,.b-allow{background:#2e8b57}.b-failed,.b-failure,.b-block{background:#c44e52}
 .b-cancelled,.b-clamp,.b-process,.b-max_turns,.b-failure_budget,.b-interrupted,.b-running
 {background:#d4a017}
+.b-achieved,.b-held{background:#2e8b57}.b-not_achieved,.b-unheld{background:#c44e52}
+.b-unverified,.b-unknown{background:#d4a017}
 .report{background:#fff;border:1px solid #dde1e6;border-radius:6px;padding:12px 16px}
 details summary{cursor:pointer;color:#4c72b0;font-size:12px}
 table.tokens{border-collapse:collapse;font-size:12px}table.tokens td,table.tokens th{
@@ -95,6 +100,19 @@ def _e(value: Any) -> str:
 
 def _badge(status: str) -> str:
     return f'<span class="badge b-{_e(status)}">{_e(status)}</span>'
+
+
+def _outcome_html(outcome: str, evidence: OutcomeEvidence) -> str:
+    """The goal's outcome, who judged it, and each condition that held or did not."""
+    who = f"{_e(evidence.checked_by)}: " if evidence.checked_by else ""
+    rows = "".join(
+        f'<li><span class="badge b-{"held" if c.held else "unheld"}">'
+        f"{'held' if c.held else 'not held'}</span> {_e(c.condition)}: {_e(c.evidence)}</li>"
+        for c in evidence.conditions
+    )
+    return f'<p class="outcome">outcome {_badge(outcome)} {who}{_e(evidence.summary)}</p>' + (
+        f"<ul>{rows}</ul>" if rows else ""
+    )
 
 
 def _data_uri(image: ImagePart) -> str:
@@ -177,7 +195,9 @@ def context_plot_svg(
             full.plot([], [], color="#d4a017", linestyle="--", label="compaction")
         if resumed_at:
             full.plot([], [], color="#8172b3", linestyle="-.", label="resumed after a crash")
-        full.legend(loc="upper left", ncols=4, fontsize=8, frameon=False)
+        # Outside the axes: inside, it covered the window line it explains.
+        handles, labels = full.get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=5, fontsize=8, frameon=False)
         full.set_title(
             "context tokens per turn (estimated request, by section)", loc="right", fontsize=9
         )
@@ -249,6 +269,7 @@ def render_report(log: RunLog, task_id: str) -> str:
     done = next((e for e in reversed(events) if isinstance(e, DoneEvent)), None)
     final = (
         f'<div class="report"><p>{_badge(done.status)} {_e(done.termination_reason)}</p>'
+        f"{_outcome_html(done.outcome, done.evidence)}"
         f"<pre>{_e(done.report)}</pre></div>"
         if done is not None
         else f'<div class="report"><p>{_badge(task.status)} the task has no done event '
@@ -262,8 +283,9 @@ def render_report(log: RunLog, task_id: str) -> str:
         f"<h1>{_e(task.instruction)}</h1>"
         f'<div class="sub">task {_e(task.id)} in session {_e(task.session_id)}</div>'
         f"{_summary(task, config)}"
+        f"<h2>Result</h2>{final}"
         f'<h2>Context tokens per turn</h2><div class="plot">{plot_html}</div>'
-        f"<h2>Timeline</h2>{turns_html}<h2>Result</h2>{final}"
+        f"<h2>Timeline</h2>{turns_html}"
         f'<p class="sub">generated {_e(_when(time.time()))} by embodied-harness</p>'
         "</main></body></html>\n"
     )
@@ -277,7 +299,7 @@ def write_report(
     """Write the report of a task (id, session id or ``last``) in the run store folder
     ``store``; returns the file (default ``<store>/reports/<task>.html``). This is what
     ``harness report`` does, for scripts and the demo to call at the end of a run."""
-    with RunLog(store) as log:
+    with RunLog(store, redact=True) as log:
         task = log.resolve(task_id)
         page = render_report(log, task.id)
         path = Path(output) if output else log.folder / "reports" / f"{task.id}.html"
@@ -291,6 +313,12 @@ def _summary(task: StoredTask, config: dict[str, Any]) -> str:
     u = task.usage
     rows = [
         ("status", _badge(task.status) + (f" {_e(task.reason)}" if task.reason else "")),
+        (
+            "outcome",
+            _badge(task.outcome)
+            + (f" {_e(task.evidence.checked_by)}: " if task.evidence.checked_by else " ")
+            + _e(task.evidence.summary),
+        ),
         ("turns", _e(task.turns)),
         ("model", _e(f"{model.get('provider', '?')}:{model.get('name', '?')}")),
         (
@@ -298,6 +326,11 @@ def _summary(task: StoredTask, config: dict[str, Any]) -> str:
             _e(
                 f"{u.prompt_tokens} in ({u.cache_read_tokens} cached) / {u.output_tokens} out, "
                 f"{u.requests} model calls"
+                + (
+                    f"; usage not reported for {u.unreported_requests} of them"
+                    if u.unreported_requests
+                    else ""
+                )
             ),
         ),
         ("cost", _e(f"${u.cost_usd:.4f}" if u.cost_usd is not None else "not priced")),
@@ -344,7 +377,8 @@ def _frames_html(log: RunLog, hashes: list[str], cameras: dict[str, list[int]] |
             continue
         caption = f"{image.label or label} {image.width}x{image.height}"
         parts.append(
-            f'<figure><img alt="{_e(caption)}" src="{_data_uri(image)}">'
+            f'<figure><img alt="{_e(caption)}" title="click to enlarge" '
+            f'onclick="this.classList.toggle(\'big\')" src="{_data_uri(image)}">'
             f"<figcaption>{_e(caption)}</figcaption></figure>"
         )
     return "".join(parts)
@@ -365,7 +399,9 @@ def _event_html(log: RunLog, e: Event) -> str:
     if kind == "task_resumed":
         calls = e.describe_interrupted()
         text = f"after a crash (pid {e.previous_pid}), from turn {e.from_turn}"
-        return _block("error", "resumed", _e(text + (f"; interrupted: {calls}" if calls else "")))
+        text += f"; interrupted: {calls}" if calls else ""
+        text += f"; {e.describe_world()}" if e.describe_world() else ""
+        return _block("unknown", "resumed", _e(text))
     if kind == "tools_listed":
         return _block("note", "tools", _e(f"{', '.join(e.tools)} ({e.tokens} tokens)"))
     if kind == "skill_loaded":
@@ -387,10 +423,12 @@ def _event_html(log: RunLog, e: Event) -> str:
             name, arguments = _e(call["name"]), _args(call.get("arguments"))
             parts.append(f"<div>decides <b>{name}</b>({arguments})</div>")
         u = e.usage
-        parts.append(
-            f'<div class="sub">{_e(e.model)}: {u.prompt_tokens} in / {u.output_tokens} out, '
-            f"{e.duration_s:.2f} s</div>"
+        tokens = (
+            f"{u.prompt_tokens} in / {u.output_tokens} out"
+            if u.complete
+            else "usage not reported by the provider"
         )
+        parts.append(f'<div class="sub">{_e(e.model)}: {tokens}, {e.duration_s:.2f} s</div>')
         return _block("model", "model", "".join(parts))
     if kind == "safety_check":
         detail = _e(e.reason or ", ".join(e.violations))
@@ -437,17 +475,24 @@ def _event_html(log: RunLog, e: Event) -> str:
         return _block(
             "note", "memory", _e(f"{e.status}: kept {len(e.kept)}, rejected {len(e.rejected)}")
         )
+    if kind == "model_discarded":
+        what = "complete answer" if e.complete else "answer in flight"
+        return _block("note", "discarded", _e(f"model {what}: {e.reason}"))
     if kind == "done":
         return _block(
-            "error" if e.status != "completed" else "result",
+            "result" if e.status == "completed" and e.outcome != "not_achieved" else "error",
             "done",
-            f"{_badge(e.status)} after {e.turns} turns: {_e(e.termination_reason)}",
+            f"{_badge(e.status)} after {e.turns} turns: {_e(e.termination_reason)} "
+            f"&middot; outcome {_badge(e.outcome)}",
         )
     return ""  # model deltas, prompt snapshots (in the header), observations (as frames)
 
 
 def _result_html(log: RunLog, e: ToolResultEvent) -> str:
-    css = "error" if e.is_error else "result"
+    # An interrupted or timed-out motion's outcome is unknown: not shown as a failure.
+    unknown = e.error_kind == "outcome_unknown"
+    failed = e.is_error or (e.evaluation is not None and e.evaluation.status == "failure")
+    css = "unknown" if unknown else ("error" if failed else "result")
     kind = f" [{e.error_kind}]" if e.error_kind else ""
     text = e.text
     full = log.archive(e.archive) if e.archive else None

@@ -6,7 +6,7 @@ older harness is upgraded in place and one written by a newer harness is refused
 clear message instead of being misread.
 
 Positions: every row that belongs to the ordered history of a session (events, items,
-item-state changes, Accumulated layouts, Task Notes snapshots) carries ``pos``, a
+item-state changes, Accumulated layouts, Task Notes snapshots, world states) carries ``pos``, a
 store-wide increasing counter. Rebuilding the context as it was at any event is a matter
 of reading rows with ``pos`` at or below that event's.
 """
@@ -131,11 +131,24 @@ token and cost totals as columns (``harness runs`` sums them without parsing JSO
 
 
 _V3 = """
-ALTER TABLE archive ADD COLUMN arguments TEXT NOT NULL DEFAULT '';
-CREATE INDEX archive_by_task ON archive(task_id, created_at)
+ALTER TABLE tasks ADD COLUMN outcome TEXT NOT NULL DEFAULT 'unverified';
+ALTER TABLE tasks ADD COLUMN evidence TEXT NOT NULL DEFAULT '{}';
+UPDATE tasks SET outcome = COALESCE((
+    SELECT json_extract(e.data, '$.outcome') FROM events e
+    WHERE e.task_id = tasks.id AND e.type = 'done' ORDER BY e.pos DESC LIMIT 1
+), 'unverified');
+CREATE TABLE world_states (
+    session_id  TEXT NOT NULL,
+    task_id     TEXT NOT NULL,
+    turn        INTEGER NOT NULL,
+    pos         INTEGER NOT NULL,
+    data        TEXT NOT NULL
+);
+CREATE INDEX world_states_by_task ON world_states(task_id, pos)
 """
-"""Version 3: the arguments of the call whose output is archived, so ``search_archive``
-finds an exchange by tool name and arguments ("read_sensor_log index 7")."""
+"""Version 3: each task's outcome (achieved, not_achieved, unverified) and its evidence as
+columns (tasks ended by an older harness read their done event, which had none:
+unverified), and the simulated world's state after each turn (resume restores it)."""
 
 
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
@@ -147,10 +160,21 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     return apply
 
 
+def _v4(conn: sqlite3.Connection) -> None:
+    """Version 4: the arguments of the call whose output is archived, so ``search_archive``
+    finds an exchange by tool name and arguments ("read_sensor_log index 7"). Written to
+    apply to a store that already has the column (one rolled back by hand) as well."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(archive)")}
+    if "arguments" not in columns:
+        conn.execute("ALTER TABLE archive ADD COLUMN arguments TEXT NOT NULL DEFAULT ''")
+    conn.execute("CREATE INDEX IF NOT EXISTS archive_by_task ON archive(task_id, created_at)")
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _script(_V1),
     2: _script(_V2),
     3: _script(_V3),
+    4: _v4,
 }
 """Version -> the step that upgrades a store from the version below it."""
 

@@ -26,6 +26,7 @@ from harness.events import EventBase, ToolResultEvent
 from harness.messages import FORMAT_VERSION, ImagePart, Item
 from harness.protocols import ArchiveHit
 from harness.redact import Redactor
+from harness.store.redacting import RedactingStore
 from harness.store.schema import migrate
 
 __all__ = ["STORE_FILENAME", "SQLiteRunStore", "connect_store"]
@@ -67,7 +68,7 @@ def connect_store(path: Path, *, synchronous: str = "FULL") -> sqlite3.Connectio
     return conn
 
 
-class SQLiteRunStore:
+class SQLiteRunStore(RedactingStore):
     """The durable run store: one SQLite file (``<folder>/runs.db``) in WAL mode.
 
     Every method is one committed transaction (``synchronous=FULL`` by default, so a commit
@@ -78,7 +79,8 @@ class SQLiteRunStore:
 
     Args:
         folder: The ``run.store`` folder (created if missing).
-        redactor: Applied to every string before it is written.
+        redactor: Applied to every string before it is written (built-in shapes, or the
+            session's once a Harness adopts the store, when omitted).
         synchronous: ``"FULL"`` (durable across power loss) or ``"NORMAL"`` (durable across
             a process crash only; faster on slow disks).
     """
@@ -96,7 +98,7 @@ class SQLiteRunStore:
         except OSError as exc:
             raise RunStoreError(f"cannot create the run store folder {self.folder}: {exc}") from exc
         self.path = self.folder / STORE_FILENAME
-        self.redactor = redactor or Redactor()
+        self._init_redactor(redactor)
         self._conn = connect_store(self.path, synchronous=synchronous)
         self._lock = threading.Lock()
         self._pos = self._max_pos()
@@ -180,6 +182,8 @@ class SQLiteRunStore:
         report: str,
         turns: int,
         usage: Mapping[str, Any],
+        outcome: str = "unverified",
+        evidence: Mapping[str, Any] | None = None,
     ) -> None:
         usage = dict(usage)
         prompt = sum(
@@ -188,7 +192,8 @@ class SQLiteRunStore:
         )
         self._write(
             "UPDATE tasks SET status = ?, reason = ?, report = ?, turns = ?, usage = ?, "
-            "ended_at = ?, input_tokens = ?, output_tokens = ?, cost_usd = ? WHERE id = ?",
+            "ended_at = ?, input_tokens = ?, output_tokens = ?, cost_usd = ?, outcome = ?, "
+            "evidence = ? WHERE id = ?",
             (
                 status,
                 self.redactor.text(reason),
@@ -199,6 +204,8 @@ class SQLiteRunStore:
                 prompt,
                 int(usage.get("output_tokens") or 0),
                 usage.get("cost_usd"),
+                outcome,
+                _dumps(self.redactor.value(dict(evidence or {}))),
                 task_id,
             ),
         )
@@ -288,6 +295,15 @@ class SQLiteRunStore:
             (session_id, task_id, _dumps(self.redactor.value(dict(notes)))),
         )
 
+    def put_world_state(
+        self, session_id: str, task_id: str, *, turn: int, state: Mapping[str, Any]
+    ) -> None:
+        """The simulated world's state after a turn (not redacted: poses and joints)."""
+        self._write_at_next_pos(
+            "INSERT INTO world_states(session_id, task_id, turn, data, pos) VALUES (?, ?, ?, ?, ?)",
+            (session_id, task_id, turn, _dumps(dict(state))),
+        )
+
     # ------------------------------------------------------------------ archive and media
 
     def archive_put(
@@ -314,12 +330,21 @@ class SQLiteRunStore:
             ),
         )
 
-    def archive_get(self, address: str) -> str | None:
+    def archive_get(self, address: str, *, session_id: str | None = None) -> str | None:
+        """The archived text at ``address``; with ``session_id``, only if the task that
+        archived it ran in that session (otherwise None, as for an unknown address)."""
         with self._lock:
             self._check_open()
-            row = self._conn.execute(
-                "SELECT text FROM archive WHERE address = ?", (address,)
-            ).fetchone()
+            if session_id is None:
+                row = self._conn.execute(
+                    "SELECT text FROM archive WHERE address = ?", (address,)
+                ).fetchone()
+            else:
+                row = self._conn.execute(
+                    "SELECT a.text FROM archive AS a JOIN tasks AS t ON t.id = a.task_id "
+                    "WHERE a.address = ? AND t.session_id = ?",
+                    (address, session_id),
+                ).fetchone()
         return None if row is None else str(row[0])
 
     def archive_search(self, session_id: str, query: str, *, limit: int) -> list[ArchiveHit]:

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Mapping
-from typing import Any, Literal
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -28,8 +28,8 @@ from embodiment.types import (
     PostConditionChecker,
     fill_post_condition,
 )
+from harness.cancel import call_cancellable
 from harness.config import ObservationConfig
-from harness.images import encode_frame
 from harness.messages import (
     AssistantItem,
     InstructionItem,
@@ -40,9 +40,16 @@ from harness.messages import (
 )
 from harness.providers.base import Model, complete
 from harness.tools import Tool, ToolOutput
-from harness.world.observation import render_observation
+from harness.world.observation import encode_observation_frames, render_observation
 
-__all__ = ["EVALUATOR_PROMPT", "ModelEvaluator", "ProgrammaticEvaluator", "parse_verdict"]
+__all__ = [
+    "EVALUATOR_PROMPT",
+    "Judge",
+    "ModelEvaluator",
+    "ProgrammaticEvaluator",
+    "parse_json_answer",
+    "parse_verdict",
+]
 
 EVALUATOR_PROMPT = """\
 You check whether a robot action achieved its post-condition. You see only the camera
@@ -91,8 +98,12 @@ class _VerdictAnswer(BaseModel):
     failure_reason: str | None = None
 
 
-def parse_verdict(text: str, *, allow_process: bool) -> tuple[_VerdictAnswer | None, str]:
-    """The verdict in a model's answer, or (None, what is wrong with it)."""
+AnswerT = TypeVar("AnswerT", bound=BaseModel)
+
+
+def parse_json_answer(text: str, schema: type[AnswerT]) -> tuple[AnswerT | None, str]:
+    """The JSON object in a model's answer validated as ``schema`` (code fences and prose
+    around it tolerated), or (None, what is wrong with it, in words the model can fix)."""
     cleaned = re.sub(r"^```(?:json)?\s*|\s*```$", "", text.strip(), flags=re.IGNORECASE)
     start, end = cleaned.find("{"), cleaned.rfind("}")
     if start < 0 or end <= start:
@@ -102,17 +113,85 @@ def parse_verdict(text: str, *, allow_process: bool) -> tuple[_VerdictAnswer | N
     except json.JSONDecodeError as exc:
         return None, f"invalid JSON ({exc.msg} at character {exc.pos})"
     try:
-        answer = _VerdictAnswer.model_validate(data)
+        return schema.model_validate(data), ""
     except ValidationError as exc:
         problem = exc.errors()[0]
         where = ".".join(str(p) for p in problem["loc"]) or "(object)"
         return None, f"{where}: {problem['msg']}"
+
+
+def parse_verdict(text: str, *, allow_process: bool) -> tuple[_VerdictAnswer | None, str]:
+    """The verdict in a model's answer, or (None, what is wrong with it)."""
+    answer, problem = parse_json_answer(text, _VerdictAnswer)
+    if answer is None:
+        return None, problem
     if answer.status == "process" and not allow_process:
         return (
             None,
             "status 'process' is only allowed for segmented actions; say success or failure",
         )
     return answer, ""
+
+
+class Judge:
+    """A model asked for a JSON verdict in a context of its own, with one repair round.
+
+    Shared by the per-action :class:`ModelEvaluator` and the whole-task check
+    (:class:`harness.world.task_check.ModelTaskCheck`): the request carries only the
+    judge's prompt, the question and the images after the fact; a malformed answer gets
+    one request to fix it (saying what is wrong and the shape wanted); a second malformed
+    answer is reported as such, never guessed at.
+    """
+
+    def __init__(
+        self, model: Model, *, prompt_name: str, prompt: str, max_output_tokens: int
+    ) -> None:
+        self.model = model
+        self.prompt_name = prompt_name
+        self.prompt = prompt
+        self.max_output_tokens = max_output_tokens
+
+    def answer(
+        self,
+        question: str,
+        refreshed: RefreshedBlock,
+        parse: Callable[[str], tuple[AnswerT | None, str]],
+        *,
+        shape: str,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> tuple[AnswerT | None, list[str]]:
+        """The parsed answer, or (None, the problems of both attempts)."""
+        items: list[Any] = [InstructionItem(text=question)]
+        text = self._ask(items, refreshed, cancelled)
+        answer, problem = parse(text)
+        if answer is not None:
+            return answer, []
+        items += [
+            AssistantItem(text=text[:4000]),
+            InstructionItem(
+                text=f"Your answer is not a valid verdict: {problem}. Reply again with only "
+                f"the JSON object {shape}."
+            ),
+        ]
+        answer, second = parse(self._ask(items, refreshed, cancelled))
+        return answer, ([] if answer is not None else [problem, second])
+
+    def _ask(
+        self, items: list[Any], refreshed: RefreshedBlock, cancelled: Callable[[], bool] | None
+    ) -> str:
+        request = ModelRequest(
+            system=[SystemBlock(name=self.prompt_name, text=self.prompt)],
+            items=items,
+            refreshed=refreshed,
+            max_output_tokens=self.max_output_tokens,
+            purpose="evaluate",
+        )
+        response = call_cancellable(
+            lambda worker_cancelled: complete(self.model, request, cancelled=worker_cancelled),
+            cancelled=cancelled,
+            what=f"the {self.prompt_name} model call",
+        )
+        return response.text
 
 
 class ModelEvaluator:
@@ -144,6 +223,12 @@ class ModelEvaluator:
         self.image_settings = image_settings or ObservationConfig()
         self.max_output_tokens = max_output_tokens
         self.name = f"model:{getattr(model, 'name', 'evaluator')}"
+        self.judge = Judge(
+            model,
+            prompt_name="evaluator",
+            prompt=EVALUATOR_PROMPT,
+            max_output_tokens=max_output_tokens,
+        )
 
     def condition(self, tool: str, arguments: Mapping[str, Any]) -> str:
         entry = self.post_conditions.get(tool)
@@ -167,17 +252,7 @@ class ModelEvaluator:
             return self._verdict("failure", f"no post-condition is defined for {tool.name}")
         if observation is None or not observation.images:
             return self._verdict("failure", "no post-execution image to judge the outcome from")
-        settings = self.image_settings
-        images = [
-            encode_frame(
-                frame,
-                label=name,
-                fmt=settings.image_format,
-                quality=settings.jpeg_quality,
-                max_side=settings.max_image_side,
-            )
-            for name, frame in list(observation.images.items())[: self.max_images]
-        ]
+        images = encode_observation_frames(observation, self.image_settings, limit=self.max_images)
         allow_process = tool.name in self.segment_tools
         question = (
             f"Action: {tool.name}({json.dumps(dict(arguments), sort_keys=True, default=str)})\n"
@@ -189,40 +264,23 @@ class ModelEvaluator:
             )
             + f"Images: {', '.join(image.label for image in images)} (taken after the action)."
         )
-        items: list[Any] = [InstructionItem(text=question)]
         refreshed = RefreshedBlock(observation=render_observation(observation), images=images)
-        answer_text = self._ask(items, refreshed)
-        answer, problem = parse_verdict(answer_text, allow_process=allow_process)
+        answer, problems = self.judge.answer(
+            question,
+            refreshed,
+            lambda text: parse_verdict(text, allow_process=allow_process),
+            shape='{"status": ..., "evidence": ..., "failure_reason": ...}',
+        )
         if answer is None:
-            items += [
-                AssistantItem(text=answer_text),
-                InstructionItem(
-                    text=f"Your answer is not a valid verdict: {problem}. Reply again with only "
-                    'the JSON object {"status": ..., "evidence": ..., "failure_reason": ...}.'
-                ),
-            ]
-            answer_text = self._ask(items, refreshed)
-            answer, second = parse_verdict(answer_text, allow_process=allow_process)
-            if answer is None:
-                return self._verdict(
-                    "failure",
-                    f"the evaluator's answer was malformed twice ({problem}; then {second}); "
-                    "the outcome is unconfirmed",
-                )
+            return self._verdict(
+                "failure",
+                f"the evaluator's answer was malformed twice ({'; then '.join(problems)}); "
+                "the outcome is unconfirmed",
+            )
         evidence = answer.evidence
         if answer.status == "failure" and answer.failure_reason:
             evidence += f" (reason: {answer.failure_reason})"
         return self._verdict(answer.status, evidence)
-
-    def _ask(self, items: list[Any], refreshed: RefreshedBlock) -> str:
-        request = ModelRequest(
-            system=[SystemBlock(name="evaluator", text=EVALUATOR_PROMPT)],
-            items=items,
-            refreshed=refreshed,
-            max_output_tokens=self.max_output_tokens,
-            purpose="evaluate",
-        )
-        return complete(self.model, request).text
 
     def _verdict(self, status: Literal["success", "failure", "process"], evidence: str) -> Verdict:
         return Verdict(status=status, evidence=evidence, evaluator=self.name)

@@ -21,8 +21,11 @@ CALIBRATION_STATE_KEYS = frozenset({"cameras", "frames"})
 a few 4x4 matrices would cost ~100 tokens every turn and tell it nothing."""
 
 
-def encode_observation_frames(observation: Observation, cfg: ObservationConfig) -> list[ImagePart]:
-    """Every camera frame of ``observation``, downscaled and encoded as configured."""
+def encode_observation_frames(
+    observation: Observation, cfg: ObservationConfig, *, limit: int | None = None
+) -> list[ImagePart]:
+    """Every camera frame of ``observation`` (the first ``limit``), downscaled and encoded
+    as configured."""
     return [
         encode_frame(
             frame,
@@ -31,7 +34,7 @@ def encode_observation_frames(observation: Observation, cfg: ObservationConfig) 
             quality=cfg.jpeg_quality,
             max_side=cfg.max_image_side,
         )
-        for name, frame in observation.images.items()
+        for name, frame in list(observation.images.items())[:limit]
     ]
 
 

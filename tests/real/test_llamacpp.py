@@ -1,0 +1,48 @@
+"""The local-server scenarios against a real llama.cpp server (opt-in).
+
+Skipped unless ``HARNESS_LLAMACPP_URL`` names a running server's ``/v1`` (started as
+``tests/real/record_llamacpp.py`` describes, with ``--model_alias gemma --n_ctx 8192
+--chat_format chatml-function-calling``)::
+
+    HARNESS_LLAMACPP_URL=http://127.0.0.1:8765/v1 python -m pytest tests/real -q -s
+
+Each scenario runs live through a recording proxy (so the request bodies can be checked)
+and is held to the same ``check_*`` as its replay in ``tests/test_llamacpp_replay.py``; a
+failure here with a passing replay means the server changed, and the transcripts should be
+recorded again. The whole run takes a few minutes on a CPU.
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import urlparse
+
+import pytest
+
+from tests.llamacpp_scenarios import SCENARIOS, check_facts, facts
+from tests.transcripts import RecordingProxy
+
+URL = os.environ.get("HARNESS_LLAMACPP_URL", "")
+
+pytestmark = pytest.mark.skipif(
+    not URL, reason="set HARNESS_LLAMACPP_URL to a running llama.cpp server's /v1"
+)
+
+
+def origin() -> str:
+    parsed = urlparse(URL)
+    return f"{parsed.scheme}://{parsed.netloc}"
+
+
+def test_facts_live() -> None:
+    with RecordingProxy(origin()) as proxy:
+        facts(proxy.openai_url)
+        check_facts(proxy.settled())
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_scenario_live(name: str) -> None:
+    run, check = SCENARIOS[name]
+    with RecordingProxy(origin()) as proxy:
+        result = run(proxy.openai_url)
+        check(result, [exchange.request for exchange in proxy.settled()])
