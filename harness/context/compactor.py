@@ -34,19 +34,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from harness.cancel import Cancelled
 from harness.config import secret_sources
 from harness.context.budget import budget_error
 from harness.context.checkpoint import CheckpointWriter
-from harness.context.folds import Fold, Folds, summary_token_limit, token_estimate
+from harness.context.folds import ENDED_PROSE_SHARE, Folds, summary_token_limit
 from harness.context.model import Context
 from harness.context.pruning import Pruner
 from harness.context.shrink import shrink_oversized
 from harness.context.summarizer import SummaryError
 from harness.context.summary_input import InputLimits, SummaryInput
-from harness.context.turns import CompactionPlan, protected_items
+from harness.context.turns import CompactionPlan
 from harness.errors import ContextBudgetError
 from harness.events import CompactionEvent
 from harness.messages import CheckpointItem, Item
@@ -101,9 +101,6 @@ FAILURE_TOLERANCE_SHARE = 0.5
 """After a summarizer failure the request may grow into this share of ``reserve_tokens``
 (beyond the threshold) while the summarizer backs off; past it the deterministic fallback
 must run, so the response always keeps at least the rest of the reserve."""
-ENDED_PROSE_SHARE = 0.1
-"""Ended tasks' prose (instructions, revisions, final reports) stays verbatim while it takes
-at most this share of the input budget; the oldest tasks' prose is folded beyond it."""
 
 
 class NoCompaction:
@@ -212,31 +209,20 @@ class CheckpointCompactor:
         results, Task Notes snapshots, the previous checkpoint) becomes part of the rolling
         checkpoint, its exchanges listed in the index. No model is called.
         """
-        items = [item for item in context.accumulated if item.task_id != running_task]
-        protected = protected_items(
-            context.accumulated,
-            tokens=token_estimate(context),
-            ended_prose_tokens=_ended_prose_tokens(context),
-            current_task=running_task,
-            keep_current_notes=False,
-        )
-        folded = [item for item in items if item.id not in protected]
-        if not _worth_folding(folded):
-            return
         started = time.monotonic()
         before = context.total_tokens()
-        fold = self.folds.without_model(context, folded, always=True, running_task=running_task)
-        assert fold is not None
-        tasks = ", ".join(dict.fromkeys(item.task_id or "session" for item in folded))
-        yield _folded_event(
-            fold,
+        fold = self.folds.retire(context, running_task=running_task)
+        if fold is None:
+            return
+        tasks = ", ".join(dict.fromkeys(item.task_id or "session" for item in fold.folded))
+        yield fold.event(
             status="completed",
             mode="task_end",
-            reason=f"task(s) {tasks} ended: {len(folded)} items of their tool traffic folded "
-            "into the checkpoint (their prose stays; every exchange is in its index)",
+            reason=f"task(s) {tasks} ended: {len(fold.folded)} items of their tool traffic "
+            "folded into the checkpoint (their prose stays; every exchange is in its index)",
             before=before,
-            context=context,
-            started=started,
+            after=context.total_tokens(),
+            duration_s=_since(started),
         )
 
     # ------------------------------------------------------------------ the ladder
@@ -336,7 +322,7 @@ class CheckpointCompactor:
             raise ContextBudgetError(message)
 
     def _plan(self, context: Context) -> CompactionPlan:
-        self.last_plan = self.folds.plan(context, ended_prose_tokens=_ended_prose_tokens(context))
+        self.last_plan = self.folds.plan(context)
         return self.last_plan
 
     # ------------------------------------------------------------------ the two folds
@@ -384,8 +370,7 @@ class CheckpointCompactor:
             )
             return False
         self.consecutive_failures = 0
-        yield _folded_event(
-            fold,
+        yield fold.event(
             status="completed",
             mode="checkpoint",
             reason=(
@@ -399,8 +384,8 @@ class CheckpointCompactor:
                 )
             ),
             before=before,
-            context=context,
-            started=started,
+            after=context.total_tokens(),
+            duration_s=_since(started),
         )
         return True
 
@@ -420,51 +405,19 @@ class CheckpointCompactor:
             )
             return
         self.consecutive_failures = 0
-        yield _folded_event(
-            fold,
+        yield fold.event(
             status="fallback",
             mode="deterministic",
             reason=f"{why}; deterministic checkpoint of {len(folded)} items",
             before=before,
-            context=context,
-            started=started,
+            after=context.total_tokens(),
+            duration_s=_since(started),
         )
 
 
 # ---------------------------------------------------------------------- helpers
 
 Steps = Generator[CompactionEvent, None, bool]
-FoldStatus = Literal["completed", "fallback"]
-FoldMode = Literal["checkpoint", "deterministic", "task_end"]
-
-
-def _folded_event(
-    fold: Fold,
-    *,
-    status: FoldStatus,
-    mode: FoldMode,
-    reason: str,
-    before: int,
-    context: Context,
-    started: float,
-) -> CompactionEvent:
-    return CompactionEvent(
-        status=status,
-        mode=mode,
-        reason=reason,
-        tokens_before=before,
-        tokens_after=context.total_tokens(),
-        items_folded=len(fold.folded),
-        items_retained=fold.retained,
-        rounds=fold.rounds,
-        duration_s=_since(started),
-        checkpoint_id=fold.checkpoint.id,
-        usage=fold.usage,
-    )
-
-
-def _ended_prose_tokens(context: Context) -> int:
-    return int(context.budget.threshold * ENDED_PROSE_SHARE)
 
 
 def _worth_folding(items: Sequence[Item]) -> bool:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from harness.cancel import Cancelled
 from harness.context.checkpoint import CheckpointWriter, live_checkpoint, note_of
@@ -27,7 +27,13 @@ from harness.context.index import INLINE_ENTRIES
 from harness.context.model import Context
 from harness.context.summarizer import ModelSummarizer, SummaryError
 from harness.context.summary_input import SummaryInput, pack_rounds
-from harness.context.turns import CompactionPlan, current_task_id, plan_compaction
+from harness.context.turns import (
+    CompactionPlan,
+    current_task_id,
+    plan_compaction,
+    protected_items,
+)
+from harness.events import CompactionEvent
 from harness.messages import CheckpointItem, CheckpointSource, InstructionItem, Item, Usage, new_id
 
 if TYPE_CHECKING:
@@ -36,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHARS_PER_SUMMARY_TOKEN",
+    "ENDED_PROSE_SHARE",
     "Fold",
     "Folds",
     "checkpoint_allowance",
@@ -53,6 +60,15 @@ HEADER_CHARS = 400
 INLINE_LINE_CHARS = 200
 """About what one index line takes (``LINE_MAX_CHARS`` plus its address)."""
 NOTE_MIN_CHARS = 600
+ENDED_PROSE_SHARE = 0.1
+"""Ended tasks' prose (instructions, revisions, final reports) stays verbatim while it takes
+at most this share of the input budget; the oldest tasks' prose is folded beyond it."""
+FoldStatus = Literal["completed", "fallback"]
+FoldMode = Literal["checkpoint", "deterministic", "task_end"]
+
+
+def ended_prose_tokens(context: Context) -> int:
+    return int(context.budget.threshold * ENDED_PROSE_SHARE)
 
 
 def summary_token_limit(threshold: int) -> int:
@@ -86,6 +102,31 @@ class Fold:
     kept_verbatim: int = 0
     """Prefix turns left verbatim because they did not fit ``max_summary_rounds``."""
 
+    def event(
+        self,
+        *,
+        status: FoldStatus,
+        mode: FoldMode,
+        reason: str,
+        before: int,
+        after: int,
+        duration_s: float,
+    ) -> CompactionEvent:
+        """The ``compaction`` event that reports this fold."""
+        return CompactionEvent(
+            status=status,
+            mode=mode,
+            reason=reason,
+            tokens_before=before,
+            tokens_after=after,
+            items_folded=len(self.folded),
+            items_retained=self.retained,
+            rounds=self.rounds,
+            duration_s=duration_s,
+            checkpoint_id=self.checkpoint.id,
+            usage=self.usage,
+        )
+
 
 class Folds:
     """Writes the checkpoint for a fold plan (see the module docstring)."""
@@ -97,7 +138,7 @@ class Folds:
         self.render = render
         self.writer = writer
 
-    def plan(self, context: Context, *, ended_prose_tokens: int) -> CompactionPlan:
+    def plan(self, context: Context) -> CompactionPlan:
         """The fold plan, with the tail's token bound also capped by the room that is left.
 
         After a fold the request holds the fixed part, the protected items (instruction,
@@ -116,7 +157,7 @@ class Folds:
                 keep_recent_turns=self.config.keep_recent_turns,
                 keep_recent_tokens=min(keep_tokens, tail_tokens),
                 tokens=tokens,
-                ended_prose_tokens=ended_prose_tokens,
+                ended_prose_tokens=ended_prose_tokens(context),
             )
 
         plan = capped(keep_tokens)
@@ -143,6 +184,27 @@ class Folds:
             if any(not isinstance(item, CheckpointItem) for item in keeping.foldable()):
                 return keeping
         return capped(room)
+
+    def retire(self, context: Context, *, running_task: str) -> Fold | None:
+        """Fold the tool traffic of every task but ``running_task`` (which is starting)
+        into the checkpoint, whatever its size: ended tasks' prose stays (within
+        :data:`ENDED_PROSE_SHARE` of the budget), their calls, results, Task Notes and the
+        previous checkpoint become the updated checkpoint. None when there is nothing."""
+        protected = protected_items(
+            context.accumulated,
+            tokens=token_estimate(context),
+            ended_prose_tokens=ended_prose_tokens(context),
+            current_task=running_task,
+            keep_current_notes=False,
+        )
+        folded = [
+            item
+            for item in context.accumulated
+            if item.task_id != running_task and item.id not in protected
+        ]
+        if all(isinstance(item, CheckpointItem) for item in folded):
+            return None
+        return self.without_model(context, folded, always=True, running_task=running_task)
 
     def inline_entries(self, context: Context) -> int:
         """Newest entries shown in the checkpoint itself: about a quarter of the note's
