@@ -238,6 +238,16 @@ def rss_bytes() -> int:
 
 
 def peak_rss_bytes() -> int:
+    """This process's own peak RSS: ``VmHWM`` (Linux), which starts afresh at exec, unlike
+    ``ru_maxrss``, which a child started by a large parent (``python -m benchmarks``)
+    inherits from it."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
