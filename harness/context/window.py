@@ -13,7 +13,7 @@ from harness.providers.base import Model
 from harness.providers.catalog import known_context_window
 from harness.tokens import TokenEstimator
 
-__all__ = ["new_context", "resolve_context_window"]
+__all__ = ["lane_budget", "new_context", "resolve_context_window"]
 
 
 def resolve_context_window(config: HarnessConfig, model: Model) -> int:
@@ -40,16 +40,37 @@ def resolve_context_window(config: HarnessConfig, model: Model) -> int:
 def new_context(config: HarnessConfig, model: Model) -> Context:
     """An empty context for ``model``, its budget derived from the window (or an error
     naming the key when the reserve leaves no room)."""
-    window = resolve_context_window(config, model)
+    budget = _budget(config, resolve_context_window(config, model), "context window")
+    return Context(TokenEstimator(image_cost=getattr(model, "image_cost", "generic")), budget)
+
+
+def _budget(config: HarnessConfig, window: int, what: str) -> Budget:
+    """The budget over ``window``, or the error naming the reserve when it leaves no room."""
     reserve = config.context.compaction.reserve_tokens
     if reserve >= window:
         raise ConfigError(
             f"context.compaction.reserve_tokens: got {reserve}; expected less than the "
-            f"context window ({window})",
+            f"{what} ({window})",
             key="context.compaction.reserve_tokens",
             value=reserve,
         )
-    return Context(
-        TokenEstimator(image_cost=getattr(model, "image_cost", "generic")),
-        Budget(context_window=window, reserve_tokens=reserve),
+    return Budget(context_window=int(window), reserve_tokens=reserve)
+
+
+def lane_budget(config: HarnessConfig, model: Model, window: int | None) -> Budget:
+    """The budget of a sub-agent lane on its own model (``subagents.model``): the window
+    configured for it, the model's own, or the built-in table's; unknown is an error, as
+    for the main model (a wrong guess would misplace every compaction threshold)."""
+    resolved = (
+        window
+        or getattr(model, "context_window", None)
+        or known_context_window(getattr(model, "name", ""))
     )
+    if not resolved:
+        raise UnknownContextWindowError(
+            f"the context window of the sub-agents' model {model.name!r} is unknown; set "
+            "subagents.model.context_window in the config",
+            key="subagents.model.context_window",
+            value=None,
+        )
+    return _budget(config, int(resolved), "sub-agents' context window")
