@@ -122,12 +122,12 @@ def refresh_scene(
 def retire_ended_tasks(lane: Lane) -> Steps[None]:
     """At a task's start: the ended tasks' tool traffic leaves the working set (folded into
     the checkpoint, reachable through its index); their prose stays."""
-    compactor = lane.session.compactor
+    compactor = lane.compactor
     if not isinstance(compactor, RetiresTasks):
         return
     for event in compactor.retire_tasks(lane.context, running_task=lane.state.task_id):
         yield lane.emit(event)
-    lane.session.sync_item_states()
+    lane.sync_item_states()
 
 
 def compact(lane: Lane, *, force: bool, reason: str) -> Steps[TaskEnding | None]:
