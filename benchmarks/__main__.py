@@ -1,6 +1,7 @@
 """Run every benchmark with its defaults; optionally record the tables in the README.
 
-    python -m benchmarks                  # both benchmarks, tables printed
+    python -m benchmarks                  # both benchmarks, tables printed (context
+                                          # efficiency on four traces/summarizers)
     python -m benchmarks --update-readme  # ... and the "Latest results" section rewritten
 
 The README section records the date, the commit and this command, so re-measuring after a
@@ -25,6 +26,14 @@ from benchmarks import context_efficiency, turn_overhead
 __all__ = ["main", "update_readme"]
 
 README = Path(__file__).resolve().parent / "README.md"
+CONTEXT_RUNS: tuple[tuple[str, ...], ...] = (
+    (),
+    ("--summary-addresses", "none"),
+    ("--tasks", "4"),
+    ("--tasks", "4", "--summary-addresses", "none"),
+)
+"""The context-efficiency runs recorded: the default trace and a session of four tasks,
+each with the default summarizer and with one that writes no addresses."""
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 _FILE_NOTES = re.compile(r"^(JSON|plot) (written|skipped).*$", re.MULTILINE)
 
@@ -82,11 +91,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--update-readme", action="store_true", help="record the tables")
     args = parser.parse_args(argv)
     sections = {
-        "Context efficiency (`python -m benchmarks.context_efficiency`)": _captured(
-            context_efficiency.main, []
-        ),
-        "Turn overhead (`python -m benchmarks.turn_overhead`)": _captured(turn_overhead.main, []),
+        f"Context efficiency (`python -m benchmarks.context_efficiency{' ' if options else ''}"
+        f"{' '.join(options)}`)": _captured(context_efficiency.main, options)
+        for options in CONTEXT_RUNS
     }
+    sections["Turn overhead (`python -m benchmarks.turn_overhead`)"] = _captured(
+        turn_overhead.main, []
+    )
     if args.update_readme:
         update_readme(sections)
         print(f"\n{README} updated")

@@ -2,6 +2,7 @@
 
     python -m benchmarks.context_efficiency            # 600 turns, 32k window, 4k reserve
     python -m benchmarks.context_efficiency --turns 2000 --window 128000 --reserve 16384
+    python -m benchmarks.context_efficiency --tasks 4 --summary-addresses none
 
 Every policy gets the same seeded trace (see :mod:`benchmarks.session_trace`), the same window
 and reserve, the same token estimator and the same deterministic summarizer (which fails
@@ -47,7 +48,9 @@ class EfficiencyOptions:
     image_cost: ImageCostModel = "openai"
     summary_tokens: int = 1_500
     summary_failure_rate: float = 0.2
-    summary_addresses: Literal["cut", "all"] = "cut"
+    summary_addresses: Literal["cut", "all", "none"] = "cut"
+    tasks: int = 1
+    """Tasks in the session (``--tasks``): one instruction and final report each."""
     policies: Sequence[str] = POLICY_ORDER
     overrides: Sequence[str] = ()
     """``key.path=value`` settings for the Harness (``ours``) only."""
@@ -72,7 +75,11 @@ def run_benchmark(options: EfficiencyOptions) -> EfficiencyResults:
     if unknown:
         raise ValueError(f"unknown policies {unknown}; expected some of {list(POLICY_ORDER)}")
     budget = _budget(options)
-    trace = generate_trace(TraceSpec(turns=options.turns, facts=options.facts, seed=options.seed))
+    if options.tasks < 1 or options.tasks > options.turns:
+        raise ValueError(f"--tasks ({options.tasks}) must be between 1 and --turns")
+    trace = generate_trace(
+        TraceSpec(turns=options.turns, facts=options.facts, seed=options.seed, tasks=options.tasks)
+    )
     config = ours_config(
         trace, window=options.window, reserve=options.reserve, overrides=options.overrides
     )
@@ -133,7 +140,7 @@ HEADERS = (
     "x full",
     "compactions",
     "summarizer in",
-    "facts verbatim / by address / lost",
+    "facts closed-book / by address (via index) / lost",
     "over window",
     "violations",
 )
@@ -159,12 +166,29 @@ def table_rows(results: EfficiencyResults) -> list[list[str]]:
                 _ratio(m.effective_cost, full.effective_cost if full and comparable else None),
                 compactions,
                 compact_number(m.summarizer_input_tokens),
-                f"{m.facts.verbatim} / {m.facts.recoverable} / {m.facts.lost}",
+                f"{m.facts.verbatim} / {m.facts.recoverable} ({m.facts.via_index}) / "
+                f"{m.facts.lost}",
                 str(m.overflow_requests),
                 str(m.violations_total),
             ]
         )
     return rows
+
+
+def best_published_ratio(results: EfficiencyResults) -> tuple[float, str] | None:
+    """(ours' effective cost / the cheapest baseline's, that baseline) over the baselines
+    that sent every request; None when ours or every baseline is missing."""
+    by_policy = results.by_policy()
+    ours = by_policy.get(OURS)
+    baselines = [
+        m
+        for name, m in by_policy.items()
+        if name != OURS and m.requests == m.planned_requests and m.effective_cost > 0
+    ]
+    if ours is None or not baselines:
+        return None
+    best = min(baselines, key=lambda m: m.effective_cost)
+    return ours.effective_cost / best.effective_cost, best.policy
 
 
 def _ratio(value: float, base: float | None) -> str:
@@ -175,12 +199,17 @@ def _ratio(value: float, base: float | None) -> str:
 
 def render(results: EfficiencyResults) -> str:
     o = results.options
+    kept = {
+        "all": "keeping the addresses of every output",
+        "cut": "keeping the addresses of cut or pruned outputs",
+        "none": "writing no addresses",
+    }[o.summary_addresses]
+    tasks = f"{o.tasks} tasks, " if o.tasks > 1 else ""
     lines = [
-        f"Context efficiency: {o.turns} turns (+1 final), {len(results.trace.facts)} facts, "
-        f"seed {o.seed}, window {o.window}, reserve {o.reserve}, images by the {o.image_cost} "
-        f"formula, summarizer of at most {o.summary_tokens} tokens keeping the addresses of "
-        f"{'every output' if o.summary_addresses == 'all' else 'cut or pruned outputs'}, "
-        f"failure rate {o.summary_failure_rate:.0%}",
+        f"Context efficiency: {tasks}{o.turns} tool turns (+{o.tasks} final), "
+        f"{len(results.trace.facts)} facts, seed {o.seed}, window {o.window}, reserve "
+        f"{o.reserve}, images by the {o.image_cost} formula, summarizer of at most "
+        f"{o.summary_tokens} tokens {kept}, failure rate {o.summary_failure_rate:.0%}",
         "",
         markdown_table(HEADERS, table_rows(results)),
         "",
@@ -207,6 +236,11 @@ def render(results: EfficiencyResults) -> str:
             detail.append(f"{seconds:.1f} s")
         lines.append(f"- {m.policy}: {m.source}" + (f" ({'; '.join(detail)})" if detail else ""))
     ours = results.ours
+    versus = best_published_ratio(results)
+    if versus is not None:
+        ratio, best = versus
+        lines.append("")
+        lines.append(f"ours: effective cost {ratio:.2f}x the best published policy ({best})")
     if ours is not None:
         lines.append("")
         lines.append(
@@ -237,7 +271,7 @@ def plot(results: EfficiencyResults, *, out_dir: Path = OUT_DIR) -> tuple[Path |
         tokens_axis.legend(fontsize=8)
         names = [m.policy for m in results.metrics]
         verbatim = [m.facts.verbatim for m in results.metrics]
-        recoverable = [m.facts.recoverable for m in results.metrics]
+        recoverable = [m.facts.recoverable for m in results.metrics]  # direct or via index
         lost = [m.facts.lost for m in results.metrics]
         facts_axis.barh(names, verbatim, label="verbatim", color="#2b8a3e")
         facts_axis.barh(names, recoverable, left=verbatim, label="by address", color="#74b816")
@@ -284,9 +318,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--summary-failure-rate", type=float, default=defaults.summary_failure_rate)
     parser.add_argument(
         "--summary-addresses",
-        choices=["cut", "all"],
+        choices=["cut", "all", "none"],
         default=defaults.summary_addresses,
-        help="archive addresses the summarizer keeps: of cut or pruned outputs, or all",
+        help="archive addresses the summarizer keeps: of cut or pruned outputs, all, or none",
+    )
+    parser.add_argument(
+        "--tasks",
+        type=int,
+        default=defaults.tasks,
+        help="tasks in the session (several instructions, each with its final report)",
     )
     parser.add_argument(
         "--policies",
@@ -318,6 +358,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         summary_tokens=args.summary_tokens,
         summary_failure_rate=args.summary_failure_rate,
         summary_addresses=args.summary_addresses,
+        tasks=args.tasks,
         policies=[p.strip() for p in args.policies.split(",") if p.strip()],
         overrides=args.overrides,
     )

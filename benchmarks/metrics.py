@@ -10,9 +10,12 @@ same meter and the same rules for every policy:
   model (a breakpoint after the last conversation item of every request): the leading
   segments identical to the previous request, up to its breakpoint. **Effective cost** =
   uncached x1 + cached x0.1 + cache writes x1.25 (+ summarizer input x1), in tokens;
-- **facts** at each probe turn: *verbatim* if the exact string is in the request,
-  *recoverable* if an ``archive://`` address in the request leads to an archived output
-  containing it, else *lost* (including probes after a run ended early);
+- **facts** at each probe turn: *closed-book* (``verbatim``) if the exact string is in the
+  request; *by address* (``recoverable``) if the address of an archived output containing
+  it is in the request, or in an index the request leads to in at most
+  :data:`INDEX_RECALLS` ``recall`` calls (an archived text listing addresses: a page of the
+  harness's index, a page of pages, an earlier checkpoint), counted apart as
+  ``via_index``; else *lost* (including probes after a run ended early);
 - **invariant violations**, counted in requests: a tool call without its result or a
   result without its call; the Resident part (system prompt, profile, tool definitions)
   differing from the first request; conversation items rewritten after a failed summary
@@ -42,10 +45,14 @@ __all__ = [
     "measure",
 ]
 
-COMPACTION_ACTIONS = frozenset({"trim", "mask", "condense", "checkpoint", "fallback", "shrink"})
+COMPACTION_ACTIONS = frozenset(
+    {"trim", "mask", "condense", "checkpoint", "fallback", "shrink", "task_end"}
+)
 """Actions that legitimately rewrite earlier conversation items."""
 PRUNE = "prune"
 FAILED_SUMMARY = "summary_failed"
+INDEX_RECALLS = 2
+"""Recalls of index pages a fact may take to be counted reachable by address."""
 CACHE_READ_PRICE = 0.1
 CACHE_WRITE_PRICE = 1.25
 RESIDENT_BLOCKS = frozenset({"system", "embodiment", "skills", "memory"})
@@ -70,7 +77,11 @@ class PolicyRun:
 
 class FactCounts(BaseModel):
     verbatim: int = 0
+    """Closed-book: the fact's own text is in the request."""
     recoverable: int = 0
+    """Reachable by address (directly or through an index), not closed-book."""
+    via_index: int = 0
+    """Of ``recoverable``: only through an index page (one or two recalls to find it)."""
     lost: int = 0
     not_reached: int = 0
     """Included in ``lost``: probes after the run ended."""
@@ -231,12 +242,32 @@ def _probe_facts(run: PolicyRun, trace: Trace) -> FactCounts:
         text = request_text(run.requests[fact.probe_turn - 1])
         if fact.key in text:
             counts.verbatim += 1
-        elif run.archive is not None and any(
-            fact.key in (run.archive(address) or "")
-            for address in set(ADDRESS_PATTERN.findall(text))
-        ):
-            counts.recoverable += 1
-        else:
+            continue
+        depth = None if run.archive is None else recalls_to(fact.key, text, run.archive)
+        if depth is None:
             counts.lost += 1
             counts.lost_ids.append(fact.id)
+        else:
+            counts.recoverable += 1
+            counts.via_index += int(depth > 0)
     return counts
+
+
+def recalls_to(
+    key: str, text: str, archive: Callable[[str], str | None], *, limit: int = INDEX_RECALLS
+) -> int | None:
+    """Index pages to read before the address of an output containing ``key`` is known:
+    0 when that address is in ``text`` itself; None when no index within ``limit`` recalls
+    lists it. (Reading the output itself is one more ``recall``.)"""
+    frontier = set(ADDRESS_PATTERN.findall(text))
+    seen: set[str] = set()
+    for depth in range(limit + 1):
+        found: set[str] = set()
+        for address in frontier - seen:
+            seen.add(address)
+            body = archive(address) or ""
+            if key in body:
+                return depth
+            found.update(ADDRESS_PATTERN.findall(body))
+        frontier = found
+    return None

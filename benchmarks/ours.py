@@ -98,16 +98,22 @@ def run_ours(
     result = OursRun(run=run, compactor=type(harness.compactor).__name__)
     actions: dict[int, list[str]] = {}
     with harness:
-        for event in harness.run_stream(trace.instruction):
-            if isinstance(event, PromptSnapshotEvent):
-                result.snapshots.append(event)
-            elif isinstance(event, CompactionEvent):
-                result.compaction_events.append(event)
-                action = _action(event)
-                if action:
-                    actions.setdefault(event.turn, []).append(action)
-            elif isinstance(event, DoneEvent):
-                result.done = event
+        for task in trace.tasks:
+            offset = task.first_turn - 1  # event turns count per task, the trace's per session
+            for event in harness.run_stream(task.instruction, max_turns=task.turns):
+                if isinstance(event, PromptSnapshotEvent):
+                    result.snapshots.append(event)
+                elif isinstance(event, CompactionEvent):
+                    result.compaction_events.append(event)
+                    action = _action(event)
+                    if action:
+                        # a task-start fold happens before the task's first request
+                        turn = offset + max(1, event.turn)
+                        actions.setdefault(turn, []).append(action)
+                elif isinstance(event, DoneEvent):
+                    result.done = event
+            if result.done is None or result.done.status != "completed":
+                break
     run.requests = list(model.requests)
     run.actions = [actions.get(turn, []) for turn in range(1, len(run.requests) + 1)]
     if result.done is not None:
@@ -124,6 +130,8 @@ def _action(event: CompactionEvent) -> str | None:
         return None
     if event.mode == PRUNE:
         return PRUNE
+    if event.mode == "task_end":
+        return "task_end"
     if event.status == "fallback" or event.mode == "deterministic":
         return "fallback"
     if event.mode == "shrink":

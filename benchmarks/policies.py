@@ -316,15 +316,21 @@ BASELINES: dict[str, type[Baseline]] = {
 def simulate(
     policy: Baseline, trace: Trace, prefix: ReferencePrefix, frames: TraceFrames
 ) -> PolicyRun:
-    """Run ``policy`` over ``trace``: one request per decision, in the Harness's layout."""
+    """Run ``policy`` over ``trace``: one request per decision, in the Harness's layout.
+
+    A session of several tasks is one conversation to a baseline: each task's instruction
+    is appended when it starts, its final report when it ends."""
     run = PolicyRun(
         name=policy.name,
         source=policy.source,
         planned_requests=len(trace.turns),
         summarizer=policy.summarizer if policy.uses_summarizer() else None,
     )
-    history: list[Item] = [InstructionItem(text=trace.instruction, turn=0)]
+    history: list[Item] = []
     for turn in trace.turns:
+        task = trace.task_starting_at(turn.turn)
+        if task is not None:  # a task starts: its instruction joins the conversation
+            history.append(InstructionItem(text=task.instruction, turn=turn.turn - 1))
         system, refreshed = policy.layout(prefix.system, frames.refreshed(turn))
         fixed = policy.meter.total(
             ModelRequest(system=system, tools=prefix.tools, refreshed=refreshed)
@@ -334,8 +340,9 @@ def simulate(
             ModelRequest(system=system, tools=prefix.tools, items=items, refreshed=refreshed)
         )
         run.actions.append(actions)
-        if turn.tool is None:
-            break
+        if turn.tool is None:  # the task's final report
+            history.append(AssistantItem(text=turn.text, turn=turn.turn))
+            continue
         call = ToolCall(id=call_id_for(turn.turn), name=turn.tool, arguments=turn.arguments)
         history.append(AssistantItem(text=turn.text, tool_calls=[call], turn=turn.turn))
         history.append(

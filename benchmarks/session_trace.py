@@ -8,9 +8,11 @@ policy, whether the model could still read each fact when it needed it.
 
 The shape follows what an arm on a tabletop produces over a long task: short model
 texts, one tool call per turn, mostly 0.2-2 KB tool results (grasp telemetry, object
-lists, camera descriptions) and occasional 5-50 KB sensor or log dumps. Everything is
-derived from one seed, so every policy sees byte-identical input and a run is
-reproducible on any machine.
+lists, camera descriptions) and occasional 5-50 KB sensor or log dumps. With
+``TraceSpec.tasks > 1`` the session is several tasks in a row, each with its own
+instruction and final report, and facts planted in one task may be probed in a later one.
+Everything is derived from one seed, so every policy sees byte-identical input and a run
+is reproducible on any machine.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ __all__ = [
     "PlantedFact",
     "Trace",
     "TraceSpec",
+    "TraceTask",
     "TraceTurn",
     "generate_trace",
 ]
@@ -74,6 +77,7 @@ class TraceSpec(_Data):
     )
     image_size: tuple[int, int] = (320, 240)
     """Camera frame width x height (the built-in simulator's default camera)."""
+    tasks: int = Field(1, ge=1, description="Tasks in the session, one instruction each.")
 
 
 class PlantedFact(_Data):
@@ -105,18 +109,37 @@ class TraceTurn(_Data):
     state: dict[str, Any]
 
 
+class TraceTask(_Data):
+    """One task of the session: its instruction and its turns (the last one, without a
+    tool call, is its final report)."""
+
+    instruction: str
+    first_turn: int
+    last_turn: int
+
+    @property
+    def turns(self) -> int:
+        return self.last_turn - self.first_turn + 1
+
+
 class Trace(_Data):
-    """A whole session: instruction, turns, planted facts, Resident profile text."""
+    """A whole session: tasks, turns, planted facts, Resident profile text."""
 
     spec: TraceSpec
     instruction: str
+    """The first task's instruction."""
     profile_text: str
     turns: list[TraceTurn]
     facts: list[PlantedFact]
+    tasks: list[TraceTask] = Field(default_factory=list)
 
     @property
     def tool_turns(self) -> int:
-        return len(self.turns) - 1
+        return sum(1 for turn in self.turns if turn.tool is not None)
+
+    def task_starting_at(self, turn: int) -> TraceTask | None:
+        """The task whose first turn is ``turn``."""
+        return next((task for task in self.tasks if task.first_turn == turn), None)
 
     def at(self, turn: int) -> TraceTurn:
         """The turn with 1-based number ``turn``."""
@@ -396,6 +419,31 @@ _GAP_SCALE_TURNS = 600
 """Shorter traces scale the bands down proportionally, so every band still fits."""
 
 
+_INSTRUCTIONS = (
+    "Sort the parts on table_1 into the trays by colour, keep track of spare parts, "
+    "calibration markers and faults you come across, and report them at the end.",
+    "Check every tray for misplaced parts, fix what is wrong, and report the spare parts, "
+    "markers and faults you have seen so far.",
+    "Recalibrate the gripper against the markers you found earlier, then restack tray_2 "
+    "and report any new faults.",
+    "Inspect the charger dock area and the tool shelf, move stray parts back to their "
+    "trays, and give a final inventory report.",
+)
+_REPORTS = (
+    "Done: parts sorted into the trays by colour; faults seen are in the log.",
+    "Done: trays checked and misplaced parts moved; findings are in the log.",
+    "Done: gripper recalibrated and tray_2 restacked; new faults are in the log.",
+    "Done: dock and shelf inspected, stray parts returned; inventory is in the log.",
+)
+
+
+def _task_lengths(spec: TraceSpec) -> list[int]:
+    """Tool turns per task: as even as possible, every task at least one."""
+    tasks = min(spec.tasks, spec.turns)
+    base, extra = divmod(spec.turns, tasks)
+    return [base + (1 if index < extra else 0) for index in range(tasks)]
+
+
 def generate_trace(spec: TraceSpec | None = None) -> Trace:
     """Build the trace described by ``spec`` (deterministic for a given spec)."""
     spec = spec or TraceSpec()
@@ -403,43 +451,29 @@ def generate_trace(spec: TraceSpec | None = None) -> Trace:
     world = _World(rng)
     writer = _Writer(rng, world, spec)
     turns: list[dict[str, Any]] = []
-    for number in range(1, spec.turns + 1):
+    tasks: list[TraceTask] = []
+    number = 0
+    for index, length in enumerate(_task_lengths(spec)):
+        first = number + 1
+        for _ in range(length):
+            number += 1
+            turns.append(_tool_turn(rng, world, writer, spec, number))
+        number += 1
         timestamp = 100.0 + 2.5 * number
-        brief, state = world.brief(timestamp), world.state()
-        dump = rng.random() < spec.dump_share
-        tool, arguments, text = _choose_call(rng, world, dump)
-        if dump:
-            output, is_error = writer.dump(tool), False
-        else:
-            output, is_error = writer.small(tool, arguments)
         turns.append(
             {
                 "turn": number,
                 "timestamp": timestamp,
-                "text": text,
-                "tool": tool,
-                "arguments": arguments,
-                "output": output,
-                "is_error": is_error,
-                "brief": brief,
-                "state": state,
+                "text": _REPORTS[index % len(_REPORTS)],
+                "brief": world.brief(timestamp),
+                "state": world.state(),
             }
         )
-    final_timestamp = 100.0 + 2.5 * (spec.turns + 1)
-    turns.append(
-        {
-            "turn": spec.turns + 1,
-            "timestamp": final_timestamp,
-            "text": "Done: parts sorted into the trays by colour; faults seen are in the log.",
-            "brief": world.brief(final_timestamp),
-            "state": world.state(),
-        }
-    )
+        instruction = _INSTRUCTIONS[index % len(_INSTRUCTIONS)]
+        if index >= len(_INSTRUCTIONS):
+            instruction += f" (round {index // len(_INSTRUCTIONS) + 1})"
+        tasks.append(TraceTask(instruction=instruction, first_turn=first, last_turn=number))
     facts = _plant_facts(rng, spec, turns)
-    instruction = (
-        "Sort the parts on table_1 into the trays by colour, keep track of spare parts, "
-        "calibration markers and faults you come across, and report them at the end."
-    )
     profile = (
         "Embodiment: Franka Panda arm on a fixed base at a 1.2 x 0.8 m table (table_1).\n"
         "Frames: world (table corner), base at (0, 0, 0.62). Reach 0.85 m.\n"
@@ -449,11 +483,37 @@ def generate_trace(spec: TraceSpec | None = None) -> Trace:
     )
     return Trace(
         spec=spec,
-        instruction=instruction,
+        instruction=tasks[0].instruction,
         profile_text=profile,
         turns=[TraceTurn.model_validate(turn) for turn in turns],
         facts=facts,
+        tasks=tasks,
     )
+
+
+def _tool_turn(
+    rng: random.Random, world: _World, writer: _Writer, spec: TraceSpec, number: int
+) -> dict[str, Any]:
+    """One decision with its tool call and the tool's output."""
+    timestamp = 100.0 + 2.5 * number
+    brief, state = world.brief(timestamp), world.state()
+    dump = rng.random() < spec.dump_share
+    tool, arguments, text = _choose_call(rng, world, dump)
+    if dump:
+        output, is_error = writer.dump(tool), False
+    else:
+        output, is_error = writer.small(tool, arguments)
+    return {
+        "turn": number,
+        "timestamp": timestamp,
+        "text": text,
+        "tool": tool,
+        "arguments": arguments,
+        "output": output,
+        "is_error": is_error,
+        "brief": brief,
+        "state": state,
+    }
 
 
 def _plant_facts(
@@ -464,7 +524,7 @@ def _plant_facts(
         part for turn in turns for part in (turn.get("output", ""), turn["brief"], turn["text"])
     )
     taken: set[str] = set()
-    last_probe = spec.turns + 1
+    last_probe = len(turns)
     kinds: tuple[FactKind, ...] = ("object_ref", "coordinates", "error_code")
     facts: list[PlantedFact] = []
     used_turns: set[int] = set()
@@ -476,7 +536,7 @@ def _plant_facts(
         for _ in range(200):
             gap = rng.randint(low, high)
             plant = rng.randint(1, last_probe - gap)
-            if plant not in used_turns:
+            if plant not in used_turns and turns[plant - 1].get("tool"):
                 break
         else:
             continue

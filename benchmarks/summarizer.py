@@ -12,8 +12,9 @@ previous note (the model's own narration, Task Notes and notices are not summari
 - Evidence: the ``archive://`` address of every output that is not whole in front of it,
   i.e. cut to head and tail or pruned to a reference (the harness's markers for both say
   ``recall(address=...)``; those are the outputs worth re-reading that the note cannot
-  hold), or with ``keep_addresses="all"`` every address seen (baselines have no addresses
-  to keep either way);
+  hold), or with ``keep_addresses="all"`` every address seen, or with ``"none"`` no
+  address at all, as a hurried model writes (baselines have no addresses to keep either
+  way);
 - bullets of the previous note are carried over; over budget, the oldest bullets go first.
 
 Facts buried inside a long output are therefore lost by summarizing, as they often are
@@ -131,9 +132,9 @@ class DeterministicSummarizer:
     max_tokens: int = 1500
     failure_rate: float = 0.0
     seed: int = 0
-    keep_addresses: Literal["cut", "all"] = "cut"
+    keep_addresses: Literal["cut", "all", "none"] = "cut"
     """Which archive addresses go to Evidence: those of outputs that are not whole (cut or
-    pruned; the default), or every one seen."""
+    pruned; the default), every one seen, or none."""
     calls: int = 0
     failures: int = 0
     input_tokens: int = 0
@@ -164,6 +165,8 @@ class DeterministicSummarizer:
         seen: set[str] = set()
 
         def keep(section: str, line: str, limit: int) -> None:
+            if self.keep_addresses == "none":  # not even the ones a previous note carried
+                line = ADDRESS_PATTERN.sub("(address omitted)", line)
             line = " ".join(line.split())
             if len(line) > limit:
                 line = line[: limit - 3] + "..."
@@ -184,11 +187,12 @@ class DeterministicSummarizer:
                 continue
             headline = record.split("\n", 1)[0]
             keep("Failures" if _FAILURE.search(headline) else "Progress", headline, HEADLINE_CHARS)
-            addresses = (
-                ADDRESS_PATTERN.findall(record)
-                if self.keep_addresses == "all"
-                else _RECALL.findall(record)
-            )
+            if self.keep_addresses == "none":
+                addresses = []
+            elif self.keep_addresses == "all":
+                addresses = ADDRESS_PATTERN.findall(record)
+            else:
+                addresses = _RECALL.findall(record)
             for address in addresses:
                 keep("Evidence", f"exact output of {match.group('tool')}: {address}", BULLET_CHARS)
         while bullets and self._tokens(bullets) > self.max_tokens:

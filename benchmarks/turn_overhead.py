@@ -15,7 +15,10 @@ and summarizer) and inside the driver.
 Each mode runs in its own Python process (so its peak RSS is its own), one after the
 other, over one trace as long as the longest history: without compaction (window large
 enough that nothing is ever folded) and with compaction (the comparison window, the
-project's compactor and the shared deterministic summarizer). At each history length
+project's compactor and the shared deterministic summarizer). A third mode,
+``bounded_memory``, repeats the compaction run with the project's SQLite run store (so
+nothing the store keeps is in the process) and samples RSS at turns 500 and 3,000: what a
+long session costs the process itself, which must stay flat. At each history length
 *h* the table gives the median and p95 of the last 20% of turns up to *h*, in CPU time of
 the process (robust to other work on a shared machine) and in wall time, and the growth of
 the CPU median against the shortest history (flat is the goal). Images must not
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import gc
 import importlib.util
 import itertools
@@ -41,7 +45,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -72,7 +76,9 @@ __all__ = [
     "summarize_mode",
 ]
 
-MODES = ("no_compaction", "compaction")
+MODES = ("no_compaction", "compaction", "bounded_memory")
+MEMORY_MODE = "bounded_memory"
+"""The compaction run on the SQLite store, for RSS only (no overhead rows)."""
 MODE_COLOURS = {"no_compaction": "#e8590c", "compaction": "#1971c2"}
 NO_COMPACTION_WINDOW = 1_000_000_000
 FRAME_POOL = 16
@@ -93,10 +99,19 @@ class OverheadOptions:
     ``sqlite``: the project's SQLite run store in a temporary folder."""
     subprocess: bool = True
     """Run each mode in its own process (clean peak RSS); tests run in-process."""
+    memory_turns: Sequence[int] = (500, 3000)
+    """Where ``bounded_memory`` samples RSS (points past the longest history are dropped)."""
 
     @property
     def turns(self) -> int:
         return max(self.histories)
+
+    def memory_points(self) -> tuple[int, int]:
+        """The two turns ``bounded_memory`` compares (within the longest history)."""
+        points = sorted(t for t in self.memory_turns if 1 < t <= self.turns)
+        if len(points) < 2:
+            return min(self.histories), self.turns
+        return points[0], points[-1]
 
 
 # --------------------------------------------------------------------------- instruments
@@ -223,6 +238,16 @@ def rss_bytes() -> int:
 
 
 def peak_rss_bytes() -> int:
+    """This process's own peak RSS: ``VmHWM`` (Linux), which starts afresh at exec, unlike
+    ``ru_maxrss``, which a child started by a large parent (``python -m benchmarks``)
+    inherits from it."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
@@ -256,6 +281,8 @@ class ModeResult:
 
 
 def _config(trace: Trace, options: OverheadOptions, mode: str) -> Any:
+    if mode == MEMORY_MODE:
+        mode = "compaction"
     if mode == "no_compaction":
         return ours_config(
             trace,
@@ -270,7 +297,7 @@ STORES = ("memory", "sqlite")
 
 
 @contextlib.contextmanager
-def open_store(kind: str) -> Iterator[RunStore]:
+def open_store(kind: str, *, synchronous: Literal["FULL", "NORMAL"] = "FULL") -> Iterator[RunStore]:
     """The run store a measurement writes to (see :attr:`OverheadOptions.store`)."""
     if kind == "memory":
         yield ImageCountingStore()
@@ -284,7 +311,7 @@ def open_store(kind: str) -> Iterator[RunStore]:
             "--store sqlite: harness.store.SQLiteRunStore is not on this branch (issue #8)"
         ) from exc
     with tempfile.TemporaryDirectory(prefix="turn-overhead-store-") as folder:
-        store = SQLiteRunStore(folder)
+        store = SQLiteRunStore(folder, synchronous=synchronous)
         try:
             yield store
         finally:
@@ -293,6 +320,12 @@ def open_store(kind: str) -> Iterator[RunStore]:
 
 def run_mode(options: OverheadOptions, mode: str, trace: Trace | None = None) -> ModeResult:
     """Replay ``options.turns`` turns in one mode and time every turn."""
+    if mode == MEMORY_MODE:
+        # The durable store (without an fsync per write, which only costs time here).
+        first, last = options.memory_points()
+        memory = dataclasses.replace(options, histories=(first, last))
+        with open_store("sqlite", synchronous="NORMAL") as store:
+            return _run_mode(memory, mode, store, None)
     with open_store(options.store) as store:
         return _run_mode(options, mode, store, trace)
 
@@ -323,7 +356,7 @@ def _run_mode(
         status="",
         reason="",
     )
-    if mode == "compaction" and isinstance(harness.compactor, NoCompaction):
+    if mode != "no_compaction" and isinstance(harness.compactor, NoCompaction):
         harness.close()
         result.skipped = (
             "no compactor on this branch (NoCompaction: issue #4 not merged); "
@@ -346,6 +379,8 @@ def _run_mode(
                 )
                 result.request_tokens.append(event.total_tokens)
                 if event.turn in checkpoints:
+                    if mode == MEMORY_MODE:
+                        gc.collect()  # what is still referenced, not what awaits collection
                     result.rss_at[event.turn] = rss_bytes()
             elif isinstance(event, CompactionEvent) and event.status in ("completed", "fallback"):
                 result.compactions += 1
@@ -358,10 +393,10 @@ def _run_mode(
     pairs = list(itertools.pairwise(marks))
     result.overhead_s = [(b[0] - a[0]) - (b[1] - a[1]) for a, b in pairs]
     result.overhead_cpu_s = [max(0.0, (b[2] - a[2]) - (b[3] - a[3])) for a, b in pairs]
+    result.peak_rss = peak_rss_bytes()  # before the census below, which costs memory itself
     gc.collect()
     result.image_parts_alive = sum(1 for obj in gc.get_objects() if isinstance(obj, ImagePart))
     result.image_bytes_seen = getattr(store, "image_bytes", 0)
-    result.peak_rss = peak_rss_bytes()
     return result
 
 
@@ -457,6 +492,8 @@ def _child(options: OverheadOptions, mode: str) -> ModeResult:
         str(options.seed),
         "--store",
         options.store,
+        "--memory-turns",
+        ",".join(str(t) for t in options.memory_turns),
     ]
     root = Path(__file__).resolve().parent.parent
     completed = subprocess.run(command, capture_output=True, text=True, cwd=root, check=False)
@@ -498,6 +535,8 @@ def render(options: OverheadOptions, results: dict[str, Any]) -> str:
         else {}
     )
     for mode, result in modes.items():
+        if mode == MEMORY_MODE:
+            continue  # RSS only: its row is in the memory table
         if result.skipped:
             rows.append([mode, *["-"] * 8, f"skipped: {result.skipped}"])
             continue
@@ -547,9 +586,13 @@ def render(options: OverheadOptions, results: dict[str, Any]) -> str:
             continue
         rate = result.turns_run / result.wall_s if result.wall_s else 0.0
         overhead = sum(result.overhead_s)
+        label = f"{mode}: ScriptedModel + null driver"
+        if mode == MEMORY_MODE:
+            first, last = sorted(result.rss_at) if len(result.rss_at) == 2 else (0, 0)
+            label = f"{mode}: compaction, SQLite store, RSS at turns {first} / {last}"
         rate_rows.append(
             [
-                f"{mode}: ScriptedModel + null driver",
+                label,
                 str(result.turns_run),
                 f"{rate:.0f}",
                 f"{overhead / result.wall_s:.0%}" if result.wall_s else "-",
@@ -606,6 +649,14 @@ def render(options: OverheadOptions, results: dict[str, Any]) -> str:
             left=(0, -1),
         )
     )
+    memory = modes.get(MEMORY_MODE)
+    if memory is not None and not memory.skipped and len(memory.rss_at) == 2:
+        (first, low), (last, high) = sorted(memory.rss_at.items())
+        lines.append(
+            f"\nRSS with the SQLite run store from turn {first} to turn {last}: "
+            f"{(high - low) / 2**20:+.1f} MB ({_mb(low)} -> {_mb(high)}); the in-memory store "
+            "rows above grow by design (it keeps every event, item and output)."
+        )
     for result in modes.values():
         if result.status and result.status != "completed":
             lines.append(f"\nNOTE: {result.mode} ended {result.status}: {result.reason}")
@@ -624,7 +675,7 @@ def plot(options: OverheadOptions, results: dict[str, Any], out_dir: Path) -> tu
     def draw(plt: Any) -> None:
         figure, axis = plt.subplots(figsize=(8, 4.5))
         for mode, result in modes.items():
-            if result.skipped or not result.overhead_s:
+            if result.skipped or not result.overhead_s or mode == MEMORY_MODE:
                 continue
             colour = MODE_COLOURS.get(mode, "black")
             values = np.array(result.overhead_cpu_s) * 1000
@@ -668,7 +719,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=defaults.store,
         help="memory (image bytes not kept) or the project's SQLite store in a temp folder",
     )
-    parser.add_argument("--modes", default=",".join(MODES), help="no_compaction,compaction")
+    parser.add_argument(
+        "--modes", default=",".join(MODES), help="no_compaction,compaction,bounded_memory"
+    )
+    parser.add_argument(
+        "--memory-turns",
+        default=",".join(str(t) for t in defaults.memory_turns),
+        help="the two turns bounded_memory samples RSS at (within the longest history)",
+    )
     parser.add_argument("--sim-turns", type=int, default=defaults.sim_turns, help="0 skips")
     parser.add_argument("--out", type=Path, default=OUT_DIR)
     parser.add_argument("--no-plot", action="store_true")
@@ -691,6 +749,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not histories or histories[0] < 2:
         print("error: --histories needs lengths of at least 2 turns", file=sys.stderr)
         return 2
+    try:
+        memory_turns = tuple(int(t) for t in args.memory_turns.split(",") if t.strip())
+    except ValueError:
+        print(f"error: --memory-turns {args.memory_turns!r}: expected integers", file=sys.stderr)
+        return 2
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     if unknown := [m for m in modes if m not in MODES]:
         print(f"error: unknown modes {unknown}; expected {list(MODES)}", file=sys.stderr)
@@ -704,6 +767,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         modes=modes,
         sim_turns=args.sim_turns,
         subprocess=not args.in_process,
+        memory_turns=memory_turns,
     )
     try:
         if args.child:
@@ -717,7 +781,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     data = {
         "options": {**asdict(options), "histories": list(options.histories)},
         "modes": {
-            mode: {**asdict(r), "points": [asdict(p) for p in summarize_mode(r, histories)]}
+            mode: {
+                **asdict(r),
+                "points": []
+                if mode == MEMORY_MODE
+                else [asdict(p) for p in summarize_mode(r, histories)],
+            }
             for mode, r in results["modes"].items()
         },
         "sim": results["sim"],

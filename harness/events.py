@@ -208,7 +208,19 @@ class CompactionEvent(EventBase):
 
     type: Literal["compaction"] = "compaction"
     status: Literal["started", "completed", "failed", "fallback", "skipped", "cancelled"]
-    mode: Literal["checkpoint", "prune", "deterministic", "shrink", "overflow"] = "checkpoint"
+    mode: Literal[
+        "checkpoint",
+        "prune",
+        "deterministic",
+        "shrink",
+        "overflow",
+        "task_end",
+        "reference",
+        "minimal_reference",
+    ] = "checkpoint"
+    """``task_end``: an ended task's tool traffic folded into the checkpoint when the next
+    task starts; ``reference`` and ``minimal_reference``: the later steps of the recovery
+    from a provider overflow (:mod:`harness.context.overflow`)."""
     reason: str = ""
     tokens_before: int = 0
     tokens_after: int = 0

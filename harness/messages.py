@@ -28,6 +28,7 @@ __all__ = [
     "CheckpointSource",
     "ImagePart",
     "ImageRef",
+    "IndexPage",
     "InstructionItem",
     "Item",
     "ModelRequest",
@@ -168,18 +169,26 @@ class _ItemBase(_Frozen):
 
 
 class InstructionItem(_ItemBase):
-    """The user's instruction that starts a task."""
+    """The user's instruction that starts a task.
+
+    ``archive`` is set when the instruction was too large for the context: ``text`` is then
+    a bounded, authoritative reference (beginning, end, and the address where ``recall``
+    reads the exact instruction).
+    """
 
     kind: Literal["instruction"] = "instruction"
     text: str
     images: list[ImageRef] = Field(default_factory=list)
+    archive: str | None = None
 
 
 class RevisionItem(_ItemBase):
-    """An instruction revision accepted through ``poll_replan`` while the task runs."""
+    """An instruction revision accepted through ``poll_replan`` while the task runs
+    (``archive`` as for :class:`InstructionItem`)."""
 
     kind: Literal["instruction_revision"] = "instruction_revision"
     text: str
+    archive: str | None = None
 
 
 class TaskNotesItem(_ItemBase):
@@ -219,8 +228,31 @@ class ToolResultItem(_ItemBase):
     physical: bool = False
 
 
+class IndexPage(_Frozen):
+    """One archived page of a checkpoint's address index (see ``harness.context.index``).
+
+    A level-1 page lists folded exchanges, one line each with the address of the exact
+    output; a level-``n`` page lists pages of level ``n - 1``.
+    """
+
+    address: str
+    level: int = 1
+    entries: int
+    """Exchanges the page covers (through its sub-pages for levels above 1)."""
+    lines: int
+    chars: int
+    first: str
+    """``task t<turn>`` of the oldest exchange covered."""
+    last: str
+
+
 class CheckpointSource(_Frozen):
-    """Where a checkpoint came from, so later compactions and inspection are explicit."""
+    """Where a checkpoint came from, so later compactions and inspection are explicit.
+
+    There is one rolling checkpoint: an update replaces the previous one, and the metadata
+    covers the union (turns, items folded, rounds, every model that wrote part of it);
+    ``previous_checkpoint`` names the replaced one, whose text stays in the archive.
+    """
 
     first_turn: int
     last_turn: int
@@ -228,9 +260,18 @@ class CheckpointSource(_Frozen):
     items_folded: int
     rounds: int
     model: str
+    """The writer of the current note (a model name, or ``deterministic``)."""
     mode: Literal["summary", "deterministic"]
     created_at: float = Field(default_factory=time.time)
     previous_checkpoint: str | None = None
+    models: list[str] = Field(default_factory=list)
+    """Every writer that contributed to the note since the first checkpoint."""
+    index: list[IndexPage] = Field(default_factory=list)
+    """The archived pages of the harness-written address index, oldest first."""
+    exchanges: int = 0
+    """Folded tool exchanges the index covers (pages and the inline lines)."""
+    unindexed: int = 0
+    """Folded exchanges listed nowhere because there was no run store to archive pages."""
 
 
 class CheckpointItem(_ItemBase):

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from embodiment.types import Observation, SafetyDecision
-from harness.events import EventBase, SceneUpdateEvent
+from harness.events import EventBase, SceneUpdateEvent, ToolResultEvent
 from harness.messages import ImagePart, Item, ToolCall, Verdict
 from harness.tools import Tool, ToolOutput
 from memory.report import ConsolidationReport, TaskRecord, ToolOutcome
@@ -201,6 +201,14 @@ class LaneLink:
 
 
 @runtime_checkable
+class ToolResultLog(Protocol):
+    """A run store that reads back a task's recorded tool results, so what a long task
+    did is kept in the store instead of in the process (memory consolidation reads it)."""
+
+    def tool_results(self, task_id: str) -> list[ToolResultEvent]: ...
+
+
+@runtime_checkable
 class RunStore(Protocol):
     """Where every event, item, exact tool output and image is written as it happens.
 
@@ -260,8 +268,18 @@ class RunStore(Protocol):
         ...
 
     def archive_put(
-        self, address: str, text: str, *, task_id: str, call_id: str, tool: str
-    ) -> None: ...
+        self,
+        address: str,
+        text: str,
+        *,
+        task_id: str,
+        call_id: str,
+        tool: str,
+        arguments: str = "",
+    ) -> None:
+        """Keep ``text`` exactly at ``address``; ``arguments`` (the call's, as JSON) let
+        ``search_archive`` find the output by what was asked for."""
+        ...
 
     def archive_get(self, address: str, *, session_id: str | None = None) -> str | None:
         """The exact archived text at ``address``, or None. With ``session_id``, None

@@ -41,6 +41,7 @@ __all__ = [
     "TaskSpec",
     "TurnSpec",
     "append_task",
+    "append_turns",
     "build_history",
     "filler",
     "long_task_spec",
@@ -159,21 +160,14 @@ def build_history(
 
 def append_task(history: History, task: TaskSpec) -> None:
     """Record one more task (instruction, turns, the current notes snapshot)."""
-    context, store = history.context, history.store
     task_index = history.tasks
     history.tasks += 1
     task_id = f"task_{task_index}"
-
-    def add(item: Item, original: str | None = None) -> Item:
-        item = item.model_copy(update={"task_id": task_id})
-        context.append(item)
-        if original is not None:
-            history.originals[item.id] = original
-        return item
-
     history.counter += 1
     instruction = filler(max(1, task.instruction_chars), history.counter)
-    add(
+    _add(
+        history,
+        task_id,
         InstructionItem(
             text=instruction,
             turn=0,
@@ -181,13 +175,28 @@ def append_task(history: History, task: TaskSpec) -> None:
         ),
         instruction,
     )
-    for turn_index, turn in enumerate(task.turns, start=1):
+    append_turns(history, task.turns)
+
+
+def append_turns(history: History, turns: Sequence[TurnSpec]) -> None:
+    """Record more turns of the latest task (then the current notes snapshot)."""
+    context, store = history.context, history.store
+    task_index = history.tasks - 1
+    task_id = f"task_{task_index}"
+    done = max((i.turn for i in context.accumulated if i.task_id == task_id), default=0)
+    # the previous "current" snapshot was appended at turn done; new turns follow it
+    for turn_index, turn in enumerate(turns, start=max(1, done)):
         history.counter += 1
         counter = history.counter
         if turn.notes_chars:
             history.version += 1
             notes = f"Task Notes v{history.version}\n" + filler(turn.notes_chars, counter)
-            add(TaskNotesItem(text=notes, version=history.version, turn=turn_index), notes)
+            _add(
+                history,
+                task_id,
+                TaskNotesItem(text=notes, version=history.version, turn=turn_index),
+                notes,
+            )
         calls = [
             ToolCall(id=f"call_{task_index}_{turn_index}_{k}", name="inspect", arguments={})
             for k in range(turn.calls)
@@ -197,13 +206,15 @@ def append_task(history: History, task: TaskSpec) -> None:
             if turn.reasoning_chars
             else []
         )
-        add(
+        _add(
+            history,
+            task_id,
             AssistantItem(
                 text=filler(turn.text_chars, counter + 3),
                 reasoning=reasoning,
                 tool_calls=calls,
                 turn=turn_index,
-            )
+            ),
         )
         for k, call in enumerate(calls):
             history.calls += 1
@@ -212,7 +223,9 @@ def append_task(history: History, task: TaskSpec) -> None:
             address = f"archive://{task_id}/{call.id}"
             store.archive_put(address, full, task_id=task_id, call_id=call.id, tool=call.name)
             text, truncated = bounded_text(full, RECORD_MAX_CHARS, address=address)
-            item = add(
+            item = _add(
+                history,
+                task_id,
                 ToolResultItem(
                     call_id=call.id,
                     name=call.name,
@@ -231,12 +244,26 @@ def append_task(history: History, task: TaskSpec) -> None:
             if truncated:
                 context.set_state(item.id, "truncated", "longer than record_max_chars")
         if turn.revision:
-            add(RevisionItem(text="also stack them", turn=turn_index), "also stack them")
+            _add(
+                history,
+                task_id,
+                RevisionItem(text="also stack them", turn=turn_index),
+                "also stack them",
+            )
     # The loop appends a fresh snapshot before compacting for the next decision.
     history.version += 1
+    last = max(1, done) + len(turns)
     notes = f"Task Notes v{history.version} (current)\n" + filler(250, history.counter + 99)
-    add(TaskNotesItem(text=notes, version=history.version, turn=len(task.turns) + 1), notes)
+    _add(history, task_id, TaskNotesItem(text=notes, version=history.version, turn=last), notes)
     context.drain_changes()
+
+
+def _add(history: History, task_id: str, item: Item, original: str | None = None) -> Item:
+    item = item.model_copy(update={"task_id": task_id})
+    history.context.append(item)
+    if original is not None:
+        history.originals[item.id] = original
+    return item
 
 
 def long_task_spec(turns: int = 24, result_chars: int = 1500) -> TaskSpec:

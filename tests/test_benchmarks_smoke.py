@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from benchmarks import context_efficiency, turn_overhead
 from benchmarks.context_efficiency import EfficiencyOptions, run_benchmark
 from benchmarks.metering import RequestMeter, request_text
-from benchmarks.metrics import FAILED_SUMMARY, PolicyRun, measure
+from benchmarks.metrics import FAILED_SUMMARY, PolicyRun, measure, recalls_to
 from benchmarks.ours import OURS
 from benchmarks.policies import BASELINES
 from benchmarks.replay import reference_prefix
@@ -392,6 +392,74 @@ def test_cancel_latency_benchmark_runs_every_phase_it_is_given(
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
     assert len(rows) == 1 + 3  # header + one row per phase
     assert all("cancelled" in row for row in rows[1:])
+
+
+# --------------------------------------------------------------------------- issue 17
+
+
+def test_a_multi_task_trace_gives_each_task_an_instruction_and_a_final_report() -> None:
+    spec = TraceSpec(turns=60, facts=12, seed=5, tasks=3)
+    trace = generate_trace(spec)
+    assert trace == generate_trace(spec)
+    assert [t.turns for t in trace.tasks] == [21, 21, 21]
+    assert len({t.instruction for t in trace.tasks}) == 3
+    for task in trace.tasks:
+        assert trace.at(task.last_turn).tool is None
+        assert all(trace.at(t).tool for t in range(task.first_turn, task.last_turn))
+    # facts sit in tool outputs; some are asked for in a later task than the one that saw them
+    task_of = {t: task for task in trace.tasks for t in range(task.first_turn, task.last_turn + 1)}
+    assert all(trace.at(fact.plant_turn).tool for fact in trace.facts)
+    assert any(task_of[f.plant_turn] != task_of[f.probe_turn] for f in trace.facts)
+    # a single task is the trace it always was
+    single = generate_trace(TraceSpec(turns=40, facts=12, seed=7))
+    assert [t.turns for t in single.tasks] == [41] and single.instruction == single.tasks[
+        0
+    ].instruction
+
+
+def test_a_summarizer_without_addresses_writes_none_even_from_an_earlier_note() -> None:
+    summarizer = DeterministicSummarizer(estimator=TokenEstimator(), keep_addresses="none")
+    cut, _ = bounded_text("log\n" + "x" * 3000, 400, address="archive://task_1/call_2")
+    earlier = "## Progress\n- look ok; archive://task_1/call_1"
+    note = summarizer.summarize([earlier, f"read_force_log result: {cut}"])
+    assert "archive://" not in note and "look ok" in note
+
+
+def test_a_fact_is_reachable_through_at_most_two_index_pages() -> None:
+    archive = {
+        "archive://t/out": "fault E1234-AB cleared",
+        "archive://t/page": "- t1 read(...) -> ok; archive://t/out",
+        "archive://t/pages": "- t1-t9 (9): archive://t/page",
+        "archive://t/deeper": "- t1-t99: archive://t/pages",
+    }
+    get = archive.get
+    assert recalls_to("E1234-AB", "see archive://t/out", get) == 0
+    assert recalls_to("E1234-AB", "index: archive://t/page", get) == 1
+    assert recalls_to("E1234-AB", "index: archive://t/pages", get) == 2
+    assert recalls_to("E1234-AB", "index: archive://t/deeper", get) is None  # three pages
+    assert recalls_to("E9999-ZZ", "index: archive://t/page", get) is None
+
+
+def test_ours_loses_no_fact_on_a_multi_task_trace_with_a_summarizer_without_addresses() -> None:
+    options = EfficiencyOptions(
+        turns=80,
+        facts=15,
+        tasks=3,
+        window=12_000,
+        reserve=1_500,
+        seed=2,
+        summary_addresses="none",
+        summary_failure_rate=0.3,
+    )
+    results = run_benchmark(options)
+    for m in results.metrics:
+        assert m.requests == m.planned_requests == 83
+        assert m.facts.verbatim + m.facts.recoverable + m.facts.lost == 15
+    ours = results.by_policy()[OURS]
+    assert ours.facts.lost == 0 and ours.overflow_requests == 0
+    assert ours.violations_total == 0, ours.violations
+    assert results.snapshot_mismatches == 0
+    assert ours.compactions > 0
 
 
 def test_the_subagent_benchmark_keeps_the_parent_lean_and_adds_up() -> None:

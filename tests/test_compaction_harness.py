@@ -16,6 +16,7 @@ from harness.events import (
 )
 from harness.messages import (
     CheckpointItem,
+    InstructionItem,
     ModelRequest,
     ModelResponse,
     TaskNotesItem,
@@ -107,9 +108,11 @@ def test_provider_overflow_forces_a_compaction_and_the_request_is_resent_once() 
     assert "prompt is too long" in started.reason
     completed = events[overflow + 2]
     assert isinstance(completed, CompactionEvent) and completed.status == "completed"
-    # the same decision was asked again, from the compacted context
+    # the same decision was asked again, from the compacted context; the instruction is
+    # never folded, so it stays first (issue 17: this asserted items[0] was the checkpoint)
     resent = requests[9]
-    assert isinstance(resent.items[0], CheckpointItem)
+    assert isinstance(resent.items[0], InstructionItem)
+    assert isinstance(resent.items[1], CheckpointItem)
     assert len(resent.items) < len(requests[8].items)
     assert len(summarizer.requests) >= 1
     assert all(r.purpose == "summarize" and not r.tools for r in summarizer.requests)

@@ -344,7 +344,14 @@ def test_failed_summary_leaves_accumulated_byte_identical(
         assert [e.status for e in events][:2] == ["started", "failed"]
         return
     assert len(model.requests) > asked
-    assert [e.status for e in events][:3] == ["started", "failed", "fallback"]
+    statuses = [e.status for e in events]
+    # Issue 17: the instruction is never folded, so the foldable prefix can be too small
+    # for a deterministic checkpoint to be smaller than it; the fallback then says so and
+    # shrinking brings the request under budget (this asserted "fallback" unconditionally).
+    assert statuses[:2] == ["started", "failed"] and statuses[2] in ("fallback", "skipped")
+    if statuses[2] == "skipped":
+        assert "would not be smaller" in events[2].reason
+        event("fallback skipped: the foldable prefix is smaller than a checkpoint")
     assert context.total_tokens() < context.budget.threshold
 
 

@@ -224,14 +224,22 @@ def test_second_overflow_ends_the_task_with_a_clear_reason(
 ) -> None:
     compactor = RecordingCompactor()
     too_large = Reply(413, {"error": {"type": "request_too_large", "message": "Request too large"}})
-    server.reply(dialect.overflow(), dialect.overflow() if second == "overflow" else too_large)
+    # Issue 17: after the forced compaction come a reference and a minimal-reference
+    # request before the overflow is terminal (this programmed and counted 2 requests).
+    server.reply(
+        dialect.overflow(),
+        dialect.overflow() if second == "overflow" else too_large,
+        dialect.overflow(),
+        dialect.overflow(),
+    )
     config.model = dialect.config(server)
     with Harness.from_config(config, compactor=compactor) as harness:
         events = run(harness)
         done = done_of(events)
         assert done.status == "failed"
         assert "context overflow again after a forced compaction" in done.termination_reason
-        assert len(server.requests) == 2 and len(compactor.forced) == 1
+        assert "ContextOverflowError" in done.termination_reason
+        assert len(server.requests) == 4 and len(compactor.forced) == 1
         # the session survives for the next task
         server.reply(dialect.text("ok"))
         assert harness.run("next").status == "completed"

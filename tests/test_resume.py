@@ -256,8 +256,25 @@ def test_a_resumed_session_has_the_context_it_had(
             harness.resume_stream()
         result = harness.run("anything new?")
     assert result.status == "completed"
+    # Issue 17: a new task carries the ended tasks' prose verbatim (same items, same
+    # order) and their tool traffic only through the checkpoint's index (this asserted
+    # the new task's request began with every item of the last one).
     carried = [i.id for i in seen[0].items]
-    assert carried[: len(last_request.items)] == [i.id for i in last_request.items]
+    prose = [i.id for i in last_request.items if i.kind == "instruction"]
+    prose += [
+        i.id
+        for i in last_request.items
+        if isinstance(i, AssistantItem) and i.text and not i.tool_calls
+    ]
+    assert prose and all(item_id in carried for item_id in prose)
+    assert [i for i in carried if i in prose] == [i.id for i in last_request.items if i.id in prose]
+    assert not [i for i in seen[0].items if i.kind == "tool_result"]
+    [checkpoint] = [i for i in seen[0].items if i.kind == "checkpoint"]
+    with RunLog(recorded.store) as log:
+        pages = "\n".join(log.archive(page.address) or "" for page in checkpoint.source.index)
+    for item in last_request.items:
+        if item.kind == "tool_result":
+            assert item.archive in checkpoint.text or item.archive in pages
 
 
 def test_a_turn_that_died_before_its_decision_runs_again(tmp_path: Path) -> None:

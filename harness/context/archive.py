@@ -9,6 +9,7 @@ can read back exactly.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from harness.messages import Item, ToolResultItem
@@ -16,7 +17,19 @@ from harness.messages import Item, ToolResultItem
 if TYPE_CHECKING:
     from harness.protocols import RunStore
 
-__all__ = ["archive_address", "archive_item_text", "find_in_text", "item_address"]
+__all__ = [
+    "RECALL_MAX_CHARS",
+    "archive_address",
+    "archive_hit",
+    "archive_item_text",
+    "find_in_text",
+    "item_address",
+    "matches_terms",
+    "query_terms",
+]
+
+RECALL_MAX_CHARS = 20_000
+"""The most characters one ``recall`` returns (its ``limit`` is capped here)."""
 
 
 def archive_address(task_id: str, key: str) -> str:
@@ -68,3 +81,53 @@ def find_in_text(text: str, query: str) -> tuple[int, str]:
     end = min(len(text), first + len(needle) + SNIPPET_CONTEXT_CHARS)
     snippet = " ".join(text[start:end].split())
     return count, ("..." if start else "") + snippet + ("..." if end < len(text) else "")
+
+
+_TERM = re.compile(r"[^\s=(),:;{}\[\]\"'`]+")
+SHORT_TERM_CHARS = 3
+"""Query words shorter than this (``7``, ``x``) only match a whole word of the tool name or
+arguments: inside an output they would match almost anything."""
+
+
+def query_terms(text: str) -> list[str]:
+    """The lower-case words of a query or a call label (``pick({"ref": "cube_1"})`` ->
+    ``pick``, ``ref``, ``cube_1``)."""
+    return [term.strip(".-").lower() for term in _TERM.findall(text) if term.strip(".-")]
+
+
+def matches_terms(query: str, *, label: str, text: str) -> bool:
+    """Does every word of ``query`` occur in the call's ``label`` (tool name and
+    arguments) or, for words of :data:`SHORT_TERM_CHARS` or more, in its output ``text``?
+
+    This is how ``search_archive`` finds an exchange the model can name but not quote:
+    "read_sensor_log index 7" matches ``read_sensor_log({"index": 7})``.
+    """
+    terms = query_terms(query)
+    if not terms:
+        return False
+    words = set(query_terms(label))
+    lowered = text.lower()
+    for term in terms:
+        if term in words:
+            continue
+        if len(term) >= SHORT_TERM_CHARS and (
+            any(term in word for word in words) or term in lowered
+        ):
+            continue
+        return False
+    return True
+
+
+def archive_hit(query: str, *, tool: str, arguments: str, text: str) -> tuple[int, str] | None:
+    """(matches, snippet) when an archived output matches ``query``: as a phrase in its text
+    (``find_in_text``), or word by word over its tool, arguments and text
+    (:func:`matches_terms`); None otherwise."""
+    count, snippet = find_in_text(text, query)
+    if count:
+        return count, snippet
+    label = f"{tool} {arguments}".strip()
+    if not matches_terms(query, label=label, text=text):
+        return None
+    head = " ".join(text[: SNIPPET_CONTEXT_CHARS * 2].split())
+    more = "..." if len(text) > SNIPPET_CONTEXT_CHARS * 2 else ""
+    return 1, f"{tool}({arguments}): {head}{more}"

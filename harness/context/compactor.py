@@ -6,17 +6,24 @@ overflow). Each step runs only if the request is still too large after the previ
 1. **Prune** (:mod:`harness.context.pruning`): old bulky tool outputs become archive references and
    superseded Task Notes snapshots leave, in batches worth a prompt-cache miss.
 2. **Checkpoint**: once the estimated request reaches ``context_window - reserve_tokens``,
-   an older prefix of whole turns is folded into one :class:`CheckpointItem`, written by the
-   summarizer model in ordered rounds; the retained tail is whole recent turns within
-   ``keep_recent_turns`` and ``keep_recent_tokens``. A failed or malformed summary leaves
-   Accumulated exactly as it was, emits ``compaction``/``failed`` and backs off for
-   ``failure_backoff_turns`` turns, after which the model is tried again.
+   an older prefix of whole turns is folded into the one rolling :class:`CheckpointItem`
+   (:mod:`harness.context.checkpoint`), its note written by the summarizer model in ordered
+   rounds, its address index by the harness; the retained tail is whole recent turns
+   within ``keep_recent_turns`` and ``keep_recent_tokens``. The running task's instruction
+   and revisions, and earlier tasks' prose, are never folded (:mod:`harness.context.turns`).
+   A failed or malformed summary leaves Accumulated exactly as it was, emits
+   ``compaction``/``failed`` and backs off for ``failure_backoff_turns`` turns, after which
+   the model is tried again.
 3. **Deterministic fallback**: with no usable summarizer, or when it keeps failing while the
    request is over budget, a checkpoint is built without a model.
 4. **Shrink**: if even the retained turns do not fit, their oversized items are cut in
    place to head+tail with the archive address of the exact original.
 5. Otherwise :class:`ContextBudgetError` ends the task with the numbers that explain why,
    instead of sending a request that would overflow.
+
+When a task ends, :meth:`CheckpointCompactor.retire_tasks` folds its tool traffic into the
+checkpoint before the next task starts (no model call): its prose stays, its exchanges are
+reachable through the index.
 
 Only Accumulated is ever changed, and only through ``Context.replace``. Resident,
 Refreshed, transient images and the current Task Notes snapshot are never touched.
@@ -27,23 +34,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from harness.cancel import Cancelled
 from harness.config import secret_sources
-from harness.context.model import Context, ItemState
+from harness.context.budget import budget_error
+from harness.context.checkpoint import CheckpointWriter
+from harness.context.folds import ENDED_PROSE_SHARE, Folds, summary_token_limit
+from harness.context.model import Context
 from harness.context.pruning import Pruner
 from harness.context.shrink import shrink_oversized
-from harness.context.summarizer import ModelSummarizer, SummaryError, deterministic_checkpoint
-from harness.context.summary_input import InputLimits, SummaryInput, pack_rounds
-from harness.context.turns import CompactionPlan, plan_compaction
+from harness.context.summarizer import SummaryError
+from harness.context.summary_input import InputLimits, SummaryInput
+from harness.context.turns import CompactionPlan
 from harness.errors import ContextBudgetError
 from harness.events import CompactionEvent
-from harness.messages import (
-    CheckpointItem,
-    CheckpointSource,
-    Item,
-)
+from harness.messages import CheckpointItem, Item
 from harness.providers.base import can_summarize
 from harness.redact import Redactor
 
@@ -53,10 +59,12 @@ if TYPE_CHECKING:
     from harness.providers.base import Model
 
 __all__ = [
+    "ENDED_PROSE_SHARE",
     "FAILURE_TOLERANCE_SHARE",
     "CheckpointCompactor",
     "Compactor",
     "NoCompaction",
+    "RetiresTasks",
     "build_compactor",
     "summary_token_limit",
 ]
@@ -82,22 +90,17 @@ class Compactor(Protocol):
     ) -> Iterator[CompactionEvent]: ...
 
 
+@runtime_checkable
+class RetiresTasks(Protocol):
+    """A compactor that folds ended tasks' tool traffic when the next task starts."""
+
+    def retire_tasks(self, context: Context, *, running_task: str) -> Iterator[CompactionEvent]: ...
+
+
 FAILURE_TOLERANCE_SHARE = 0.5
 """After a summarizer failure the request may grow into this share of ``reserve_tokens``
 (beyond the threshold) while the summarizer backs off; past it the deterministic fallback
 must run, so the response always keeps at least the rest of the reserve."""
-
-CHARS_PER_SUMMARY_TOKEN = 4
-ROUND_SCAFFOLD_CHARS = 500
-"""Characters a round request spends on its own wording around the note and history."""
-
-
-def summary_token_limit(threshold: int) -> int:
-    """Largest checkpoint, in tokens: 1/16 of the input budget, between 256 and 4096."""
-    return max(256, min(4096, threshold // 16))
-
-
-Steps = Generator[CompactionEvent, None, bool]
 
 
 class NoCompaction:
@@ -139,10 +142,11 @@ class CheckpointCompactor:
     Args:
         config: ``context.compaction``.
         pruning: ``context.pruning``.
-        summarizer: The model that writes checkpoints (``compaction_model`` or the main
-            model); None, or a model with ``supports_summaries = False``, means the
-            deterministic checkpoint is used.
-        store: The run store, whose archive keeps every exact original a marker points to.
+        summarizer: The model that writes checkpoint notes (``compaction_model`` or the
+            main model); None, or a model with ``supports_summaries = False``, means the
+            deterministic note is used.
+        store: The run store, whose archive keeps every exact original a marker points to
+            and the pages of the checkpoint's index.
         redactor: Secrets are redacted from everything a summarizer sees.
     """
 
@@ -166,8 +170,18 @@ class CheckpointCompactor:
         self.consecutive_failures = 0
         self.last_plan: CompactionPlan | None = None
         """The most recent fold plan (for inspection and tests)."""
+        render = SummaryInput(
+            InputLimits(
+                tool_result_max_chars=config.tool_result_max_chars,
+                reasoning_max_chars=config.reasoning_max_chars,
+                max_input_chars=config.max_input_chars,
+            ),
+            redactor=self.redactor,
+            store=store,
+        )
+        self.folds = Folds(config, render, CheckpointWriter(store, render))
 
-    # ------------------------------------------------------------------ entry point
+    # ------------------------------------------------------------------ entry points
 
     def compact(
         self,
@@ -185,6 +199,30 @@ class CheckpointCompactor:
             return
         yield from self._compact(
             context, before=before, force=force, reason=reason, cancelled=cancelled
+        )
+
+    def retire_tasks(self, context: Context, *, running_task: str) -> Iterator[CompactionEvent]:
+        """Fold the tool traffic of every task but ``running_task`` into the checkpoint.
+
+        Called when a task starts: the ended tasks' prose stays (within
+        :data:`ENDED_PROSE_SHARE` of the budget), everything else they left (calls,
+        results, Task Notes snapshots, the previous checkpoint) becomes part of the rolling
+        checkpoint, its exchanges listed in the index. No model is called.
+        """
+        started = time.monotonic()
+        before = context.total_tokens()
+        fold = self.folds.retire(context, running_task=running_task)
+        if fold is None:
+            return
+        tasks = ", ".join(dict.fromkeys(item.task_id or "session" for item in fold.folded))
+        yield fold.event(
+            status="completed",
+            mode="task_end",
+            reason=f"task(s) {tasks} ended: {len(fold.folded)} items of their tool traffic "
+            "folded into the checkpoint (their prose stays; every exchange is in its index)",
+            before=before,
+            after=context.total_tokens(),
+            duration_s=_since(started),
         )
 
     # ------------------------------------------------------------------ the ladder
@@ -241,9 +279,7 @@ class CheckpointCompactor:
                     f"{before} tokens (limit while backing off: {tolerance})"
                 )
             else:
-                summarized = yield from self._model_checkpoint(
-                    context, plan, started, before, cancelled
-                )
+                summarized = yield from self._with_model(context, plan, started, before, cancelled)
                 if not summarized:
                     if not (force or before >= tolerance or self.consecutive_failures >= 2):
                         return
@@ -252,14 +288,16 @@ class CheckpointCompactor:
                         f"while the request is over budget ({before} tokens)"
                     )
             if fallback_reason:
-                yield from self._deterministic(context, plan, started, before, fallback_reason)
+                yield from self._without_model(
+                    context, plan.foldable(), started, before, fallback_reason
+                )
         if summarized and context.total_tokens() >= budget.threshold:
             # Only part of the prefix fitted max_summary_rounds: fold the rest without a model.
             rest = self._plan(context)
             if _worth_folding(rest.foldable()):
-                yield from self._deterministic(
+                yield from self._without_model(
                     context,
-                    rest,
+                    rest.foldable(),
                     started,
                     context.total_tokens(),
                     "still over budget after the summarized rounds",
@@ -272,7 +310,7 @@ class CheckpointCompactor:
             )
         after = context.total_tokens()
         if after >= budget.threshold or (force and after >= before):
-            message = self._budget_error(context, before=before, force=force, reason=reason)
+            message = budget_error(context, overflow=reason if force else None)
             yield CompactionEvent(
                 status="failed",
                 mode="overflow" if force else "shrink",
@@ -284,53 +322,12 @@ class CheckpointCompactor:
             raise ContextBudgetError(message)
 
     def _plan(self, context: Context) -> CompactionPlan:
-        """The fold plan, with the tail's token bound also capped by the room that is left.
+        self.last_plan = self.folds.plan(context)
+        return self.last_plan
 
-        After a fold the request holds the fixed part, the checkpoint, the current Task
-        Notes and the tail. The tail may take at most half of the room those leave under
-        the threshold, so small windows (a 32k local model with the default 20000-token
-        tail) keep fewer turns verbatim instead of compacting again on the very next turn.
-        """
-        budget = context.budget
-        notes = context.latest_task_notes()
-        pinned = context.item_tokens(notes) if notes is not None else 0
-        allowance = summary_token_limit(budget.threshold)
-        room = budget.threshold - context.fixed_tokens() - pinned - allowance
-        tail_tokens = max(0, min(self.config.keep_recent_tokens, room // 2))
-        plan = plan_compaction(
-            context.accumulated,
-            keep_recent_turns=self.config.keep_recent_turns,
-            keep_recent_tokens=tail_tokens,
-            tokens=lambda items: context.estimator.calibrated(context.accumulated_tokens(items)),
-        )
-        self.last_plan = plan
-        return plan
+    # ------------------------------------------------------------------ the two folds
 
-    # ------------------------------------------------------------------ model checkpoint
-
-    def _input(self) -> SummaryInput:
-        cfg = self.config
-        limits = InputLimits(
-            tool_result_max_chars=cfg.tool_result_max_chars,
-            reasoning_max_chars=cfg.reasoning_max_chars,
-            max_input_chars=cfg.max_input_chars,
-        )
-        return SummaryInput(limits, redactor=self.redactor, store=self.store)
-
-    def _limits(self, context: Context) -> tuple[int, int]:
-        """(checkpoint token limit, characters of history per round).
-
-        One round's input (the previous note, the history chunk and the request's own
-        wording) stays within ``max_input_chars``; the note may take at most half of it.
-        """
-        note_chars = min(
-            summary_token_limit(context.budget.threshold) * CHARS_PER_SUMMARY_TOKEN,
-            self.config.max_input_chars // 2,
-        )
-        chunk_chars = self.config.max_input_chars - note_chars - ROUND_SCAFFOLD_CHARS
-        return note_chars // CHARS_PER_SUMMARY_TOKEN, chunk_chars
-
-    def _model_checkpoint(
+    def _with_model(
         self,
         context: Context,
         plan: CompactionPlan,
@@ -339,32 +336,8 @@ class CheckpointCompactor:
         cancelled: Callable[[], bool] | None,
     ) -> Steps:
         assert self.summarizer is not None
-        render = self._input()
-        max_tokens, chunk_chars = self._limits(context)
-        foldable = plan.foldable()
-        previous = foldable[0] if isinstance(foldable[0], CheckpointItem) else None
-        previous_text = ""
-        skip = plan.pinned
-        if previous is not None:
-            skip = skip | {previous.id}
-            previous_text = render.bounded(
-                previous, render.clean(previous.text), max_tokens * CHARS_PER_SUMMARY_TOKEN
-            )
-        rounds = pack_rounds(plan.prefix, render, skip=skip, chunk_chars=chunk_chars)
-        rounds = rounds[: self.config.max_summary_rounds]
-        groups = [group for round_ in rounds for group in round_.groups]
-        folded = plan.foldable(groups)
-        round_tokens = [
-            context.accumulated_tokens(
-                i for i in plan.foldable(list(round_.groups)) if i.id not in skip
-            )
-            for round_ in rounds
-        ]
-        summarizer = ModelSummarizer(
-            self.summarizer, max_tokens=max_tokens, estimator=context.estimator, cancelled=cancelled
-        )
         try:
-            result = summarizer.summarize(rounds, previous=previous_text, round_tokens=round_tokens)
+            fold = self.folds.with_model(context, plan, self.summarizer, cancelled=cancelled)
         except Cancelled as exc:
             # Not a summarizer failure (no backoff): the operator stopped the task.
             yield CompactionEvent(
@@ -374,7 +347,7 @@ class CheckpointCompactor:
                 "left unchanged",
                 tokens_before=before,
                 tokens_after=before,
-                rounds=len(rounds),
+                rounds=getattr(exc, "rounds", 0),
                 duration_s=_since(started),
                 usage=exc.usage,
             )
@@ -391,61 +364,36 @@ class CheckpointCompactor:
                 ),
                 tokens_before=before,
                 tokens_after=before,
-                rounds=len(rounds),
+                rounds=exc.rounds,
                 duration_s=_since(started),
                 usage=exc.usage,
             )
             return False
         self.consecutive_failures = 0
-        header = self._header(folded, rounds=result.rounds, model=summarizer.name, mode="summary")
-        checkpoint = self._checkpoint(
-            folded, text=f"{header}\n{result.text}", rounds=result.rounds, model=summarizer.name
-        )
-        retained = self._fold(context, folded, checkpoint)
-        kept_verbatim = len(plan.prefix) - len(groups)
-        yield CompactionEvent(
+        yield fold.event(
             status="completed",
             mode="checkpoint",
             reason=(
-                f"{len(folded)} items folded in {result.rounds} round(s) by "
-                f"{summarizer.name!r}"
-                + (f" ({result.repairs} repaired)" if result.repairs else "")
+                f"{len(fold.folded)} items folded in {fold.rounds} round(s) by {fold.model!r}"
+                + (f" ({fold.repairs} repaired)" if fold.repairs else "")
                 + (
-                    f"; {kept_verbatim} older turn(s) kept verbatim for a later compaction "
-                    f"(max_summary_rounds={self.config.max_summary_rounds})"
-                    if kept_verbatim
+                    f"; {fold.kept_verbatim} older turn(s) kept verbatim for a later "
+                    f"compaction (max_summary_rounds={self.config.max_summary_rounds})"
+                    if fold.kept_verbatim
                     else ""
                 )
             ),
-            tokens_before=before,
-            tokens_after=context.total_tokens(),
-            items_folded=len(folded),
-            items_retained=retained,
-            rounds=result.rounds,
+            before=before,
+            after=context.total_tokens(),
             duration_s=_since(started),
-            checkpoint_id=checkpoint.id,
-            usage=result.usage,
         )
         return True
 
-    # ------------------------------------------------------------------ deterministic
-
-    def _deterministic(
-        self, context: Context, plan: CompactionPlan, started: float, before: int, why: str
+    def _without_model(
+        self, context: Context, folded: list[Item], started: float, before: int, why: str
     ) -> Iterator[CompactionEvent]:
-        folded = plan.foldable()
-        max_tokens, _ = self._limits(context)
-        skeleton = self._checkpoint(folded, text="", rounds=0, model="deterministic")
-        header = self._header(folded, rounds=0, model="deterministic", mode="deterministic")
-        text = deterministic_checkpoint(
-            folded,
-            owner=skeleton,
-            header=header,
-            clean=self._input(),
-            max_chars=max_tokens * CHARS_PER_SUMMARY_TOKEN,
-        )
-        checkpoint = skeleton.model_copy(update={"text": text})
-        if context.estimator.text(text) >= context.accumulated_tokens(folded):
+        fold = self.folds.without_model(context, folded)
+        if fold is None:
             yield CompactionEvent(
                 status="skipped",
                 mode="deterministic",
@@ -456,125 +404,20 @@ class CheckpointCompactor:
                 duration_s=_since(started),
             )
             return
-        retained = self._fold(context, folded, checkpoint)
         self.consecutive_failures = 0
-        yield CompactionEvent(
+        yield fold.event(
             status="fallback",
             mode="deterministic",
             reason=f"{why}; deterministic checkpoint of {len(folded)} items",
-            tokens_before=before,
-            tokens_after=context.total_tokens(),
-            items_folded=len(folded),
-            items_retained=retained,
+            before=before,
+            after=context.total_tokens(),
             duration_s=_since(started),
-            checkpoint_id=checkpoint.id,
         )
-
-    # ------------------------------------------------------------------ folding
-
-    def _checkpoint(
-        self, folded: Sequence[Item], *, text: str, rounds: int, model: str
-    ) -> CheckpointItem:
-        previous = next((i.id for i in folded if isinstance(i, CheckpointItem)), None)
-        task_ids = list(dict.fromkeys(item.task_id for item in folded))
-        last = folded[-1]
-        return CheckpointItem(
-            text=text,
-            task_id=last.task_id,
-            turn=last.turn,
-            source=CheckpointSource(
-                first_turn=min(item.turn for item in folded),
-                last_turn=max(item.turn for item in folded),
-                task_ids=task_ids,
-                items_folded=len(folded),
-                rounds=rounds,
-                model=model,
-                mode="deterministic" if model == "deterministic" else "summary",
-                previous_checkpoint=previous,
-            ),
-        )
-
-    def _header(self, folded: Sequence[Item], *, rounds: int, model: str, mode: str) -> str:
-        how = (
-            "written without a model"
-            if mode == "deterministic"
-            else f"summarized by {model} in {rounds} round(s)"
-        )
-        return (
-            f"[Checkpoint: {len(folded)} earlier items ({_span(folded)}) were replaced by this "
-            f"note, {how}. Exact tool outputs remain readable with recall(address=...) using "
-            "the archive:// addresses shown.]"
-        )
-
-    def _fold(self, context: Context, folded: Sequence[Item], checkpoint: CheckpointItem) -> int:
-        """Replace ``folded`` by ``checkpoint`` at the position of the first folded item."""
-        folded_ids = {item.id for item in folded}
-        new_items: list[Item] = []
-        placed = False
-        for item in context.accumulated:
-            if item.id in folded_ids:
-                if not placed:
-                    new_items.append(checkpoint)
-                    placed = True
-                continue
-            new_items.append(item)
-        reason = f"folded into checkpoint {checkpoint.id} ({checkpoint.source.mode})"
-        states = {item.id: context.changed_state(item, "summarized", reason) for item in folded}
-        states[checkpoint.id] = ItemState(
-            status="summarized",
-            reason=(
-                f"checkpoint of {len(folded)} items ({checkpoint.source.mode}, "
-                f"{checkpoint.source.rounds} round(s), model {checkpoint.source.model})"
-            ),
-            original_tokens=context.accumulated_tokens(folded),
-        )
-        context.replace(new_items, states=states)
-        return len(new_items) - 1
-
-    # ------------------------------------------------------------------ shrinking
-
-    # ------------------------------------------------------------------ errors
-
-    def _budget_error(self, context: Context, *, before: int, force: bool, reason: str) -> str:
-        budget = context.budget
-        sections = context.sections()
-        fixed = sections["resident"] + sections["tools"] + sections["refreshed"]
-        after = context.total_tokens()
-        parts = [
-            f"the request needs about {after} tokens after compaction"
-            + (f" (the provider reported an overflow: {reason})" if force else "")
-            + f"; the input budget is {budget.threshold} tokens (window "
-            f"{budget.context_window} - reserve {budget.reserve_tokens})",
-            f"resident {sections['resident']} + tool definitions {sections['tools']} + "
-            f"refreshed {sections['refreshed']} + images {sections['images']} tokens are "
-            "never compacted",
-            f"Accumulated is {sections['accumulated']} tokens in {len(context.accumulated)} "
-            "items (checkpoint, current Task Notes and the retained turns, already shrunk)",
-        ]
-        if fixed + sections["images"] >= budget.threshold:
-            parts.append(
-                "the fixed part alone exceeds the budget: load fewer skills or tools, shorten "
-                "memory or the profile, or send smaller images"
-            )
-        else:
-            parts.append(
-                "lower context.compaction.keep_recent_tokens, or use a model with a larger window"
-            )
-        return "; ".join(parts)
 
 
 # ---------------------------------------------------------------------- helpers
 
-
-def _span(items: Sequence[Item]) -> str:
-    """``task_ab t3-t57, task_cd t0-t4`` for the items a checkpoint covers."""
-    turns: dict[str, list[int]] = {}
-    for item in items:
-        turns.setdefault(item.task_id or "session", []).append(item.turn)
-    spans = [f"{task} t{min(t)}-t{max(t)}" for task, t in turns.items()]
-    if len(spans) > 4:
-        spans = [*spans[:2], f"... {len(spans) - 3} more tasks ...", spans[-1]]
-    return ", ".join(spans)
+Steps = Generator[CompactionEvent, None, bool]
 
 
 def _worth_folding(items: Sequence[Item]) -> bool:

@@ -114,6 +114,18 @@ def context_report(context: Context) -> list[ContextRow]:
                 )
             )
     live = {item.id for item in context.accumulated}
+    if context.retired_forgotten:
+        rows.append(
+            ContextRow(
+                id="earlier-items",
+                lifetime="accumulated",
+                kind="omitted",
+                tokens=0,
+                reason=f"{context.retired_forgotten} earlier items left the context long ago; "
+                "only the run store keeps their states (harness context RUN --turn N)",
+                in_context=False,
+            )
+        )
     for item_id, retired in context.retired.items():
         if item_id in live:
             continue

@@ -10,7 +10,9 @@
   instruction's) ride here for exactly one call and then leave.
 
 Every Accumulated item has a cached token estimate and a state (verbatim, truncated,
-pruned, summarized) with the reason it changed, for introspection.
+pruned, summarized) with the reason it changed, for introspection. What the context
+remembers of items that left it is bounded (:data:`RETIRED_KEPT`): a session of any length
+holds the same memory; the run store keeps every item and state change.
 
 A sub-agent's lane works in a **child view** (:meth:`Context.child`): its own Accumulated,
 Refreshed, transient images and tool definitions, over the parent's Resident blocks read
@@ -22,6 +24,7 @@ prefix byte for byte and the provider's prompt cache serves it). Blocks the chil
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -45,6 +48,7 @@ from harness.tokens import TokenEstimator
 
 __all__ = [
     "RESIDENT_ORDER",
+    "RETIRED_KEPT",
     "Budget",
     "Context",
     "ItemState",
@@ -68,6 +72,9 @@ so loading one mid-task leaves the cached prefix before it intact."""
 
 ITEM_OVERHEAD_TOKENS = 4
 """Per-message framing tokens (role markers and separators) added by every provider."""
+RETIRED_KEPT = 512
+"""Items that left Accumulated whose kind and state the context still remembers (the
+newest ones); the run store keeps them all (``harness context --turn``)."""
 
 
 @dataclass(frozen=True)
@@ -159,7 +166,10 @@ class Context:
         """First Accumulated index changed since the previous request."""
         self._new_items: list[Item] = []
         self._changed_states: set[str] = set()
-        self.retired: dict[str, RetiredItem] = {}
+        self.retired: OrderedDict[str, RetiredItem] = OrderedDict()
+        """Items that left Accumulated, oldest first (the newest :data:`RETIRED_KEPT`)."""
+        self.retired_forgotten = 0
+        """Items that left so long ago that only the run store still knows them."""
         self.images_visible = True
         """False once the model is known not to see images (``model.vision: false`` or a
         failed probe): frames are then not counted against the budget."""
@@ -320,6 +330,7 @@ class Context:
         for item_id, state in (states or {}).items():
             self.states[item_id] = state
             self._changed_states.add(item_id)
+        self._forget_old()
 
     def changed_state(
         self, item: Item, status: ItemStatus, reason: str, *, replaced_by: str | None = None
@@ -345,14 +356,28 @@ class Context:
         new_items, self._new_items = self._new_items, []
         changed = {item_id: self.states[item_id] for item_id in self._changed_states}
         self._changed_states = set()
+        self._forget_old()
         return new_items, changed
 
     def _retire(self, items: Iterable[Item]) -> None:
         for item in items:
             self.retired[item.id] = RetiredItem(item.kind, item.task_id, item.turn)
+            self._item_tokens.pop(item.id, None)
+
+    def _forget_old(self) -> None:
+        """Forget the oldest departed items beyond :data:`RETIRED_KEPT` (never one whose
+        state change the run store has not been given yet)."""
+        while len(self.retired) > RETIRED_KEPT:
+            item_id = next(iter(self.retired))
+            if item_id in self._changed_states:
+                return
+            del self.retired[item_id]
+            self.states.pop(item_id, None)
+            self.retired_forgotten += 1
 
     def clear_accumulated(self) -> None:
         self._retire(self._accumulated)
+        self._forget_old()
         self._accumulated = []
         self._accumulated_raw = 0
         self._sent_count = 0

@@ -35,7 +35,13 @@ if TYPE_CHECKING:
     from harness.context import Budget, Context
     from harness.protocols import RunStore
 
-__all__ = ["DEFAULT_TRIGGER_SHARE", "PrunePlan", "Pruner", "pruned_reference"]
+__all__ = [
+    "DEFAULT_TRIGGER_SHARE",
+    "PrunePlan",
+    "Pruner",
+    "latest_exchange_ids",
+    "pruned_reference",
+]
 
 DEFAULT_TRIGGER_SHARE = 0.4
 """Without ``trigger_tokens``, pruning starts at this share of the input budget."""
@@ -85,7 +91,7 @@ class Pruner:
             return plan
         keep = self.config.protect_recent_items
         protected = {item.id for item in items[max(0, len(items) - keep) :]} if keep else set()
-        protected.update(_latest_exchange_ids(items))
+        protected.update(latest_exchange_ids(items))
         current = current_notes_id(items)
         newest_notes: dict[str, str] = {}
         for item in items:
@@ -179,7 +185,7 @@ class Pruner:
         )
 
 
-def _latest_exchange_ids(items: list[Item]) -> set[str]:
+def latest_exchange_ids(items: list[Item]) -> set[str]:
     """The newest model decision and everything after it: its results have not been read
     by the model yet when the compactor runs, so they are never pruned.
 

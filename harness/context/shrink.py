@@ -3,7 +3,9 @@
 When even the retained turns do not fit the input budget, each oversized item (largest
 first, never the current Task Notes) is replaced by a copy whose long texts keep their
 beginning and end, with the ``archive://`` address of the exact original between them.
-Signed or encrypted reasoning is never edited: providers reject altered blocks.
+Signed or encrypted reasoning is never edited: providers reject altered blocks. An
+instruction or revision is never cut like the rest: only one longer than the instruction
+limit becomes its authoritative reference (:mod:`harness.context.instructions`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from harness.context.archive import archive_item_text
+from harness.context.instructions import bound_instruction, instruction_limit_chars
 from harness.context.model import Context, ItemState, bounded_text
 from harness.events import CompactionEvent
 from harness.messages import (
@@ -57,7 +60,9 @@ def shrink_oversized(
     for original in order:
         if total < target:
             break
-        shrunk, address = shrunk_copy(store, config, original)
+        shrunk, address = shrunk_copy(
+            store, config, original, instruction_chars=instruction_limit_chars(context.budget)
+        )
         if shrunk is None:
             continue
         items[items.index(original)] = shrunk
@@ -84,12 +89,21 @@ def shrink_oversized(
 
 
 def shrunk_copy(
-    store: RunStore | None, config: CompactionConfig, item: Item
+    store: RunStore | None,
+    config: CompactionConfig,
+    item: Item,
+    *,
+    instruction_chars: int,
 ) -> tuple[Item | None, str | None]:
     """A head+tail copy (new id) of an oversized item, or (None, None) if not possible.
 
     Signed or encrypted reasoning is never edited: providers reject altered blocks.
     """
+    if isinstance(item, (InstructionItem, RevisionItem)):
+        bounded = bound_instruction(item, store=store, max_chars=instruction_chars)
+        if bounded is item:
+            return None, None
+        return bounded.model_copy(update={"id": new_id("item")}), bounded.archive
     cfg = config
     text_limit = cfg.tool_result_max_chars
     update: dict[str, Any] = {}
@@ -104,7 +118,7 @@ def shrunk_copy(
         addresses.append(address)
         return bounded_text(text, limit, address=address)[0]
 
-    if isinstance(item, (ToolResultItem, InstructionItem, RevisionItem, NoticeItem, TaskNotesItem)):
+    if isinstance(item, (ToolResultItem, NoticeItem, TaskNotesItem)):
         text = cut(item.text, text_limit, "")
         if text is not None:
             update["text"] = text

@@ -9,32 +9,25 @@ context untouched.
 
 A model opts out of summarizing with ``supports_summaries = False`` (the offline planner
 does: it plans robot actions and cannot write prose), read by
-:func:`harness.providers.base.can_summarize`. The deterministic checkpoint is used then,
-and as the fallback when the model keeps failing.
+:func:`harness.providers.base.can_summarize`. The deterministic note
+(:mod:`harness.context.deterministic`) is used then, and as the fallback when the model
+keeps failing.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from harness.cancel import Cancelled, call_cancellable
 from harness.context import bounded_text
-from harness.context.summary_input import Round, SummaryInput
+from harness.context.summary_input import Round
 from harness.messages import (
-    AssistantItem,
-    CheckpointItem,
     InstructionItem,
-    Item,
     ModelRequest,
     ModelResponse,
-    RevisionItem,
     SystemBlock,
-    TaskNotesItem,
-    ToolCall,
-    ToolResultItem,
     Usage,
 )
 from harness.providers.base import Model, complete
@@ -46,7 +39,7 @@ __all__ = [
     "ModelSummarizer",
     "SummaryError",
     "SummaryResult",
-    "deterministic_checkpoint",
+    "note_sections",
     "validate_summary",
 ]
 
@@ -91,6 +84,8 @@ class SummaryError(Exception):
         super().__init__(reason)
         self.reason = reason
         self.usage = usage or Usage()
+        self.rounds = 0
+        """Rounds the fold had planned (set by the caller, for the ``failed`` event)."""
 
 
 @dataclass
@@ -107,7 +102,7 @@ def _strip_fence(text: str) -> str:
     return match.group("body").strip() if match else text
 
 
-def _sections(text: str) -> dict[str, str]:
+def note_sections(text: str) -> dict[str, str]:
     """Section name (lower case) -> its content, for the required headings found."""
     wanted = {name.lower() for name in SUMMARY_SECTIONS}
     found: dict[str, list[str]] = {}
@@ -139,7 +134,7 @@ def validate_summary(
     text = _strip_fence(response.text)
     if not text:
         return [*problems, "the note is empty"]
-    sections = _sections(text)
+    sections = note_sections(text)
     missing = [name for name in SUMMARY_SECTIONS if name.lower() not in sections]
     if missing:
         problems.append("missing sections: " + ", ".join(f"## {name}" for name in missing))
@@ -188,9 +183,12 @@ class ModelSummarizer:
         *,
         previous: str,
         round_tokens: Sequence[int],
+        context: str = "",
     ) -> SummaryResult:
         """Run every round in order; ``round_tokens[i]`` is what round ``i`` folds away.
 
+        ``context`` (the instructions in force, which stay verbatim in the agent's context)
+        is shown with the first round so the note is written against the objective.
         Raises :class:`SummaryError` when a round fails twice or the model raises, and
         :class:`~harness.cancel.Cancelled` when the operator cancels.
         """
@@ -199,7 +197,13 @@ class ModelSummarizer:
         result = SummaryResult(text=previous, rounds=len(rounds))
         try:
             for index, round_ in enumerate(rounds):
-                prompt = self._round_prompt(round_, previous=note, index=index, total=len(rounds))
+                prompt = self._round_prompt(
+                    round_,
+                    previous=note,
+                    index=index,
+                    total=len(rounds),
+                    context=context if index == 0 else "",
+                )
                 replaced = previous_tokens + round_tokens[index]
                 response, problems = self._ask(prompt, replaced, result)
                 if problems:
@@ -247,12 +251,19 @@ class ModelSummarizer:
         )
         return response, problems
 
-    def _round_prompt(self, round_: Round, *, previous: str, index: int, total: int) -> str:
+    def _round_prompt(
+        self, round_: Round, *, previous: str, index: int, total: int, context: str = ""
+    ) -> str:
         parts = []
         if previous:
             parts.append(
                 "Earlier handoff note (it covers everything before the history below):\n"
                 f"<<<\n{previous}\n>>>"
+            )
+        if context:
+            parts.append(
+                "Instructions in force (they stay word for word in the agent's context: write "
+                f"the Objective against them, do not copy them):\n<<<\n{context}\n>>>"
             )
         label = f"part {index + 1} of {total}" if total > 1 else "the whole span"
         parts.append(
@@ -275,147 +286,3 @@ class ModelSummarizer:
             + f".\nThat answer was:\n<<<\n{shown}\n>>>\n"
             "Write a corrected handoff note that fixes every problem listed."
         )
-
-
-# --------------------------------------------------------------------------- deterministic
-
-EXCHANGE_LINE_MAX_CHARS = 240
-INSTRUCTION_MAX_CHARS = 800
-NOTES_MAX_CHARS = 2000
-REPORT_MAX_CHARS = 800
-COLLAPSED_LINE_MAX_CHARS = 600
-COLLAPSED_FAILURES = 3
-EARLIER_CHECKPOINT_SHARE = 0.35
-"""An earlier checkpoint may take at most this share of a deterministic checkpoint."""
-
-
-def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: max(0, limit - 3)] + "..."
-
-
-def _exchange_line(call: ToolCall | None, result: ToolResultItem, clean: SummaryInput) -> str:
-    if call is not None:
-        arguments = json.dumps(call.arguments, ensure_ascii=False, sort_keys=True, default=str)
-        head = f"{result.name}({_one_line(clean.clean(arguments), 80)})"
-    else:
-        head = result.name
-    if result.evaluation is not None:
-        outcome = result.evaluation.status
-        if result.evaluation.evidence:
-            outcome += f" ({_one_line(clean.clean(result.evaluation.evidence), 80)})"
-    elif result.is_error:
-        outcome = f"error {result.error_kind or ''}: {_one_line(clean.clean(result.text), 100)}"
-    else:
-        outcome = f"ok: {_one_line(clean.clean(result.text), 100)}"
-    where = f"; {result.archive}" if result.archive else ""
-    line = f"- {result.task_id or 'session'} t{result.turn} {head} -> {outcome}{where}"
-    return _one_line(line, EXCHANGE_LINE_MAX_CHARS + len(where))
-
-
-def _failed(result: ToolResultItem) -> bool:
-    return result.is_error or (
-        result.evaluation is not None and result.evaluation.status == "failure"
-    )
-
-
-def _collapsed(results: Sequence[ToolResultItem]) -> str:
-    """Older exchanges as counts per tool when their lines do not fit; the most recent
-    failures keep their address, since what failed and why is what a handoff needs most."""
-    per_tool: dict[str, list[int]] = {}
-    for result in results:
-        counts = per_tool.setdefault(result.name, [0, 0])
-        counts[int(_failed(result))] += 1
-    detail = ", ".join(
-        f"{name} x{ok + bad} ({ok} ok, {bad} failed)" for name, (ok, bad) in per_tool.items()
-    )
-    first, last = results[0], results[-1]
-    line = (
-        f"- {len(results)} earlier exchanges ({first.task_id or 'session'} t{first.turn} to "
-        f"{last.task_id or 'session'} t{last.turn}), exact outputs in the archive: {detail}"
-    )
-    failures = [result for result in results if _failed(result)][-COLLAPSED_FAILURES:]
-    if failures:
-        line += "; latest failures: " + ", ".join(
-            f"{r.task_id or 'session'} t{r.turn} {r.name} "
-            f"({r.error_kind or (r.evaluation.status if r.evaluation else 'error')}) {r.archive}"
-            for r in failures
-        )
-    return _one_line(line, COLLAPSED_LINE_MAX_CHARS)
-
-
-def deterministic_checkpoint(
-    folded: Sequence[Item],
-    *,
-    owner: CheckpointItem,
-    header: str,
-    clean: SummaryInput,
-    max_chars: int,
-) -> str:
-    """A checkpoint built without a model: earlier checkpoints, instructions, the last Task
-    Notes of each task, one line per tool exchange (outcome and archive address) and the
-    last report.
-
-    The text stays within ``max_chars``: the oldest exchange lines collapse into counts
-    first; only as a last resort is the whole note cut to head+tail, after archiving it
-    under the address of ``owner`` (the checkpoint item it will become).
-    """
-    instructions: list[str] = []
-    notes: dict[str, TaskNotesItem] = {}
-    calls: dict[str, ToolCall] = {}
-    results: list[ToolResultItem] = []
-    earlier: list[CheckpointItem] = []
-    report = report_task = ""
-    report_is_progress = True
-    for item in folded:
-        if isinstance(item, InstructionItem):
-            images = "".join(" " + ref.placeholder() for ref in item.images)
-            text = clean.bounded(item, clean.clean(item.text), INSTRUCTION_MAX_CHARS)
-            instructions.append(f"- {item.task_id or 'session'}: {text}{images}")
-        elif isinstance(item, RevisionItem):
-            text = clean.bounded(item, clean.clean(item.text), INSTRUCTION_MAX_CHARS)
-            instructions.append(f"  - revised at t{item.turn}: {text}")
-        elif isinstance(item, TaskNotesItem):
-            notes[item.task_id] = item
-        elif isinstance(item, AssistantItem):
-            for call in item.tool_calls:
-                calls[call.id] = call
-            # A final answer (no tool call) is a task report; otherwise the latest text.
-            if item.text and (not item.tool_calls or report_is_progress):
-                report = clean.bounded(item, clean.clean(item.text), REPORT_MAX_CHARS, "text")
-                report_task = item.task_id
-                report_is_progress = bool(item.tool_calls)
-        elif isinstance(item, ToolResultItem):
-            results.append(item)
-        elif isinstance(item, CheckpointItem):
-            earlier.append(item)
-
-    before: list[str] = [header]
-    if earlier:
-        share = max(200, int(max_chars * EARLIER_CHECKPOINT_SHARE) // len(earlier))
-        body = "\n\n".join(clean.bounded(cp, cp.text, share) for cp in earlier)
-        before.append("## Earlier checkpoint\n" + body)
-    if instructions:
-        before.append("## Instructions\n" + "\n".join(instructions))
-    for task_id, snapshot in notes.items():
-        text = clean.bounded(snapshot, clean.clean(snapshot.text), NOTES_MAX_CHARS)
-        before.append(f"## Task notes ({task_id or 'session'}, v{snapshot.version})\n{text}")
-    heading = "Last report" if not report_is_progress else "Last model message"
-    after = [f"## {heading} ({report_task or 'session'})\n{report}"] if report else []
-
-    lines = [_exchange_line(calls.get(result.call_id), result, clean) for result in results]
-    room = max_chars - sum(len(part) + 2 for part in (*before, *after)) - 40
-    room -= COLLAPSED_LINE_MAX_CHARS + 1
-    kept: list[str] = []
-    used = 0
-    for line in reversed(lines):
-        if used + len(line) + 1 > room:
-            break
-        kept.append(line)
-        used += len(line) + 1
-    kept.reverse()
-    if len(kept) < len(results):
-        kept.insert(0, _collapsed(results[: len(results) - len(kept)]))
-    exchanges = ["## Tool exchanges\n" + "\n".join(kept)] if kept else []
-    text = "\n\n".join([*before, *exchanges, *after])
-    return clean.bounded(owner, text, max_chars)

@@ -7,6 +7,12 @@ which is what guarantees that a tool call is never separated from its result. As
 net for histories that did not come from the loop, groups are also merged whenever a tool
 result would otherwise land in a different group from the call that requested it.
 
+What a fold may never take is decided here too (:func:`protected_items`), each with its
+reason: the current Task Notes snapshot; the running task's instruction and every revision
+of it; and the operator-visible prose of ended tasks (instruction, revisions, final
+report), newest tasks first, within a share of the budget. Everything else in the prefix
+is foldable. A new protection (an episode, a pinned decision) is one more rule there.
+
 The plan is pure: the same items and bounds always give the same plan, so every
 compaction can be reproduced and tested without a model.
 """
@@ -16,15 +22,30 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from harness.messages import AssistantItem, Item, TaskNotesItem, ToolResultItem
+from harness.messages import (
+    AssistantItem,
+    CheckpointItem,
+    InstructionItem,
+    Item,
+    NoticeItem,
+    RevisionItem,
+    TaskNotesItem,
+    ToolResultItem,
+)
 
 __all__ = [
     "CompactionPlan",
     "TurnGroup",
     "current_notes_id",
+    "current_task_id",
     "group_turns",
+    "is_task_prose",
     "plan_compaction",
+    "protected_items",
 ]
+
+TASK_ENDING_PREFIX = "Task "
+"""Notices the harness records when a task ends start with this (``Task task_x ended``)."""
 
 
 @dataclass(frozen=True)
@@ -86,17 +107,86 @@ def current_notes_id(items: Sequence[Item]) -> str | None:
     return None
 
 
+def current_task_id(items: Sequence[Item]) -> str | None:
+    """The running task: the one of the newest instruction (or of the newest item)."""
+    for item in reversed(items):
+        if isinstance(item, InstructionItem):
+            return item.task_id
+    return items[-1].task_id if items else None
+
+
+def is_task_prose(item: Item, final_reports: frozenset[str]) -> bool:
+    """Operator-visible prose of a task: instruction, revisions, final report, ending."""
+    if isinstance(item, (InstructionItem, RevisionItem)):
+        return True
+    if isinstance(item, NoticeItem):
+        return item.text.startswith(TASK_ENDING_PREFIX)
+    return item.id in final_reports
+
+
+def _final_reports(items: Sequence[Item]) -> frozenset[str]:
+    """Per task, its last model message when that message called no tool (the answer)."""
+    last: dict[str, AssistantItem] = {}
+    for item in items:
+        if isinstance(item, AssistantItem):
+            last[item.task_id] = item
+    return frozenset(a.id for a in last.values() if a.text and not a.tool_calls)
+
+
+def protected_items(
+    items: Sequence[Item],
+    *,
+    tokens: Callable[[Sequence[Item]], int],
+    ended_prose_tokens: int,
+    current_task: str | None = None,
+    keep_current_notes: bool = True,
+) -> dict[str, str]:
+    """Item id -> why no fold may take it (see the module docstring).
+
+    Ended tasks' prose is kept newest task first while it fits ``ended_prose_tokens``; the
+    prose of older tasks is foldable (the index keeps its address). ``current_task``
+    defaults to :func:`current_task_id`; when a task is only about to start,
+    ``keep_current_notes=False`` lets the ended task's last Task Notes snapshot go too.
+    """
+    running = current_task if current_task is not None else current_task_id(items)
+    reports = _final_reports(items)
+    protected: dict[str, str] = {}
+    notes_id = current_notes_id(items) if keep_current_notes else None
+    if notes_id is not None:
+        protected[notes_id] = "the current Task Notes snapshot"
+    ended: dict[str, list[Item]] = {}
+    for item in items:
+        if not is_task_prose(item, reports):
+            continue
+        if item.task_id == running:
+            what = "instruction" if isinstance(item, InstructionItem) else "instruction revision"
+            if isinstance(item, (InstructionItem, RevisionItem)):
+                protected[item.id] = f"the running task's {what}"
+        else:
+            ended.setdefault(item.task_id, []).append(item)
+    used = 0
+    for task_id in reversed(list(ended)):
+        cost = tokens(ended[task_id])
+        if used + cost > ended_prose_tokens:
+            break
+        used += cost
+        for item in ended[task_id]:
+            protected[item.id] = f"operator-visible prose of ended task {task_id or 'session'}"
+    return protected
+
+
 @dataclass(frozen=True)
 class CompactionPlan:
     """Which groups are folded into a checkpoint and which stay verbatim.
 
     ``groups[:tail_start]`` is the prefix (folded, except pinned items); the rest is the
-    retained tail of whole recent turns.
+    retained tail of whole recent turns. ``reasons`` says why each pinned item stays.
     """
 
     groups: list[TurnGroup]
     tail_start: int
     pinned: frozenset[str] = field(default_factory=frozenset)
+    reasons: dict[str, str] = field(default_factory=dict)
 
     @property
     def prefix(self) -> list[TurnGroup]:
@@ -121,6 +211,7 @@ def plan_compaction(
     keep_recent_turns: int,
     keep_recent_tokens: int,
     tokens: Callable[[Sequence[Item]], int],
+    ended_prose_tokens: int = 0,
 ) -> CompactionPlan:
     """Choose the retained tail: the longest run of whole recent turns within both bounds.
 
@@ -129,13 +220,15 @@ def plan_compaction(
     ``tokens`` is the same estimate the budget uses, so the bound means what it says.
     """
     groups = group_turns(items)
-    notes_id = current_notes_id(items)
-    pinned = frozenset({notes_id} if notes_id else set())
+    reasons = protected_items(items, tokens=tokens, ended_prose_tokens=ended_prose_tokens)
+    pinned = frozenset(reasons)
     tail_start = len(groups)
     turns = 0
     used = 0
     for index in range(len(groups) - 1, -1, -1):
         group = groups[index]
+        if any(isinstance(item, CheckpointItem) for item in group.items):
+            break  # the checkpoint stands for everything before the tail: never retained
         counts_as_turn = any(item.id not in pinned for item in group.items)
         group_tokens = tokens(group.items)
         if counts_as_turn and turns + 1 > keep_recent_turns:
@@ -145,4 +238,4 @@ def plan_compaction(
         turns += int(counts_as_turn)
         used += group_tokens
         tail_start = index
-    return CompactionPlan(groups=groups, tail_start=tail_start, pinned=pinned)
+    return CompactionPlan(groups=groups, tail_start=tail_start, pinned=pinned, reasons=reasons)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.context.admission import admit_skill
+from harness.context.archive import RECALL_MAX_CHARS
 from harness.events import NotificationEvent, SkillLoadedEvent, UserQueryEvent
 from harness.protocols import SearchableArchive
 from harness.runtime.delegation import delegate_tool
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = ["RECALL_MAX_LIMIT", "builtin_tools"]
 
-RECALL_MAX_LIMIT = 20_000
+RECALL_MAX_LIMIT = RECALL_MAX_CHARS
+"""One recall reads at most this much: a whole page of a checkpoint's index."""
 SEARCH_MAX_HITS = 25
 
 
@@ -55,7 +57,10 @@ class RecallArgs(_Args):
 
 class SearchArchiveArgs(_Args):
     query: str = Field(
-        min_length=2, max_length=200, description="Text to find (case-insensitive), e.g. E-4411."
+        min_length=2,
+        max_length=200,
+        description="Text to find (case-insensitive), e.g. E-4411, or a tool name and its "
+        "arguments, e.g. 'read_sensor_log index 7'.",
     )
     limit: int = Field(8, ge=1, le=SEARCH_MAX_HITS, description="Most hits to return.")
 
@@ -101,8 +106,9 @@ def builtin_tools(session: Session) -> list[Tool]:
                 "search_archive",
                 "Search the exact outputs of every earlier tool call in this session, "
                 "including ones no longer in context, for a text (an object ref, a code, a "
-                "value). Returns archive:// addresses with the matching line; read more "
-                "with recall.",
+                "value), or find a call by its tool name and arguments "
+                "('read_sensor_log index 7'). Returns archive:// addresses with the "
+                "matching line; read more with recall.",
                 lambda **kw: _search_archive(session, **kw),
                 input_model=SearchArchiveArgs,
                 source="builtin",

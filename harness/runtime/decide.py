@@ -1,10 +1,14 @@
 """The decide phase: one model call, streamed, priced and recorded.
 
 The request is Resident, then Accumulated, then Refreshed. The call streams its deltas as
-events; a provider overflow gets one forced compaction and one resend; any other model
-error, or a cancel while the call is in flight, ends the task (the cancel within
-:data:`harness.cancel.POLL_S`, the answer discarded). The decision (text, at most one tool
-call, or both) is recorded in Accumulated before anything acts on it.
+events. A provider overflow climbs a recovery ladder, one step per rejected request:
+a forced compaction, then references instead of bodies outside the newest exchange, then a
+minimal-reference request (:mod:`harness.context.overflow`); a fourth rejection ends the
+task with a named error and the numbers. When the provider states its limit
+(``ContextOverflowError.limit_tokens``), the session's working budget is lowered to it
+first. Any other model error, or a cancel while the call is in flight, ends the task (the
+cancel within :data:`harness.cancel.POLL_S`, the answer discarded). The decision (text, at
+most one tool call, or both) is recorded in Accumulated before anything acts on it.
 """
 
 from __future__ import annotations
@@ -13,6 +17,9 @@ import time
 
 from harness.cancel import Cancelled, stream_cancellable
 from harness.config import PriceConfig
+from harness.context import Budget, Context
+from harness.context.budget import budget_error
+from harness.context.overflow import MINIMAL, REFERENCE, OverflowStep, reference_bodies
 from harness.errors import ContextOverflowError, ModelError
 from harness.events import (
     ModelDeltaEvent,
@@ -29,18 +36,23 @@ from harness.runtime.lane import Lane, Steps
 from harness.runtime.refresh import compact
 from harness.runtime.task import TaskEnding
 
-__all__ = ["LATE_ANSWER_GRACE_S", "decide", "priced"]
+__all__ = ["LATE_ANSWER_GRACE_S", "OVERFLOW_LADDER", "decide", "lower_budget", "priced"]
 
 LATE_ANSWER_GRACE_S = 0.05
 """After a cancel is seen, an answer that completes within this long is still recorded (its
 call is answered "cancelled"); anything later is discarded."""
+OVERFLOW_LADDER: tuple[OverflowStep | None, ...] = (None, REFERENCE, MINIMAL)
+"""What each provider overflow is answered with: a forced compaction (None), references
+instead of bodies, a minimal-reference request. One more overflow ends the task."""
 
 
 def decide(lane: Lane) -> Steps[ModelResponse | TaskEnding]:
     """The model's decision for this turn, or the ending that stopped it."""
     context = lane.context
     max_output = lane.model_config.max_output_tokens
-    for attempt in (1, 2):
+    rejected: list[int] = []
+    """Estimated size of every request the provider rejected as too large."""
+    while True:
         request = context.build_request(max_output_tokens=max_output)
         yield snapshot_prompt(lane, request)
         started = time.monotonic()
@@ -48,11 +60,8 @@ def decide(lane: Lane) -> Steps[ModelResponse | TaskEnding]:
             response = yield from call_model(lane, request)
         except ContextOverflowError as exc:
             yield lane.emit(model_error_event(exc))
-            if attempt == 2:
-                return TaskEnding(
-                    "failed", f"context overflow again after a forced compaction: {exc}"
-                )
-            ending = yield from compact(lane, force=True, reason=f"provider overflow: {exc}")
+            rejected.append(lane.state.last_prompt_estimate)
+            ending = yield from recover(lane, exc, rejected, max_output=max_output)
             if ending is not None:
                 return ending
             continue
@@ -63,7 +72,70 @@ def decide(lane: Lane) -> Steps[ModelResponse | TaskEnding]:
             return response
         yield from record_decision(lane, response, duration_s=time.monotonic() - started)
         return response
-    raise AssertionError("unreachable: the second attempt always returns")
+
+
+def recover(
+    lane: Lane, exc: ContextOverflowError, rejected: list[int], *, max_output: int | None
+) -> Steps[TaskEnding | None]:
+    """The next step of the overflow ladder for the ``len(rejected)``-th rejection, or the
+    terminal ending once every step was tried."""
+    context = lane.context
+    lowered = lower_budget(context, getattr(exc, "limit_tokens", None), max_output=max_output)
+    counted = getattr(exc, "prompt_tokens", None)
+    if isinstance(counted, int) and counted > 0:
+        # The server counted the prompt: the estimate it overflowed with was low by that much.
+        context.estimator.observe_usage(estimated_prompt=rejected[-1], reported_prompt=counted)
+    reason = f"provider overflow: {exc}" + (
+        f"; the working budget is lowered to the stated limit of {lowered} tokens"
+        if lowered
+        else ""
+    )
+    if len(rejected) > len(OVERFLOW_LADDER):
+        sizes = ", ".join(str(size) for size in rejected)
+        limit = getattr(exc, "limit_tokens", None)
+        return TaskEnding(
+            "failed",
+            "ContextOverflowError: context overflow again after a forced compaction, a "
+            f"reference request and a minimal-reference request: the provider rejected "
+            f"{len(rejected)} requests as too large (estimated {sizes} tokens"
+            + (f"; the server counted {counted} for the last" if counted else "")
+            + f"; window {context.budget.context_window}"
+            + (f", stated limit {limit}" if limit else "")
+            + f"); {budget_error(context, overflow=str(exc))}"
+            + (
+                "; the harness's own estimate is under the budget, so the model's real window "
+                "is smaller than configured or it counts tokens differently: set "
+                "model.context_window to what the server accepts"
+                if rejected[-1] < context.budget.threshold
+                else ""
+            ),
+        )
+    step = OVERFLOW_LADDER[len(rejected) - 1]
+    if step is None:
+        return (yield from compact(lane, force=True, reason=reason))
+    for event in reference_bodies(context, lane.session.store, step=step, reason=reason):
+        yield lane.emit(event)
+    lane.sync_item_states()
+    return None
+
+
+def lower_budget(context: Context, limit: object, *, max_output: int | None) -> int | None:
+    """Lower the session's working budget to a limit the provider stated (an int below the
+    current window); returns the new window, or None when nothing changed.
+
+    The reserve for the answer shrinks with the window: at most a quarter of it, or the
+    configured output limit when that is larger (but never more than half the window).
+    """
+    budget = context.budget
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        return None
+    if not 0 < limit < budget.context_window:
+        return None
+    reserve = min(budget.reserve_tokens, limit // 4)
+    if max_output:
+        reserve = min(max(reserve, max_output), limit // 2)
+    context.budget = Budget(context_window=limit, reserve_tokens=reserve)
+    return limit
 
 
 def snapshot_prompt(lane: Lane, request: ModelRequest) -> PromptSnapshotEvent:

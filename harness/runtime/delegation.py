@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from harness.context import Context
 from harness.context.archive import archive_address
 from harness.context.compactor import build_compactor
+from harness.context.instructions import bound_instruction, instruction_limit_chars
 from harness.context.window import lane_budget
 from harness.errors import ConfigError
 from harness.events import (
@@ -565,7 +566,9 @@ def lane_start(contract: Contract, withheld: Mapping[str, str], *, model: str) -
             )
         )
         ending = yield from offer_tools(lane)
-        lane.record(InstructionItem(text=state.instruction))
+        goal = InstructionItem(text=state.instruction, task_id=state.task_id)
+        limit = instruction_limit_chars(lane.context.budget)
+        lane.record(bound_instruction(goal, store=session.store, max_chars=limit))
         lane.record(NoticeItem(text=contract_notice(contract, withheld)))
         return ending
 

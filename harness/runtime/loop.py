@@ -15,19 +15,25 @@ import logging
 from collections.abc import Callable, Iterator
 
 from harness.cancel import Cancelled
+from harness.context import bounded_text
+from harness.context.instructions import bound_instruction, instruction_limit_chars
 from harness.errors import HarnessError
 from harness.events import DoneEvent, EventBase, ReplanEvent, SafetyEvent, TaskStartedEvent
-from harness.messages import InstructionItem, RevisionItem
+from harness.messages import InstructionItem, NoticeItem, RevisionItem
 from harness.runtime.decide import decide
 from harness.runtime.execute import execute
 from harness.runtime.lane import Lane, Steps
-from harness.runtime.refresh import offer_tools, refresh
+from harness.runtime.refresh import offer_tools, refresh, retire_ended_tasks
 from harness.runtime.task import TaskEnding
 from harness.world.task_check import judge_task
 
 __all__ = ["Prologue", "TaskLoop", "start_task"]
 
 logger = logging.getLogger(__name__)
+
+ENDING_REPORT_MAX_CHARS = 800
+"""The part of a harness-written report the task-ending notice carries (the run store keeps
+the whole report)."""
 
 Prologue = Callable[[Lane], Steps[TaskEnding | None]]
 """What runs before the first turn: :func:`start_task`, or resume's continuation."""
@@ -111,6 +117,8 @@ class TaskLoop:
         problems = session.stop_robot()
         ending = robot_ending(ending, problems)
         report = ending.report or fallback_report(lane, ending)
+        if not ending.report:
+            record_ending(lane, ending, report)
         outcome, evidence = judge_task(
             lane.task_check,
             status=ending.status,
@@ -171,10 +179,20 @@ def start_task(lane: Lane) -> Steps[TaskEnding | None]:
     state.add_usage(session.prepare_resident(lane.should_cancel))
     session.sync_tool_sources()
     ending = yield from offer_tools(lane)
+    yield from retire_ended_tasks(lane)
     for image in state.images:
         session.store.put_image(image)
+    instruction = InstructionItem(
+        text=state.instruction,
+        images=[image.ref() for image in state.images],
+        task_id=state.task_id,
+    )
     lane.record(
-        InstructionItem(text=state.instruction, images=[image.ref() for image in state.images])
+        bound_instruction(
+            instruction,
+            store=session.store,
+            max_chars=instruction_limit_chars(lane.context.budget),
+        )
     )
     lane.context.add_transient_images(state.images)
     return ending
@@ -213,9 +231,21 @@ def poll_replan(lane: Lane) -> Steps[TaskEnding | None]:
         return None
     revision = str(revision).strip()
     lane.state.revise(revision)
-    lane.record(RevisionItem(text=revision))
+    item = RevisionItem(text=revision, task_id=lane.state.task_id, turn=lane.state.turn)
+    limit = instruction_limit_chars(lane.context.budget)
+    lane.record(bound_instruction(item, store=lane.session.store, max_chars=limit))
     yield lane.emit(ReplanEvent(revision=revision))
     return None
+
+
+def record_ending(lane: Lane, ending: TaskEnding, report: str) -> None:
+    """When the harness, not the model's answer, ended the task, say so in Accumulated:
+    the operator sees this report, and a later task in the session must too."""
+    text, _ = bounded_text(report, ENDING_REPORT_MAX_CHARS, address=None)
+    try:
+        lane.record(NoticeItem(text=f"Task {lane.state.task_id} report (by the harness): {text}"))
+    except HarnessError as exc:  # a store that cannot record any more (closed, failing)
+        logger.info("the task-ending notice could not be recorded: %s", exc)  # end_task says it
 
 
 def robot_ending(ending: TaskEnding, problems: list[SafetyEvent]) -> TaskEnding:

@@ -44,7 +44,12 @@ def record_result(
     full_text = _full_text(output, verdict)
     address = archive_address(state.task_id, call.id)
     session.store.archive_put(
-        address, full_text, task_id=state.task_id, call_id=call.id, tool=call.name
+        address,
+        full_text,
+        task_id=state.task_id,
+        call_id=call.id,
+        tool=call.name,
+        arguments=json.dumps(to_jsonable(call.arguments), sort_keys=True, ensure_ascii=False),
     )
     text, truncated = bounded_text(
         full_text, session.config.context.record_max_chars, address=address

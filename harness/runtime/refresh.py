@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.cancel import Cancelled
+from harness.context.compactor import RetiresTasks
 from harness.errors import ContextBudgetError
 from harness.events import ObservationEvent, ToolsListedEvent
 from harness.messages import ImagePart, TaskNotesItem
@@ -24,7 +25,7 @@ from harness.runtime.task import TaskEnding
 from harness.tools import to_jsonable
 from harness.world.observation import encode_observation_frames, render_observation
 
-__all__ = ["compact", "offer_tools", "refresh"]
+__all__ = ["compact", "offer_tools", "refresh", "retire_ended_tasks"]
 
 
 def refresh(lane: Lane) -> Steps[TaskEnding | None]:
@@ -62,11 +63,18 @@ def offer_tools(lane: Lane) -> Steps[TaskEnding | None]:
 
 
 def snapshot_task_notes(lane: Lane) -> None:
+    """A snapshot into Accumulated and the store when the notes changed since the last one
+    (a version bump that left the text as it was is not a change)."""
     state = lane.state
-    if state.notes.version != state.notes_version_sent:
-        state.notes_version_sent = state.notes.version
-        lane.record(TaskNotesItem(text=state.notes.render(), version=state.notes.version))
-        lane.session.store_task_notes(state)
+    if state.notes.version == state.notes_version_sent:
+        return
+    state.notes_version_sent = state.notes.version
+    text = state.notes.render()
+    if text == state.notes_text_sent:
+        return
+    state.notes_text_sent = text
+    lane.record(TaskNotesItem(text=text, version=state.notes.version))
+    lane.session.store_task_notes(state)
 
 
 def observe(lane: Lane) -> Steps[tuple[str, list[ImagePart]] | TaskEnding]:
@@ -109,6 +117,17 @@ def refresh_scene(
     context.images_visible = getattr(lane.session.model, "vision", None) is not False
     context.set_refreshed(brief=brief, observation=observation_text, images=images)
     return None
+
+
+def retire_ended_tasks(lane: Lane) -> Steps[None]:
+    """At a task's start: the ended tasks' tool traffic leaves the working set (folded into
+    the checkpoint, reachable through its index); their prose stays."""
+    compactor = lane.compactor
+    if not isinstance(compactor, RetiresTasks):
+        return
+    for event in compactor.retire_tasks(lane.context, running_task=lane.state.task_id):
+        yield lane.emit(event)
+    lane.sync_item_states()
 
 
 def compact(lane: Lane, *, force: bool, reason: str) -> Steps[TaskEnding | None]:

@@ -41,12 +41,14 @@ from harness.protocols import (
     SceneProvider,
     SearchableArchive,
     SkillLibrary,
+    ToolResultLog,
     ToolSource,
     UserChannel,
 )
 from harness.providers.base import Model
 from harness.redact import Redactor
 from harness.runtime.robot import RobotGuard
+from harness.runtime.rules import RecordedResult, enters_task_notes
 from harness.tools import ToolRegistry
 from harness.world.task_check import TaskCheck
 from memory.report import TaskRecord, ToolOutcome
@@ -430,7 +432,7 @@ class Session:
             status=status,
             report=redact(report),
             notes=redact(state.notes.render()),
-            outcomes=[replace(o, detail=redact(o.detail)) for o in state.outcomes],
+            outcomes=[replace(o, detail=redact(o.detail)) for o in self.task_outcomes(state)],
             min_confidence=self.config.memory.consolidation_min_confidence,
         )
         try:
@@ -447,6 +449,18 @@ class Session:
         return MemoryConsolidationEvent(
             status=result.status, kept=result.kept, rejected=result.rejected, reason=result.reason
         )
+
+    def task_outcomes(self, state: TaskState) -> list[ToolOutcome]:
+        """Every tool outcome of the task, read back from the run store by the same rules
+        the loop applied (the task's bounded in-memory list for a store that cannot)."""
+        if not isinstance(self.store, ToolResultLog):
+            return list(state.outcomes)
+        outcomes = []
+        for event in self.store.tool_results(state.task_id):
+            result = RecordedResult.of_event(event)
+            if enters_task_notes(error_kind=result.error_kind, executed=result.executed):
+                outcomes.append(result.outcome())
+        return outcomes
 
     def drain_memory_usage(self) -> Usage:
         """Tokens memory's model helpers (lesson proposer, ledger summarizer) used since

@@ -8,6 +8,7 @@ here, so the rules in :mod:`harness.runtime.rules` are applied in one place.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -26,7 +27,10 @@ from memory.task_notes import TaskNotes
 if TYPE_CHECKING:
     from embodiment.types import Observation
 
-__all__ = ["TaskEnding", "TaskState"]
+__all__ = ["OUTCOMES_KEPT", "TaskEnding", "TaskState"]
+
+OUTCOMES_KEPT = 256
+"""Tool outcomes a task keeps in memory, for a run store that cannot read them back."""
 
 
 @dataclass(frozen=True)
@@ -64,12 +68,15 @@ class TaskState:
     last_text: str = ""
     """The model's latest non-empty text (part of the report when the harness ends a task)."""
     revisions: list[str] = field(default_factory=list)
-    outcomes: list[ToolOutcome] = field(default_factory=list)
-    """Tool outcomes for memory consolidation at the end of the task."""
+    outcomes: deque[ToolOutcome] = field(default_factory=lambda: deque(maxlen=OUTCOMES_KEPT))
+    """The latest tool outcomes (at most :data:`OUTCOMES_KEPT`). Consolidation reads every
+    outcome back from the run store when it can, so a long task holds no per-call memory."""
     observation: Observation | None = None
     """The latest observation (the safety envelope and the scene graph read it)."""
     notes_version_sent: int = -1
     """The Task Notes version last appended to Accumulated."""
+    notes_text_sent: str = ""
+    """The Task Notes text last appended (a new version with the same text is not sent)."""
     last_prompt_estimate: int = 0
     ending: TaskEnding | None = None
 

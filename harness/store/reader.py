@@ -35,7 +35,7 @@ from harness.events import (
 from harness.mcp.processes import is_alive
 from harness.messages import ImagePart, Item, Usage
 from harness.redact import Redactor, check_pattern
-from harness.store.schema import SCHEMA_VERSION, schema_version
+from harness.store.schema import SCHEMA_VERSION, needs_migration, schema_version
 from harness.store.writer import STORE_FILENAME, connect_store
 
 __all__ = [
@@ -198,7 +198,7 @@ class RunLog:
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA busy_timeout = 5000")
         version = schema_version(conn)
-        if version < SCHEMA_VERSION:
+        if needs_migration(conn):
             conn.close()
             connect_store(self.path).close()  # migrates (the only write a reader makes)
             conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)

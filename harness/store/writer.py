@@ -1,11 +1,11 @@
-"""Run stores: every event, item, exact tool output and image, written as it happens.
+"""The durable run store: every event, item, exact tool output and image, as it happens.
 
 :class:`SQLiteRunStore` is the durable store (``run.store``): one SQLite file in WAL mode,
 each write its own committed transaction, so a robot session that dies at any moment has
 lost nothing it recorded, and the CLI can read a running session without ever blocking it.
-:class:`MemoryRunStore` keeps a session in memory (tests, throwaway runs).
-
-Both redact secrets (API keys, bearer tokens, configured patterns) before anything is kept.
+:class:`~harness.store.memory.MemoryRunStore` keeps a session in memory instead (tests,
+throwaway runs). Both redact secrets (API keys, bearer tokens, configured patterns) before
+anything is kept.
 """
 
 from __future__ import annotations
@@ -20,15 +20,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from harness.context.archive import find_in_text
+from harness.context.archive import archive_hit, query_terms
 from harness.errors import RunStoreError
-from harness.events import EventBase
+from harness.events import EventBase, ToolResultEvent
 from harness.messages import FORMAT_VERSION, ImagePart, Item
 from harness.protocols import ArchiveHit, LaneLink
 from harness.redact import Redactor
+from harness.store.redacting import RedactingStore
 from harness.store.schema import migrate
 
-__all__ = ["STORE_FILENAME", "MemoryRunStore", "SQLiteRunStore", "connect_store"]
+__all__ = ["STORE_FILENAME", "SQLiteRunStore", "connect_store"]
 
 STORE_FILENAME = "runs.db"
 """The SQLite file inside the ``run.store`` folder."""
@@ -67,26 +68,7 @@ def connect_store(path: Path, *, synchronous: str = "FULL") -> sqlite3.Connectio
     return conn
 
 
-class _RedactingStore:
-    """The redaction rule both stores share: the redactor they were built with, else the
-    session's (a Harness offers its own through :meth:`adopt_redactor`)."""
-
-    redactor: Redactor
-    _redactor_fixed: bool
-
-    def _init_redactor(self, redactor: Redactor | None) -> None:
-        self.redactor = redactor or Redactor()
-        self._redactor_fixed = redactor is not None
-
-    def adopt_redactor(self, redactor: Redactor) -> None:
-        """Redact with ``redactor`` from now on, unless this store was built with one (or
-        already adopted one: a store several sessions share keeps the first's)."""
-        if not self._redactor_fixed:
-            self.redactor = redactor
-            self._redactor_fixed = True
-
-
-class SQLiteRunStore(_RedactingStore):
+class SQLiteRunStore(RedactingStore):
     """The durable run store: one SQLite file (``<folder>/runs.db``) in WAL mode.
 
     Every method is one committed transaction (``synchronous=FULL`` by default, so a commit
@@ -291,6 +273,16 @@ class SQLiteRunStore(_RedactingStore):
             ),
         )
 
+    def tool_results(self, task_id: str) -> list[ToolResultEvent]:
+        """The task's ``tool_result`` events in order (``ToolResultLog``)."""
+        with self._lock:
+            self._check_open()
+            rows = self._conn.execute(
+                "SELECT data FROM events WHERE task_id = ? AND type = 'tool_result' ORDER BY pos",
+                (task_id,),
+            ).fetchall()
+        return [ToolResultEvent.model_validate_json(row[0]) for row in rows]
+
     def set_item_state(self, item_id: str, *, state: str, reason: str) -> None:
         """Current state on the item, and the change in its history (``context --turn``)."""
         reason = self.redactor.text(reason)
@@ -337,12 +329,27 @@ class SQLiteRunStore(_RedactingStore):
     # ------------------------------------------------------------------ archive and media
 
     def archive_put(
-        self, address: str, text: str, *, task_id: str, call_id: str, tool: str
+        self,
+        address: str,
+        text: str,
+        *,
+        task_id: str,
+        call_id: str,
+        tool: str,
+        arguments: str = "",
     ) -> None:
         self._write(
-            "INSERT OR REPLACE INTO archive(address, task_id, call_id, tool, created_at, text) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (address, task_id, call_id, tool, time.time(), self.redactor.text(text)),
+            "INSERT OR REPLACE INTO archive(address, task_id, call_id, tool, created_at, text, "
+            "arguments) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                address,
+                task_id,
+                call_id,
+                tool,
+                time.time(),
+                self.redactor.text(text),
+                self.redactor.text(arguments),
+            ),
         )
 
     def archive_get(self, address: str, *, session_id: str | None = None) -> str | None:
@@ -363,21 +370,32 @@ class SQLiteRunStore(_RedactingStore):
         return None if row is None else str(row[0])
 
     def archive_search(self, session_id: str, query: str, *, limit: int) -> list[ArchiveHit]:
-        """Archived outputs of the session containing ``query`` (case-insensitive), newest
-        first."""
+        """Archived outputs of the session matching ``query``, newest first: the phrase in
+        the output, or every word of it in the tool name, arguments or output
+        (:func:`harness.context.archive.archive_hit`)."""
+        terms = query_terms(query) or [query.lower()]
+        # Every word occurring somewhere is necessary for either rule: SQLite narrows the
+        # rows, the exact rule is applied below.
+        where = " AND ".join(
+            "instr(lower(a.tool || ' ' || a.arguments || ' ' || a.text), ?) > 0" for _ in terms
+        )
+        hits: list[ArchiveHit] = []
         with self._lock:
             self._check_open()
-            rows = self._conn.execute(
-                "SELECT a.address, a.task_id, a.tool, a.text FROM archive AS a "
-                "JOIN tasks AS t ON t.id = a.task_id "
-                "WHERE t.session_id = ? AND instr(lower(a.text), lower(?)) > 0 "
-                "ORDER BY a.created_at DESC, a.rowid DESC LIMIT ?",
-                (session_id, query, limit),
-            ).fetchall()
-        hits = []
-        for address, task_id, tool, text in rows:
-            count, snippet = find_in_text(str(text), query)
-            hits.append(ArchiveHit(str(address), str(task_id), str(tool), count, snippet))
+            cursor = self._conn.execute(
+                "SELECT a.address, a.task_id, a.tool, a.arguments, a.text FROM archive AS a "
+                f"JOIN tasks AS t ON t.id = a.task_id WHERE t.session_id = ? AND ({where}) "
+                "ORDER BY a.created_at DESC, a.rowid DESC",
+                (session_id, *terms),
+            )
+            for address, task_id, tool, arguments, text in cursor:
+                hit = archive_hit(query, tool=str(tool), arguments=str(arguments), text=str(text))
+                if hit is None:
+                    continue
+                hits.append(ArchiveHit(str(address), str(task_id), str(tool), *hit))
+                if len(hits) >= limit:
+                    break
+            cursor.close()
         return hits
 
     def put_image(self, image: ImagePart) -> None:
@@ -402,152 +420,3 @@ class SQLiteRunStore(_RedactingStore):
                 return
             self.closed = True
             self._conn.close()
-
-
-class MemoryRunStore(_RedactingStore):
-    """A run store in memory: same contract as the SQLite store, nothing on disk."""
-
-    def __init__(self, *, redactor: Redactor | None = None) -> None:
-        self._init_redactor(redactor)
-        self._lock = threading.Lock()
-        self.sessions: dict[str, dict[str, Any]] = {}
-        self.tasks: dict[str, dict[str, Any]] = {}
-        self.events: list[EventBase] = []
-        self.items: dict[str, dict[str, Any]] = {}
-        self.archive: dict[str, str] = {}
-        self.archive_meta: dict[str, tuple[str, str]] = {}
-        """address -> (task id, tool) of each archived output."""
-        self.images: dict[str, ImagePart] = {}
-        self.layouts: list[tuple[str, list[str]]] = []
-        """(session id, item ids) of the main lane's layouts."""
-        self.lane_layouts: list[tuple[str, str, list[str]]] = []
-        """(session id, lane, item ids) of sub-agent lanes' layouts."""
-        self.task_notes: dict[str, dict[str, Any]] = {}
-        self.world_states: dict[str, tuple[int, dict[str, Any]]] = {}
-        """task id -> (turn, state) of the latest recorded world state."""
-        self.closed = False
-
-    def open_session(self, session_id: str, *, config: Mapping[str, Any]) -> None:
-        with self._lock:
-            self.sessions.setdefault(session_id, {"config": self.redactor.config(dict(config))})
-
-    def start_task(
-        self,
-        session_id: str,
-        task_id: str,
-        instruction: str,
-        *,
-        lane: str = "",
-        parent: LaneLink | None = None,
-    ) -> None:
-        with self._lock:
-            self.tasks[task_id] = {
-                "session_id": session_id,
-                "instruction": self.redactor.text(instruction),
-                "status": "running",
-                "lane": lane,
-                "parent": parent,
-            }
-
-    def end_task(
-        self,
-        task_id: str,
-        *,
-        status: str,
-        reason: str,
-        report: str,
-        turns: int,
-        usage: Mapping[str, Any],
-        outcome: str = "unverified",
-        evidence: Mapping[str, Any] | None = None,
-    ) -> None:
-        with self._lock:
-            self.tasks.setdefault(task_id, {}).update(
-                status=status,
-                reason=self.redactor.text(reason),
-                report=self.redactor.text(report),
-                turns=turns,
-                usage=dict(usage),
-                outcome=outcome,
-                evidence=self.redactor.value(dict(evidence or {})),
-            )
-
-    def append_event(self, event: EventBase) -> None:
-        redacted = type(event).model_validate(self.redactor.value(event.model_dump()))
-        with self._lock:
-            self.events.append(redacted)
-
-    def put_item(
-        self, session_id: str, item: Item, *, lifetime: str, tokens: int, lane: str = ""
-    ) -> None:
-        with self._lock:
-            self.items[item.id] = {
-                "session_id": session_id,
-                "item": type(item).model_validate(self.redactor.value(item.model_dump())),
-                "lifetime": lifetime,
-                "tokens": tokens,
-                "state": "verbatim",
-                "reason": "",
-                "lane": lane,
-            }
-
-    def set_item_state(self, item_id: str, *, state: str, reason: str) -> None:
-        with self._lock:
-            if item_id in self.items:
-                self.items[item_id].update(state=state, reason=self.redactor.text(reason))
-
-    def set_accumulated(self, session_id: str, item_ids: Sequence[str], *, lane: str = "") -> None:
-        with self._lock:
-            if lane:
-                self.lane_layouts.append((session_id, lane, list(item_ids)))
-            else:
-                self.layouts.append((session_id, list(item_ids)))
-
-    def put_task_notes(self, session_id: str, task_id: str, notes: Mapping[str, Any]) -> None:
-        with self._lock:
-            self.task_notes[task_id] = self.redactor.value(dict(notes))
-
-    def put_world_state(
-        self, session_id: str, task_id: str, *, turn: int, state: Mapping[str, Any]
-    ) -> None:
-        with self._lock:
-            self.world_states[task_id] = (turn, dict(state))
-
-    def archive_put(
-        self, address: str, text: str, *, task_id: str, call_id: str, tool: str
-    ) -> None:
-        with self._lock:
-            self.archive[address] = self.redactor.text(text)
-            self.archive_meta[address] = (task_id, tool)
-
-    def archive_get(self, address: str, *, session_id: str | None = None) -> str | None:
-        with self._lock:
-            if session_id is not None:
-                task_id, _ = self.archive_meta.get(address, ("", ""))
-                if self.tasks.get(task_id, {}).get("session_id") != session_id:
-                    return None
-            return self.archive.get(address)
-
-    def archive_search(self, session_id: str, query: str, *, limit: int) -> list[ArchiveHit]:
-        with self._lock:
-            entries = list(self.archive.items())
-            meta = dict(self.archive_meta)
-            sessions = {task_id: task.get("session_id") for task_id, task in self.tasks.items()}
-        hits: list[ArchiveHit] = []
-        for address, text in reversed(entries):  # newest first
-            task_id, tool = meta.get(address, ("", ""))
-            if sessions.get(task_id) != session_id:
-                continue
-            count, snippet = find_in_text(text, query)
-            if count:
-                hits.append(ArchiveHit(address, task_id, tool, count, snippet))
-                if len(hits) >= limit:
-                    break
-        return hits
-
-    def put_image(self, image: ImagePart) -> None:
-        with self._lock:
-            self.images.setdefault(image.sha256, image)
-
-    def close(self) -> None:
-        self.closed = True
