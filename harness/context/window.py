@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from harness.config import HarnessConfig
 from harness.context.model import Budget, Context
+from harness.context.pressure import default_reserve, derive_pressure
 from harness.errors import ConfigError, UnknownContextWindowError
 from harness.providers.base import Model
 from harness.providers.catalog import known_context_window
 from harness.tokens import TokenEstimator
 
-__all__ = ["new_context", "resolve_context_window"]
+__all__ = ["configured_reserve", "new_context", "resolve_context_window"]
 
 
 def resolve_context_window(config: HarnessConfig, model: Model) -> int:
@@ -39,9 +40,9 @@ def resolve_context_window(config: HarnessConfig, model: Model) -> int:
 
 def new_context(config: HarnessConfig, model: Model) -> Context:
     """An empty context for ``model``, its budget derived from the window (or an error
-    naming the key when the reserve leaves no room)."""
+    naming the key when a configured reserve leaves no room)."""
     window = resolve_context_window(config, model)
-    reserve = config.context.compaction.reserve_tokens
+    reserve = configured_reserve(config, window)
     if reserve >= window:
         raise ConfigError(
             f"context.compaction.reserve_tokens: got {reserve}; expected less than the "
@@ -49,7 +50,17 @@ def new_context(config: HarnessConfig, model: Model) -> Context:
             key="context.compaction.reserve_tokens",
             value=reserve,
         )
+    pressure = derive_pressure(window, window - reserve, config.context.pressure)
     return Context(
         TokenEstimator(image_cost=getattr(model, "image_cost", "generic")),
-        Budget(context_window=window, reserve_tokens=reserve),
+        Budget(context_window=window, reserve_tokens=reserve, pressure=pressure),
     )
+
+
+def configured_reserve(config: HarnessConfig, window: int) -> int:
+    """``context.compaction.reserve_tokens`` as set in the config, else the default scaled
+    to the window (:func:`~harness.context.pressure.default_reserve`)."""
+    compaction = config.context.compaction
+    if "reserve_tokens" in compaction.model_fields_set:
+        return compaction.reserve_tokens
+    return default_reserve(window)

@@ -1,5 +1,5 @@
 """Built-in tools: talking to the user, keeping Task Notes, recalling archived output,
-and loading skills.
+loading skills, and the episode and condensation tools (:mod:`harness.runtime.workspace`).
 
 They are ordinary :class:`~harness.tools.Tool` objects built over the session's services,
 so they go through the same validation, events and error handling as any other tool.
@@ -15,6 +15,7 @@ from harness.context.admission import admit_skill
 from harness.context.archive import RECALL_MAX_CHARS
 from harness.events import NotificationEvent, SkillLoadedEvent, UserQueryEvent
 from harness.protocols import SearchableArchive
+from harness.runtime.workspace import workspace_tools
 from harness.tools import EndTask, Tool, ToolCancelledError, ToolContext, ToolOutput, close_matches
 
 if TYPE_CHECKING:
@@ -113,6 +114,7 @@ def builtin_tools(session: Session) -> list[Tool]:
                 source="builtin",
             )
         )
+    tools.extend(workspace_tools(session))
     if session.user_channel is not None:
         tools.insert(
             0,

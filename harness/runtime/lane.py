@@ -64,8 +64,13 @@ class Lane:
             yield self.emit(event)
 
     def record(self, item: Item) -> Item:
-        """Append an item to Accumulated as this task's current turn (and store it)."""
-        item = item.model_copy(update={"task_id": self.state.task_id, "turn": self.state.turn})
+        """Append an item to Accumulated as this task's current turn, in the task's active
+        episode if any (and store it)."""
+        task_id = self.state.task_id
+        update = {"task_id": task_id, "turn": self.state.turn}
+        if not item.episode:
+            update["episode"] = self.context.episodes.current(task_id)
+        item = item.model_copy(update=update)
         self.session.append_item(item)
         return item
 
