@@ -23,6 +23,7 @@ __all__ = [
     "CompactionConfig",
     "ContextConfig",
     "DriverConfig",
+    "EpisodesConfig",
     "EvaluationConfig",
     "HarnessConfig",
     "MCPConfig",
@@ -164,9 +165,19 @@ class PressureConfig(_Section):
         return self
 
 
+class EpisodesConfig(_Section):
+    """The tools with which the model shapes its own working set."""
+
+    enabled: bool = False
+    """Offer ``begin_episode``, ``end_episode`` and ``condense_context``. Off in the
+    library (a harness's tool list stays what it was); the default deployment
+    (``configs/default.yaml``, ``harness demo``) turns it on."""
+
+
 class ContextConfig(_Section):
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
     pressure: PressureConfig = Field(default_factory=PressureConfig)
+    episodes: EpisodesConfig = Field(default_factory=EpisodesConfig)
     pruning: PruningConfig = Field(default_factory=PruningConfig)
     record_max_chars: int = Field(16000, ge=500)
     """Tool results longer than this enter Accumulated as head + tail with an archive

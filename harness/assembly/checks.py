@@ -143,6 +143,11 @@ def check_model(harness: Deployment) -> Iterator[CheckResult]:
         f"context window {budget.context_window} tokens, compaction at {budget.threshold} "
         f"(reserve {budget.reserve_tokens})",
     )
+    pressure = budget.pressure
+    yield CheckResult.ok(
+        "pressure",
+        pressure.describe() if pressure is not None else "off (context.pressure.enabled: false)",
+    )
     if m.prices is None and m.provider not in ("planner", "scripted"):
         yield CheckResult.warn("model prices", "model.prices unset: runs will show no cost")
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from harness.context.archive import archive_item_text, item_address
 from harness.context.eviction import PINNED_LINE_CHARS, PINNED_SUMMARY_TOKENS, plan_eviction
-from harness.context.folds import ended_prose_tokens, token_estimate
+from harness.context.folds import ended_prose_tokens, text_estimate, token_estimate
 from harness.context.model import Context, ItemState
 from harness.context.turns import protected_items
 from harness.events import CompactionEvent
@@ -52,6 +52,7 @@ class PressureCleanup:
             context.accumulated,
             book=context.episodes,
             tokens=tokens,
+            text_tokens=text_estimate(context),
             need=before - pressure.land_tokens,
             protected=protected_items(
                 context.accumulated, tokens=tokens, ended_prose_tokens=ended_prose_tokens(context)

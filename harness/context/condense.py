@@ -83,7 +83,7 @@ class CondensedMemory(BaseModel):
     )
 
     def render(self) -> str:
-        return json.dumps(self.model_dump(), ensure_ascii=False, indent=1)
+        return json.dumps(self.model_dump(), ensure_ascii=False, separators=(",", ":"))
 
 
 class CondenseRefused(ValueError):

@@ -171,12 +171,17 @@ def plan_eviction(
     *,
     book: EpisodeBook,
     tokens: Tokens,
+    text_tokens: Callable[[str], int],
     need: int,
     protected: Mapping[str, str],
     keep_recent: int,
     archive: bool = True,
 ) -> EvictionPlan:
     """Choose what leaves to free ``need`` tokens, in the order of the module docstring.
+
+    ``tokens`` is the budget's estimate of items already in the context; ``text_tokens``
+    that of a text not yet in it (a reference, a record), so planning never caches an
+    estimate under an id that will not exist.
 
     ``protected`` (item id -> why) is only ever collapsed by the last pass, and never when
     :data:`KEPT_VERBATIM`; the newest ``keep_recent`` exchange groups and every group of an
@@ -216,7 +221,7 @@ def plan_eviction(
             break
         for result in results:
             reference = evicted_reference(result)
-            gain = tokens([result]) - tokens([result.model_copy(update={"text": reference})])
+            gain = text_tokens(result.text) - text_tokens(reference)
             if gain <= 0:
                 continue
             plan.rewrites[result.id] = reference
@@ -261,7 +266,7 @@ def plan_eviction(
             if item.id not in protected
         ]
         record = _record_text(episode, by_episode[episode.name])
-        gain = tokens(leaving) - tokens([NoticeItem(text=record)])
+        gain = tokens(leaving) - text_tokens(record)
         if gain <= 0:
             continue
         plan.episodes[episode.name] = [item.id for item in leaving]

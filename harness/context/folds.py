@@ -24,7 +24,7 @@ from harness.cancel import Cancelled
 from harness.context.checkpoint import CheckpointWriter, live_checkpoint, note_of
 from harness.context.deterministic import deterministic_note
 from harness.context.index import INLINE_ENTRIES
-from harness.context.model import Context
+from harness.context.model import ITEM_OVERHEAD_TOKENS, Context
 from harness.context.summarizer import ModelSummarizer, StaleSummaryError, SummaryError
 from harness.context.summary_input import SummaryInput, pack_rounds
 from harness.context.turns import (
@@ -47,6 +47,7 @@ __all__ = [
     "Folds",
     "checkpoint_allowance",
     "summary_token_limit",
+    "text_estimate",
     "token_estimate",
 ]
 
@@ -89,6 +90,13 @@ def checkpoint_allowance(threshold: int) -> int:
 def token_estimate(context: Context) -> Callable[[Sequence[Item]], int]:
     """The calibrated estimate the budget uses, for any run of Accumulated items."""
     return lambda items: context.estimator.calibrated(context.accumulated_tokens(items))
+
+
+def text_estimate(context: Context) -> Callable[[str], int]:
+    """The same estimate for a text that is not an item yet (nothing is cached)."""
+    return lambda text: context.estimator.calibrated(
+        context.estimator.text(text) + ITEM_OVERHEAD_TOKENS
+    )
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,21 @@ class Pressure:
         """What a cleanup must free to be worth its cache miss."""
         return int(self.context_window * MIN_CLEANUP_SHARE)
 
+    def rescaled(self, window: int, threshold: int) -> Pressure:
+        """The same shares for a smaller window (a limit the provider stated)."""
+
+        def share(tokens: int) -> int:
+            return min(threshold, tokens * window // self.context_window)
+
+        cleanup = share(self.cleanup_tokens)
+        return Pressure(
+            context_window=window,
+            nudge_tokens=min(share(self.nudge_tokens), cleanup),
+            cleanup_tokens=cleanup,
+            land_tokens=max(0, min(share(self.land_tokens), cleanup - 1)),
+            source=f"{self.source}; rescaled to the stated window {window}",
+        )
+
     def describe(self) -> str:
         """One line for ``harness check`` and the docs."""
         window = self.context_window

@@ -114,7 +114,8 @@ def builtin_tools(session: Session) -> list[Tool]:
                 source="builtin",
             )
         )
-    tools.extend(workspace_tools(session))
+    if session.config.context.episodes.enabled:
+        tools.extend(workspace_tools(session))
     if session.user_channel is not None:
         tools.insert(
             0,
