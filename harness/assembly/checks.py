@@ -144,10 +144,17 @@ def check_model(harness: Deployment) -> Iterator[CheckResult]:
         f"(reserve {budget.reserve_tokens})",
     )
     pressure = budget.pressure
-    yield CheckResult.ok(
-        "pressure",
-        pressure.describe() if pressure is not None else "off (context.pressure.enabled: false)",
-    )
+    if pressure is not None:
+        levels = pressure.describe()
+    elif not harness.config.context.pressure.enabled:
+        levels = "off (context.pressure.enabled: false)"
+    else:
+        levels = (
+            f"off: context.compaction.reserve_tokens is set, so compaction at "
+            f"{budget.threshold} is the only level (set context.pressure.* for a nudge and "
+            "a cleanup before it)"
+        )
+    yield CheckResult.ok("pressure", levels)
     if m.prices is None and m.provider not in ("planner", "scripted"):
         yield CheckResult.warn("model prices", "model.prices unset: runs will show no cost")
 

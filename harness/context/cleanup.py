@@ -2,15 +2,17 @@
 
 Runs before every model call once the request reaches the cleanup level
 (:class:`~harness.context.pressure.Pressure`) and aims for the landing level, in the order
-:mod:`harness.context.eviction` plans. A cleanup that would free less than
+:mod:`harness.context.eviction` plans. An eviction that would free less than
 :data:`~harness.context.pressure.MIN_CLEANUP_SHARE` of the window changes nothing (and
-says so once per crossing): the checkpoint fold at the threshold is then what acts.
+says so once per crossing). When eviction is skipped, or leaves the request above halfway
+between the landing and cleanup levels, the compactor's checkpoint fold follows in the
+same call: a cleanup lands deep, so the prompt cache is spent rarely.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from typing import TYPE_CHECKING
 
 from harness.context.archive import archive_item_text, item_address
@@ -38,14 +40,17 @@ class PressureCleanup:
         self.keep_recent = keep_recent
         self._said_skip = False
 
-    def run(self, context: Context) -> Iterator[CompactionEvent]:
+    def run(self, context: Context) -> Generator[CompactionEvent, None, bool]:
+        """Evict if the request reached the cleanup level; returns True when a checkpoint
+        fold must follow (eviction could not land halfway to the landing level)."""
         pressure = context.budget.pressure
         if pressure is None:
-            return
+            return False
         before = context.total_tokens()
         if before < pressure.cleanup_tokens:
             self._said_skip = False
-            return
+            return False
+        halfway = (pressure.land_tokens + pressure.cleanup_tokens) // 2
         started = time.monotonic()
         tokens = token_estimate(context)
         plan = plan_eviction(
@@ -59,6 +64,7 @@ class PressureCleanup:
             ),
             keep_recent=self.keep_recent,
             archive=self.store is not None,
+            last_resort_below=pressure.min_free_tokens,
         )
         if plan.freed_tokens < pressure.min_free_tokens:
             if not self._said_skip:
@@ -69,11 +75,12 @@ class PressureCleanup:
                     reason=f"the request of about {before} tokens reached the cleanup level "
                     f"({pressure.cleanup_tokens}), but eviction could free only about "
                     f"{plan.freed_tokens} tokens, less than the {pressure.min_free_tokens} "
-                    "(15 % of the window) a cleanup must free; nothing changed",
+                    "(15 % of the window) a cleanup must free; nothing was evicted and the "
+                    "checkpoint fold takes over",
                     tokens_before=before,
                     tokens_after=before,
                 )
-            return
+            return True
         apply_eviction(context, plan, self.store)
         self._said_skip = False
         after = context.total_tokens()
@@ -91,6 +98,7 @@ class PressureCleanup:
             items_retained=len(context.accumulated),
             duration_s=round(time.monotonic() - started, 6),
         )
+        return after > halfway
 
 
 def apply_eviction(context: Context, plan: EvictionPlan, store: RunStore | None) -> None:

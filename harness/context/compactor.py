@@ -164,11 +164,17 @@ class CheckpointCompactor:
         if not force:
             self.turn += 1
         yield from self.pruner.run(context)
+        fold = False
         if not force:
-            yield from self.cleanup.run(context)
+            fold = yield from self.cleanup.run(context)
         before = context.total_tokens()
-        if not force and before < context.budget.threshold:
+        if not force and before < context.budget.threshold and not fold:
             return
+        if fold and not reason:
+            reason = (
+                f"pressure cleanup: the request of about {before} tokens is still above "
+                "halfway to the landing level after eviction"
+            )
         yield from self._compact(
             context, before=before, force=force, reason=reason, cancelled=cancelled
         )

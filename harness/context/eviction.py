@@ -176,6 +176,7 @@ def plan_eviction(
     protected: Mapping[str, str],
     keep_recent: int,
     archive: bool = True,
+    last_resort_below: int | None = None,
 ) -> EvictionPlan:
     """Choose what leaves to free ``need`` tokens, in the order of the module docstring.
 
@@ -186,8 +187,9 @@ def plan_eviction(
     ``protected`` (item id -> why) is only ever collapsed by the last pass, and never when
     :data:`KEPT_VERBATIM`; the newest ``keep_recent`` exchange groups and every group of an
     active episode are never touched. Without an ``archive`` (no run store to keep what
-    leaves), only pass 1 runs: tool outputs are archived by the loop. May free less than
-    ``need``.
+    leaves), only pass 1 runs: tool outputs are archived by the loop. With
+    ``last_resort_below``, pass 3 runs only when passes 1 and 2 freed less than that (the
+    cleanup would otherwise change nothing). May free less than ``need``.
     """
     plan = EvictionPlan()
     groups = group_turns(items)
@@ -279,7 +281,7 @@ def plan_eviction(
         return plan
 
     # Pass 3: pinned notes, oldest first, into one rolling summary.
-    if not archive:
+    if not archive or (last_resort_below is not None and plan.freed_tokens >= last_resort_below):
         return plan
     removed = plan.removed()
     lines_cost = 0

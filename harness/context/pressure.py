@@ -10,6 +10,11 @@ window does nothing, so the prompt cache is never spent on a few tokens.
 
 Levels set in ``context.pressure`` win over the table, share by share. The checkpoint
 threshold (``context_window - reserve_tokens``) stays the hard ceiling: no level is above it.
+A config that sets its threshold (``reserve_tokens``) and no levels gets exactly that: the
+checkpoint fold at its threshold, no nudge and no cleanup before it; with levels set too,
+the threshold is the cleanup level unless ``cleanup_at`` says otherwise. A cleanup evicts
+first; when eviction alone cannot bring the request down to halfway between the landing
+and cleanup levels, the checkpoint fold follows at once.
 The reserve itself, left unset, scales down for small windows (:func:`default_reserve`).
 """
 
@@ -104,24 +109,38 @@ def _table_row(window: int) -> tuple[str, float, float, float]:
     raise AssertionError("the table ends with an open row")
 
 
-def derive_pressure(window: int, threshold: int, config: PressureConfig | None) -> Pressure | None:
+def derive_pressure(
+    window: int,
+    threshold: int,
+    config: PressureConfig | None,
+    *,
+    threshold_configured: bool = False,
+) -> Pressure | None:
     """The levels for a window: the config's shares where set, else the table's; every
-    level at most ``threshold`` (where the checkpoint fold starts). None when disabled."""
+    level at most ``threshold`` (where the checkpoint fold starts). A configured threshold
+    (``reserve_tokens`` set) is what the config asked for: without ``context.pressure``
+    levels it is the only level (None: no nudge, no cleanup before the fold); with them it
+    is the cleanup level unless ``cleanup_at`` is set too. None when disabled."""
     if config is not None and not config.enabled:
+        return None
+    explicit = [] if config is None else [config.nudge_at, config.cleanup_at, config.land_at]
+    if threshold_configured and all(value is None for value in explicit):
         return None
     source, nudge, cleanup, land = _table_row(window)
     if config is not None:
-        explicit = [config.nudge_at, config.cleanup_at, config.land_at]
         if any(value is not None for value in explicit):
             source = "config" if all(v is not None for v in explicit) else f"config + {source}"
         nudge = config.nudge_at if config.nudge_at is not None else nudge
         cleanup = config.cleanup_at if config.cleanup_at is not None else cleanup
         land = config.land_at if config.land_at is not None else land
     cleanup_tokens = min(int(window * cleanup), threshold)
+    if threshold_configured and (config is None or config.cleanup_at is None):
+        cleanup_tokens = threshold
+        source += "; cleanup at the configured compaction threshold"
+    elif cleanup_tokens < int(window * cleanup):
+        source += f"; cleanup capped at the compaction threshold {threshold}"
     nudge_tokens = min(int(window * nudge), cleanup_tokens)
     land_tokens = min(int(window * land), cleanup_tokens - 1)
-    if cleanup_tokens < int(window * cleanup):
-        source += f"; cleanup capped at the compaction threshold {threshold}"
     return Pressure(
         context_window=window,
         nudge_tokens=nudge_tokens,

@@ -50,7 +50,12 @@ def new_context(config: HarnessConfig, model: Model) -> Context:
             key="context.compaction.reserve_tokens",
             value=reserve,
         )
-    pressure = derive_pressure(window, window - reserve, config.context.pressure)
+    pressure = derive_pressure(
+        window,
+        window - reserve,
+        config.context.pressure,
+        threshold_configured="reserve_tokens" in config.context.compaction.model_fields_set,
+    )
     return Context(
         TokenEstimator(image_cost=getattr(model, "image_cost", "generic")),
         Budget(context_window=window, reserve_tokens=reserve, pressure=pressure),
