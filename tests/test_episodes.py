@@ -64,7 +64,11 @@ def results(events: list[EventBase]) -> dict[str, list[ToolResultEvent]]:
             "'x' (exploration) is still active",
         ),
         (
-            [("begin", "exploration", "x", []), ("end", "x", "c"), ("begin", "exploration", "x", [])],
+            [
+                ("begin", "exploration", "x", []),
+                ("end", "x", "c"),
+                ("begin", "exploration", "x", []),
+            ],
             "already exists",
         ),
         ([("begin", "exploration", "x", []), ("end", "x", "")], "ends with its conclusion"),

@@ -3,6 +3,7 @@ nudge per crossing, the 15 % rule of a cleanup, and `harness check` printing the
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -44,7 +45,7 @@ def test_levels_follow_the_window_table(window: int, shares: tuple[float, ...]) 
 def test_the_table_is_ordered_and_acts_earlier_for_larger_windows() -> None:
     limits = [row[0] for row in WINDOW_TABLE[:-1]]
     assert limits == sorted(limits) and WINDOW_TABLE[-1][0] is None
-    for (_, n1, c1, l1), (_, n2, c2, l2) in zip(WINDOW_TABLE, WINDOW_TABLE[1:], strict=False):
+    for (_, n1, c1, l1), (_, n2, c2, l2) in itertools.pairwise(WINDOW_TABLE):
         assert n2 < n1 and c2 < c1 and l2 < l1
     for _, nudge, cleanup, land in WINDOW_TABLE:
         assert land < nudge < cleanup
@@ -105,7 +106,7 @@ def test_an_8192_token_window_works_without_tuning_and_an_explicit_reserve_still
         budget = h.context.budget
         assert (budget.context_window, budget.reserve_tokens) == (8192, 2048)
         assert budget.pressure is not None and budget.pressure.cleanup_tokens <= budget.threshold
-        final = [e for e in h.run_stream("say done") if isinstance(e, DoneEvent)][0]
+        final = next(e for e in h.run_stream("say done") if isinstance(e, DoneEvent))
         assert final.status == "completed"
     explicit = base_config(compaction={"reserve_tokens": 3000})
     with Harness(explicit, model=ScriptedModel([reply("x")], context_window=8192)) as h:
@@ -178,7 +179,7 @@ def test_the_nudge_is_sent_exactly_once_per_crossing_and_reaches_one_request() -
     assert len(nudges) >= 2, "a second crossing after the cleanup must nudge again"
     # Exactly once per crossing: between two nudges the request fell below the level.
     snapshots = [e for e in events if e.type == "prompt_snapshot"]
-    for first, second in zip(nudges, nudges[1:], strict=False):
+    for first, second in itertools.pairwise(nudges):
         between = [s for s in snapshots if first.seq < s.seq < second.seq]
         assert any(s.total_tokens < first.nudge_tokens for s in between)  # type: ignore[attr-defined]
     # Each nudge reaches exactly one request, and says what to do.

@@ -13,9 +13,7 @@ from tests.histories import VALID_NOTE
 from tests.test_compaction_harness import scan, scanning_model, session_config
 
 
-def test_a_condensation_overtaken_by_a_new_item_is_discarded_for_the_deterministic_plan() -> (
-    None
-):
+def test_a_condensation_overtaken_by_a_new_item_is_discarded_for_the_deterministic_plan() -> None:
     holder: dict[str, Any] = {}
     calls: list[int] = []
 
@@ -32,7 +30,7 @@ def test_a_condensation_overtaken_by_a_new_item_is_discarded_for_the_determinist
         holder["h"] = h
         events = list(h.run_stream("scan the table"))
         checkpoints = [i for i in h.context.accumulated if isinstance(i, CheckpointItem)]
-    assert [e for e in events if isinstance(e, DoneEvent)][0].status == "completed"
+    assert next(e for e in events if isinstance(e, DoneEvent)).status == "completed"
     passes = [e for e in events if isinstance(e, CompactionEvent) and e.mode != "prune"]
     stale = [e for e in passes if e.status == "skipped" and "working set changed" in e.reason]
     assert len(stale) == 1 and "deterministic plan is used instead" in stale[0].reason

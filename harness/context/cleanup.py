@@ -16,7 +16,12 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING
 
 from harness.context.archive import archive_item_text, item_address
-from harness.context.eviction import PINNED_LINE_CHARS, PINNED_SUMMARY_TOKENS, plan_eviction
+from harness.context.eviction import (
+    PINNED_LINE_CHARS,
+    PINNED_SUMMARY_TOKENS,
+    plan_eviction,
+    record_in_context,
+)
 from harness.context.folds import ended_prose_tokens, text_estimate, token_estimate
 from harness.context.model import Context, ItemState
 from harness.context.turns import protected_items
@@ -129,14 +134,13 @@ def apply_eviction(context: Context, plan: EvictionPlan, store: RunStore | None)
             if name not in placed:
                 placed.add(name)
                 last = last_of[name]
+                record = NoticeItem(
+                    text="", purpose="episode", episode=name, task_id=last.task_id, turn=last.turn
+                )
+                whole = plan.records[name]
+                every = archive_item_text(store, record, whole, part="exchanges") or ""
                 new_items.append(
-                    NoticeItem(
-                        text=plan.records[name],
-                        purpose="episode",
-                        episode=name,
-                        task_id=last.task_id,
-                        turn=last.turn,
-                    )
+                    record.model_copy(update={"text": record_in_context(whole, every)})
                 )
             continue
         if item.id in collapsed:

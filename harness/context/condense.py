@@ -20,6 +20,7 @@ memory is over :data:`MEMORY_MAX_TOKENS`, and when there is nothing to condense 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -56,6 +57,7 @@ KEEP_GROUPS = 4
 LINES_KEPT = 20
 """Replaced exchanges listed in the memory itself; the full list is archived beside it."""
 MEMORY_HEADING = "[condensed memory, written by the model with condense_context"
+LISTED_AT = re.compile(r"replaced exchanges are listed at (archive://\S+?)[\];]")
 Line = Field(max_length=2000)
 
 
@@ -183,7 +185,7 @@ def condense(
             "instruction, Task Notes, active episodes and observations always stay"
         )
     before = context.total_tokens()
-    carried = _carried_lines(previous)
+    carried = _carried_lines(previous, store)
     memory_item = _memory_item(
         text, [*carried, *lines], leaving, previous, store, task_id=task_id, turn=turn
     )
@@ -231,9 +233,16 @@ def _calls(group: TurnGroup) -> dict[str, ToolCall]:
     }
 
 
-def _carried_lines(previous: NoticeItem | None) -> list[str]:
+def _carried_lines(previous: NoticeItem | None, store: RunStore | None) -> list[str]:
+    """Every exchange line of the previous memory: the archived full list when it had
+    one, else the lines it showed."""
     if previous is None:
         return []
+    listed = LISTED_AT.search(previous.text.splitlines()[0])
+    if listed is not None and store is not None:
+        full = store.archive_get(listed.group(1))
+        if full is not None:
+            return full.splitlines()
     return [line for line in previous.text.splitlines() if line.startswith("- ")]
 
 
@@ -253,10 +262,10 @@ def _memory_item(
     header = f"{MEMORY_HEADING} at turn {turn}; it replaces {len(leaving)} earlier items"
     if previous is not None:
         header += " and the previous memory"
-    shown = lines[-LINES_KEPT:]
+    shown = lines[-LINES_KEPT:] if store is not None else lines
     if len(lines) > len(shown):
         every = archive_item_text(store, item, "\n".join(lines), part="exchanges")
-        header += f"; {len(lines) - len(shown)} older replaced exchanges are listed at {every}"
+        header += f"; all {len(lines)} replaced exchanges are listed at {every}"
     body = [header + "]", text]
     if shown:
         body.append("Replaced exchanges (written by the harness; exact outputs by address):")

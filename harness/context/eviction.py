@@ -48,9 +48,12 @@ __all__ = [
     "exchange_priority",
     "group_episode",
     "plan_eviction",
+    "record_in_context",
 ]
 
 PINNED_SUMMARY_TOKENS = 400
+ADDRESS_ROOM = "archive://task_0123456789abcdef/item_0123456789abcdef/exchanges"
+"""An address as long as the ones records point to (for planning their size)."""
 RECORD_LINES = 12
 """Exchange lines an episode record lists; the rest are counted (``search_archive``)."""
 PINNED_LINE_CHARS = 160
@@ -129,7 +132,7 @@ class EvictionPlan:
     episodes: dict[str, list[str]] = field(default_factory=dict)
     """Archived episode -> the ids of its items that leave (pass 2), in eviction order."""
     records: dict[str, str] = field(default_factory=dict)
-    """Archived episode -> the text of its record."""
+    """Archived episode -> its whole record (:func:`record_in_context` is what stays)."""
     collapsed: list[str] = field(default_factory=list)
     """Pinned notes that collapse into the rolling summary (pass 3), oldest first."""
     reasons: dict[str, str] = field(default_factory=dict)
@@ -157,13 +160,21 @@ def _record_text(episode: Episode, groups: Sequence[TurnGroup]) -> str:
         for group in groups
         for result in _results(group)
     ]
-    lines.extend(exchanges[:RECORD_LINES])
-    if len(exchanges) > RECORD_LINES:
-        lines.append(
-            f"- ... {len(exchanges) - RECORD_LINES} more exchanges of this episode "
-            "(search_archive finds them by tool name and arguments)"
-        )
+    lines.extend(exchanges)
     return "\n".join(lines)
+
+
+def record_in_context(record: str, every: str) -> str:
+    """What of a record stays in context: its header, conclusion and first
+    :data:`RECORD_LINES` exchanges; beyond them, one line with the address ``every`` where
+    the whole record is archived (one ``recall`` from any of its exchanges)."""
+    lines = record.splitlines()
+    if len(lines) <= RECORD_LINES + 2:
+        return record
+    more = len(lines) - RECORD_LINES - 2
+    return "\n".join(
+        [*lines[: RECORD_LINES + 2], f"- ... {more} more exchanges of this episode: {every}"]
+    )
 
 
 def plan_eviction(
@@ -268,7 +279,7 @@ def plan_eviction(
             if item.id not in protected
         ]
         record = _record_text(episode, by_episode[episode.name])
-        gain = tokens(leaving) - text_tokens(record)
+        gain = tokens(leaving) - text_tokens(record_in_context(record, ADDRESS_ROOM))
         if gain <= 0:
             continue
         plan.episodes[episode.name] = [item.id for item in leaving]

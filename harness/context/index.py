@@ -21,6 +21,7 @@ a long session costs no memory per exchange.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -62,6 +63,7 @@ LINE_MAX_CHARS = 170
 """An entry line without its address; the address is never cut."""
 ARGUMENTS_MAX_CHARS = 80
 OUTCOME_MAX_CHARS = 70
+ARCHIVE_ADDRESS = re.compile(r"archive://[^\s;,\])'\"]+")
 INDEX_HEADING = "## Index of folded exchanges (written by the harness)"
 
 
@@ -121,6 +123,16 @@ def index_entries(
             entries.append(_prose_entry(item, label, item.text, store, clean))
         elif isinstance(item, NoticeItem) and item.text.startswith(TASK_ENDING_PREFIX):
             entries.append(_prose_entry(item, "task ending", item.text, store, clean))
+        elif isinstance(item, NoticeItem) and item.purpose in ("episode", "memory", "pinned"):
+            # the harness's own lists (an archived episode, the model's memory, collapsed
+            # notes): their address lines carry over as they are, the whole text by address
+            lines = item.text.splitlines()
+            entries.extend(line for line in lines if line.startswith("- ") and "://" in line)
+            entries.extend(
+                f"- {_where(item)} {item.purpose} list: {address}"
+                for address in ARCHIVE_ADDRESS.findall(lines[0] if lines else "")
+            )
+            entries.append(_prose_entry(item, item.purpose, item.text, store, clean))
     return entries
 
 
