@@ -19,7 +19,7 @@ import numpy as np
 
 from embodiment.profile import EmbodimentProfile
 from embodiment.safety import SafetyEnvelope
-from embodiment.types import ActionResult, ActionSpec, Observation
+from embodiment.types import ActionResult, ActionSpec, Motion, Observation
 
 __all__ = ["CheckResult", "DriverReport", "check_driver"]
 
@@ -162,7 +162,7 @@ class _Checks:
 
     def _position_action(self) -> tuple[ActionSpec, dict[str, str]] | None:
         for spec in self.specs.values():
-            kinds = {kind: arg for arg, kind in spec.safety.items()}
+            kinds = {kind: arg for arg, kind in (spec.safety or {}).items()}
             if {"position.x", "position.y", "position.z"} <= set(kinds) or "position" in kinds:
                 return spec, kinds
         return None
@@ -243,6 +243,37 @@ class _Checks:
             "interruption not confirmed (slow the motion down to check it)",
         )
 
+    def motion_description(self) -> tuple[Status, str]:
+        """describe_motion answers a Motion ending at the target and moves nothing."""
+        describe = getattr(self.driver, "describe_motion", None)
+        if not callable(describe):
+            return (
+                "warn",
+                "no describe_motion: the envelope assumes a straight line to position targets "
+                "and a path near refs; describe your motions if they go any other way",
+            )
+        found = self._position_action()
+        if found is None or not self.profile.grippers:
+            return "skip", "no action with a target position"
+        spec, kinds = found
+        _, far = self._points()
+        before = self.driver.observe().state.get("ee_position")
+        motion = describe(spec.name, self._arguments(kinds, far))
+        after = self.driver.observe().state.get("ee_position")
+        if motion is None:
+            return (
+                "warn",
+                f"describe_motion({spec.name}) answered None: the conservative path applies",
+            )
+        if not isinstance(motion, Motion):
+            return "fail", f"describe_motion returned {type(motion).__name__}, not a Motion"
+        if before != after:
+            return "fail", f"describe_motion moved the robot ({before} -> {after})"
+        if not motion.waypoints or math.dist(motion.waypoints[-1], far) > 0.01:
+            end = motion.waypoints[-1] if motion.waypoints else "nowhere"
+            return "fail", f"{spec.name} to {far} is described as ending at {end}"
+        return "pass", f"{spec.name}: {len(motion.waypoints)} waypoint(s), ends at the target"
+
     def stop_idle(self) -> tuple[Status, str]:
         began = time.monotonic()
         self.driver.stop()
@@ -265,6 +296,7 @@ def check_driver(driver: Any, profile: EmbodimentProfile, *, motion: bool = True
     checks.run("safety_readings", checks.readings)
     checks.run("timestamps", checks.timestamps)
     checks.run("rejects_unknown_action", checks.unknown_action)
+    checks.run("describes_motion", checks.motion_description)
     if motion:
         checks.run("accepts_action_inside_profile", checks.accepts_safe_action)
         checks.run("stop_interrupts_motion", checks.stop_interrupts)

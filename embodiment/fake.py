@@ -7,6 +7,11 @@ received is kept in :attr:`FakeRobot.commands`, which is what safety tests inspe
 actions follow the profile: an arm gets ``move_to``, ``move_joints``, ``pick``, ``place``,
 the gripper and ``home``; a mobile profile adds ``move_base``, ``rotate_base`` and
 ``navigate_to``. Clearance readings come from a rectangular room and box obstacles.
+
+``pick`` and ``place`` move the way the simulator's do (approach from above, descend,
+grasp or release, lift or retreat), and ``describe_motion`` returns those waypoints
+before anything moves, so the safety envelope checks the real path
+(``describes_motion=False`` makes it a driver that cannot, for the conservative path).
 """
 
 from __future__ import annotations
@@ -19,7 +24,14 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from embodiment.profile import EmbodimentProfile
-from embodiment.types import ActionResult, ActionSpec, ObjectInfo, Observation, PostCondition
+from embodiment.types import (
+    ActionResult,
+    ActionSpec,
+    Motion,
+    ObjectInfo,
+    Observation,
+    PostCondition,
+)
 
 __all__ = ["FakeRobot", "FakeRobotConfig"]
 
@@ -95,10 +107,27 @@ class FakeRobotConfig(BaseModel):
     """Override (height, width) of the synthetic camera frames (tests of check_driver)."""
     drop_clearance: bool = False
     """Leave the clearance readings out of observations (tests of fail-closed)."""
+    approach_m: float = Field(0.12, ge=0)
+    """Height above an object (or a place) from which pick and place descend."""
+    lift_m: float = Field(0.15, ge=0)
+    """How high pick lifts the object above where it was."""
+    retreat_m: float = Field(0.10, ge=0)
+    """How far place retreats upwards after releasing."""
+    release_height_m: float = Field(0.04, ge=0)
+    """place releases this far above the target's located position."""
+    describes_motion: bool = True
+    """False: ``describe_motion`` answers None (a driver that cannot describe its paths)."""
+    hardware_id: str | None = None
+    """Stand in for the real robot with this hardware identity: the fake then takes the
+    same lease as its driver (``embodiment.lease``), for dry runs and lease tests."""
 
 
 class FakeRobot:
     """A profile-shaped robot without physics (see the module docstring)."""
+
+    def hardware_identity(self) -> str | None:
+        """The ``hardware_id`` option (None: a fake drives nothing that needs a lease)."""
+        return self.config.hardware_id
 
     def __init__(self, profile: EmbodimentProfile, **options: Any) -> None:
         self.profile = profile
@@ -195,6 +224,16 @@ class FakeRobot:
             return ObjectInfo(position=(x, y, 0.0))
         return None
 
+    def describe_motion(self, action: str, arguments: dict[str, Any]) -> Motion | None:
+        """The waypoints ``execute(action, arguments)`` would visit now (nothing moves)."""
+        if not self.config.describes_motion:
+            return None
+        spec = self._specs.get(action)
+        args = spec.parse(arguments) if spec is not None else None
+        if args is None:
+            return Motion()  # execute refuses it without moving
+        return Motion(waypoints=self._plan(action, args))
+
     def post_conditions(self) -> _FakePostConditions:
         return _FakePostConditions(self)
 
@@ -252,7 +291,9 @@ class FakeRobot:
                 arguments=CloseArgs,
                 safety={"force": "force"},
             ),
-            ActionSpec(name="home", description="Go to the home pose.", arguments=NoArgs),
+            ActionSpec(
+                name="home", description="Go to the home pose.", arguments=NoArgs, safety={}
+            ),
         ]
         if self.profile.limits.joint_limits:
             specs.append(
@@ -308,8 +349,39 @@ class FakeRobot:
             )
         return ActionResult(ok=True, message=message, applied=applied)
 
+    def _plan(self, action: str, args: Any) -> list[tuple[float, float, float]]:
+        """The end-effector waypoints of an action, from the current state; empty when the
+        action does not move the gripper or would be refused. ``execute`` follows it."""
+        if action == "move_to":
+            return [(args.x, args.y, args.z)]
+        if action == "home":
+            return [tuple(self.home_ee)]  # type: ignore[list-item]
+        if action == "pick":
+            if args.ref not in self.objects or self.held is not None:
+                return []
+            x, y, z = self.objects[args.ref]
+            return [(x, y, z + self.config.approach_m), (x, y, z), (x, y, z + self.config.lift_m)]
+        if action == "place":
+            info = self.locate(args.target)
+            if self.held != args.ref or info is None:
+                return []
+            x, y, z = info.position
+            release = z + self.config.release_height_m
+            carry = max(self.ee[2], release + self.config.approach_m)
+            return [
+                (self.ee[0], self.ee[1], carry),
+                (x, y, carry),
+                (x, y, release),
+                (x, y, release + self.config.retreat_m),
+            ]
+        return []
+
+    def _follow(self, waypoints: list[tuple[float, float, float]]) -> bool:
+        """Travel through the waypoints; False when stopped on the way."""
+        return all(self._travel(self.ee, list(point)) for point in waypoints)
+
     def _do_move_to(self, args: MoveToArgs) -> ActionResult:
-        done = self._travel(self.ee, [args.x, args.y, args.z])
+        done = self._follow(self._plan("move_to", args))
         return self._result(done, args.model_dump(), f"at {self.ee}")
 
     def _do_move_joints(self, args: MoveJointsArgs) -> ActionResult:
@@ -321,23 +393,25 @@ class FakeRobot:
             return ActionResult(ok=False, message=f"unknown object {args.ref!r}")
         if self.held is not None:
             return ActionResult(ok=False, message=f"already holding {self.held}")
-        done = self._travel(self.ee, list(self.objects[args.ref]))
+        approach, grasp, lift = self._plan("pick", args)
+        done = self._follow([approach, grasp])
         if done:
             self.held = args.ref
             self.width = 0.04
+            done = self._follow([lift])
         return self._result(done, args.model_dump(), f"holding {args.ref}")
 
     def _do_place(self, args: PlaceArgs) -> ActionResult:
         if self.held != args.ref:
             return ActionResult(ok=False, message=f"not holding {args.ref}")
-        info = self.locate(args.target)
-        if info is None:
+        if self.locate(args.target) is None:
             return ActionResult(ok=False, message=f"unknown target {args.target!r}")
-        goal = [info.position[0], info.position[1], info.position[2] + 0.04]
-        done = self._travel(self.ee, goal)
+        up, across, release, retreat = self._plan("place", args)
+        done = self._follow([up, across, release])
         if done:
             self.held = None
             self.width = self.profile.grippers[0].max_opening_m or 0.08
+            done = self._follow([retreat])
         return self._result(done, args.model_dump(), f"placed {args.ref} on {args.target}")
 
     def _do_open_gripper(self, args: GripperArgs) -> ActionResult:
@@ -350,7 +424,7 @@ class FakeRobot:
         return ActionResult(ok=True, message="closed", applied=args.model_dump())
 
     def _do_home(self, args: NoArgs) -> ActionResult:
-        done = self._travel(self.ee, list(self.home_ee))
+        done = self._follow(self._plan("home", args))
         return self._result(done, {}, "home")
 
     def _do_move_base(self, args: MoveBaseArgs) -> ActionResult:

@@ -230,8 +230,14 @@ class Limits(_Model):
     payload_kg: float = Field(gt=0)
     max_speed_m_s: float = Field(gt=0)
     """Fastest end-effector speed a call may request."""
+    min_speed_m_s: float = Field(0.005, gt=0)
+    """Slowest speed a call may request: zero or a crawl below this is blocked (on many
+    servo buses a speed of 0 means "no limit")."""
     default_speed_m_s: float | None = Field(None, gt=0)
     max_force_n: float = Field(gt=0)
+    min_force_n: float = Field(0.5, gt=0)
+    """Smallest force a call may request (0 means "no limit" on some force-controlled
+    grippers)."""
     max_step_m: float = Field(gt=0)
     """Longest end-effector translation one call may command."""
     joint_limits: list[tuple[float, float]] | None = None
@@ -240,6 +246,14 @@ class Limits(_Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> Limits:
+        if self.min_speed_m_s > self.max_speed_m_s:
+            raise ValueError(
+                f"min_speed_m_s ({self.min_speed_m_s}) exceeds max_speed_m_s ({self.max_speed_m_s})"
+            )
+        if self.min_force_n > self.max_force_n:
+            raise ValueError(
+                f"min_force_n ({self.min_force_n}) exceeds max_force_n ({self.max_force_n})"
+            )
         if self.default_speed_m_s is not None and self.default_speed_m_s > self.max_speed_m_s:
             raise ValueError(
                 f"default_speed_m_s ({self.default_speed_m_s}) exceeds max_speed_m_s "
@@ -261,8 +275,27 @@ class SafetySettings(_Model):
     """A target this close outside the workspace is clamped onto it; farther is blocked."""
     max_reading_age_s: float | None = Field(10.0, gt=0)
     """Readings older than this are refreshed before a motion (or the motion is blocked)."""
-    unchecked_tools: list[str] = Field(default_factory=list)
-    """Physical tools with arguments that may run without declared safety kinds."""
+    keep_out_margin_m: float = Field(0.02, ge=0)
+    """How far every commanded path stays from each keep-out zone (covers the difference
+    between the commanded straight line and the path the arm really follows)."""
+    approach_height_m: float = Field(0.15, ge=0)
+    """For drivers that do not describe their motions: how high above an object or place
+    the gripper is assumed to approach and leave it (the path checked is from the gripper
+    to that point above the ref, down to the ref and back up)."""
+    no_argument_tools: list[str] = Field(default_factory=list)
+    """Physical tools that take no arguments and declare nothing themselves (e.g. an MCP
+    server's ``home``): listed here, they may run; any argument sent to them blocks."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _removed_fields(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "unchecked_tools" in data:
+            raise ValueError(
+                "unchecked_tools is no longer accepted: every argument of a physical tool "
+                "needs a safety kind (use `free` for one that cannot move hardware), and "
+                "tools without arguments go in no_argument_tools"
+            )
+        return data
 
 
 class EmbodimentProfile(_Model):
@@ -618,17 +651,22 @@ def render_profile(profile: EmbodimentProfile) -> str:
         lines.append(text)
     limits = profile.limits
     lines.append(
-        f"Limits: payload {limits.payload_kg:g} kg, speed {limits.max_speed_m_s:g} m/s, "
-        f"force {limits.max_force_n:g} N, at most {limits.max_step_m:.3f} m per motion"
+        f"Limits: payload {limits.payload_kg:g} kg, speed {limits.min_speed_m_s:g}.."
+        f"{limits.max_speed_m_s:g} m/s, force {limits.min_force_n:g}..{limits.max_force_n:g} "
+        f"N, at most {limits.max_step_m:.3f} m per motion"
     )
+    margin = profile.safety.keep_out_margin_m
     for zone in profile.keep_out:
         text = f"Keep out {zone.name} ({zone.frame} frame): {zone.span()}"
+        if margin:
+            text += f", paths stay {margin:.3f} m clear"
         if zone.description:
             text += f". {zone.description.strip()}"
         lines.append(text)
     lines.append(
-        "Safety: physical calls outside these limits are clamped (small overshoots) or "
-        "blocked; the result says which limit applied."
+        "Safety: every segment of a physical call's motion is checked against these limits "
+        "before it runs; small overshoots are clamped, anything else is blocked, and the "
+        "result says which limit applied."
     )
     lines.extend(f"Note: {note.strip()}" for note in profile.notes if note.strip())
     return "\n".join(lines)

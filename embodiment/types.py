@@ -13,7 +13,14 @@ from collections.abc import Mapping
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 __all__ = [
     "SAFETY_KINDS",
@@ -21,6 +28,8 @@ __all__ = [
     "ActionSpec",
     "Driver",
     "Locator",
+    "Motion",
+    "MotionDescriber",
     "ObjectInfo",
     "Observation",
     "PostCondition",
@@ -32,9 +41,10 @@ __all__ = [
 
 SAFETY_KINDS: dict[str, str] = {
     "position": "a target position [x, y, z] in the world frame (metres)",
-    "position.x": "the x component of a target position (world frame, metres)",
-    "position.y": "the y component of a target position (world frame, metres)",
-    "position.z": "the z component of a target position (world frame, metres)",
+    "position.x": "the x component of a target position (world frame, metres); left out or "
+    "null, the gripper keeps its x (or takes the schema's default)",
+    "position.y": "the y component of a target position (world frame, metres), likewise",
+    "position.z": "the z component of a target position (world frame, metres), likewise",
     "object_ref": "an object to grasp or carry, by scene ref (position and payload checked)",
     "target_ref": "a destination object or place, by scene ref (its position is checked)",
     "distance": "a base translation distance (metres) along the `direction` argument",
@@ -45,11 +55,15 @@ SAFETY_KINDS: dict[str, str] = {
     "force": "a force (newtons)",
     "joints": "a list of joint positions (radians), one per arm joint",
     "width": "a gripper opening (metres)",
+    "free": "an argument that cannot move hardware (a label, a mode name); passed unchecked, "
+    "but only as a plain value (text, number, true/false), never a list or an object",
 }
 """The vocabulary of ``Tool.safety``/``ActionSpec.safety``: argument name -> kind.
 
 The safety envelope (``embodiment/safety.py``) interprets each kind; an argument with an
-unknown kind is a declaration error, caught when the tool is generated.
+unknown kind is a declaration error, caught when the tool is generated. Every argument of a
+physical tool needs a kind: an argument without one blocks the call (``free`` is the
+explicit way to say "this one cannot move anything").
 """
 
 
@@ -134,9 +148,13 @@ class Driver(Protocol):
     accepts, with typed arguments and safety declarations.
 
     Optional extensions, used when present: ``locate(ref) -> ObjectInfo | None``
-    (:class:`Locator`, lets the safety envelope check ref targets), ``perception() ->
+    (:class:`Locator`, lets the safety envelope check ref targets),
+    ``describe_motion(action, arguments) -> Motion | None`` (:class:`MotionDescriber`,
+    lets it check every segment of the path an action will take), ``perception() ->
     scene.Perception`` (ground truth or a detector for the scene graph) and
-    ``post_conditions() -> PostConditionChecker`` (programmatic evaluation).
+    ``post_conditions() -> PostConditionChecker`` (programmatic evaluation) and, for
+    physical hardware, ``hardware_identity() -> str | None`` (which robot it drives; a
+    lease on it is taken before ``connect``, see :mod:`embodiment.lease`).
     """
 
     def connect(self) -> None: ...
@@ -161,10 +179,12 @@ class ActionSpec(BaseModel):
     """One action a driver offers, declared once: the harness turns it into a tool.
 
     ``arguments`` is a pydantic model (its JSON Schema is what the model sees);
-    ``safety`` says which arguments are what for the safety envelope (see
-    :data:`SAFETY_KINDS`); ``post_condition`` is the outcome the evaluator checks, with
-    ``{argument}`` placeholders (e.g. "the gripper holds {ref}, lifted off its support").
-    ``physical`` is False for actions that move nothing (e.g. taking a picture).
+    ``safety`` says what each argument is for the safety envelope (see
+    :data:`SAFETY_KINDS`): a physical action declares every one of its arguments, and an
+    action without arguments declares ``safety={}``; ``post_condition`` is the outcome the
+    evaluator checks, with ``{argument}`` placeholders (e.g. "the gripper holds {ref},
+    lifted off its support"). ``physical`` is False for actions that move nothing (e.g.
+    taking a picture).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
@@ -173,7 +193,7 @@ class ActionSpec(BaseModel):
     description: str = Field(min_length=1)
     arguments: type[BaseModel]
     physical: bool = True
-    safety: dict[str, str] = Field(default_factory=dict)
+    safety: dict[str, str] | None = None
     timeout_s: float | None = Field(None, gt=0)
     post_condition: str = ""
 
@@ -187,7 +207,7 @@ class ActionSpec(BaseModel):
     @model_validator(mode="after")
     def _safety_matches_arguments(self) -> ActionSpec:
         fields = self.arguments.model_fields
-        for argument, kind in self.safety.items():
+        for argument, kind in (self.safety or {}).items():
             if argument not in fields:
                 raise ValueError(
                     f"safety: {argument!r} is not an argument of {self.name} "
@@ -198,12 +218,33 @@ class ActionSpec(BaseModel):
                     f"safety.{argument}: unknown kind {kind!r}; expected one of "
                     + ", ".join(SAFETY_KINDS)
                 )
-        if self.physical and fields and not self.safety:
+        if not self.physical:
+            return self
+        if fields and not self.safety:
             raise ValueError(
                 f"{self.name} moves hardware and takes arguments but declares no safety "
                 "kinds; say which arguments are positions, distances, speeds or joints"
             )
+        if self.safety is None:
+            raise ValueError(
+                f"{self.name} moves hardware: declare safety={{}} to say it takes no arguments"
+            )
+        undeclared = [name for name in fields if name not in self.safety]
+        if undeclared:
+            raise ValueError(
+                f"{self.name} moves hardware but declares no safety kind for "
+                f"{', '.join(undeclared)}; give each argument a kind (`free` for one that "
+                "cannot move anything, such as a label)"
+            )
         return self
+
+    def parse(self, arguments: Mapping[str, Any]) -> BaseModel | None:
+        """The arguments validated by the action's model, or None when they are invalid
+        (``execute`` refuses those without moving)."""
+        try:
+            return self.arguments.model_validate(dict(arguments))
+        except ValidationError:
+            return None
 
     def describe_post_condition(self, arguments: Mapping[str, Any]) -> str:
         """The post-condition with argument values filled in."""
@@ -244,6 +285,44 @@ class ObjectInfo(BaseModel):
         if not all(math.isfinite(v) for v in value):
             raise ValueError(f"position {value} is not finite")
         return value
+
+
+class Motion(BaseModel):
+    """The end-effector path an action will execute, as its driver describes it.
+
+    ``waypoints`` are the points the end effector is sent to, in order, along straight
+    lines, in the world frame; the path starts wherever the end effector is when the
+    action begins (the envelope's ``ee_position`` reading), which is not repeated here. An
+    empty list says the action does not move the end effector (a gripper opening, a
+    refusal). A driver that samples a curved path (a joint-space motion) lists enough
+    samples that the chords stay within the profile's keep-out margin of the curve.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    waypoints: list[tuple[float, float, float]] = Field(default_factory=list)
+    description: str = ""
+
+    @field_validator("waypoints")
+    @classmethod
+    def _finite(cls, value: list[tuple[float, float, float]]) -> list[tuple[float, float, float]]:
+        for point in value:
+            if not all(math.isfinite(v) for v in point):
+                raise ValueError(f"waypoint {point} is not finite")
+        return value
+
+
+@runtime_checkable
+class MotionDescriber(Protocol):
+    """A driver that can say, before it moves, the path an action will take.
+
+    ``describe_motion(action, arguments)`` returns the :class:`Motion` that ``execute``
+    would run now for these (already validated and clamped) arguments, or None when it
+    cannot tell; the safety envelope then assumes a conservative path (straight to the
+    target, approaching refs from above). It must not move anything.
+    """
+
+    def describe_motion(self, action: str, arguments: Mapping[str, Any]) -> Motion | None: ...
 
 
 @runtime_checkable

@@ -13,11 +13,21 @@ What to implement (the :class:`embodiment.Driver` protocol):
 - ``stop()``: callable from any thread; halt the motion in flight promptly. Make it your
   robot's own stop path (a protective stop), never a sleep-and-hope.
 - ``capabilities() -> list[ActionSpec]``: each action with a pydantic argument model and a
-  ``safety`` map saying which arguments are positions, speeds, forces, joints, distances...
-  The harness turns each into a tool and checks every call against the profile first.
+  ``safety`` map saying what every argument is (positions, speeds, forces, joints,
+  distances..., ``free`` for one that cannot move anything; ``safety={}`` for an action
+  without arguments). The harness turns each into a tool and checks every call against
+  the profile first; an argument without a kind blocks the call.
+- ``describe_motion(action, arguments) -> Motion | None``: the waypoints ``execute`` would
+  send the tool point through for these arguments, without moving. The envelope checks
+  every segment against the workspace, the keep-out zones and the step limit. Without it
+  (or when it returns None) the envelope assumes a straight line to a position target and,
+  for refs, a path within the box from the tool point to ``safety.approach_height_m``
+  above the ref; a driver that moves any other way must describe its motions.
 - Optional: ``locate(ref)`` (lets ``object_ref``/``target_ref`` arguments be checked),
   ``perception()`` (detections for the scene graph), ``post_conditions()`` (programmatic
-  evaluation; otherwise configure ``evaluation.model``, a vision model).
+  evaluation; otherwise configure ``evaluation.model``, a vision model),
+  ``hardware_identity()`` (which robot this is: a Harness takes a per-host lease on it
+  before connecting, so two sessions never drive it at once; see ``embodiment/lease.py``).
 
 Declare the limits in a profile (start from ``configs/embodiments/real_arm_template.yaml``),
 register the driver, and check it before anything else moves::
@@ -40,6 +50,7 @@ from embodiment import (
     ActionResult,
     ActionSpec,
     EmbodimentProfile,
+    Motion,
     Observation,
     check_driver,
     load_profile,
@@ -73,6 +84,11 @@ class MyArmDriver:
         self._width = gripper.max_opening_m or 0.08
 
     # --------------------------------------------------------------- protocol
+    def hardware_identity(self) -> str | None:
+        """The robot this instance drives: two Harness instances on this host never drive
+        the same one at once (a lease is taken before connect). None in a dry run."""
+        return None if self.host == "dry-run" else f"my-arm@{self.host}"
+
     def connect(self) -> None:
         pass  # e.g. self.robot = my_sdk.connect(self.host); self.robot.enable()
 
@@ -101,6 +117,14 @@ class MyArmDriver:
                 post_condition="the fingers are {width} m apart or closed on an object",
             ),
         ]
+
+    def describe_motion(self, action: str, arguments: dict[str, Any]) -> Motion | None:
+        """Where ``execute`` would move the tool point: here, one straight line for
+        move_to and nothing for grip. Plan it the way your controller will (the same
+        function ``execute`` uses), e.g. a Cartesian planner's waypoints."""
+        if action == "move_to":
+            return Motion(waypoints=[(arguments["x"], arguments["y"], arguments["z"])])
+        return Motion()  # grip does not move the tool point
 
     def observe(self) -> Observation:
         images = {

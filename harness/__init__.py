@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         ModelError,
     )
     from harness.events import DoneEvent, Event
+    from harness.runtime.delegation import Handoff
     from harness.runtime.harness import Harness, RunResult, TaskStream
     from harness.tools import Tool, ToolContext, ToolOutput, tool
 
@@ -29,6 +30,7 @@ __all__ = [
     "ContextBudgetError",
     "DoneEvent",
     "Event",
+    "Handoff",
     "Harness",
     "HarnessBusyError",
     "HarnessClosedError",
@@ -57,6 +59,7 @@ _HOMES = {
     "ModelError": "harness.errors",
     "DoneEvent": "harness.events",
     "Event": "harness.events",
+    "Handoff": "harness.runtime.delegation",
     "Harness": "harness.runtime.harness",
     "RunResult": "harness.runtime.harness",
     "TaskStream": "harness.runtime.harness",

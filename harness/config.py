@@ -25,6 +25,7 @@ __all__ = [
     "DriverConfig",
     "EpisodesConfig",
     "EvaluationConfig",
+    "FleetConfig",
     "HarnessConfig",
     "MCPConfig",
     "MCPServerConfig",
@@ -37,6 +38,7 @@ __all__ = [
     "RunConfig",
     "SceneConfig",
     "SkillsConfig",
+    "SubagentsConfig",
     "apply_overrides",
     "format_validation_error",
     "load_config",
@@ -214,11 +216,19 @@ class ObservationConfig(_Section):
 
 
 class DriverConfig(_Section):
-    """Which registered driver to use, and its options."""
+    """Which registered driver to use, and its options (every other key here)."""
 
     model_config = ConfigDict(extra="allow")
 
     name: str = "sim.tabletop"
+    lease_timeout_s: float = Field(0.0, ge=0)
+    """A driver of physical hardware (one that declares a ``hardware_identity()``) is
+    leased before it connects, one Harness per identity and host at a time: a second one
+    waits this long for the lease, then fails naming the holder (0: refused at once).
+    Drivers without an identity (the simulator) take no lease."""
+    lease_dir: str | None = None
+    """Folder of the lease files (default: ``$EMBODIED_LEASE_DIR``, else a folder in the
+    system's temporary directory; every Harness on the host must use the same one)."""
 
 
 class SceneConfig(_Section):
@@ -349,6 +359,42 @@ class MCPConfig(_Section):
     servers: list[MCPServerConfig] = Field(default_factory=list)
 
 
+class SubagentsConfig(_Section):
+    """Sub-agents: the ``delegate`` tool runs a child task with narrowed tools and hands
+    back a structured result instead of its trace."""
+
+    enabled: bool = False
+    """Offer the ``delegate`` tool to the model (``Harness.delegate`` works either way)."""
+    model: ModelConfig | str | None = None
+    """The children's model: a model section or a spec such as ``openai:gpt-4.1-mini``
+    (settings of ``model`` the spec does not name are kept, as with ``--model``). Default:
+    the main model. Its context window must be known, like the main model's."""
+    max_turns: int = Field(20, ge=1)
+    """The most turns a child may take (a ``delegate`` call may ask for fewer)."""
+    max_tokens: int = Field(200_000, ge=1)
+    """The most tokens (prompt and output, summed over its model calls) a child may spend
+    (a ``delegate`` call may ask for fewer); checked before each of its turns."""
+    physical: bool = False
+    """Let children call physical tools they are given (through the same safety envelope
+    and one-command-at-a-time rule as the parent). Off: a child is never given one."""
+    handoff_max_chars: int = Field(4000, ge=500)
+    """The largest handoff the parent receives (its full text stays in the archive)."""
+
+
+class FleetConfig(_Section):
+    """How ``harness eval`` runs episodes on Ray (one actor per worker)."""
+
+    num_cpus: float = Field(1.0, gt=0)
+    """CPUs each actor asks Ray for (an episode of the built-in simulator uses about one)."""
+    num_gpus: float | None = Field(None, gt=0)
+    """GPUs each actor asks for, e.g. for a local model served inside the actor."""
+    max_attempts: int = Field(3, ge=1)
+    """Times an episode is started in all when the worker running it dies (a killed
+    process, a lost node); after that it is recorded as an error."""
+    runtime_env: dict[str, Any] | None = None
+    """Passed to ``ray.init(runtime_env=...)`` (``env_vars``, ``working_dir``, ``pip``...)."""
+
+
 class HarnessConfig(_Section):
     """The whole configuration of one Harness session."""
 
@@ -368,6 +414,8 @@ class HarnessConfig(_Section):
     tools: list[str] = Field(default_factory=list)
     """Extra tools by import path, `package.module:function_or_tool`."""
     mcp: MCPConfig = Field(default_factory=MCPConfig)
+    subagents: SubagentsConfig = Field(default_factory=SubagentsConfig)
+    fleet: FleetConfig = Field(default_factory=FleetConfig)
     base_dir: str | None = Field(None, exclude=True)
     """Folder relative paths are resolved against (the config file's folder)."""
 
@@ -389,7 +437,7 @@ class HarnessConfig(_Section):
 
 def secret_sources(config: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     """What a config says is secret: (``run.secret_patterns``, the ``api_key_env`` names
-    of every model it configures: decision, compaction and evaluation).
+    of every model it configures: decision, compaction, evaluation and sub-agents).
 
     Takes the config as plain data so a session's recorded config (read back from the run
     store, possibly by an older or newer harness) gives the same answer as a live one.
@@ -397,10 +445,12 @@ def secret_sources(config: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     run = config.get("run")
     patterns = run.get("secret_patterns") if isinstance(run, Mapping) else None
     evaluation = config.get("evaluation")
+    subagents = config.get("subagents")
     models = [
         config.get("model"),
         config.get("compaction_model"),
         evaluation.get("model") if isinstance(evaluation, Mapping) else None,
+        subagents.get("model") if isinstance(subagents, Mapping) else None,
     ]
     env_vars = [
         model["api_key_env"]

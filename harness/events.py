@@ -28,7 +28,10 @@ __all__ = [
     "Event",
     "EventBase",
     "GoalCondition",
+    "HandoffEvent",
+    "HandoffStatus",
     "HookDecisionEvent",
+    "LaneStartedEvent",
     "MemoryConsolidationEvent",
     "ModelDeltaEvent",
     "ModelDiscardedEvent",
@@ -40,6 +43,7 @@ __all__ = [
     "OutcomeEvidence",
     "ProgressEvent",
     "PromptSnapshotEvent",
+    "RecoveryEvent",
     "ReplanEvent",
     "SafetyCheckEvent",
     "SceneUpdateEvent",
@@ -57,14 +61,20 @@ __all__ = [
     "task_succeeded",
 ]
 
-TaskStatus = Literal["completed", "cancelled", "failed", "max_turns", "failure_budget"]
-"""How the loop ended (the specification's statuses)."""
+TaskStatus = Literal[
+    "completed", "cancelled", "failed", "max_turns", "failure_budget", "max_tokens"
+]
+"""How the loop ended (the specification's statuses, and ``max_tokens``: a task given a
+token budget, such as a sub-agent, that spent it)."""
 
 TaskOutcome = Literal["achieved", "not_achieved", "unverified"]
 """Whether the task's goal was met, as far as the harness can tell: ``achieved`` only when a
 task-level check confirmed it, ``not_achieved`` when a check or the model itself says it was
 not, ``unverified`` otherwise (no check configured, the check could not decide, or the task
 did not complete)."""
+
+HandoffStatus = Literal["completed", "failed", "interrupted", "provider_error", "budget_exhausted"]
+"""How a sub-agent's work ended, as its parent reads it (see ``harness.runtime.delegation``)."""
 
 
 class EventBase(BaseModel):
@@ -387,6 +397,20 @@ class MemoryConsolidationEvent(EventBase):
     reason: str = ""
 
 
+class SafetyEvent(EventBase):
+    """The robot may not be stopped: the operator must look at it.
+
+    ``stop_failed``: ``driver.stop()`` raised when the task ended; ``command_not_returned``:
+    a physical command was abandoned after its timeout and ``stop()`` but its ``execute``
+    never returned, so the driver may still be carrying it out.
+    """
+
+    type: Literal["safety"] = "safety"
+    problem: Literal["stop_failed", "command_not_returned"]
+    reason: str
+    tool: str = ""
+
+
 class GoalCondition(BaseModel):
     """One post-condition of the whole task, and whether it held when the task ended."""
 
@@ -423,6 +447,55 @@ class OutcomeEvidence(BaseModel):
         return [c for c in self.conditions if not c.held]
 
 
+class LaneStartedEvent(EventBase):
+    """A sub-agent lane starts (its first event; ``task_id`` is the lane's own id).
+
+    ``parent_task_id``, ``parent_call_id`` and ``parent_turn`` name the parent turn it works
+    for (empty for a lane a control script started with ``Harness.delegate``). ``tools`` are
+    the tools it may call; ``withheld`` are tools it asked for but may not have, with why.
+    """
+
+    type: Literal["lane_started"] = "lane_started"
+    goal: str
+    parent_task_id: str = ""
+    parent_call_id: str = ""
+    parent_turn: int = 0
+    tools: list[str] = Field(default_factory=list)
+    withheld: dict[str, str] = Field(default_factory=dict)
+    max_turns: int
+    max_tokens: int | None = None
+    model: str = ""
+    output_schema: dict[str, Any] | None = None
+    """The schema its answer must match (None: the default handoff schema)."""
+
+
+class HandoffEvent(EventBase):
+    """What a sub-agent lane handed back to its parent (the lane's last event, after its
+    ``done``): the handoff's status and its content, exactly as the parent received it."""
+
+    type: Literal["handoff"] = "handoff"
+    parent_task_id: str = ""
+    parent_call_id: str = ""
+    status: HandoffStatus
+    handoff: dict[str, Any] = Field(default_factory=dict)
+
+
+class RecoveryEvent(EventBase):
+    """What ``Harness.resume`` did with the sub-agent lanes it found at start.
+
+    ``resumed``: lanes woken to finish their work; ``repaired``: parent turns answered from
+    what a lane had already recorded (or with "not executed" for a lane that never
+    started); ``abandoned``: lanes closed as failed because nothing can use their work any
+    more (their parent had ended, or no parent turn asked for them).
+    """
+
+    type: Literal["recovery"] = "recovery"
+    resumed: int = 0
+    repaired: int = 0
+    abandoned: int = 0
+    details: list[str] = Field(default_factory=list)
+
+
 class DoneEvent(EventBase):
     """The single terminal event of a task.
 
@@ -438,10 +511,16 @@ class DoneEvent(EventBase):
     usage: Usage = Field(default_factory=Usage)
     outcome: TaskOutcome = "unverified"
     evidence: OutcomeEvidence = Field(default_factory=OutcomeEvidence)
+    robot_stopped: bool | None = None
+    """False when the robot may still be moving (a failed ``stop()``, or a physical command
+    that never returned; the ``safety`` events say which); None without a robot."""
 
     @property
     def succeeded(self) -> bool:
-        """See :func:`task_succeeded` (exit code 0 of ``harness run``)."""
+        """See :func:`task_succeeded` (exit code 0 of ``harness run``); never while the
+        robot may still be moving."""
+        if self.robot_stopped is False:
+            return False
         return task_succeeded(self.status, self.outcome, self.evidence)
 
 
@@ -480,6 +559,10 @@ Event = Annotated[
     | UserQueryEvent
     | NotificationEvent
     | MemoryConsolidationEvent
+    | LaneStartedEvent
+    | HandoffEvent
+    | RecoveryEvent
+    | SafetyEvent
     | DoneEvent,
     Field(discriminator="type"),
 ]

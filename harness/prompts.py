@@ -8,6 +8,10 @@ __all__ = [
     "LEDGER_SUMMARY_SYSTEM_PROMPT",
     "OUTCOME_ACHIEVED_LINE",
     "OUTCOME_NOT_ACHIEVED_LINE",
+    "SUBAGENT_CONTRACT",
+    "SUBAGENT_CONTRACT_HEADER",
+    "SUBAGENT_FINISH_UP",
+    "SUBAGENT_REPAIR",
     "TASK_CHECK_PROMPT",
 ]
 
@@ -65,6 +69,35 @@ lessons) for the model that will use the tool next. Write at most four short lin
 text: how reliable the tool has been, the failure reasons that recur and what avoids them,
 and the lessons worth following. Use only facts from the ledger; no preamble, no markdown
 headings, no JSON.
+"""
+
+
+SUBAGENT_CONTRACT_HEADER = "Sub-agent contract"
+"""The first words of the notice that starts a sub-agent's history (after its goal)."""
+
+SUBAGENT_CONTRACT = """\
+Sub-agent contract: you are working for another agent, who is waiting for your result.
+Your goal is the instruction above. Only the tools offered to you here are yours to use;
+{withheld}
+When you are done, or cannot get further, answer WITHOUT a tool call. That final answer
+must be one JSON object and nothing else, matching this JSON Schema:
+{schema}
+It is all the other agent will ever see of your work: put the facts it needs in it (refs,
+positions, values, and how sure you are), say what you did not manage, and cite the
+archive:// addresses of the tool results that show it (each result names its address).
+"""
+
+SUBAGENT_REPAIR = """\
+Your final answer does not match the required JSON Schema: {error}
+Answer again, without a tool call, with one JSON object that matches the schema exactly.
+This is the only repair round: a second answer that does not match ends your work as
+failed.
+"""
+
+SUBAGENT_FINISH_UP = """\
+The harness restarted after a crash while you were working; your history above is intact
+and the other agent is still waiting. Check the current state before acting again, then
+finish up: give your final JSON answer as soon as you have what the goal asks for.
 """
 
 TASK_CHECK_PROMPT = """\

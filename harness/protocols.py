@@ -20,6 +20,7 @@ __all__ = [
     "ArchiveHit",
     "Evaluator",
     "HookDecision",
+    "LaneLink",
     "MemoryProvider",
     "ObservationProvider",
     "PreHook",
@@ -189,6 +190,16 @@ class SearchableArchive(Protocol):
     def archive_search(self, session_id: str, query: str, *, limit: int) -> list[ArchiveHit]: ...
 
 
+@dataclass(frozen=True)
+class LaneLink:
+    """The parent turn a sub-agent lane works for: the parent task, the ``delegate`` call
+    that started the lane, and the parent's turn."""
+
+    task_id: str
+    call_id: str
+    turn: int
+
+
 @runtime_checkable
 class ToolResultLog(Protocol):
     """A run store that reads back a task's recorded tool results, so what a long task
@@ -199,11 +210,25 @@ class ToolResultLog(Protocol):
 
 @runtime_checkable
 class RunStore(Protocol):
-    """Where every event, item, exact tool output and image is written as it happens."""
+    """Where every event, item, exact tool output and image is written as it happens.
+
+    A sub-agent lane is a task of the same session recorded with ``lane`` set to its own
+    task id (and ``parent`` to the turn it works for, unless a control script started it
+    directly); its items and Accumulated layouts carry the same ``lane``, so the main
+    lane's history (``lane=""``) never mixes with a child's.
+    """
 
     def open_session(self, session_id: str, *, config: Mapping[str, Any]) -> None: ...
 
-    def start_task(self, session_id: str, task_id: str, instruction: str) -> None: ...
+    def start_task(
+        self,
+        session_id: str,
+        task_id: str,
+        instruction: str,
+        *,
+        lane: str = "",
+        parent: LaneLink | None = None,
+    ) -> None: ...
 
     def end_task(
         self,
@@ -220,13 +245,16 @@ class RunStore(Protocol):
 
     def append_event(self, event: EventBase) -> None: ...
 
-    def put_item(self, session_id: str, item: Item, *, lifetime: str, tokens: int) -> None: ...
+    def put_item(
+        self, session_id: str, item: Item, *, lifetime: str, tokens: int, lane: str = ""
+    ) -> None: ...
 
     def set_item_state(self, item_id: str, *, state: str, reason: str) -> None: ...
 
-    def set_accumulated(self, session_id: str, item_ids: Sequence[str]) -> None:
-        """The Accumulated layout after a change other than an append (compaction, pruning,
-        reset): with the items appended since, it rebuilds the context at any point."""
+    def set_accumulated(self, session_id: str, item_ids: Sequence[str], *, lane: str = "") -> None:
+        """The Accumulated layout of one lane after a change other than an append
+        (compaction, pruning, reset): with the items appended since, it rebuilds that
+        lane's context at any point."""
         ...
 
     def put_world_state(

@@ -49,6 +49,7 @@ ErrorKind = Literal[
     "blocked",
     "refused",
     "not_executed",
+    "driver_busy",
     # the call ran, or was running, and did not finish normally
     "cancelled",
     "timeout",
@@ -72,6 +73,11 @@ ErrorKind = Literal[
     "invalid_output",
     "tool_error",
     "invalid_result",
+    # a sub-agent's handoff that did not complete (``delegate``)
+    "subagent_failed",
+    "subagent_interrupted",
+    "subagent_provider_error",
+    "subagent_budget_exhausted",
 ]
 """The error kinds the harness itself writes into tool results. A deployment's own tools
 may use other strings; the loop treats every kind it does not know as a plain error."""
@@ -237,8 +243,13 @@ class Tool:
             and is interrupted through the driver on cancellation.
         timeout_s: Seconds before the call is abandoned (default from config).
         hidden: Not offered to the model (e.g. evaluate_run).
-        safety: Which arguments are what for the safety envelope, e.g.
-            ``{"x": "position.x", "speed": "speed"}``; interpreted by the envelope.
+        safety: What each argument is for the safety envelope, e.g.
+            ``{"x": "position.x", "speed": "speed", "label": "free"}``; interpreted by the
+            envelope. A physical tool declares every argument; ``{}`` says it takes none,
+            and None (the default) that it declares nothing, which the envelope blocks.
+        motion: For physical tools: ``motion(arguments) -> embodiment.types.Motion | None``,
+            the path the hardware will take for these arguments (generated tools get the
+            driver's ``describe_motion``); the envelope checks every segment of it.
         source: Where the tool came from ("builtin", "mcp:ros", "config", ...).
     """
 
@@ -254,6 +265,7 @@ class Tool:
         timeout_s: float | None = None,
         hidden: bool = False,
         safety: Mapping[str, str] | None = None,
+        motion: Callable[[Mapping[str, Any]], Any] | None = None,
         source: str = "user",
     ) -> None:
         if not _NAME_PATTERN.match(name):
@@ -273,6 +285,10 @@ class Tool:
         self.timeout_s = timeout_s
         self.hidden = hidden
         self.safety = dict(safety or {})
+        # False when the tool declares nothing: ``safety`` is then ``{}`` too, which must
+        # not read as "takes no arguments".
+        self.safety_declared = safety is not None
+        self.motion = motion
         self.source = source
         self.setup_timeout_s: float | None = None
         self._wants_ctx = _accepts_ctx(handler)
@@ -526,6 +542,7 @@ def tool(
     timeout_s: float | None = None,
     hidden: bool = False,
     safety: Mapping[str, str] | None = None,
+    motion: Callable[[Mapping[str, Any]], Any] | None = None,
 ) -> Any:
     """Build a :class:`Tool` from a typed function (usable bare or with options).
 
@@ -551,6 +568,7 @@ def tool(
             timeout_s=timeout_s,
             hidden=hidden,
             safety=safety,
+            motion=motion,
             source="user",
         )
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from embodiment.fake import FakeRobot
 from embodiment.types import ActionResult, Observation, SafetyDecision
 from harness.config import HarnessConfig
 from harness.messages import Verdict
@@ -123,6 +124,34 @@ def move_to_tool(driver: FakeDriver, *, timeout_s: float | None = None) -> Tool:
         timeout_s=timeout_s,
         safety={"x": "position.x", "y": "position.y", "z": "position.z"},
     )
+
+
+class StubbornRobot(FakeRobot):
+    """A fake arm whose ``execute`` ignores ``stop()`` and returns only once ``release``
+    is set; ``running`` and ``most_at_once`` count overlapping commands."""
+
+    def __init__(self, profile: Any) -> None:
+        super().__init__(profile)
+        self.release = threading.Event()
+        self.running = 0
+        self.most_at_once = 0
+        self._count_lock = threading.Lock()
+
+    def execute(self, action: str, arguments: dict[str, Any]) -> ActionResult:
+        with self._count_lock:
+            self.running += 1
+            self.most_at_once = max(self.most_at_once, self.running)
+        try:
+            self.release.wait(60)
+            return super().execute(action, arguments)
+        finally:
+            with self._count_lock:
+                self.running -= 1
+
+    def wait_idle(self, timeout_s: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while self.running and time.monotonic() < deadline:
+            time.sleep(0.01)
 
 
 class BoxSafety:

@@ -460,3 +460,18 @@ def test_ours_loses_no_fact_on_a_multi_task_trace_with_a_summarizer_without_addr
     assert ours.violations_total == 0, ours.violations
     assert results.snapshot_mismatches == 0
     assert ours.compactions > 0
+
+
+def test_the_subagent_benchmark_keeps_the_parent_lean_and_adds_up() -> None:
+    from benchmarks.subagents import SearchOptions, run_benchmark, table
+
+    options = SearchOptions(looks=4, chars=1200, after=2, window=32_000, reserve=4_000)
+    inline, delegated = run_benchmark(options)
+    assert (inline.way, delegated.way) == ("inline", "delegated")
+    assert (inline.handoff, delegated.handoff) == ("-", "completed")
+    assert inline.child_prompt_tokens == 0 and delegated.child_prompt_tokens > 0
+    assert inline.shared_prefix_chars == 0 and delegated.shared_prefix_chars > 0
+    assert delegated.parent_last_tokens < inline.parent_last_tokens
+    assert inline.model_calls == options.looks + options.after + 1
+    assert delegated.model_calls == inline.model_calls + 2  # the delegate call, the answer
+    assert "x smaller" in table([inline, delegated], options)

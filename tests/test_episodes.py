@@ -306,3 +306,51 @@ def test_a_reference_of_another_session_is_refused_and_one_of_this_session_accep
         events = list(h.run_stream("look"))
     result = results(events)["condense_context"][0]
     assert not result.is_error and result.text.startswith("context condensed")
+
+
+# ---------------------------------------------------------------------------- sub-agents
+
+
+def test_a_sub_agent_keeps_its_own_episodes_and_condenses_its_own_context() -> None:
+    found = {
+        "summary": "the mug is on the top shelf",
+        "findings": [{"ref": "mug_7", "position": [0.4, -0.1, 0.8], "confidence": 0.9}],
+        "verification": ["look(top)"],
+    }
+    child = ScriptedModel(
+        [
+            call("begin_episode", kind="exploration", name="shelf"),
+            *looks(6),
+            call("end_episode", name="shelf", conclusion="mug_7 on the top shelf"),
+            call("condense_context", **memory()),
+            reply(json.dumps(found)),
+        ]
+    )
+    parent = ScriptedModel(
+        [
+            call("begin_episode", kind="exploration", name="parent-search"),
+            call("delegate", goal="find the mug; report its ref", tools=["look"]),
+            call("end_episode", name="parent-search", conclusion="mug_7"),
+            reply("the mug is mug_7"),
+        ]
+    )
+    cfg = config()
+    cfg.subagents.enabled = True
+    with Harness(cfg, model=parent, subagent_model=child, tools=[look]) as h:
+        events = list(h.run_stream("fetch the mug"))
+        main_items = list(h.context.accumulated)
+        main_book = h.context.episodes
+    by_name = results(events)
+    assert not by_name["condense_context"][0].is_error  # the child's episode had ended
+    assert not any(r.is_error for r in by_name["begin_episode"] + by_name["end_episode"])
+    # the parent's episode was active all along: the child's condensation did not see it
+    assert [e.name for e in main_book.episodes.values()] == ["parent-search"]
+    assert not any(isinstance(i, NoticeItem) and i.purpose == "memory" for i in main_items)
+    explicit = [e for e in events if isinstance(e, CompactionEvent) and e.mode == "explicit"]
+    assert len(explicit) == 1 and explicit[0].task_id != main_items[0].task_id
+    episodes = {
+        (e.task_id == main_items[0].task_id, e.name, e.status)
+        for e in events
+        if isinstance(e, EpisodeEvent)
+    }
+    assert (False, "shelf", "ended") in episodes and (True, "parent-search", "ended") in episodes

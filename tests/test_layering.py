@@ -5,7 +5,7 @@ so a cycle cannot hide behind a function-level import. Imports under ``if TYPE_C
 never run, so they cannot form a cycle, but they still must point down the layers:
 
     core  <-  providers, mcp, planner  <-  context, world, store  <-  assembly  <-  runtime
-          <-  cli
+          <-  cli, fleet   (fleet: ``harness eval``; only the CLI imports it)
 
 ``embodiment``, ``scene``, ``skills`` and ``memory`` are libraries the harness uses; they
 never import ``harness``.
@@ -169,6 +169,24 @@ def test_no_lower_layer_imports_a_higher_one() -> None:
         and _layer(target) > _layer(source)
     )
     assert not offending, "\n".join(offending)
+
+
+def test_only_the_cli_imports_the_fleet() -> None:
+    """``harness.fleet`` (``harness eval``) sits beside the CLI: it may use the runtime and
+    the assembly, and nothing but the CLI may depend on it."""
+    offending = sorted(
+        f"{source} imports {target}"
+        for source, target in GRAPH.edges
+        if target.startswith("harness.fleet")
+        and not source.startswith(("harness.fleet", "harness.cli"))
+    )
+    assert not offending, offending
+    assert GRAPH.has_edge("harness.fleet.episode", "harness.runtime.harness")
+    assert not any(
+        target.startswith("harness.cli")
+        for source, target in GRAPH.edges
+        if source.startswith("harness.fleet")
+    )
 
 
 def test_nothing_inside_the_package_imports_its_public_facade() -> None:

@@ -9,12 +9,8 @@ call is reported as outcome unknown and never run again.
 
 from __future__ import annotations
 
-import json
 import os
-import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +22,7 @@ from harness.events import DoneEvent, EventBase, TaskResumedEvent, parse_event
 from harness.messages import AssistantItem, ModelRequest, ModelResponse, ToolResultItem
 from harness.providers import ScriptedModel, reply
 from harness.store.reader import RunLog
-from tests.fixtures.cli import HARNESS_BIN, child_env, scripted_config
+from tests.fixtures.cli import HARNESS_BIN, child_env, kill_when_running, scripted_config
 from tests.fixtures.parts import MARKER_ENV, AllowAll, FakeSkills
 
 HANG_GUARD_S = 60
@@ -52,41 +48,9 @@ def _crash_mid_task(tmp_path: Path) -> tuple[Path, Path, str, list[str]]:
     store = tmp_path / "store"
     markers = tmp_path / "markers"
     config = _write_config(tmp_path / "crash.yaml", store, CRASH_SCRIPT)
-    child = subprocess.Popen(
-        [sys.executable, "-m", "tests.fixtures.crash_run", str(config), "stack the cubes"],
-        cwd=tmp_path,
-        env=child_env(markers),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    session_id, lines = kill_when_running(
+        config, "stack the cubes", "slow_move", markers, cwd=tmp_path, timeout_s=HANG_GUARD_S
     )
-    lines: list[str] = []
-    session_id = ""
-    deadline = time.monotonic() + HANG_GUARD_S
-    try:
-        assert child.stdout is not None
-        for line in child.stdout:
-            if line.startswith("SESSION "):
-                session_id = line.split()[1]
-                continue
-            lines.append(line)
-            event = json.loads(line)
-            if event["type"] == "tool_call" and event["name"] == "slow_move":
-                while not list(markers.glob("slow_move-*")):  # the motion has begun
-                    assert time.monotonic() < deadline, "slow_move never started"
-                    time.sleep(0.01)
-                break
-            assert time.monotonic() < deadline, "the child never reached slow_move"
-        else:
-            pytest.fail(f"child ended early: {child.stderr.read() if child.stderr else ''}")
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.wait(HANG_GUARD_S)
-        if child.stdout:
-            child.stdout.close()
-        if child.stderr:
-            child.stderr.close()
-    assert child.returncode == -signal.SIGKILL
     return store, markers, session_id, lines
 
 

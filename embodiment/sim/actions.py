@@ -92,7 +92,7 @@ def tabletop_actions(*, cameras: list[str]) -> list[ActionSpec]:
             description="Put the held object in a container (tray_1) or on another object or "
             "surface, then release it and retreat upwards.",
             arguments=PlaceArgs,
-            safety={"ref": "object_ref", "target": "target_ref"},
+            safety={"ref": "object_ref", "target": "target_ref", "relation": "free"},
             timeout_s=90,
             post_condition="{ref} rests {relation} {target} and the gripper has let go",
         ),
@@ -116,6 +116,7 @@ def tabletop_actions(*, cameras: list[str]) -> list[ActionSpec]:
             name="home",
             description="Move the arm back to its home pose above the table.",
             arguments=HomeArgs,
+            safety={},
             timeout_s=60,
             post_condition="the arm is in its home pose",
         ),

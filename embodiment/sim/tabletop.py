@@ -13,7 +13,10 @@ for a 320x240 frame.
 
 Ground truth (object poses, what is held, what rests on what) feeds the scene graph through
 :meth:`TabletopSim.perception` and the evaluator through :meth:`TabletopSim.post_conditions`;
-none of it reaches the model except through those.
+none of it reaches the model except through those. With ``perception: seen`` (the
+``hidden_cube`` variant) perception reports only objects some rendered camera frame has
+shown (read from the renderer's segmentation mask), so an object hidden behind the tray is
+unknown until a look with another camera finds it.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ from embodiment.sim.world import (
     TabletopConfig,
     plan_layout,
 )
-from embodiment.types import ActionResult, ActionSpec, ObjectInfo, Observation
+from embodiment.types import ActionResult, ActionSpec, Motion, ObjectInfo, Observation
 from scene.perception import Detection
 
 __all__ = ["REST_POSE", "TabletopSim"]
@@ -71,9 +74,13 @@ IK_EVERY = 8
 APPROACH_HEIGHT = 0.12
 LIFT_HEIGHT = 0.15
 REACH_TOLERANCE_M = 0.01
+HOME_SAMPLE_RAD = 0.05
+"""Joint-space spacing of the samples that describe the (curved) path of ``home``."""
 SNAPSHOT_VERSION = 1
 RESTORE_SETTLE_STEPS = 5
 """Physics steps after a restore, so contacts (a held cube between the fingers) exist."""
+SEEN_MIN_PIXELS = 20
+"""Pixels of an object a frame must show for perception (``perception: seen``) to know it."""
 
 
 @dataclass
@@ -85,6 +92,16 @@ class _Body:
     size: tuple[float, float, float]
     mass_kg: float
     color: str | None = None
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The gripper waypoints of a pick or place, worked out once: ``describe_motion``
+    reports them and ``execute`` follows them."""
+
+    waypoints: tuple[tuple[float, float, float], ...]
+    yaw: float
+    relation: str = ""
 
 
 class _Interrupted(Exception):
@@ -102,6 +119,8 @@ class TabletopSim:
         self._stop = threading.Event()
         self._cid: int | None = None
         self._robot = -1
+        self._twin: tuple[int, int] | None = None
+        """(client, robot) of a kinematics-only copy of the arm, for describing curves."""
         self._bodies: dict[str, _Body] = {}
         self._dt = 1.0 / self.config.physics_hz
         self._sim_time = 0.0
@@ -111,6 +130,8 @@ class TabletopSim:
         self._picks: Counter[str] = Counter()
         self.faults = self.config.faults
         self._truth: tuple[float, list[Detection]] | None = None
+        self._seen: set[int] = set()
+        """Body ids some rendered frame has shown (``perception: seen``)."""
         self._camera_cache: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {}
         self._pace_origin = (0.0, 0.0)
         rtf = self.config.real_time_factor
@@ -178,6 +199,9 @@ class TabletopSim:
             if self._cid is not None:
                 self._pb.disconnect(physicsClientId=self._cid)
                 self._cid = None
+            if self._twin is not None:
+                self._pb.disconnect(physicsClientId=self._twin[0])
+                self._twin = None
 
     def close(self) -> None:
         """Alias of :meth:`disconnect`, so a Harness can own the simulator."""
@@ -190,6 +214,7 @@ class TabletopSim:
             for ref in [r for r, b in self._bodies.items() if b.category != "surface"]:
                 self._pb.removeBody(self._bodies.pop(ref).body, physicsClientId=self._cid)
             self._picks.clear()
+            self._seen.clear()
             self._build_objects(self.config.seed if seed is None else seed)
             self._reset_arm()
             self._motion = "idle"
@@ -205,7 +230,8 @@ class TabletopSim:
 
     def snapshot(self) -> dict[str, Any]:
         """The world's state as plain JSON data: every loose object's pose and velocity, the
-        arm's joints, the fingers and their command, what is held, the simulated clock.
+        arm's joints, the fingers and their command, what is held, what the cameras have
+        shown (``perception: seen``), the simulated clock.
         :meth:`restore` puts a simulator with the same scene (config and seed) back into it;
         resume records one after every turn so placed cubes stay placed."""
         self._require()
@@ -240,6 +266,7 @@ class TabletopSim:
                 "finger_command": list(self._finger_command),
                 "held": self.held_ref(),
                 "picks": dict(self._picks),
+                "seen": sorted(r for r, b in self._bodies.items() if b.body in self._seen),
             }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -278,6 +305,8 @@ class TabletopSim:
             self._sim_time = float(state["sim_time"])
             self._yaw = float(state["yaw"])
             self._picks = Counter({str(k): int(v) for k, v in (state.get("picks") or {}).items()})
+            seen = set(state.get("seen") or [])  # what perception had been shown (``seen``)
+            self._seen = {b.body for r, b in self._bodies.items() if r in seen}
             self._motion = "idle"
             self._truth = None
             for _ in range(RESTORE_SETTLE_STEPS):  # contacts (the grasp) exist after a step
@@ -353,6 +382,33 @@ class TabletopSim:
         return Observation(timestamp=stamp, images=images, state=state)
 
     # ================================================================== extensions
+
+    def describe_motion(self, action: str, arguments: dict[str, Any]) -> Motion | None:
+        """The gripper waypoints ``execute(action, arguments)`` would follow now: what the
+        safety envelope checks before the arm moves. Nothing moves here."""
+        self._require()
+        spec = self._specs.get(action)
+        args: Any = spec.parse(arguments) if spec is not None else None
+        if args is None:
+            return Motion()  # execute refuses it without moving
+        with self._lock:
+            if action == "move_to":
+                return Motion(waypoints=[(args.x, args.y, args.z)], description="straight line")
+            if action == "pick":
+                plan = self._pick_plan(args)
+                if isinstance(plan, ActionResult):
+                    return Motion(description=f"refused: {plan.message}")
+                return Motion(waypoints=list(plan.waypoints), description="approach, grasp, lift")
+            if action == "place":
+                plan = self._place_plan(args)
+                if isinstance(plan, ActionResult):
+                    return Motion(description=f"refused: {plan.message}")
+                return Motion(
+                    waypoints=list(plan.waypoints), description="carry, lower, release, retreat"
+                )
+            if action == "home":
+                return Motion(waypoints=self._home_path(), description="joint-space samples")
+        return Motion()  # the gripper actions do not move the end effector
 
     def locate(self, ref: str) -> ObjectInfo | None:
         """Where an object is (for the safety envelope's ref checks)."""
@@ -469,7 +525,10 @@ class TabletopSim:
         held = self.held_ref()
         poses = self._poses()
         found: list[Detection] = []
+        seen_only = self.config.perceives_only_what_was_seen
         for ref, body in self._bodies.items():
+            if seen_only and body.body not in self._seen and ref != held:
+                continue
             position, _ = poses[ref]
             with self._lock:
                 _, orientation = self._pb.getBasePositionAndOrientation(
@@ -542,13 +601,20 @@ class TabletopSim:
         view, projection = self.camera_matrices(camera_name)
         renderer = pb.ER_BULLET_HARDWARE_OPENGL if self.config.gui else pb.ER_TINY_RENDERER
         with self._lock:
-            _, _, rgba, _, _ = pb.getCameraImage(
+            _, _, rgba, _, segmentation = pb.getCameraImage(
                 camera.width,
                 camera.height,
                 view,
                 projection,
                 renderer=renderer,
                 physicsClientId=self._cid,
+            )
+        if self.config.perceives_only_what_was_seen:
+            bodies = np.asarray(segmentation, dtype=np.int64).reshape(-1)
+            bodies = bodies[bodies >= 0] & 0xFFFFFF  # the low 24 bits are the body id
+            ids, counts = np.unique(bodies, return_counts=True)
+            self._seen.update(
+                int(i) for i, n in zip(ids, counts, strict=True) if n >= SEEN_MIN_PIXELS
             )
         frame = np.asarray(rgba, dtype=np.uint8).reshape(camera.height, camera.width, 4)
         return np.ascontiguousarray(frame[:, :, :3])
@@ -595,7 +661,8 @@ class TabletopSim:
             data={"ee_position": _round3(self.ee_position())},
         )
 
-    def _do_pick(self, args: PickArgs) -> ActionResult:
+    def _pick_plan(self, args: PickArgs) -> _Plan | ActionResult:
+        """How pick will move (or why it refuses): approach above, down to the grasp, lift."""
         body = self._bodies.get(args.ref)
         if body is None:
             return ActionResult(ok=False, message=self._unknown(args.ref))
@@ -608,20 +675,30 @@ class TabletopSim:
             verb = "is already held" if held == args.ref else f"is not free: holding {held}"
             return ActionResult(ok=False, message=f"the gripper {verb}; place it first")
         (x, y, z), object_yaw = self.pose(args.ref)
-        yaw = _grasp_yaw(object_yaw)
+        return _Plan(
+            waypoints=((x, y, z + APPROACH_HEIGHT), (x, y, z), (x, y, z + LIFT_HEIGHT)),
+            yaw=_grasp_yaw(object_yaw),
+        )
+
+    def _do_pick(self, args: PickArgs) -> ActionResult:
+        plan = self._pick_plan(args)
+        if isinstance(plan, ActionResult):
+            return plan
+        approach, grasp, lift = plan.waypoints
+        yaw = plan.yaw
         speed = self._default_speed()
         self._grip(MAX_OPENING, 20.0)
-        self._move_line((x, y, z + APPROACH_HEIGHT), yaw, speed)
-        self._move_line((x, y, z), yaw, speed * 0.5)
+        self._move_line(approach, yaw, speed)
+        self._move_line(grasp, yaw, speed * 0.5)
         self._grip(0.0, GRIP_FORCE_N)
         self._picks[args.ref] += 1
         slip = self._picks[args.ref] <= self.faults.drop_on_lift.get(args.ref, 0)
-        self._move_line((x, y, z + LIFT_HEIGHT), yaw, speed * 0.6, slip_at=0.4 if slip else None)
+        self._move_line(lift, yaw, speed * 0.6, slip_at=0.4 if slip else None)
         self._settle(40)
         width = self.gripper_width()
         applied = {
             "ref": args.ref,
-            "grasp_position": _round3((x, y, z)),
+            "grasp_position": _round3(grasp),
             "grasp_yaw": round(yaw, 4),
         }
         if width < 0.005:
@@ -632,7 +709,9 @@ class TabletopSim:
             ok=True, message=message, applied=applied, data={"gripper_width": round(width, 4)}
         )
 
-    def _do_place(self, args: PlaceArgs) -> ActionResult:
+    def _place_plan(self, args: PlaceArgs) -> _Plan | ActionResult:
+        """How place will move (or why it refuses): up to the carry height, across, down
+        to the release point, and back up after letting go."""
         body = self._bodies.get(args.ref)
         target = self._bodies.get(args.target)
         if body is None:
@@ -659,25 +738,41 @@ class TabletopSim:
             return ActionResult(ok=False, message=spot)
         (sx, sy), support_top = spot
         release_z = support_top + body.size[2] / 2 + 0.0
-        speed = self._default_speed()
         ee = self.ee_position()
         carry_z = max(ee[2], release_z + APPROACH_HEIGHT)
-        self._move_line((ee[0], ee[1], carry_z), self._yaw, speed)
-        self._move_line((sx, sy, carry_z), 0.0, speed)
-        self._move_line((sx, sy, release_z), 0.0, speed * 0.5)
+        return _Plan(
+            waypoints=(
+                (ee[0], ee[1], carry_z),
+                (sx, sy, carry_z),
+                (sx, sy, release_z),
+                (sx, sy, release_z + 0.10),
+            ),
+            yaw=0.0,
+            relation=relation,
+        )
+
+    def _do_place(self, args: PlaceArgs) -> ActionResult:
+        plan = self._place_plan(args)
+        if isinstance(plan, ActionResult):
+            return plan
+        up, across, release, retreat = plan.waypoints
+        speed = self._default_speed()
+        self._move_line(up, self._yaw, speed)
+        self._move_line(across, plan.yaw, speed)
+        self._move_line(release, plan.yaw, speed * 0.5)
         self._grip(MAX_OPENING, 20.0)
         self._settle(30)
-        self._move_line((sx, sy, release_z + 0.10), 0.0, speed)
+        self._move_line(retreat, plan.yaw, speed)
         self._settle(60)
         applied = {
             "ref": args.ref,
             "target": args.target,
-            "relation": relation,
-            "release_position": _round3((sx, sy, release_z)),
+            "relation": plan.relation,
+            "release_position": _round3(release),
         }
         return ActionResult(
             ok=True,
-            message=f"released {args.ref} {relation} {args.target} at {_xyz((sx, sy, release_z))}",
+            message=f"released {args.ref} {plan.relation} {args.target} at {_xyz(release)}",
             applied=applied,
         )
 
@@ -704,10 +799,45 @@ class TabletopSim:
             data={"gripper_width": round(actual, 4)},
         )
 
-    def _do_home(self) -> ActionResult:
-        pb, cid = self._pb, self._cid
+    def _joints_now(self) -> list[float]:
         with self._lock:
-            start = [pb.getJointState(self._robot, j, physicsClientId=cid)[0] for j in ARM_JOINTS]
+            return [
+                self._pb.getJointState(self._robot, j, physicsClientId=self._cid)[0]
+                for j in ARM_JOINTS
+            ]
+
+    def _home_path(self) -> list[tuple[float, float, float]]:
+        """Where the gripper passes on its joint-space way home: forward kinematics of
+        samples along the interpolation ``_do_home`` commands, on a kinematics-only copy
+        of the arm (so the simulated one does not move)."""
+        start = self._joints_now()
+        largest = max(abs(a - b) for a, b in zip(start, REST_POSE, strict=True))
+        count = max(1, math.ceil(largest / HOME_SAMPLE_RAD))
+        pb = self._pb
+        if self._twin is None:
+            import pybullet_data
+
+            client = pb.connect(pb.DIRECT)
+            pb.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=client)
+            base = self.profile.frame_pose_in_world("base")[0]
+            robot = pb.loadURDF(
+                "franka_panda/panda.urdf", base, useFixedBase=True, physicsClientId=client
+            )
+            self._twin = (client, robot)
+        client, robot = self._twin
+        path = []
+        for index in range(1, count + 1):
+            fraction = index / count
+            for joint, a, b in zip(ARM_JOINTS, start, REST_POSE, strict=True):
+                pb.resetJointState(robot, joint, a + (b - a) * fraction, physicsClientId=client)
+            state = pb.getLinkState(
+                robot, EE_LINK, computeForwardKinematics=True, physicsClientId=client
+            )
+            path.append(tuple(float(v) for v in state[4]))
+        return path  # type: ignore[return-value]
+
+    def _do_home(self) -> ActionResult:
+        start = self._joints_now()
         largest = max(abs(a - b) for a, b in zip(start, REST_POSE, strict=True))
         steps = max(1, int(largest / 1.0 * self.config.physics_hz))
         for index in range(1, steps + 1):
@@ -901,7 +1031,7 @@ class TabletopSim:
     def _build_objects(self, seed: int) -> None:
         pb, cid = self._pb, self._cid
         layout = plan_layout(self.config, seed=seed)
-        tray = self.config.tray
+        tray = self.config.scene().tray
         if tray is not None and layout.tray_position is not None:
             length, width = tray.size
             wall, height = tray.wall_thickness, tray.wall_height

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
     "COLORS",
+    "HIDDEN_CUBE_REF",
     "TABLE_TOP_Z",
     "Faults",
     "Layout",
@@ -48,6 +49,15 @@ OBJECT_REGION = ((0.36, 0.66), (-0.30, 0.30))
 TRAY_SPOTS = ((0.52, 0.30), (0.52, -0.30), (0.62, 0.24), (0.62, -0.24))
 MIN_GAP = 0.035
 """Free space kept between placed things (fingers need room on both sides)."""
+
+HIDDEN_CUBE_REF = "yellow_cube_1"
+HIDDEN_TRAY = ((0.56, 0.0), 0.09)
+"""The ``hidden_cube`` variant's tray: its centre (straight in front of the front camera)
+and a wall height that hides a 4 cm cube standing just behind it from that camera."""
+HIDDEN_GAP = 0.025
+"""Between the tray's back wall and the hidden cube (room for the fingers, still hidden)."""
+HIDDEN_SHADOW = ((0.39, 0.0), 0.10)
+"""A disc kept free of the seeded objects: what stands there is hidden as well."""
 
 
 class _Spec(BaseModel):
@@ -104,10 +114,49 @@ class TabletopConfig(_Spec):
     tray: TraySpec | None = Field(default_factory=TraySpec)
     faults: Faults = Field(default_factory=Faults)
     physics_hz: int = Field(240, ge=60, le=2000)
+    variant: Literal["standard", "hidden_cube"] = "standard"
+    """``hidden_cube``: a deep tray straight in front of the front camera with a yellow cube
+    (``yellow_cube_1``) just behind it, out of that camera's view; the other objects are
+    placed from the seed as usual, never in the tray's shadow."""
+    perception: Literal["ground_truth", "seen"] | None = None
+    """``ground_truth``: every object is detected wherever it is; ``seen``: only objects a
+    rendered camera frame has shown so far (a look with another camera can find a hidden
+    one). Default: ``seen`` for the ``hidden_cube`` variant, else ``ground_truth``."""
+
+    @property
+    def perceives_only_what_was_seen(self) -> bool:
+        chosen = self.perception or ("seen" if self.variant == "hidden_cube" else "ground_truth")
+        return chosen == "seen"
+
+    def scene(self) -> TabletopConfig:
+        """The config with its variant applied (the tray and objects it really builds)."""
+        if self.variant == "standard":
+            return self
+        (x, y), wall = HIDDEN_TRAY
+        tray = (self.tray or TraySpec()).model_copy(
+            update={"position": (x, y), "wall_height": wall}
+        )
+        size = 0.04
+        cube = ObjectSpec(
+            color="yellow",
+            size=size,
+            ref=HIDDEN_CUBE_REF,
+            position=(round(x - tray.size[0] / 2 - HIDDEN_GAP - size / 2, 4), y),
+            yaw=0.0,
+        )
+        seen = "seen" if self.perceives_only_what_was_seen else "ground_truth"
+        return self.model_copy(
+            update={
+                "tray": tray,
+                "objects": [*self.objects, cube],
+                "variant": "standard",  # applied: scene() of the result is itself
+                "perception": seen,
+            }
+        )
 
     @model_validator(mode="after")
     def _unique_refs(self) -> TabletopConfig:
-        refs = [ref for ref, _ in assign_refs(self.objects)]
+        refs = [ref for ref, _ in assign_refs(self.scene().objects)]
         if self.tray is not None:
             refs.append(self.tray.ref)
         duplicates = [ref for ref, count in Counter(refs).items() if count > 1]
@@ -153,9 +202,15 @@ def assign_refs(objects: list[ObjectSpec]) -> list[tuple[str, ObjectSpec]]:
 
 
 def plan_layout(config: TabletopConfig, *, seed: int | None = None) -> Layout:
-    """Place the tray and the objects from the seed without overlaps (deterministic)."""
+    """Place the tray and the objects from the seed without overlaps (deterministic); the
+    config's variant is applied first."""
+    variant = config.variant
+    config = config.scene()
     rng = random.Random(config.seed if seed is None else seed)
     occupied: list[tuple[float, float, float]] = []  # x, y, radius
+    if variant == "hidden_cube":
+        (sx, sy), radius = HIDDEN_SHADOW
+        occupied.append((sx, sy, radius))
     tray_position = None
     if config.tray is not None:
         tray_position = config.tray.position or rng.choice(TRAY_SPOTS)

@@ -15,10 +15,10 @@ from typing import Any
 from harness.assembly.embodiment import build_embodiment_parts
 from harness.assembly.imports import import_object, import_tool
 from harness.assembly.memory import build_memory
-from harness.config import HarnessConfig, secret_sources
+from harness.config import HarnessConfig, ModelConfig, secret_sources
 from harness.errors import ConfigError
 from harness.mcp import MCPManager
-from harness.providers import build_model
+from harness.providers import build_model, parse_model_spec
 from harness.redact import Redactor, check_pattern, secret_values
 from harness.store import MemoryRunStore, SQLiteRunStore
 from harness.world.scene import SceneAdapter
@@ -34,6 +34,7 @@ __all__ = [
     "build_skills",
     "build_store",
     "load_perception",
+    "subagent_model_config",
 ]
 
 Closer = tuple[str, Callable[[], None]]
@@ -167,3 +168,15 @@ def build_scene(config: HarnessConfig, *, driver: Any = None) -> SceneAdapter | 
         association_gate_m=cfg.association_distance_m,
     )
     return SceneAdapter(graph, config=cfg, images=config.observation)
+
+
+def subagent_model_config(config: HarnessConfig) -> ModelConfig | None:
+    """The sub-agents' own model section (``subagents.model``; a spec string keeps the
+    main model's settings it does not name), or None when they use the main model."""
+    chosen = config.subagents.model
+    if chosen is None or isinstance(chosen, ModelConfig):
+        return chosen
+    try:
+        return parse_model_spec(chosen, config.model)
+    except ConfigError as exc:
+        raise ConfigError(f"subagents.model: {exc}", key="subagents.model", value=chosen) from None

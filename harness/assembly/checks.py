@@ -21,8 +21,11 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
+from harness.assembly.build import subagent_model_config
 from harness.config import HarnessConfig
 from harness.context import Context
+from harness.context.window import lane_budget
+from harness.errors import ConfigError
 from harness.store import SQLiteRunStore
 from harness.store.reader import RunLog
 from harness.store.schema import SCHEMA_VERSION
@@ -187,6 +190,32 @@ def check_tools(harness: Deployment) -> Iterator[CheckResult]:
         yield CheckResult.ok(
             "safety", f"{type(harness.safety).__name__} guards {', '.join(physical)}"
         )
+        yield from check_declarations(harness, [t for t in tools if t.physical])
+
+
+def check_declarations(harness: Deployment, physical: list[Any]) -> Iterator[CheckResult]:
+    """Physical tools the embodiment's envelope will block whatever the model sends,
+    because their declaration does not cover their arguments (the envelope's own rule)."""
+    from embodiment.declarations import declaration_problems
+
+    profile = getattr(harness.safety, "profile", None)
+    listed = set(getattr(getattr(profile, "safety", None), "no_argument_tools", []) or [])
+    if profile is None:
+        return  # a custom gate decides by its own rules
+    for tool in physical:
+        if tool.source.startswith("mcp:") and not tool.safety_declared:
+            continue  # the MCP checks say so, naming the config key to add
+        problems = declaration_problems(
+            tool.name,
+            {},
+            tool.safety if tool.safety_declared else None,
+            tool.parameters,
+            listed_without_arguments=tool.name in listed,
+        )
+        if problems:
+            yield CheckResult.warn(
+                f"safety {tool.name}", f"every call will be blocked: {'; '.join(problems)}"
+            )
 
 
 def check_embodiment(harness: Deployment) -> Iterator[CheckResult]:
@@ -318,7 +347,7 @@ def _mcp_tool_hints(harness: Deployment) -> Iterator[CheckResult]:
         if not tool.source.startswith("mcp:"):
             continue
         hints = getattr(tool, "annotations", None) or {}
-        if tool.physical and not tool.safety:
+        if tool.physical and not tool.safety_declared:
             yield CheckResult.warn(
                 f"mcp tool {tool.name}",
                 "physical but no `safety` map says which argument is what: the safety "
@@ -338,6 +367,41 @@ def _mcp_tool_hints(harness: Deployment) -> Iterator[CheckResult]:
             )
 
 
+def check_subagents(harness: Deployment) -> Iterator[CheckResult]:
+    """With ``subagents.enabled``: the children's model and its window (a child refuses to
+    start when the window is unknown, so that is a failure here), and whether children may
+    be given physical tools."""
+    cfg = harness.config.subagents
+    if not cfg.enabled:
+        return
+    model = getattr(harness, "subagent_model", None)
+    if model is None:
+        budget = harness.context.budget
+        yield CheckResult.ok(
+            "sub-agents",
+            f"the main model, window {budget.context_window}; at most {cfg.max_turns} turns, "
+            f"{cfg.max_tokens} tokens each",
+        )
+    else:
+        chosen = subagent_model_config(harness.config)
+        try:
+            budget = lane_budget(harness.config, model, chosen.context_window if chosen else None)
+        except ConfigError as exc:
+            yield CheckResult.fail("sub-agents", str(exc))
+        else:
+            yield CheckResult.ok(
+                "sub-agents",
+                f"model {model.name}, window {budget.context_window}; at most "
+                f"{cfg.max_turns} turns, {cfg.max_tokens} tokens each",
+            )
+    if cfg.physical:
+        yield CheckResult.warn(
+            "sub-agents",
+            "subagents.physical is true: children may be given tools that move "
+            "hardware (through the same safety envelope)",
+        )
+
+
 def _writable_folder(subject: str, folder: Path) -> CheckResult:
     probe = folder if folder.exists() else next((p for p in folder.parents if p.exists()), None)
     if probe is None or not os.access(probe, os.W_OK):
@@ -352,5 +416,6 @@ for _name, _check in (
     ("skills", check_skills_and_memory),
     ("store", check_store),
     ("mcp", check_mcp),
+    ("subagents", check_subagents),
 ):
     register_check(_name, _check)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from embodiment.drivers import DriverOptionError, build_driver
+from embodiment.lease import HardwareLease, hardware_identity
 from embodiment.profile import EmbodimentProfile, ProfileError, load_profile, render_profile
 from embodiment.safety import SafetyEnvelope
 from embodiment.types import ActionSpec
@@ -23,7 +24,7 @@ from harness.world.evaluation import ModelEvaluator, ProgrammaticEvaluator
 from harness.world.physical import physical_tools
 from harness.world.task_check import GroundTruthTaskCheck, ModelTaskCheck, TaskCheck
 
-__all__ = ["build_embodiment_parts", "build_profile", "build_task_check"]
+__all__ = ["build_embodiment_parts", "build_profile", "build_task_check", "construct_driver"]
 
 Closer = tuple[str, Callable[[], None]]
 
@@ -55,17 +56,11 @@ def build_embodiment_parts(
                 key="embodiment",
                 value=None,
             )
-        options = dict(config.driver.model_extra or {})
-        try:
-            driver = build_driver(config.driver.name, profile=profile, options=options)
-        except DriverOptionError as exc:
-            raise ConfigError(str(exc), key=exc.key, value=exc.value) from None
-        except ImportError as exc:
-            raise ConfigError(
-                f"driver.name: {config.driver.name!r} cannot be loaded: {exc}",
-                key="driver.name",
-                value=config.driver.name,
-            ) from None
+        driver = construct_driver(config, profile)
+        lease = _lease_for(config, driver)
+        if lease is not None:
+            lease.acquire()  # HardwareBusyError names the holder; nothing is connected yet
+            closers.append((f"hardware lease {lease.identity}", lease.release))
         driver.connect()
         closers.append((f"driver {config.driver.name}", driver.disconnect))
         parts["driver"] = driver
@@ -95,6 +90,33 @@ def build_embodiment_parts(
         observe = _observe_of(parts.get("observation_provider")) or _observe_of(driver)
         parts["task_check"] = build_task_check(config, driver=driver, observe=observe)
     return profile
+
+
+def construct_driver(config: HarnessConfig, profile: EmbodimentProfile) -> Any:
+    """The configured driver, constructed but not connected (a bad option or a driver that
+    cannot be imported is a ConfigError naming the key)."""
+    assert config.driver is not None
+    options = dict(config.driver.model_extra or {})
+    try:
+        return build_driver(config.driver.name, profile=profile, options=options)
+    except DriverOptionError as exc:
+        raise ConfigError(str(exc), key=exc.key, value=exc.value) from None
+    except ImportError as exc:
+        raise ConfigError(
+            f"driver.name: {config.driver.name!r} cannot be loaded: {exc}",
+            key="driver.name",
+            value=config.driver.name,
+        ) from None
+
+
+def _lease_for(config: HarnessConfig, driver: Any) -> HardwareLease | None:
+    """The lease a driver of physical hardware needs before it connects (None for a
+    simulator): the closers run in reverse, so it is released after the disconnect."""
+    identity = hardware_identity(driver)
+    if identity is None or config.driver is None:
+        return None
+    folder = config.resolve_path(config.driver.lease_dir) if config.driver.lease_dir else None
+    return HardwareLease(identity, timeout_s=config.driver.lease_timeout_s, folder=folder)
 
 
 def build_task_check(

@@ -16,13 +16,24 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from embodiment.errors import HardwareBusyError
 from harness.errors import ConfigError, RunStoreError, UsageError
 
-__all__ = ["COMMANDS", "EXIT_CONFIG", "EXIT_INTERRUPTED", "EXIT_NOT_COMPLETED", "EXIT_OK", "main"]
+__all__ = [
+    "COMMANDS",
+    "EXIT_CONFIG",
+    "EXIT_INTERRUPTED",
+    "EXIT_NOT_COMPLETED",
+    "EXIT_OK",
+    "EXIT_ROBOT_NOT_STOPPED",
+    "main",
+]
 
 EXIT_OK = 0
 EXIT_NOT_COMPLETED = 1
 EXIT_CONFIG = 2
+EXIT_ROBOT_NOT_STOPPED = 3
+"""The task ended but the robot may still be moving (``done.robot_stopped`` is false)."""
 EXIT_INTERRUPTED = 130
 
 COMMANDS: tuple[str, ...] = (
@@ -36,6 +47,8 @@ COMMANDS: tuple[str, ...] = (
     "harness.cli.report",
     "harness.cli.resume",
     "harness.cli.demo",
+    "harness.cli.eval",
+    "harness.cli.eval_report",
 )
 """Modules that each define ``register(subparsers)`` adding one subcommand."""
 
@@ -84,6 +97,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RunStoreError as exc:
         print(f"run store: {exc}", file=sys.stderr)
         return EXIT_CONFIG
+    except HardwareBusyError as exc:
+        print(f"harness {args.command}: {exc}", file=sys.stderr)
+        return EXIT_NOT_COMPLETED
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -291,11 +291,14 @@ def store_flag(folder: Path) -> str:
 
 
 def exit_code_for(done: DoneEvent | None, interrupted: bool) -> int:
-    """130 when Ctrl-C stopped the task; 0 when it completed and its goal was confirmed (or
+    """3 first, whenever the robot may still be moving (``done.robot_stopped`` is false);
+    130 when Ctrl-C stopped the task; 0 when it completed and its goal was confirmed (or
     completed with no task check configured); 1 otherwise (not completed, ``not_achieved``,
     or a configured check that could not confirm it). See :func:`harness.events.task_succeeded`."""
-    from harness.cli import EXIT_INTERRUPTED, EXIT_NOT_COMPLETED, EXIT_OK
+    from harness.cli import EXIT_INTERRUPTED, EXIT_NOT_COMPLETED, EXIT_OK, EXIT_ROBOT_NOT_STOPPED
 
+    if done is not None and done.robot_stopped is False:
+        return EXIT_ROBOT_NOT_STOPPED
     if interrupted:
         return EXIT_INTERRUPTED
     if done is not None and done.succeeded:

@@ -5,7 +5,9 @@ Every Accumulated item in the request of that turn's model call, with its lifeti
 ``--all`` adds the items that had already left the context (folded into a checkpoint or
 pruned). The header gives the request's sections against the window and the threshold,
 then the task's episodes (kind, state, dependencies, conclusion); an item recorded in an
-episode shows its name beside its kind.
+episode shows its name beside its kind. ``--lane ID`` shows a sub-agent lane of the task
+instead (its own Accumulated history over the parent's Resident blocks); ``--lane`` alone
+lists the task's lanes.
 """
 
 from __future__ import annotations
@@ -30,6 +32,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--turn", "-t", type=int, help="turn to show (default: the last)")
     parser.add_argument("--all", action="store_true", help="include items that left context")
     parser.add_argument("--json", action="store_true", help="one JSON object per item")
+    parser.add_argument(
+        "--lane",
+        nargs="?",
+        const="",
+        metavar="ID",
+        help="a sub-agent lane of the task (its id or a unique prefix; alone: list them)",
+    )
     parser.set_defaults(func=context)
 
 
@@ -38,6 +47,11 @@ def context(args: argparse.Namespace) -> int:
 
     with open_run_log(args) as log:
         task = log.resolve(args.run)
+        if args.lane is not None:
+            lanes = log.lanes(task.id)
+            if not args.lane:
+                return _list_lanes(task.id, lanes)
+            task = _pick_lane(task.id, lanes, args.lane)
         view = log.context_at(task.id, args.turn)
     rows = [row for row in view.rows if args.all or row.in_context]
     if args.json:
@@ -87,3 +101,31 @@ def context(args: argparse.Namespace) -> int:
     if hidden and not args.all:
         console.print(f"[dim]{hidden} items had left the context (--all shows them)[/dim]")
     return EXIT_OK
+
+
+def _list_lanes(task_id: str, lanes: list[Any]) -> int:
+    from harness.cli import EXIT_OK
+
+    console = wide_console()
+    if not lanes:
+        console.print(f"task {task_id} ran no sub-agent lanes")
+        return EXIT_OK
+    for lane in lanes:
+        console.print(
+            f"{lane.id}  turn {lane.parent_turn} ({lane.parent_call_id}): "
+            f"{escape(lane.status)}, {lane.turns} turns: {escape(lane.instruction[:80])}"
+        )
+    return EXIT_OK
+
+
+def _pick_lane(task_id: str, lanes: list[Any], wanted: str) -> Any:
+    from harness.errors import UsageError
+
+    chosen = [lane for lane in lanes if lane.id == wanted] or [
+        lane for lane in lanes if lane.id.startswith(wanted)
+    ]
+    if len(chosen) == 1:
+        return chosen[0]
+    known = ", ".join(lane.id for lane in lanes) or "none"
+    problem = "is ambiguous" if chosen else "is not a lane of this task"
+    raise UsageError(f"--lane {wanted!r} {problem}; lanes of {task_id}: {known}")

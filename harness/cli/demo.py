@@ -7,6 +7,11 @@ every pick and place, the run id and where the report is.
 
 Config: ``--config FILE``, else ``configs/default.yaml`` when run from a checkout, else the
 built-in defaults (so it works from an installed wheel); `run` and `chat` read the same.
+The demo offers the model the ``delegate`` tool (sub-agents). ``--scene hidden_cube`` (the
+default for an instruction that asks to find something, such as "find the yellow cube and
+put it in the tray") hides a yellow cube behind a deep tray, out of the front camera's
+view: the planner hands the search to a sub-agent with ``look``, ``find_objects`` and
+``get_object_image``, then acts on its handoff.
 """
 
 from __future__ import annotations
@@ -32,12 +37,13 @@ from harness.cli.common import (
     stream_task,
 )
 from harness.cli.render import JsonLinesRenderer, TimelineRenderer, describe_outcome
-from harness.config import HarnessConfig
-from harness.events import DoneEvent, EvaluationEvent, EventBase
+from harness.config import HarnessConfig, with_overrides
+from harness.events import DoneEvent, EvaluationEvent, EventBase, HandoffEvent
 
 __all__ = ["DEFAULT_INSTRUCTION", "DEMO_DEFAULTS", "demo_config", "register"]
 
 DEFAULT_INSTRUCTION = "put all the cubes in the tray"
+SCENES = ("standard", "hidden_cube")
 DEMO_DEFAULTS: dict[str, Any] = DEFAULT_DEPLOYMENT
 """What the demo runs when no config file is found (matches configs/default.yaml)."""
 
@@ -55,6 +61,13 @@ def register(subparsers: Any) -> None:
         help="what the robot should do",
     )
     parser.add_argument("--seed", type=int, default=None, help="object layout seed")
+    parser.add_argument(
+        "--scene",
+        choices=SCENES,
+        default=None,
+        help="scene variant (default: hidden_cube when the instruction asks to find "
+        "something, else standard)",
+    )
     parser.add_argument("--gui", action="store_true", help="open the PyBullet window")
     parser.add_argument(
         "--drop-first-grasp",
@@ -78,8 +91,28 @@ def demo_config(args: argparse.Namespace) -> HarnessConfig:
     for ref in args.drop_first_grasp:
         overrides.append(f"driver.faults.drop_on_lift.{ref}=1")
     config = config_from_args(args, extra_overrides=overrides)
+    config = with_overrides(config, ["subagents.enabled=true", *_scene_overrides(config, args)])
     _check_demo_flags(config, args)
     return config
+
+
+def demo_scene(args: argparse.Namespace) -> str:
+    """The scene variant: ``--scene``, else hidden_cube for a search instruction."""
+    from harness.planner.grammar import search_phrase
+
+    if getattr(args, "scene", None):
+        return str(args.scene)
+    return "hidden_cube" if search_phrase(args.instruction) is not None else "standard"
+
+
+def _scene_overrides(config: HarnessConfig, args: argparse.Namespace) -> list[str]:
+    scene = demo_scene(args)
+    if scene == "standard":
+        return []
+    if config.driver is None or config.driver.name != "sim.tabletop":
+        name = config.driver.name if config.driver is not None else None
+        raise UsageError(f"--scene {scene} needs the sim.tabletop driver, not {name!r}")
+    return [f"driver.variant={scene}"]
 
 
 def _check_demo_flags(config: HarnessConfig, args: argparse.Namespace) -> None:
@@ -98,7 +131,8 @@ def _check_demo_flags(config: HarnessConfig, args: argparse.Namespace) -> None:
         from embodiment.sim.world import TabletopConfig, assign_refs
 
         options = {k: v for k, v in (config.driver.model_extra or {}).items() if k != "faults"}
-        refs = [ref for ref, _ in assign_refs(TabletopConfig.model_validate(options).objects)]
+        scene = TabletopConfig.model_validate(options).scene()
+        refs = [ref for ref, _ in assign_refs(scene.objects)]
         unknown = [ref for ref in args.drop_first_grasp if ref not in refs]
         if unknown:
             raise UsageError(
@@ -123,6 +157,11 @@ def run_demo(args: argparse.Namespace) -> int:
         console.print(
             "[bold]harness demo[/bold]: a simulated Franka Panda (PyBullet) driven by " + who
         )
+        if demo_scene(args) == "hidden_cube":
+            console.print(
+                "scene: hidden_cube (a yellow cube stands behind a deep tray, out of the "
+                "front camera's view; the model may delegate the search to a sub-agent)"
+            )
     started = time.monotonic()
     with Harness.from_config(config) as harness:
         if harness.scene is None:
@@ -132,17 +171,20 @@ def run_demo(args: argparse.Namespace) -> int:
             )
             return EXIT_NOT_COMPLETED
         verdicts: list[EvaluationEvent] = []
+        handoffs: list[HandoffEvent] = []
         render = JsonLinesRenderer() if args.json else TimelineRenderer(console)
 
         def show(event: EventBase) -> None:
             if isinstance(event, EvaluationEvent):
                 verdicts.append(event)
+            elif isinstance(event, HandoffEvent):
+                handoffs.append(event)
             render(event)
 
         done, interrupted = stream_task(harness, args.instruction, show)
         elapsed = time.monotonic() - started
         if not args.json:
-            _summary(console, harness, done, verdicts, elapsed)
+            _summary(console, harness, done, verdicts, elapsed, handoffs)
     return exit_code_for(done, interrupted)
 
 
@@ -152,9 +194,16 @@ def _summary(
     done: DoneEvent | None,
     verdicts: list[EvaluationEvent],
     elapsed: float,
+    handoffs: list[HandoffEvent],
 ) -> None:
     console.print()
     console.rule("result")
+    for handoff in handoffs:
+        found = ", ".join(
+            str(f.get("ref")) for f in handoff.handoff.get("findings", []) if isinstance(f, dict)
+        )
+        lanes = f"sub-agent {handoff.task_id}: {handoff.status}"
+        console.print(lanes + (f", found {found}" if found else ""))
     confirmed = [e for e in verdicts if e.verdict.status == "success"]
     failed = [e for e in verdicts if e.verdict.status != "success"]
     for event in verdicts:

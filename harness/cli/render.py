@@ -84,16 +84,22 @@ class TimelineRenderer:
         self._streamed_text = False
         """Model text of the current turn already printed as it streamed."""
         self._text_stream: RedactingStream | None = None
+        self._lanes: set[str] = set()
+        """Sub-agent lanes seen (``lane_started``): their events are indented."""
+        self._indent = ""
 
     def __call__(self, event: EventBase) -> None:
         kind = event.type  # type: ignore[attr-defined]
         if kind != "model_delta":  # deltas are redacted together, as a stream
             event = redacted(event, self.redactor)
+        if kind == "lane_started":
+            self._lanes.add(event.task_id)
         handler = getattr(self, f"_on_{kind}", None)
         if handler is None:
             return
         if self._streaming and kind != "model_delta":
             self._end_streamed_text()
+        self._indent = "[magenta]  |[/magenta] " if event.task_id in self._lanes else ""
         handler(event)
 
     def _end_streamed_text(self) -> None:
@@ -106,7 +112,7 @@ class TimelineRenderer:
     def _line(self, turn: int, tag: str, text: str, style: str = "") -> None:
         prefix = f"[dim]t{turn:<3}[/dim] " if turn else "     "
         body = f"[{style}]{escape(text)}[/{style}]" if style else escape(text)
-        self.console.print(f"{prefix}[bold]{tag:<11}[/bold] {body}")
+        self.console.print(f"{self._indent}{prefix}[bold]{tag:<11}[/bold] {body}")
 
     def _on_task_started(self, e: Any) -> None:
         self._line(0, "task", e.instruction, "cyan")
@@ -171,7 +177,9 @@ class TimelineRenderer:
                 self._text_stream = self.redactor.stream()
             text = self._text_stream.feed(text)
         if not self._streaming:
-            self.console.print(f"[dim]t{e.turn:<3}[/dim] [bold]{'model':<11}[/bold] ", end="")
+            self.console.print(
+                f"{self._indent}[dim]t{e.turn:<3}[/dim] [bold]{'model':<11}[/bold] ", end=""
+            )
             self._streaming = True
             self._streamed_text = True
         self.console.print(escape(text), end="", soft_wrap=True)
@@ -203,6 +211,9 @@ class TimelineRenderer:
             return
         style = "red" if e.outcome == "block" else "yellow"
         self._line(e.turn, "safety", f"{e.outcome} {e.tool}: {e.reason or e.violations}", style)
+
+    def _on_safety(self, e: Any) -> None:
+        self._line(e.turn, "ROBOT", e.reason, "bold red")
 
     def _on_hook_decision(self, e: Any) -> None:
         self._line(e.turn, "hook", f"{e.hook} {e.action} {e.tool}: {e.reason}", "yellow")
@@ -248,11 +259,40 @@ class TimelineRenderer:
         what = "complete answer" if e.complete else "answer in flight"
         self._line(e.turn, "discarded", f"model {what}: {e.reason}", "yellow")
 
+    def _on_lane_started(self, e: Any) -> None:
+        text = f"sub-agent {e.task_id}: {e.goal} (tools: {', '.join(e.tools) or 'none'}"
+        if e.withheld:
+            text += f"; withheld: {', '.join(e.withheld)}"
+        self._line(0, "delegate", text + f"; at most {e.max_turns} turns)", "magenta")
+
+    def _on_handoff(self, e: Any) -> None:
+        handoff = e.handoff
+        style = "green" if e.status == "completed" else "red"
+        detail = handoff.get("summary") or handoff.get("error") or ""
+        found = len(handoff.get("findings") or [])
+        self._line(e.turn, "handoff", f"{e.status}: {detail} ({found} findings)", style)
+
+    def _on_recovery(self, e: Any) -> None:
+        text = (
+            f"sub-agent lanes: {e.resumed} resumed, {e.repaired} repaired, {e.abandoned} abandoned"
+        )
+        self._line(0, "recovery", text, "cyan")
+        for detail in e.details:
+            self._line(0, "", detail, "dim")
+
     def _on_done(self, e: Any) -> None:
-        style = "bold green" if e.status == "completed" else "bold red"
+        if e.task_id in self._lanes:  # a lane's end (`harness show --lanes`): its handoff follows
+            style = "green" if e.status == "completed" else "red"
+            self._line(e.turn, "done", f"{e.status}: {e.termination_reason}", style)
+            return
+        style = (
+            "bold green" if e.status == "completed" and e.robot_stopped is not False else "bold red"
+        )
         self._line(
             e.turn, "done", f"{e.status} after {e.turns} turns: {e.termination_reason}", style
         )
+        if e.robot_stopped is False:
+            self._line(e.turn, "ROBOT", "may still be moving: check it before anything else", style)
         outcome_style = {"achieved": "bold green", "not_achieved": "bold red"}.get(
             e.outcome, "bold yellow"
         )

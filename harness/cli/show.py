@@ -3,7 +3,9 @@
 The exit code is what ``harness run`` returned for the task (0 completed with its goal
 confirmed, or with no task check configured; 1 otherwise). ``--follow`` keeps printing new
 events of a task that is still running (from another terminal, while the robot works) until
-its ``done`` event, or until its process is gone.
+its ``done`` event, or until its process is gone. ``--lanes`` expands the sub-agent lanes
+that worked for its turns, indented where they ran; without it each lane is one line after
+its ``delegate`` result (``harness show LANE`` shows a lane by its own id).
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ def register(subparsers: Any) -> None:
     add_store_arguments(parser)
     parser.add_argument("--prompt", action="store_true", help="show token counts per turn")
     parser.add_argument("--follow", "-f", action="store_true", help="follow a running task")
+    parser.add_argument(
+        "--lanes", action="store_true", help="expand the sub-agent lanes where they ran"
+    )
     parser.set_defaults(func=show)
 
 
@@ -44,17 +49,33 @@ def show(args: argparse.Namespace) -> int:
         last_pos = 0
         last_turn = 0
         finished = False
+        ended = False
         while True:
-            for pos, event in log.events_with_pos(task_id=task.id, since_pos=last_pos):
+            lanes = {lane.parent_call_id: lane for lane in log.lanes(task.id)}
+            ids = [task.id, *(lane.id for lane in lanes.values())] if args.lanes else [task.id]
+            for pos, event in log.events_with_pos(task_ids=ids, since_pos=last_pos):
+                last_pos = pos
                 render(event)
-                last_pos, last_turn = pos, max(last_turn, event.turn)
+                if event.task_id != task.id:
+                    continue
+                last_turn = max(last_turn, event.turn)
                 finished = finished or event.type == "done"
+                lane = lanes.get(getattr(event, "call_id", None))
+                if not args.lanes and lane is not None and event.type == "tool_result":
+                    console.print(
+                        f"[magenta]      sub-agent lane {lane.id}: {escape(lane.status)}, "
+                        f"{lane.turns} turns (--lanes expands it)[/magenta]"
+                    )
             if finished or not args.follow:
                 break
-            if log.task(task.id).status not in ("running",):
+            if ended:
                 console.print(f"[magenta]task is {log.task(task.id).status}[/magenta]")
                 break
-            time.sleep(FOLLOW_POLL_S)
+            # Not running any more: one more read first, for the events it committed
+            # between the read above and this check.
+            ended = log.task(task.id).status not in ("running",)
+            if not ended:
+                time.sleep(FOLLOW_POLL_S)
         task = log.task(task.id)
         if task.status == "interrupted":
             console.print(

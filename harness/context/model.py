@@ -13,6 +13,12 @@ Every Accumulated item has a cached token estimate and a state (verbatim, trunca
 pruned, summarized) with the reason it changed, for introspection. What the context
 remembers of items that left it is bounded (:data:`RETIRED_KEPT`): a session of any length
 holds the same memory; the run store keeps every item and state change.
+
+A sub-agent's lane works in a **child view** (:meth:`Context.child`): its own Accumulated,
+Refreshed, transient images and tool definitions, over the parent's Resident blocks read
+through (the very same block objects, so the child's request starts with the parent's
+prefix byte for byte and the provider's prompt cache serves it). Blocks the child adds
+(a skill it loads) are its own and never reach the parent.
 """
 
 from __future__ import annotations
@@ -130,12 +136,24 @@ def bounded_text(text: str, max_chars: int, *, address: str | None) -> tuple[str
     return text[:head] + marker + (text[-tail:] if tail else ""), True
 
 
-class Context:
-    """Resident, Refreshed and Accumulated context of one session."""
+def _resident_rank(block: SystemBlock) -> int:
+    for index, key in enumerate(RESIDENT_ORDER):
+        if block.name == key or (key.endswith(":") and block.name.startswith(key)):
+            return index
+    return len(RESIDENT_ORDER)
 
-    def __init__(self, estimator: TokenEstimator, budget: Budget) -> None:
+
+class Context:
+    """Resident, Refreshed and Accumulated context of one session (or, made by
+    :meth:`child`, of one sub-agent lane over its parent's Resident blocks)."""
+
+    def __init__(
+        self, estimator: TokenEstimator, budget: Budget, *, parent: Context | None = None
+    ) -> None:
         self.estimator = estimator
         self.budget = budget
+        self.parent = parent
+        """The context whose Resident blocks this one reads through (None: its own)."""
         self._resident: dict[str, SystemBlock] = {}
         self._tools: list[ToolSpec] = []
         self._tools_tokens = 0
@@ -168,13 +186,28 @@ class Context:
         """Bumped by every change to Accumulated: a model condensation planned at one
         version is stale at another (:mod:`harness.context.folds`)."""
 
+    def child(
+        self, *, budget: Budget | None = None, estimator: TokenEstimator | None = None
+    ) -> Context:
+        """A child view for a sub-agent lane: empty Accumulated and Refreshed, no tools yet,
+        and this context's Resident blocks shared (read through, never copied).
+
+        ``budget`` and ``estimator`` default to this context's (the same model); a lane on
+        another model passes its own window and estimator."""
+        return Context(estimator or self.estimator, budget or self.budget, parent=self)
+
     # ------------------------------------------------------------------ resident
 
     def set_resident(self, name: str, text: str) -> bool:
-        """Set a Resident block; returns True if the Resident prefix changed."""
+        """Set a Resident block; returns True if the Resident prefix changed.
+
+        In a child view the block is the child's own; a block the parent already has with
+        the same text changes nothing."""
         if not text:
             return self.remove_resident(name)
         current = self._resident.get(name)
+        if current is None and self.parent is not None:
+            current = self.parent._merged_resident().get(name)
         if current is not None and current.text == text:
             return False
         self._resident[name] = SystemBlock(name=name, text=text)
@@ -182,6 +215,8 @@ class Context:
         return True
 
     def remove_resident(self, name: str) -> bool:
+        """Remove a Resident block of this context's own (a child view never removes its
+        parent's blocks)."""
         removed = self._resident.pop(name, None) is not None
         if removed:
             self._resident_tokens = None
@@ -193,18 +228,22 @@ class Context:
             self.remove_resident(name)
         return names
 
-    def resident_blocks(self) -> list[SystemBlock]:
-        def rank(block: SystemBlock) -> tuple[int, int]:
-            for index, key in enumerate(RESIDENT_ORDER):
-                if block.name == key or (key.endswith(":") and block.name.startswith(key)):
-                    return index, 0
-            return len(RESIDENT_ORDER), 0
+    def _merged_resident(self) -> dict[str, SystemBlock]:
+        """The parent's blocks (read through, recursively), then this context's own, in
+        insertion order; an own block of the same name stands in for the parent's."""
+        if self.parent is None:
+            return self._resident
+        merged = dict(self.parent._merged_resident())
+        merged.update(self._resident)
+        return merged
 
-        # Stable sort: within one rank, insertion order (load order for skills) is kept.
-        return sorted(self._resident.values(), key=rank)
+    def resident_blocks(self) -> list[SystemBlock]:
+        # Stable sort: within one rank, insertion order (load order for skills) is kept,
+        # and a child's own skills come after the parent's.
+        return sorted(self._merged_resident().values(), key=_resident_rank)
 
     def has_resident(self, name: str) -> bool:
-        return name in self._resident
+        return name in self._merged_resident()
 
     def set_tools(self, specs: Sequence[ToolSpec]) -> None:
         self._tools = list(specs)
@@ -389,6 +428,11 @@ class Context:
     # ------------------------------------------------------------------ sizes
 
     def resident_tokens(self) -> int:
+        if self.parent is not None:  # the parent's blocks may change: never cached here
+            return sum(
+                self.estimator.text(block.text) + ITEM_OVERHEAD_TOKENS
+                for block in self._merged_resident().values()
+            )
         if self._resident_tokens is None:
             self._resident_tokens = sum(
                 self.estimator.text(block.text) + ITEM_OVERHEAD_TOKENS

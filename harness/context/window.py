@@ -14,7 +14,7 @@ from harness.providers.base import Model
 from harness.providers.catalog import known_context_window
 from harness.tokens import TokenEstimator
 
-__all__ = ["configured_reserve", "new_context", "resolve_context_window"]
+__all__ = ["configured_reserve", "lane_budget", "new_context", "resolve_context_window"]
 
 
 def resolve_context_window(config: HarnessConfig, model: Model) -> int:
@@ -41,12 +41,18 @@ def resolve_context_window(config: HarnessConfig, model: Model) -> int:
 def new_context(config: HarnessConfig, model: Model) -> Context:
     """An empty context for ``model``, its budget derived from the window (or an error
     naming the key when a configured reserve leaves no room)."""
-    window = resolve_context_window(config, model)
+    budget = _budget(config, resolve_context_window(config, model), "context window")
+    return Context(TokenEstimator(image_cost=getattr(model, "image_cost", "generic")), budget)
+
+
+def _budget(config: HarnessConfig, window: int, what: str) -> Budget:
+    """The budget over ``window`` with its pressure levels, or the error naming the reserve
+    when a configured one leaves no room."""
     reserve = configured_reserve(config, window)
     if reserve >= window:
         raise ConfigError(
             f"context.compaction.reserve_tokens: got {reserve}; expected less than the "
-            f"context window ({window})",
+            f"{what} ({window})",
             key="context.compaction.reserve_tokens",
             value=reserve,
         )
@@ -56,10 +62,7 @@ def new_context(config: HarnessConfig, model: Model) -> Context:
         config.context.pressure,
         threshold_configured="reserve_tokens" in config.context.compaction.model_fields_set,
     )
-    return Context(
-        TokenEstimator(image_cost=getattr(model, "image_cost", "generic")),
-        Budget(context_window=window, reserve_tokens=reserve, pressure=pressure),
-    )
+    return Budget(context_window=int(window), reserve_tokens=reserve, pressure=pressure)
 
 
 def configured_reserve(config: HarnessConfig, window: int) -> int:
@@ -69,3 +72,22 @@ def configured_reserve(config: HarnessConfig, window: int) -> int:
     if "reserve_tokens" in compaction.model_fields_set:
         return compaction.reserve_tokens
     return default_reserve(window)
+
+
+def lane_budget(config: HarnessConfig, model: Model, window: int | None) -> Budget:
+    """The budget of a sub-agent lane on its own model (``subagents.model``): the window
+    configured for it, the model's own, or the built-in table's; unknown is an error, as
+    for the main model (a wrong guess would misplace every compaction threshold)."""
+    resolved = (
+        window
+        or getattr(model, "context_window", None)
+        or known_context_window(getattr(model, "name", ""))
+    )
+    if not resolved:
+        raise UnknownContextWindowError(
+            f"the context window of the sub-agents' model {model.name!r} is unknown; set "
+            "subagents.model.context_window in the config",
+            key="subagents.model.context_window",
+            value=None,
+        )
+    return _budget(config, int(resolved), "sub-agents' context window")

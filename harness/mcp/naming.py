@@ -44,15 +44,18 @@ def offered(config: MCPServerConfig, name: str) -> bool:
     return config.allow is None or matches(name, config.allow)
 
 
-def declared_safety(name: str, declarations: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
+def declared_safety(
+    name: str, declarations: Mapping[str, Mapping[str, str]]
+) -> dict[str, str] | None:
     """The safety kinds declared for a server tool: the first pattern that matches it
-    (exact names before globs, so a specific declaration wins over a broad one)."""
+    (exact names before globs, so a specific declaration wins over a broad one). None
+    when nothing is declared; ``{}`` (declared as ``tool: {}``) says it takes no arguments."""
     if name in declarations:
         return dict(declarations[name])
     for pattern, kinds in declarations.items():
         if fnmatchcase(name, pattern):
             return dict(kinds)
-    return {}
+    return None
 
 
 def unmatched_physical(config: MCPServerConfig, names: Sequence[str]) -> list[str]:

@@ -37,6 +37,7 @@ class BriefObject:
     inside: str | None = None
     held: bool = False
     contains: list[str] = field(default_factory=list)
+    confidence: float | None = None
 
     @property
     def color(self) -> str | None:
@@ -104,6 +105,8 @@ def _apply_clause(item: BriefObject, clause: str) -> None:
         item.inside = match.group(1)
     elif match := re.fullmatch(r"contains (.+)", clause):
         item.contains = [ref.strip() for ref in match.group(1).split(",") if ref.strip()]
+    elif match := re.fullmatch(r"conf (\d+(?:\.\d+)?)", clause):
+        item.confidence = float(match.group(1))
 
 
 def parse_find_objects(text: str) -> list[BriefObject]:
@@ -111,8 +114,8 @@ def parse_find_objects(text: str) -> list[BriefObject]:
     start = text.find("[")
     if start < 0:
         return []
-    try:
-        data: Any = json.loads(text[start : text.rfind("]") + 1])
+    try:  # the list, and nothing after it (a line naming the archive address may follow)
+        data, _ = json.JSONDecoder().raw_decode(text, start)
     except json.JSONDecodeError:
         return []
     found = []
@@ -126,6 +129,8 @@ def parse_find_objects(text: str) -> list[BriefObject]:
             position=tuple(float(v) for v in entry["position"][:3]),  # type: ignore[arg-type]
             tags=[str(t) for t in entry.get("tags", []) or []],
         )
+        if isinstance(entry.get("confidence"), (int, float)):
+            item.confidence = float(entry["confidence"])
         if isinstance(relations, dict):
             item.on = _first(relations.get("on"))
             item.inside = _first(relations.get("inside") or relations.get("in"))

@@ -8,10 +8,13 @@ then", "and", ";" or ","):
     put|place|move  all [the] [COLOUR] cubes|objects  in|into|on  [the] TARGET
     put|place|move  everything  in|into|on  [the] TARGET
     clear the table                       (every loose object on the table into the tray)
+    find|locate|search for  [the] OBJECT  and put|place|move it  in|into|on  [the] TARGET
 
 OBJECT and TARGET are a scene ref (``red_cube_1``, ``tray_1``) or a description:
 ``[COLOUR] cube``, ``tray``, ``table``. Revisions use the same grammar; "also ..." adds
-to the goal, "stop", "cancel" or "never mind" ends the task.
+to the goal, "stop", "cancel" or "never mind" ends the task. A search goal
+("find the yellow cube and report ...", what a sub-agent is given) names its OBJECT the
+same way (:func:`search_phrase`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["GRAMMAR_HELP", "Clause", "Goal", "Phrase", "parse_instruction"]
+__all__ = ["GRAMMAR_HELP", "Clause", "Goal", "Phrase", "parse_instruction", "search_phrase"]
 
 GRAMMAR_HELP = (
     'I understand: "put the red cube in the tray", "stack the blue cube on the green cube", '
@@ -86,6 +89,12 @@ _KINDS = {
     "everything": None,
 }
 _RELATION = {"in": "in", "into": "in", "inside": "in", "on": "on", "onto": "on"}
+_SEARCH = r"(?:please\s+)?(?:find|locate|search\s+for|look\s+for)"
+_FIND_THEN = re.compile(
+    rf"^{_SEARCH}\s+(?P<object>.+?)\s+and\s+(?:then\s+)?(?P<verb>{_VERB})\s+(?:it|them)\s+"
+    r"(?P<rest>.+)$"
+)
+_FIND = re.compile(rf"^{_SEARCH}\s+(?P<object>.+?)(?:\s+and\s+.*|\s*[;,:].*)?$")
 _CLAUSE = re.compile(
     rf"^(?P<verb>{_VERB})\s+(?P<subject>.+?)\s+(?P<relation>into|inside|in|onto|on)"
     rf"(?:\s+top\s+of)?\s+(?P<target>.+)$"
@@ -101,6 +110,8 @@ def parse_instruction(text: str) -> Goal:
     also = False
     if cleaned.startswith("also "):
         also, cleaned = True, cleaned[5:]
+    if found := _FIND_THEN.match(cleaned):  # "find X and put it in Y" is "put X in Y"
+        cleaned = f"{found['verb']} {found['object']} {found['rest']}"
     parts = re.split(
         r"\s*(?:;|,?\s+and then\s+|,?\s+then\s+|,\s+|\s+and\s+(?=" + _VERB + r"\b))\s*", cleaned
     )
@@ -157,3 +168,11 @@ def _phrase(text: str) -> Phrase | None:
     if kind is None:
         every = True
     return Phrase(color=color, kind=kind, every=every)
+
+
+def search_phrase(text: str) -> Phrase | None:
+    """What a search goal looks for: "find the yellow cube and report its pose" -> the
+    yellow cube; None when the text is not a search."""
+    cleaned = re.sub(r"\s+", " ", text.strip().lower().rstrip(".!"))
+    found = _FIND.match(cleaned)
+    return _phrase(found["object"]) if found else None

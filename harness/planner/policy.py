@@ -7,12 +7,22 @@ compaction, a resumed session or a replan. The order of concerns each turn:
 
 1. an unanswered revision: acknowledge it and rewrite the plan in the Task Notes;
 2. load a fitting skill (when a skill library is configured) and write the plan once;
-3. look objects up with ``find_objects`` when the Brief leaves them out;
+3. look objects up with ``find_objects`` when the Brief leaves them out, and when even that
+   does not know one, hand the search to a sub-agent (``delegate``, when offered) and use
+   what its handoff reports;
 4. react to the last result: a failed grasp is retried (up to ``MAX_GRASP_ATTEMPTS``), a
    call the safety envelope blocked twice is given up;
 5. holding something: place it where the goal wants it (or back on the table);
-6. otherwise pick the next object whose goal relation does not hold yet;
+6. otherwise pick the next object whose goal relation does not hold yet (an object or
+   target outside the reachable workspace the embodiment profile states is declined, not
+   tried);
 7. nothing left: the final report, citing the evaluator's verdicts.
+
+As a sub-agent (its history starts with the contract notice) it searches instead: the
+object its goal names is looked up with ``find_objects``, then, camera by camera, with
+``look`` and ``find_objects`` again; once found it takes a closer look
+(``get_object_image``) and answers with the handoff JSON (ref, position, confidence, the
+archive addresses of its evidence), or with a ``failed`` handoff when no camera shows it.
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ from harness.messages import (
     InstructionItem,
     ModelRequest,
     ModelResponse,
+    NoticeItem,
     RevisionItem,
     ToolCall,
     ToolResultItem,
@@ -37,8 +48,12 @@ from harness.messages import (
 from harness.planner.brief import BriefObject, ParsedBrief, parse_brief, parse_find_objects
 from harness.planner.episodes import read_memory
 from harness.planner.episodes import shape as shape_episodes
-from harness.planner.grammar import Clause, Goal, Phrase, parse_instruction
-from harness.prompts import OUTCOME_ACHIEVED_LINE, OUTCOME_NOT_ACHIEVED_LINE
+from harness.planner.grammar import Clause, Goal, Phrase, parse_instruction, search_phrase
+from harness.prompts import (
+    OUTCOME_ACHIEVED_LINE,
+    OUTCOME_NOT_ACHIEVED_LINE,
+    SUBAGENT_CONTRACT_HEADER,
+)
 
 __all__ = ["MAX_GRASP_ATTEMPTS", "Planner"]
 
@@ -46,6 +61,9 @@ MAX_GRASP_ATTEMPTS = 3
 MAX_BLOCKS = 2
 MAX_REPEATS = 4
 REVISION_PREFIX = "Revision:"
+SEARCH_TOOLS = ("look", "find_objects", "get_object_image")
+"""What a search sub-agent is given (those of them the planner itself is offered)."""
+SEARCH_MAX_TURNS = 10
 
 
 @dataclass(frozen=True)
@@ -70,6 +88,14 @@ class History:
     find_queries: set[str] = field(default_factory=set)
     memory: dict[str, list[str]] = field(default_factory=dict)
     """The planner's own condensed memory (``condense_context``), once it wrote one."""
+    subagent: bool = False
+    """This request is a sub-agent's: its history starts with the contract notice."""
+    delegated: list[str] = field(default_factory=list)
+    """Goals handed to sub-agents (lower case)."""
+    handoffs: list[dict[str, Any]] = field(default_factory=list)
+
+    def delegated_for(self, query: str) -> bool:
+        return any(query in goal for goal in self.delegated)
 
     def called(self, name: str) -> bool:
         if name == "update_task_notes" and self.memory:
@@ -131,6 +157,8 @@ class Planner:
         tools = {spec.name: spec for spec in request.tools}
         if not history.instruction:
             return _say(_claimed("There is no instruction to act on.", achieved=False))
+        if history.subagent:
+            return _search(request, history, tools)
         prefix = ""
         if history.acknowledged < len(history.revisions):
             # 1. a revision waiting for an answer
@@ -180,17 +208,33 @@ class Planner:
         if skill is not None:
             return _call("load_skill", {"name": skill}, f"Loading the {skill} skill.")
         steps, problems, missing = _resolve(goal, world, brief)
+        reach = _workspace(request)
 
         # 3. objects the Brief left out
         if missing and "find_objects" in tools:
             for phrase in missing:
-                query = " ".join(w for w in (phrase.color, phrase.kind) if w) or "object"
+                query = _query_for(phrase)
                 if query not in history.find_queries:
                     return _call(
                         "find_objects",
                         _find_arguments(tools, query),
                         f"Looking for {phrase.text()} (not all objects are in the brief).",
                     )
+        if missing and "delegate" in tools:
+            for phrase in missing:
+                if phrase.every or history.delegated_for(_query_for(phrase)):
+                    continue
+                return _call(
+                    "delegate",
+                    {
+                        "goal": f"find {phrase.text()} and report its ref, position and how "
+                        "sure you are",
+                        "tools": [name for name in SEARCH_TOOLS if name in tools],
+                        "max_turns": SEARCH_MAX_TURNS,
+                    },
+                    f"{phrase.text().capitalize()} is neither in the brief nor known to "
+                    "find_objects: a sub-agent searches for it.",
+                )
         if "update_task_notes" in tools and not history.called("update_task_notes"):
             return _call(
                 "update_task_notes",
@@ -230,7 +274,7 @@ class Planner:
         for index, step in enumerate(steps):
             if step.ref in skipped or _satisfied(step, world):
                 continue
-            blocker = _blocker(step, world)
+            blocker = _blocker(step, world) or _out_of_reach(step, world, reach)
             if blocker:
                 skipped[step.ref] = blocker
                 continue
@@ -328,6 +372,15 @@ class Planner:
             lines.append(f"- NOT done: {step.ref} {step.relation} {step.target}: {reason}")
         for problem in problems or []:
             lines.append(f"- NOT done: {problem}")
+        for handoff in history.handoffs:
+            found = ", ".join(
+                str(f.get("ref")) for f in handoff.get("findings", []) if isinstance(f, dict)
+            )
+            detail = handoff.get("summary") or handoff.get("error") or ""
+            lines.append(
+                f"Sub-agent search ({handoff.get('status', '?')}): {detail}"
+                + (f" (found {found})" if found else "")
+            )
         retries = [
             f"{ref} needed {n + 1} grasps" for ref, n in _grasp_failures(history).items() if n
         ]
@@ -374,6 +427,8 @@ def _history(request: ModelRequest) -> History:
     for item in items[start + 1 :]:
         if isinstance(item, RevisionItem):
             history.revisions.append(item.text)
+        elif isinstance(item, NoticeItem) and item.text.startswith(SUBAGENT_CONTRACT_HEADER):
+            history.subagent = True
         elif isinstance(item, AssistantItem):
             if item.text.startswith(REVISION_PREFIX):
                 history.acknowledged += 1
@@ -382,12 +437,16 @@ def _history(request: ModelRequest) -> History:
                 history.calls.append(call)
                 if call.name == "find_objects":
                     history.find_queries.add(_query_of(call.arguments))
+                elif call.name == "delegate":
+                    history.delegated.append(str(call.arguments.get("goal", "")).lower())
         elif isinstance(item, ToolResultItem):
             call = by_id.get(item.call_id)
             history.results.append((call, item))
             if item.name == "find_objects" and not item.is_error:
                 for found in parse_find_objects(item.text):
                     history.found[found.ref] = found
+            elif item.name == "delegate":
+                _read_handoff(history, item.text)
     return history
 
 
@@ -401,6 +460,36 @@ def _goal(history: History, *, upto: int | None = None) -> Goal:
             continue
         goal = Goal(clauses=goal.clauses + parsed.clauses) if parsed.also else parsed
     return goal
+
+
+def _read_handoff(history: History, text: str) -> None:
+    """A sub-agent's handoff (the ``delegate`` result): what it found joins the world."""
+    try:
+        handoff = json.loads(text)
+    except json.JSONDecodeError:
+        return
+    if not isinstance(handoff, dict):
+        return
+    history.handoffs.append(handoff)
+    if handoff.get("status") != "completed":
+        return
+    for finding in handoff.get("findings") or []:
+        if not isinstance(finding, dict) or "ref" not in finding:
+            continue
+        try:
+            position = tuple(float(v) for v in finding["position"][:3])
+        except (KeyError, TypeError, ValueError):
+            continue
+        history.found[str(finding["ref"])] = BriefObject(
+            ref=str(finding["ref"]),
+            label=str(finding.get("label", "")),
+            position=position,  # type: ignore[arg-type]
+            confidence=finding.get("confidence"),
+        )
+
+
+def _query_for(phrase: Phrase) -> str:
+    return " ".join(w for w in (phrase.color, phrase.kind) if w) or "object"
 
 
 def _query_of(arguments: dict[str, Any]) -> str:
@@ -512,6 +601,48 @@ def _blocker(step: Step, world: dict[str, BriefObject]) -> str:
     return ""
 
 
+_WORKSPACE = re.compile(
+    r"^Reachable workspace \(world frame\): x (?P<x0>-?[\d.]+)\.\.(?P<x1>-?[\d.]+), "
+    r"y (?P<y0>-?[\d.]+)\.\.(?P<y1>-?[\d.]+)",
+    re.MULTILINE,
+)
+REACH_MARGIN_M = 0.02
+"""How far outside the stated workspace an object may be and still be tried (the envelope
+clamps overshoots that small)."""
+
+
+def _workspace(request: ModelRequest) -> tuple[float, float, float, float] | None:
+    """The reachable x and y ranges the embodiment profile states, if it states them."""
+    for block in request.system:
+        if block.name == "embodiment" and (match := _WORKSPACE.search(block.text)):
+            return tuple(float(match.group(k)) for k in ("x0", "x1", "y0", "y1"))  # type: ignore[return-value]
+    return None
+
+
+def _out_of_reach(
+    step: Step, world: dict[str, BriefObject], reach: tuple[float, float, float, float] | None
+) -> str:
+    """Why ``step`` cannot be done within the workspace (the object or its target lies
+    outside it), or "": a model that knows the profile declines instead of asking the
+    safety envelope to block the motion."""
+    if reach is None:
+        return ""
+    x0, x1, y0, y1 = reach
+    for ref in (step.ref, step.target):
+        item = world.get(ref)
+        if item is None or item.held:
+            continue
+        x, y, _ = item.position
+        if not (x0 - REACH_MARGIN_M <= x <= x1 + REACH_MARGIN_M) or not (
+            y0 - REACH_MARGIN_M <= y <= y1 + REACH_MARGIN_M
+        ):
+            return (
+                f"{ref} at ({x:.3f}, {y:.3f}) is out of reach (the workspace is x "
+                f"{x0:.2f}..{x1:.2f}, y {y0:.2f}..{y1:.2f}); not attempted"
+            )
+    return ""
+
+
 def _skipped(history: History, steps: list[Step]) -> dict[str, str]:
     skipped: dict[str, str] = {}
     for step in steps:
@@ -616,3 +747,94 @@ def _done_lines(history: History, steps: list[Step], world: dict[str, BriefObjec
         elif world is not None:
             lines.append(f"- {where} (per the scene brief)")
     return "\n".join(lines)
+
+
+# ====================================================================== as a sub-agent
+
+
+def _search(request: ModelRequest, history: History, tools: dict[str, Any]) -> ModelResponse:
+    """A sub-agent's search for the object its goal names (see the module docstring)."""
+    phrase = search_phrase(history.instruction)
+    if phrase is None:
+        return _handoff(
+            "failed",
+            "I can only search for objects",
+            unresolved=[f"cannot read a search in the goal {history.instruction!r}"],
+        )
+    wanted = phrase.text()
+    brief = parse_brief(request.refreshed.brief) if request.refreshed else ParsedBrief()
+    world = {**history.found, **brief.objects}
+    matches = sorted(ref for ref, item in world.items() if _matches(phrase, item))
+    evidence = [
+        result.archive
+        for call, result in history.results
+        if call is not None and call.name in SEARCH_TOOLS and result.archive and not result.is_error
+    ]
+    looks = [c for c in history.calls if c.name == "look"]
+    searched = [f"{c.name}({json.dumps(c.arguments, sort_keys=True)})" for c in history.calls]
+    if matches:
+        ref = matches[0]
+        item = world[ref]
+        if "get_object_image" in tools and not history.count("get_object_image", ref=ref):
+            return _call("get_object_image", {"ref": ref}, f"Found {ref}; a closer look.")
+        where = ", ".join(f"{v:.3f}" for v in item.position)
+        source = "the Scene Brief" if ref in brief.objects else "find_objects"
+        verification = [f"listed by {source}"]
+        if looks:
+            verification.append(f"appeared after look with {looks[-1].arguments.get('camera')}")
+        if history.count("get_object_image", ref=ref):
+            verification.append("a crop of the latest camera image was taken (get_object_image)")
+        return _handoff(
+            "completed",
+            f"{ref} ({item.label or wanted}) is at ({where})",
+            findings=[
+                {
+                    "ref": ref,
+                    "label": item.label,
+                    "position": list(item.position),
+                    "confidence": item.confidence if item.confidence is not None else 1.0,
+                }
+            ],
+            decisions=[f"searched with {', '.join(searched)}"] if searched else [],
+            verification=verification,
+            evidence=evidence,
+        )
+    last = history.calls[-1].name if history.calls else ""
+    if "find_objects" in tools and last != "find_objects":
+        return _call(
+            "find_objects",
+            _find_arguments(tools, _query_for(phrase)),
+            f"Is {wanted} known to the scene graph?",
+        )
+    cameras = _cameras(tools.get("look"))
+    looked = [c.arguments.get("camera") for c in looks]
+    remaining = [camera for camera in cameras if camera not in looked]
+    if "look" in tools and remaining:
+        camera = remaining[0]
+        return _call(
+            "look",
+            {"camera": camera} if camera else {},
+            f"{wanted.capitalize()} is not known yet: looking with the {camera or 'main'} camera.",
+        )
+    return _handoff(
+        "failed",
+        f"{wanted} was not found",
+        decisions=[f"searched with {', '.join(searched)}"] if searched else [],
+        unresolved=[f"no camera ({', '.join(c for c in cameras if c) or 'none'}) shows {wanted}"],
+        evidence=evidence,
+    )
+
+
+def _cameras(look: Any) -> list[str | None]:
+    """The cameras ``look`` names in its description (``cameras: front, top``)."""
+    if look is None:
+        return []
+    found = re.search(r"cameras?: ([a-z0-9_, ]+)", look.description or "")
+    names = [name.strip() for name in found.group(1).split(",")] if found else []
+    return [name for name in names if name] or [None]
+
+
+def _handoff(status: str, summary: str, **fields: Any) -> ModelResponse:
+    data: dict[str, Any] = {"status": status, "summary": summary, "findings": []}
+    data.update({key: value for key, value in fields.items() if value})
+    return _say(json.dumps(data))

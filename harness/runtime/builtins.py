@@ -1,5 +1,6 @@
 """Built-in tools: talking to the user, keeping Task Notes, recalling archived output,
-loading skills, and the episode and condensation tools (:mod:`harness.runtime.workspace`).
+loading skills, the episode and condensation tools (:mod:`harness.runtime.workspace`), and
+(``subagents.enabled``) delegating to a sub-agent.
 
 They are ordinary :class:`~harness.tools.Tool` objects built over the session's services,
 so they go through the same validation, events and error handling as any other tool.
@@ -15,6 +16,7 @@ from harness.context.admission import admit_skill
 from harness.context.archive import RECALL_MAX_CHARS
 from harness.events import NotificationEvent, SkillLoadedEvent, UserQueryEvent
 from harness.protocols import SearchableArchive
+from harness.runtime.delegation import delegate_tool
 from harness.runtime.workspace import workspace_tools
 from harness.tools import EndTask, Tool, ToolCancelledError, ToolContext, ToolOutput, close_matches
 
@@ -149,6 +151,8 @@ def builtin_tools(session: Session) -> list[Tool]:
                 source="builtin",
             )
         )
+    if session.config.subagents.enabled:
+        tools.append(delegate_tool(session))
     return tools
 
 
@@ -187,8 +191,8 @@ def _update_task_notes(
     add_notes: list[str],
     remove_notes: list[str],
 ) -> str:
-    task = session.lane(ctx.task_id)
-    notes = task.notes if task is not None else session.last_notes
+    lane = session.lane(ctx.task_id)
+    notes = lane.state.notes if lane is not None else session.last_notes
     changed = notes.update(phase=phase, add_notes=add_notes, remove_notes=remove_notes)
     if not changed:
         return "Task Notes unchanged"
@@ -228,7 +232,9 @@ def _load_skill(session: Session, ctx: ToolContext, *, name: str) -> ToolOutput:
     library = session.skills
     assert library is not None
     key = f"skill:{name}"
-    if session.context.has_resident(key):
+    lane = session.lane(ctx.task_id)
+    context = lane.context if lane is not None else session.context  # a sub-agent's own view
+    if context.has_resident(key):
         return ToolOutput(text=f"skill {name!r} is already loaded (no change)")
     try:
         body = library.body(name)
@@ -236,7 +242,6 @@ def _load_skill(session: Session, ctx: ToolContext, *, name: str) -> ToolOutput:
         matches = close_matches(name, library.names())
         hint = f"; did you mean {', '.join(matches)}?" if matches else ""
         return ToolOutput.error(f"unknown skill {name!r}{hint}", "unknown_skill")
-    context = session.context
     text = f"Skill {name}\n{body}"
     admission = admit_skill(context, name=name, text=text)
     if not admission.admitted:

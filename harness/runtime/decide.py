@@ -49,7 +49,7 @@ instead of bodies, a minimal-reference request. One more overflow ends the task.
 def decide(lane: Lane) -> Steps[ModelResponse | TaskEnding]:
     """The model's decision for this turn, or the ending that stopped it."""
     context = lane.context
-    max_output = answer_limit(lane.session.config.model, context.budget)
+    max_output = answer_limit(lane.model_config, context.budget)
     rejected: list[int] = []
     """Estimated size of every request the provider rejected as too large."""
     while True:
@@ -115,7 +115,7 @@ def recover(
         return (yield from compact(lane, force=True, reason=reason))
     for event in reference_bodies(context, lane.session.store, step=step, reason=reason):
         yield lane.emit(event)
-    lane.session.sync_item_states()
+    lane.sync_item_states()
     return None
 
 
@@ -181,7 +181,7 @@ def call_model(lane: Lane, request: ModelRequest) -> Steps[ModelResponse | TaskE
     event shows what the deltas carried.
     """
     final: ModelResponse | None = None
-    model = lane.session.model
+    model = lane.model
     started = time.monotonic()
     streams: dict[tuple[str, str | None], RedactingStream] = {}
     text: list[str] = []
@@ -254,7 +254,7 @@ def record_decision(lane: Lane, response: ModelResponse, *, duration_s: float) -
     context = lane.context
     state = lane.state
     context.consume_transient()
-    response = priced(response, lane.session.config.model.prices)
+    response = priced(response, lane.model_config.prices)
     state.add_usage(response.usage)
     reported = response.usage.prompt_tokens
     if reported:

@@ -94,18 +94,21 @@ def run_call(lane: Lane, call: ToolCall) -> Steps[TaskEnding | None]:
 
 def invoke(lane: Lane, call: ToolCall, tool: Tool, arguments: dict[str, Any]) -> Steps[CallOutcome]:
     session = lane.session
-    return (
-        yield from lane.emit_all(
-            run_tool(
-                tool,
-                arguments,
-                {"call_id": call.id, "task_id": lane.state.task_id, "turn": lane.state.turn},
-                timeout_s=tool.timeout_s or session.config.run.tool_timeout_s,
-                should_cancel=lane.should_cancel,
-                interrupt=session.interrupt_robot if tool.physical else None,
-            )
+    outcome = yield from lane.emit_all(
+        run_tool(
+            tool,
+            arguments,
+            {"call_id": call.id, "task_id": lane.state.task_id, "turn": lane.state.turn},
+            timeout_s=tool.timeout_s or session.config.run.tool_timeout_s,
+            should_cancel=lane.should_cancel,
+            interrupt=session.interrupt_robot if tool.physical else None,
         )
     )
+    if tool.physical and outcome.pending is not None:
+        # Abandoned, but its execute has not returned: no other physical command until it
+        # does (the driver_busy gate), and the task cannot end as if the robot were idle.
+        session.robot.abandoned(tool.name, outcome.pending)
+    return outcome
 
 
 @dataclass

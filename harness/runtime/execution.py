@@ -41,7 +41,9 @@ GRACE_S = 5.0
 motion), gets to return before it is abandoned."""
 CANCEL_GRACE_S = 0.2
 """How long a cancelled handler that moves nothing gets to return (a cancel wins: the
-task ends within POLL_S + this; the handler's late result is dropped)."""
+task ends within POLL_S + this; the handler's late result is dropped). A tool may declare
+its own ``cancel_grace_s``: ``delegate`` waits for its sub-agent, which stops under the
+same rules (a physical call of its own gets GRACE_S), to hand back."""
 
 
 @dataclass
@@ -51,6 +53,9 @@ class CallOutcome:
     cancelled: bool = False
     timed_out: bool = False
     end_task: EndTask | None = None
+    pending: threading.Thread | None = None
+    """The handler's thread when it had not returned by the end of the grace period: the
+    call was abandoned, but its tool may still be running."""
 
 
 def run_tool(
@@ -108,7 +113,8 @@ def run_tool(
                     if interrupt is not None and not not_sent:
                         _safe_interrupt(interrupt)
                     physical = interrupt is not None
-                    abandon_at = now + (GRACE_S if timed_out or physical else CANCEL_GRACE_S)
+                    grace = GRACE_S if timed_out or physical else CANCEL_GRACE_S
+                    abandon_at = now + (getattr(tool, "cancel_grace_s", None) or grace)
             elif abandon_at is not None and now >= abandon_at:
                 return CallOutcome(
                     output=_abandoned(
@@ -117,10 +123,15 @@ def run_tool(
                     duration_s=now - started,
                     cancelled=cancelled,
                     timed_out=timed_out,
+                    pending=worker,
                 )
             continue
         if kind == "event":
-            yield payload
+            try:
+                yield payload
+            except GeneratorExit:  # the consumer closed the stream: that is a cancel too
+                cancel_event.set()
+                raise
             continue
         duration = time.monotonic() - started
         if not_sent:  # whatever the handler says now, its request never left

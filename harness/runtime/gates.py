@@ -4,13 +4,16 @@ A call passes the gates in order; the first that refuses decides, and its refusa
 recorded by the execute phase like any other result (the model reads why):
 
 1. **known tool**: the name is one of this lane's visible tools (hidden hooks such as
-   ``evaluate_run`` are refused with a reason, other names with close matches);
+   ``evaluate_run`` are refused with a reason, a tool the lane was refused (a sub-agent's
+   physical tool) is blocked with its reason, other names get close matches);
 2. **arguments**: a complete JSON object that validates against the tool's schema;
 3. **pre-execution hooks**: each may let the call through, rewrite its arguments
    (revalidated) or block it;
-4. **safety envelope** (physical tools only): allow, clamp (revalidated) or block; no
+4. **driver idle** (physical tools only): no earlier physical command is still running
+   (one abandoned after its timeout whose ``execute`` never returned): ``driver_busy``;
+5. **safety envelope** (physical tools only): allow, clamp (revalidated) or block; no
    envelope, or an envelope that raises, blocks (fail closed);
-5. **not cancelled**: the operator has not asked to stop.
+6. **not cancelled**: the operator has not asked to stop.
 """
 
 from __future__ import annotations
@@ -56,6 +59,8 @@ def admit(lane: Lane, call: ToolCall) -> Steps[Admitted | Refused]:
     if isinstance(gate, Admitted):
         gate = yield from pre_hooks(lane, call, gate)
     if isinstance(gate, Admitted) and gate.tool.physical:
+        gate = driver_idle(lane, gate)
+    if isinstance(gate, Admitted) and gate.tool.physical:
         gate = yield from safety_envelope(lane, call, gate)
     if isinstance(gate, Admitted):
         gate = not_cancelled(lane, gate)
@@ -63,6 +68,9 @@ def admit(lane: Lane, call: ToolCall) -> Steps[Admitted | Refused]:
 
 
 def known_tool(lane: Lane, call: ToolCall) -> Admitted | Refused:
+    refusal = lane.refusals.get(call.name)
+    if refusal is not None:  # asked for, but this lane may not have it (a sub-agent's)
+        return Refused(ToolOutput.error(f"{call.name} is not available here: {refusal}", "blocked"))
     tool = lane.tools.get(call.name)
     if tool is not None and not tool.hidden:
         return Admitted(tool, {})
@@ -128,6 +136,20 @@ def pre_hooks(lane: Lane, call: ToolCall, gate: Admitted) -> Steps[Admitted | Re
             message = f"hook {name} produced invalid arguments: {exc}"
             return Refused(ToolOutput.error(message, "blocked"), tool)
     return Admitted(tool, arguments)
+
+
+def driver_idle(lane: Lane, gate: Admitted) -> Admitted | Refused:
+    """One physical command at a time, even after a timeout the driver did not honour."""
+    pending = lane.session.robot.busy()
+    if pending is None:
+        return gate
+    message = (
+        f"driver_busy: {pending.tool} has not returned {pending.age_s():.1f} s after it was "
+        "stopped at its timeout, so the robot may still be executing it; no other physical "
+        "command is sent until it returns. Observe, wait, or end the task (it ends failed "
+        "while the command has not returned)."
+    )
+    return Refused(ToolOutput.error(message, "driver_busy"), gate.tool)
 
 
 def safety_envelope(lane: Lane, call: ToolCall, gate: Admitted) -> Steps[Admitted | Refused]:

@@ -25,7 +25,7 @@ from harness.context.compactor import Compactor, build_compactor
 from harness.context.introspection import context_report
 from harness.context.window import new_context
 from harness.errors import CloseError, RunStoreError
-from harness.events import DoneEvent
+from harness.events import DoneEvent, EventBase
 from harness.messages import ImagePart, new_id
 from harness.protocols import (
     Evaluator,
@@ -43,6 +43,16 @@ from harness.providers import build_model
 from harness.providers.base import Model
 from harness.redact import Redactor
 from harness.runtime.builtins import builtin_tools
+from harness.runtime.delegation import (
+    Contract,
+    DelegateArgs,
+    Handoff,
+    SubagentRefused,
+    build_child,
+    contract_of,
+    refused_handoff,
+    run_child,
+)
 from harness.runtime.lane import Lane
 from harness.runtime.loop import TaskLoop
 from harness.runtime.resume import ResumePoint, resume_prologue, resume_session
@@ -57,7 +67,7 @@ from memory.task_notes import TaskNotes
 if TYPE_CHECKING:
     from embodiment.types import Driver
 
-__all__ = ["Harness", "RunResult", "TaskStream"]
+__all__ = ["Handoff", "Harness", "RunResult", "TaskStream"]
 
 
 class Harness:
@@ -92,6 +102,8 @@ class Harness:
         tool_sources: Providers of tools that may change during the session (MCP
             servers); their changes are applied between turns. Pass them in
             ``owned_resources`` too if this Harness should close them.
+        subagent_model: The sub-agents' model; built from ``subagents.model`` when
+            omitted (the decision model when that is unset too).
         redactor: Replaces secrets in every event (stored and yielded), in what memory
             keeps and in what a summarizer sees; built from ``config`` when omitted
             (built-in key shapes, ``run.secret_patterns``, every ``api_key_env`` value).
@@ -122,6 +134,7 @@ class Harness:
         owned_resources: Iterable[Any] = (),
         session_id: str | None = None,
         tool_sources: Iterable[ToolSource] = (),
+        subagent_model: Model | None = None,
         redactor: Redactor | None = None,
     ) -> None:
         self.config = config if config is not None else HarnessConfig()
@@ -144,6 +157,9 @@ class Harness:
             self.config, summarizer=compaction_model, store=store, redactor=redactor
         )
         registry = ToolRegistry()
+        subagent_config = assembly.subagent_model_config(self.config)
+        if subagent_model is None and subagent_config is not None:
+            subagent_model = build_model(subagent_config)
         parts = SessionParts(
             model=model,
             compaction_model=compaction_model,
@@ -161,6 +177,8 @@ class Harness:
             hooks=hooks,
             user_channel=user_channel,
             profile_text=profile_text,
+            subagent_model=subagent_model,
+            subagent_model_config=subagent_config,
             redactor=redactor,
         )
         session = Session(
@@ -317,11 +335,63 @@ class Harness:
         should_cancel: Callable[[], bool] | None,
         prologue: Any = None,
     ) -> TaskStream:
-        self.session.begin_task(state)
         lane = Lane(self.session, state, poll_replan=poll_replan)
         if should_cancel is not None:
             lane.should_cancel = should_cancel
+        self.session.begin_task(lane)
         return TaskStream(TaskLoop(lane, prologue=prologue))
+
+    def delegate(
+        self,
+        goal: str,
+        *,
+        tools: Sequence[str] = (),
+        max_turns: int | None = None,
+        max_tokens: int | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+        should_cancel: Callable[[], bool] | None = None,
+        poll_replan: Callable[[], str | None] | None = None,
+        on_event: Callable[[EventBase], None] | None = None,
+    ) -> Handoff:
+        """Run a sub-agent directly from a control script and return its handoff.
+
+        The same child lane the ``delegate`` tool runs (narrowed ``tools`` by name or
+        pattern, the ``subagents`` budgets as caps, the answer validated against
+        ``output_schema`` or the default handoff schema, one repair round), but with no
+        parent task: it takes the session's task slot and reads the session's Resident
+        context as a task would. Its events are recorded under its lane id (and passed to
+        ``on_event``). Any failure in the child is a handoff with a status; bad arguments
+        (a pattern that matches no tool, an invalid schema) raise ``ValueError``.
+        """
+        args = DelegateArgs(
+            goal=goal,
+            tools=list(tools),
+            max_turns=max_turns,
+            max_tokens=max_tokens,
+            output_schema=dict(output_schema) if output_schema is not None else None,
+        )
+        session = self.session
+        try:
+            contract: Contract = contract_of(session, args)
+            child = build_child(
+                session,
+                contract,
+                parent=None,
+                link=None,
+                should_cancel=should_cancel or (lambda: False),
+                poll_replan=poll_replan,
+            )
+        except SubagentRefused as exc:
+            if exc.bad_arguments:
+                raise ValueError(str(exc)) from None
+            return refused_handoff(str(exc))
+        session.begin_task(child.lane)
+        try:
+            child.lane.state.add_usage(session.prepare_resident(child.lane.should_cancel))
+            session.sync_tool_sources()
+            return run_child(child, emit=on_event or (lambda event: None))
+        finally:
+            session.end_task(child.lane.state)
 
     def run(self, instruction: str, **options: Any) -> RunResult:
         """Run a task to its end and return the result (events are recorded, not returned)."""
@@ -377,6 +447,11 @@ class Harness:
     @property
     def compaction_model(self) -> Model:
         return self.session.compaction_model
+
+    @property
+    def subagent_model(self) -> Model | None:
+        """The sub-agents' own model (``subagents.model``); None: they use ``model``."""
+        return self.session.subagent_model
 
     @property
     def context(self) -> Context:

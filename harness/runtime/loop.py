@@ -18,7 +18,14 @@ from harness.cancel import Cancelled
 from harness.context import bounded_text
 from harness.context.instructions import bound_instruction, instruction_limit_chars
 from harness.errors import HarnessError
-from harness.events import DoneEvent, EpisodeEvent, EventBase, ReplanEvent, TaskStartedEvent
+from harness.events import (
+    DoneEvent,
+    EpisodeEvent,
+    EventBase,
+    ReplanEvent,
+    SafetyEvent,
+    TaskStartedEvent,
+)
 from harness.messages import InstructionItem, NoticeItem, RevisionItem
 from harness.runtime.decide import decide
 from harness.runtime.execute import execute
@@ -97,9 +104,7 @@ class TaskLoop:
             if isinstance(decision, TaskEnding):
                 ending = decision
             elif not decision.tool_calls:
-                ending = TaskEnding(
-                    "completed", "the model answered without a tool call", report=decision.text
-                )
+                ending = yield from lane.conclude(lane, decision)
             else:
                 ending = yield from execute(lane, decision)
                 if ending is None:
@@ -116,18 +121,23 @@ class TaskLoop:
         if self.done is not None:
             return
         lane, session, state = self.lane, self.lane.session, self.lane.state
-        session.stop_robot()
+        problems = session.stop_robot()
+        ending = robot_ending(ending, problems)
         report = ending.report or fallback_report(lane, ending)
         if not ending.report:
             record_ending(lane, ending, report)
         outcome, evidence = judge_task(
-            session.task_check,
+            lane.task_check,
             status=ending.status,
             report=report,
             instruction=state.instruction,
             revisions=state.revisions,
             cancelled=lane.should_cancel,
         )
+        if problems:
+            report += "\n\nWARNING: the robot may not be stopped: " + "; ".join(
+                problem.reason for problem in problems
+            )
         consolidation = session.consolidate_memory(
             state, status=ending.status, report=report, cancelled=lane.should_cancel
         )
@@ -140,8 +150,9 @@ class TaskLoop:
             usage=state.usage,
             outcome=outcome,
             evidence=evidence,
+            robot_stopped=session.robot.stopped(problems),
         )
-        session.end_task_resident()
+        session.end_task_resident(lane.context)
         session.store.end_task(
             state.task_id,
             status=ending.status,
@@ -162,6 +173,7 @@ class TaskLoop:
             )
         if consolidation is not None:
             yield consolidation
+        yield from problems
         yield self.done
 
 
@@ -215,6 +227,10 @@ def limit_reached(lane: Lane) -> TaskEnding | None:
             "failure_budget",
             f"{state.consecutive_failures} consecutive failed tool turns (failure_budget={budget})",
         )
+    if state.max_tokens is not None and state.tokens_spent >= state.max_tokens:
+        return TaskEnding(
+            "max_tokens", f"spent {state.tokens_spent} tokens (max_tokens={state.max_tokens})"
+        )
     return None
 
 
@@ -245,6 +261,16 @@ def record_ending(lane: Lane, ending: TaskEnding, report: str) -> None:
         lane.record(NoticeItem(text=f"Task {lane.state.task_id} report (by the harness): {text}"))
     except HarnessError as exc:  # a store that cannot record any more (closed, failing)
         logger.info("the task-ending notice could not be recorded: %s", exc)  # end_task says it
+
+
+def robot_ending(ending: TaskEnding, problems: list[SafetyEvent]) -> TaskEnding:
+    """A task whose physical command never returned did not end well, whatever the model
+    said (an operator's cancel still stands)."""
+    lost = [p for p in problems if p.problem == "command_not_returned"]
+    if not lost or ending.status in ("cancelled", "failed"):
+        return ending
+    reason = lost[0].reason
+    return TaskEnding("failed", reason, report=ending.report)
 
 
 def fallback_report(lane: Lane, ending: TaskEnding) -> str:

@@ -4,7 +4,8 @@ Every result, whether the tool ran or a gate refused it, is recorded here and on
 
 - the exact output (with what was applied and the evaluator's verdict) is archived at
   ``archive://<task>/<call>`` before anything else, so nothing is ever lost;
-- a bounded copy (head and tail, with the address) enters Accumulated;
+- a bounded copy (head and tail, with the address) enters Accumulated (a sub-agent's copy
+  always names its address: it cites it as evidence in its handoff);
 - the task's rules (:mod:`harness.runtime.rules`) update the failure budget, Task Notes and
   the tool-experience record;
 - a ``tool_result`` event goes out.
@@ -53,6 +54,8 @@ def record_result(
     text, truncated = bounded_text(
         full_text, session.config.context.record_max_chars, address=address
     )
+    if lane.lane_id and not truncated:  # a sub-agent cites its evidence by this address
+        text += f"\n[archived at {address}]"
     for image in output.images:
         session.store.put_image(image)
     item = lane.record(
@@ -69,7 +72,7 @@ def record_result(
         )
     )
     if truncated:
-        session.set_item_state(
+        lane.set_item_state(
             item.id, "truncated", f"output of {len(full_text)} chars exceeds record_max_chars"
         )
     lane.context.add_transient_images(output.images)

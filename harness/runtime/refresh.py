@@ -85,7 +85,7 @@ def nudge(lane: Lane) -> Steps[None]:
 
 def offer_tools(lane: Lane) -> Steps[TaskEnding | None]:
     """Put the visible tools into Resident context and announce them."""
-    refusal = lane.session.offer_tools(lane.tools)
+    refusal = lane.session.offer_tools(lane.tools, context=lane.context)
     context = lane.context
     tools = lane.tools.visible()
     yield lane.emit(
@@ -163,19 +163,19 @@ def refresh_scene(
 def retire_ended_tasks(lane: Lane) -> Steps[None]:
     """At a task's start: the ended tasks' tool traffic leaves the working set (folded into
     the checkpoint, reachable through its index); their prose stays."""
-    compactor = lane.session.compactor
+    compactor = lane.compactor
     if not isinstance(compactor, RetiresTasks):
         return
     for event in compactor.retire_tasks(lane.context, running_task=lane.state.task_id):
         yield lane.emit(event)
-    lane.session.sync_item_states()
+    lane.sync_item_states()
 
 
 def compact(lane: Lane, *, force: bool, reason: str) -> Steps[TaskEnding | None]:
     """Run the compactor; its summarizer's calls are part of the task's usage, and the
     operator's cancel wins over a summarizer call in flight."""
     ending: TaskEnding | None = None
-    compactor = lane.session.compactor
+    compactor = lane.compactor
     options: dict[str, Any] = {"force": force, "reason": reason}
     if _takes_cancelled(compactor.compact):
         options["cancelled"] = lane.should_cancel
@@ -187,7 +187,7 @@ def compact(lane: Lane, *, force: bool, reason: str) -> Steps[TaskEnding | None]
         ending = TaskEnding("failed", f"context budget: {exc}")
     except Cancelled as exc:
         ending = TaskEnding("cancelled", f"{exc} (compaction)")
-    lane.session.sync_item_states()
+    lane.sync_item_states()
     return ending
 
 

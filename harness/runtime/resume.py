@@ -20,6 +20,12 @@ event was recorded the tool had started, and nobody knows what it did, so the mo
 "interrupted, outcome unknown" and must observe before acting.
 The call is never run again by the harness, because repeating a physical motion whose
 first attempt may have completed is how robots hit things.
+
+Sub-agent lanes are restored apart (:mod:`harness.runtime.lane_recovery`): a lane that was
+working for the interrupted task's pending ``delegate`` call wakes as itself (its own
+history, its own pending calls answered the same way, plus a "finish up" notice) and its
+handoff answers the call before the task continues; inconsistent lanes are repaired or
+abandoned, and a ``recovery`` event gives the counts.
 """
 
 from __future__ import annotations
@@ -31,14 +37,16 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
 from harness.config import HarnessConfig, resolve_config
-from harness.context import ItemState, RetiredItem
+from harness.context import Context, ItemState, RetiredItem
 from harness.errors import RunStoreError
 from harness.events import (
     CompactionEvent,
     EvaluationEvent,
     EventBase,
+    LaneStartedEvent,
     ModelResponseEvent,
     NotificationEvent,
+    RecoveryEvent,
     ReplanEvent,
     SkillLoadedEvent,
     TaskResumedEvent,
@@ -46,8 +54,27 @@ from harness.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from harness.messages import AssistantItem, ToolCall, ToolResultItem, Verdict
+from harness.messages import AssistantItem, NoticeItem, ToolCall, ToolResultItem, Verdict
+from harness.prompts import SUBAGENT_FINISH_UP, SUBAGENT_REPAIR
+from harness.protocols import LaneLink
+from harness.runtime.delegation import (
+    DELEGATE_TOOL,
+    SUBAGENT_GRACE_S,
+    Contract,
+    Handoff,
+    build_child,
+    cancelled_with,
+    handoff_output,
+    run_child,
+)
+from harness.runtime.execution import run_tool
 from harness.runtime.lane import Lane, Steps
+from harness.runtime.lane_recovery import (
+    NEVER_STARTED,
+    abandon_lane,
+    contract_of_lane,
+    inspect_lanes,
+)
 from harness.runtime.loop import Prologue
 from harness.runtime.recording import record_result
 from harness.runtime.refresh import offer_tools
@@ -55,8 +82,8 @@ from harness.runtime.rules import RecordedResult
 from harness.runtime.session import Session
 from harness.runtime.task import TaskEnding, TaskState
 from harness.store import SQLiteRunStore
-from harness.store.reader import RunLog, StoredTask, process_alive
-from harness.tools import ToolContext, ToolOutput
+from harness.store.reader import RunLog, StoredItem, StoredTask, process_alive
+from harness.tools import Tool, ToolContext, ToolOutput
 from memory.task_notes import TaskNotes
 
 __all__ = [
@@ -120,6 +147,55 @@ class PendingCall:
 
 
 @dataclass
+class RecordedContext:
+    """A lane's Accumulated as recorded: the live items (with their states) and the items
+    that had left it (their last state), read while the store is open."""
+
+    live: list[StoredItem] = field(default_factory=list)
+    retired: list[tuple[StoredItem, str, str]] = field(default_factory=list)
+
+    @classmethod
+    def read(cls, log: RunLog, session_id: str, *, lane: str = "") -> RecordedContext:
+        live = log.accumulated(session_id, lane=lane)
+        live_ids = {stored.id for stored in live}
+        recorded = {stored.id: stored for stored in log.items(session_id, lane=lane)}
+        retired = []
+        for item_id, (status, reason) in log.item_states(session_id, lane=lane).items():
+            left = recorded.get(item_id)
+            if item_id not in live_ids and left is not None:
+                retired.append((left, status, reason))
+        return cls(live, retired)
+
+    def apply(self, context: Context) -> None:
+        for stored in self.live:
+            context.append(stored.item)
+            state = context.states[stored.id]
+            state.status = stored.state  # type: ignore[assignment]
+            state.reason = stored.reason
+        for left, status, reason in self.retired:
+            context.states[left.id] = ItemState(
+                status=status,  # type: ignore[arg-type]
+                reason=reason,
+                original_tokens=left.tokens,
+            )
+            context.retired[left.id] = RetiredItem(
+                left.item.kind, left.item.task_id, left.item.turn
+            )
+
+
+@dataclass
+class WakePlan:
+    """A sub-agent lane that was working when the process died, to finish as itself."""
+
+    point: ResumePoint
+    """Its own resume point (state, pending calls, skills), like a task's."""
+    contract: Contract
+    context: RecordedContext
+    repaired: bool
+    """It had already had its repair round."""
+
+
+@dataclass
 class ResumePoint:
     """Where an interrupted task stands, as read from the store."""
 
@@ -127,8 +203,17 @@ class ResumePoint:
     skills: list[str] = field(default_factory=list)
     pending: list[PendingCall] = field(default_factory=list)
     previous_pid: int | None = None
+    wake: dict[str, WakePlan] = field(default_factory=dict)
+    """Pending ``delegate`` call id -> the lane that finishes and answers it."""
+    deliver: dict[str, Handoff] = field(default_factory=dict)
+    """Pending ``delegate`` call id -> the handoff its ended lane had recorded."""
+    never_started: set[str] = field(default_factory=set)
+    recovery: RecoveryEvent | None = None
     world: tuple[str, int, dict[str, Any]] | None = None
     """The session's last recorded world state: (task id, turn, state)."""
+    inherited_world: tuple[Literal["restored", "re_observed", "none"], int | None] | None = None
+    """A woken lane's: what its parent's resume did with the world (it is not restored
+    twice)."""
 
 
 # ====================================================================== building a harness
@@ -193,33 +278,68 @@ def restore_session(
     point, or None when the session's last task had ended."""
     session_id = session.session_id
     session.continue_sequence(log.max_seq(session_id))
-    context = session.context
-    live = log.accumulated(session_id)
-    for stored in live:
-        context.append(stored.item)
-        state = context.states[stored.id]
-        state.status = stored.state  # type: ignore[assignment]
-        state.reason = stored.reason
-    live_ids = {stored.id for stored in live}
-    recorded = {stored.id: stored for stored in log.items(session_id)}
-    for item_id, (status, reason) in log.item_states(session_id).items():
-        left = recorded.get(item_id)
-        if item_id in live_ids or left is None:
-            continue
-        context.states[item_id] = ItemState(
-            status=status,  # type: ignore[arg-type]
-            reason=reason,
-            original_tokens=left.tokens,
-        )
-        context.retired[item_id] = RetiredItem(left.item.kind, left.item.task_id, left.item.turn)
+    RecordedContext.read(log, session_id).apply(session.context)
 
     tasks = log.tasks(session_id=session_id, limit=1)
-    if not tasks or tasks[0].recorded_status != "running":
-        return None
-    point = _resume_point(session, log, tasks[0], previous_pid=previous_pid)
-    point.world = log.world_state(session_id)
-    session.last_notes = point.state.notes
+    interrupted = tasks[0] if tasks and tasks[0].recorded_status == "running" else None
+    if interrupted is not None and interrupted.is_lane:
+        interrupted = None  # a lane a control script ran directly: nobody waits for it
+    point = None
+    if interrupted is not None:
+        point = _resume_point(session, log, interrupted, previous_pid=previous_pid)
+        point.world = log.world_state(session_id)  # the session's last: a lane's, maybe
+        session.last_notes = point.state.notes
+    _recover_lanes(session, log, interrupted, point)
     return point
+
+
+def _recover_lanes(
+    session: Session, log: RunLog, interrupted: StoredTask | None, point: ResumePoint | None
+) -> None:
+    """Wake, repair or abandon the session's lanes (see :mod:`lane_recovery`)."""
+    calls = point.pending if point is not None else []
+    pending = {p.call.id: p.started for p in calls if p.call.name == DELEGATE_TOOL}
+    findings = inspect_lanes(
+        log, session.session_id, interrupted=interrupted, pending_delegates=pending
+    )
+    for lane, reason in findings.abandon:
+        abandon_lane(session, lane, reason)
+    if point is not None:
+        for call, lane in findings.wake.items():
+            point.wake[call] = _wake_plan(session, log, lane)
+        point.deliver = findings.deliver
+        point.never_started = findings.never_started
+        woken = {lane.id for lane in findings.wake.values()}
+        for lane in log.lanes(point.state.task_id):  # what its other lanes spent is its cost
+            if lane.id not in woken:
+                point.state.add_usage(lane.usage)
+    event = findings.event()
+    if event is None:
+        return
+    if point is not None:
+        point.recovery = event  # emitted by the resumed task's prologue
+    else:
+        session.emit(event, task_id="", turn=0)
+
+
+def _wake_plan(session: Session, log: RunLog, lane: StoredTask) -> WakePlan:
+    child = _resume_point(session, log, lane, previous_pid=None)
+    state = child.state
+    state.lane = lane.id
+    if lane.parent_task_id is not None:
+        state.parent = LaneLink(
+            task_id=lane.parent_task_id,
+            call_id=lane.parent_call_id or "",
+            turn=lane.parent_turn or 0,
+        )
+    contract, _ = contract_of_lane(log, lane)
+    recorded = RecordedContext.read(log, lane.session_id, lane=lane.id)
+    repair_head = SUBAGENT_REPAIR.split(":", 1)[0]
+    repaired = any(
+        isinstance(stored.item, NoticeItem) and stored.item.text.startswith(repair_head)
+        for stored in log.items(lane.session_id, lane=lane.id)
+    )
+    return WakePlan(point=child, contract=contract, context=recorded, repaired=repaired)
 
 
 def _resume_point(
@@ -288,6 +408,9 @@ def _replay(
     """
     if isinstance(event, (TaskStartedEvent, TaskResumedEvent)):
         state.max_turns = event.max_turns
+    elif isinstance(event, LaneStartedEvent):
+        state.max_turns = event.max_turns
+        state.max_tokens = event.max_tokens
     elif isinstance(event, ModelResponseEvent):
         state.add_usage(event.usage)
         if event.text:
@@ -319,7 +442,12 @@ def resume_prologue(point: ResumePoint) -> Prologue:
     def prologue(lane: Lane) -> Steps[TaskEnding | None]:
         session, state = lane.session, lane.state
         session.store.start_task(session.session_id, state.task_id, state.instruction)
-        world, world_turn, note = restore_world(session, point)
+        if point.inherited_world is not None:
+            (world, world_turn), note = point.inherited_world, None
+        else:
+            world, world_turn, note = restore_world(session, point)
+        for plan in point.wake.values():
+            plan.point.inherited_world = (world, world_turn)
         yield lane.emit(
             TaskResumedEvent(
                 instruction=state.instruction,
@@ -336,17 +464,92 @@ def resume_prologue(point: ResumePoint) -> Prologue:
         )
         if note is not None:
             yield lane.emit(note)
+        if point.recovery is not None:
+            yield lane.emit(point.recovery)
         state.add_usage(session.prepare_resident(lane.should_cancel))
         yield from _reload_skills(lane, point.skills)
         session.sync_tool_sources()
         ending = yield from offer_tools(lane)
         for pending in point.pending:
-            output, ran = pending.output()
-            tool = lane.tools.get(pending.call.name)
-            yield from record_result(lane, pending.call, tool, output, executed=ran)
+            answered = yield from _answer_delegate(lane, point, pending)
+            if answered is None:
+                output, ran = pending.output()
+                tool = lane.tools.get(pending.call.name)
+                yield from record_result(lane, pending.call, tool, output, executed=ran)
+            elif answered is not True:
+                return answered
         return ending
 
     return prologue
+
+
+def _answer_delegate(
+    lane: Lane, point: ResumePoint, pending: PendingCall
+) -> Steps[TaskEnding | bool | None]:
+    """Answer a pending ``delegate`` call from its lane: woken to finish, its recorded
+    handoff, or "not executed" when it never started. True when answered, an ending if
+    the operator cancelled the woken lane, None for any other call."""
+    call = pending.call
+    tool = lane.tools.get(call.name)
+    plan = point.wake.get(call.id)
+    if plan is not None:
+        outcome = yield from lane.emit_all(
+            run_tool(
+                _waking(lane, plan),
+                {},
+                {"call_id": call.id, "task_id": lane.state.task_id, "turn": lane.state.turn},
+                timeout_s=float("inf"),
+                should_cancel=lane.should_cancel,
+                interrupt=None,
+            )
+        )
+        yield from record_result(
+            lane, call, tool, outcome.output, executed=True, duration_s=outcome.duration_s
+        )
+        if outcome.cancelled:
+            return TaskEnding("cancelled", "cancelled by the operator while a sub-agent resumed")
+        return True
+    if call.id in point.deliver:
+        output = handoff_output(lane.session, point.deliver[call.id])
+        yield from record_result(lane, call, tool, output, executed=True)
+        return True
+    if call.id in point.never_started:
+        output = ToolOutput.error(NEVER_STARTED, "not_executed", executed=False)
+        yield from record_result(lane, call, tool, output, executed=False)
+        return True
+    return None
+
+
+def _waking(parent: Lane, plan: WakePlan) -> Tool:
+    """A one-off tool whose run is the woken lane (so it streams, is cancelled and is
+    waited for exactly like a ``delegate`` call)."""
+    session = parent.session
+
+    def wake(ctx: ToolContext) -> ToolOutput:
+        child = build_child(
+            session,
+            plan.contract,
+            parent=parent,
+            link=plan.point.state.parent,
+            should_cancel=cancelled_with(parent, ctx),
+            poll_replan=None,
+            state=plan.point.state,
+        )
+        plan.context.apply(child.lane.context)
+        child.check.repaired = plan.repaired
+        resumed = resume_prologue(plan.point)
+
+        def finish_up(lane: Lane) -> Steps[TaskEnding | None]:
+            ending = yield from resumed(lane)
+            lane.state.max_turns = max(lane.state.max_turns, lane.state.turn + 1)
+            lane.record(NoticeItem(text=SUBAGENT_FINISH_UP))
+            return ending
+
+        return handoff_output(session, run_child(child, emit=ctx.emit, prologue=finish_up))
+
+    tool = Tool(DELEGATE_TOOL, "a sub-agent lane resumed after a crash", wake, source="builtin")
+    tool.cancel_grace_s = SUBAGENT_GRACE_S  # type: ignore[attr-defined]
+    return tool
 
 
 def restore_world(

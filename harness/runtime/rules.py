@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 RECORDED_WITHOUT_EXECUTION: frozenset[ErrorKind] = frozenset(
-    {"blocked", "invalid_arguments", "unknown_tool"}
+    {"blocked", "invalid_arguments", "unknown_tool", "driver_busy"}
 )
 """Refusals that enter Task Notes although the tool never ran: the model must not forget
 that a call was blocked or malformed, or it repeats it."""

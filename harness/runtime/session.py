@@ -7,7 +7,9 @@ sequence. The loop and resume reach it only through the public methods here; eve
 that belongs to one task lives in a :class:`~harness.runtime.task.TaskState`.
 
 Several tasks can run over one session at once only as lanes of one task (a sub-agent
-working for its parent's turn); the session's task slot admits one top-level task.
+working for its parent's turn); the session's task slot admits one top-level task. Items,
+states and layouts are stored per lane (a sub-agent's history never enters the main
+lane's), and events of every lane share the session's one sequence.
 """
 
 from __future__ import annotations
@@ -20,12 +22,12 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from harness.cancel import Cancelled
-from harness.config import HarnessConfig
+from harness.config import HarnessConfig, ModelConfig
 from harness.context import Context
 from harness.context.admission import admit_tool_definitions
 from harness.context.compactor import Compactor
 from harness.errors import HarnessBusyError, HarnessClosedError
-from harness.events import EventBase, MemoryConsolidationEvent
+from harness.events import EventBase, MemoryConsolidationEvent, SafetyEvent
 from harness.messages import ImagePart, Item, Usage
 from harness.prompts import DEFAULT_SYSTEM_PROMPT
 from harness.protocols import (
@@ -45,6 +47,7 @@ from harness.protocols import (
 )
 from harness.providers.base import Model
 from harness.redact import Redactor
+from harness.runtime.robot import RobotGuard
 from harness.runtime.rules import RecordedResult, enters_task_notes
 from harness.tools import ToolRegistry
 from harness.world.task_check import TaskCheck
@@ -53,6 +56,7 @@ from memory.task_notes import TaskNotes
 
 if TYPE_CHECKING:
     from embodiment.types import Driver
+    from harness.runtime.lane import Lane
     from harness.runtime.task import TaskState
 
 __all__ = ["Session", "SessionParts"]
@@ -79,6 +83,9 @@ class SessionParts:
     hooks: Sequence[PreHook] = ()
     user_channel: UserChannel | None = None
     profile_text: str = ""
+    subagent_model: Model | None = None
+    """The sub-agents' model (``subagents.model``); None: the main model."""
+    subagent_model_config: ModelConfig | None = None
     redactor: Redactor | None = None
     """The session's secret redactor (built-in shapes only when None)."""
 
@@ -103,6 +110,8 @@ class Session:
         self.store = parts.store
         self.compactor = parts.compactor
         self.driver = parts.driver
+        self.robot = RobotGuard(parts.driver)
+        """One physical command at a time, and the stop at the end of each task."""
         self.observation_provider = parts.observation_provider
         self.safety = parts.safety
         self.scene = parts.scene
@@ -113,6 +122,8 @@ class Session:
         self.hooks = list(parts.hooks)
         self.user_channel = parts.user_channel
         self.profile_text = parts.profile_text
+        self.subagent_model = parts.subagent_model
+        self.subagent_model_config = parts.subagent_model_config
         self.redactor = parts.redactor or Redactor()
         """Applied once to every event before it is stored and handed to the caller, and
         to everything handed to memory."""
@@ -122,8 +133,9 @@ class Session:
         self._seq = 0
         self._frames = 0
         self._slot_lock = threading.Lock()
+        self._emit_lock = threading.Lock()
         self._active: TaskState | None = None
-        self._lanes: dict[str, TaskState] = {}
+        self._lanes: dict[str, Lane] = {}
         self.closed = False
         self.last_notes = self.new_task_notes()
         """Task Notes of the latest task (``Harness.task_notes``)."""
@@ -140,10 +152,11 @@ class Session:
     def active_task(self) -> TaskState | None:
         return self._active
 
-    def begin_task(self, state: TaskState) -> None:
+    def begin_task(self, lane: Lane) -> None:
         """Take the session's task slot for a top-level task; refused while one runs."""
         if self.closed:
             raise HarnessClosedError("this Harness is closed")
+        state = lane.state
         with self._slot_lock:
             if self._active is not None:
                 raise HarnessBusyError(
@@ -151,8 +164,9 @@ class Session:
                     f"{self.session_id}; wait for its done event or close its stream"
                 )
             self._active = state
-        self.open_lane(state)
-        self.last_notes = state.notes
+        self.open_lane(lane)
+        if not state.lane:
+            self.last_notes = state.notes
 
     def end_task(self, state: TaskState) -> None:
         """Give the slot back (idempotent; a stale caller cannot free a newer task's slot)."""
@@ -161,16 +175,19 @@ class Session:
             if self._active is state:
                 self._active = None
 
-    def open_lane(self, state: TaskState) -> None:
-        """Register a running task lane so its tools can find its state by task id."""
-        self._lanes[state.task_id] = state
+    def open_lane(self, lane: Lane) -> None:
+        """Register a running lane so its tools can find it by task id (a sub-agent's lane
+        is opened by its parent's ``delegate`` call, without the task slot)."""
+        self._lanes[lane.state.task_id] = lane
 
     def close_lane(self, state: TaskState) -> None:
-        if self._lanes.get(state.task_id) is state:
+        lane = self._lanes.get(state.task_id)
+        if lane is not None and lane.state is state:
             del self._lanes[state.task_id]
 
-    def lane(self, task_id: str) -> TaskState | None:
-        """The running task with this id (built-in tools reach their task through it)."""
+    def lane(self, task_id: str) -> Lane | None:
+        """The running lane with this task id (built-in tools reach their task through
+        it)."""
         return self._lanes.get(task_id)
 
     def check_idle(self, action: str) -> None:
@@ -192,46 +209,69 @@ class Session:
         This is the one place every event passes on its way out, so the run store, the
         control script iterating ``run_stream()`` and the CLI all get the same redacted
         event. (Streamed model text is redacted as a stream before it gets here; see
-        :func:`harness.runtime.decide.call_model`.)"""
-        self._seq += 1
-        stamped = event.model_copy(
-            update={
-                "session_id": self.session_id,
-                "task_id": task_id,
-                "turn": turn,
-                "seq": self._seq,
-            }
-        )
-        stamped = self.redactor.model(stamped)
-        self.store.append_event(stamped)
+        :func:`harness.runtime.decide.call_model`.) Locked: a sub-agent lane emits from its
+        parent's tool thread, and the sequence number and the store's order must agree."""
+        with self._emit_lock:
+            self._seq += 1
+            stamped = event.model_copy(
+                update={
+                    "session_id": self.session_id,
+                    "task_id": task_id,
+                    "turn": turn,
+                    "seq": self._seq,
+                }
+            )
+            stamped = self.redactor.model(stamped)
+            self.store.append_event(stamped)
         return stamped
 
     def continue_sequence(self, last_seq: int) -> None:
         """Resume numbers events after the last one the store holds."""
         self._seq = max(self._seq, last_seq)
 
-    def append_item(self, item: Item) -> None:
-        """Append to Accumulated and store it at once (nothing is lost on a crash)."""
-        self.context.append(item)
-        self.store.put_item(
-            self.session_id, item, lifetime="accumulated", tokens=self.context.item_tokens(item)
-        )
+    def append_item(self, item: Item, *, context: Context | None = None, lane: str = "") -> None:
+        """Append to a lane's Accumulated (the main lane's by default) and store it at once
+        (nothing is lost on a crash)."""
+        context = context or self.context
+        context.append(item)
+        self._put_item(item, context, lane)
 
-    def set_item_state(self, item_id: str, state: str, reason: str) -> None:
-        self.context.set_state(item_id, state, reason)  # type: ignore[arg-type]
-        self.sync_item_states()
-
-    def sync_item_states(self) -> None:
-        """Store the items and states the compactor created or changed since last time."""
-        new_items, changed = self.context.drain_changes()
-        for item in new_items:
+    def _put_item(self, item: Item, context: Context, lane: str) -> None:
+        tokens = context.item_tokens(item)
+        if lane:
             self.store.put_item(
-                self.session_id, item, lifetime="accumulated", tokens=self.context.item_tokens(item)
+                self.session_id, item, lifetime="accumulated", tokens=tokens, lane=lane
             )
+        else:  # the main lane: the call every RunStore has always accepted
+            self.store.put_item(self.session_id, item, lifetime="accumulated", tokens=tokens)
+
+    def set_item_state(
+        self,
+        item_id: str,
+        state: str,
+        reason: str,
+        *,
+        context: Context | None = None,
+        lane: str = "",
+    ) -> None:
+        (context or self.context).set_state(item_id, state, reason)  # type: ignore[arg-type]
+        self.sync_item_states(context=context, lane=lane)
+
+    def sync_item_states(self, *, context: Context | None = None, lane: str = "") -> None:
+        """Store the items and states the compactor created or changed since last time in
+        a lane's context (the main lane's by default)."""
+        context = context or self.context
+        new_items, changed = context.drain_changes()
+        for item in new_items:
+            self._put_item(item, context, lane)
         for item_id, state in changed.items():
             self.store.set_item_state(item_id, state=state.status, reason=state.reason)
         if new_items or changed:
-            self.store.set_accumulated(self.session_id, [i.id for i in self.context.accumulated])
+            ids = [i.id for i in context.accumulated]
+            if lane:
+                self.store.set_accumulated(self.session_id, ids, lane=lane)
+            else:
+                self.store.set_accumulated(self.session_id, ids)
 
     def reset(self) -> None:
         """Clear Accumulated (``Harness.reset_session``); tools, clients and Resident stay."""
@@ -294,11 +334,12 @@ class Session:
                 self._source_tools.append(item.name)
         return True
 
-    def offer_tools(self, tools: ToolRegistry) -> str | None:
-        """Put the visible definitions of ``tools`` into Resident; the admission refusal,
-        or None."""
-        self.context.set_tools([t.spec() for t in tools.visible()])
-        admission = admit_tool_definitions(self.context)
+    def offer_tools(self, tools: ToolRegistry, *, context: Context | None = None) -> str | None:
+        """Put the visible definitions of ``tools`` into a lane's context (the main lane's
+        by default); the admission refusal, or None."""
+        context = context or self.context
+        context.set_tools([t.spec() for t in tools.visible()])
+        admission = admit_tool_definitions(context)
         return None if admission.admitted else admission.refusal()
 
     # ================================================================== resident
@@ -337,16 +378,18 @@ class Session:
                 texts.append(text)
         return "\n\n".join(texts)
 
-    def end_task_resident(self) -> None:
-        """Task-scoped capability context (loaded skill bodies) leaves with the task."""
-        self.context.remove_resident_prefix("skill:")
+    def end_task_resident(self, context: Context | None = None) -> None:
+        """Task-scoped capability context (loaded skill bodies) leaves with the task (a
+        sub-agent's child view drops only the skills it loaded itself)."""
+        (context or self.context).remove_resident_prefix("skill:")
 
     # ================================================================== memory
 
     def store_task_notes(self, state: TaskState) -> None:
-        """A Task Notes snapshot: structured into the run store, rendered into memory."""
+        """A Task Notes snapshot: structured into the run store, rendered into memory (a
+        sub-agent's notes are its own: memory mirrors the main lane's only)."""
         self.store.put_task_notes(self.session_id, state.task_id, state.notes.state())
-        if self._memory_on():
+        if self._memory_on() and not state.lane:
             assert self.memory is not None
             try:
                 self.memory.mirror_task_notes(self.redactor.text(state.notes.render()))
@@ -377,8 +420,9 @@ class Session:
     ) -> MemoryConsolidationEvent | None:
         """Consolidate what the task taught into durable memory; its model cost is the
         task's. The operator's cancel wins over a helper's model call in flight: the
-        consolidation is abandoned and nothing is written."""
-        if not self._memory_on():
+        consolidation is abandoned and nothing is written. A sub-agent lane consolidates
+        nothing: its work is its parent's task's."""
+        if not self._memory_on() or state.lane:
             return None
         assert self.memory is not None
         redact = self.redactor.text
@@ -453,8 +497,7 @@ class Session:
 
     def interrupt_robot(self) -> None:
         """Interrupt a physical action in flight (called while the tool is blocking)."""
-        if self.driver is not None:
-            self.driver.stop()
+        self.robot.interrupt()
 
     def record_world_state(self, state: TaskState) -> None:
         """Record the world's state (drivers with ``snapshot()``: the simulator) so resume
@@ -469,10 +512,7 @@ class Session:
             return
         self.store.put_world_state(self.session_id, state.task_id, turn=state.turn, state=world)
 
-    def stop_robot(self) -> None:
-        """Leave the robot stopped at the end of every task, whatever ended it."""
-        if self.driver is not None:
-            try:
-                self.driver.stop()
-            except Exception:
-                logger.exception("driver.stop() failed at the end of the task")
+    def stop_robot(self) -> list[SafetyEvent]:
+        """Leave the robot stopped at the end of every task, whatever ended it; what may
+        have left it moving comes back as ``safety`` events (empty: it is stopped)."""
+        return self.robot.stop()

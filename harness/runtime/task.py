@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from harness.events import TaskStatus
 from harness.messages import ImagePart, Usage, new_id
+from harness.protocols import LaneLink
 from harness.runtime.rules import (
     RecordedResult,
     counts_toward_failure_budget,
@@ -55,6 +56,12 @@ class TaskState:
     task_id: str = field(default_factory=lambda: new_id("task"))
     images: list[ImagePart] = field(default_factory=list)
     """Images given with the instruction."""
+    lane: str = ""
+    """A sub-agent lane's id (its task id); "" for a main-lane task."""
+    parent: LaneLink | None = None
+    """The parent turn a sub-agent lane works for."""
+    max_tokens: int | None = None
+    """The most prompt plus output tokens the task may spend (None: no limit)."""
     turn: int = 0
     usage: Usage = field(default_factory=Usage)
     consecutive_failures: int = 0
@@ -76,6 +83,11 @@ class TaskState:
     def add_usage(self, usage: Usage | None) -> None:
         if usage is not None:
             self.usage = self.usage + usage
+
+    @property
+    def tokens_spent(self) -> int:
+        """Prompt and output tokens of every model call so far (what ``max_tokens`` caps)."""
+        return self.usage.prompt_tokens + self.usage.output_tokens
 
     def account(self, result: RecordedResult, *, notes: bool = True) -> ToolOutcome | None:
         """Apply one recorded result to the failure budget, Task Notes and outcomes.

@@ -83,8 +83,10 @@ def workspace_tools(session: Session) -> list[Tool]:
 
 
 def context_of(session: Session, task_id: str) -> Context:
-    """The context the calling task works in."""
-    return session.context
+    """The context the calling lane works in: a sub-agent's own child view, so its
+    episodes and its condensation never touch the parent's working set."""
+    lane = session.lane(task_id)
+    return lane.context if lane is not None else session.context
 
 
 def _begin(
@@ -145,7 +147,11 @@ def _condense(session: Session, ctx: ToolContext, **fields: object) -> ToolOutpu
         )
     except CondenseRefused as exc:
         return ToolOutput.error(f"condense_context refused: {exc}; nothing changed", "refused")
-    session.sync_item_states()
+    lane = session.lane(ctx.task_id)
+    if lane is not None:
+        lane.sync_item_states()
+    else:
+        session.sync_item_states()
     ctx.emit(
         CompactionEvent(
             status="completed",

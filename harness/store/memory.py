@@ -14,7 +14,7 @@ from typing import Any
 from harness.context.archive import archive_hit
 from harness.events import EventBase, ToolResultEvent
 from harness.messages import ImagePart, Item
-from harness.protocols import ArchiveHit
+from harness.protocols import ArchiveHit, LaneLink
 from harness.redact import Redactor
 from harness.store.redacting import RedactingStore
 
@@ -36,6 +36,9 @@ class MemoryRunStore(RedactingStore):
         """address -> (task id, tool, arguments) of each archived output."""
         self.images: dict[str, ImagePart] = {}
         self.layouts: list[tuple[str, list[str]]] = []
+        """(session id, item ids) of the main lane's layouts."""
+        self.lane_layouts: list[tuple[str, str, list[str]]] = []
+        """(session id, lane, item ids) of sub-agent lanes' layouts."""
         self.task_notes: dict[str, dict[str, Any]] = {}
         self.world_states: dict[str, tuple[int, dict[str, Any]]] = {}
         """task id -> (turn, state) of the latest recorded world state."""
@@ -45,12 +48,22 @@ class MemoryRunStore(RedactingStore):
         with self._lock:
             self.sessions.setdefault(session_id, {"config": self.redactor.config(dict(config))})
 
-    def start_task(self, session_id: str, task_id: str, instruction: str) -> None:
+    def start_task(
+        self,
+        session_id: str,
+        task_id: str,
+        instruction: str,
+        *,
+        lane: str = "",
+        parent: LaneLink | None = None,
+    ) -> None:
         with self._lock:
             self.tasks[task_id] = {
                 "session_id": session_id,
                 "instruction": self.redactor.text(instruction),
                 "status": "running",
+                "lane": lane,
+                "parent": parent,
             }
 
     def end_task(
@@ -89,7 +102,9 @@ class MemoryRunStore(RedactingStore):
                 if isinstance(event, ToolResultEvent) and event.task_id == task_id
             ]
 
-    def put_item(self, session_id: str, item: Item, *, lifetime: str, tokens: int) -> None:
+    def put_item(
+        self, session_id: str, item: Item, *, lifetime: str, tokens: int, lane: str = ""
+    ) -> None:
         with self._lock:
             self.items[item.id] = {
                 "session_id": session_id,
@@ -98,6 +113,7 @@ class MemoryRunStore(RedactingStore):
                 "tokens": tokens,
                 "state": "verbatim",
                 "reason": "",
+                "lane": lane,
             }
 
     def set_item_state(self, item_id: str, *, state: str, reason: str) -> None:
@@ -105,9 +121,12 @@ class MemoryRunStore(RedactingStore):
             if item_id in self.items:
                 self.items[item_id].update(state=state, reason=self.redactor.text(reason))
 
-    def set_accumulated(self, session_id: str, item_ids: Sequence[str]) -> None:
+    def set_accumulated(self, session_id: str, item_ids: Sequence[str], *, lane: str = "") -> None:
         with self._lock:
-            self.layouts.append((session_id, list(item_ids)))
+            if lane:
+                self.lane_layouts.append((session_id, lane, list(item_ids)))
+            else:
+                self.layouts.append((session_id, list(item_ids)))
 
     def put_task_notes(self, session_id: str, task_id: str, notes: Mapping[str, Any]) -> None:
         with self._lock:

@@ -6,6 +6,8 @@ harness that is writing it), so the CLI can follow a running session, and
 
 A RUN argument (``harness show RUN``) is a task id, a session id (its latest task),
 ``last`` (the latest task in the store), or a unique prefix of a task or session id.
+"Task" there means a top-level task: sub-agent lanes are listed under the task whose turn
+they worked for (:meth:`RunLog.lanes`), and are read like tasks by their own id.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from harness.events import (
 from harness.mcp.processes import is_alive
 from harness.messages import ImagePart, Item, Usage
 from harness.redact import Redactor, check_pattern
-from harness.store.schema import SCHEMA_VERSION, schema_version
+from harness.store.schema import SCHEMA_VERSION, needs_migration, schema_version
 from harness.store.writer import STORE_FILENAME, connect_store
 
 __all__ = [
@@ -85,10 +87,21 @@ class StoredTask(_Record):
     outcome: TaskOutcome = "unverified"
     """Whether the goal was met (``achieved``, ``not_achieved``, ``unverified``)."""
     evidence: OutcomeEvidence = OutcomeEvidence()
+    lane: str = ""
+    """A sub-agent lane's own id ("" for a main-lane task)."""
+    parent_task_id: str | None = None
+    parent_call_id: str | None = None
+    parent_turn: int | None = None
+    """The parent turn a lane worked for (None for a task, or a lane a control script
+    started directly)."""
 
     @property
     def duration_s(self) -> float | None:
         return None if self.ended_at is None else self.ended_at - self.started_at
+
+    @property
+    def is_lane(self) -> bool:
+        return bool(self.lane)
 
 
 class StoredItem(_Record):
@@ -189,7 +202,7 @@ class RunLog:
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA busy_timeout = 5000")
         version = schema_version(conn)
-        if version < SCHEMA_VERSION:
+        if needs_migration(conn):
             conn.close()
             connect_store(self.path).close()  # migrates (the only write a reader makes)
             conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
@@ -217,17 +230,20 @@ class RunLog:
 
     # ------------------------------------------------------------------ sessions and tasks
 
+    _TASK_COUNT = (
+        "(SELECT COUNT(*) FROM tasks t WHERE t.session_id = s.id AND t.parent_task_id IS NULL) AS n"
+    )
+
     def sessions(self, *, limit: int | None = None) -> list[StoredSession]:
         rows = self._rows(
-            "SELECT s.*, (SELECT COUNT(*) FROM tasks t WHERE t.session_id = s.id) AS n "
-            "FROM sessions s ORDER BY s.created_at DESC" + (f" LIMIT {int(limit)}" if limit else "")
+            f"SELECT s.*, {self._TASK_COUNT} FROM sessions s ORDER BY s.created_at DESC"
+            + (f" LIMIT {int(limit)}" if limit else "")
         )
         return [self._session(row) for row in rows]
 
     def session(self, session_id: str) -> StoredSession:
         rows = self._rows(
-            "SELECT s.*, (SELECT COUNT(*) FROM tasks t WHERE t.session_id = s.id) AS n "
-            "FROM sessions s WHERE s.id = ?",
+            f"SELECT s.*, {self._TASK_COUNT} FROM sessions s WHERE s.id = ?",
             (session_id,),
         )
         if not rows:
@@ -247,19 +263,46 @@ class RunLog:
         )
 
     def tasks(self, *, session_id: str | None = None, limit: int | None = None) -> list[StoredTask]:
-        """Newest first."""
+        """Top-level tasks (and lanes started directly by a control script), newest first;
+        the lanes that worked for a task's turns are :meth:`lanes`."""
+        return self._tasks_where(
+            "t.parent_task_id IS NULL",
+            session_id=session_id,
+            order="t.started_at DESC, t.rowid DESC",
+            limit=limit,
+        )
+
+    def lanes(
+        self, task_id: str | None = None, *, session_id: str | None = None
+    ) -> list[StoredTask]:
+        """The sub-agent lanes that worked for ``task_id``'s turns (or every lane with a
+        parent in ``session_id``), oldest first."""
+        where, params = "t.parent_task_id IS NOT NULL", []
+        if task_id is not None:
+            where, params = "t.parent_task_id = ?", [task_id]
+        return self._tasks_where(
+            where, params, session_id=session_id, order="t.started_at, t.rowid"
+        )
+
+    def _tasks_where(
+        self,
+        where: str,
+        params: Sequence[Any] = (),
+        *,
+        session_id: str | None,
+        order: str,
+        limit: int | None = None,
+    ) -> list[StoredTask]:
         sql = (
             "SELECT t.*, s.pid AS pid, s.host AS host FROM tasks t "
-            "JOIN sessions s ON s.id = t.session_id"
+            f"JOIN sessions s ON s.id = t.session_id WHERE {where}"
         )
-        params: list[Any] = []
+        values = list(params)
         if session_id is not None:
-            sql += " WHERE t.session_id = ?"
-            params.append(session_id)
-        sql += " ORDER BY t.started_at DESC, t.rowid DESC"
-        if limit:
-            sql += f" LIMIT {int(limit)}"
-        return [self._task(row) for row in self._rows(sql, params)]
+            sql += " AND t.session_id = ?"
+            values.append(session_id)
+        sql += f" ORDER BY {order}" + (f" LIMIT {int(limit)}" if limit else "")
+        return [self._task(row) for row in self._rows(sql, values)]
 
     def task(self, task_id: str) -> StoredTask:
         rows = self._rows(
@@ -294,6 +337,10 @@ class RunLog:
             pid=row["pid"],
             outcome=row["outcome"] or "unverified",
             evidence=OutcomeEvidence.model_validate(json.loads(row["evidence"] or "{}")),
+            lane=row["lane"] or "",
+            parent_task_id=row["parent_task_id"],
+            parent_call_id=row["parent_call_id"],
+            parent_turn=row["parent_turn"],
         )
 
     def _progress(self, task_id: str) -> tuple[int, Usage]:
@@ -366,11 +413,17 @@ class RunLog:
         types: Sequence[str] = (),
         since_pos: int | None = None,
         until_pos: int | None = None,
+        task_ids: Sequence[str] = (),
     ) -> list[tuple[int, Event]]:
+        """Events in store order; ``task_ids`` reads several tasks at once (a task and its
+        sub-agent lanes, interleaved as they happened)."""
         sql, params = "SELECT pos, data FROM events WHERE 1", []
         if task_id is not None:
             sql += " AND task_id = ?"
             params.append(task_id)
+        if task_ids:
+            sql += f" AND task_id IN ({','.join('?' * len(task_ids))})"
+            params.extend(task_ids)
         if session_id is not None:
             sql += " AND session_id = ?"
             params.append(session_id)
@@ -411,13 +464,22 @@ class RunLog:
     # ------------------------------------------------------------------ items and context
 
     def items(
-        self, session_id: str, *, task_id: str | None = None, until_pos: int | None = None
+        self,
+        session_id: str,
+        *,
+        task_id: str | None = None,
+        until_pos: int | None = None,
+        lane: str | None = None,
     ) -> list[StoredItem]:
+        """Items of a session (of one lane when ``lane`` is given; "" is the main lane)."""
         sql = "SELECT * FROM items WHERE session_id = ?"
         params: list[Any] = [session_id]
         if task_id is not None:
             sql += " AND task_id = ?"
             params.append(task_id)
+        if lane is not None:
+            sql += " AND lane = ?"
+            params.append(lane)
         if until_pos is not None:
             sql += " AND pos <= ?"
             params.append(until_pos)
@@ -437,20 +499,23 @@ class RunLog:
             reason=self._text(row["reason"] or ""),
         )
 
-    def accumulated(self, session_id: str, *, until_pos: int | None = None) -> list[StoredItem]:
-        """Accumulated context exactly as it was at ``until_pos`` (now when None): the last
-        recorded layout, then the items appended after it, in order."""
+    def accumulated(
+        self, session_id: str, *, until_pos: int | None = None, lane: str = ""
+    ) -> list[StoredItem]:
+        """One lane's Accumulated context (the main lane's by default) exactly as it was at
+        ``until_pos`` (now when None): the lane's last recorded layout, then the items
+        appended to it after that, in order."""
         limit = until_pos if until_pos is not None else 2**62
         layout = self._rows(
-            "SELECT pos, item_ids FROM layouts WHERE session_id = ? AND pos <= ? "
+            "SELECT pos, item_ids FROM layouts WHERE session_id = ? AND lane = ? AND pos <= ? "
             "ORDER BY pos DESC LIMIT 1",
-            (session_id, limit),
+            (session_id, lane, limit),
         )
         since, ids = (layout[0]["pos"], json.loads(layout[0]["item_ids"])) if layout else (0, [])
-        items = {item.id: item for item in self.items(session_id, until_pos=limit)}
+        items = {item.id: item for item in self.items(session_id, until_pos=limit, lane=lane)}
         ordered = [items[item_id] for item_id in ids if item_id in items]
         ordered.extend(item for item in items.values() if item.pos > since)
-        states = self.item_states(session_id, until_pos=until_pos)
+        states = self.item_states(session_id, until_pos=until_pos, lane=lane)
         return [self._at_state(item, states) for item in ordered]
 
     @staticmethod
@@ -461,14 +526,18 @@ class RunLog:
         return item.model_copy(update={"state": state, "reason": reason})
 
     def item_states(
-        self, session_id: str, *, until_pos: int | None = None
+        self, session_id: str, *, until_pos: int | None = None, lane: str | None = None
     ) -> dict[str, tuple[str, str]]:
-        """Each item's latest state (and reason) at ``until_pos``."""
+        """Each item's latest state (and reason) at ``until_pos`` (of one lane's items when
+        ``lane`` is given)."""
         sql = "SELECT item_id, state, reason FROM item_states WHERE session_id = ?"
         params: list[Any] = [session_id]
         if until_pos is not None:
             sql += " AND pos <= ?"
             params.append(until_pos)
+        if lane is not None:
+            sql += " AND item_id IN (SELECT id FROM items WHERE session_id = ? AND lane = ?)"
+            params.extend([session_id, lane])
         states: dict[str, tuple[str, str]] = {}
         for row in self._rows(sql + " ORDER BY pos", params):
             states[row["item_id"]] = (row["state"], self._text(row["reason"] or ""))
@@ -512,14 +581,20 @@ class RunLog:
                 )
             pos, snapshot = chosen[-1]
         assert isinstance(snapshot, PromptSnapshotEvent)
-        live = self.accumulated(task.session_id, until_pos=pos)
+        lane = task.lane
+        live = self.accumulated(task.session_id, until_pos=pos, lane=lane)
         live_ids = {item.id for item in live}
         rows = [self._row(item, in_context=True) for item in live]
-        states = self.item_states(task.session_id, until_pos=pos)
-        for item in self.items(task.session_id, until_pos=pos):
+        states = self.item_states(task.session_id, until_pos=pos, lane=lane)
+        for item in self.items(task.session_id, until_pos=pos, lane=lane):
             if item.id not in live_ids and states.get(item.id, ("verbatim",))[0] != "verbatim":
                 rows.append(self._row(self._at_state(item, states), in_context=False))
         loaded = self.events(task_id=task_id, types=["skill_loaded"], until_pos=pos)
+        if task.parent_task_id:  # a lane reads its parent's Resident blocks through
+            inherited = self.events(
+                task_id=task.parent_task_id, types=["skill_loaded"], until_pos=pos
+            )
+            loaded = inherited + loaded
         skills = list(dict.fromkeys(e.name for e in loaded))  # type: ignore[union-attr]
         return ContextView(
             task_id=task_id,

@@ -10,7 +10,9 @@ network. Sections:
   tokens for comparison (matplotlib, the ``report`` extra; without it the report says so
   and lists the numbers in a table);
 - the timeline, turn by turn: camera frames, the model's text and decision, safety checks,
-  tool calls and results (with their images), evaluator verdicts, compactions, replans;
+  tool calls and results (with their images), evaluator verdicts, compactions, replans,
+  and each sub-agent lane nested (turn by turn, to its handoff) under the ``delegate``
+  call it ran for;
 - the final report.
 """
 
@@ -31,30 +33,38 @@ from harness.events import (
     CompactionEvent,
     DoneEvent,
     Event,
+    HandoffEvent,
     ModelResponseEvent,
     ObservationEvent,
     OutcomeEvidence,
     PromptSnapshotEvent,
     TaskResumedEvent,
+    ToolCallEvent,
     ToolResultEvent,
 )
 from harness.messages import ImagePart, InstructionItem
 from harness.store.reader import RunLog, StoredTask
 from harness.store.report_episodes import episode_event_html, episodes_html
 
-__all__ = ["PLOT_SECTIONS", "context_plot_svg", "render_report", "write_report"]
+__all__ = ["PAGE_CSS", "PLOT_SECTIONS", "context_plot_svg", "render_report", "write_report"]
 
 PLOT_SECTIONS: tuple[str, ...] = ("resident", "tools", "accumulated", "refreshed", "images")
 """Stacking order of the request sections in the plot (most stable at the bottom)."""
 SECTION_COLORS = ("#4c72b0", "#8172b3", "#dd8452", "#55a868", "#c44e52")
 RESULT_PREVIEW_CHARS = 4000
 
-_CSS = """
+PAGE_CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;background:#f6f7f9;
 color:#1d232b}
 main{max-width:1100px;margin:0 auto;padding:24px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 10px}
 .sub{color:#5b6673;margin-bottom:16px}
+"""
+"""The look every HTML page of the harness shares (this report, the eval page)."""
+
+_CSS = (
+    PAGE_CSS
+    + """
 table.summary{border-collapse:collapse;background:#fff;border:1px solid #dde1e6}
 table.summary td{padding:4px 12px;border-bottom:1px solid #eef0f3;vertical-align:top}
 table.summary td:first-child{color:#5b6673;white-space:nowrap}
@@ -84,15 +94,19 @@ pre{white-space:pre-wrap;word-break:break-word;font-size:12.5px;margin:4px 0 0;
 font-family:ui-monospace,SFMono-Regular,Menlo,monospace}
 .badge{display:inline-block;padding:1px 7px;border-radius:10px;font-size:12px;color:#fff}
 .b-completed,.b-success,.b-allow{background:#2e8b57}.b-failed,.b-failure,.b-block{background:#c44e52}
-.b-cancelled,.b-clamp,.b-process,.b-max_turns,.b-failure_budget,.b-interrupted,.b-running
-{background:#d4a017}
+.b-cancelled,.b-clamp,.b-process,.b-max_turns,.b-failure_budget,.b-interrupted,.b-running,
+.b-max_tokens,.b-budget_exhausted,.b-provider_error{background:#d4a017}
 .b-achieved,.b-held{background:#2e8b57}.b-not_achieved,.b-unheld{background:#c44e52}
 .b-unverified,.b-unknown{background:#d4a017}
+details.lane{margin:8px 0 8px 18px;padding:4px 0 4px 12px;border-left:3px solid #8172b3}
+details.lane>summary{font-size:13px;color:#3a4450}
+details.lane .turn{margin:8px 0}
 .report{background:#fff;border:1px solid #dde1e6;border-radius:6px;padding:12px 16px}
 details summary{cursor:pointer;color:#4c72b0;font-size:12px}
 table.tokens{border-collapse:collapse;font-size:12px}table.tokens td,table.tokens th{
 padding:2px 8px;border-bottom:1px solid #eef0f3;text-align:right}
 """
+)
 
 
 def _e(value: Any) -> str:
@@ -255,18 +269,14 @@ def render_report(log: RunLog, task_id: str) -> str:
     else:
         plot_html = plot
 
-    by_turn: dict[int, list[Event]] = defaultdict(list)
-    for event in events:
-        by_turn[event.turn].append(event)
     given = [
         ref.sha256
         for stored in log.items(task.session_id, task_id=task_id)
         if isinstance(stored.item, InstructionItem)
         for ref in stored.item.images
     ]
-    turns_html = "".join(
-        _turn_html(log, turn, by_turn[turn], given if turn == 0 else []) for turn in sorted(by_turn)
-    )
+    lanes = {lane.parent_call_id or "": lane for lane in log.lanes(task_id)}
+    turns_html = _turns_html(log, events, given, lanes)
     done = next((e for e in reversed(events) if isinstance(e, DoneEvent)), None)
     final = (
         f'<div class="report"><p>{_badge(done.status)} {_e(done.termination_reason)}</p>'
@@ -346,8 +356,43 @@ def _summary(task: StoredTask, config: dict[str, Any]) -> str:
     return f'<table class="summary">{body}</table>'
 
 
-def _turn_html(log: RunLog, turn: int, events: list[Event], given: list[str]) -> str:
-    """One turn's section; ``given`` are images that came with the instruction."""
+def _turns_html(
+    log: RunLog, events: list[Event], given: list[str], lanes: dict[str, StoredTask]
+) -> str:
+    by_turn: dict[int, list[Event]] = defaultdict(list)
+    for event in events:
+        by_turn[event.turn].append(event)
+    return "".join(
+        _turn_html(log, turn, by_turn[turn], given if turn == 0 else [], lanes)
+        for turn in sorted(by_turn)
+    )
+
+
+def _lane_html(log: RunLog, lane: StoredTask) -> str:
+    """A sub-agent lane, nested under the ``delegate`` call it ran for."""
+    events = log.events(task_id=lane.id)
+    handoff = next((e for e in reversed(events) if isinstance(e, HandoffEvent)), None)
+    status = handoff.status if handoff is not None else lane.status
+    u = lane.usage
+    head = (
+        f"sub-agent lane {_e(lane.id)} {_badge(status)} {lane.turns} turns, "
+        f"{u.prompt_tokens} in / {u.output_tokens} out tokens: {_e(lane.instruction[:160])}"
+    )
+    return (
+        f'<details class="lane" open><summary>{head}</summary>'
+        f"{_turns_html(log, events, [], {})}</details>"
+    )
+
+
+def _turn_html(
+    log: RunLog,
+    turn: int,
+    events: list[Event],
+    given: list[str],
+    lanes: dict[str, StoredTask] | None = None,
+) -> str:
+    """One turn's section; ``given`` are images that came with the instruction, ``lanes``
+    the sub-agent lanes by the ``delegate`` call they ran for (nested after that call)."""
     snapshot = next((e for e in reversed(events) if isinstance(e, PromptSnapshotEvent)), None)
     title = "Start" if turn == 0 else f"Turn {turn}"
     tokens = (
@@ -359,7 +404,16 @@ def _turn_html(log: RunLog, turn: int, events: list[Event], given: list[str]) ->
     frames = _frames_html(log, given, None) + "".join(
         _frames_html(log, e.images, e.cameras) for e in events if isinstance(e, ObservationEvent)
     )
-    body = "".join(_event_html(log, e) for e in events)
+    lanes = lanes or {}
+    body = "".join(
+        _event_html(log, e)
+        + (
+            _lane_html(log, lanes[e.call_id])
+            if isinstance(e, ToolCallEvent) and e.call_id in lanes
+            else ""
+        )
+        for e in events
+    )
     frames_div = f'<div class="frames">{frames}</div>' if frames else ""
     return f'<section class="turn"><h3>{title}{tokens}</h3>{frames_div}{body}</section>'
 
@@ -441,6 +495,8 @@ def _event_html(log: RunLog, e: Event) -> str:
         return _block("safety", "safety", f"{_badge(e.outcome)} {_e(e.tool)} {detail}")
     if kind == "hook_decision":
         return _block("safety", "hook", _e(f"{e.hook} {e.action} {e.tool}: {e.reason}"))
+    if kind == "safety":
+        return _block("error", "robot", f"<b>{_e(e.problem)}</b> {_e(e.reason)}")
     if kind == "tool_call":
         physical = " (physical)" if e.physical else ""
         return _block("call", "call", f"<b>{_e(e.name)}</b>({_args(e.arguments)}){_e(physical)}")
@@ -475,6 +531,21 @@ def _event_html(log: RunLog, e: Event) -> str:
         return _block("error", "model error", _e(f"{e.kind}: {e.message}"))
     if kind == "model_retry":
         return _block("error", "retry", _e(f"{e.error_kind}: {e.message} (wait {e.wait_s:.1f} s)"))
+    if kind == "lane_started":
+        withheld = f"; withheld: {', '.join(e.withheld)}" if e.withheld else ""
+        text = f"{e.goal} (tools: {', '.join(e.tools) or 'none'}{withheld}; model {e.model})"
+        return _block("note", "sub-agent", _e(text))
+    if kind == "handoff":
+        content = json.dumps(e.handoff, ensure_ascii=False, indent=1)
+        return _block(
+            "result" if e.status == "completed" else "error",
+            "handoff",
+            f"{_badge(e.status)}<pre>{_e(content)}</pre>",
+        )
+    if kind == "recovery":
+        text = f"{e.resumed} resumed, {e.repaired} repaired, {e.abandoned} abandoned"
+        details = "".join(f"<div>{_e(d)}</div>" for d in e.details)
+        return _block("note", "recovery", _e(text) + details)
     if kind == "memory_consolidation":
         return _block(
             "note", "memory", _e(f"{e.status}: kept {len(e.kept)}, rejected {len(e.rejected)}")
@@ -483,11 +554,15 @@ def _event_html(log: RunLog, e: Event) -> str:
         what = "complete answer" if e.complete else "answer in flight"
         return _block("note", "discarded", _e(f"model {what}: {e.reason}"))
     if kind == "done":
+        robot = " <b>The robot may still be moving.</b>" if e.robot_stopped is False else ""
+        good = (
+            e.status == "completed" and e.outcome != "not_achieved" and e.robot_stopped is not False
+        )
         return _block(
-            "result" if e.status == "completed" and e.outcome != "not_achieved" else "error",
+            "result" if good else "error",
             "done",
             f"{_badge(e.status)} after {e.turns} turns: {_e(e.termination_reason)} "
-            f"&middot; outcome {_badge(e.outcome)}",
+            f"&middot; outcome {_badge(e.outcome)}{robot}",
         )
     return ""  # model deltas, prompt snapshots (in the header), observations (as frames)
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from harness.errors import RunStoreError
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "migrate", "schema_version"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "migrate", "needs_migration", "schema_version"]
 
 _V1 = """
 CREATE TABLE sessions (
@@ -151,6 +151,53 @@ columns (tasks ended by an older harness read their done event, which had none:
 unverified), and the simulated world's state after each turn (resume restores it)."""
 
 
+_V4_COLUMNS = (
+    ("tasks", "lane", "TEXT NOT NULL DEFAULT ''"),
+    ("tasks", "parent_task_id", "TEXT"),
+    ("tasks", "parent_call_id", "TEXT"),
+    ("tasks", "parent_turn", "INTEGER"),
+    ("items", "lane", "TEXT NOT NULL DEFAULT ''"),
+    ("layouts", "lane", "TEXT NOT NULL DEFAULT ''"),
+    ("archive", "arguments", "TEXT NOT NULL DEFAULT ''"),
+)
+_V4_INDEXES = """
+CREATE INDEX IF NOT EXISTS tasks_by_parent ON tasks(parent_task_id)
+    WHERE parent_task_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS items_by_lane ON items(session_id, lane, pos);
+CREATE INDEX IF NOT EXISTS layouts_by_lane ON layouts(session_id, lane, pos);
+CREATE INDEX IF NOT EXISTS archive_by_task ON archive(task_id, created_at)
+"""
+
+
+def _v4(conn: sqlite3.Connection) -> None:
+    """Version 4: sub-agent lanes, and the arguments of archived calls.
+
+    A lane is a task whose ``lane`` is its own id, linked to the parent's turn
+    (``parent_task_id``, ``parent_call_id``, ``parent_turn``; NULL for a lane a control
+    script started directly); its items and layouts carry the lane id, so each lane's
+    Accumulated history is rebuilt apart from the main lane's (``lane = ''``, every row an
+    older store has). The archive keeps the arguments of the call whose output it holds,
+    so ``search_archive`` finds an exchange by tool name and arguments ("read_sensor_log
+    index 7"; '' for older rows).
+
+    A column that is already there is left alone: a store whose version number was wound
+    back keeps its data, and a store at version 4 with only one half of it (the two halves
+    were separate version-4 steps on two branches before they merged) is completed by
+    :func:`migrate` on open."""
+    for table, column, kind in _V4_COLUMNS:
+        if column not in _columns(conn, table):
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+    _script(_V4_INDEXES)(conn)
+
+
+def _v4_incomplete(conn: sqlite3.Connection) -> bool:
+    return any(column not in _columns(conn, table) for table, column, _ in _V4_COLUMNS)
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     def apply(conn: sqlite3.Connection) -> None:
         for statement in sql.split(";\n"):
@@ -158,16 +205,6 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
                 conn.execute(statement)
 
     return apply
-
-
-def _v4(conn: sqlite3.Connection) -> None:
-    """Version 4: the arguments of the call whose output is archived, so ``search_archive``
-    finds an exchange by tool name and arguments ("read_sensor_log index 7"). Written to
-    apply to a store that already has the column (one rolled back by hand) as well."""
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(archive)")}
-    if "arguments" not in columns:
-        conn.execute("ALTER TABLE archive ADD COLUMN arguments TEXT NOT NULL DEFAULT ''")
-    conn.execute("CREATE INDEX IF NOT EXISTS archive_by_task ON archive(task_id, created_at)")
 
 
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
@@ -190,6 +227,8 @@ def migrate(conn: sqlite3.Connection, *, target: int = SCHEMA_VERSION, where: st
 
     Each step runs in one immediate transaction together with its version bump, so a crash
     mid-migration leaves the previous version intact. ``conn`` must be in autocommit mode.
+    A store at version 4 or above that lacks part of version 4 (see :func:`_v4`) gets
+    what is missing first.
     """
     current = schema_version(conn)
     if current > SCHEMA_VERSION:
@@ -197,16 +236,32 @@ def migrate(conn: sqlite3.Connection, *, target: int = SCHEMA_VERSION, where: st
             f"run store {where or '(database)'} has schema version {current}, newer than this "
             f"harness understands ({SCHEMA_VERSION}); upgrade embodied-harness to read it"
         )
+    if current >= 4 and _v4_incomplete(conn):
+        _apply(conn, 4, bump=False)
     for version in range(current + 1, target + 1):
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            if schema_version(conn) >= version:  # another process migrated meanwhile
-                conn.execute("COMMIT")
-                continue
-            MIGRATIONS[version](conn)
-            conn.execute(f"PRAGMA user_version = {version}")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        _apply(conn, version, bump=True)
     return current
+
+
+def needs_migration(conn: sqlite3.Connection) -> bool:
+    """Whether :func:`migrate` has anything to do on this store (False for a store newer
+    than this harness, which it refuses)."""
+    version = schema_version(conn)
+    if version > SCHEMA_VERSION:
+        return False
+    return version < SCHEMA_VERSION or (version >= 4 and _v4_incomplete(conn))
+
+
+def _apply(conn: sqlite3.Connection, version: int, *, bump: bool) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if bump and schema_version(conn) >= version:  # another process migrated meanwhile
+            conn.execute("COMMIT")
+            return
+        MIGRATIONS[version](conn)
+        if bump:
+            conn.execute(f"PRAGMA user_version = {version}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise

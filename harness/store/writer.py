@@ -24,7 +24,7 @@ from harness.context.archive import archive_hit, query_terms
 from harness.errors import RunStoreError
 from harness.events import EventBase, ToolResultEvent
 from harness.messages import FORMAT_VERSION, ImagePart, Item
-from harness.protocols import ArchiveHit
+from harness.protocols import ArchiveHit, LaneLink
 from harness.redact import Redactor
 from harness.store.redacting import RedactingStore
 from harness.store.schema import migrate
@@ -163,14 +163,33 @@ class SQLiteRunStore(RedactingStore):
             ),
         )
 
-    def start_task(self, session_id: str, task_id: str, instruction: str) -> None:
-        """Record a task as running; for a task id already recorded (a resumed task) the
-        row is kept and its resume count goes up."""
+    def start_task(
+        self,
+        session_id: str,
+        task_id: str,
+        instruction: str,
+        *,
+        lane: str = "",
+        parent: LaneLink | None = None,
+    ) -> None:
+        """Record a task (or a sub-agent lane) as running; for a task id already recorded
+        (a resumed task) the row, with its lane and parent link, is kept and its resume
+        count goes up."""
         self._write(
-            "INSERT INTO tasks(id, session_id, instruction, status, started_at) "
-            "VALUES (?, ?, ?, 'running', ?) ON CONFLICT(id) DO UPDATE SET "
+            "INSERT INTO tasks(id, session_id, instruction, status, started_at, lane, "
+            "parent_task_id, parent_call_id, parent_turn) "
+            "VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
             "status = 'running', ended_at = NULL, resumes = resumes + 1",
-            (task_id, session_id, self.redactor.text(instruction), time.time()),
+            (
+                task_id,
+                session_id,
+                self.redactor.text(instruction),
+                time.time(),
+                lane,
+                parent.task_id if parent else None,
+                parent.call_id if parent else None,
+                parent.turn if parent else None,
+            ),
         )
 
     def end_task(
@@ -229,13 +248,15 @@ class SQLiteRunStore(RedactingStore):
             ),
         )
 
-    def put_item(self, session_id: str, item: Item, *, lifetime: str, tokens: int) -> None:
-        """Store an item at the next position; putting an id again updates its content but
-        keeps its position and state."""
+    def put_item(
+        self, session_id: str, item: Item, *, lifetime: str, tokens: int, lane: str = ""
+    ) -> None:
+        """Store an item of a lane's Accumulated at the next position; putting an id again
+        updates its content but keeps its position, lane and state."""
         data = self.redactor.value(item.model_dump(mode="json"))
         self._write_at_next_pos(
             "INSERT INTO items(id, session_id, task_id, turn, kind, lifetime, tokens, "
-            "created_at, data, pos) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "created_at, data, lane, pos) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT(id) DO UPDATE SET data = excluded.data, tokens = excluded.tokens, "
             "lifetime = excluded.lifetime",
             (
@@ -248,6 +269,7 @@ class SQLiteRunStore(RedactingStore):
                 tokens,
                 item.created_at,
                 _dumps(data),
+                lane,
             ),
         )
 
@@ -283,10 +305,10 @@ class SQLiteRunStore(RedactingStore):
                     self._conn.execute("ROLLBACK")
                 raise
 
-    def set_accumulated(self, session_id: str, item_ids: Sequence[str]) -> None:
+    def set_accumulated(self, session_id: str, item_ids: Sequence[str], *, lane: str = "") -> None:
         self._write_at_next_pos(
-            "INSERT INTO layouts(session_id, item_ids, pos) VALUES (?, ?, ?)",
-            (session_id, _dumps(list(item_ids))),
+            "INSERT INTO layouts(session_id, item_ids, lane, pos) VALUES (?, ?, ?, ?)",
+            (session_id, _dumps(list(item_ids)), lane),
         )
 
     def put_task_notes(self, session_id: str, task_id: str, notes: Mapping[str, Any]) -> None:

@@ -3,7 +3,8 @@
 
 Each :class:`~embodiment.types.ActionSpec` becomes one tool: its pydantic argument model
 is the tool's input model (so the model sees a typed JSON Schema), its safety declaration
-becomes ``Tool.safety`` (read by the envelope before the driver sees the call), and the
+becomes ``Tool.safety`` and the driver's ``describe_motion`` (when it has one) becomes
+``Tool.motion`` (both read by the envelope before the driver sees the call), and the
 driver's :class:`~embodiment.types.ActionResult` becomes the tool's output with
 ``applied`` recorded. Camera frames a driver returns (``data["images"]``) are encoded once
 and shown to the next model call only.
@@ -12,7 +13,7 @@ and shown to the next model call only.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -59,8 +60,21 @@ def _tool_for(driver: Driver, spec: ActionSpec, settings: ObservationConfig) -> 
         physical=spec.physical,
         timeout_s=spec.timeout_s,
         safety=spec.safety,
+        motion=_motion_of(driver, spec),
         source=f"driver:{type(driver).__name__}",
     )
+
+
+def _motion_of(driver: Driver, spec: ActionSpec) -> Callable[[Mapping[str, Any]], Any] | None:
+    """The driver's description of this action's path, for the envelope (when it has one)."""
+    describe = getattr(driver, "describe_motion", None)
+    if not spec.physical or not callable(describe):
+        return None
+
+    def motion(arguments: Mapping[str, Any]) -> Any:
+        return describe(spec.name, to_jsonable(dict(arguments)))
+
+    return motion
 
 
 def action_output(

@@ -1,0 +1,29 @@
+"""``harness eval-report DIR``: one HTML page for an eval, linking every episode's report."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "eval-report", help="write the HTML page of an eval (table, chart, episode reports)"
+    )
+    parser.add_argument("folder", metavar="DIR", help="the eval folder (harness eval --out)")
+    parser.add_argument("--output", "-o", help="HTML file to write (default: DIR/report.html)")
+    parser.add_argument(
+        "--no-episode-reports",
+        action="store_true",
+        help="do not write each episode's run report into DIR/reports/",
+    )
+    parser.set_defaults(func=eval_report)
+
+
+def eval_report(args: argparse.Namespace) -> int:
+    from harness.cli import EXIT_OK
+    from harness.fleet.report import write_eval_report
+
+    path = write_eval_report(args.folder, args.output, episode_reports=not args.no_episode_reports)
+    print(f"wrote {path} ({path.stat().st_size // 1024} KB)")
+    return EXIT_OK
