@@ -24,9 +24,10 @@ from harness.context.eviction import (
 )
 from harness.context.folds import ended_prose_tokens, text_estimate, token_estimate
 from harness.context.model import Context, ItemState
+from harness.context.pruning import rewrite_as_reference
 from harness.context.turns import protected_items
 from harness.events import CompactionEvent
-from harness.messages import AssistantItem, Item, NoticeItem, ToolResultItem, new_id
+from harness.messages import AssistantItem, Item, NoticeItem, ToolResultItem
 
 if TYPE_CHECKING:
     from harness.context.eviction import EvictionPlan
@@ -156,14 +157,8 @@ def apply_eviction(context: Context, plan: EvictionPlan, store: RunStore | None)
         if reference is None:
             new_items.append(item)
             continue
-        replacement = item.model_copy(update={"id": new_id("item"), "text": reference})
-        new_items.append(replacement)
-        reason = plan.reasons[item.id]
-        states[item.id] = context.changed_state(
-            item, "pruned", f"{reason}; now {replacement.id}", replaced_by=replacement.id
-        )
-        states[replacement.id] = context.changed_state(
-            item, "pruned", f"{reason} (replaces {item.id})"
+        new_items.append(
+            rewrite_as_reference(context, item, reference, plan.reasons[item.id], states)
         )
     if collapsed and summary_at is not None:
         anchor = new_items[summary_at - 1] if summary_at else context.accumulated[0]

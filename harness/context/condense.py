@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.context.archive import archive_item_text
-from harness.context.eviction import group_episode
+from harness.context.eviction import exchange_calls, group_episode
 from harness.context.folds import ended_prose_tokens, token_estimate
 from harness.context.index import exchange_line
 from harness.context.model import Context, ItemState
@@ -37,7 +37,6 @@ from harness.messages import (
     CheckpointItem,
     Item,
     NoticeItem,
-    ToolCall,
     ToolResultItem,
 )
 from harness.protocols import RunStore
@@ -171,7 +170,7 @@ def condense(
     for group in groups[:cutoff]:
         if _protected_group(group, names):
             continue
-        calls = _calls(group)
+        calls = exchange_calls(group)
         for item in group.items:
             if _leaves(item, protected):
                 leaving.append(item)
@@ -222,15 +221,6 @@ def condense(
 
 def _is_decision(item: Item) -> bool:
     return isinstance(item, AssistantItem) and bool(item.tool_calls)
-
-
-def _calls(group: TurnGroup) -> dict[str, ToolCall]:
-    return {
-        call.id: call
-        for item in group.items
-        if isinstance(item, AssistantItem)
-        for call in item.tool_calls
-    }
 
 
 def _carried_lines(previous: NoticeItem | None, store: RunStore | None) -> list[str]:

@@ -45,6 +45,7 @@ __all__ = [
     "PINNED_SUMMARY_TOKENS",
     "EvictionPlan",
     "evicted_reference",
+    "exchange_calls",
     "exchange_priority",
     "group_episode",
     "plan_eviction",
@@ -93,7 +94,7 @@ def _is_record(item: Item) -> bool:
     return isinstance(item, NoticeItem) and item.purpose == "episode"
 
 
-def _calls(group: TurnGroup) -> dict[str, ToolCall]:
+def exchange_calls(group: TurnGroup) -> dict[str, ToolCall]:
     return {
         call.id: call
         for item in group.items
@@ -107,7 +108,7 @@ def _results(group: TurnGroup) -> list[ToolResultItem]:
 
 
 def _completed_exchange(group: TurnGroup) -> bool:
-    calls = _calls(group)
+    calls = exchange_calls(group)
     answered = {r.call_id for r in _results(group)}
     return bool(calls) and set(calls) <= answered
 
@@ -156,7 +157,7 @@ def _record_text(episode: Episode, groups: Sequence[TurnGroup]) -> str:
         f"Conclusion: {episode.conclusion or '(none given)'}",
     ]
     exchanges = [
-        exchange_line(_calls(group).get(result.call_id), result, str)
+        exchange_line(exchange_calls(group).get(result.call_id), result, str)
         for group in groups
         for result in _results(group)
     ]
@@ -204,7 +205,7 @@ def plan_eviction(
     """
     plan = EvictionPlan()
     groups = group_turns(items)
-    exchange_indexes = [i for i, g in enumerate(groups) if _calls(g)]
+    exchange_indexes = [i for i, g in enumerate(groups) if exchange_calls(g)]
     recent = set(exchange_indexes[len(exchange_indexes) - keep_recent :]) if keep_recent else set()
     if exchange_indexes:  # the newest decision's results are unread: never evicted
         recent.add(exchange_indexes[-1])

@@ -96,6 +96,14 @@ def _last_result(items: list[Item]) -> ToolResultItem | None:
     return next((i for i in reversed(items) if isinstance(i, ToolResultItem)), None)
 
 
+def _about(conclusion: str, ref: str) -> bool:
+    """An exploration found ``ref``: its conclusion starts with it (a Brief line) or lists
+    it as found (a search result), not merely mentions it as a neighbour."""
+    return conclusion.startswith(ref) or bool(
+        re.search(rf"(^|[\s,:]){re.escape(ref)}:", conclusion)
+    )
+
+
 def _brief_line(request: ModelRequest, ref: str) -> str:
     brief = request.refreshed.brief if request.refreshed else ""
     line = next((x for x in brief.splitlines() if x.startswith(f"- {ref}:")), "")
@@ -147,8 +155,7 @@ def shape(
     if call.name == "pick":
         ref = str(call.arguments.get("ref", ""))
         explorations = [c for c in status.completed if c[0] == "exploration" and c[1]]
-        relevant = [name for _, name, conclusion in explorations if conclusion.startswith(ref)]
-        relevant = relevant or [name for _, name, conclusion in explorations if ref in conclusion]
+        relevant = [name for _, name, conclusion in explorations if _about(conclusion, ref)]
         if not relevant:
             return _call(
                 "begin_episode",
