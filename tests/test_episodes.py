@@ -354,3 +354,31 @@ def test_a_sub_agent_keeps_its_own_episodes_and_condenses_its_own_context() -> N
         if isinstance(e, EpisodeEvent)
     }
     assert (False, "shelf", "ended") in episodes and (True, "parent-search", "ended") in episodes
+
+
+def test_an_episode_open_at_a_crash_is_still_open_after_resume(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    cfg = config(store)
+    script = [
+        call("begin_episode", kind="exploration", name="shelf"),
+        call("look", area="top"),
+        reply("never reached"),
+    ]
+    harness = Harness.from_config(cfg, model=ScriptedModel(script), tools=[look])
+    stream = harness.run_stream("find the mug")
+    for event in stream:
+        if isinstance(event, ToolResultEvent) and event.name == "look":
+            break  # the process dies here, inside the episode
+    session_id = harness.session_id
+    harness.store.close()
+    resumed_script = [
+        call("end_episode", name="shelf", conclusion="mug_7 on the top shelf"),
+        reply("done"),
+    ]
+    with Harness.resume(
+        session_id, cfg, model=ScriptedModel(resumed_script), tools=[look]
+    ) as resumed:
+        assert [e.name for e in resumed.context.episodes.active()] == ["shelf"]
+        events = list(resumed.resume_stream())
+    ended = results(events)["end_episode"][0]
+    assert not ended.is_error and "mug_7 on the top shelf" in ended.text
