@@ -105,8 +105,9 @@ class CompactionConfig(_Section):
     """Defaults to model.context_window (or the built-in table) when omitted."""
     reserve_tokens: int = Field(16384, ge=0)
     """Room kept for the answer: compaction folds once the request reaches
-    ``context_window - reserve_tokens``. Left unset, it is 16384 but at most a quarter of the
-    window (an 8192-token window reserves 2048); a value set in the config is used as is."""
+    ``context_window - reserve_tokens``. Left at its default, it is 16384 but at most a
+    quarter of the window (an 8192-token window reserves 2048); any other value is used as
+    is (and one larger than the window is an error naming this key)."""
     keep_recent_turns: int = Field(4, ge=0)
     keep_recent_tokens: int = Field(20000, ge=0)
     tool_result_max_chars: int = Field(2000, ge=200)

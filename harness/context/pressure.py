@@ -23,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from harness.config import CompactionConfig
+
 if TYPE_CHECKING:
     from harness.config import PressureConfig
 
@@ -45,7 +47,7 @@ WINDOW_TABLE: tuple[tuple[int | None, float, float, float], ...] = (
 """(largest window, nudge at, clean up at, land at), in window-size order."""
 MIN_CLEANUP_SHARE = 0.15
 """A cleanup frees at least this share of the window, or changes nothing."""
-DEFAULT_RESERVE_TOKENS = 16384
+DEFAULT_RESERVE_TOKENS: int = CompactionConfig.model_fields["reserve_tokens"].default
 RESERVE_WINDOW_SHARE = 4
 """An unset reserve takes at most 1/4 of the window."""
 

@@ -8,13 +8,19 @@ from __future__ import annotations
 
 from harness.config import HarnessConfig
 from harness.context.model import Budget, Context
-from harness.context.pressure import default_reserve, derive_pressure
+from harness.context.pressure import DEFAULT_RESERVE_TOKENS, default_reserve, derive_pressure
 from harness.errors import ConfigError, UnknownContextWindowError
 from harness.providers.base import Model
 from harness.providers.catalog import known_context_window
 from harness.tokens import TokenEstimator
 
-__all__ = ["configured_reserve", "lane_budget", "new_context", "resolve_context_window"]
+__all__ = [
+    "configured_reserve",
+    "lane_budget",
+    "new_context",
+    "reserve_configured",
+    "resolve_context_window",
+]
 
 
 def resolve_context_window(config: HarnessConfig, model: Model) -> int:
@@ -60,17 +66,27 @@ def _budget(config: HarnessConfig, window: int, what: str) -> Budget:
         window,
         window - reserve,
         config.context.pressure,
-        threshold_configured="reserve_tokens" in config.context.compaction.model_fields_set,
+        threshold_configured=reserve_configured(config),
     )
     return Budget(context_window=int(window), reserve_tokens=reserve, pressure=pressure)
 
 
-def configured_reserve(config: HarnessConfig, window: int) -> int:
-    """``context.compaction.reserve_tokens`` as set in the config, else the default scaled
-    to the window (:func:`~harness.context.pressure.default_reserve`)."""
+def reserve_configured(config: HarnessConfig) -> bool:
+    """Whether the config chose its own reserve: set, and to something other than the
+    default. (The default written out counts as unset: a config dumped and loaded again,
+    as ``--set`` and the run store do, must behave as the one it came from.)"""
     compaction = config.context.compaction
-    if "reserve_tokens" in compaction.model_fields_set:
-        return compaction.reserve_tokens
+    return (
+        "reserve_tokens" in compaction.model_fields_set
+        and compaction.reserve_tokens != DEFAULT_RESERVE_TOKENS
+    )
+
+
+def configured_reserve(config: HarnessConfig, window: int) -> int:
+    """``context.compaction.reserve_tokens`` as the config chose it, else the default
+    scaled to the window (:func:`~harness.context.pressure.default_reserve`)."""
+    if reserve_configured(config):
+        return config.context.compaction.reserve_tokens
     return default_reserve(window)
 
 

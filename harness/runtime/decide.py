@@ -140,9 +140,11 @@ def lower_budget(context: Context, limit: object, *, max_output: int | None) -> 
 
 
 def answer_limit(model: ModelConfig, budget: Budget) -> int:
-    """``model.max_output_tokens`` as configured; left unset, at most the reserve, so a
-    small window (8192 tokens, reserve 2048) never asks for more than it has room for."""
-    if "max_output_tokens" in model.model_fields_set:
+    """``model.max_output_tokens`` as configured; left at its default, at most the reserve,
+    so a small window (8192 tokens, reserve 2048) never asks for more than it has room
+    for (the default written out counts as unset, as for ``reserve_tokens``)."""
+    default = ModelConfig.model_fields["max_output_tokens"].default
+    if model.max_output_tokens != default:
         return model.max_output_tokens
     return max(1, min(model.max_output_tokens, budget.reserve_tokens))
 
