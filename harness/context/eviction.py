@@ -83,6 +83,11 @@ def evicted_reference(result: ToolResultItem) -> str:
     )
 
 
+def _is_reference(result: ToolResultItem) -> bool:
+    """Already a one-line reference (evicted here, or pruned: both read this way)."""
+    return result.text.startswith(f"[{result.name} output of turn {result.turn} ")
+
+
 def group_episode(group: TurnGroup) -> str:
     """The episode a turn group belongs to: any of its items' (one per group, since a turn
     makes one call and one episode is active at a time). An archived episode's record is
@@ -225,7 +230,7 @@ def plan_eviction(
         results = [
             r
             for r in _results(group)
-            if r.archive and r.id not in protected and not r.text.startswith("[")
+            if r.archive and r.id not in protected and not _is_reference(r)
         ]
         if not results or not _completed_exchange(group):
             continue
