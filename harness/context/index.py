@@ -124,16 +124,28 @@ def index_entries(
         elif isinstance(item, NoticeItem) and item.text.startswith(TASK_ENDING_PREFIX):
             entries.append(_prose_entry(item, "task ending", item.text, store, clean))
         elif isinstance(item, NoticeItem) and item.purpose in ("episode", "memory", "pinned"):
-            # the harness's own lists (an archived episode, the model's memory, collapsed
-            # notes): their address lines carry over as they are, the whole text by address
-            lines = item.text.splitlines()
-            entries.extend(line for line in lines if line.startswith("- ") and "://" in line)
-            entries.extend(
-                f"- {_where(item)} {item.purpose} list: {address}"
-                for address in ARCHIVE_ADDRESS.findall(lines[0] if lines else "")
-            )
+            entries.extend(_listed_lines(item, store))
             entries.append(_prose_entry(item, item.purpose, item.text, store, clean))
     return entries
+
+
+def _listed_lines(item: NoticeItem, store: RunStore | None) -> list[str]:
+    """The address lines of one of the harness's own lists (an archived episode's record,
+    the model's memory, collapsed notes), with the lines of any full list it points to read
+    back from the archive: folded into the index, each keeps the depth of a native entry."""
+    lines = [line for line in item.text.splitlines() if line.startswith("- ") and "://" in line]
+    found: list[str] = []
+    for address in ARCHIVE_ADDRESS.findall(item.text):
+        full = (
+            store.archive_get(address)
+            if store is not None and address.endswith(("/exchanges", "/lines"))
+            else None
+        )
+        if full is None:
+            continue
+        found.extend(x for x in full.splitlines() if x.startswith("- ") and "://" in x)
+        lines = [line for line in lines if address not in line]  # the pointer is expanded
+    return list(dict.fromkeys([*lines, *found]))
 
 
 def _prose_entry(
