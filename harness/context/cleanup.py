@@ -15,7 +15,7 @@ import time
 from collections.abc import Generator
 from typing import TYPE_CHECKING
 
-from harness.context.archive import archive_item_text, item_address
+from harness.context.archive import archive_item_text, archive_prose, item_address
 from harness.context.eviction import (
     PINNED_LINE_CHARS,
     PINNED_SUMMARY_TOKENS,
@@ -27,7 +27,7 @@ from harness.context.model import Context, ItemState
 from harness.context.pruning import rewrite_as_reference
 from harness.context.turns import protected_items
 from harness.events import CompactionEvent
-from harness.messages import AssistantItem, Item, NoticeItem, ToolResultItem
+from harness.messages import Item, NoticeItem
 
 if TYPE_CHECKING:
     from harness.context.eviction import EvictionPlan
@@ -130,7 +130,7 @@ def apply_eviction(context: Context, plan: EvictionPlan, store: RunStore | None)
             continue
         if item.id in owner:
             name = owner[item.id]
-            _archive_prose(store, item)
+            archive_prose(store, item)
             states[item.id] = context.changed_state(item, "summarized", plan.reasons[item.id])
             if name not in placed:
                 placed.add(name)
@@ -170,15 +170,6 @@ def apply_eviction(context: Context, plan: EvictionPlan, store: RunStore | None)
 
 def _text_of(item: Item) -> str:
     return getattr(item, "text", "") or ""
-
-
-def _archive_prose(store: RunStore | None, item: Item) -> None:
-    """A decision's own words leave with its episode: keep them recallable."""
-    if isinstance(item, AssistantItem) and (item.text or item.reasoning):
-        text = item.text + "".join(f"\n[reasoning] {r.text}" for r in item.reasoning if r.text)
-        archive_item_text(store, item, text)
-    elif not isinstance(item, ToolResultItem):
-        archive_item_text(store, item, _text_of(item))
 
 
 def _pinned_line(item: Item, address: str) -> str:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.context.archive import archive_item_text
+from harness.context.archive import archive_item_text, archive_prose
 from harness.context.eviction import exchange_calls, group_episode
 from harness.context.folds import ended_prose_tokens, token_estimate
 from harness.context.index import exchange_line
@@ -57,7 +57,6 @@ LINES_KEPT = 20
 """Replaced exchanges listed in the memory itself; the full list is archived beside it."""
 MEMORY_HEADING = "[condensed memory, written by the model with condense_context"
 LISTED_AT = re.compile(r"replaced exchanges are listed at (archive://\S+?)[\];]")
-Line = Field(max_length=2000)
 
 
 class CondensedMemory(BaseModel):
@@ -174,6 +173,7 @@ def condense(
         for item in group.items:
             if _leaves(item, protected):
                 leaving.append(item)
+                archive_prose(store, item)
                 if isinstance(item, ToolResultItem):
                     lines.append(exchange_line(calls.get(item.call_id), item, str))
                 elif isinstance(item, NoticeItem):
