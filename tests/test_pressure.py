@@ -7,6 +7,8 @@ import itertools
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness import Harness, HarnessConfig, tool
 from harness.config import PressureConfig, load_config
@@ -217,3 +219,37 @@ def test_harness_check_prints_the_levels_in_force() -> None:
     assert results["pressure"].startswith("nudge at 89600 (70 %), cleanup at 102400 (80 %)")
     assert "lands at 51200 (40 %)" in results["pressure"]
     assert "window table (up to 200K)" in results["pressure"]
+
+
+NUDGE_TRIES = {"examples": 0, "nudges": 0}
+
+
+@settings(max_examples=300, deadline=None)
+@given(sizes=st.lists(st.integers(min_value=0, max_value=40_000), min_size=1, max_size=40))
+def test_the_nudge_fires_exactly_once_per_upward_crossing(sizes: list[int]) -> None:
+    """Any sequence of request sizes: one nudge for every rise from below the level to at or
+    above it, none while it stays above (oracle: counting crossings in the sizes alone)."""
+    from types import SimpleNamespace
+
+    from harness.context import Budget, Context
+    from harness.runtime.refresh import nudge
+    from harness.tokens import TokenEstimator
+
+    window = 50_000
+    pressure = derive_pressure(window, 45_000, PressureConfig(nudge_at=0.4))
+    assert pressure is not None
+    context = Context(TokenEstimator(), Budget(window, 5_000, pressure=pressure))
+    lane = SimpleNamespace(context=context, state=SimpleNamespace(task_id="t"), emit=lambda e: e)
+    NUDGE_TRIES["examples"] += 1
+    below, expected, got = True, 0, 0
+    for size in sizes:
+        context.set_refreshed(brief="w " * size, observation="", images=[])
+        total = context.total_tokens()
+        if total >= pressure.nudge_tokens and below:
+            expected += 1
+        below = total < pressure.nudge_tokens
+        events = list(nudge(lane))  # type: ignore[arg-type]
+        got += len(events)
+        assert ("Context pressure:" in context.refreshed.observation) == bool(events)
+    assert got == expected
+    NUDGE_TRIES["nudges"] += got
