@@ -9,6 +9,7 @@ after, the episode book and the archive.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, given, settings
@@ -229,3 +230,55 @@ def test_the_property_run_exercised_every_pass() -> None:
     assert TRIES["outputs_evicted"] > 0
     assert TRIES["episodes_archived"] > 0
     assert TRIES["collapsed"] > 0
+
+
+CONDENSE_TRIES = {"examples": 0, "accepted": 0, "refused": 0}
+
+
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(built=histories(), with_reference=st.booleans())
+def test_condense_context_keeps_the_same_promises(built: Built, with_reference: bool) -> None:
+    """Refused: nothing changes. Accepted: calls stay with results, the newest four exchange
+    groups, the instruction and every Task Notes snapshot stay, and every replaced output's
+    address is in the memory (or in the full list it points to)."""
+    from harness.context.condense import CondensedMemory, CondenseRefused, condense
+
+    context, store, book = built.context, built.store, built.book
+    CONDENSE_TRIES["examples"] += 1
+    before = list(context.accumulated)
+    references = [next(iter(built.originals))] if with_reference else []
+    memory = CondensedMemory(completed_work=["did things"], references=references)
+    try:
+        done = condense(
+            context,
+            memory,
+            task_id=TASK,
+            turn=99,
+            address_exists=lambda a: store.archive_get(a) is not None,
+            store=store,
+        )
+    except CondenseRefused as refused:
+        CONDENSE_TRIES["refused"] += 1
+        assert list(context.accumulated) == before
+        assert book.active() or "nothing to condense" in str(refused)
+        return
+    CONDENSE_TRIES["accepted"] += 1
+    assert not book.active(TASK)
+    after = list(context.accumulated)
+    ids = {i.id for i in after}
+    assert _calls_and_results_paired(after)
+    decisions = [i for i in before if isinstance(i, AssistantItem)]
+    for decision in decisions[-4:]:
+        assert decision.id in ids
+    assert all(i.id in ids for i in before if isinstance(i, (InstructionItem, TaskNotesItem)))
+    text = done.memory.text
+    listed = "\n".join(
+        store.archive_get(a) or "" for a in re.findall(r"archive://\S+/exchanges", text)
+    )
+    for item in before:
+        if isinstance(item, ToolResultItem) and item.id not in ids:
+            assert item.archive and (item.archive in text or item.archive in listed)
