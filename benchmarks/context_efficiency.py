@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from benchmarks.episode_trace import mark_episodes
 from benchmarks.metering import RequestMeter
 from benchmarks.metrics import PolicyMetrics, measure
 from benchmarks.ours import OURS, OursRun, ours_config, run_ours
@@ -35,7 +36,17 @@ from harness.tokens import ImageCostModel, TokenEstimator
 
 __all__ = ["EfficiencyOptions", "EfficiencyResults", "main", "render", "run_benchmark"]
 
+EPISODES = "episodes"
+"""``ours`` on the trace as a model using the episode tools runs it
+(:mod:`benchmarks.episode_trace`), with the pressure levels of the window table."""
+EPISODE_SETTINGS = ("context.episodes.enabled=true", "context.pressure.nudge_at=0.7")
+"""What the ``episodes`` row adds to ``ours``'s config: the tools, and pressure levels
+(the reserve is set, so without a level there would be no cleanup before the fold)."""
 POLICY_ORDER = (*BASELINES, OURS)
+"""What :class:`EfficiencyOptions` runs by default: the same trace for every policy."""
+ALL_POLICIES = (*POLICY_ORDER, EPISODES)
+"""Everything ``--policies`` accepts, and what the command runs by default: the
+``episodes`` row runs on its own marked trace, so it is a variant beside ``ours``."""
 
 
 @dataclass
@@ -63,6 +74,9 @@ class EfficiencyResults:
     metrics: list[PolicyMetrics]
     ours: OursRun | None
     seconds: dict[str, float] = field(default_factory=dict)
+    episodes: OursRun | None = None
+    episode_marks: str = ""
+    """The bookkeeping turns the ``episodes`` trace added."""
     snapshot_mismatches: int = 0
     """Requests whose meter total differs from the Harness's own prompt_snapshot."""
 
@@ -71,9 +85,9 @@ class EfficiencyResults:
 
 
 def run_benchmark(options: EfficiencyOptions) -> EfficiencyResults:
-    unknown = [p for p in options.policies if p not in POLICY_ORDER]
+    unknown = [p for p in options.policies if p not in ALL_POLICIES]
     if unknown:
-        raise ValueError(f"unknown policies {unknown}; expected some of {list(POLICY_ORDER)}")
+        raise ValueError(f"unknown policies {unknown}; expected some of {list(ALL_POLICIES)}")
     budget = _budget(options)
     if options.tasks < 1 or options.tasks > options.turns:
         raise ValueError(f"--tasks ({options.tasks}) must be between 1 and --turns")
@@ -100,10 +114,30 @@ def run_benchmark(options: EfficiencyOptions) -> EfficiencyResults:
     seconds: dict[str, float] = {}
     ours: OursRun | None = None
     mismatches = 0
-    for name in POLICY_ORDER:
+    episodes: OursRun | None = None
+    marks = ""
+    for name in ALL_POLICIES:
         if name not in options.policies:
             continue
         started = time.perf_counter()
+        if name == EPISODES:
+            marked, added = mark_episodes(trace)
+            marks = added.describe()
+            marked_config = ours_config(
+                marked,
+                window=options.window,
+                reserve=options.reserve,
+                overrides=[*options.overrides, *EPISODE_SETTINGS],
+            )
+            episodes = run_ours(marked, config=marked_config, meter=meter, summarizer=summarizer())
+            episodes.run.name = EPISODES
+            episodes.run.source = (
+                f"ours on the trace as a model using begin_episode, end_episode and "
+                f"condense_context runs it (+{marks}), pressure levels of the window table"
+            )
+            metrics.append(measure(episodes.run, marked, meter, window=options.window))
+            seconds[name] = time.perf_counter() - started
+            continue
         if name == OURS:
             ours = run_ours(trace, config=config, meter=meter, summarizer=summarizer())
             run = ours.run
@@ -117,7 +151,16 @@ def run_benchmark(options: EfficiencyOptions) -> EfficiencyResults:
             run = simulate(policy, trace, prefix, frames)
         metrics.append(measure(run, trace, meter, window=options.window))
         seconds[name] = time.perf_counter() - started
-    return EfficiencyResults(options, trace, metrics, ours, seconds, mismatches)
+    return EfficiencyResults(
+        options,
+        trace,
+        metrics,
+        ours,
+        seconds,
+        snapshot_mismatches=mismatches,
+        episodes=episodes,
+        episode_marks=marks,
+    )
 
 
 def _budget(options: EfficiencyOptions) -> Budget:
@@ -183,7 +226,9 @@ def best_published_ratio(results: EfficiencyResults) -> tuple[float, str] | None
     baselines = [
         m
         for name, m in by_policy.items()
-        if name != OURS and m.requests == m.planned_requests and m.effective_cost > 0
+        if name not in (OURS, EPISODES)
+        and m.requests == m.planned_requests
+        and m.effective_cost > 0
     ]
     if ours is None or not baselines:
         return None
@@ -330,8 +375,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--policies",
-        default=",".join(POLICY_ORDER),
-        help=f"comma-separated subset of {','.join(POLICY_ORDER)}",
+        default=",".join(ALL_POLICIES),
+        help=f"comma-separated subset of {','.join(ALL_POLICIES)}",
     )
     parser.add_argument(
         "--set",

@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 COMPACTION_ACTIONS = frozenset(
-    {"trim", "mask", "condense", "checkpoint", "fallback", "shrink", "task_end"}
+    {"trim", "mask", "condense", "checkpoint", "fallback", "shrink", "task_end", "eviction"}
 )
 """Actions that legitimately rewrite earlier conversation items."""
 PRUNE = "prune"

@@ -107,8 +107,10 @@ def run_ours(
                     result.compaction_events.append(event)
                     action = _action(event)
                     if action:
-                        # a task-start fold happens before the task's first request
-                        turn = offset + max(1, event.turn)
+                        # a task-start fold happens before the task's first request; the
+                        # model's condense_context runs in its turn's tool call, so the
+                        # next request is the first to show it
+                        turn = offset + max(1, event.turn) + int(event.mode == "explicit")
                         actions.setdefault(turn, []).append(action)
                 elif isinstance(event, DoneEvent):
                     result.done = event
@@ -136,4 +138,8 @@ def _action(event: CompactionEvent) -> str | None:
         return "fallback"
     if event.mode == "shrink":
         return "shrink"
+    if event.mode == "eviction":
+        return "eviction"
+    if event.mode == "explicit":
+        return "condense"
     return "checkpoint"

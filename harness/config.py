@@ -23,6 +23,7 @@ __all__ = [
     "CompactionConfig",
     "ContextConfig",
     "DriverConfig",
+    "EpisodesConfig",
     "EvaluationConfig",
     "FleetConfig",
     "HarnessConfig",
@@ -31,6 +32,7 @@ __all__ = [
     "MemoryConfig",
     "ModelConfig",
     "ObservationConfig",
+    "PressureConfig",
     "PriceConfig",
     "PruningConfig",
     "RunConfig",
@@ -102,6 +104,10 @@ class CompactionConfig(_Section):
     context_window: int | None = Field(None, gt=0)
     """Defaults to model.context_window (or the built-in table) when omitted."""
     reserve_tokens: int = Field(16384, ge=0)
+    """Room kept for the answer: compaction folds once the request reaches
+    ``context_window - reserve_tokens``. Left at its default, it is 16384 but at most a
+    quarter of the window (an 8192-token window reserves 2048); any other value is used as
+    is (and one larger than the window is an error naming this key)."""
     keep_recent_turns: int = Field(4, ge=0)
     keep_recent_tokens: int = Field(20000, ge=0)
     tool_result_max_chars: int = Field(2000, ge=200)
@@ -129,8 +135,52 @@ class PruningConfig(_Section):
     the four turns a checkpoint keeps verbatim (``keep_recent_turns``)."""
 
 
+class PressureConfig(_Section):
+    """The pressure levels, as shares of the context window.
+
+    Unset levels come from the window size (``harness.context.pressure.WINDOW_TABLE``):
+    up to 200K tokens the model is nudged at 70 %, a cleanup starts at 80 % and lands at
+    40 %. Set levels are used as given (``harness check`` prints the levels in force).
+    """
+
+    enabled: bool = True
+    """False: no nudge and no pressure cleanup (checkpoint compaction still runs)."""
+    nudge_at: float | None = Field(None, gt=0, lt=1)
+    """Share of the window at which the model is told, once per crossing, to condense."""
+    cleanup_at: float | None = Field(None, gt=0, lt=1)
+    """Share at which the harness evicts completed exchanges and episodes."""
+    land_at: float | None = Field(None, gt=0, lt=1)
+    """Share a cleanup aims for."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> PressureConfig:
+        nudge, cleanup, land = self.nudge_at, self.cleanup_at, self.land_at
+        if nudge is not None and cleanup is not None and nudge > cleanup:
+            raise ValueError(
+                f"context.pressure.nudge_at: got {nudge}; expected at most "
+                f"context.pressure.cleanup_at ({cleanup})"
+            )
+        if land is not None and cleanup is not None and land >= cleanup:
+            raise ValueError(
+                f"context.pressure.land_at: got {land}; expected less than "
+                f"context.pressure.cleanup_at ({cleanup})"
+            )
+        return self
+
+
+class EpisodesConfig(_Section):
+    """The tools with which the model shapes its own working set."""
+
+    enabled: bool = False
+    """Offer ``begin_episode``, ``end_episode`` and ``condense_context``. Off in the
+    library (a harness's tool list stays what it was); the default deployment
+    (``configs/default.yaml``, ``harness demo``) turns it on."""
+
+
 class ContextConfig(_Section):
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
+    pressure: PressureConfig = Field(default_factory=PressureConfig)
+    episodes: EpisodesConfig = Field(default_factory=EpisodesConfig)
     pruning: PruningConfig = Field(default_factory=PruningConfig)
     record_max_chars: int = Field(16000, ge=500)
     """Tool results longer than this enter Accumulated as head + tail with an archive

@@ -21,7 +21,9 @@ from harness.messages import Usage, Verdict
 
 __all__ = [
     "CompactionEvent",
+    "ContextPressureEvent",
     "DoneEvent",
+    "EpisodeEvent",
     "EvaluationEvent",
     "Event",
     "EventBase",
@@ -217,10 +219,14 @@ class CompactionEvent(EventBase):
         "task_end",
         "reference",
         "minimal_reference",
+        "eviction",
+        "explicit",
     ] = "checkpoint"
     """``task_end``: an ended task's tool traffic folded into the checkpoint when the next
     task starts; ``reference`` and ``minimal_reference``: the later steps of the recovery
-    from a provider overflow (:mod:`harness.context.overflow`)."""
+    from a provider overflow (:mod:`harness.context.overflow`); ``eviction``: the pressure
+    cleanup by the structure of the work (:mod:`harness.context.eviction`); ``explicit``:
+    the model's own ``condense_context``."""
     reason: str = ""
     tokens_before: int = 0
     tokens_after: int = 0
@@ -231,6 +237,30 @@ class CompactionEvent(EventBase):
     checkpoint_id: str | None = None
     usage: Usage | None = None
     """Tokens the summarizer model used for this pass (None when no model was called)."""
+
+
+class EpisodeEvent(EventBase):
+    """An episode began or ended (``begin_episode`` / ``end_episode``), or was abandoned
+    because its task ended first."""
+
+    type: Literal["episode"] = "episode"
+    status: Literal["begun", "ended", "abandoned"]
+    name: str
+    kind: Literal["exploration", "action"]
+    depends_on: list[str] = Field(default_factory=list)
+    conclusion: str = ""
+
+
+class ContextPressureEvent(EventBase):
+    """The request crossed the nudge level: the model was told once (``message``)."""
+
+    type: Literal["context_pressure"] = "context_pressure"
+    level: Literal["nudge"] = "nudge"
+    tokens: int
+    context_window: int
+    nudge_tokens: int
+    cleanup_tokens: int
+    message: str = ""
 
 
 class PromptSnapshotEvent(EventBase):
@@ -513,6 +543,8 @@ Event = Annotated[
     | SafetyCheckEvent
     | HookDecisionEvent
     | CompactionEvent
+    | EpisodeEvent
+    | ContextPressureEvent
     | PromptSnapshotEvent
     | ModelDeltaEvent
     | ModelRetryEvent

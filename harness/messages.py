@@ -166,6 +166,8 @@ class _ItemBase(_Frozen):
     task_id: str = ""
     turn: int = 0
     created_at: float = Field(default_factory=time.time)
+    episode: str = ""
+    """The episode (``begin_episode``) that was active when the item was recorded."""
 
 
 class InstructionItem(_ItemBase):
@@ -283,10 +285,16 @@ class CheckpointItem(_ItemBase):
 
 
 class NoticeItem(_ItemBase):
-    """A message from the harness to the model (e.g. a resumed session, a budget warning)."""
+    """A message from the harness to the model (e.g. a resumed session, a budget warning).
+
+    ``purpose`` says which rule wrote it, so later passes recognise their own items: an
+    archived episode's record, the model's condensed memory, the rolling summary of
+    collapsed pinned notes, or the one-time pressure nudge.
+    """
 
     kind: Literal["notice"] = "notice"
     text: str
+    purpose: Literal["notice", "episode", "memory", "pinned", "nudge"] = "notice"
 
 
 Item = Annotated[

@@ -475,3 +475,21 @@ def test_the_subagent_benchmark_keeps_the_parent_lean_and_adds_up() -> None:
     assert inline.model_calls == options.looks + options.after + 1
     assert delegated.model_calls == inline.model_calls + 2  # the delegate call, the answer
     assert "x smaller" in table([inline, delegated], options)
+
+
+def test_the_episodes_row_pays_for_its_bookkeeping_and_loses_no_fact() -> None:
+    """The ``episodes`` variant (issue 18): ``ours`` on the trace with the episode tools'
+    turns added; every extra request is counted, and no fact is lost."""
+    options = EfficiencyOptions(
+        turns=160, facts=15, window=12_000, reserve=1_500, seed=2, policies=["ours", "episodes"]
+    )
+    results = run_benchmark(options)
+    ours, episodes = results.by_policy()["ours"], results.by_policy()["episodes"]
+    assert results.episodes is not None and "begin_episode" in results.episode_marks
+    assert episodes.requests == episodes.planned_requests > ours.requests
+    assert episodes.status == "completed" and episodes.violations_total == 0
+    assert episodes.facts.lost == 0
+    modes = {(e.mode, e.status) for e in results.episodes.compaction_events}
+    assert ("explicit", "completed") in modes and ("eviction", "completed") in modes
+    table = context_efficiency.render(results)
+    assert "| episodes " in table and "condense_context" in table

@@ -146,6 +146,18 @@ def check_model(harness: Deployment) -> Iterator[CheckResult]:
         f"context window {budget.context_window} tokens, compaction at {budget.threshold} "
         f"(reserve {budget.reserve_tokens})",
     )
+    pressure = budget.pressure
+    if pressure is not None:
+        levels = pressure.describe()
+    elif not harness.config.context.pressure.enabled:
+        levels = "off (context.pressure.enabled: false)"
+    else:
+        levels = (
+            f"off: context.compaction.reserve_tokens is set, so compaction at "
+            f"{budget.threshold} is the only level (set context.pressure.* for a nudge and "
+            "a cleanup before it)"
+        )
+    yield CheckResult.ok("pressure", levels)
     if m.prices is None and m.provider not in ("planner", "scripted"):
         yield CheckResult.warn("model prices", "model.prices unset: runs will show no cost")
 

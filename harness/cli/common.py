@@ -107,6 +107,7 @@ DEFAULT_DEPLOYMENT: dict[str, Any] = {
     "driver": {"name": "sim.tabletop", "seed": 0},
     "run": {"max_turns": 60, "failure_budget": 8, "store": ".harness"},
     "evaluation": {"required_tools": ["pick", "place"]},
+    "context": {"episodes": {"enabled": True}},
 }
 """What `demo`, `run`, `chat` and `check` use when there is no config file to read: the
 same deployment as configs/default.yaml (a test keeps the two equal), so an installed

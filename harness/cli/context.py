@@ -3,9 +3,11 @@
 Every Accumulated item in the request of that turn's model call, with its lifetime, state
 (verbatim / truncated / pruned / summarized), token estimate and the reason it changed;
 ``--all`` adds the items that had already left the context (folded into a checkpoint or
-pruned). The header gives the request's sections against the window and the threshold.
-``--lane ID`` shows a sub-agent lane of the task instead (its own Accumulated history over
-the parent's Resident blocks); ``--lane`` alone lists the task's lanes.
+pruned). The header gives the request's sections against the window and the threshold,
+then the task's episodes (kind, state, dependencies, conclusion); an item recorded in an
+episode shows its name beside its kind. ``--lane ID`` shows a sub-agent lane of the task
+instead (its own Accumulated history over the parent's Resident blocks); ``--lane`` alone
+lists the task's lanes.
 """
 
 from __future__ import annotations
@@ -70,6 +72,10 @@ def context(args: argparse.Namespace) -> int:
     )
     if view.skills:
         console.print(f"loaded skills (Resident): {', '.join(view.skills)}")
+    if view.episodes:
+        console.print(f"episodes ({len(view.episodes)}):")
+        for episode in view.episodes:
+            console.print(f"  {escape(episode.describe())}", soft_wrap=True)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, expand=False)
     table.add_column("item", no_wrap=True, min_width=21)
     table.add_column("kind", no_wrap=True, min_width=11)
@@ -83,7 +89,7 @@ def context(args: argparse.Namespace) -> int:
         state = f"[{style}]{row.state}[/{style}]" if style else row.state
         table.add_row(
             row.id,
-            row.kind,
+            escape(f"{row.kind} [{row.episode}]") if row.episode else row.kind,
             str(row.turn),
             state,
             str(row.tokens) if row.in_context else f"({row.original_tokens})",

@@ -168,6 +168,14 @@ class TimelineRenderer:
             "yellow",
         )
 
+    def _on_episode(self, e: Any) -> None:
+        depends = f" depending on {', '.join(e.depends_on)}" if e.depends_on else ""
+        ended = f": {e.conclusion}" if e.conclusion else ""
+        self._line(e.turn, "episode", f"{e.kind} {e.name} {e.status}{depends}{ended}", "cyan")
+
+    def _on_context_pressure(self, e: Any) -> None:
+        self._line(e.turn, "pressure", e.message, "yellow")
+
     def _on_model_delta(self, e: Any) -> None:
         if e.kind != "text":
             return

@@ -17,6 +17,10 @@
   reference;
 - :mod:`~harness.context.overflow`: the later steps of the provider-overflow ladder;
 - :mod:`~harness.context.budget`: why a request cannot fit, with the numbers;
+- :mod:`~harness.context.episodes`, :mod:`~harness.context.eviction`,
+  :mod:`~harness.context.cleanup`, :mod:`~harness.context.pressure`,
+  :mod:`~harness.context.condense`: the structure of the work (episodes), eviction by it
+  under pressure, the window-derived pressure levels and the model's own condensation;
 - :mod:`~harness.context.admission`: capability admission of tool definitions and skills;
 - :mod:`~harness.context.introspection`: what the model sees, item by item.
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from harness.messages import Item, ToolResultItem
+from harness.messages import AssistantItem, Item, ToolResultItem
 
 if TYPE_CHECKING:
     from harness.protocols import RunStore
@@ -22,6 +22,7 @@ __all__ = [
     "archive_address",
     "archive_hit",
     "archive_item_text",
+    "archive_prose",
     "find_in_text",
     "item_address",
     "matches_terms",
@@ -60,6 +61,17 @@ def archive_item_text(store: RunStore | None, item: Item, text: str, part: str =
         tool = item.name if isinstance(item, ToolResultItem) else item.kind
         store.archive_put(address, text, task_id=item.task_id, call_id=item.id, tool=tool)
     return address
+
+
+def archive_prose(store: RunStore | None, item: Item) -> None:
+    """Archive what an item said before it leaves the working set whole (a decision's
+    text and reasoning, a note), so ``recall`` reads it back; a tool output already is."""
+    if isinstance(item, AssistantItem):
+        if item.text or item.reasoning:
+            text = item.text + "".join(f"\n[reasoning] {r.text}" for r in item.reasoning if r.text)
+            archive_item_text(store, item, text)
+    elif not isinstance(item, ToolResultItem):
+        archive_item_text(store, item, getattr(item, "text", "") or "")
 
 
 SNIPPET_CONTEXT_CHARS = 90

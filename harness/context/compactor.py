@@ -40,11 +40,13 @@ from harness.cancel import Cancelled
 from harness.config import secret_sources
 from harness.context.budget import budget_error
 from harness.context.checkpoint import CheckpointWriter
+from harness.context.cleanup import PressureCleanup
+from harness.context.disabled import NoCompaction
 from harness.context.folds import ENDED_PROSE_SHARE, Folds, summary_token_limit
 from harness.context.model import Context
 from harness.context.pruning import Pruner
 from harness.context.shrink import shrink_oversized
-from harness.context.summarizer import SummaryError
+from harness.context.summarizer import StaleSummaryError, SummaryError
 from harness.context.summary_input import InputLimits, SummaryInput
 from harness.context.turns import CompactionPlan
 from harness.errors import ContextBudgetError
@@ -103,39 +105,6 @@ FAILURE_TOLERANCE_SHARE = 0.5
 must run, so the response always keeps at least the rest of the reserve."""
 
 
-class NoCompaction:
-    """Checkpoint compaction switched off (``context.compaction.enabled: false``).
-
-    Nothing is folded (pruning still runs if ``context.pruning`` enables it); a request that
-    would not fit ends the task with a named error instead of overflowing at the provider.
-    """
-
-    def __init__(self, pruner: Pruner | None = None) -> None:
-        self.pruner = pruner
-
-    def compact(
-        self,
-        context: Context,
-        *,
-        force: bool = False,
-        reason: str = "",
-        cancelled: Callable[[], bool] | None = None,
-    ) -> Iterator[CompactionEvent]:
-        pruned = False
-        if self.pruner is not None:
-            for event in self.pruner.run(context):
-                pruned = True
-                yield event
-        total = context.total_tokens()
-        if total > context.budget.context_window or (force and not pruned):
-            raise ContextBudgetError(
-                f"the request needs about {total} tokens"
-                + (f" and the provider reported an overflow ({reason})" if force else "")
-                + f"; the window is {context.budget.context_window} tokens and compaction is "
-                "disabled (context.compaction.enabled: false)"
-            )
-
-
 class CheckpointCompactor:
     """Reserve-token checkpoint compaction with pruning, fallback and shrinking.
 
@@ -180,6 +149,7 @@ class CheckpointCompactor:
             store=store,
         )
         self.folds = Folds(config, render, CheckpointWriter(store, render))
+        self.cleanup = PressureCleanup(store, keep_recent=config.keep_recent_turns)
 
     # ------------------------------------------------------------------ entry points
 
@@ -194,9 +164,17 @@ class CheckpointCompactor:
         if not force:
             self.turn += 1
         yield from self.pruner.run(context)
+        fold = False
+        if not force:
+            fold = yield from self.cleanup.run(context)
         before = context.total_tokens()
-        if not force and before < context.budget.threshold:
+        if not force and before < context.budget.threshold and not fold:
             return
+        if fold and not reason:
+            reason = (
+                f"pressure cleanup: the request of about {before} tokens is still above "
+                "halfway to the landing level after eviction"
+            )
         yield from self._compact(
             context, before=before, force=force, reason=reason, cancelled=cancelled
         )
@@ -352,6 +330,23 @@ class CheckpointCompactor:
                 usage=exc.usage,
             )
             raise
+        except StaleSummaryError as exc:
+            # Not the summarizer's fault (no backoff): the working set moved under it.
+            yield CompactionEvent(
+                status="skipped",
+                mode="checkpoint",
+                reason=f"{exc.reason}; the model's condensation is discarded and the "
+                "deterministic plan is used instead",
+                tokens_before=before,
+                tokens_after=before,
+                rounds=exc.rounds,
+                duration_s=_since(started),
+                usage=exc.usage,
+            )
+            yield from self._without_model(
+                context, self._plan(context).foldable(), started, before, "stale condensation"
+            )
+            return True
         except SummaryError as exc:
             self.consecutive_failures += 1
             self.backoff_until = self.turn + self.config.failure_backoff_turns

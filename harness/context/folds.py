@@ -24,8 +24,8 @@ from harness.cancel import Cancelled
 from harness.context.checkpoint import CheckpointWriter, live_checkpoint, note_of
 from harness.context.deterministic import deterministic_note
 from harness.context.index import INLINE_ENTRIES
-from harness.context.model import Context
-from harness.context.summarizer import ModelSummarizer, SummaryError
+from harness.context.model import ITEM_OVERHEAD_TOKENS, Context
+from harness.context.summarizer import ModelSummarizer, StaleSummaryError, SummaryError
 from harness.context.summary_input import SummaryInput, pack_rounds
 from harness.context.turns import (
     CompactionPlan,
@@ -47,6 +47,7 @@ __all__ = [
     "Folds",
     "checkpoint_allowance",
     "summary_token_limit",
+    "text_estimate",
     "token_estimate",
 ]
 
@@ -60,6 +61,9 @@ HEADER_CHARS = 400
 INLINE_LINE_CHARS = 200
 """About what one index line takes (``LINE_MAX_CHARS`` plus its address)."""
 NOTE_MIN_CHARS = 600
+ACTIVE_EPISODE_SHARE = 0.5
+"""An active episode's turns are never folded while they take at most this share of the
+input budget (newest first); older turns of an episode that never ends fold like others."""
 ENDED_PROSE_SHARE = 0.1
 """Ended tasks' prose (instructions, revisions, final reports) stays verbatim while it takes
 at most this share of the input budget; the oldest tasks' prose is folded beyond it."""
@@ -86,6 +90,13 @@ def checkpoint_allowance(threshold: int) -> int:
 def token_estimate(context: Context) -> Callable[[Sequence[Item]], int]:
     """The calibrated estimate the budget uses, for any run of Accumulated items."""
     return lambda items: context.estimator.calibrated(context.accumulated_tokens(items))
+
+
+def text_estimate(context: Context) -> Callable[[str], int]:
+    """The same estimate for a text that is not an item yet (nothing is cached)."""
+    return lambda text: context.estimator.calibrated(
+        context.estimator.text(text) + ITEM_OVERHEAD_TOKENS
+    )
 
 
 @dataclass(frozen=True)
@@ -158,6 +169,8 @@ class Folds:
                 keep_recent_tokens=min(keep_tokens, tail_tokens),
                 tokens=tokens,
                 ended_prose_tokens=ended_prose_tokens(context),
+                active_episodes=context.episodes.active_names(),
+                active_episode_tokens=int(budget.threshold * ACTIVE_EPISODE_SHARE),
             )
 
         plan = capped(keep_tokens)
@@ -269,10 +282,17 @@ class Folds:
         summarizer = ModelSummarizer(
             model, max_tokens=max_tokens, estimator=context.estimator, cancelled=cancelled
         )
+        planned_at = context.version
         try:
             result = summarizer.summarize(
                 rounds, previous=previous_text, round_tokens=round_tokens, context=instructions
             )
+            if context.version != planned_at:
+                raise StaleSummaryError(
+                    f"the working set changed while {summarizer.name!r} was condensing it "
+                    f"(version {planned_at} -> {context.version})",
+                    usage=result.usage,
+                )
         except (SummaryError, Cancelled) as exc:
             exc.rounds = len(rounds)  # type: ignore[union-attr]
             raise

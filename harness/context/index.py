@@ -21,6 +21,7 @@ a long session costs no memory per exchange.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -62,6 +63,7 @@ LINE_MAX_CHARS = 170
 """An entry line without its address; the address is never cut."""
 ARGUMENTS_MAX_CHARS = 80
 OUTCOME_MAX_CHARS = 70
+ARCHIVE_ADDRESS = re.compile(r"archive://[^\s;,\])'\"]+")
 INDEX_HEADING = "## Index of folded exchanges (written by the harness)"
 
 
@@ -121,7 +123,29 @@ def index_entries(
             entries.append(_prose_entry(item, label, item.text, store, clean))
         elif isinstance(item, NoticeItem) and item.text.startswith(TASK_ENDING_PREFIX):
             entries.append(_prose_entry(item, "task ending", item.text, store, clean))
+        elif isinstance(item, NoticeItem) and item.purpose in ("episode", "memory", "pinned"):
+            entries.extend(_listed_lines(item, store))
+            entries.append(_prose_entry(item, item.purpose, item.text, store, clean))
     return entries
+
+
+def _listed_lines(item: NoticeItem, store: RunStore | None) -> list[str]:
+    """The address lines of one of the harness's own lists (an archived episode's record,
+    the model's memory, collapsed notes), with the lines of any full list it points to read
+    back from the archive: folded into the index, each keeps the depth of a native entry."""
+    lines = [line for line in item.text.splitlines() if line.startswith("- ") and "://" in line]
+    found: list[str] = []
+    for address in ARCHIVE_ADDRESS.findall(item.text):
+        full = (
+            store.archive_get(address)
+            if store is not None and address.endswith(("/exchanges", "/lines"))
+            else None
+        )
+        if full is None:
+            continue
+        found.extend(x for x in full.splitlines() if x.startswith("- ") and "://" in x)
+        lines = [line for line in lines if address not in line]  # the pointer is expanded
+    return list(dict.fromkeys([*lines, *found]))
 
 
 def _prose_entry(

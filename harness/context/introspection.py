@@ -18,9 +18,9 @@ from harness.messages import CheckpointItem
 if TYPE_CHECKING:
     from harness.context import Context
 
-__all__ = ["ContextRow", "context_report"]
+__all__ = ["ContextRow", "EpisodeRow", "context_report", "episode_rows"]
 
-Lifetime = Literal["resident", "accumulated", "refreshed", "transient"]
+Lifetime = Literal["resident", "accumulated", "refreshed", "transient", "episode"]
 
 
 class ContextRow(BaseModel):
@@ -42,6 +42,46 @@ class ContextRow(BaseModel):
     task_id: str = ""
     turn: int | None = None
     in_context: bool = True
+    episode: str = ""
+    """The episode the item was recorded in ("" outside any)."""
+
+
+class EpisodeRow(BaseModel):
+    """One episode: its kind, state, dependencies and conclusion."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    kind: str
+    state: str
+    task_id: str = ""
+    depends_on: list[str] = []
+    conclusion: str = ""
+    begun_turn: int | None = None
+    ended_turn: int | None = None
+
+    def describe(self) -> str:
+        depends = f", depends on {', '.join(self.depends_on)}" if self.depends_on else ""
+        turns = f"turns {self.begun_turn}-{self.ended_turn if self.ended_turn else '...'}"
+        ended = f": {self.conclusion}" if self.conclusion else ""
+        return f"{self.kind} {self.name} ({self.state}, {turns}{depends}){ended}"
+
+
+def episode_rows(context: Context) -> list[EpisodeRow]:
+    """The episodes the context's book knows, oldest first."""
+    return [
+        EpisodeRow(
+            name=e.name,
+            kind=e.kind,
+            state=e.state,
+            task_id=e.task_id,
+            depends_on=list(e.depends_on),
+            conclusion=e.conclusion,
+            begun_turn=e.begun_turn,
+            ended_turn=e.ended_turn,
+        )
+        for e in context.episodes.episodes.values()
+    ]
 
 
 def context_report(context: Context) -> list[ContextRow]:
@@ -84,6 +124,27 @@ def context_report(context: Context) -> list[ContextRow]:
                 reason=reason,
                 task_id=item.task_id,
                 turn=item.turn,
+                episode=item.episode,
+            )
+        )
+    live_tokens: dict[str, int] = {}
+    for item in context.accumulated:
+        if item.episode:
+            live_tokens[item.episode] = live_tokens.get(item.episode, 0) + cal(
+                context.item_tokens(item)
+            )
+    for episode in episode_rows(context):
+        rows.append(
+            ContextRow(
+                id=f"episode:{episode.name}",
+                lifetime="episode",
+                kind=episode.kind,
+                tokens=live_tokens.get(episode.name, 0),
+                reason=episode.describe(),
+                task_id=episode.task_id,
+                turn=episode.begun_turn,
+                in_context=episode.name in live_tokens,
+                episode=episode.name,
             )
         )
     refreshed_text, _ = context.refreshed_tokens()

@@ -29,6 +29,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from harness.context.episodes import EpisodeBook
+from harness.context.pressure import Pressure
 from harness.messages import (
     AssistantItem,
     CheckpointItem,
@@ -83,6 +85,9 @@ class Budget:
 
     context_window: int
     reserve_tokens: int
+    pressure: Pressure | None = None
+    """The nudge and cleanup levels (:mod:`harness.context.pressure`); None: only the
+    checkpoint threshold applies."""
 
     @property
     def threshold(self) -> int:
@@ -173,6 +178,13 @@ class Context:
         self.images_visible = True
         """False once the model is known not to see images (``model.vision: false`` or a
         failed probe): frames are then not counted against the budget."""
+        self.episodes = EpisodeBook()
+        """The episodes of this context's tasks (``begin_episode`` / ``end_episode``)."""
+        self.nudged = False
+        """True while the request stays above the nudge level after the nudge was sent."""
+        self.version = 0
+        """Bumped by every change to Accumulated: a model condensation planned at one
+        version is stale at another (:mod:`harness.context.folds`)."""
 
     def child(
         self, *, budget: Budget | None = None, estimator: TokenEstimator | None = None
@@ -268,6 +280,7 @@ class Context:
         return self._accumulated
 
     def append(self, item: Item) -> Item:
+        self.version += 1
         self._accumulated.append(item)
         tokens = self.item_tokens(item)
         self._accumulated_raw += tokens
@@ -310,6 +323,7 @@ class Context:
         Items that disappear keep their state entry for introspection; new or rewritten
         items get the given states.
         """
+        self.version += 1
         kept = {item.id for item in new_items}
         self._retire(item for item in self._accumulated if item.id not in kept)
         first_change = next(
@@ -376,6 +390,7 @@ class Context:
             self.retired_forgotten += 1
 
     def clear_accumulated(self) -> None:
+        self.version += 1
         self._retire(self._accumulated)
         self._forget_old()
         self._accumulated = []

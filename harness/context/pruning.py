@@ -41,6 +41,7 @@ __all__ = [
     "Pruner",
     "latest_exchange_ids",
     "pruned_reference",
+    "rewrite_as_reference",
 ]
 
 DEFAULT_TRIGGER_SHARE = 0.4
@@ -145,14 +146,8 @@ class Pruner:
             if reference is None:
                 new_items.append(item)
                 continue
-            replacement = item.model_copy(update={"id": new_id("item"), "text": reference})
-            new_items.append(replacement)
-            reason = plan.reasons[item.id]
-            states[item.id] = context.changed_state(
-                item, "pruned", f"{reason}; now {replacement.id}", replaced_by=replacement.id
-            )
-            states[replacement.id] = context.changed_state(
-                item, "pruned", f"{reason} (replaces {item.id})"
+            new_items.append(
+                rewrite_as_reference(context, item, reference, plan.reasons[item.id], states)
             )
         context.replace(new_items, states=states)
 
@@ -183,6 +178,20 @@ class Pruner:
             items_retained=len(context.accumulated),
             duration_s=round(time.monotonic() - started, 6),
         )
+
+
+def rewrite_as_reference(
+    context: Context, item: Item, reference: str, reason: str, states: dict[str, ItemState]
+) -> Item:
+    """A copy of ``item`` whose text is the one-line ``reference``, under a new id (the run
+    store keeps the original untouched, and per-item token estimates cached by id can
+    never go stale); both states say what happened, with ``reason``."""
+    replacement = item.model_copy(update={"id": new_id("item"), "text": reference})
+    states[item.id] = context.changed_state(
+        item, "pruned", f"{reason}; now {replacement.id}", replaced_by=replacement.id
+    )
+    states[replacement.id] = context.changed_state(item, "pruned", f"{reason} (replaces {item.id})")
+    return replacement
 
 
 def latest_exchange_ids(items: list[Item]) -> set[str]:

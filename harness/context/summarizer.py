@@ -37,6 +37,7 @@ __all__ = [
     "SUMMARY_SECTIONS",
     "SUMMARY_SYSTEM_PROMPT",
     "ModelSummarizer",
+    "StaleSummaryError",
     "SummaryError",
     "SummaryResult",
     "note_sections",
@@ -86,6 +87,11 @@ class SummaryError(Exception):
         self.usage = usage or Usage()
         self.rounds = 0
         """Rounds the fold had planned (set by the caller, for the ``failed`` event)."""
+
+
+class StaleSummaryError(SummaryError):
+    """The working set changed while the summarizer ran (a new item, a revision): its
+    note describes a context that no longer exists, so it is dropped unused."""
 
 
 @dataclass

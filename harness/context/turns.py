@@ -10,8 +10,9 @@ result would otherwise land in a different group from the call that requested it
 What a fold may never take is decided here too (:func:`protected_items`), each with its
 reason: the current Task Notes snapshot; the running task's instruction and every revision
 of it; and the operator-visible prose of ended tasks (instruction, revisions, final
-report), newest tasks first, within a share of the budget. Everything else in the prefix
-is foldable. A new protection (an episode, a pinned decision) is one more rule there.
+report), newest tasks first, within a share of the budget; and the turns of an active
+episode, newest first, within a share of the budget. Everything else in the prefix is
+foldable. A new protection (a pinned decision) is one more rule there.
 
 The plan is pure: the same items and bounds always give the same plan, so every
 compaction can be reproduced and tested without a model.
@@ -140,6 +141,8 @@ def protected_items(
     ended_prose_tokens: int,
     current_task: str | None = None,
     keep_current_notes: bool = True,
+    active_episodes: frozenset[str] = frozenset(),
+    active_episode_tokens: int = 0,
 ) -> dict[str, str]:
     """Item id -> why no fold may take it (see the module docstring).
 
@@ -164,6 +167,9 @@ def protected_items(
                 protected[item.id] = f"the running task's {what}"
         else:
             ended.setdefault(item.task_id, []).append(item)
+    _protect_active_episodes(
+        items, protected, active=active_episodes, limit=active_episode_tokens, tokens=tokens
+    )
     used = 0
     for task_id in reversed(list(ended)):
         cost = tokens(ended[task_id])
@@ -173,6 +179,31 @@ def protected_items(
         for item in ended[task_id]:
             protected[item.id] = f"operator-visible prose of ended task {task_id or 'session'}"
     return protected
+
+
+def _protect_active_episodes(
+    items: Sequence[Item],
+    protected: dict[str, str],
+    *,
+    active: frozenset[str],
+    limit: int,
+    tokens: Callable[[Sequence[Item]], int],
+) -> None:
+    """Whole turn groups of an active episode, newest first, within ``limit`` tokens (a
+    model that never ends its episode must not make the context unfoldable; beyond the
+    limit its oldest turns fold like any others, into the index)."""
+    if not active:
+        return
+    used = 0
+    for group in reversed(group_turns(items)):
+        name = next((i.episode for i in group.items if i.episode in active), "")
+        if not name:
+            continue
+        used += tokens(group.items)
+        if used > limit:
+            return
+        for item in group.items:
+            protected.setdefault(item.id, f"active episode {name}")
 
 
 @dataclass(frozen=True)
@@ -212,6 +243,8 @@ def plan_compaction(
     keep_recent_tokens: int,
     tokens: Callable[[Sequence[Item]], int],
     ended_prose_tokens: int = 0,
+    active_episodes: frozenset[str] = frozenset(),
+    active_episode_tokens: int = 0,
 ) -> CompactionPlan:
     """Choose the retained tail: the longest run of whole recent turns within both bounds.
 
@@ -220,7 +253,13 @@ def plan_compaction(
     ``tokens`` is the same estimate the budget uses, so the bound means what it says.
     """
     groups = group_turns(items)
-    reasons = protected_items(items, tokens=tokens, ended_prose_tokens=ended_prose_tokens)
+    reasons = protected_items(
+        items,
+        tokens=tokens,
+        ended_prose_tokens=ended_prose_tokens,
+        active_episodes=active_episodes,
+        active_episode_tokens=active_episode_tokens,
+    )
     pinned = frozenset(reasons)
     tail_start = len(groups)
     turns = 0

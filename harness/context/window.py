@@ -8,12 +8,19 @@ from __future__ import annotations
 
 from harness.config import HarnessConfig
 from harness.context.model import Budget, Context
+from harness.context.pressure import DEFAULT_RESERVE_TOKENS, default_reserve, derive_pressure
 from harness.errors import ConfigError, UnknownContextWindowError
 from harness.providers.base import Model
 from harness.providers.catalog import known_context_window
 from harness.tokens import TokenEstimator
 
-__all__ = ["lane_budget", "new_context", "resolve_context_window"]
+__all__ = [
+    "configured_reserve",
+    "lane_budget",
+    "new_context",
+    "reserve_configured",
+    "resolve_context_window",
+]
 
 
 def resolve_context_window(config: HarnessConfig, model: Model) -> int:
@@ -39,14 +46,15 @@ def resolve_context_window(config: HarnessConfig, model: Model) -> int:
 
 def new_context(config: HarnessConfig, model: Model) -> Context:
     """An empty context for ``model``, its budget derived from the window (or an error
-    naming the key when the reserve leaves no room)."""
+    naming the key when a configured reserve leaves no room)."""
     budget = _budget(config, resolve_context_window(config, model), "context window")
     return Context(TokenEstimator(image_cost=getattr(model, "image_cost", "generic")), budget)
 
 
 def _budget(config: HarnessConfig, window: int, what: str) -> Budget:
-    """The budget over ``window``, or the error naming the reserve when it leaves no room."""
-    reserve = config.context.compaction.reserve_tokens
+    """The budget over ``window`` with its pressure levels, or the error naming the reserve
+    when a configured one leaves no room."""
+    reserve = configured_reserve(config, window)
     if reserve >= window:
         raise ConfigError(
             f"context.compaction.reserve_tokens: got {reserve}; expected less than the "
@@ -54,7 +62,32 @@ def _budget(config: HarnessConfig, window: int, what: str) -> Budget:
             key="context.compaction.reserve_tokens",
             value=reserve,
         )
-    return Budget(context_window=int(window), reserve_tokens=reserve)
+    pressure = derive_pressure(
+        window,
+        window - reserve,
+        config.context.pressure,
+        threshold_configured=reserve_configured(config),
+    )
+    return Budget(context_window=int(window), reserve_tokens=reserve, pressure=pressure)
+
+
+def reserve_configured(config: HarnessConfig) -> bool:
+    """Whether the config chose its own reserve: set, and to something other than the
+    default. (The default written out counts as unset: a config dumped and loaded again,
+    as ``--set`` and the run store do, must behave as the one it came from.)"""
+    compaction = config.context.compaction
+    return (
+        "reserve_tokens" in compaction.model_fields_set
+        and compaction.reserve_tokens != DEFAULT_RESERVE_TOKENS
+    )
+
+
+def configured_reserve(config: HarnessConfig, window: int) -> int:
+    """``context.compaction.reserve_tokens`` as the config chose it, else the default
+    scaled to the window (:func:`~harness.context.pressure.default_reserve`)."""
+    if reserve_configured(config):
+        return config.context.compaction.reserve_tokens
+    return default_reserve(window)
 
 
 def lane_budget(config: HarnessConfig, model: Model, window: int | None) -> Budget:

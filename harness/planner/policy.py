@@ -46,6 +46,8 @@ from harness.messages import (
     new_id,
 )
 from harness.planner.brief import BriefObject, ParsedBrief, parse_brief, parse_find_objects
+from harness.planner.episodes import read_memory
+from harness.planner.episodes import shape as shape_episodes
 from harness.planner.grammar import Clause, Goal, Phrase, parse_instruction, search_phrase
 from harness.prompts import (
     OUTCOME_ACHIEVED_LINE,
@@ -84,6 +86,8 @@ class History:
     results: list[tuple[ToolCall | None, ToolResultItem]] = field(default_factory=list)
     found: dict[str, BriefObject] = field(default_factory=dict)
     find_queries: set[str] = field(default_factory=set)
+    memory: dict[str, list[str]] = field(default_factory=dict)
+    """The planner's own condensed memory (``condense_context``), once it wrote one."""
     subagent: bool = False
     """This request is a sub-agent's: its history starts with the contract notice."""
     delegated: list[str] = field(default_factory=list)
@@ -94,6 +98,8 @@ class History:
         return any(query in goal for goal in self.delegated)
 
     def called(self, name: str) -> bool:
+        if name == "update_task_notes" and self.memory:
+            return True  # the plan was written before the first condensation
         return any(call.name == name for call in self.calls)
 
     def count(self, name: str, **arguments: Any) -> int:
@@ -162,8 +168,14 @@ class Planner:
             history.acknowledged += 1
         response = self._decide(request, history, tools)
         if prefix:
-            return response.model_copy(update={"text": _join(prefix, response.text)})
-        return response
+            response = response.model_copy(update={"text": _join(prefix, response.text)})
+        if "begin_episode" not in tools:
+            return response
+        outcome, remaining = _progress(request, history)
+        retries = [f"{ref} needed {n + 1} grasps" for ref, n in _grasp_failures(history).items()]
+        return shape_episodes(
+            request, response, outcome=outcome, retries=retries, remaining=remaining
+        )
 
     def _decide(
         self, request: ModelRequest, history: History, tools: dict[str, Any]
@@ -372,10 +384,30 @@ class Planner:
         retries = [
             f"{ref} needed {n + 1} grasps" for ref, n in _grasp_failures(history).items() if n
         ]
+        retries = list(dict.fromkeys([*history.memory.get("strategies", []), *retries]))
         if retries:
             lines.append("Recovered from failed grasps: " + ", ".join(retries) + ".")
         achieved = bool(steps) and len(done) == len(steps) and not problems
         return _claimed("\n".join(lines), achieved=achieved)
+
+
+def _progress(request: ModelRequest, history: History) -> tuple[dict[str, str], int]:
+    """(ref -> where it ended up, with the evaluator's words; objects still to move)."""
+    brief_text = request.refreshed.brief if request.refreshed else ""
+    if not brief_text:
+        return {}, 0
+    brief = parse_brief(brief_text)
+    world = {**history.found, **brief.objects}
+    steps, _, _ = _resolve(_goal(history), world, brief)
+    outcome = {}
+    for step in steps:
+        verdict = history.last_verdict("place", step.ref)
+        where = f"{step.ref} is {step.relation} {step.target}"
+        if verdict is not None and verdict.status == "success":
+            outcome[step.ref] = f"{where} (evaluator: {verdict.evidence})"
+        elif _satisfied(step, world):
+            outcome[step.ref] = f"{where} (per the scene brief)"
+    return outcome, sum(1 for step in steps if not _satisfied(step, world))
 
 
 # ====================================================================== reading the request
@@ -390,6 +422,7 @@ def _history(request: ModelRequest) -> History:
     if start is None:
         return history
     history.instruction = items[start].text  # type: ignore[union-attr]
+    history.memory = read_memory(items[start + 1 :])
     by_id: dict[str, ToolCall] = {}
     for item in items[start + 1 :]:
         if isinstance(item, RevisionItem):
@@ -703,8 +736,14 @@ def _done_lines(history: History, steps: list[Step], world: dict[str, BriefObjec
     for step in steps:
         verdict = history.last_verdict("place", step.ref)
         where = f"{step.ref} is {step.relation} {step.target}"
+        remembered = next(
+            (w for w in history.memory.get("completed_work", []) if w.startswith(f"{where} (")),
+            None,
+        )
         if verdict is not None and verdict.status == "success":
             lines.append(f"- {where} (evaluator: {verdict.evidence})")
+        elif remembered is not None:
+            lines.append(f"- {remembered}")
         elif world is not None:
             lines.append(f"- {where} (per the scene brief)")
     return "\n".join(lines)

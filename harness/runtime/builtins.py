@@ -1,5 +1,6 @@
 """Built-in tools: talking to the user, keeping Task Notes, recalling archived output,
-loading skills, and (``subagents.enabled``) delegating to a sub-agent.
+loading skills, the episode and condensation tools (:mod:`harness.runtime.workspace`), and
+(``subagents.enabled``) delegating to a sub-agent.
 
 They are ordinary :class:`~harness.tools.Tool` objects built over the session's services,
 so they go through the same validation, events and error handling as any other tool.
@@ -16,6 +17,7 @@ from harness.context.archive import RECALL_MAX_CHARS
 from harness.events import NotificationEvent, SkillLoadedEvent, UserQueryEvent
 from harness.protocols import SearchableArchive
 from harness.runtime.delegation import delegate_tool
+from harness.runtime.workspace import workspace_tools
 from harness.tools import EndTask, Tool, ToolCancelledError, ToolContext, ToolOutput, close_matches
 
 if TYPE_CHECKING:
@@ -114,6 +116,8 @@ def builtin_tools(session: Session) -> list[Tool]:
                 source="builtin",
             )
         )
+    if session.config.context.episodes.enabled:
+        tools.extend(workspace_tools(session))
     if session.user_channel is not None:
         tools.insert(
             0,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 
 from harness.cancel import Cancelled, stream_cancellable
-from harness.config import PriceConfig
+from harness.config import ModelConfig, PriceConfig
 from harness.context import Budget, Context
 from harness.context.budget import budget_error
 from harness.context.overflow import MINIMAL, REFERENCE, OverflowStep, reference_bodies
@@ -49,7 +49,7 @@ instead of bodies, a minimal-reference request. One more overflow ends the task.
 def decide(lane: Lane) -> Steps[ModelResponse | TaskEnding]:
     """The model's decision for this turn, or the ending that stopped it."""
     context = lane.context
-    max_output = lane.model_config.max_output_tokens
+    max_output = answer_limit(lane.model_config, context.budget)
     rejected: list[int] = []
     """Estimated size of every request the provider rejected as too large."""
     while True:
@@ -134,8 +134,19 @@ def lower_budget(context: Context, limit: object, *, max_output: int | None) -> 
     reserve = min(budget.reserve_tokens, limit // 4)
     if max_output:
         reserve = min(max(reserve, max_output), limit // 2)
-    context.budget = Budget(context_window=limit, reserve_tokens=reserve)
+    pressure = budget.pressure.rescaled(limit, limit - reserve) if budget.pressure else None
+    context.budget = Budget(context_window=limit, reserve_tokens=reserve, pressure=pressure)
     return limit
+
+
+def answer_limit(model: ModelConfig, budget: Budget) -> int:
+    """``model.max_output_tokens`` as configured; left at its default, at most the reserve,
+    so a small window (8192 tokens, reserve 2048) never asks for more than it has room
+    for (the default written out counts as unset, as for ``reserve_tokens``)."""
+    default = ModelConfig.model_fields["max_output_tokens"].default
+    if model.max_output_tokens != default:
+        return model.max_output_tokens
+    return max(1, min(model.max_output_tokens, budget.reserve_tokens))
 
 
 def snapshot_prompt(lane: Lane, request: ModelRequest) -> PromptSnapshotEvent:

@@ -97,9 +97,18 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 DELEGATE_TOOL = "delegate"
-BOOKKEEPING_TOOLS = ("update_task_notes", "recall", "search_archive")
-"""Built-ins every child has besides the tools it was given: its own Task Notes and reading
-the session's archive. None of them acts on the world or talks to the operator."""
+BOOKKEEPING_TOOLS = (
+    "update_task_notes",
+    "recall",
+    "search_archive",
+    "begin_episode",
+    "end_episode",
+    "condense_context",
+)
+"""Built-ins every child has besides the tools it was given (when the session offers
+them): its own Task Notes, reading the session's archive, and its own episodes and
+condensation, which act on the child's context only. None of them acts on the world or
+talks to the operator."""
 
 HANDOFF_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -120,8 +120,13 @@ class Lane:
             yield event if event.seq else self.emit(event)
 
     def record(self, item: Item) -> Item:
-        """Append an item to this lane's Accumulated as its current turn (and store it)."""
-        item = item.model_copy(update={"task_id": self.state.task_id, "turn": self.state.turn})
+        """Append an item to this lane's Accumulated as its current turn, in the lane's
+        active episode if any (and store it)."""
+        task_id = self.state.task_id
+        update = {"task_id": task_id, "turn": self.state.turn}
+        if not item.episode:
+            update["episode"] = self.context.episodes.current(task_id)
+        item = item.model_copy(update=update)
         self.session.append_item(item, context=self.context, lane=self.lane_id)
         return item
 

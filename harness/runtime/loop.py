@@ -18,7 +18,14 @@ from harness.cancel import Cancelled
 from harness.context import bounded_text
 from harness.context.instructions import bound_instruction, instruction_limit_chars
 from harness.errors import HarnessError
-from harness.events import DoneEvent, EventBase, ReplanEvent, SafetyEvent, TaskStartedEvent
+from harness.events import (
+    DoneEvent,
+    EpisodeEvent,
+    EventBase,
+    ReplanEvent,
+    SafetyEvent,
+    TaskStartedEvent,
+)
 from harness.messages import InstructionItem, NoticeItem, RevisionItem
 from harness.runtime.decide import decide
 from harness.runtime.execute import execute
@@ -156,6 +163,14 @@ class TaskLoop:
             outcome=outcome,
             evidence=evidence.model_dump(mode="json"),
         )
+        for episode in lane.context.episodes.close_task(state.task_id, turn=state.turn):
+            yield EpisodeEvent(
+                status="abandoned",
+                name=episode.name,
+                kind=episode.kind,
+                depends_on=list(episode.depends_on),
+                conclusion=episode.conclusion,
+            )
         if consolidation is not None:
             yield consolidation
         yield from problems

@@ -3,7 +3,9 @@
 1. a Task Notes snapshot is appended when the notes changed;
 2. a new observation replaces the previous one;
 3. the scene graph is refreshed and its Brief rendered;
-4. Accumulated context is compacted if the request would not fit.
+4. Accumulated context is compacted if the request would not fit;
+5. crossing the nudge level adds one message telling the model how to relieve the
+   pressure itself (once per crossing, :func:`nudge`).
 
 A tool source (an MCP server) that changed its tools during the last turn has its new
 tool set offered first, so a model call and the tool call it decides see the same tools.
@@ -17,15 +19,16 @@ from typing import Any
 
 from harness.cancel import Cancelled
 from harness.context.compactor import RetiresTasks
+from harness.context.pressure import nudge_text
 from harness.errors import ContextBudgetError
-from harness.events import ObservationEvent, ToolsListedEvent
+from harness.events import ContextPressureEvent, ObservationEvent, ToolsListedEvent
 from harness.messages import ImagePart, TaskNotesItem
 from harness.runtime.lane import Lane, Steps
 from harness.runtime.task import TaskEnding
 from harness.tools import to_jsonable
 from harness.world.observation import encode_observation_frames, render_observation
 
-__all__ = ["compact", "offer_tools", "refresh", "retire_ended_tasks"]
+__all__ = ["compact", "nudge", "offer_tools", "refresh", "retire_ended_tasks"]
 
 
 def refresh(lane: Lane) -> Steps[TaskEnding | None]:
@@ -42,7 +45,42 @@ def refresh(lane: Lane) -> Steps[TaskEnding | None]:
     ending = yield from refresh_scene(lane, observation_text=text, images=images)
     if ending is not None:
         return ending
-    return (yield from compact(lane, force=False, reason=""))
+    ending = yield from compact(lane, force=False, reason="")
+    if ending is None:
+        yield from nudge(lane)
+    return ending
+
+
+def nudge(lane: Lane) -> Steps[None]:
+    """Once per crossing of the nudge level: one short message in the next request (with
+    the observation, so it reaches exactly that request and never piles up in the history)
+    and a ``context_pressure`` event that keeps it. Re-armed when the request falls below
+    the level again."""
+    context = lane.context
+    pressure = context.budget.pressure
+    if pressure is None:
+        return
+    total = context.total_tokens()
+    if total < pressure.nudge_tokens:
+        context.nudged = False
+        return
+    if context.nudged:
+        return
+    context.nudged = True
+    active = [e.name for e in context.episodes.active(lane.state.task_id)]
+    text = nudge_text(pressure, total, active_episodes=active)
+    refreshed = context.refreshed
+    observation = f"{refreshed.observation}\n\n{text}" if refreshed.observation else text
+    context.refreshed = refreshed.model_copy(update={"observation": observation})
+    yield lane.emit(
+        ContextPressureEvent(
+            tokens=total,
+            context_window=pressure.context_window,
+            nudge_tokens=pressure.nudge_tokens,
+            cleanup_tokens=pressure.cleanup_tokens,
+            message=text,
+        )
+    )
 
 
 def offer_tools(lane: Lane) -> Steps[TaskEnding | None]:
@@ -115,6 +153,9 @@ def refresh_scene(
             yield lane.emit(refreshed.event)
     context = lane.context
     context.images_visible = getattr(lane.session.model, "vision", None) is not False
+    episodes = context.episodes.render(lane.state.task_id)
+    if episodes:
+        observation_text = f"{observation_text}\n\n{episodes}" if observation_text else episodes
     context.set_refreshed(brief=brief, observation=observation_text, images=images)
     return None
 

@@ -38,6 +38,8 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from harness.config import HarnessConfig, resolve_config
 from harness.context import Context, ItemState, RetiredItem
+from harness.context.episodes import Episode
+from harness.context.introspection import EpisodeRow
 from harness.errors import RunStoreError
 from harness.events import (
     CompactionEvent,
@@ -153,6 +155,9 @@ class RecordedContext:
 
     live: list[StoredItem] = field(default_factory=list)
     retired: list[tuple[StoredItem, str, str]] = field(default_factory=list)
+    episodes: list[EpisodeRow] = field(default_factory=list)
+    """A sub-agent lane's own episodes (the main lane's are restored per task)."""
+    lane: str = ""
 
     @classmethod
     def read(cls, log: RunLog, session_id: str, *, lane: str = "") -> RecordedContext:
@@ -164,9 +169,10 @@ class RecordedContext:
             left = recorded.get(item_id)
             if item_id not in live_ids and left is not None:
                 retired.append((left, status, reason))
-        return cls(live, retired)
+        return cls(live, retired, log.episodes(lane) if lane else [], lane)
 
     def apply(self, context: Context) -> None:
+        restore_episodes(context, self.episodes, self.lane)
         for stored in self.live:
             context.append(stored.item)
             state = context.states[stored.id]
@@ -181,6 +187,24 @@ class RecordedContext:
             context.retired[left.id] = RetiredItem(
                 left.item.kind, left.item.task_id, left.item.turn
             )
+
+
+def restore_episodes(context: Context, rows: list[EpisodeRow], task_id: str) -> None:
+    """Put a task's episodes (from its ``episode`` events) back in the context's book, so
+    an episode open at the crash can still be ended and eviction knows what is active."""
+    for row in rows:
+        context.episodes.restore(
+            Episode(
+                name=row.name,
+                kind=row.kind,  # type: ignore[arg-type]
+                task_id=task_id,
+                begun_turn=row.begun_turn or 0,
+                depends_on=tuple(row.depends_on),
+                state=row.state,  # type: ignore[arg-type]
+                conclusion=row.conclusion,
+                ended_turn=row.ended_turn,
+            )
+        )
 
 
 @dataclass
@@ -279,6 +303,8 @@ def restore_session(
     session_id = session.session_id
     session.continue_sequence(log.max_seq(session_id))
     RecordedContext.read(log, session_id).apply(session.context)
+    for task in reversed(log.tasks(session_id=session_id)):
+        restore_episodes(session.context, log.episodes(task.id), task.id)
 
     tasks = log.tasks(session_id=session_id, limit=1)
     interrupted = tasks[0] if tasks and tasks[0].recorded_status == "running" else None

@@ -24,8 +24,10 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from harness.config import secret_sources
 from harness.context.introspection import ContextRow as IntrospectionRow
+from harness.context.introspection import EpisodeRow
 from harness.errors import RunNotFoundError, RunStoreError
 from harness.events import (
+    EpisodeEvent,
     Event,
     OutcomeEvidence,
     PromptSnapshotEvent,
@@ -128,6 +130,8 @@ class ContextView(_Record):
     snapshot: PromptSnapshotEvent | None
     skills: list[str]
     rows: list[ContextRow]
+    episodes: list[EpisodeRow] = []
+    """The task's episodes as they stood at that turn (from its ``episode`` events)."""
 
 
 def process_alive(pid: int | None, host: str | None) -> bool:
@@ -593,8 +597,38 @@ class RunLog:
             loaded = inherited + loaded
         skills = list(dict.fromkeys(e.name for e in loaded))  # type: ignore[union-attr]
         return ContextView(
-            task_id=task_id, turn=snapshot.turn, snapshot=snapshot, skills=skills, rows=rows
+            task_id=task_id,
+            turn=snapshot.turn,
+            snapshot=snapshot,
+            skills=skills,
+            rows=rows,
+            episodes=self.episodes(task_id, until_pos=pos),
         )
+
+    def episodes(self, task_id: str, *, until_pos: int | None = None) -> list[EpisodeRow]:
+        """The task's episodes from its ``episode`` events, oldest first."""
+        found: dict[str, EpisodeRow] = {}
+        for event in self.events(task_id=task_id, types=["episode"], until_pos=until_pos):
+            assert isinstance(event, EpisodeEvent)
+            if event.status == "begun":
+                found[event.name] = EpisodeRow(
+                    name=event.name,
+                    kind=event.kind,
+                    state="active",
+                    task_id=task_id,
+                    depends_on=event.depends_on,
+                    begun_turn=event.turn,
+                )
+            elif event.name in found:
+                state = "completed" if event.status == "ended" else "abandoned"
+                found[event.name] = found[event.name].model_copy(
+                    update={
+                        "state": state,
+                        "conclusion": event.conclusion,
+                        "ended_turn": event.turn,
+                    }
+                )
+        return list(found.values())
 
     @staticmethod
     def _row(stored: StoredItem, *, in_context: bool) -> ContextRow:
@@ -611,6 +645,7 @@ class RunLog:
             original_tokens=0 if in_context else stored.tokens,
             in_context=in_context,
             preview=_preview(item),
+            episode=item.episode,
         )
 
     # ------------------------------------------------------------------ archive and media

@@ -44,6 +44,7 @@ from harness.events import (
 )
 from harness.messages import ImagePart, InstructionItem
 from harness.store.reader import RunLog, StoredTask
+from harness.store.report_episodes import episode_event_html, episodes_html
 
 __all__ = ["PAGE_CSS", "PLOT_SECTIONS", "context_plot_svg", "render_report", "write_report"]
 
@@ -293,7 +294,7 @@ def render_report(log: RunLog, task_id: str) -> str:
         f"<h1>{_e(task.instruction)}</h1>"
         f'<div class="sub">task {_e(task.id)} in session {_e(task.session_id)}</div>'
         f"{_summary(task, config)}"
-        f"<h2>Result</h2>{final}"
+        f"<h2>Result</h2>{final}{episodes_html(log, task_id)}"
         f'<h2>Context tokens per turn</h2><div class="plot">{plot_html}</div>'
         f"<h2>Timeline</h2>{turns_html}"
         f'<p class="sub">generated {_e(_when(time.time()))} by embodied-harness</p>'
@@ -448,6 +449,9 @@ def _args(arguments: Any) -> str:
 
 def _event_html(log: RunLog, e: Event) -> str:
     kind = e.type
+    marked = episode_event_html(e)
+    if marked is not None:
+        return _block(*marked)
     if kind == "task_started":
         return _block("note", "task", _e(e.instruction) + _e(f" (max {e.max_turns} turns)"))
     if kind == "task_resumed":
