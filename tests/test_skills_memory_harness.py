@@ -169,6 +169,9 @@ def test_tool_definitions_that_do_not_fit_end_the_task_at_start(config: HarnessC
         "capability admission: the tool definitions (16 tools) would add about "
     )
     assert "the ceiling is 238 tokens" in final.termination_reason
+    # and it says what to do about it (a small local model's first run ends here)
+    assert final.termination_reason.endswith("use a model with a larger context window.")
+    assert "subagents.enabled" in final.termination_reason
     assert model.requests == []  # the model was never called with a request that cannot fit
 
 

@@ -37,6 +37,13 @@ CAPABILITY_SHARE = 0.5
 usable input budget; the rest is for the conversation, the Brief and the observation."""
 
 
+TOOLS_REMEDY = (
+    " Offer fewer tools (turn off subagents.enabled or context.episodes.enabled, narrow an"
+    " MCP server with its allow/deny lists) or use a model with a larger context window."
+)
+"""What a user can do when the tool definitions alone do not fit (a small local model)."""
+
+
 def capability_ceiling(budget_tokens: int) -> int:
     """The most capability context a model with this usable input budget admits."""
     return max(0, int(budget_tokens * CAPABILITY_SHARE) - CAPABILITY_MARGIN_TOKENS)
@@ -54,6 +61,8 @@ class Admission:
     budget: int
     fixed: int
     """Tokens of the request without Accumulated (Resident, tools, Refreshed)."""
+    remedy: str = ""
+    """What to do about a refusal, appended to it (empty: nothing specific)."""
 
     @property
     def in_use(self) -> int:
@@ -82,13 +91,13 @@ class Admission:
             return (
                 f"{self.what} would add about {self.needed} tokens; capability context already "
                 f"uses {self.in_use} (tool definitions {self.tools}, loaded skills "
-                f"{self.skills}) and {limits}. Refused, nothing was truncated."
+                f"{self.skills}) and {limits}. Refused, nothing was truncated.{self.remedy}"
             )
         return (
             f"{self.what} would add about {self.needed} tokens but the fixed part of the request "
             f"already uses {self.fixed} of the {self.budget}-token input budget, leaving "
             f"less than the {CAPABILITY_MARGIN_TOKENS}-token safety margin. Refused, nothing "
-            "was truncated."
+            f"was truncated.{self.remedy}"
         )
 
 
@@ -126,4 +135,5 @@ def admit_tool_definitions(context: Context) -> Admission:
         ceiling=capability_ceiling(context.budget.threshold),
         budget=context.budget.threshold,
         fixed=context.fixed_tokens() - tools,
+        remedy=TOOLS_REMEDY,
     )
