@@ -55,7 +55,8 @@ from harness.runtime.delegation import (
 )
 from harness.runtime.lane import Lane
 from harness.runtime.loop import TaskLoop
-from harness.runtime.resume import ResumePoint, resume_prologue, resume_session
+from harness.runtime.resume import ResumePoint, resume_session
+from harness.runtime.resumed import resume_prologue
 from harness.runtime.session import Session, SessionParts
 from harness.runtime.stream import RunResult, TaskStream
 from harness.runtime.task import TaskState
