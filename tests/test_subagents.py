@@ -24,6 +24,7 @@ from harness.events import (
     HandoffEvent,
     LaneStartedEvent,
     ProgressEvent,
+    PromptSnapshotEvent,
     SafetyCheckEvent,
     ToolResultEvent,
 )
@@ -644,3 +645,23 @@ def test_closing_the_parents_stream_stops_the_child() -> None:
         assert not h.busy
     time.sleep(0.3)
     assert len(looks) <= asked + 1  # the child saw the cancel at its next check
+
+
+def test_a_child_on_a_model_without_vision_is_not_charged_for_frames() -> None:
+    """Whether frames count against the budget is the lane's own model's property: a child
+    on a text-only ``subagent_model`` under a parent that sees images pays no image tokens,
+    and the parent still does (this read the session's model for every lane)."""
+    child = ScriptedModel([call("look", area="shelf"), answer()])
+    child.vision = False  # type: ignore[attr-defined]
+    parent = ScriptedModel([delegate(), reply("done")])
+    h, _driver, _safety = _robot_harness(child, parent)
+    with h:
+        events = run(h)
+    assert done_of(events).status == "completed"
+    snapshots = [e for e in events if isinstance(e, PromptSnapshotEvent)]
+    lanes = {e.task_id for e in events if isinstance(e, LaneStartedEvent)}
+    child_images = [e.sections.get("images", 0) for e in snapshots if e.task_id in lanes]
+    parent_images = [e.sections.get("images", 0) for e in snapshots if e.task_id not in lanes]
+    assert child_images and parent_images
+    assert max(parent_images) > 0, "the parent's requests carry the camera frame"
+    assert child_images == [0] * len(child_images)

@@ -13,8 +13,8 @@ tool set offered first, so a model call and the tool call it decides see the sam
 
 from __future__ import annotations
 
+import functools
 import inspect
-from collections.abc import Callable
 from typing import Any
 
 from harness.cancel import Cancelled
@@ -152,7 +152,7 @@ def refresh_scene(
         if refreshed.event is not None:
             yield lane.emit(refreshed.event)
     context = lane.context
-    context.images_visible = getattr(lane.session.model, "vision", None) is not False
+    context.images_visible = getattr(lane.model, "vision", None) is not False
     episodes = context.episodes.render(lane.state.task_id)
     if episodes:
         observation_text = f"{observation_text}\n\n{episodes}" if observation_text else episodes
@@ -177,7 +177,7 @@ def compact(lane: Lane, *, force: bool, reason: str) -> Steps[TaskEnding | None]
     ending: TaskEnding | None = None
     compactor = lane.compactor
     options: dict[str, Any] = {"force": force, "reason": reason}
-    if _takes_cancelled(compactor.compact):
+    if _takes_cancelled(type(compactor)):
         options["cancelled"] = lane.should_cancel
     try:
         for event in compactor.compact(lane.context, **options):
@@ -191,12 +191,14 @@ def compact(lane: Lane, *, force: bool, reason: str) -> Steps[TaskEnding | None]
     return ending
 
 
-def _takes_cancelled(method: Callable[..., Any]) -> bool:
+@functools.cache
+def _takes_cancelled(compactor_type: type) -> bool:
     """Whether a compactor accepts the operator's cancel (one written before the
-    ``cancelled`` keyword existed still works; it just cannot be interrupted)."""
+    ``cancelled`` keyword existed still works; it just cannot be interrupted). Read once
+    per compactor class, not on every turn."""
     try:
-        parameters = inspect.signature(method).parameters
-    except (TypeError, ValueError):
+        parameters = inspect.signature(compactor_type.compact).parameters
+    except (AttributeError, TypeError, ValueError):
         return False
     return "cancelled" in parameters or any(
         p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
