@@ -40,6 +40,7 @@ __all__ = [
     "SkillsConfig",
     "SubagentsConfig",
     "apply_overrides",
+    "chose",
     "format_validation_error",
     "load_config",
     "resolve_config",
@@ -434,6 +435,17 @@ class HarnessConfig(_Section):
         if candidate.is_absolute() or self.base_dir is None:
             return candidate
         return Path(self.base_dir) / candidate
+
+
+def chose(section: BaseModel, name: str) -> bool:
+    """Whether a config chose ``name`` itself: set, and to something other than its default.
+
+    A default written out counts as not chosen: a config dumped and validated again (``--set``
+    overrides, the run store's record read by resume, an eval worker's copy) marks every
+    field as set, and must behave as the config it came from. Settings whose default adapts
+    to the model (the reserve, the answer limit) ask this one question."""
+    default = type(section).model_fields[name].default
+    return name in section.model_fields_set and getattr(section, name) != default
 
 
 def secret_sources(config: Mapping[str, Any]) -> tuple[list[str], list[str]]:

@@ -5,8 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from harness.config import HarnessConfig, apply_overrides, load_config
+from harness.config import (
+    HarnessConfig,
+    apply_overrides,
+    chose,
+    load_config,
+    validate_config,
+    with_overrides,
+)
 from harness.errors import ConfigError
 from harness.providers import parse_model_spec
 
@@ -86,3 +95,21 @@ def test_model_spec_strings() -> None:
     assert (spec.provider, spec.name) == ("scripted", "demo")
     with pytest.raises(ConfigError, match="unknown provider"):
         parse_model_spec("nosuch:model")
+
+
+@given(st.one_of(st.none(), st.integers(min_value=0, max_value=1_000_000)))
+def test_a_choice_survives_a_round_trip_and_the_default_written_out_is_no_choice(
+    reserve: int | None,
+) -> None:
+    """``chose``: what the config asked for is read the same after every dump and reload
+    (overrides, the run store, an eval worker); writing the default is not a choice."""
+    data = {} if reserve is None else {"context": {"compaction": {"reserve_tokens": reserve}}}
+    config = validate_config(data)
+    expected = reserve is not None and reserve != 16384
+    copies = [
+        config,
+        with_overrides(config, ["run.max_turns=7"]),
+        validate_config(config.model_dump(mode="json", exclude={"base_dir"})),
+    ]
+    for copy in copies:
+        assert chose(copy.context.compaction, "reserve_tokens") is expected

@@ -6,9 +6,9 @@ an unknown window is an error, never a guess.
 
 from __future__ import annotations
 
-from harness.config import HarnessConfig
+from harness.config import HarnessConfig, chose
 from harness.context.model import Budget, Context
-from harness.context.pressure import DEFAULT_RESERVE_TOKENS, default_reserve, derive_pressure
+from harness.context.pressure import default_reserve, derive_pressure
 from harness.errors import ConfigError, UnknownContextWindowError
 from harness.providers.base import Model
 from harness.providers.catalog import known_context_window
@@ -72,14 +72,8 @@ def _budget(config: HarnessConfig, window: int, what: str) -> Budget:
 
 
 def reserve_configured(config: HarnessConfig) -> bool:
-    """Whether the config chose its own reserve: set, and to something other than the
-    default. (The default written out counts as unset: a config dumped and loaded again,
-    as ``--set`` and the run store do, must behave as the one it came from.)"""
-    compaction = config.context.compaction
-    return (
-        "reserve_tokens" in compaction.model_fields_set
-        and compaction.reserve_tokens != DEFAULT_RESERVE_TOKENS
-    )
+    """Whether the config chose its own reserve (:func:`harness.config.chose`)."""
+    return chose(config.context.compaction, "reserve_tokens")
 
 
 def configured_reserve(config: HarnessConfig, window: int) -> int:

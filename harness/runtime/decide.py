@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 
 from harness.cancel import Cancelled, stream_cancellable
-from harness.config import ModelConfig, PriceConfig
+from harness.config import ModelConfig, PriceConfig, chose
 from harness.context import Budget, Context
 from harness.context.budget import budget_error
 from harness.context.overflow import MINIMAL, REFERENCE, OverflowStep, reference_bodies
@@ -142,9 +142,8 @@ def lower_budget(context: Context, limit: object, *, max_output: int | None) -> 
 def answer_limit(model: ModelConfig, budget: Budget) -> int:
     """``model.max_output_tokens`` as configured; left at its default, at most the reserve,
     so a small window (8192 tokens, reserve 2048) never asks for more than it has room
-    for (the default written out counts as unset, as for ``reserve_tokens``)."""
-    default = ModelConfig.model_fields["max_output_tokens"].default
-    if model.max_output_tokens != default:
+    for (:func:`harness.config.chose`, the rule ``reserve_tokens`` follows too)."""
+    if chose(model, "max_output_tokens"):
         return model.max_output_tokens
     return max(1, min(model.max_output_tokens, budget.reserve_tokens))
 
