@@ -19,9 +19,7 @@ class ReadingChecks(EnvelopeHost):
 
     def _fresh(self, observation: Observation | None) -> tuple[Observation | None, str]:
         max_age = self.profile.safety.max_reading_age_s
-        stale = observation is None or (
-            max_age is not None and self.clock() - observation.timestamp > max_age
-        )
+        stale = observation is None or self.clock() - observation.timestamp > max_age
         if not stale:
             return observation, ""
         if self.observe is None:

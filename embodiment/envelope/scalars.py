@@ -51,6 +51,12 @@ class ScalarChecks(EnvelopeHost):
             if kind == "width" and gripper is None:
                 verdict.block(f"{label}: the profile declares no gripper")
                 continue
+            if kind == "width" and limit is None:
+                verdict.block(
+                    f"{label}: grippers.0.max_opening_m is not in the profile, so no width "
+                    "can be checked; add it to the profile"
+                )
+                continue
             if limit is not None and value > limit:
                 verdict.arguments[arg] = limit
                 verdict.clamp(f"{label}: {arg} {value:g} clamped to {limit:g}")

@@ -23,6 +23,7 @@ from embodiment.profile.parts import (
     FramePose,
     GripperSpec,
     KeepOutZone,
+    KinematicsSpec,
     Limits,
     SafetySettings,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "FramePose",
     "GripperSpec",
     "KeepOutZone",
+    "KinematicsSpec",
     "Limits",
     "ProfileError",
     "SafetySettings",

@@ -18,7 +18,10 @@ from embodiment.profile.model import EmbodimentProfile
 from embodiment.profile.parts import _SNAKE
 from embodiment.thea import parse_thea_markdown
 
-__all__ = ["builtin_profiles", "load_profile"]
+__all__ = ["PYBULLET_DATA", "builtin_profiles", "load_profile"]
+
+PYBULLET_DATA = "pybullet_data:"
+"""Prefix of a URDF path inside PyBullet's data package (``pybullet_data:xarm/...``)."""
 
 
 def builtin_profiles() -> list[str]:
@@ -85,10 +88,28 @@ def _validate(
         if not path.is_file():
             raise ProfileError(source, [f"thea: file not found: {path}"])
         data = _merge(parse_thea_markdown(path.read_text("utf-8"), source=str(path)), data)
+    kinematics = data.get("kinematics")
+    if isinstance(kinematics, Mapping) and isinstance(kinematics.get("urdf"), str):
+        data["kinematics"] = {
+            **kinematics,
+            "urdf": _resolve_urdf(kinematics["urdf"], source, base_dir),
+        }
     try:
         return EmbodimentProfile.model_validate(data)
     except ValidationError as exc:
         raise ProfileError(source, _problems(exc)) from None
+
+
+def _resolve_urdf(urdf: str, source: str, base_dir: str | Path | None) -> str:
+    """A relative URDF path is relative to the profile file; it must exist."""
+    if urdf.startswith(PYBULLET_DATA):
+        return urdf
+    path = Path(urdf).expanduser()
+    if not path.is_absolute() and base_dir is not None:
+        path = Path(base_dir) / path
+    if not path.is_file():
+        raise ProfileError(source, [f"kinematics.urdf: file not found: {path} (got {urdf!r})"])
+    return str(path)
 
 
 def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from embodiment.profile.parts import (
     GripperSpec,
     KeepOutZone,
     Kind,
+    KinematicsSpec,
     Limits,
     SafetySettings,
     Vec3,
@@ -44,6 +45,9 @@ class EmbodimentProfile(_Model):
     limits: Limits
     keep_out: list[KeepOutZone] = Field(default_factory=list)
     safety: SafetySettings = Field(default_factory=SafetySettings)
+    kinematics: KinematicsSpec | None = None
+    """The arm's kinematic model (URDF); joint-space tools need it (or
+    ``safety.joint_limits_only``)."""
     notes: list[str] = Field(default_factory=list)
 
     @field_validator("name")
@@ -201,6 +205,17 @@ def _consistency_problems(profile: EmbodimentProfile) -> list[str]:
                     f"grippers.{index}.initial_position: {gripper.initial_position} "
                     f"({gripper.frame} frame) is outside the workspace ({profile.workspace.span()})"
                 )
+    if profile.kinematics is not None:
+        check_frame("kinematics.frame", profile.kinematics.frame)
+        if profile.limits.joint_limits is None:
+            problems.append("limits.joint_limits: required with kinematics (one per arm joint)")
+        elif profile.kinematics.joints is not None and len(profile.kinematics.joints) != len(
+            profile.limits.joint_limits
+        ):
+            problems.append(
+                f"kinematics.joints: {len(profile.kinematics.joints)} names for "
+                f"{len(profile.limits.joint_limits)} joint_limits"
+            )
     zone_names: set[str] = set()
     for index, zone in enumerate(profile.keep_out):
         if zone.name in zone_names:

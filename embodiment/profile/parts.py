@@ -23,6 +23,7 @@ __all__ = [
     "GripperSpec",
     "KeepOutZone",
     "Kind",
+    "KinematicsSpec",
     "Limits",
     "Mobility",
     "SafetySettings",
@@ -52,7 +53,9 @@ MOBILE_KINDS = frozenset({"mobile_base", "mobile_manipulator", "humanoid", "quad
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Fail closed: no number in a profile may be infinite or NaN (``.inf`` would switch a
+    # limit off, ``gt=0`` alone accepts it); one rule for every part.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 def _finite(values: tuple[float, ...], what: str) -> None:
@@ -206,7 +209,33 @@ class GripperSpec(_Model):
     frame: str = "base"
     initial_position: Vec3
     max_opening_m: float | None = Field(None, gt=0)
+    """Widest opening (metres). Width arguments are checked against it; without it the
+    envelope blocks every width (it never assumes a gripper can open any amount)."""
     description: str = ""
+
+
+class KinematicsSpec(_Model):
+    """The arm's kinematic model: a URDF whose root link is mounted at ``frame``.
+
+    The envelope maps every joint-space target, and the path to it, through this model's
+    forward kinematics and checks it like a Cartesian motion.
+    """
+
+    urdf: str
+    """A URDF file: a path (relative to the profile file) or ``pybullet_data:<path>`` for
+    one shipped with PyBullet's data package."""
+    ee_link: str
+    """The link whose origin is the end-effector point the envelope checks (the grasp
+    point, where ``ee_position`` is read)."""
+    frame: str = "base"
+    """The profile frame the URDF's root link sits at (moves with a mobile base)."""
+    joints: list[str] | None = None
+    """The URDF joints the ``joints`` arguments and ``joint_positions`` readings list, in
+    order; default: the URDF's movable joints in file order, as many as
+    ``limits.joint_limits``."""
+    home: list[float] | None = None
+    """Joint positions that put the end effector at the first gripper's
+    ``initial_position`` (simulators and the kinematic fake start there)."""
 
 
 class Limits(_Model):
@@ -258,8 +287,9 @@ class SafetySettings(_Model):
     any motion; missing or invalid ones block it."""
     clamp_tolerance_m: float = Field(0.02, ge=0)
     """A target this close outside the workspace is clamped onto it; farther is blocked."""
-    max_reading_age_s: float | None = Field(10.0, gt=0)
-    """Readings older than this are refreshed before a motion (or the motion is blocked)."""
+    max_reading_age_s: float = Field(10.0, gt=0)
+    """Readings older than this are refreshed before a motion (or the motion is blocked);
+    always bounded (``null`` does not load)."""
     keep_out_margin_m: float = Field(0.02, ge=0)
     """How far every commanded path stays from each keep-out zone (covers the difference
     between the commanded straight line and the path the arm really follows)."""
@@ -270,6 +300,10 @@ class SafetySettings(_Model):
     no_argument_tools: list[str] = Field(default_factory=list)
     """Physical tools that take no arguments and declare nothing themselves (e.g. an MCP
     server's ``home``): listed here, they may run; any argument sent to them blocks."""
+    joint_limits_only: bool = False
+    """Accept joint-space tools on a robot without a kinematic model (``kinematics``),
+    checked against joint limits and the joint step only, with no Cartesian check of
+    where the arm goes. Off by default: without a model such tools are blocked."""
 
     @model_validator(mode="before")
     @classmethod
