@@ -52,6 +52,8 @@ class Verdict:
     """Position targets as admitted (clamped), for the conservative path."""
     refs: dict[str, tuple[str, Vec3]] = field(default_factory=dict)
     """argument -> (kind, the point the gripper would go to), for the conservative path."""
+    filled: list[str] = field(default_factory=list)
+    """Arguments the call left out that took their schema default (checked like the rest)."""
     clamps: list[str] = field(default_factory=list)
     blocks: list[str] = field(default_factory=list)
 

@@ -41,15 +41,19 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from embodiment.declarations import declaration_problems
+from embodiment.envelope.arguments import ArgumentChecks
+from embodiment.envelope.audit import MotionAudit
 from embodiment.envelope.base import BaseChecks
 from embodiment.envelope.common import MotionSource, Verdict, blocked
 from embodiment.envelope.joints import JointChecks
+from embodiment.envelope.jointspace import JointSpaceChecks
 from embodiment.envelope.motion import MotionChecks
 from embodiment.envelope.positions import PositionChecks
 from embodiment.envelope.readings import ReadingChecks
 from embodiment.envelope.refs import RefChecks
 from embodiment.envelope.rules import RuleOutcome, SafetyRequest, SafetyRule
 from embodiment.envelope.scalars import ScalarChecks
+from embodiment.envelope.sweep import BaseSweepChecks
 from embodiment.profile import EmbodimentProfile
 from embodiment.types import Locator, Observation, SafetyDecision
 
@@ -57,13 +61,17 @@ __all__ = ["RuleOutcome", "SafetyEnvelope", "SafetyRequest", "SafetyRule"]
 
 
 class SafetyEnvelope(
+    ArgumentChecks,
     ReadingChecks,
     PositionChecks,
     RefChecks,
     MotionChecks,
     ScalarChecks,
     JointChecks,
+    JointSpaceChecks,
     BaseChecks,
+    BaseSweepChecks,
+    MotionAudit,
 ):
     """The profile's limits, applied to each physical call (a ``SafetyGate``).
 
@@ -211,14 +219,17 @@ class SafetyEnvelope(
                 if verdict.blocks:
                     break
 
+        defaults = ", ".join(f"{a}={verdict.arguments.get(a)!r}" for a in verdict.filled)
+        note = f" (left out, so checked at the tool's default: {defaults})" if defaults else ""
         if verdict.blocks:
-            return blocked(verdict.blocks + verdict.clamps)
+            decision = blocked(verdict.blocks + verdict.clamps)
+            return decision.model_copy(update={"reason": decision.reason + note})
         if verdict.clamps:
             return SafetyDecision(
                 outcome="clamp",
                 arguments=verdict.arguments,
                 violations=verdict.clamps,
-                reason="; ".join(verdict.clamps),
+                reason="; ".join(verdict.clamps) + note,
             )
         return SafetyDecision(outcome="allow", arguments=verdict.arguments)
 
@@ -236,11 +247,18 @@ class SafetyEnvelope(
         verdict = Verdict(arguments=dict(arguments), schema=schema)
         verdict.base_pose = self._base_pose(observation)
         verdict.ee = self._ee(observation)
+        self._complete_arguments(verdict, kinds)
+        if verdict.blocks:
+            return verdict
         self._check_positions(verdict, kinds)
         self._check_refs(verdict, kinds)
         self._check_scalars(verdict, kinds)
         self._check_joints(verdict, kinds, observation)
         self._check_base(verdict, name, kinds, observation)
+        if not verdict.blocks:
+            self._check_joint_motion(verdict, name, kinds, observation)
+        if not verdict.blocks:
+            self._check_base_sweep(verdict, name, kinds)
         if not verdict.blocks:
             self._check_motion(verdict, name, motion)
         return verdict

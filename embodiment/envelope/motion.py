@@ -57,9 +57,12 @@ class MotionChecks(EnvelopeHost):
                     )
                     return
                 path = [tuple(float(v) for v in p) for p in described.waypoints]
-                if path and self._started(verdict, name):
-                    self._check_path(verdict, name, verdict.ee, path)  # type: ignore[arg-type]
-                return
+                if path:
+                    if self._started(verdict, name):
+                        self._check_path(verdict, name, verdict.ee, path)  # type: ignore[arg-type]
+                    return
+                # Described with no waypoints: nothing was said about where it goes, so the
+                # conservative assumptions below apply (they used to be skipped).
         if verdict.targets and self._started(verdict, name):
             self._check_path(verdict, name, verdict.ee, list(verdict.targets))  # type: ignore[arg-type]
         refs = list(verdict.refs.items())
@@ -124,22 +127,35 @@ class MotionChecks(EnvelopeHost):
                 )
                 return
 
-    def _check_path(self, verdict: Verdict, name: str, start: Vec3, path: list[Vec3]) -> None:
+    def _check_path(
+        self,
+        verdict: Verdict,
+        name: str,
+        start: Vec3,
+        path: list[Vec3],
+        *,
+        slack: float = 0.0,
+        what: str = "motion",
+    ) -> None:
+        """Every point inside the workspace, within one step of ``start``, and every
+        segment the margin clear of each zone. ``slack`` is how far the real path may be
+        from these segments (a sampled curve): every bound is tightened by it."""
         profile = self.profile
         ws = profile.workspace
         limit = profile.limits.max_step_m
-        margin = profile.safety.keep_out_margin_m
+        margin = profile.safety.keep_out_margin_m + slack
         previous = start
         for point in path:
-            if not self._in_workspace(verdict, point):
+            if not self._in_workspace(verdict, point, slack):
+                beyond = f" (within {slack:.3f} m of its edge)" if slack else ""
                 verdict.block(
-                    f"workspace_bounds: {name}'s motion goes to {xyz(point)}, outside the "
-                    f"reachable workspace ({ws.frame} frame: {ws.span()})"
+                    f"workspace_bounds: {name}'s {what} goes to {xyz(point)}, outside the "
+                    f"reachable workspace{beyond} ({ws.frame} frame: {ws.span()})"
                 )
                 return
-            if math.dist(start, point) > limit + EPSILON:
+            if math.dist(start, point) + slack > limit + EPSILON:
                 verdict.block(
-                    f"step_limit: {name}'s motion reaches {xyz(point)}, "
+                    f"step_limit: {name}'s {what} reaches {xyz(point)}, "
                     f"{math.dist(start, point):.3f} m from the gripper (max {limit:.3f} m per "
                     "motion); move closer first"
                 )
@@ -147,7 +163,7 @@ class MotionChecks(EnvelopeHost):
             for zone in profile.keep_out:
                 problem = self._segment_problem(verdict, previous, point, zone, margin)
                 if problem:
-                    verdict.block(f"keep_out:{zone.name}: {name}'s motion {problem}")
+                    verdict.block(f"keep_out:{zone.name}: {name}'s {what} {problem}")
                     return
             previous = point
 

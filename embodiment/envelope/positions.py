@@ -30,11 +30,13 @@ class PositionChecks(EnvelopeHost):
 
     # ------------------------------------------------------------------ frames
 
-    def _in_workspace(self, verdict: Verdict, point: Vec3) -> bool:
-        local = self.profile.from_world(
-            point, self.profile.workspace.frame, base_pose=verdict.base_pose
+    def _in_workspace(self, verdict: Verdict, point: Vec3, inset: float = 0.0) -> bool:
+        """Inside the workspace, and at least ``inset`` from its faces."""
+        ws = self.profile.workspace
+        local = self.profile.from_world(point, ws.frame, base_pose=verdict.base_pose)
+        return all(
+            lo + inset <= v <= hi - inset for v, lo, hi in zip(local, ws.min, ws.max, strict=True)
         )
-        return self.profile.workspace.contains(local)
 
     def _zone_local(self, verdict: Verdict, point: Vec3, zone: Box) -> Vec3:
         return self.profile.from_world(point, zone.frame, base_pose=verdict.base_pose)

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from embodiment.declarations import with_defaults
 from embodiment.types import ActionSpec
 
 __all__ = [
@@ -64,8 +65,18 @@ class LookArgs(_Args):
     camera: str | None = Field(None, description="Camera name (default: the main camera).")
 
 
-def tabletop_actions(*, cameras: list[str]) -> list[ActionSpec]:
-    """The action specs of the tabletop simulator (``cameras`` names ``look``'s choices)."""
+def tabletop_actions(
+    *,
+    cameras: list[str],
+    speed: float | None = None,
+    width: float | None = None,
+    force: float | None = None,
+) -> list[ActionSpec]:
+    """The action specs of the tabletop simulator (``cameras`` names ``look``'s choices).
+
+    ``speed``, ``width`` and ``force`` are the values the simulator uses when a call
+    leaves them out, written into the schemas so that the envelope checks them too.
+    """
     camera_list = ", ".join(cameras)
     return [
         ActionSpec(
@@ -73,7 +84,7 @@ def tabletop_actions(*, cameras: list[str]) -> list[ActionSpec]:
             description="Move the gripper in a straight line to x, y, z (world frame, metres), "
             "pointing down. Use it to look closer or to clear a path; pick and place move "
             "on their own.",
-            arguments=MoveToArgs,
+            arguments=with_defaults(MoveToArgs, speed=speed),
             safety={"x": "position.x", "y": "position.y", "z": "position.z", "speed": "speed"},
             timeout_s=60,
             post_condition="the gripper is at ({x}, {y}, {z})",
@@ -99,7 +110,7 @@ def tabletop_actions(*, cameras: list[str]) -> list[ActionSpec]:
         ActionSpec(
             name="open_gripper",
             description="Open the gripper (releases whatever it holds).",
-            arguments=OpenGripperArgs,
+            arguments=with_defaults(OpenGripperArgs, width=width),
             safety={"width": "width"},
             timeout_s=20,
             post_condition="the gripper is open",
@@ -107,7 +118,7 @@ def tabletop_actions(*, cameras: list[str]) -> list[ActionSpec]:
         ActionSpec(
             name="close_gripper",
             description="Close the gripper.",
-            arguments=CloseGripperArgs,
+            arguments=with_defaults(CloseGripperArgs, force=force),
             safety={"force": "force"},
             timeout_s=20,
             post_condition="the gripper is closed",

@@ -137,7 +137,15 @@ class TabletopSim:
         rtf = self.config.real_time_factor
         self.real_time_factor = rtf if rtf is not None else (1.0 if self.config.gui else 0.0)
         cameras = [camera.name for camera in self.profile.cameras]
-        self._specs = {spec.name: spec for spec in tabletop_actions(cameras=cameras)}
+        self._specs = {
+            spec.name: spec
+            for spec in tabletop_actions(
+                cameras=cameras,
+                speed=self._default_speed(),
+                width=MAX_OPENING,
+                force=GRIP_FORCE_N,
+            )
+        }
         self._handlers: dict[str, Callable[[Any], ActionResult]] = {
             "move_to": self._do_move_to,
             "pick": self._do_pick,
