@@ -14,6 +14,7 @@ __all__ = [
     "CloseGripperArgs",
     "HomeArgs",
     "LookArgs",
+    "MoveJointsArgs",
     "MoveToArgs",
     "OpenGripperArgs",
     "PickArgs",
@@ -55,6 +56,15 @@ class OpenGripperArgs(_Args):
 
 class CloseGripperArgs(_Args):
     force: float | None = Field(None, gt=0, description="Grip force in newtons.")
+
+
+class MoveJointsArgs(_Args):
+    joints: list[float] = Field(
+        min_length=7,
+        max_length=7,
+        description="The arm's seven joint positions (radians), reached along a straight "
+        "line in joint space.",
+    )
 
 
 class HomeArgs(_Args):
@@ -122,6 +132,16 @@ def tabletop_actions(
             safety={"force": "force"},
             timeout_s=20,
             post_condition="the gripper is closed",
+        ),
+        ActionSpec(
+            name="move_joints",
+            description="Move the arm to seven joint positions (radians) along a straight line "
+            "in joint space (the gripper follows a curve; the safety envelope checks it "
+            "through the arm's kinematics).",
+            arguments=MoveJointsArgs,
+            safety={"joints": "joints"},
+            timeout_s=60,
+            post_condition="the arm's joints are at {joints}",
         ),
         ActionSpec(
             name="home",

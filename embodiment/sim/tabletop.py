@@ -25,7 +25,7 @@ import math
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +36,7 @@ from embodiment.profile import EmbodimentProfile, load_profile
 from embodiment.sim.actions import (
     CloseGripperArgs,
     LookArgs,
+    MoveJointsArgs,
     MoveToArgs,
     OpenGripperArgs,
     PickArgs,
@@ -119,8 +120,6 @@ class TabletopSim:
         self._stop = threading.Event()
         self._cid: int | None = None
         self._robot = -1
-        self._twin: tuple[int, int] | None = None
-        """(client, robot) of a kinematics-only copy of the arm, for describing curves."""
         self._bodies: dict[str, _Body] = {}
         self._dt = 1.0 / self.config.physics_hz
         self._sim_time = 0.0
@@ -152,6 +151,7 @@ class TabletopSim:
             "place": self._do_place,
             "open_gripper": self._do_open,
             "close_gripper": self._do_close,
+            "move_joints": self._do_move_joints,
             "home": lambda _args: self._do_home(),
             "look": self._do_look,
         }
@@ -207,9 +207,6 @@ class TabletopSim:
             if self._cid is not None:
                 self._pb.disconnect(physicsClientId=self._cid)
                 self._cid = None
-            if self._twin is not None:
-                self._pb.disconnect(physicsClientId=self._twin[0])
-                self._twin = None
 
     def close(self) -> None:
         """Alias of :meth:`disconnect`, so a Harness can own the simulator."""
@@ -415,7 +412,13 @@ class TabletopSim:
                     waypoints=list(plan.waypoints), description="carry, lower, release, retreat"
                 )
             if action == "home":
-                return Motion(waypoints=self._home_path(), description="joint-space samples")
+                return Motion(
+                    waypoints=self._joint_path(REST_POSE), description="joint-space samples"
+                )
+            if action == "move_joints":
+                return Motion(
+                    waypoints=self._joint_path(args.joints), description="joint-space samples"
+                )
         return Motion()  # the gripper actions do not move the end effector
 
     def locate(self, ref: str) -> ObjectInfo | None:
@@ -814,48 +817,59 @@ class TabletopSim:
                 for j in ARM_JOINTS
             ]
 
-    def _home_path(self) -> list[tuple[float, float, float]]:
-        """Where the gripper passes on its joint-space way home: forward kinematics of
-        samples along the interpolation ``_do_home`` commands, on a kinematics-only copy
-        of the arm (so the simulated one does not move)."""
+    def _kinematics(self) -> Any:
+        """The arm's kinematic model: the one the safety envelope maps joint targets
+        through (the profile's ``kinematics``), shared, so both check the same arm."""
+        from embodiment.envelope.kinematics import kinematic_model
+        from embodiment.profile import KinematicsSpec
+
+        spec = self.profile.kinematics or KinematicsSpec(
+            urdf="pybullet_data:franka_panda/panda.urdf", ee_link="panda_grasptarget"
+        )
+        return kinematic_model(spec, len(ARM_JOINTS)), spec.frame
+
+    def _joint_path(self, target: Sequence[float]) -> list[tuple[float, float, float]]:
+        """Where the gripper passes on the joint-space line from the arm's joints to
+        ``target`` (what ``_drive_joints`` commands): forward kinematics of samples along
+        it, on the shared kinematic model (the simulated arm does not move)."""
         start = self._joints_now()
-        largest = max(abs(a - b) for a, b in zip(start, REST_POSE, strict=True))
+        largest = max(abs(a - b) for a, b in zip(start, target, strict=True))
         count = max(1, math.ceil(largest / HOME_SAMPLE_RAD))
-        pb = self._pb
-        if self._twin is None:
-            import pybullet_data
+        model, frame = self._kinematics()
+        samples = [
+            [a + (b - a) * index / count for a, b in zip(start, target, strict=True)]
+            for index in range(1, count + 1)
+        ]
+        return [self.profile.to_world(point, frame) for point in model.ee_points(samples)]
 
-            client = pb.connect(pb.DIRECT)
-            pb.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=client)
-            base = self.profile.frame_pose_in_world("base")[0]
-            robot = pb.loadURDF(
-                "franka_panda/panda.urdf", base, useFixedBase=True, physicsClientId=client
-            )
-            self._twin = (client, robot)
-        client, robot = self._twin
-        path = []
-        for index in range(1, count + 1):
-            fraction = index / count
-            for joint, a, b in zip(ARM_JOINTS, start, REST_POSE, strict=True):
-                pb.resetJointState(robot, joint, a + (b - a) * fraction, physicsClientId=client)
-            state = pb.getLinkState(
-                robot, EE_LINK, computeForwardKinematics=True, physicsClientId=client
-            )
-            path.append(tuple(float(v) for v in state[4]))
-        return path  # type: ignore[return-value]
-
-    def _do_home(self) -> ActionResult:
+    def _drive_joints(self, target: Sequence[float]) -> None:
+        """The arm along the joint-space line to ``target``, at most 1 rad/s per joint."""
         start = self._joints_now()
-        largest = max(abs(a - b) for a, b in zip(start, REST_POSE, strict=True))
+        largest = max(abs(a - b) for a, b in zip(start, target, strict=True))
         steps = max(1, int(largest / 1.0 * self.config.physics_hz))
         for index in range(1, steps + 1):
             fraction = index / steps
-            q = [a + (b - a) * fraction for a, b in zip(start, REST_POSE, strict=True)]
+            q = [a + (b - a) * fraction for a, b in zip(start, target, strict=True)]
             with self._lock:
                 self._drive_arm(q)
             self._step()
         self._settle(60)
         self._yaw = self._measured_yaw()
+
+    def _do_move_joints(self, args: MoveJointsArgs) -> ActionResult:
+        # The Panda's own limits: the envelope checks the profile's before this runs.
+        target = [min(hi, max(lo, v)) for v, lo, hi in zip(args.joints, LOWER, UPPER, strict=True)]
+        self._drive_joints(target)
+        error = max(abs(a - b) for a, b in zip(self._joints_now(), target, strict=True))
+        return ActionResult(
+            ok=error < 0.02,
+            message=f"joints reached (largest error {error:.3f} rad); gripper at "
+            f"{_xyz(self.ee_position())}",
+            applied={"joints": target},
+        )
+
+    def _do_home(self) -> ActionResult:
+        self._drive_joints(REST_POSE)
         error = math.dist(self.ee_position(), self.home_position())
         return ActionResult(
             ok=error < REACH_TOLERANCE_M * 2,
