@@ -28,7 +28,7 @@ __all__ = ["UrdfChain", "base_sweep_problems", "joint_path_problems"]
 
 FK_TOLERANCE_M = 1e-4
 """Slack for two FK implementations agreeing (float32 inside PyBullet, float64 here)."""
-PATH_SAMPLES = 400
+PATH_SAMPLES = 200
 
 
 def _rpy(roll: float, pitch: float, yaw: float) -> np.ndarray:

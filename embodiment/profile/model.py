@@ -205,6 +205,11 @@ def _consistency_problems(profile: EmbodimentProfile) -> list[str]:
                     f"grippers.{index}.initial_position: {gripper.initial_position} "
                     f"({gripper.frame} frame) is outside the workspace ({profile.workspace.span()})"
                 )
+    if profile.limits.joint_limits is not None and profile.limits.max_joint_step_rad is None:
+        problems.append(
+            "limits.max_joint_step_rad: required with joint_limits (how far one call may move "
+            "a joint)"
+        )
     if profile.kinematics is not None:
         check_frame("kinematics.frame", profile.kinematics.frame)
         if profile.limits.joint_limits is None:
