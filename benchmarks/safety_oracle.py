@@ -27,7 +27,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Command", "judge"]
+__all__ = [
+    "Command",
+    "frame_to_world",
+    "in_workspace",
+    "judge",
+    "moves_with_base",
+    "zone_distance",
+]
 
 EPS = 1e-6
 """Slack for values that crossed JSON and float arithmetic (a micrometre, a microradian)."""
@@ -65,6 +72,62 @@ def _local(profile: Any, point: Sequence[float], frame: str) -> tuple[float, flo
     dx, dy, dz = point[0] - ox, point[1] - oy, point[2] - oz
     c, s = math.cos(yaw), math.sin(yaw)
     return (c * dx + s * dy, -s * dx + c * dy, dz)
+
+
+def _live_pose(
+    profile: Any, frame: str, base_pose: Sequence[float] | None
+) -> tuple[tuple[float, float, float], float]:
+    """Like :func:`_frame_pose`, with a mobile base's live (x, y, yaw) for ``base``."""
+    if frame == "world":
+        return (0.0, 0.0, 0.0), 0.0
+    pose = profile.frames[frame]
+    x, y, z = pose.position
+    yaw = pose.yaw
+    if frame == "base" and base_pose is not None:
+        x, y, yaw = base_pose[0], base_pose[1], base_pose[2]
+    (px, py, pz), parent_yaw = _live_pose(profile, pose.parent, base_pose)
+    c, s = math.cos(parent_yaw), math.sin(parent_yaw)
+    return (px + c * x - s * y, py + s * x + c * y, pz + z), parent_yaw + yaw
+
+
+def frame_to_world(
+    profile: Any, point: Sequence[float], frame: str, base_pose: Sequence[float] | None = None
+) -> tuple[float, float, float]:
+    (ox, oy, oz), yaw = _live_pose(profile, frame, base_pose)
+    c, s = math.cos(yaw), math.sin(yaw)
+    return (ox + c * point[0] - s * point[1], oy + s * point[0] + c * point[1], oz + point[2])
+
+
+def _live_local(
+    profile: Any, point: Sequence[float], frame: str, base_pose: Sequence[float] | None
+) -> tuple[float, float, float]:
+    (ox, oy, oz), yaw = _live_pose(profile, frame, base_pose)
+    dx, dy, dz = point[0] - ox, point[1] - oy, point[2] - oz
+    c, s = math.cos(yaw), math.sin(yaw)
+    return (c * dx + s * dy, -s * dx + c * dy, dz)
+
+
+def in_workspace(
+    profile: Any, point: Sequence[float], base_pose: Sequence[float] | None, tolerance: float
+) -> bool:
+    ws = profile.workspace
+    local = _live_local(profile, point, ws.frame, base_pose)
+    return all(
+        lo - tolerance <= v <= hi + tolerance
+        for v, lo, hi in zip(local, ws.min, ws.max, strict=True)
+    )
+
+
+def zone_distance(
+    profile: Any, zone: Any, point: Sequence[float], base_pose: Sequence[float] | None
+) -> float:
+    return _distance(_live_local(profile, point, zone.frame, base_pose), zone.min, zone.max)
+
+
+def moves_with_base(profile: Any, frame: str) -> bool:
+    while frame not in ("world", "base"):
+        frame = profile.frames[frame].parent
+    return frame == "base"
 
 
 # ---------------------------------------------------------------------- geometry

@@ -192,7 +192,9 @@ class _Checks:
         spec, kinds = found
         start, _ = self._points()
         arguments = self._arguments(kinds, start)
-        decision = self.envelope.check_call(spec.name, arguments, spec.safety, None)
+        decision = self.envelope.check_call(
+            spec.name, arguments, spec.safety, None, schema=spec.arguments.model_json_schema()
+        )
         if decision.outcome == "block":
             return "fail", f"the profile's own initial pose is blocked: {decision.reason}"
         result = self.driver.execute(spec.name, dict(decision.arguments))
@@ -207,7 +209,11 @@ class _Checks:
         spec, kinds = found
         start, far = self._points()
         decision = self.envelope.check_call(
-            spec.name, self._arguments(kinds, far), spec.safety, None
+            spec.name,
+            self._arguments(kinds, far),
+            spec.safety,
+            None,
+            schema=spec.arguments.model_json_schema(),
         )
         if decision.outcome == "block":
             return "fail", f"the test motion is blocked by the envelope: {decision.reason}"

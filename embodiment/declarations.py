@@ -13,13 +13,21 @@ nothing to declare".
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import BaseModel, create_model
+
 from embodiment.types import SAFETY_KINDS
 
-__all__ = ["UNENUMERABLE_KEYWORDS", "declaration_problems", "schema_arguments"]
+__all__ = [
+    "UNENUMERABLE_KEYWORDS",
+    "declaration_problems",
+    "schema_arguments",
+    "with_defaults",
+]
 
 UNENUMERABLE_KEYWORDS = (
     "$ref",
@@ -134,3 +142,22 @@ def _plain(value: Any) -> bool:
     if isinstance(value, (int, float)):
         return math.isfinite(value)
     return False
+
+
+def with_defaults(model: type[BaseModel], **defaults: Any) -> type[BaseModel]:
+    """``model`` with the named fields' defaults written out in its schema.
+
+    A driver whose argument defaults to ``None`` ("my own choice") tells the envelope
+    nothing it can check; written out, the default is the value the envelope checks and
+    the driver uses. A ``None`` given here leaves that field as it is.
+    """
+    fields: dict[str, Any] = {}
+    for name, value in defaults.items():
+        if value is None:
+            continue
+        info = copy.copy(model.model_fields[name])
+        info.default = value
+        fields[name] = (info.annotation, info)
+    if not fields:
+        return model
+    return create_model(model.__name__, __base__=model, __module__=model.__module__, **fields)

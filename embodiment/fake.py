@@ -23,6 +23,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from embodiment.declarations import with_defaults
 from embodiment.profile import EmbodimentProfile
 from embodiment.types import (
     ActionResult,
@@ -34,6 +35,10 @@ from embodiment.types import (
 )
 
 __all__ = ["FakeRobot", "FakeRobotConfig"]
+
+
+FAKE_GRIP_FORCE_N = 40.0
+"""The grip force the fake uses when a call leaves it out (written into its schema)."""
 
 
 class _Args(BaseModel):
@@ -142,9 +147,12 @@ class FakeRobot:
         self.ee: list[float] = list(start or (0.0, 0.0, 0.0))
         self.home_ee = list(self.ee)
         joints = len(profile.limits.joint_limits or [])
-        self.joints: list[float] = [
-            (low + high) / 2 for low, high in (profile.limits.joint_limits or [])
-        ][:joints]
+        home = profile.kinematics.home if profile.kinematics is not None else None
+        self.joints: list[float] = (
+            list(home)
+            if home is not None and len(home) == joints
+            else [(low + high) / 2 for low, high in (profile.limits.joint_limits or [])][:joints]
+        )
         base = profile.frame_pose_in_world("base")
         self.base_pose = [base[0][0], base[0][1], base[1]]
         self.width = (gripper.max_opening_m or 0.08) if gripper else 0.0
@@ -257,11 +265,16 @@ class FakeRobot:
     # ------------------------------------------------------------------ actions
 
     def _declare(self) -> list[ActionSpec]:
+        limits = self.profile.limits
+        gripper = self.profile.grippers[0] if self.profile.grippers else None
+        speed = limits.default_speed_m_s or min(0.25, limits.max_speed_m_s)
+        width = gripper.max_opening_m if gripper else None
+        force = min(FAKE_GRIP_FORCE_N, limits.max_force_n)
         specs = [
             ActionSpec(
                 name="move_to",
                 description="Move the gripper to x, y, z (world frame, metres).",
-                arguments=MoveToArgs,
+                arguments=with_defaults(MoveToArgs, speed=speed),
                 safety={"x": "position.x", "y": "position.y", "z": "position.z", "speed": "speed"},
                 post_condition="the gripper is at ({x}, {y}, {z})",
             ),
@@ -282,13 +295,13 @@ class FakeRobot:
             ActionSpec(
                 name="open_gripper",
                 description="Open the gripper.",
-                arguments=GripperArgs,
+                arguments=with_defaults(GripperArgs, width=width),
                 safety={"width": "width"},
             ),
             ActionSpec(
                 name="close_gripper",
                 description="Close the gripper.",
-                arguments=CloseArgs,
+                arguments=with_defaults(CloseArgs, force=force),
                 safety={"force": "force"},
             ),
             ActionSpec(
@@ -386,7 +399,30 @@ class FakeRobot:
 
     def _do_move_joints(self, args: MoveJointsArgs) -> ActionResult:
         done = self._travel(self.joints, list(args.joints))
+        self._ee_from_joints()
         return self._result(done, args.model_dump(), "joints reached")
+
+    def _ee_from_joints(self) -> None:
+        """With a kinematic model in the profile, the gripper goes where the joints put it
+        (the envelope's own model); without one (or without PyBullet) it stays put."""
+        spec = self.profile.kinematics
+        if spec is None:
+            return
+        from embodiment.envelope.kinematics import KinematicsError, kinematic_model
+
+        try:
+            model = kinematic_model(spec, len(self.joints))
+        except KinematicsError:
+            return
+        pose = (self.base_pose[0], self.base_pose[1], self.base_pose[2])
+        point = model.ee_point(self.joints)
+        self.ee = list(self.profile.to_world(point, spec.frame, base_pose=pose))
+
+    def _carry(self, before: tuple[float, float, float]) -> None:
+        """A base motion carries the arm: the gripper keeps its place relative to the base."""
+        after = (self.base_pose[0], self.base_pose[1], self.base_pose[2])
+        local = self.profile.from_world(tuple(self.ee), "base", base_pose=before)  # type: ignore[arg-type]
+        self.ee = list(self.profile.to_world(local, "base", base_pose=after))
 
     def _do_pick(self, args: PickArgs) -> ActionResult:
         if args.ref not in self.objects:
@@ -435,20 +471,26 @@ class FakeRobot:
             self.base_pose[1] + args.distance * math.sin(angle),
         ]
         position = self.base_pose[:2]
+        before = (self.base_pose[0], self.base_pose[1], self.base_pose[2])
         done = self._travel(position, goal)
         self.base_pose[:2] = position
+        self._carry(before)
         return self._result(done, args.model_dump(), f"base at {self.base_pose}")
 
     def _do_rotate_base(self, args: RotateBaseArgs) -> ActionResult:
+        before = (self.base_pose[0], self.base_pose[1], self.base_pose[2])
         self.base_pose[2] += args.angle
+        self._carry(before)
         return ActionResult(ok=True, message="rotated", applied=args.model_dump())
 
     def _do_navigate_to(self, args: NavigateArgs) -> ActionResult:
         if args.target not in self.config.waypoints:
             return ActionResult(ok=False, message=f"unknown place {args.target!r}")
         position = self.base_pose[:2]
+        before = (self.base_pose[0], self.base_pose[1], self.base_pose[2])
         done = self._travel(position, list(self.config.waypoints[args.target]))
         self.base_pose[:2] = position
+        self._carry(before)
         return self._result(done, args.model_dump(), f"at {args.target}")
 
 

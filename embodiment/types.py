@@ -126,8 +126,9 @@ class ActionResult(BaseModel):
 class SafetyDecision(BaseModel):
     """The safety envelope's verdict on one physical tool call.
 
-    ``arguments`` are the arguments the driver may see: unchanged for ``allow``, rewritten
-    for ``clamp``, and irrelevant for ``block``.
+    ``arguments`` are the arguments the driver may see: for ``allow`` the call's own, plus
+    any schema default the envelope filled in for an argument the call left out (checked
+    like the rest); rewritten for ``clamp``; irrelevant for ``block``.
     """
 
     model_config = ConfigDict(frozen=True)

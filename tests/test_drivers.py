@@ -138,7 +138,9 @@ def test_move_to_through_the_loop_with_a_given_driver() -> None:
     with Harness.from_config(config, model=model, driver=robot) as h:
         result = h.run("move the gripper")
     assert result.ok
-    assert robot.commands == [("move_to", {"x": 0.5, "y": 0.1, "z": 0.9, "speed": None})]
+    assert robot.commands == [
+        ("move_to", {"x": 0.5, "y": 0.1, "z": 0.9, "speed": PANDA.limits.default_speed_m_s})
+    ]
     assert robot.ee == pytest.approx([0.5, 0.1, 0.9])
 
 

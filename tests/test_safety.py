@@ -94,9 +94,13 @@ def test_allow_clamp_block_on_the_arm() -> None:
     assert small.arguments["x"] == pytest.approx(0.78) and small.arguments["speed"] == 0.5
     assert any(v.startswith("workspace_bounds") for v in small.violations)
     assert any(v.startswith("speed_limit") for v in small.violations)
-    far = env.check_call("move_to", {"x": 1.5, "y": 0.0, "z": 0.8}, MOVE_KINDS, fresh())
+    far = env.check_call(
+        "move_to", {"x": 1.5, "y": 0.0, "z": 0.8, "speed": 0.2}, MOVE_KINDS, fresh()
+    )
     assert far.outcome == "block" and "outside the reachable workspace" in far.reason
-    zone = env.check_call("move_to", {"x": 0.22, "y": 0.0, "z": 0.7}, MOVE_KINDS, fresh())
+    zone = env.check_call(
+        "move_to", {"x": 0.22, "y": 0.0, "z": 0.7, "speed": 0.2}, MOVE_KINDS, fresh()
+    )
     assert zone.outcome == "block" and zone.violations[0].startswith("keep_out:robot_base")
 
 
@@ -104,7 +108,7 @@ def test_straight_path_through_a_keep_out_zone_is_blocked() -> None:
     env = SafetyEnvelope(PANDA)
     state = {"ee_position": [0.23, -0.35, 0.70], "joint_positions": [0.0] * 7}
     decision = env.check_call(
-        "move_to", {"x": 0.23, "y": 0.35, "z": 0.70}, MOVE_KINDS, fresh(state)
+        "move_to", {"x": 0.23, "y": 0.35, "z": 0.70, "speed": 0.2}, MOVE_KINDS, fresh(state)
     )
     assert decision.outcome == "block"
     assert "crosses the zone" in decision.reason
@@ -115,7 +119,9 @@ def test_straight_path_through_a_keep_out_zone_is_blocked() -> None:
 def test_long_step_is_shortened_along_the_line() -> None:
     env = SafetyEnvelope(MOBILE)
     state = {"ee_position": [0.3, -0.4, 0.5], "joint_positions": [0.0] * 6, "base_pose": [0, 0, 0]}
-    decision = env.check_call("move_to", {"x": 0.8, "y": 0.4, "z": 1.3}, MOVE_KINDS, fresh(state))
+    decision = env.check_call(
+        "move_to", {"x": 0.8, "y": 0.4, "z": 1.3, "speed": 0.2}, MOVE_KINDS, fresh(state)
+    )
     assert decision.outcome == "clamp"
     target = (decision.arguments["x"], decision.arguments["y"], decision.arguments["z"])
     assert math.dist((0.3, -0.4, 0.5), target) == pytest.approx(MOBILE.limits.max_step_m)
@@ -138,7 +144,7 @@ def test_fails_closed_on_missing_invalid_or_stale_readings(
     make_observation: Any, violation: str
 ) -> None:
     decision = SafetyEnvelope(PANDA).check_call(
-        "move_to", {"x": 0.5, "y": 0.0, "z": 0.8}, MOVE_KINDS, make_observation()
+        "move_to", {"x": 0.5, "y": 0.0, "z": 0.8, "speed": 0.2}, MOVE_KINDS, make_observation()
     )
     assert decision.outcome == "block"
     assert decision.violations[0].startswith(violation)
@@ -148,7 +154,9 @@ def test_stale_readings_are_refreshed_when_possible() -> None:
     env = SafetyEnvelope(PANDA, observe=fresh)
     stale = Observation(timestamp=0.0, state=ARM_STATE)
     assert (
-        env.check_call("move_to", {"x": 0.5, "y": 0.0, "z": 0.8}, MOVE_KINDS, stale).outcome
+        env.check_call(
+            "move_to", {"x": 0.5, "y": 0.0, "z": 0.8, "speed": 0.2}, MOVE_KINDS, stale
+        ).outcome
         == "allow"
     )
 
@@ -247,7 +255,9 @@ def test_custom_rules_can_tighten_but_an_error_blocks() -> None:
     assert decision.outcome == "clamp" and decision.arguments["speed"] == 0.1
     assert "rule:low_speed: people nearby" in decision.violations
     env.add_rule(Broken())
-    broken = env.check_call("move_to", {"x": 0.5, "y": 0.0, "z": 0.8}, MOVE_KINDS, fresh())
+    broken = env.check_call(
+        "move_to", {"x": 0.5, "y": 0.0, "z": 0.8, "speed": 0.2}, MOVE_KINDS, fresh()
+    )
     assert broken.outcome == "block" and broken.violations == ["safety_check_error"]
 
 

@@ -288,7 +288,7 @@ def test_4_mcp_move_free_with_an_excessive_speed_never_moves(tmp_path: Path) -> 
 def test_5_a_shortened_step_from_a_reading_outside_the_workspace_stays_inside() -> None:
     start = [-0.70, 0.0, 1.0]  # 0.9 m outside the workspace's x edge
     decision = SafetyEnvelope(PANDA).check_call(
-        "move_to", {"x": 0.5, "y": 0.0, "z": 1.0}, MOVE_KINDS, readings(start)
+        "move_to", {"x": 0.5, "y": 0.0, "z": 1.0, "speed": 0.2}, MOVE_KINDS, readings(start)
     )
     if decision.outcome != "block":
         target = [decision.arguments[a] for a in "xyz"]

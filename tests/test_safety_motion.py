@@ -165,35 +165,45 @@ def test_a_described_motion_is_checked_segment_by_segment() -> None:
 def test_the_margin_around_a_zone_is_kept_along_the_path() -> None:
     env = SafetyEnvelope(PANDA)  # robot_base: x up to 0.24, margin 0.02
     start = readings([0.25, -0.3, 0.7])
-    grazing = env.check_call("move_to", {"x": 0.25, "y": 0.3, "z": 0.7}, MOVE, start)
+    grazing = env.check_call("move_to", {"x": 0.25, "y": 0.3, "z": 0.7, "speed": 0.2}, MOVE, start)
     assert grazing.outcome == "block" and "passes 0.010 m from the zone" in grazing.reason
     clear = readings([0.27, -0.3, 0.7])
     assert (
-        env.check_call("move_to", {"x": 0.27, "y": 0.3, "z": 0.7}, MOVE, clear).outcome == "allow"
+        env.check_call(
+            "move_to", {"x": 0.27, "y": 0.3, "z": 0.7, "speed": 0.2}, MOVE, clear
+        ).outcome
+        == "allow"
     )
 
 
 def test_from_inside_a_zone_only_straight_out_is_allowed() -> None:
     env = SafetyEnvelope(PANDA)
     stuck = readings([0.23, 0.0, 0.75])  # 1 cm inside the base zone's x face
-    out = env.check_call("move_to", {"x": 0.40, "y": 0.0, "z": 0.75}, MOVE, stuck)
+    out = env.check_call("move_to", {"x": 0.40, "y": 0.0, "z": 0.75, "speed": 0.2}, MOVE, stuck)
     assert out.outcome == "allow"
-    across = env.check_call("move_to", {"x": 0.23, "y": 0.40, "z": 0.75}, MOVE, stuck)
+    across = env.check_call("move_to", {"x": 0.23, "y": 0.40, "z": 0.75, "speed": 0.2}, MOVE, stuck)
     assert across.outcome == "block" and "straight away from it" in across.reason
-    not_far_enough = env.check_call("move_to", {"x": 0.25, "y": 0.0, "z": 0.75}, MOVE, stuck)
+    not_far_enough = env.check_call(
+        "move_to", {"x": 0.25, "y": 0.0, "z": 0.75, "speed": 0.2}, MOVE, stuck
+    )
     assert not_far_enough.outcome == "block"
 
 
 def test_from_outside_the_workspace_only_a_motion_back_in_is_allowed() -> None:
     env = SafetyEnvelope(PANDA)
     low = readings([0.5, 0.0, 0.62])  # 1.5 cm under the workspace floor
-    assert env.check_call("move_to", {"x": 0.5, "y": 0.0, "z": 0.9}, MOVE, low).outcome == "allow"
+    assert (
+        env.check_call("move_to", {"x": 0.5, "y": 0.0, "z": 0.9, "speed": 0.2}, MOVE, low).outcome
+        == "allow"
+    )
     far_out = readings([1.2, 0.0, 1.0])
-    shortened = env.check_call("move_to", {"x": 0.3, "y": 0.0, "z": 1.0}, MOVE, far_out)
+    shortened = env.check_call(
+        "move_to", {"x": 0.3, "y": 0.0, "z": 1.0, "speed": 0.2}, MOVE, far_out
+    )
     assert shortened.outcome == "clamp"
     assert shortened.arguments["x"] == pytest.approx(0.4)  # 0.8 m back in, inside
     too_far = readings([1.7, 0.0, 1.0])  # a 0.8 m step would end outside
-    blocked = env.check_call("move_to", {"x": 0.5, "y": 0.0, "z": 1.0}, MOVE, too_far)
+    blocked = env.check_call("move_to", {"x": 0.5, "y": 0.0, "z": 1.0, "speed": 0.2}, MOVE, too_far)
     assert blocked.outcome == "block" and "would end outside it too" in blocked.reason
 
 
@@ -220,7 +230,12 @@ def test_a_left_out_coordinate_takes_the_schemas_default() -> None:
 
 
 def test_a_joint_past_its_limit_is_brought_back_onto_it_within_one_step() -> None:
-    env = SafetyEnvelope(PANDA)
+    # The joint checks alone (these joints put the gripper above the workspace, which the
+    # kinematic check would block: see tests/test_envelope_joints.py).
+    limits_only = PANDA.model_dump()
+    limits_only["kinematics"] = None
+    limits_only["safety"]["joint_limits_only"] = True
+    env = SafetyEnvelope(load_profile(limits_only))
     joints = [0.0, 0.0, 0.0, 0.2, 0.0, 1.8, 0.0]  # joint 3 is 0.27 rad past -0.0698
     target = [2.5, 0.0, 0.0, -1.0, 0.0, 1.8, 0.0]  # joint 0 needs more than one step
     decision = env.check_call(
@@ -273,7 +288,7 @@ def test_a_rules_rewrite_passes_every_check_again() -> None:
 
     env = SafetyEnvelope(PANDA, rules=[Reckless()])
     decision = env.check_call(
-        "move_to", {"x": 0.5, "y": 0.0, "z": 0.9}, MOVE, readings([0.4, 0, 0.9])
+        "move_to", {"x": 0.5, "y": 0.0, "z": 0.9, "speed": 0.2}, MOVE, readings([0.4, 0, 0.9])
     )
     assert decision.outcome == "block" and "workspace_bounds" in decision.reason
 

@@ -137,7 +137,7 @@ def test_a_declared_call_reaches_the_mcp_arm_and_its_log(campaign: Campaign) -> 
             None,
             None,
             (
-                call("move_to", x=0.5, y=0.0, z=0.9),
+                call("move_to", x=0.5, y=0.0, z=0.9, speed=0.2),
                 call("beep"),
                 call("move_arm", x=0.5, y=0.0, z=0.9, frame="base"),
             ),

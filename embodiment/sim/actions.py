@@ -7,12 +7,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from embodiment.declarations import with_defaults
 from embodiment.types import ActionSpec
 
 __all__ = [
     "CloseGripperArgs",
     "HomeArgs",
     "LookArgs",
+    "MoveJointsArgs",
     "MoveToArgs",
     "OpenGripperArgs",
     "PickArgs",
@@ -56,6 +58,15 @@ class CloseGripperArgs(_Args):
     force: float | None = Field(None, gt=0, description="Grip force in newtons.")
 
 
+class MoveJointsArgs(_Args):
+    joints: list[float] = Field(
+        min_length=7,
+        max_length=7,
+        description="The arm's seven joint positions (radians), reached along a straight "
+        "line in joint space.",
+    )
+
+
 class HomeArgs(_Args):
     pass
 
@@ -64,8 +75,18 @@ class LookArgs(_Args):
     camera: str | None = Field(None, description="Camera name (default: the main camera).")
 
 
-def tabletop_actions(*, cameras: list[str]) -> list[ActionSpec]:
-    """The action specs of the tabletop simulator (``cameras`` names ``look``'s choices)."""
+def tabletop_actions(
+    *,
+    cameras: list[str],
+    speed: float | None = None,
+    width: float | None = None,
+    force: float | None = None,
+) -> list[ActionSpec]:
+    """The action specs of the tabletop simulator (``cameras`` names ``look``'s choices).
+
+    ``speed``, ``width`` and ``force`` are the values the simulator uses when a call
+    leaves them out, written into the schemas so that the envelope checks them too.
+    """
     camera_list = ", ".join(cameras)
     return [
         ActionSpec(
@@ -73,7 +94,7 @@ def tabletop_actions(*, cameras: list[str]) -> list[ActionSpec]:
             description="Move the gripper in a straight line to x, y, z (world frame, metres), "
             "pointing down. Use it to look closer or to clear a path; pick and place move "
             "on their own.",
-            arguments=MoveToArgs,
+            arguments=with_defaults(MoveToArgs, speed=speed),
             safety={"x": "position.x", "y": "position.y", "z": "position.z", "speed": "speed"},
             timeout_s=60,
             post_condition="the gripper is at ({x}, {y}, {z})",
@@ -99,7 +120,7 @@ def tabletop_actions(*, cameras: list[str]) -> list[ActionSpec]:
         ActionSpec(
             name="open_gripper",
             description="Open the gripper (releases whatever it holds).",
-            arguments=OpenGripperArgs,
+            arguments=with_defaults(OpenGripperArgs, width=width),
             safety={"width": "width"},
             timeout_s=20,
             post_condition="the gripper is open",
@@ -107,10 +128,20 @@ def tabletop_actions(*, cameras: list[str]) -> list[ActionSpec]:
         ActionSpec(
             name="close_gripper",
             description="Close the gripper.",
-            arguments=CloseGripperArgs,
+            arguments=with_defaults(CloseGripperArgs, force=force),
             safety={"force": "force"},
             timeout_s=20,
             post_condition="the gripper is closed",
+        ),
+        ActionSpec(
+            name="move_joints",
+            description="Move the arm to seven joint positions (radians) along a straight line "
+            "in joint space (the gripper follows a curve; the safety envelope checks it "
+            "through the arm's kinematics).",
+            arguments=MoveJointsArgs,
+            safety={"joints": "joints"},
+            timeout_s=60,
+            post_condition="the arm's joints are at {joints}",
         ),
         ActionSpec(
             name="home",

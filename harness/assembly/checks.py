@@ -216,6 +216,22 @@ def check_declarations(harness: Deployment, physical: list[Any]) -> Iterator[Che
             yield CheckResult.warn(
                 f"safety {tool.name}", f"every call will be blocked: {'; '.join(problems)}"
             )
+            continue
+        yield from _motion_check(harness, tool)
+
+
+def _motion_check(harness: Deployment, tool: Any) -> Iterator[CheckResult]:
+    """How the envelope checks the tool's motion (the envelope's own answer)."""
+    describe = getattr(harness.safety, "motion_check", None)
+    if describe is None:
+        return
+    answer = describe(
+        tool.name,
+        tool.safety if tool.safety_declared else None,
+        describes_motion=getattr(tool, "motion", None) is not None,
+    )
+    status = CheckResult.warn if answer.warning else CheckResult.ok
+    yield status(f"motion {tool.name}", answer.detail)
 
 
 def check_embodiment(harness: Deployment) -> Iterator[CheckResult]:

@@ -1,0 +1,60 @@
+"""The tabletop's cameras: frames rendered with PyBullet's tiny renderer from the profile's
+camera poses, and their view and projection matrices.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from embodiment.sim.parts import (
+    SEEN_MIN_PIXELS,
+)
+
+
+class Cameras:
+    """Rendering (mixed into :class:`~embodiment.sim.tabletop.TabletopSim`)."""
+
+    def render(self, camera_name: str) -> np.ndarray:
+        """An HxWx3 uint8 RGB frame from a camera declared in the profile."""
+        camera = self.profile.camera(camera_name)
+        pb = self._pb
+        view, projection = self.camera_matrices(camera_name)
+        renderer = pb.ER_BULLET_HARDWARE_OPENGL if self.config.gui else pb.ER_TINY_RENDERER
+        with self._lock:
+            _, _, rgba, _, segmentation = pb.getCameraImage(
+                camera.width,
+                camera.height,
+                view,
+                projection,
+                renderer=renderer,
+                physicsClientId=self._cid,
+            )
+        if self.config.perceives_only_what_was_seen:
+            bodies = np.asarray(segmentation, dtype=np.int64).reshape(-1)
+            bodies = bodies[bodies >= 0] & 0xFFFFFF  # the low 24 bits are the body id
+            ids, counts = np.unique(bodies, return_counts=True)
+            self._seen.update(
+                int(i) for i, n in zip(ids, counts, strict=True) if n >= SEEN_MIN_PIXELS
+            )
+        frame = np.asarray(rgba, dtype=np.uint8).reshape(camera.height, camera.width, 4)
+        return np.ascontiguousarray(frame[:, :, :3])
+
+    def camera_matrices(self, camera_name: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """PyBullet's flat (column-major) view and projection matrices of a fixed camera.
+
+        They are published in ``state["cameras"]`` so that ``get_object_image`` can project
+        an object's box into the frame and crop it (see ``scene/camera.py``).
+        """
+        cached = self._camera_cache.get(camera_name)
+        if cached is None:
+            camera = self.profile.camera(camera_name)
+            pb = self._pb
+            eye = self.profile.to_world(camera.position, camera.frame)
+            target = self.profile.to_world(self.profile.camera_look_at(camera), camera.frame)
+            view = pb.computeViewMatrix(eye, target, camera.up, physicsClientId=self._cid)
+            projection = pb.computeProjectionMatrixFOV(
+                camera.fov_deg, camera.width / camera.height, 0.02, 5.0, physicsClientId=self._cid
+            )
+            cached = (tuple(view), tuple(projection))
+            self._camera_cache[camera_name] = cached
+        return cached
