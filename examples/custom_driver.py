@@ -56,6 +56,7 @@ from embodiment import (
     load_profile,
     register_driver,
 )
+from embodiment.declarations import with_defaults
 
 
 class MoveToArgs(BaseModel):
@@ -98,12 +99,22 @@ class MyArmDriver:
     def stop(self) -> None:
         self._stop.set()  # e.g. self.robot.protective_stop()
 
+    def _default_speed(self) -> float:
+        limits = self.profile.limits
+        return limits.default_speed_m_s or min(0.1, limits.max_speed_m_s)
+
+    def _default_force(self) -> float:
+        limits = self.profile.limits
+        return max(limits.min_force_n, min(20.0, limits.max_force_n))
+
     def capabilities(self) -> list[ActionSpec]:
         return [
             ActionSpec(
                 name="move_to",
                 description="Move the tool point in a straight line to x, y, z (world, m).",
-                arguments=MoveToArgs,
+                # Write the default your controller uses into the schema: the envelope
+                # checks it, and an argument it cannot check is blocked.
+                arguments=with_defaults(MoveToArgs, speed=self._default_speed()),
                 safety={"x": "position.x", "y": "position.y", "z": "position.z", "speed": "speed"},
                 timeout_s=30,
                 post_condition="the tool point is at ({x}, {y}, {z})",
@@ -111,7 +122,7 @@ class MyArmDriver:
             ActionSpec(
                 name="grip",
                 description="Set the finger opening (0 closes) with an optional force.",
-                arguments=GripArgs,
+                arguments=with_defaults(GripArgs, force=self._default_force()),
                 safety={"width": "width", "force": "force"},
                 timeout_s=10,
                 post_condition="the fingers are {width} m apart or closed on an object",
