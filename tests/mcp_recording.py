@@ -1,0 +1,86 @@
+"""A real MCP server, in this process, that records the arguments each call carried.
+
+Built on the SDK's low-level ``Server`` (no argument model of its own: what a handler sees
+is exactly what arrived on the wire) and served over streamable HTTP by uvicorn on a
+daemon thread, so a test reads what reached the "hardware" from :attr:`RecordingServer.
+received` without trusting the harness. The advertised tools are :attr:`schemas` (a test
+may change them); ``grow`` adds a tool and announces the new list (``list_changed``).
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+types = pytest.importorskip("mcp.types")
+uvicorn = pytest.importorskip("uvicorn")
+lowlevel = pytest.importorskip("mcp.server.lowlevel")
+
+__all__ = ["RecordingServer"]
+
+
+class RecordingServer:
+    """See the module docstring. Use as a context manager (it stops the server)."""
+
+    def __init__(self, schemas: Mapping[str, Mapping[str, Any]]) -> None:
+        self.schemas: dict[str, dict[str, Any]] = {k: dict(v) for k, v in schemas.items()}
+        self.received: list[tuple[str, dict[str, Any]]] = []
+        self._lock = threading.Lock()
+        server = lowlevel.Server("rec", on_list_tools=self._list, on_call_tool=self._call)
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = int(probe.getsockname()[1])
+        config = uvicorn.Config(
+            server.streamable_http_app(), host="127.0.0.1", port=self.port, log_level="warning"
+        )
+        self._uvicorn = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._uvicorn.run, name="mcp-rec", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._uvicorn.started:
+            assert time.monotonic() < deadline and self._thread.is_alive(), "server did not start"
+            time.sleep(0.01)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def calls(self, name: str) -> list[dict[str, Any]]:
+        return [arguments for tool, arguments in self.received if tool == name]
+
+    async def _list(self, ctx: Any, params: Any) -> Any:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(name=name, description=f"{name} (recording)", input_schema=schema)
+                for name, schema in self.schemas.items()
+            ]
+        )
+
+    async def _call(self, ctx: Any, params: Any) -> Any:
+        arguments = dict(params.arguments or {})
+        if params.name == "grow":
+            self.schemas[str(arguments["tool_name"])] = dict(arguments.get("schema") or {})
+            await ctx.session.send_tool_list_changed()
+            return _text(f"added {arguments['tool_name']}")
+        with self._lock:
+            self.received.append((params.name, arguments))
+        return _text(f"{params.name} executed")
+
+    def close(self) -> None:
+        self._uvicorn.should_exit = True
+        self._thread.join(10)
+
+    def __enter__(self) -> RecordingServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _text(text: str) -> Any:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])

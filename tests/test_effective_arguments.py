@@ -1,0 +1,402 @@
+"""Issue 25, finding 1: the envelope checks the arguments the robot will run with.
+
+A call that leaves an argument out runs with the tool's default; before, the envelope saw
+only what the model sent and the MCP server fell back on its own default (``move_arm``
+with ``speed`` left out moved at 1.5 m/s, profile max 0.5). Now validation fills every
+default the schema gives, the envelope checks that complete set, and exactly that set
+(after any clamp) is what the server receives. What the server received is read from a
+real MCP server in this process (:mod:`tests.mcp_recording`) and judged against the
+profile's numbers, not against the envelope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from embodiment.profile import load_profile
+from embodiment.safety import SafetyEnvelope
+from embodiment.types import ActionResult, ActionSpec, Observation, SafetyDecision
+from harness import Harness, HarnessConfig
+from harness.config import MCPServerConfig
+from harness.events import SafetyCheckEvent, ToolResultEvent
+from harness.mcp.manager import MCPManager, MCPTool
+from harness.providers import ScriptedModel, call, reply
+from harness.tools import Tool, tool, with_schema_defaults
+from tests.mcp_recording import RecordingServer
+
+PANDA = load_profile("panda_tabletop")
+LIMITS = PANDA.limits
+HOME = [0.307, 0.0, 1.11]
+MID_JOINTS = [0.0, 0.0, 0.0, -1.5708, 0.0, 1.8675, 0.0]
+POSITION = {"type": "array", "items": {"type": "number"}, "minItems": 3, "maxItems": 3}
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "move_arm": {
+        "type": "object",
+        "properties": {
+            "x": {"type": "number"},
+            "y": {"type": "number"},
+            "z": {"type": "number"},
+            "speed": {"type": "number", "default": 1.5},
+        },
+        "required": ["x", "y", "z"],
+    },
+    "move_point": {
+        "type": "object",
+        "properties": {"target": {**POSITION, "default": [0.0, 0.0, 0.7]}},
+    },
+    "set_joints": {
+        "type": "object",
+        "properties": {"joints": {"type": "array", "default": [0.0] * 7}},
+    },
+    "grip": {
+        "type": "object",
+        "properties": {
+            "width": {"type": "number", "default": 0.15},
+            "force": {"type": "number", "default": 140.0},
+        },
+    },
+}
+SAFETY = {
+    "move_arm": {"x": "position.x", "y": "position.y", "z": "position.z", "speed": "speed"},
+    "move_point": {"target": "position"},
+    "set_joints": {"joints": "joints"},
+    "grip": {"width": "width", "force": "force"},
+}
+
+
+class Readings:
+    """The arm's readings (no actions of its own: the MCP server is the hardware)."""
+
+    def connect(self) -> None: ...
+
+    def disconnect(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def capabilities(self) -> list[ActionSpec]:
+        return []
+
+    def execute(self, action: str, arguments: dict[str, Any]) -> ActionResult:
+        return ActionResult(ok=False, message="no actions")
+
+    def observe(self) -> Observation:
+        return Observation(state={"ee_position": HOME, "joint_positions": MID_JOINTS})
+
+
+@pytest.fixture(scope="module")
+def arm() -> Iterator[tuple[RecordingServer, MCPManager]]:
+    with RecordingServer(SCHEMAS) as server:
+        config = MCPServerConfig(
+            name="arm",
+            transport="streamable-http",
+            url=server.url,
+            physical=list(SCHEMAS),
+            safety=SAFETY,
+        )
+        with MCPManager.start_servers([config]) as manager:
+            yield server, manager
+
+
+def offline() -> HarnessConfig:
+    return HarnessConfig.model_validate(
+        {
+            "embodiment": None,
+            "driver": None,
+            "run": {"store": None, "failure_budget": 100},
+            "memory": {"enabled": False},
+        }
+    )
+
+
+def run_calls(manager: MCPManager, calls: list[Any], *, safety: Any = None) -> list[Any]:
+    readings = Readings()
+    with Harness(
+        offline(),
+        model=ScriptedModel([*calls, reply("done")]),
+        driver=readings,
+        tools=manager.tools(),
+        safety=safety or SafetyEnvelope(PANDA, observe=readings.observe),
+    ) as harness:
+        return list(harness.run_stream("move"))
+
+
+def within_profile(tool_name: str, arguments: dict[str, Any]) -> list[str]:
+    """What is wrong with a command that reached the arm, judged from the profile's
+    numbers alone (an oracle written apart from the envelope)."""
+    problems = [f"{arg} missing" for arg in SAFETY[tool_name] if arg not in arguments]
+    speed = arguments.get("speed")
+    if speed is not None and not 0 < speed <= LIMITS.max_speed_m_s:
+        problems.append(f"speed {speed}")
+    force = arguments.get("force")
+    if force is not None and not 0 < force <= LIMITS.max_force_n:
+        problems.append(f"force {force}")
+    width = arguments.get("width")
+    if width is not None and not 0 <= width <= PANDA.grippers[0].max_opening_m:
+        problems.append(f"width {width}")
+    joints = arguments.get("joints")
+    if joints is not None:
+        for value, (low, high) in zip(joints, LIMITS.joint_limits or [], strict=False):
+            if not low <= value <= high:
+                problems.append(f"joint {value} outside [{low}, {high}]")
+    point = arguments.get("target")
+    if point is None and "x" in arguments:
+        point = [arguments["x"], arguments["y"], arguments["z"]]
+    if point is not None:
+        low, high = PANDA.workspace.min, PANDA.workspace.max
+        if not all(lo <= v <= hi for v, lo, hi in zip(point, low, high, strict=True)):
+            problems.append(f"point {point} outside the workspace")
+    return problems
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("move_arm", {"x": 0.5, "y": 0.0, "z": 1.0}),  # speed left out: default 1.5 m/s
+        ("move_point", {}),  # default target inside the robot_base keep-out zone
+        ("set_joints", {}),  # default all zeros: joint 4 past its limit
+        ("grip", {}),  # default width 0.15 m and 140 N
+    ],
+)
+def test_an_argument_left_out_runs_as_the_envelope_checked_it(
+    arm: tuple[RecordingServer, MCPManager], name: str, arguments: dict[str, Any]
+) -> None:
+    server, manager = arm
+    before = len(server.received)
+    events = run_calls(manager, [call(name, **arguments)])
+    received = server.received[before:]
+    (check,) = [e for e in events if isinstance(e, SafetyCheckEvent)]
+    (result,) = [e for e in events if isinstance(e, ToolResultEvent)]
+    # The envelope saw every declared argument, the defaults included.
+    assert set(SAFETY[name]) <= set(check.requested), check.requested
+    for tool_name, sent in received:
+        assert within_profile(tool_name, sent) == [], (sent, check)
+        assert sent == (check.applied if check.outcome == "clamp" else check.requested)
+    if check.outcome == "block":
+        assert received == [] and result.is_error and "blocked" in result.text
+    else:
+        assert len(received) == 1
+
+
+def test_the_unsafe_defaults_no_longer_reach_the_arm(
+    arm: tuple[RecordingServer, MCPManager],
+) -> None:
+    """The four cases of the issue together: what ran is within the profile, and the two
+    whose default is unsafe in a way a clamp cannot fix (a keep-out target, a joint past
+    its limit) never ran at all."""
+    server, manager = arm
+    before = len(server.received)
+    run_calls(
+        manager,
+        [
+            call("move_arm", x=0.5, y=0.0, z=1.0),
+            call("move_point"),
+            call("set_joints"),
+            call("grip"),
+        ],
+    )
+    received = server.received[before:]
+    assert [name for name, _ in received] == ["move_arm", "grip"]
+    assert received[0][1] == {"x": 0.5, "y": 0.0, "z": 1.0, "speed": LIMITS.max_speed_m_s}
+    assert received[1][1] == {"width": 0.08, "force": LIMITS.max_force_n}
+
+
+def test_a_python_tool_runs_with_the_defaults_the_envelope_checked() -> None:
+    """``@tool`` defaults (pydantic) are filled the same way: the handler runs with the
+    clamped complete set."""
+    seen: list[dict[str, Any]] = []
+
+    @tool(
+        physical=True,
+        safety={"x": "position.x", "y": "position.y", "z": "position.z", "speed": "speed"},
+    )
+    def move(x: float, y: float, z: float, speed: float = 1.5) -> str:
+        seen.append({"x": x, "y": y, "z": z, "speed": speed})
+        return "moved"
+
+    readings = Readings()
+    with Harness(
+        offline(),
+        model=ScriptedModel([call("move", x=0.5, y=0.0, z=1.0), reply("done")]),
+        driver=readings,
+        tools=[move],
+        safety=SafetyEnvelope(PANDA, observe=readings.observe),
+    ) as harness:
+        events = list(harness.run_stream("move"))
+    (check,) = [e for e in events if isinstance(e, SafetyCheckEvent)]
+    assert check.requested["speed"] == 1.5 and check.outcome == "clamp"
+    assert seen == [{"x": 0.5, "y": 0.0, "z": 1.0, "speed": LIMITS.max_speed_m_s}]
+
+
+# ------------------------------------------------------------------ generated schemas
+
+
+class RecordingGate:
+    """A safety gate that records what it was asked to check and clamps every number it
+    sees by half (so what must be sent is the clamped set, not the requested one)."""
+
+    def __init__(self) -> None:
+        self.checked: list[dict[str, Any]] = []
+
+    def check(self, tool: Any, arguments: Any, observation: Any) -> SafetyDecision:
+        self.checked.append(dict(arguments))
+        halved = {
+            key: value / 2 if isinstance(value, float) and not isinstance(value, bool) else value
+            for key, value in arguments.items()
+        }
+        if halved == dict(arguments):
+            return SafetyDecision(outcome="allow", arguments=dict(arguments))
+        return SafetyDecision(outcome="clamp", arguments=halved, violations=["halved"])
+
+
+leaf = st.sampled_from(["number", "string", "boolean"])
+VALUES = {
+    "number": st.floats(-10, 10, allow_nan=False).map(lambda v: round(v, 3) + 0.5),
+    "string": st.text("abc", min_size=1, max_size=3),
+    "boolean": st.booleans(),
+}
+
+
+@st.composite
+def schemas_and_calls(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """A tool schema with defaults at two levels, a call that leaves some arguments out,
+    and the complete arguments it must run with (computed here, from what was drawn)."""
+    properties: dict[str, Any] = {}
+    call_arguments: dict[str, Any] = {}
+    expected: dict[str, Any] = {}
+    required: list[str] = []
+    for index in range(draw(st.integers(1, 5))):
+        name = f"a{index}"
+        if draw(st.booleans()):  # a nested object with defaults of its own
+            inner: dict[str, Any] = {}
+            given: dict[str, Any] = {}
+            complete: dict[str, Any] = {}
+            for inner_index in range(draw(st.integers(1, 3))):
+                inner_name = f"b{inner_index}"
+                kind = draw(leaf)
+                spec: dict[str, Any] = {"type": kind}
+                has_default = draw(st.booleans())
+                if has_default:
+                    spec["default"] = draw(VALUES[kind])
+                inner[inner_name] = spec
+                if draw(st.booleans()) or not has_default:
+                    given[inner_name] = complete[inner_name] = draw(VALUES[kind])
+                else:
+                    complete[inner_name] = spec["default"]
+            properties[name] = {"type": "object", "properties": inner}
+            nested_default = draw(st.booleans())
+            if nested_default:
+                properties[name]["default"] = {}
+            if draw(st.booleans()):
+                call_arguments[name] = given
+                expected[name] = complete
+            elif nested_default:  # the {} default gets the inner defaults filled in
+                expected[name] = {k: v["default"] for k, v in inner.items() if "default" in v}
+            continue
+        kind = draw(leaf)
+        spec = {"type": kind}
+        if draw(st.booleans()):
+            spec["default"] = draw(VALUES[kind])
+        properties[name] = spec
+        if draw(st.booleans()):
+            call_arguments[name] = expected[name] = draw(VALUES[kind])
+            if draw(st.booleans()):
+                required.append(name)
+        elif "default" in spec:
+            expected[name] = spec["default"]
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    return schema, call_arguments, expected
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(case=schemas_and_calls())
+def test_what_the_server_receives_is_the_complete_set_the_envelope_checked(
+    arm: tuple[RecordingServer, MCPManager], case: tuple[dict[str, Any], ...]
+) -> None:
+    schema, arguments, expected = case
+    server, manager = arm
+    connection = manager._servers["arm"]  # the real connection to the recording server
+    probe = MCPTool(
+        "probe",
+        server=connection,
+        remote_name="probe",
+        description="probe",
+        parameters=schema,
+        physical=True,
+        safety={name: "free" for name in schema["properties"]},
+    )
+    gate = RecordingGate()
+    before = len(server.received)
+    readings = Readings()
+    with Harness(
+        offline(),
+        model=ScriptedModel([call("probe", **arguments), reply("done")]),
+        driver=readings,
+        tools=[probe],
+        safety=gate,
+    ) as harness:
+        list(harness.run_stream("probe"))
+    (checked,) = gate.checked
+    assert checked == expected  # complete: every default the schema gives
+    received = [sent for name, sent in server.received[before:] if name == "probe"]
+    halved = {
+        k: v / 2 if isinstance(v, float) and not isinstance(v, bool) else v
+        for k, v in checked.items()
+    }
+    assert received == [halved]
+
+
+def test_a_default_its_own_schema_refuses_is_reported_not_sent() -> None:
+    """A schema whose default breaks its own rules: the call is refused with a reason
+    (pass the argument explicitly), and nothing runs on an unchecked value."""
+    ran: list[Any] = []
+    broken = Tool(
+        "broken",
+        "a tool with a bad default",
+        lambda **kw: ran.append(kw),
+        parameters={
+            "type": "object",
+            "properties": {"speed": {"type": "number", "maximum": 1, "default": 5}},
+        },
+    )
+    with pytest.raises(ValueError, match="pass that argument explicitly"):
+        broken.validate({})
+    assert broken.validate({"speed": 0.5}) == {"speed": 0.5}
+    assert ran == []
+
+
+def test_defaults_are_found_through_refs_optional_models_and_arrays() -> None:
+    """The shapes pydantic-built servers advertise: a model behind ``$ref`` (defaults on
+    the reference and inside the model), an optional model (``anyOf`` with null), and a
+    list of models."""
+    pose = {"type": "object", "properties": {"x": {"type": "number"}, "speed": {"default": 0.2}}}
+    schema = {
+        "type": "object",
+        "$defs": {"Pose": pose},
+        "properties": {
+            "target": {"$ref": "#/$defs/Pose", "default": {"x": 0.4}},
+            "via": {"anyOf": [{"$ref": "#/$defs/Pose"}, {"type": "null"}], "default": None},
+            "path": {"type": "array", "items": {"$ref": "#/$defs/Pose"}},
+        },
+    }
+    assert with_schema_defaults(schema, {}) == {"target": {"x": 0.4, "speed": 0.2}, "via": None}
+    assert with_schema_defaults(schema, {"via": {"x": 1}, "path": [{"x": 2}, {}]}) == {
+        "target": {"x": 0.4, "speed": 0.2},
+        "via": {"x": 1, "speed": 0.2},
+        "path": [{"x": 2, "speed": 0.2}, {"speed": 0.2}],
+    }
+    looping = {"type": "object", "properties": {"next": {"$ref": "#"}, "k": {"default": 1}}}
+    assert with_schema_defaults(looping, {"next": {"next": {}}}) == {
+        "next": {"next": {"k": 1}, "k": 1},
+        "k": 1,
+    }
