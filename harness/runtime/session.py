@@ -110,7 +110,7 @@ class Session:
         self.store = parts.store
         self.compactor = parts.compactor
         self.driver = parts.driver
-        self.robot = RobotGuard(parts.driver)
+        self.robot = RobotGuard(parts.driver, session=session_id)
         """One physical command at a time, and the stop at the end of each task."""
         self.observation_provider = parts.observation_provider
         self.safety = parts.safety
