@@ -15,6 +15,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+import anyio
+import anyio.lowlevel
 import pytest
 
 types = pytest.importorskip("mcp.types")
@@ -31,7 +33,15 @@ class RecordingServer:
         self.schemas: dict[str, dict[str, Any]] = {k: dict(v) for k, v in schemas.items()}
         self.received: list[tuple[str, dict[str, Any]]] = []
         self._lock = threading.Lock()
-        server = lowlevel.Server("rec", on_list_tools=self._list, on_call_tool=self._call)
+        from mcp.server.subscriptions import ListenHandler
+
+        self._bus = _Bus()
+        server = lowlevel.Server(
+            "rec",
+            on_list_tools=self._list,
+            on_call_tool=self._call,
+            on_subscriptions_listen=ListenHandler(self._bus),
+        )
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = int(probe.getsockname()[1])
@@ -65,7 +75,16 @@ class RecordingServer:
         arguments = dict(params.arguments or {})
         if params.name == "grow":
             self.schemas[str(arguments["tool_name"])] = dict(arguments.get("schema") or {})
-            await ctx.session.send_tool_list_changed()
+            from mcp.shared.subscriptions import ToolsListChanged
+
+            await ctx.session.send_tool_list_changed()  # handshake-era protocol versions
+            # 2026-07-28: subscriptions/listen, which the client opens right after it
+            # connects; an event published before that stream is up would be lost.
+            for _ in range(500):
+                if self._bus.listeners:
+                    break
+                await anyio.sleep(0.01)
+            await self._bus.publish(ToolsListChanged())
             return _text(f"added {arguments['tool_name']}")
         with self._lock:
             self.received.append((params.name, arguments))
@@ -80,6 +99,23 @@ class RecordingServer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _Bus:
+    """The SDK's in-memory subscription bus, plus whether anyone listens yet."""
+
+    def __init__(self) -> None:
+        self.listeners: dict[object, Any] = {}
+
+    async def publish(self, event: Any) -> None:
+        for listener in list(self.listeners.values()):
+            listener(event)
+        await anyio.lowlevel.checkpoint()
+
+    def subscribe(self, listener: Any) -> Any:
+        token = object()
+        self.listeners[token] = listener
+        return lambda: self.listeners.pop(token, None)
 
 
 def _text(text: str) -> Any:
