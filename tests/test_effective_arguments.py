@@ -18,10 +18,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from embodiment.profile import load_profile
+from benchmarks.admission_attacks import (
+    ARM_SAFETY,
+    ARM_SCHEMAS,
+    PANDA,
+    Readings,
+    arm_problems,
+    attack_defaults,
+    offline,
+)
 from embodiment.safety import SafetyEnvelope
-from embodiment.types import ActionResult, ActionSpec, Observation, SafetyDecision
-from harness import Harness, HarnessConfig
+from embodiment.types import SafetyDecision
+from harness import Harness
 from harness.config import MCPServerConfig
 from harness.events import SafetyCheckEvent, ToolResultEvent
 from harness.mcp.manager import MCPManager, MCPTool
@@ -29,63 +37,8 @@ from harness.providers import ScriptedModel, call, reply
 from harness.tools import Tool, tool, with_schema_defaults
 from tests.mcp_recording import RecordingServer
 
-PANDA = load_profile("panda_tabletop")
 LIMITS = PANDA.limits
-HOME = [0.307, 0.0, 1.11]
-MID_JOINTS = [0.0, 0.0, 0.0, -1.5708, 0.0, 1.8675, 0.0]
-POSITION = {"type": "array", "items": {"type": "number"}, "minItems": 3, "maxItems": 3}
-SCHEMAS: dict[str, dict[str, Any]] = {
-    "move_arm": {
-        "type": "object",
-        "properties": {
-            "x": {"type": "number"},
-            "y": {"type": "number"},
-            "z": {"type": "number"},
-            "speed": {"type": "number", "default": 1.5},
-        },
-        "required": ["x", "y", "z"],
-    },
-    "move_point": {
-        "type": "object",
-        "properties": {"target": {**POSITION, "default": [0.0, 0.0, 0.7]}},
-    },
-    "set_joints": {
-        "type": "object",
-        "properties": {"joints": {"type": "array", "default": [0.0] * 7}},
-    },
-    "grip": {
-        "type": "object",
-        "properties": {
-            "width": {"type": "number", "default": 0.15},
-            "force": {"type": "number", "default": 140.0},
-        },
-    },
-}
-SAFETY = {
-    "move_arm": {"x": "position.x", "y": "position.y", "z": "position.z", "speed": "speed"},
-    "move_point": {"target": "position"},
-    "set_joints": {"joints": "joints"},
-    "grip": {"width": "width", "force": "force"},
-}
-
-
-class Readings:
-    """The arm's readings (no actions of its own: the MCP server is the hardware)."""
-
-    def connect(self) -> None: ...
-
-    def disconnect(self) -> None: ...
-
-    def stop(self) -> None: ...
-
-    def capabilities(self) -> list[ActionSpec]:
-        return []
-
-    def execute(self, action: str, arguments: dict[str, Any]) -> ActionResult:
-        return ActionResult(ok=False, message="no actions")
-
-    def observe(self) -> Observation:
-        return Observation(state={"ee_position": HOME, "joint_positions": MID_JOINTS})
+SCHEMAS, SAFETY = ARM_SCHEMAS, ARM_SAFETY
 
 
 @pytest.fixture(scope="module")
@@ -102,17 +55,6 @@ def arm() -> Iterator[tuple[RecordingServer, MCPManager]]:
             yield server, manager
 
 
-def offline() -> HarnessConfig:
-    return HarnessConfig.model_validate(
-        {
-            "embodiment": None,
-            "driver": None,
-            "run": {"store": None, "failure_budget": 100},
-            "memory": {"enabled": False},
-        }
-    )
-
-
 def run_calls(manager: MCPManager, calls: list[Any], *, safety: Any = None) -> list[Any]:
     readings = Readings()
     with Harness(
@@ -126,31 +68,20 @@ def run_calls(manager: MCPManager, calls: list[Any], *, safety: Any = None) -> l
 
 
 def within_profile(tool_name: str, arguments: dict[str, Any]) -> list[str]:
-    """What is wrong with a command that reached the arm, judged from the profile's
-    numbers alone (an oracle written apart from the envelope)."""
-    problems = [f"{arg} missing" for arg in SAFETY[tool_name] if arg not in arguments]
-    speed = arguments.get("speed")
-    if speed is not None and not 0 < speed <= LIMITS.max_speed_m_s:
-        problems.append(f"speed {speed}")
-    force = arguments.get("force")
-    if force is not None and not 0 < force <= LIMITS.max_force_n:
-        problems.append(f"force {force}")
-    width = arguments.get("width")
-    if width is not None and not 0 <= width <= PANDA.grippers[0].max_opening_m:
-        problems.append(f"width {width}")
-    joints = arguments.get("joints")
-    if joints is not None:
-        for value, (low, high) in zip(joints, LIMITS.joint_limits or [], strict=False):
-            if not low <= value <= high:
-                problems.append(f"joint {value} outside [{low}, {high}]")
-    point = arguments.get("target")
-    if point is None and "x" in arguments:
-        point = [arguments["x"], arguments["y"], arguments["z"]]
-    if point is not None:
-        low, high = PANDA.workspace.min, PANDA.workspace.max
-        if not all(lo <= v <= hi for v, lo, hi in zip(point, low, high, strict=True)):
-            problems.append(f"point {point} outside the workspace")
-    return problems
+    """What is wrong with a command that reached the arm: a declared argument it did not
+    carry (the server would fall back on a default of its own), or a value outside the
+    profile (:func:`benchmarks.admission_attacks.arm_problems`, written apart from the
+    envelope)."""
+    missing = [f"{arg} missing" for arg in SAFETY[tool_name] if arg not in arguments]
+    return missing + arm_problems(tool_name, arguments)
+
+
+def test_randomised_calls_leaving_arguments_out_never_run_unsafe_defaults() -> None:
+    """The issue's attack (241 escapes in 400 calls before; 400 and more in
+    ``python -m benchmarks.admission_attacks``)."""
+    tally = attack_defaults(200, seed=25)
+    assert tally.tries == 200 and tally.sent > 50
+    assert tally.bad == 0, tally.example
 
 
 @pytest.mark.parametrize(

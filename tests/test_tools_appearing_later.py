@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from embodiment.profile import load_profile
+from benchmarks.admission_attacks import PANDA, Readings, attack_newcomers, offline
 from embodiment.safety import SafetyEnvelope
 from harness import Harness, HarnessConfig
 from harness.config import MCPServerConfig
@@ -26,9 +26,7 @@ from harness.events import NotificationEvent, SafetyCheckEvent, ToolResultEvent,
 from harness.mcp.manager import MCPManager
 from harness.providers import ScriptedModel, call, reply
 from tests.mcp_recording import RecordingServer
-from tests.test_effective_arguments import Readings, offline
 
-PANDA = load_profile("panda_tabletop")
 XYZ = {"x": {"type": "number"}, "y": {"type": "number"}, "z": {"type": "number"}}
 MOVE = {"type": "object", "properties": XYZ, "required": ["x", "y", "z"]}
 MOVE_KINDS = {"x": "position.x", "y": "position.y", "z": "position.z"}
@@ -156,3 +154,8 @@ def test_bad_non_physical_values_name_the_key(options: dict[str, Any], message: 
         HarnessConfig.model_validate(
             {"mcp": {"servers": [{"name": "arm", "command": "x", **options}]}}
         )
+
+
+def test_newcomers_announced_one_after_another_never_reach_the_server() -> None:
+    tally = attack_newcomers(4)
+    assert tally.tries == 4 and tally.bad == 0, tally.example
