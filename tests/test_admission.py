@@ -143,3 +143,49 @@ def test_the_line_is_shared_by_identity_or_by_object(same_identity: bool) -> Non
         else (OverlapRecorder(), OverlapRecorder())
     )
     assert (robot_line(a) is robot_line(b)) is same_identity
+
+
+def test_a_reading_taken_while_another_harness_moved_the_robot_is_taken_again() -> None:
+    """Harness B observes while A's command is halfway; B's command waits for A's, and
+    is checked on a reading taken after A's command returned, not on the halfway one."""
+    robot = Corridor(obstacle_m=2.0)
+    halfway, go = threading.Event(), threading.Event()
+    plain = Corridor.execute
+
+    def execute(action: str, arguments: dict[str, Any]) -> ActionResult:
+        if threading.current_thread().name.startswith("tool:") and not halfway.is_set():
+            robot.x += arguments["distance"] / 2  # the first half of A's motion
+            halfway.set()
+            go.wait(10)
+            robot.x -= arguments["distance"] / 2
+        return plain(robot, action, arguments)
+
+    robot.execute = execute  # type: ignore[method-assign]
+    cfg = config()
+    cfg.evaluation.required_tools = []
+
+    def harness(steps: list[Any]) -> Harness:
+        return Harness(
+            cfg,
+            model=ScriptedModel([*steps, reply("done")]),
+            driver=robot,
+            physical_tools=physical_tools(robot),
+            safety=SafetyEnvelope(MOBILE, observe=robot.observe),
+        )
+
+    def b_decides(request: Any) -> Any:
+        go.set()  # B has observed (1.5 m clear at halfway); let A finish
+        return call("move_base", distance=1.2)
+
+    first = threading.Thread(
+        target=lambda: list(harness([call("move_base", distance=1.0)]).run_stream("A"))
+    )
+    first.start()
+    assert halfway.wait(10)
+    with harness([b_decides]) as b:
+        events = list(b.run_stream("B"))
+    first.join(10)
+    assert [round(d, 3) for d, _ in robot.commands] == [1.0, 0.85]  # B's shortened to 1.0 m clear
+    assert robot.bad_commands() == []
+    (check,) = [e for e in events if isinstance(e, SafetyCheckEvent)]
+    assert check.outcome == "clamp" and "1.000 m" in check.reason

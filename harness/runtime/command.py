@@ -77,8 +77,11 @@ def send_command(
                     physical=True,
                 )
             )
-        lane.session.robot.line.sent()
+        line = lane.session.robot.line
+        line.started()
         outcome = yield from run_handler(lane, call, tool, admitted.arguments, slot=slot)
+        if outcome.pending is None:
+            line.returned()
         return Sent(admitted.arguments, outcome)
     finally:
         lane.session.robot.release(slot)

@@ -170,12 +170,12 @@ def driver_idle(lane: Lane, gate: Admitted) -> Admitted | Refused:
 
 def fresh_readings(lane: Lane, gate: Admitted) -> Steps[Admitted | Refused]:
     """The envelope checks a command against the robot as it is now: a reading taken
-    before the robot's latest command (this task's, a segment's, another session's) is
-    replaced by a new one. Without an observation provider the envelope gets none and
+    before or during the robot's latest command (this task's, a segment's, another
+    session's) is replaced by a new one. Without an observation provider the envelope gets none and
     takes its own (or blocks)."""
     state = lane.state
-    commands = lane.session.robot.line.commands
-    if state.observation is not None and state.observed_after == commands:
+    generation = lane.session.robot.line.generation
+    if state.observation is not None and state.observed_in == generation:
         return gate
     provider = lane.session.observation_provider
     if provider is None:
@@ -189,7 +189,7 @@ def fresh_readings(lane: Lane, gate: Admitted) -> Steps[Admitted | Refused]:
             f"({type(exc).__name__}: {exc}); nothing was sent. Observe, then try again."
         )
         return Refused(ToolOutput.error(message, "blocked"), gate.tool)
-    state.observation, state.observed_after = observation, commands
+    state.observation, state.observed_in = observation, generation
     yield lane.emit(
         ObservationEvent(state=to_jsonable(observation.state), timestamp=observation.timestamp)
     )

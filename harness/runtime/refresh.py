@@ -127,13 +127,13 @@ def observe(lane: Lane) -> Steps[tuple[str, list[ImagePart]] | TaskEnding]:
     provider = lane.session.observation_provider
     if provider is None:
         return "", []
-    commands = lane.session.robot.line.commands  # read first: a command may start meanwhile
+    generation = lane.session.robot.line.generation  # first: a command may start meanwhile
     try:
         observation = provider.observe()
     except Exception as exc:
         return TaskEnding("failed", f"observation provider failed: {type(exc).__name__}: {exc}")
     lane.state.observation = observation
-    lane.state.observed_after = commands
+    lane.state.observed_in = generation
     images = encode_observation_frames(observation, lane.session.config.observation)
     lane.session.keep_observation_images(images)
     yield lane.emit(

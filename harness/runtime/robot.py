@@ -6,8 +6,9 @@ an operator console beside a batch run) through the same driver object, or throu
 driver objects for the same hardware (the same ``hardware_identity()``, which is also the
 name of its lease). Every such Harness shares one :class:`RobotLine` for it: the slot a
 command holds from its admission (fresh readings, the envelope) until its driver returns,
-the command that was abandoned without returning, and a count of the commands that
-reached the robot (a reading taken before the latest of them is no longer fresh). Lines
+the command that was abandoned without returning, and a generation that changes whenever a
+command starts or ends on it (a reading taken in an earlier generation is no longer
+fresh: the robot may have moved since, or was moving while it was taken). Lines
 are kept per driver by weak reference, so a driver nobody uses any more can be collected.
 
 A physical tool that runs out of time is interrupted through ``driver.stop()`` and, after
@@ -80,7 +81,7 @@ class RobotLine:
         self._state = threading.Lock()
         self._holder: Slot | None = None
         self._pending: PendingCommand | None = None
-        self._commands = 0
+        self._generation = 0
 
     # ------------------------------------------------------------------ the slot
 
@@ -113,17 +114,21 @@ class RobotLine:
     # ------------------------------------------------------------------ bookkeeping
 
     @property
-    def commands(self) -> int:
-        """How many commands have reached this robot (readings older than the latest are
-        not fresh)."""
+    def generation(self) -> int:
+        """Changes whenever a command starts or ends on this robot: a reading is fresh
+        only in the generation it was taken in."""
         with self._state:
-            return self._commands
+            return self._generation
 
-    def sent(self) -> None:
-        """A command reached the robot (counted before it runs: a reading taken while it
-        runs is already behind it)."""
+    def started(self) -> None:
+        """A command is about to reach the robot."""
         with self._state:
-            self._commands += 1
+            self._generation += 1
+
+    def returned(self) -> None:
+        """A command's driver returned (for one abandoned earlier: noticed by :meth:`busy`)."""
+        with self._state:
+            self._generation += 1
 
     def abandoned(self, tool: str, worker: threading.Thread, session: str) -> None:
         if worker.is_alive():
@@ -136,6 +141,7 @@ class RobotLine:
             pending = self._pending
             if pending is not None and not pending.worker.is_alive():
                 self._pending = pending = None
+                self._generation += 1  # it has returned: the robot may have moved until now
             return pending
 
 
