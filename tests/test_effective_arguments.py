@@ -34,7 +34,7 @@ from harness.config import MCPServerConfig
 from harness.events import SafetyCheckEvent, ToolResultEvent
 from harness.mcp.manager import MCPManager, MCPTool
 from harness.providers import ScriptedModel, call, reply
-from harness.tools import Tool, tool, with_schema_defaults
+from harness.tools import tool, with_schema_defaults
 from tests.mcp_recording import RecordingServer
 
 LIMITS = PANDA.limits
@@ -287,23 +287,37 @@ def test_what_the_server_receives_is_the_complete_set_the_envelope_checked(
     assert received == [halved]
 
 
-def test_a_default_its_own_schema_refuses_is_reported_not_sent() -> None:
-    """A schema whose default breaks its own rules: the call is refused with a reason
-    (pass the argument explicitly), and nothing runs on an unchecked value."""
-    ran: list[Any] = []
-    broken = Tool(
-        "broken",
-        "a tool with a bad default",
-        lambda **kw: ran.append(kw),
+def test_a_default_its_own_schema_refuses_is_checked_like_any_value(
+    arm: tuple[RecordingServer, MCPManager],
+) -> None:
+    """``maximum: 1, default: 5``: the server would run at 5 when the call leaves it out,
+    so the envelope sees 5 (and clamps it); the call is never refused for the schema's
+    own mistake, nor sent without the value."""
+    server, manager = arm
+    connection = manager._servers["arm"]
+    sloppy = MCPTool(
+        "sloppy",
+        server=connection,
+        remote_name="sloppy",
+        description="a tool whose default breaks its own schema",
         parameters={
             "type": "object",
             "properties": {"speed": {"type": "number", "maximum": 1, "default": 5}},
         },
+        physical=True,
+        safety={"speed": "speed"},
     )
-    with pytest.raises(ValueError, match="pass that argument explicitly"):
-        broken.validate({})
-    assert broken.validate({"speed": 0.5}) == {"speed": 0.5}
-    assert ran == []
+    assert sloppy.validate({}) == {"speed": 5}
+    readings = Readings()
+    with Harness(
+        offline(),
+        model=ScriptedModel([call("sloppy"), reply("done")]),
+        driver=readings,
+        tools=[sloppy],
+        safety=SafetyEnvelope(PANDA, observe=readings.observe),
+    ) as harness:
+        list(harness.run_stream("move"))
+    assert server.calls("sloppy") == [{"speed": LIMITS.max_speed_m_s}]
 
 
 def test_defaults_are_found_through_refs_optional_models_and_arrays() -> None:

@@ -19,7 +19,8 @@ slot, through:
 
 4. **driver idle**: no earlier physical command is still running (one abandoned after
    its timeout whose ``execute`` never returned): ``driver_busy``;
-5. **fresh readings**: an observation taken after the robot's latest command;
+5. **fresh readings**: an observation taken since the robot's latest command returned
+   (one taken before, or while it ran, is taken again);
 6. **safety envelope**: allow, clamp (revalidated) or block; no envelope, or an envelope
    that raises, blocks (fail closed);
 7. **not cancelled**.
@@ -171,8 +172,8 @@ def driver_idle(lane: Lane, gate: Admitted) -> Admitted | Refused:
 def fresh_readings(lane: Lane, gate: Admitted) -> Steps[Admitted | Refused]:
     """The envelope checks a command against the robot as it is now: a reading taken
     before or during the robot's latest command (this task's, a segment's, another
-    session's) is replaced by a new one. Without an observation provider the envelope gets none and
-    takes its own (or blocks)."""
+    session's) is replaced by a new one. Without an observation provider the envelope gets
+    none, and takes its own (or blocks)."""
     state = lane.state
     generation = lane.session.robot.line.generation
     if state.observation is not None and state.observed_in == generation:

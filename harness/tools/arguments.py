@@ -13,9 +13,8 @@ receives, so what runs never depends on a default of the server's own that nobod
   brings), through local ``$ref``, ``allOf``, array ``items`` and an unambiguous
   ``anyOf``/``oneOf``.
 
-A default the schema gives is validated like the model's own values: a schema whose
-default breaks its own rules is reported (the call does not run on a value nobody
-checked).
+A default is filled in as the schema gives it, even one that breaks the schema's own
+rules: it is what the server would run with, so it is what the envelope must check.
 """
 
 from __future__ import annotations
@@ -69,25 +68,17 @@ def checked_schema_arguments(
     validator: jsonschema.protocols.Validator,
     arguments: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """The call's arguments with the schema's defaults filled in, both validated, or
-    :class:`ToolArgumentError` (saying whether the call or the schema's default is wrong)."""
+    """The call's arguments, validated, with the schema's defaults filled in; or
+    :class:`ToolArgumentError`.
+
+    A default is filled in as the schema gives it, even one its own schema refuses
+    (``maximum: 1, default: 5``): that value is what the server would run with when the
+    argument is left out, so it is what the envelope must see (and clamp, or block)."""
     given = copy.deepcopy(dict(arguments))
     problems = _problems(validator, given)
     if problems:
         raise ToolArgumentError("\n".join([f"invalid arguments for {name}:", *problems]))
-    complete = with_schema_defaults(schema, given)
-    problems = _problems(validator, complete)
-    if problems:
-        raise ToolArgumentError(
-            "\n".join(
-                [
-                    f"{name} cannot be called: a default its own schema gives for an argument "
-                    "you left out is invalid; pass that argument explicitly:",
-                    *problems,
-                ]
-            )
-        )
-    return complete
+    return with_schema_defaults(schema, given)
 
 
 def with_schema_defaults(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> dict[str, Any]:
