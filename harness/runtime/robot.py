@@ -72,7 +72,7 @@ class Slot:
 
 
 class RobotLine:
-    """One robot's command slot, abandoned command and command count, shared by every
+    """One robot's command slot, abandoned command and command generation, shared by every
     session in the process that drives it (see the module docstring)."""
 
     def __init__(self, name: str) -> None:
@@ -145,7 +145,9 @@ class RobotLine:
             return pending
 
 
-_REGISTRY_LOCK = threading.Lock()
+_REGISTRY_LOCK = threading.RLock()
+"""Reentrant: a driver collected while the lock is held runs :func:`_forget` on the same
+thread."""
 _BY_IDENTITY: weakref.WeakValueDictionary[str, RobotLine] = weakref.WeakValueDictionary()
 _BY_OBJECT: dict[int, tuple[Any, RobotLine]] = {}
 
