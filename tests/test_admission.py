@@ -189,3 +189,56 @@ def test_a_reading_taken_while_another_harness_moved_the_robot_is_taken_again() 
     assert robot.bad_commands() == []
     (check,) = [e for e in events if isinstance(e, SafetyCheckEvent)]
     assert check.outcome == "clamp" and "1.000 m" in check.reason
+
+
+def slot_test_harness(robot: Corridor, **options: Any) -> Harness:
+    cfg = config()
+    cfg.evaluation.required_tools = []
+    cfg.run.tool_timeout_s = 0.3  # how long a command waits for another one's slot
+    return Harness(
+        cfg,
+        model=ScriptedModel([call("move_base", distance=0.2), reply("done")]),
+        driver=robot,
+        physical_tools=physical_tools(robot),
+        safety=SafetyEnvelope(MOBILE, observe=robot.observe),
+        **options,
+    )
+
+
+def test_a_command_waiting_for_another_sessions_slot_is_refused_readably() -> None:
+    robot = Corridor(obstacle_m=5.0)
+    held = robot_line(robot).try_take("another-session", "move_arm", 0.0)
+    assert held is not None
+    try:
+        with slot_test_harness(robot) as harness:
+            events = list(harness.run_stream("drive"))
+    finally:
+        held.line.release(held)
+    assert robot.commands == []
+    (result,) = [e for e in events if isinstance(e, ToolResultEvent)]
+    assert result.error_kind == "driver_busy" and "move_arm of session another-session" in (
+        result.text
+    )
+    assert any(e.type == "progress" and "waiting for the robot" in e.text for e in events)
+
+
+def test_the_operator_cancel_wins_over_waiting_for_the_robot() -> None:
+    robot = Corridor(obstacle_m=5.0)
+    held = robot_line(robot).try_take("another-session", "move_arm", 0.0)
+    assert held is not None
+    started = threading.Event()
+
+    def cancel() -> bool:
+        return started.is_set()
+
+    try:
+        with slot_test_harness(robot) as harness:
+            events = []
+            for event in harness.run_stream("drive", should_cancel=cancel):
+                events.append(event)
+                if event.type == "progress" and "waiting for the robot" in event.text:
+                    started.set()
+    finally:
+        held.line.release(held)
+    assert robot.commands == []
+    assert next(e for e in events if isinstance(e, DoneEvent)).status == "cancelled"
