@@ -325,6 +325,12 @@ class MCPServerConfig(_Section):
     safety envelope, e.g. ``{move_to: {x: position.x, y: position.y, z: position.z,
     speed: speed}}``; kinds are ``embodiment.types.SAFETY_KINDS``. A physical tool without
     a declaration is blocked by the envelope (it cannot tell what the call would do)."""
+    non_physical: list[str] = Field(default_factory=list)
+    """Tools of this server that move nothing, for tools that appear after startup (through
+    ``tools/list_changed`` or a restart). On a server with `physical` tools, such a tool is
+    withheld from the model (with a warning) until it is classified: matched by `physical`
+    with a complete `safety` declaration, or matched here. Tools listed at startup are
+    classified by `physical` alone."""
     allow: list[str] | None = None
     """Only these tools are offered to the model (all when unset)."""
     deny: list[str] = Field(default_factory=list)
@@ -341,6 +347,14 @@ class MCPServerConfig(_Section):
             raise ValueError("a streamable-http server needs `url`")
         from embodiment.types import SAFETY_KINDS
 
+        for pattern in self.non_physical:
+            if not pattern.strip():
+                raise ValueError("non_physical: an empty pattern matches no tool")
+            if pattern in self.physical:
+                raise ValueError(
+                    f"non_physical: {pattern!r} is also listed in `physical`; a tool is one or "
+                    "the other"
+                )
         for pattern, kinds in self.safety.items():
             unknown = {arg: kind for arg, kind in kinds.items() if kind not in SAFETY_KINDS}
             if unknown:

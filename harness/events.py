@@ -190,6 +190,9 @@ class SafetyCheckEvent(EventBase):
     applied: dict[str, Any] = Field(default_factory=dict)
     violations: list[str] = Field(default_factory=list)
     reason: str = ""
+    segment: int = 1
+    """Which command of the call it checked: a segmented tool is checked again before each
+    re-run, on readings taken after the segment before."""
 
 
 class HookDecisionEvent(EventBase):

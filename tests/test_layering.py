@@ -37,6 +37,7 @@ CORE = {
     "harness.tools",
 }
 LAYERS: dict[str, int] = {
+    "tools": 0,
     "providers": 1,
     "mcp": 1,
     "planner": 1,
@@ -48,7 +49,8 @@ LAYERS: dict[str, int] = {
     "cli": 5,
     "fleet": 5,
 }
-"""Subpackages of ``harness`` by layer; the core modules are layer 0."""
+"""Subpackages of ``harness`` by layer; the core modules (and ``harness.tools``, a core
+module split by concern) are layer 0."""
 PUBLIC_API = 6
 """``harness/__init__``: the public names, loaded lazily from every layer; nothing in the
 package imports it."""

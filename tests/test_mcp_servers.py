@@ -339,7 +339,12 @@ def test_harness_runs_mcp_tools_end_to_end(tmp_path: Path) -> None:
     evaluator, sees a returned image on the next call only, grows the server's tool list
     mid-task, and uses the new tool on the next turn."""
     config = HarnessConfig.model_validate(
-        offline(server("arm", physical=["move_to"]), evaluation={"required_tools": ["move_to"]})
+        offline(
+            # `wave` appears mid-task on a server with a physical tool: it is offered only
+            # because it is classified as moving nothing.
+            server("arm", physical=["move_to"], non_physical=["wave"]),
+            evaluation={"required_tools": ["move_to"]},
+        )
     )
     model = ScriptedModel(
         [

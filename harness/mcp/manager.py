@@ -38,6 +38,7 @@ from harness.mcp.naming import (
     declared_safety,
     matches,
     offered,
+    unclassified,
     unmatched_physical,
 )
 from harness.mcp.processes import OwnedProcesses
@@ -180,6 +181,8 @@ class MCPManager:
         self._servers: dict[str, ServerConnection] = {}
         self._names = ToolNames()
         self._skipped: dict[str, str] = {}
+        self._withheld: dict[str, str] = {}
+        self._at_startup: dict[str, set[str]] = {}
         self._offering_read = False
         self._lock = threading.Lock()
         self._closed = False
@@ -322,11 +325,17 @@ class MCPManager:
         """
         with self._lock:
             for server in self._servers.values():
+                # What a server listed when it was first offered: its tools are classified
+                # by `physical` alone; the ones that appear later are classified first.
+                self._at_startup.setdefault(
+                    server.name, {str(spec.get("name", "")) for spec in server.listing}
+                )
                 if server.changed():
                     server.refresh_listing()
             self._skipped = {}
+            self._withheld = {}
             entries: list[tuple[ServerConnection, dict[str, Any], dict[str, Any]]] = []
-            for server in self._servers.values():
+            for index, server in enumerate(self._servers.values()):
                 for spec in server.listing:
                     remote = str(spec.get("name", ""))
                     if not remote or not offered(server.config, remote):
@@ -335,6 +344,10 @@ class MCPManager:
                     if not isinstance(schema, dict):
                         schema = {"type": "object", "properties": {}}
                     problem = _schema_problem(schema) or _task_only(spec)
+                    if problem is None and remote not in self._at_startup[server.name]:
+                        problem = unclassified(server.config, remote, schema, index=index)
+                        if problem is not None:
+                            self._withheld[f"{server.name}.{remote}"] = problem
                     if problem is not None:
                         self._skipped[f"{server.name}.{remote}"] = problem
                         continue
@@ -451,6 +464,12 @@ class MCPManager:
         run as a task (``execution.taskSupport: required``), which this client does not
         start."""
         return dict(self._skipped)
+
+    def withheld_tools(self) -> dict[str, str]:
+        """Tools that appeared after startup on a server with physical tools and are not
+        offered until the config classifies them (``server.tool`` -> what to do); also in
+        :meth:`skipped_tools`. The Harness announces each one once, as a warning."""
+        return dict(self._withheld)
 
     def status(self) -> list[ServerStatus]:
         return [server.status() for server in self._servers.values()]

@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
 
+from embodiment.declarations import declaration_problems
 from harness.config import MCPServerConfig
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "matches",
     "offered",
     "sanitize",
+    "unclassified",
     "unmatched_physical",
 ]
 
@@ -56,6 +58,34 @@ def declared_safety(
         if fnmatchcase(name, pattern):
             return dict(kinds)
     return None
+
+
+def unclassified(
+    config: MCPServerConfig, name: str, schema: Mapping[str, object], *, index: int
+) -> str | None:
+    """Why a tool that appeared after startup (``tools/list_changed``, a restart) is not
+    offered yet, or None when it may be: on a server with physical tools, a newcomer must
+    be classified, as physical with a complete safety declaration or as ``non_physical``
+    (a tool that moves hardware must never reach the model as one that does not)."""
+    if not config.physical:
+        return None
+    key = f"mcp.servers.{index}"
+    if matches(name, config.physical):
+        kinds = declared_safety(name, config.safety)
+        problems = declaration_problems(name, {}, kinds, schema)
+        if not problems:
+            return None
+        return (
+            f"appeared after startup and is physical ({key}.physical), but its safety "
+            f"declaration is incomplete ({problems[0]}); declare every argument under "
+            f"{key}.safety.{name}"
+        )
+    if matches(name, config.non_physical):
+        return None
+    return (
+        f"appeared after startup on a server with physical tools and is not classified; "
+        f"list it under {key}.physical (with {key}.safety.{name}) or {key}.non_physical"
+    )
 
 
 def unmatched_physical(config: MCPServerConfig, names: Sequence[str]) -> list[str]:

@@ -2,10 +2,12 @@
 
 The model may return several calls; only the first runs (one tool per turn) and the
 others are recorded as not executed. The call passes the admission gates
-(:mod:`harness.runtime.gates`), runs on a watched worker thread
+(:mod:`harness.runtime.gates`); a physical tool's command is admitted and sent by
+:mod:`harness.runtime.command`, the one path to a robot. It runs on a watched worker thread
 (:mod:`harness.runtime.execution`), is judged by the hidden ``evaluate_run`` hook when it is
-a configured physical tool (in segments while the evaluator says "in progress"), and is
-recorded (:mod:`harness.runtime.recording`). The phase returns how the task ends when the
+a configured physical tool (in segments while the evaluator says "in progress", each
+segment sent through the same admission as the first), and is recorded
+(:mod:`harness.runtime.recording`). The phase returns how the task ends when the
 call ended it (a cancel, a tool that ends the task), else None.
 """
 
@@ -19,8 +21,9 @@ from typing import Any
 from harness.cancel import Cancelled, call_cancellable
 from harness.events import EvaluationEvent, ProgressEvent, ToolCallEvent
 from harness.messages import ModelResponse, ToolCall, Verdict
-from harness.runtime.execution import CallOutcome, run_tool
-from harness.runtime.gates import Refused, admit
+from harness.runtime.command import run_handler, send_command
+from harness.runtime.execution import CallOutcome
+from harness.runtime.gates import Admitted, Refused, admit
 from harness.runtime.lane import Lane, Steps
 from harness.runtime.recording import record_result
 from harness.runtime.task import TaskEnding
@@ -56,15 +59,19 @@ def run_call(lane: Lane, call: ToolCall) -> Steps[TaskEnding | None]:
         yield from record_result(lane, call, admission.tool, admission.output, executed=False)
         return admission.ending
     tool, arguments = admission.tool, admission.arguments
-    yield lane.emit(
-        ToolCallEvent(
-            call_id=call.id,
-            name=tool.name,
-            arguments=to_jsonable(arguments),
-            physical=tool.physical,
+    if tool.physical:
+        sent = yield from send_command(lane, call, admission)
+        if isinstance(sent, Refused):
+            yield from record_result(lane, call, tool, sent.output, executed=False)
+            return sent.ending
+        arguments, outcome = sent.arguments, sent.outcome
+    else:
+        yield lane.emit(
+            ToolCallEvent(
+                call_id=call.id, name=tool.name, arguments=to_jsonable(arguments), physical=False
+            )
         )
-    )
-    outcome = yield from invoke(lane, call, tool, arguments)
+        outcome = yield from run_handler(lane, call, tool, arguments)
     judged = Judged(outcome)
     if not outcome.output.is_error and not outcome.cancelled:
         judged = yield from evaluate(lane, call, tool, arguments, outcome)
@@ -90,25 +97,6 @@ def run_call(lane: Lane, call: ToolCall) -> Steps[TaskEnding | None]:
         status = end.status if end.status in ENDING_STATUSES else "failed"
         return TaskEnding(status, end.reason)  # type: ignore[arg-type]
     return None
-
-
-def invoke(lane: Lane, call: ToolCall, tool: Tool, arguments: dict[str, Any]) -> Steps[CallOutcome]:
-    session = lane.session
-    outcome = yield from lane.emit_all(
-        run_tool(
-            tool,
-            arguments,
-            {"call_id": call.id, "task_id": lane.state.task_id, "turn": lane.state.turn},
-            timeout_s=tool.timeout_s or session.config.run.tool_timeout_s,
-            should_cancel=lane.should_cancel,
-            interrupt=session.interrupt_robot if tool.physical else None,
-        )
-    )
-    if tool.physical and outcome.pending is not None:
-        # Abandoned, but its execute has not returned: no other physical command until it
-        # does (the driver_busy gate), and the task cannot end as if the robot were idle.
-        session.robot.abandoned(tool.name, outcome.pending)
-    return outcome
 
 
 @dataclass
@@ -171,7 +159,11 @@ def evaluate(
                 text=f"{tool.name}: segment {segment} (evaluator: in progress)", source="harness"
             )
         )
-        next_outcome = yield from invoke(lane, call, tool, arguments)
+        sent = yield from send_command(lane, call, Admitted(tool, arguments), segment=segment)
+        if isinstance(sent, Refused):
+            return Judged(_not_rerun(tool, segment, outcome, sent), ending=sent.ending)
+        arguments = sent.arguments
+        next_outcome = sent.outcome
         next_outcome.duration_s += outcome.duration_s
         outcome = next_outcome
         if outcome.output.is_error or outcome.cancelled:
@@ -182,6 +174,21 @@ def evaluate(
         except Exception:
             logger.exception("the scene graph could not apply the verdict on %s", tool.name)
     return Judged(outcome, verdict, ending)
+
+
+def _not_rerun(tool: Tool, segment: int, done: CallOutcome, refused: Refused) -> CallOutcome:
+    """The call's outcome when its next segment was refused admission: the segments
+    before it ran (the result is an executed one, with what they applied), the action is
+    unfinished, and the model reads why it stopped."""
+    ran = "segment 1" if segment == 2 else f"segments 1-{segment - 1}"
+    text = (
+        f"{tool.name} is unfinished: {ran} ran and the evaluator said it was still in "
+        f"progress, but segment {segment} was not run: {refused.output.render()}"
+    )
+    output = ToolOutput.error(
+        text, refused.output.error_kind or "blocked", applied=done.output.applied
+    )
+    return CallOutcome(output, done.duration_s, cancelled=refused.ending is not None)
 
 
 def _harness_failure(evidence: str) -> Verdict:

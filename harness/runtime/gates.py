@@ -1,19 +1,29 @@
 """Admission gates: whether, and with which arguments, a requested tool call may run.
 
 A call passes the gates in order; the first that refuses decides, and its refusal is
-recorded by the execute phase like any other result (the model reads why):
+recorded by the execute phase like any other result (the model reads why). Every call
+passes the first three (:func:`admit`):
 
 1. **known tool**: the name is one of this lane's visible tools (hidden hooks such as
    ``evaluate_run`` are refused with a reason, a tool the lane was refused (a sub-agent's
    physical tool) is blocked with its reason, other names get close matches);
-2. **arguments**: a complete JSON object that validates against the tool's schema;
+2. **arguments**: a complete JSON object that validates against the tool's schema; the
+   schema's defaults are filled in, so what follows sees what will run;
 3. **pre-execution hooks**: each may let the call through, rewrite its arguments
-   (revalidated) or block it;
-4. **driver idle** (physical tools only): no earlier physical command is still running
-   (one abandoned after its timeout whose ``execute`` never returned): ``driver_busy``;
-5. **safety envelope** (physical tools only): allow, clamp (revalidated) or block; no
-   envelope, or an envelope that raises, blocks (fail closed);
-6. **not cancelled**: the operator has not asked to stop.
+   (revalidated) or block it.
+
+A call of a tool that moves nothing then passes **not cancelled** (the operator has not
+asked to stop) and runs. Every command of a physical tool, the first and each re-run of a
+segmented one, is admitted by :mod:`harness.runtime.command` instead, holding the robot's
+slot, through:
+
+4. **driver idle**: no earlier physical command is still running (one abandoned after
+   its timeout whose ``execute`` never returned): ``driver_busy``;
+5. **fresh readings**: an observation taken since the robot's latest command returned
+   (one taken before, or while it ran, is taken again);
+6. **safety envelope**: allow, clamp (revalidated) or block; no envelope, or an envelope
+   that raises, blocks (fail closed);
+7. **not cancelled**.
 """
 
 from __future__ import annotations
@@ -21,13 +31,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.events import HookDecisionEvent, SafetyCheckEvent
+from harness.events import HookDecisionEvent, ObservationEvent, SafetyCheckEvent
 from harness.messages import ToolCall
 from harness.runtime.lane import Lane, Steps
 from harness.runtime.task import TaskEnding
 from harness.tools import Tool, ToolArgumentError, ToolOutput, close_matches, to_jsonable
 
-__all__ = ["HIDDEN_HOOK_NAMES", "Admitted", "Refused", "admit"]
+__all__ = [
+    "HIDDEN_HOOK_NAMES",
+    "Admitted",
+    "Refused",
+    "admit",
+    "driver_idle",
+    "fresh_readings",
+    "not_cancelled",
+    "safety_envelope",
+]
 
 HIDDEN_HOOK_NAMES = frozenset({"evaluate_run"})
 """Hooks the harness runs itself; a model that calls one is told so."""
@@ -52,17 +71,15 @@ class Refused:
 
 
 def admit(lane: Lane, call: ToolCall) -> Steps[Admitted | Refused]:
-    """Pass ``call`` through every gate, in order."""
+    """Pass ``call`` through the gates every call passes (and, for a tool that moves
+    nothing, the cancel check); a physical tool's command is admitted by
+    :func:`harness.runtime.command.send_command`."""
     gate = known_tool(lane, call)
     if isinstance(gate, Admitted):
         gate = valid_arguments(call, gate.tool)
     if isinstance(gate, Admitted):
         gate = yield from pre_hooks(lane, call, gate)
-    if isinstance(gate, Admitted) and gate.tool.physical:
-        gate = driver_idle(lane, gate)
-    if isinstance(gate, Admitted) and gate.tool.physical:
-        gate = yield from safety_envelope(lane, call, gate)
-    if isinstance(gate, Admitted):
+    if isinstance(gate, Admitted) and not gate.tool.physical:
         gate = not_cancelled(lane, gate)
     return gate
 
@@ -152,7 +169,37 @@ def driver_idle(lane: Lane, gate: Admitted) -> Admitted | Refused:
     return Refused(ToolOutput.error(message, "driver_busy"), gate.tool)
 
 
-def safety_envelope(lane: Lane, call: ToolCall, gate: Admitted) -> Steps[Admitted | Refused]:
+def fresh_readings(lane: Lane, gate: Admitted) -> Steps[Admitted | Refused]:
+    """The envelope checks a command against the robot as it is now: a reading taken
+    before or during the robot's latest command (this task's, a segment's, another
+    session's) is replaced by a new one. Without an observation provider the envelope gets
+    none, and takes its own (or blocks)."""
+    state = lane.state
+    generation = lane.session.robot.line.generation
+    if state.observation is not None and state.observed_in == generation:
+        return gate
+    provider = lane.session.observation_provider
+    if provider is None:
+        state.observation = None
+        return gate
+    try:
+        observation = provider.observe()
+    except Exception as exc:
+        message = (
+            f"not executed: fresh readings for {gate.tool.name} could not be taken "
+            f"({type(exc).__name__}: {exc}); nothing was sent. Observe, then try again."
+        )
+        return Refused(ToolOutput.error(message, "blocked"), gate.tool)
+    state.observation, state.observed_in = observation, generation
+    yield lane.emit(
+        ObservationEvent(state=to_jsonable(observation.state), timestamp=observation.timestamp)
+    )
+    return gate
+
+
+def safety_envelope(
+    lane: Lane, call: ToolCall, gate: Admitted, *, segment: int = 1
+) -> Steps[Admitted | Refused]:
     tool, arguments = gate.tool, gate.arguments
     envelope = lane.session.safety
     applied: dict[str, Any] = {}
@@ -177,6 +224,7 @@ def safety_envelope(lane: Lane, call: ToolCall, gate: Admitted) -> Steps[Admitte
             applied=to_jsonable(applied),
             violations=violations,
             reason=reason,
+            segment=segment,
         )
     )
     if outcome == "block":

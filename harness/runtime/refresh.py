@@ -21,7 +21,12 @@ from harness.cancel import Cancelled
 from harness.context.compactor import RetiresTasks
 from harness.context.pressure import nudge_text
 from harness.errors import ContextBudgetError
-from harness.events import ContextPressureEvent, ObservationEvent, ToolsListedEvent
+from harness.events import (
+    ContextPressureEvent,
+    NotificationEvent,
+    ObservationEvent,
+    ToolsListedEvent,
+)
 from harness.messages import ImagePart, TaskNotesItem
 from harness.runtime.lane import Lane, Steps
 from harness.runtime.task import TaskEnding
@@ -86,6 +91,8 @@ def nudge(lane: Lane) -> Steps[None]:
 def offer_tools(lane: Lane) -> Steps[TaskEnding | None]:
     """Put the visible tools into Resident context and announce them."""
     refusal = lane.session.offer_tools(lane.tools, context=lane.context)
+    for notice in lane.session.withheld_tool_notices():
+        yield lane.emit(NotificationEvent(message=notice, level="warning"))
     context = lane.context
     tools = lane.tools.visible()
     yield lane.emit(
@@ -120,11 +127,13 @@ def observe(lane: Lane) -> Steps[tuple[str, list[ImagePart]] | TaskEnding]:
     provider = lane.session.observation_provider
     if provider is None:
         return "", []
+    generation = lane.session.robot.line.generation  # first: a command may start meanwhile
     try:
         observation = provider.observe()
     except Exception as exc:
         return TaskEnding("failed", f"observation provider failed: {type(exc).__name__}: {exc}")
     lane.state.observation = observation
+    lane.state.observed_in = generation
     images = encode_observation_frames(observation, lane.session.config.observation)
     lane.session.keep_observation_images(images)
     yield lane.emit(

@@ -110,7 +110,7 @@ class Session:
         self.store = parts.store
         self.compactor = parts.compactor
         self.driver = parts.driver
-        self.robot = RobotGuard(parts.driver)
+        self.robot = RobotGuard(parts.driver, session=session_id)
         """One physical command at a time, and the stop at the end of each task."""
         self.observation_provider = parts.observation_provider
         self.safety = parts.safety
@@ -130,6 +130,7 @@ class Session:
         self.tools = tools
         self.tool_sources: list[ToolSource] = []
         self._source_tools: list[str] = []
+        self._announced_withheld: set[tuple[str, str]] = set()
         self._seq = 0
         self._frames = 0
         self._slot_lock = threading.Lock()
@@ -333,6 +334,19 @@ class Session:
                 self.tools.add(item)
                 self._source_tools.append(item.name)
         return True
+
+    def withheld_tool_notices(self) -> list[str]:
+        """Warnings, once per tool, for tools a source withholds until the config
+        classifies them (an MCP tool that appeared later on a server with physical tools:
+        ``withheld_tools() -> {name: why}``, optional on a source)."""
+        notices = []
+        for source in self.tool_sources:
+            withheld = getattr(source, "withheld_tools", None)
+            for name, why in (withheld() if callable(withheld) else {}).items():
+                if (name, why) not in self._announced_withheld:
+                    self._announced_withheld.add((name, why))
+                    notices.append(f"MCP tool {name} is not offered to the model: it {why}")
+        return notices
 
     def offer_tools(self, tools: ToolRegistry, *, context: Context | None = None) -> str | None:
         """Put the visible definitions of ``tools`` into a lane's context (the main lane's

@@ -73,6 +73,11 @@ class TaskState:
     outcome back from the run store when it can, so a long task holds no per-call memory."""
     observation: Observation | None = None
     """The latest observation (the safety envelope and the scene graph read it)."""
+    observed_in: int = -1
+    """The robot's command generation (:attr:`RobotLine.generation
+    <harness.runtime.robot.RobotLine.generation>`) when :attr:`observation` was taken: once
+    a command has started or ended since (this task's, a re-run's, another session's on the
+    same robot), it is no longer fresh and a physical call is admitted on a new one."""
     notes_version_sent: int = -1
     """The Task Notes version last appended to Accumulated."""
     notes_text_sent: str = ""
