@@ -65,6 +65,7 @@ from harness.providers.transcript import (
     ToolNames,
     UserText,
     arguments_json,
+    complete_before_cut,
     image_caption,
     read_transcript,
     tool_call,
@@ -454,9 +455,15 @@ class ChatAssembler:
             if not self.events:
                 return "the stream ended before its first chunk (an empty body)"
             return "the stream ended without a finish_reason (cut off)"
-        if self.finish_reason == "length" and self.calls:
+        if self.cut_by_output_limit():
             return "the output limit (max_tokens) cut the tool call off"
         return None
+
+    def cut_by_output_limit(self) -> bool:
+        """The output limit cut a tool call and no complete call precedes it."""
+        if self.finish_reason != "length" or not self.calls:
+            return False
+        return not complete_before_cut(self.response().tool_calls)
 
     def usage_reported(self) -> bool:
         return self.usage is not None

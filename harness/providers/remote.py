@@ -13,7 +13,10 @@ An answer is used only when it arrived whole. The assembler says when it did not
 stream without its terminal marker, a tool call cut by the output limit) and the attempt
 fails with :class:`IncompleteResponseError`; an answer with neither text nor a tool call
 fails with :class:`EmptyResponseError`. Both are retried, so a cut-off tool call is never
-handed to the loop, which would execute it.
+handed to the loop, which would execute it. A tool call the output limit cut is
+:class:`OutputLimitError` and is not retried here: the same request would be cut the same
+way, so the decide phase sends a changed one. When complete calls precede the cut one, the
+answer is used (the first call runs; the rest are answered "not executed").
 
 A subclass supplies only what differs per provider: the SDK client and call, the payload,
 the assembler, the error mapping, and (optionally) how it learns whether the model sees
@@ -28,7 +31,12 @@ from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from harness.config import ModelConfig
-from harness.errors import EmptyResponseError, IncompleteResponseError, ModelError
+from harness.errors import (
+    EmptyResponseError,
+    IncompleteResponseError,
+    ModelError,
+    OutputLimitError,
+)
 from harness.messages import ModelRequest, ModelResponse, RefreshedBlock
 from harness.providers.base import Chunk, Delta, Final
 from harness.providers.catalog import known_context_window, known_vision
@@ -72,6 +80,10 @@ class Assembler(Protocol):
 
     def incomplete(self) -> str | None:
         """Why the answer is not whole (no terminal marker, a cut tool call); None if it is."""
+        ...
+
+    def cut_by_output_limit(self) -> bool:
+        """The output limit cut a tool call off (and no complete call precedes it)."""
         ...
 
     def usage_reported(self) -> bool: ...
@@ -203,6 +215,13 @@ class RemoteModel:
                         self._unstreamed_answered(request)
         except Cancelled:
             return
+        if reason is not None and assembler.cut_by_output_limit():
+            raise OutputLimitError(
+                f"{self.provider}: the output limit of {payload_limit(payload)} tokens cut "
+                f"the tool call off ({self._where()})",
+                max_output_tokens=payload_limit(payload),
+                provider=self.provider,
+            )
         if reason is not None:
             raise IncompleteResponseError(
                 f"{self.provider}: incomplete response from {self._where()}: {reason}",
@@ -318,6 +337,15 @@ class RemoteModel:
             f"{self._scrub(str(exc))}",
             provider=self.provider,
         )
+
+
+def payload_limit(payload: dict[str, Any]) -> int | None:
+    """The output limit a wire payload asked for (whichever field the provider takes)."""
+    for key in ("max_tokens", "max_completion_tokens"):
+        value = payload.get(key)
+        if isinstance(value, int):
+            return value
+    return None
 
 
 def _has_images(refreshed: RefreshedBlock | None) -> bool:
