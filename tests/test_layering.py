@@ -29,6 +29,7 @@ CORE = {
     "harness.errors",
     "harness.events",
     "harness.images",
+    "harness.image_metadata",
     "harness.messages",
     "harness.prompts",
     "harness.protocols",

@@ -6,6 +6,10 @@ so ``--resume DIR`` continues the same eval without repeating its arguments.
 fsynced, so a killed eval loses at most the episodes that were running. A kill can cut the
 last line short; :meth:`EvalFolder.records` ignores such a line and :meth:`EvalFolder.
 repair` cuts it off before more lines are appended.
+
+Everything written here goes through the eval's redactor first (the deployment's secret
+patterns and key variables): a secret in a suite's instruction or a ``--set`` override
+never reaches the folder (or the reports made from it).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.errors import UsageError
 from harness.fleet.episode import EpisodeRecord
+from harness.redact import Redactor
 
 __all__ = ["EvalFolder", "Manifest"]
 
@@ -59,8 +64,9 @@ class Manifest(BaseModel):
 class EvalFolder:
     """The files of one eval (see the module docstring)."""
 
-    def __init__(self, folder: str | os.PathLike[str]) -> None:
+    def __init__(self, folder: str | os.PathLike[str], *, redactor: Redactor | None = None) -> None:
         self.folder = Path(folder).expanduser()
+        self.redactor = redactor or Redactor()
         self.manifest_path = self.folder / MANIFEST
         self.episodes_path = self.folder / EPISODES
         self.summary_path = self.folder / SUMMARY
@@ -83,6 +89,7 @@ class EvalFolder:
         """Start a new eval here (see :meth:`check_free`)."""
         self.check_free()
         self.folder.mkdir(parents=True, exist_ok=True)
+        manifest = self.redactor.model(manifest)
         _write_atomic(self.manifest_path, manifest.model_dump_json(indent=2))
         self.episodes_path.touch()
 
@@ -127,7 +134,7 @@ class EvalFolder:
 
     def append(self, record: EpisodeRecord) -> None:
         """One line, on disk before this returns."""
-        line = record.model_dump_json() + "\n"
+        line = self.redactor.model(record).model_dump_json() + "\n"
         with self.episodes_path.open("a", encoding="utf-8") as handle:
             handle.write(line)
             handle.flush()
@@ -141,7 +148,7 @@ class EvalFolder:
     # ------------------------------------------------------------------ summary
 
     def write_summary(self, summary: dict[str, Any]) -> None:
-        _write_atomic(self.summary_path, json.dumps(summary, indent=2))
+        _write_atomic(self.summary_path, json.dumps(self.redactor.value(summary), indent=2))
 
 
 def _write_atomic(path: Path, text: str) -> None:

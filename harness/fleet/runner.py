@@ -128,8 +128,10 @@ def plan_eval(
     ``manifest`` is the new eval's manifest without its episode list (None: resume the
     eval in ``folder``, whose manifest says which episodes belong to it).
     """
+    from harness.assembly.build import build_redactor
+
     plans = suite.plans()
-    target = EvalFolder(folder)
+    target = EvalFolder(folder, redactor=build_redactor(config))
     if manifest is not None:
         target.check_free()
         selected = plans[:episodes] if episodes is not None else plans

@@ -256,7 +256,8 @@ def poll_replan(lane: Lane) -> Steps[TaskEnding | None]:
 def record_ending(lane: Lane, ending: TaskEnding, report: str) -> None:
     """When the harness, not the model's answer, ended the task, say so in Accumulated:
     the operator sees this report, and a later task in the session must too."""
-    text, _ = bounded_text(report, ENDING_REPORT_MAX_CHARS, address=None)
+    clean = lane.session.redactor.text(report)  # before the bound, never after
+    text, _ = bounded_text(clean, ENDING_REPORT_MAX_CHARS, address=None)
     try:
         lane.record(NoticeItem(text=f"Task {lane.state.task_id} report (by the harness): {text}"))
     except HarnessError as exc:  # a store that cannot record any more (closed, failing)

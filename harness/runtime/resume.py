@@ -399,11 +399,12 @@ def _snapshot_notes(
     """The last structured Task Notes snapshot and its position (or fresh notes)."""
     timeline_max = session.config.memory.notes_timeline_max
     if snapshot is None:
-        notes = TaskNotes(timeline_max=timeline_max)
+        notes = session.new_task_notes()
         notes.reset(task.instruction)
         return -1, notes
     since, data = snapshot
-    return since, TaskNotes.from_state(data, timeline_max=timeline_max)
+    clean = session.redactor.text
+    return since, TaskNotes.from_state(data, timeline_max=timeline_max, clean=clean)
 
 
 def _replay(

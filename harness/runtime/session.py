@@ -198,7 +198,9 @@ class Session:
             )
 
     def new_task_notes(self) -> TaskNotes:
-        return TaskNotes(timeline_max=self.config.memory.notes_timeline_max)
+        return TaskNotes(
+            timeline_max=self.config.memory.notes_timeline_max, clean=self.redactor.text
+        )
 
     # ================================================================== events and items
 
