@@ -15,9 +15,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from harness.errors import ConfigError
+from harness.redact import SECRET_KEY_PATTERN, Redactor, secret_values
 
 __all__ = [
     "CompactionConfig",
@@ -394,7 +402,25 @@ class FleetConfig(_Section):
     """Times an episode is started in all when the worker running it dies (a killed
     process, a lost node); after that it is recorded as an error."""
     runtime_env: dict[str, Any] | None = None
-    """Passed to ``ray.init(runtime_env=...)`` (``env_vars``, ``working_dir``, ``pip``...)."""
+    """Passed to ``ray.init(runtime_env=...)`` (``working_dir``, ``pip``, harmless
+    ``env_vars``...). Ray writes it in plain text to its session logs, so a secret in it is
+    refused: name the variable in ``forward_env`` instead."""
+    forward_env: list[str] = Field(default_factory=list)
+    """Names of environment variables whose values the coordinator hands to each actor
+    directly (never through Ray's ``runtime_env``); every ``api_key_env`` the config names
+    is forwarded too."""
+
+    @field_validator("runtime_env")
+    @classmethod
+    def _no_secret_in_runtime_env(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        problem = runtime_env_secret(value)
+        if problem is not None:
+            raise ValueError(
+                f"no secret, but {problem}; Ray writes runtime_env in plain text to its "
+                "session logs (logs/runtime_env_agent.log): put the variable's name in "
+                "fleet.forward_env instead (its value is then handed to each actor directly)"
+            )
+        return value
 
 
 class HarnessConfig(_Section):
@@ -477,23 +503,69 @@ def secret_sources(config: Mapping[str, Any]) -> tuple[list[str], list[str]]:
 # --------------------------------------------------------------------------- loading
 
 
+def runtime_env_secret(runtime_env: Mapping[str, Any] | None) -> str | None:
+    """Where a Ray ``runtime_env`` holds a secret (an ``env_vars`` entry with a
+    secret-looking name, or any value of a known secret shape), or None."""
+    if not runtime_env:
+        return None
+    env_vars = runtime_env.get("env_vars")
+    if isinstance(env_vars, Mapping):
+        for name, value in env_vars.items():
+            if value and isinstance(name, str) and SECRET_KEY_PATTERN.search(name):
+                return f"env_vars.{name} holds a secret (by its name)"
+    shaped = Redactor()
+    for where, value in _strings(runtime_env, ""):
+        if shaped.text(value) != value:
+            return f"{where.lstrip('.')} holds a secret-shaped value"
+    return None
+
+
+def _strings(value: Any, where: str) -> Iterable[tuple[str, str]]:
+    if isinstance(value, str):
+        yield where, value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _strings(item, f"{where}.{key}")
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            yield from _strings(item, f"{where}.{index}")
+
+
 def format_validation_error(error: ValidationError, *, source: str = "config") -> str:
     """One line per problem: dotted key, bad value, what was expected."""
     lines = [f"invalid {source}:"]
-    for problem in error.errors():
+    problems = error.errors()
+    missing = [p for p in problems if p["type"] == "missing"]
+    # A typo'd key shows up as an unknown key and (if it was required) a missing one: the
+    # unknown key is the cause, so it leads, with the missing name it most looks like.
+    for problem in sorted(problems, key=lambda p: p["type"] != "extra_forbidden"):
         key = ".".join(str(part) for part in problem["loc"]) or "(top level)"
         value = problem.get("input")
-        shown = repr(value)
+        # Redacted before it is cut to length: a cut must not keep half a secret.
+        shown = repr(Redactor(literals=secret_values(value)).config(value))
         if len(shown) > 80:
             shown = shown[:77] + "..."
         message = problem["msg"]
+        if problem["type"] == "value_error":  # our own validators: their words, no prefix
+            message = str(problem.get("ctx", {}).get("error", message))
         if problem["type"] == "extra_forbidden":
-            lines.append(f"  {key}: unknown key (value {shown}); check the spelling")
+            hint = _likely_meant(problem["loc"], missing)
+            lines.append(f"  {key}: unknown key (value {shown}); check the spelling{hint}")
         elif problem["type"] == "missing":
             lines.append(f"  {key}: required key is missing")
         else:
             lines.append(f"  {key}: got {shown}; expected {message[0].lower()}{message[1:]}")
     return "\n".join(lines)
+
+
+def _likely_meant(loc: tuple[Any, ...], missing: list[Any]) -> str:
+    """``(did you mean 'instruction'?)`` when a required key missing beside an unknown one
+    is spelled like it."""
+    import difflib
+
+    siblings = [str(p["loc"][-1]) for p in missing if tuple(p["loc"][:-1]) == tuple(loc[:-1])]
+    close = difflib.get_close_matches(str(loc[-1]), siblings, n=1, cutoff=0.7)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _set_path(tree: dict[str, Any], dotted: str, value: Any) -> None:

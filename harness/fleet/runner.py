@@ -195,10 +195,15 @@ def choose_backend(
             )
         return LocalBackend(1, runs, log_file=log_file)
     if ray:
-        from harness.fleet.ray_backend import RayBackend
+        from harness.fleet.ray_backend import RayBackend, forwarded_env
 
         return RayBackend(
-            address=ray_address, workers=workers, runs=runs, fleet=plan.config.fleet, notice=notice
+            address=ray_address,
+            workers=workers,
+            runs=runs,
+            fleet=plan.config.fleet,
+            notice=notice,
+            env=forwarded_env(plan.config),
         )
     return LocalBackend(workers or 1, runs, log_file=log_file)
 
