@@ -180,8 +180,6 @@ class Context:
         failed probe): frames are then not counted against the budget."""
         self.episodes = EpisodeBook()
         """The episodes of this context's tasks (``begin_episode`` / ``end_episode``)."""
-        self.nudged = False
-        """True while the request stays above the nudge level after the nudge was sent."""
         self.version = 0
         """Bumped by every change to Accumulated: a model condensation planned at one
         version is stale at another (:mod:`harness.context.folds`)."""

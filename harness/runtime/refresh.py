@@ -4,8 +4,8 @@
 2. a new observation replaces the previous one;
 3. the scene graph is refreshed and its Brief rendered;
 4. Accumulated context is compacted if the request would not fit;
-5. crossing the nudge level adds one message telling the model how to relieve the
-   pressure itself (once per crossing, :func:`nudge`).
+5. reaching the nudge level adds one message telling the model how to relieve the
+   pressure itself (once per task and per sub-agent lane, :func:`nudge`).
 
 A tool source (an MCP server) that changed its tools during the last turn has its new
 tool set offered first, so a model call and the tool call it decides see the same tools.
@@ -52,21 +52,19 @@ def refresh(lane: Lane) -> Steps[TaskEnding | None]:
 
 
 def nudge(lane: Lane) -> Steps[None]:
-    """Once per crossing of the nudge level: one short message in the next request (with
-    the observation, so it reaches exactly that request and never piles up in the history)
-    and a ``context_pressure`` event that keeps it. Re-armed when the request falls below
-    the level again."""
+    """The first time a task's request reaches the nudge level: one short message in the
+    next request (with the observation, so it reaches exactly that request and never piles
+    up in the history) and a ``context_pressure`` event that keeps it. Sent once per task,
+    and once per sub-agent lane (each has its own state), never repeated: after it the
+    cleanup level does the work, whatever the request does."""
     context = lane.context
     pressure = context.budget.pressure
-    if pressure is None:
+    if pressure is None or lane.state.nudged:
         return
     total = context.total_tokens()
     if total < pressure.nudge_tokens:
-        context.nudged = False
         return
-    if context.nudged:
-        return
-    context.nudged = True
+    lane.state.nudged = True
     active = [e.name for e in context.episodes.active(lane.state.task_id)]
     text = nudge_text(pressure, total, active_episodes=active)
     refreshed = context.refreshed

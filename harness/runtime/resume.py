@@ -43,6 +43,7 @@ from harness.context.introspection import EpisodeRow
 from harness.errors import RunStoreError
 from harness.events import (
     CompactionEvent,
+    ContextPressureEvent,
     EvaluationEvent,
     EventBase,
     LaneStartedEvent,
@@ -431,6 +432,8 @@ def _replay(
             state.last_text = event.text
     elif isinstance(event, CompactionEvent):
         state.add_usage(event.usage)
+    elif isinstance(event, ContextPressureEvent):
+        state.nudged = True  # sent before the crash: never again in this task
     elif isinstance(event, ReplanEvent):
         state.revise(event.revision, notes=into_notes)
     elif isinstance(event, SkillLoadedEvent) and event.name not in point.skills:
