@@ -130,8 +130,8 @@ class AnthropicModel(RemoteModel):
     def _where(self) -> str:
         return self.config.base_url or "the Anthropic API"
 
-    def _create(self, payload: dict[str, Any]) -> Any:
-        return self._client.messages.create(**payload, **self._extras())
+    def _create(self, payload: dict[str, Any], *, bare: bool = False) -> Any:
+        return self._client.messages.create(**payload, **self._extras(bare=bare))
 
     def _assembler(self, names: ToolNames) -> MessageAssembler:
         return MessageAssembler(self.name, names)

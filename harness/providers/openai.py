@@ -164,8 +164,8 @@ class OpenAIChatModel(RemoteModel):
     def _where(self) -> str:
         return self.base_url or f"https://{OPENAI_HOST}/v1"
 
-    def _create(self, payload: dict[str, Any]) -> Any:
-        return self._client.chat.completions.create(**payload, **self._extras())
+    def _create(self, payload: dict[str, Any], *, bare: bool = False) -> Any:
+        return self._client.chat.completions.create(**payload, **self._extras(bare=bare))
 
     def _assembler(self, names: ToolNames) -> ChatAssembler:
         return ChatAssembler(self.name, names)
@@ -381,7 +381,7 @@ class OpenAIChatModel(RemoteModel):
         payload = {"model": self.name, "messages": [{"role": "user", "content": content}]}
         payload[self._limit_field()] = 1
         try:
-            completion = self._call_once(payload, cancelled)
+            completion = self._call_once(payload, cancelled, bare=True)
         except ContextOverflowError:
             if image_url is None:
                 raise

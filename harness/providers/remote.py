@@ -136,8 +136,10 @@ class RemoteModel:
     def _payload(self, request: ModelRequest, names: ToolNames) -> dict[str, Any]:
         raise NotImplementedError
 
-    def _create(self, payload: dict[str, Any]) -> Any:
-        """The SDK call: a stream when ``payload`` asks for one, else the whole response."""
+    def _create(self, payload: dict[str, Any], *, bare: bool = False) -> Any:
+        """The SDK call: a stream when ``payload`` asks for one, else the whole response.
+        ``bare``: without ``model.extra_body`` (a probe of the harness's own, whose body the
+        deployment's extras were never written for); headers still go."""
         raise NotImplementedError
 
     def _assembler(self, names: ToolNames) -> Assembler:
@@ -165,6 +167,14 @@ class RemoteModel:
     def _learn_vision(self, cancelled: Callable[[], bool]) -> bool:
         """Whether the model sees images, when neither config nor table says (once)."""
         return True
+
+    def decide_vision(self, cancelled: Callable[[], bool] | None = None) -> bool:
+        """Settle ``vision`` now if it is still open (the probe, once), so a caller can
+        price a request's images by what will be sent. Raises what the probe raises (a
+        :class:`ModelError`; ``Cancelled`` when ``cancelled()`` turned true)."""
+        if self.vision is None:
+            self.vision = self._learn_vision(cancelled or never_cancelled)
+        return self.vision
 
     def _unstreamed_retry(
         self, request: ModelRequest, payload: dict[str, Any], assembler: Assembler
@@ -246,11 +256,14 @@ class RemoteModel:
                 raise self._malformed(exc) from None
         return assembler
 
-    def _call_once(self, payload: dict[str, Any], cancelled: Callable[[], bool]) -> Any:
-        """One non-streamed SDK call, abortable like any other; the SDK's response."""
+    def _call_once(
+        self, payload: dict[str, Any], cancelled: Callable[[], bool], *, bare: bool = False
+    ) -> Any:
+        """One non-streamed SDK call, abortable like any other; the SDK's response
+        (``bare``: see :meth:`_create`)."""
 
         def produce(abort: Abort) -> Iterator[Any]:
-            yield self._create(payload)
+            yield self._create(payload, bare=bare)
 
         results = list(self._abortable(produce, cancelled))
         return results[0]
@@ -313,10 +326,11 @@ class RemoteModel:
         """The httpx client for the SDK: its default, abortable by a cancel."""
         return abortable_http_client(self._sdk)
 
-    def _extras(self) -> dict[str, Any]:
-        """``extra_body`` / ``extra_headers`` keyword arguments for the SDK call."""
+    def _extras(self, *, bare: bool = False) -> dict[str, Any]:
+        """``extra_body`` / ``extra_headers`` keyword arguments for the SDK call (``bare``:
+        the headers only)."""
         extras: dict[str, Any] = {}
-        if self.options.extra_body:
+        if self.options.extra_body and not bare:
             extras["extra_body"] = self.options.extra_body
         if self.options.extra_headers:
             extras["extra_headers"] = self.options.extra_headers

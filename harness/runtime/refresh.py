@@ -15,18 +15,22 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 from typing import Any
 
 from harness.cancel import Cancelled
 from harness.context.compactor import RetiresTasks
 from harness.context.pressure import nudge_text
-from harness.errors import ContextBudgetError
+from harness.errors import ContextBudgetError, ModelError
 from harness.events import ContextPressureEvent, ObservationEvent, ToolsListedEvent
 from harness.messages import ImagePart, TaskNotesItem
+from harness.providers.inflight import Cancelled as ProbeCancelled
 from harness.runtime.lane import Lane, Steps
 from harness.runtime.task import TaskEnding
 from harness.tools import to_jsonable
 from harness.world.observation import encode_observation_frames, render_observation
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["compact", "nudge", "offer_tools", "refresh", "retire_ended_tasks"]
 
@@ -150,12 +154,29 @@ def refresh_scene(
         if refreshed.event is not None:
             yield lane.emit(refreshed.event)
     context = lane.context
+    if images:
+        decide_vision(lane)
     context.images_visible = getattr(lane.model, "vision", None) is not False
     episodes = context.episodes.render(lane.state.task_id)
     if episodes:
         observation_text = f"{observation_text}\n\n{episodes}" if observation_text else episodes
     context.set_refreshed(brief=brief, observation=observation_text, images=images)
     return None
+
+
+def decide_vision(lane: Lane) -> None:
+    """A model that has not decided whether it sees images decides now (its probe), before
+    the request is priced: frames it will not be sent are never charged to the budget. A
+    probe that fails decides nothing (the model call tries again; until then frames
+    count)."""
+    model = lane.model
+    decide = getattr(model, "decide_vision", None)
+    if getattr(model, "vision", True) is not None or not callable(decide):
+        return
+    try:
+        decide(lane.should_cancel)
+    except (ModelError, ProbeCancelled) as exc:
+        logger.info("the vision probe decided nothing yet: %s", exc)
 
 
 def retire_ended_tasks(lane: Lane) -> Steps[None]:
