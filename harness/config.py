@@ -337,6 +337,10 @@ class MCPServerConfig(_Section):
     """Only these tools are offered to the model (all when unset)."""
     deny: list[str] = Field(default_factory=list)
     """Never offered, even when allowed."""
+    required: bool = False
+    """True: the Harness does not start without this server. False (the default): a server
+    that fails to start is reported (``harness check``, a notice to the model, an event) and
+    its tools are absent; everything else works."""
     max_restarts: int = Field(2, ge=0)
     """Restarts in a row (without a successful call in between) before the server is
     given up for the session; its tools then return errors."""

@@ -334,8 +334,18 @@ def checked_config(tmp_path: Path, *servers: MCPServerConfig) -> Path:
 def test_check_reports_each_server_when_one_of_several_fails(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """An optional server that fails is one failed line; everything else is checked (the
+    Harness starts without it). A required one stops the check before anything else."""
     broken = MCPServerConfig(name="broken", command="no-such-mcp-server-binary")
     path = checked_config(tmp_path, server("arm"), broken, server("cam"))
+    assert main(["check", "--config", str(path)]) == 2
+    out = " ".join(capsys.readouterr().out.split())
+    assert "ok mcp server arm" in out and "ok mcp server cam" in out
+    assert "fail mcp server broken" in out and "no-such-mcp-server-binary" in out
+    assert "ok model" in out and "1 failed" in out
+
+    required = broken.model_copy(update={"required": True})
+    path = checked_config(tmp_path, server("arm"), required, server("cam"))
     assert main(["check", "--config", str(path)]) == 2
     out = " ".join(capsys.readouterr().out.split())
     assert "ok mcp server arm started (13 tools); closed again" in out

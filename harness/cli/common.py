@@ -304,3 +304,17 @@ def exit_code_for(done: DoneEvent | None, interrupted: bool) -> int:
     if done is not None and done.succeeded:
         return EXIT_OK
     return EXIT_NOT_COMPLETED
+
+
+def require_tools_fit(harness: Any) -> None:
+    """A window too small for the tool definitions is bad configuration (exit 2 with the
+    reason), found before a task starts rather than as a failed task."""
+    from harness.errors import ConfigError
+
+    refusal = harness.tools_refusal()
+    if refusal is not None:
+        raise ConfigError(
+            f"the tool definitions do not fit the model's window: {refusal}",
+            key="model.context_window",
+            value=harness.context.budget.context_window,
+        )

@@ -22,6 +22,7 @@ from harness.events import (
     DoneEvent,
     EpisodeEvent,
     EventBase,
+    NotificationEvent,
     ReplanEvent,
     SafetyEvent,
     TaskStartedEvent,
@@ -193,6 +194,8 @@ def start_task(lane: Lane) -> Steps[TaskEnding | None]:
     )
     state.add_usage(session.prepare_resident(lane.should_cancel))
     session.sync_tool_sources()
+    for line in session.unavailable_sources():
+        yield lane.emit(NotificationEvent(message=session.redactor.text(line), level="warning"))
     ending = yield from offer_tools(lane)
     yield from retire_ended_tasks(lane)
     for image in state.images:

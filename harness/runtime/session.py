@@ -380,6 +380,19 @@ class Session:
                 texts.append(text)
         return "\n\n".join(texts)
 
+    def unavailable_sources(self) -> list[str]:
+        """One line per part of a tool source that failed to start (an optional MCP server
+        that did not come up: each source's optional ``unavailable()``), for the operator."""
+        lines = []
+        for source in self.tool_sources:
+            produce = getattr(source, "unavailable", None)
+            failed = produce() if callable(produce) else {}
+            for name, reason in failed.items():
+                lines.append(
+                    f"mcp server '{name}' failed to start; its tools are not offered: {reason}"
+                )
+        return lines
+
     def end_task_resident(self, context: Context | None = None) -> None:
         """Task-scoped capability context (loaded skill bodies) leaves with the task (a
         sub-agent's child view drops only the skills it loaded itself)."""
