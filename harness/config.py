@@ -541,7 +541,16 @@ def format_validation_error(error: ValidationError, *, source: str = "config") -
     problems = error.errors()
     missing = [p for p in problems if p["type"] == "missing"]
     # A typo'd key shows up as an unknown key and (if it was required) a missing one: the
-    # unknown key is the cause, so it leads, with the missing name it most looks like.
+    # unknown key is the cause, so it leads, with the missing name it most looks like, and
+    # the missing line it explains is not repeated.
+    explained = {
+        (*p["loc"][:-1], hint)
+        for p in problems
+        if p["type"] == "extra_forbidden"
+        for hint in [_closest(p["loc"], missing)]
+        if hint
+    }
+    problems = [p for p in problems if not (p["type"] == "missing" and p["loc"] in explained)]
     for problem in sorted(problems, key=lambda p: p["type"] != "extra_forbidden"):
         key = ".".join(str(part) for part in problem["loc"]) or "(top level)"
         value = problem.get("input")
@@ -565,11 +574,17 @@ def format_validation_error(error: ValidationError, *, source: str = "config") -
 def _likely_meant(loc: tuple[Any, ...], missing: list[Any]) -> str:
     """``(did you mean 'instruction'?)`` when a required key missing beside an unknown one
     is spelled like it."""
+    close = _closest(loc, missing)
+    return f" (did you mean {close!r}?)" if close else ""
+
+
+def _closest(loc: tuple[Any, ...], missing: list[Any]) -> str | None:
+    """The missing sibling key spelled most like the unknown key at ``loc``, if any."""
     import difflib
 
     siblings = [str(p["loc"][-1]) for p in missing if tuple(p["loc"][:-1]) == tuple(loc[:-1])]
     close = difflib.get_close_matches(str(loc[-1]), siblings, n=1, cutoff=0.7)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return close[0] if close else None
 
 
 def _set_path(tree: dict[str, Any], dotted: str, value: Any) -> None:

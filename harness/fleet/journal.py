@@ -88,9 +88,14 @@ class EvalFolder:
     def create(self, manifest: Manifest) -> None:
         """Start a new eval here (see :meth:`check_free`)."""
         self.check_free()
-        self.folder.mkdir(parents=True, exist_ok=True)
         manifest = self.redactor.model(manifest)
-        _write_atomic(self.manifest_path, manifest.model_dump_json(indent=2))
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            _write_atomic(self.manifest_path, manifest.model_dump_json(indent=2))
+        except OSError as exc:
+            raise UsageError(
+                f"{self.folder}: cannot create the eval folder: {exc.strerror or exc}"
+            ) from None
         self.episodes_path.touch()
 
     def manifest(self) -> Manifest:
