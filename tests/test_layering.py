@@ -26,6 +26,9 @@ INDEPENDENT = ("embodiment", "scene", "skills", "memory")
 CORE = {
     "harness.cancel",
     "harness.config",
+    "harness.config_errors",
+    "harness.config_files",
+    "harness.config_schema",
     "harness.errors",
     "harness.events",
     "harness.images",
