@@ -6,8 +6,10 @@ In each phase the thing in flight blocks for ``--block`` seconds and ignores its
 ``cancelled`` callback (the worst case: a vendor SDK stuck in a read, a summarizer that
 never returns); the operator's cancel is pressed while it is blocked. The table gives the
 time from the press to the ``done`` event (median and worst of the repeats) next to the
-blocking time, i.e. what the task would have waited without the watcher, and the issue's
-target (0.5 s plus the driver's stop time; the physical row's driver stops in ~5 ms).
+blocking time, i.e. what the task would have waited without the watcher, the issue's
+target (0.5 s plus the driver's stop time; the physical row's driver stops in ~5 ms) and
+the README's promise (about ``harness.cancel.CANCEL_LATENCY_S``, 0.15 s: "about" is read
+as at most a quarter more).
 
 Phases: a model call (scripted, blocking), a model call over real HTTP (the local wire
 server holds the response open; OpenAI SDK), a retry wait (HTTP 503, 30 s backoff), a
@@ -34,6 +36,7 @@ if str(ROOT) not in sys.path:
 
 from harness import Harness, HarnessConfig, tool  # noqa: E402
 from harness.assembly.memory import ModelLessonProposer  # noqa: E402
+from harness.cancel import CANCEL_LATENCY_S  # noqa: E402
 from harness.errors import ContextOverflowError  # noqa: E402
 from harness.events import DoneEvent  # noqa: E402
 from harness.messages import ModelRequest, ModelResponse  # noqa: E402
@@ -47,6 +50,8 @@ from tests.histories import valid_note_responder  # noqa: E402
 from tests.wire_server import Reply, WireServer  # noqa: E402
 
 TARGET_S = 0.5
+ABOUT_S = CANCEL_LATENCY_S * 1.25
+"""The README's "about 0.15 s", read generously."""
 
 
 def _config() -> HarnessConfig:
@@ -229,8 +234,9 @@ def main(argv: list[str] | None = None) -> int:
         if not args.phases or any(name.startswith(p.strip()) for p in args.phases.split(","))
     }
     print(f"cancel -> done, {args.repeats} repeats, each phase blocks {args.block:g} s\n")
-    print("| phase | median s | worst s | blocked s | ending | within 0.5 s |")
-    print("|---|---:|---:|---:|---|---|")
+    promise = f"about {CANCEL_LATENCY_S:g} s"
+    print(f"| phase | median s | worst s | blocked s | ending | within 0.5 s | {promise} |")
+    print("|---|---:|---:|---:|---|---|---|")
     for name, run in chosen.items():
         latencies, endings = [], set()
         for _ in range(args.repeats):
@@ -240,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
         worst = max(latencies)
         print(
             f"| {name} | {statistics.median(latencies):.3f} | {worst:.3f} | {args.block:g} | "
-            f"{'/'.join(sorted(endings))} | {'yes' if worst <= TARGET_S else 'NO'} |"
+            f"{'/'.join(sorted(endings))} | {'yes' if worst <= TARGET_S else 'NO'} | "
+            f"{'yes' if worst <= ABOUT_S else 'NO'} |"
         )
         sys.stdout.flush()
     return 0

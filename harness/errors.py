@@ -25,6 +25,7 @@ __all__ = [
     "IncompleteResponseError",
     "ModelCancelledError",
     "ModelError",
+    "OutputLimitError",
     "RateLimitError",
     "RunNotFoundError",
     "RunStoreError",
@@ -141,6 +142,23 @@ class IncompleteResponseError(ModelError):
 
     kind = "incomplete_response"
     retryable = True
+
+
+class OutputLimitError(IncompleteResponseError):
+    """The output limit (OpenAI ``finish_reason: length``, Anthropic ``max_tokens``) cut a
+    tool call off before it was complete.
+
+    Unlike a dropped connection this is not retried as it was: the same request would be
+    cut the same way. The decide phase answers it by sending a changed request (more
+    room, a notice), once; ``max_output_tokens`` is the limit the cut request asked for.
+    """
+
+    kind = "output_limit"
+    retryable = False
+
+    def __init__(self, message: str, *, max_output_tokens: int | None = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.max_output_tokens = max_output_tokens
 
 
 class EmptyResponseError(ModelError):

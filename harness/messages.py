@@ -21,6 +21,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
+from harness.image_metadata import strip_metadata
+
 __all__ = [
     "FORMAT_VERSION",
     "AssistantItem",
@@ -88,10 +90,17 @@ class ImagePart(_Frozen):
     model_config = ConfigDict(frozen=True, extra="forbid", ser_json_bytes="base64")
 
     data: bytes = Field(repr=False)
+    """The encoded bytes, without metadata (EXIF, XMP, comments, PNG text chunks: see
+    :mod:`harness.image_metadata`); an image never carries text beside its pixels."""
     media_type: str = "image/jpeg"
     width: int
     height: int
     label: str = ""
+
+    @field_validator("data")
+    @classmethod
+    def _without_metadata(cls, data: bytes) -> bytes:
+        return strip_metadata(data)
 
     @cached_property
     def sha256(self) -> str:

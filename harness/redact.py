@@ -54,6 +54,11 @@ _BUILTIN_PATTERNS = (
     r"gh[pousr]_[A-Za-z0-9]{30,}",  # GitHub tokens
 )
 
+FRAGMENT_CHARS = 10
+"""A known secret value's beginning or end this long or longer is redacted wherever it
+appears: that is what a bound (a head-and-tail cut, a note cut at its limit) leaves of a
+value it cut, and a fragment is as much a leak as the whole."""
+
 MIN_ENV_SECRET_CHARS = 8
 """An API-key variable's value shorter than this is not treated as a secret (it would
 redact ordinary words)."""
@@ -94,6 +99,29 @@ def secret_values(value: Any) -> list[str]:
     return found
 
 
+class _Fragments:
+    """What a bound leaves of one known secret value: any :data:`FRAGMENT_CHARS` or more of
+    its characters in a row (its beginning before a cut, its end after one). The whole
+    value is the main pattern's; this pass runs after it, and its costly pattern only when
+    one of the value's windows is in the text at all."""
+
+    def __init__(self, value: str) -> None:
+        count = len(value) - FRAGMENT_CHARS + 1
+        self.windows = [value[start : start + FRAGMENT_CHARS] for start in range(count)]
+        branches = []
+        for start in range(count):
+            nested = ""
+            for char in reversed(value[start + FRAGMENT_CHARS :]):
+                nested = f"(?:{regex.escape(char)}{nested})?"
+            branches.append(regex.escape(self.windows[start]) + nested)
+        self.pattern = regex.compile("|".join(branches))
+
+    def sub(self, text: str) -> str:
+        if not any(window in text for window in self.windows):
+            return text
+        return self.pattern.sub(REDACTED, text)
+
+
 class Redactor:
     """Replaces secrets in text (and in nested JSON-like values) with ``[REDACTED]``.
 
@@ -115,9 +143,13 @@ class Redactor:
         sources = [*_BUILTIN_PATTERNS, *patterns]
         values = [os.environ.get(name) or "" for name in env_vars]
         # Longest first: a value containing another must be redacted whole.
-        for value in sorted({*values, *literals}, key=len, reverse=True):
-            if value != REDACTED and len(value) >= MIN_ENV_SECRET_CHARS:
-                sources.append(regex.escape(value))
+        known = [
+            value
+            for value in sorted({*values, *literals}, key=len, reverse=True)
+            if value != REDACTED and len(value) >= MIN_ENV_SECRET_CHARS
+        ]
+        sources.extend(regex.escape(value) for value in known)
+        self._fragments = [_Fragments(value) for value in known if len(value) > FRAGMENT_CHARS]
         self.pattern = regex.compile("|".join(f"(?:{p})" for p in sources))
         # Every built-in shape and every env value is at least 8 characters long, so
         # shorter strings (most ids and names in an event) need no regex pass; a custom
@@ -127,7 +159,10 @@ class Redactor:
     def text(self, text: str) -> str:
         if len(text) < self._min_length:
             return text
-        return self.pattern.sub(REDACTED, text)
+        text = self.pattern.sub(REDACTED, text)
+        for fragments in self._fragments:
+            text = fragments.sub(text)
+        return text
 
     def value(self, value: Any) -> Any:
         """Redact strings anywhere inside dicts, lists and tuples."""

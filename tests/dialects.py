@@ -89,6 +89,15 @@ class Dialect:
     def tools(self, *calls: tuple[str, str, dict[str, Any]], text: str = "") -> Reply:
         raise NotImplementedError
 
+    def cut_text(self, text: str) -> Reply:
+        """A text answer the output limit stopped (``length`` / ``max_tokens``)."""
+        raise NotImplementedError
+
+    def cut_tools(self, *calls: tuple[str, str, dict[str, Any]], cut_json: str) -> Reply:
+        """Whole ``calls``, then a last call (``move_to``) whose argument text the output
+        limit cut to ``cut_json``."""
+        raise NotImplementedError
+
     def overflow(self) -> Reply:
         raise NotImplementedError
 
@@ -119,6 +128,14 @@ class OpenAIDialect(Dialect):
 
     def tools(self, *calls: tuple[str, str, dict[str, Any]], text: str = "") -> Reply:
         return openai_stream(text, tool_calls=calls)
+
+    def cut_text(self, text: str) -> Reply:
+        return openai_stream(text, finish_reason="length")
+
+    def cut_tools(self, *calls: tuple[str, str, dict[str, Any]], cut_json: str) -> Reply:
+        return openai_stream(
+            tool_calls=[*calls, ("call_cut", "move_to", cut_json)], finish_reason="length"
+        )
 
     def overflow(self) -> Reply:
         return openai_error(
@@ -185,6 +202,14 @@ class AnthropicDialect(Dialect):
         blocks = [text_block(text)] if text else []
         blocks += [tool_use_block(call_id, name, args) for call_id, name, args in calls]
         return anthropic_stream(blocks)
+
+    def cut_text(self, text: str) -> Reply:
+        return anthropic_stream([text_block(text)], stop_reason="max_tokens")
+
+    def cut_tools(self, *calls: tuple[str, str, dict[str, Any]], cut_json: str) -> Reply:
+        blocks = [tool_use_block(call_id, name, args) for call_id, name, args in calls]
+        blocks.append(dict(tool_use_block("toolu_cut", "move_to", {}), raw_json=cut_json))
+        return anthropic_stream(blocks, stop_reason="max_tokens")
 
     def overflow(self) -> Reply:
         return anthropic_error(

@@ -26,9 +26,13 @@ INDEPENDENT = ("embodiment", "scene", "skills", "memory")
 CORE = {
     "harness.cancel",
     "harness.config",
+    "harness.config_errors",
+    "harness.config_files",
+    "harness.config_schema",
     "harness.errors",
     "harness.events",
     "harness.images",
+    "harness.image_metadata",
     "harness.messages",
     "harness.prompts",
     "harness.protocols",

@@ -409,8 +409,9 @@ def test_failing_construction_leaves_no_process(tmp_path: Path) -> None:
         command=sys.executable,
         args=["-c", WRITE_PID_AND_SLEEP, str(stuck_pid_file)],
         startup_timeout_s=1.0,
+        required=True,
     )
-    missing = MCPServerConfig(name="missing", command="no-such-mcp-server-binary")
+    missing = MCPServerConfig(name="missing", command="no-such-mcp-server-binary", required=True)
     threads_before = len(mcp_threads())
     config = HarnessConfig.model_validate(
         offline(server("good", "--pid-file", str(good_pid_file)), stuck, missing)
@@ -423,6 +424,48 @@ def test_failing_construction_leaves_no_process(tmp_path: Path) -> None:
     pids = [int(good_pid_file.read_text()), int(stuck_pid_file.read_text())]
     assert wait_dead(pids) == []
     assert len(mcp_threads()) == threads_before
+
+
+CRASHER = str(Path(__file__).parent / "fixtures" / "mcp_crash_at_initialize.py")
+
+
+def test_a_server_that_fails_to_start_is_reported_and_the_rest_works(tmp_path: Path) -> None:
+    """Issue 26 item 11: one broken server (it dies at initialize) does not stop the
+    Harness: its tools are absent, ``harness check`` fails it with the reason, the model
+    is told in Resident, the task gets a warning event, and the other server works."""
+    from harness.assembly.checks import check_mcp
+
+    broken = MCPServerConfig(name="sqlite", command=sys.executable, args=[CRASHER])
+    missing = MCPServerConfig(name="gone", command="no-such-mcp-server-binary")
+    config = HarnessConfig.model_validate(offline(server("arm"), broken, missing))
+    model = ScriptedModel([call("add", a=2, b=3), reply("5")])
+    with Harness.from_config(config, model=model) as harness:
+        sources = {t.source for t in harness.tools if t.source.startswith("mcp:")}
+        assert sources == {"mcp:arm"}
+        checks = {r.subject: r for r in check_mcp(harness)}  # type: ignore[arg-type]
+        events = list(harness.run_stream("add 2 and 3"))
+    assert checks["mcp server arm"].status == "ok"
+    for name, why in (("sqlite", "incompatible SDK"), ("gone", "no-such-mcp-server-binary")):
+        result = checks[f"mcp server {name}"]
+        assert result.status == "fail" and why in result.detail, result
+    warnings = [e for e in events if e.type == "notification" and e.level == "warning"]
+    assert {w.message.split("'")[1] for w in warnings} == {"sqlite", "gone"}
+    system = " ".join(b.text for b in model.requests[0].system)
+    assert "MCP servers not available" in system and "'sqlite'" in system
+    results = [e for e in events if e.type == "tool_result"]
+    assert [(r.name, r.text) for r in results] == [("add", "5")]
+    assert events[-1].type == "done" and events[-1].status == "completed"  # type: ignore[attr-defined]
+
+
+def test_a_required_server_that_fails_to_start_stops_the_harness(tmp_path: Path) -> None:
+    pid_file = tmp_path / "arm.pid"
+    broken = MCPServerConfig(name="sqlite", command=sys.executable, args=[CRASHER], required=True)
+    config = HarnessConfig.model_validate(
+        offline(server("arm", "--pid-file", str(pid_file)), broken)
+    )
+    with pytest.raises(MCPServerError, match="'sqlite'"):
+        Harness.from_config(config, model=ScriptedModel([reply("never")]))
+    assert wait_dead([int(pid_file.read_text())]) == []
 
 
 def test_harness_failing_after_servers_started_closes_them(tmp_path: Path) -> None:

@@ -195,8 +195,9 @@ def test_a_remote_server_that_is_down_for_a_while_is_reconnected_with_backoff(
     with MCPManager.start_servers([config], log_dir=tmp_path) as manager:
         assert manager.call("remote", "add", {"a": 1, "b": 1}).text == "2"
         http_server.kill()
-        # The call that finds the connection gone reports the crash (as with stdio).
-        assert manager.call("remote", "add", {"a": 1, "b": 1}).error_kind == "server_crashed"
+        # The call that finds the server already gone never reached it: not executed.
+        gone = manager.call("remote", "add", {"a": 1, "b": 1})
+        assert gone.error_kind == "server_unavailable" and not gone.executed, gone.text
         outcomes = []
         for _ in range(6):  # far more failed attempts than max_restarts=1
             outcomes.append(manager.call("remote", "add", {"a": 1, "b": 1}))
@@ -210,6 +211,23 @@ def test_a_remote_server_that_is_down_for_a_while_is_reconnected_with_backoff(
             assert time.monotonic() < deadline, output.text
             time.sleep(0.1)
         assert output.text == "4" and manager.status()[0].state is ServerState.READY
+
+
+@pytest.mark.parametrize("physical", [False, True], ids=["plain", "physical"])
+def test_a_call_to_a_remote_server_already_down_is_not_executed(
+    http_server: HttpServer, tmp_path: Path, physical: bool
+) -> None:
+    """Issue 26 item 8: the server died between two calls; the next call never reaches it
+    (connection refused), so it did not run, physical or not (never "outcome unknown")."""
+    config = remote_config(http_server, physical=["add"] if physical else [])
+    with MCPManager.start_servers([config], log_dir=tmp_path) as manager:
+        add = by_remote(manager, "remote", "add")
+        assert invoke(add, a=1, b=1).text == "2"  # type: ignore[arg-type]
+        http_server.kill()
+        output = invoke(add, a=1, b=1)  # type: ignore[arg-type]
+    assert output.executed is False, output.text
+    assert output.error_kind == "server_unavailable", output.text
+    assert "not executed" in output.text and "could not be reached" in output.text
 
 
 def test_an_http_server_killed_during_a_call_is_a_crash_not_a_timeout(
@@ -316,8 +334,18 @@ def checked_config(tmp_path: Path, *servers: MCPServerConfig) -> Path:
 def test_check_reports_each_server_when_one_of_several_fails(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """An optional server that fails is one failed line; everything else is checked (the
+    Harness starts without it). A required one stops the check before anything else."""
     broken = MCPServerConfig(name="broken", command="no-such-mcp-server-binary")
     path = checked_config(tmp_path, server("arm"), broken, server("cam"))
+    assert main(["check", "--config", str(path)]) == 2
+    out = " ".join(capsys.readouterr().out.split())
+    assert "ok mcp server arm" in out and "ok mcp server cam" in out
+    assert "fail mcp server broken" in out and "no-such-mcp-server-binary" in out
+    assert "ok model" in out and "1 failed" in out
+
+    required = broken.model_copy(update={"required": True})
+    path = checked_config(tmp_path, server("arm"), required, server("cam"))
     assert main(["check", "--config", str(path)]) == 2
     out = " ".join(capsys.readouterr().out.split())
     assert "ok mcp server arm started (13 tools); closed again" in out

@@ -149,47 +149,53 @@ def read_log(index: int) -> str:
     return f"log {index}: " + "reading 0.1234 " * SIZES.get("chars", 100)
 
 
-def test_the_nudge_is_sent_exactly_once_per_crossing_and_reaches_one_request() -> None:
-    """Pressure rises past the nudge level and stays there (no repeat); the cleanup level
-    evicts completed exchanges and the request falls below the nudge level (re-armed);
-    it rises again and the second crossing nudges once more."""
+def test_the_nudge_is_sent_once_per_task_and_never_repeated() -> None:
+    """Issue 26 item 9, as reported: a 16k window and 45 large reads. Pressure rises past
+    the nudge level, the cleanup evicts, the request falls below the level and rises again,
+    over and over: the model is told once in the task, never again; a second task in the
+    session is told once too."""
     requests: list[str] = []
     turns = {"n": 0}
 
     def decide(request: ModelRequest) -> ModelResponse:
         turns["n"] += 1
         requests.append(request.refreshed.observation if request.refreshed else "")
-        if turns["n"] > 30:
+        if turns["n"] in (46, 60):
             return reply("done")
         return call("read_log", index=turns["n"])
 
     config = base_config(
-        compaction={"context_window": 20_000, "reserve_tokens": 2000},
+        compaction={"context_window": 16_000, "reserve_tokens": 2000},
         pruning={"enabled": False},
         pressure={"nudge_at": 0.4, "cleanup_at": 0.6, "land_at": 0.1},
     )
+    config.run.max_turns = 60
     SIZES["chars"] = 60  # ~900 characters, about 230 tokens a turn
     with Harness(config, model=ScriptedModel(responder=decide), tools=[read_log]) as h:
-        events: list[EventBase] = list(h.run_stream("read the logs"))
-    nudges = [e for e in events if isinstance(e, ContextPressureEvent)]
+        first: list[EventBase] = list(h.run_stream("read the logs"))
+        second: list[EventBase] = list(h.run_stream("read more logs"))
     cleanups = [
         e
-        for e in events
+        for e in first
         if isinstance(e, CompactionEvent) and e.mode == "eviction" and e.status == "completed"
     ]
-    assert cleanups, "the cleanup level was never reached"
-    assert len(nudges) >= 2, "a second crossing after the cleanup must nudge again"
-    # Exactly once per crossing: between two nudges the request fell below the level.
-    snapshots = [e for e in events if e.type == "prompt_snapshot"]
-    for first, second in itertools.pairwise(nudges):
-        between = [s for s in snapshots if first.seq < s.seq < second.seq]
-        assert any(s.total_tokens < first.nudge_tokens for s in between)  # type: ignore[attr-defined]
-    # Each nudge reaches exactly one request, and says what to do.
+    assert len(cleanups) >= 2, "the request must fill up and empty again several times"
+    snapshots = [e for e in first if e.type == "prompt_snapshot"]
+    level = next(e for e in first if isinstance(e, ContextPressureEvent)).nudge_tokens
+    crossings = sum(
+        1
+        for a, b in itertools.pairwise(snapshots)
+        if a.total_tokens < level <= b.total_tokens  # type: ignore[attr-defined]
+    )
+    assert crossings >= 2, "the level must be crossed again after a cleanup"
+    assert len([e for e in first if isinstance(e, ContextPressureEvent)]) == 1
+    assert len([e for e in second if isinstance(e, ContextPressureEvent)]) == 1
+    # The nudge reached exactly one request per task, and says what to do.
     with_nudge = [text for text in requests if "Context pressure:" in text]
-    assert len(with_nudge) == len(nudges)
-    message = nudges[0].message
+    assert len(with_nudge) == 2
+    message = next(e for e in first if isinstance(e, ContextPressureEvent)).message
     assert "condense_context" in message and "end_episode" not in message  # none active
-    assert f"of {20_000} tokens" in message and "evicts completed tool exchanges" in message
+    assert f"of {16_000} tokens" in message and "evicts completed tool exchanges" in message
 
 
 def test_a_cleanup_that_would_free_less_than_15_percent_does_nothing_and_says_so_once() -> None:
@@ -225,10 +231,16 @@ NUDGE_TRIES = {"examples": 0, "nudges": 0}
 
 
 @settings(max_examples=300, deadline=None)
-@given(sizes=st.lists(st.integers(min_value=0, max_value=40_000), min_size=1, max_size=40))
-def test_the_nudge_fires_exactly_once_per_upward_crossing(sizes: list[int]) -> None:
-    """Any sequence of request sizes: one nudge for every rise from below the level to at or
-    above it, none while it stays above (oracle: counting crossings in the sizes alone)."""
+@given(
+    sizes=st.lists(st.integers(min_value=0, max_value=40_000), min_size=1, max_size=40),
+    lanes=st.lists(st.sampled_from(["main", "child_a", "child_b"]), min_size=1, max_size=40),
+)
+def test_the_nudge_fires_once_per_lane_at_its_first_crossing(
+    sizes: list[int], lanes: list[str]
+) -> None:
+    """Any sequence of request sizes, taken by a main lane and sub-agent lanes over one
+    context in any order: each lane is nudged once, at the first request of its own at or
+    above the level, never again (oracle: the sizes and lanes alone)."""
     from types import SimpleNamespace
 
     from harness.context import Budget, Context
@@ -239,17 +251,19 @@ def test_the_nudge_fires_exactly_once_per_upward_crossing(sizes: list[int]) -> N
     pressure = derive_pressure(window, 45_000, PressureConfig(nudge_at=0.4))
     assert pressure is not None
     context = Context(TokenEstimator(), Budget(window, 5_000, pressure=pressure))
-    lane = SimpleNamespace(context=context, state=SimpleNamespace(task_id="t"), emit=lambda e: e)
+    states = {name: SimpleNamespace(task_id=name, nudged=False) for name in set(lanes)}
     NUDGE_TRIES["examples"] += 1
-    below, expected, got = True, 0, 0
-    for size in sizes:
+    told: set[str] = set()
+    got = 0
+    for size, name in zip(sizes, itertools.cycle(lanes)):
+        lane = SimpleNamespace(context=context, state=states[name], emit=lambda e: e)
         context.set_refreshed(brief="w " * size, observation="", images=[])
-        total = context.total_tokens()
-        if total >= pressure.nudge_tokens and below:
-            expected += 1
-        below = total < pressure.nudge_tokens
+        expected = context.total_tokens() >= pressure.nudge_tokens and name not in told
         events = list(nudge(lane))  # type: ignore[arg-type]
-        got += len(events)
+        assert bool(events) == expected, (name, size)
         assert ("Context pressure:" in context.refreshed.observation) == bool(events)
-    assert got == expected
+        if events:
+            told.add(name)
+            got += 1
+    assert got == len(told) <= len(states)
     NUDGE_TRIES["nudges"] += got

@@ -275,3 +275,47 @@ def test_frames_a_model_cannot_see_are_not_charged_to_the_budget(
     (snapshot,) = [e for e in events if isinstance(e, PromptSnapshotEvent)]
     assert (snapshot.sections["images"] > 0) is counted
     assert snapshot.images == 1  # the frame still reaches the adapter, which captions it
+
+
+def _harness_over(server: WireServer, adapter: OpenAIChatModel) -> Any:
+    from harness import Harness, HarnessConfig
+    from tests.conftest import FakeDriver
+
+    config = HarnessConfig.model_validate(
+        {"embodiment": None, "driver": None, "run": {"store": None}, "memory": {"enabled": False}}
+    )
+    return Harness(config, model=adapter, driver=FakeDriver())
+
+
+def test_frames_are_priced_after_the_probe_decides_never_before(server: WireServer) -> None:
+    """Issue 26 item 10: an unknown text-only model is probed before the first request is
+    priced, so its frames (captioned, never sent) are never charged to the budget."""
+    from harness.events import PromptSnapshotEvent
+
+    server.responder = answering(text_reader(1.4, 100_000))
+    adapter = model(server, stream=False)
+    assert adapter.vision is None
+    with _harness_over(server, adapter) as harness:
+        events = list(harness.run_stream("look around"))
+    assert adapter.vision is False
+    (snapshot,) = [e for e in events if isinstance(e, PromptSnapshotEvent)]
+    assert snapshot.sections["images"] == 0 and snapshot.images == 1
+    decision = server.requests[-1].body
+    assert decision.get("max_tokens") != 1 and image_urls(decision) == []
+
+
+def test_the_probe_sends_none_of_the_configured_extra_body(server: WireServer) -> None:
+    """``model.options.extra_body`` is for the deployment's requests (here a tool_choice
+    that needs tools); the probe's three requests carry none of it."""
+    server.responder = answering(vision_server(256))
+    adapter = model(
+        server,
+        stream=False,
+        options={"extra_body": {"tool_choice": "required", "top_k": 5}},
+    )
+    list(adapter.stream(request()))
+    probes = [r.body for r in server.requests if r.body.get("max_tokens") == 1]
+    decision = server.requests[-1].body
+    assert len(probes) == 3
+    assert all("tool_choice" not in b and "top_k" not in b for b in probes), probes
+    assert decision["tool_choice"] == "required" and decision["top_k"] == 5

@@ -19,7 +19,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from harness.cli.common import add_config_arguments, config_from_args, stream_task
+from harness.cli.common import (
+    add_config_arguments,
+    config_from_args,
+    require_tools_fit,
+    stream_task,
+)
 from harness.cli.render import TimelineRenderer, wide_console
 
 PROMPT = "harness> "
@@ -88,6 +93,7 @@ def chat(args: argparse.Namespace) -> int:
     render = TimelineRenderer(console, redactor=redactor)
     user_channel = ConsoleUserChannel(console)
     with Harness.from_config(config, user_channel=user_channel, redactor=redactor) as harness:
+        require_tools_fit(harness)
         console.print(
             f"[bold]harness chat[/bold] session {harness.session_id}, model "
             f"{config.model.provider}:{config.model.name}\n[dim]{HELP}[/dim]"

@@ -304,3 +304,54 @@ def exit_code_for(done: DoneEvent | None, interrupted: bool) -> int:
     if done is not None and done.succeeded:
         return EXIT_OK
     return EXIT_NOT_COMPLETED
+
+
+def require_tools_fit(harness: Any) -> None:
+    """A window too small for the tool definitions is bad configuration (exit 2 with the
+    reason), found before a task starts rather than as a failed task."""
+    from harness.errors import ConfigError
+
+    refusal = harness.tools_refusal()
+    if refusal is not None:
+        raise ConfigError(
+            f"the tool definitions do not fit the model's window: {refusal}",
+            key="model.context_window",
+            value=harness.context.budget.context_window,
+        )
+
+
+def output_path(value: str | None, *, option: str, folder: bool = False) -> Path | None:
+    """``value`` as a path the command can write (a file; with ``folder``, a folder it may
+    create), or a :class:`UsageError` naming the option: found before any work, in one
+    line, never a traceback. None stays None (the command's default)."""
+    if value is None:
+        return None
+    path = Path(value).expanduser()
+    if folder and path.exists() and not path.is_dir():
+        raise UsageError(f"{option} {value}: it exists and is not a folder")
+    if not folder and path.is_dir():
+        raise UsageError(f"{option} {value}: it is a folder; give a file name")
+    ancestor = path if folder else path.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise UsageError(f"{option} {value}: cannot be created: {ancestor} is not a folder")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {value}: cannot be written: no permission in {ancestor}")
+    return path
+
+
+def writing(option: str, value: str | os.PathLike[str]) -> Any:
+    """A context in which an OS error writing ``value`` is a one-line usage error."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def guard() -> Any:
+        try:
+            yield
+        except OSError as exc:
+            raise UsageError(
+                f"{option} {value}: cannot be written: {exc.strerror or exc}"
+            ) from None
+
+    return guard()

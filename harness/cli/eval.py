@@ -22,6 +22,7 @@ from harness.cli.common import (
     add_config_arguments,
     config_file,
     config_from_args,
+    output_path,
     positive_int,
 )
 from harness.cli.render import wide_console
@@ -185,7 +186,7 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, Any, Path, Any]:
         namespace.config = str(suite_config)
     path = config_file(namespace)
     config = config_from_args(namespace)
-    folder = Path(args.out).expanduser() if args.out else _default_folder(suite.suite)
+    folder = output_path(args.out, option="--out", folder=True) or _default_folder(suite.suite)
     manifest = Manifest(
         suite=suite.suite,
         suite_path=str(Path(suite.path or args.suite).resolve()),

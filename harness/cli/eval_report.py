@@ -22,8 +22,11 @@ def register(subparsers: Any) -> None:
 
 def eval_report(args: argparse.Namespace) -> int:
     from harness.cli import EXIT_OK
+    from harness.cli.common import output_path, writing
     from harness.fleet.report import write_eval_report
 
-    path = write_eval_report(args.folder, args.output, episode_reports=not args.no_episode_reports)
+    output = output_path(args.output, option="--output")
+    with writing("--output", output or args.folder):
+        path = write_eval_report(args.folder, output, episode_reports=not args.no_episode_reports)
     print(f"wrote {path} ({path.stat().st_size // 1024} KB)")
     return EXIT_OK

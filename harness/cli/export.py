@@ -30,7 +30,9 @@ def register(subparsers: Any) -> None:
 
 def export(args: argparse.Namespace) -> int:
     from harness.cli import EXIT_OK
+    from harness.cli.common import output_path, writing
 
+    output_path(args.output, option="--output")
     with open_run_log(args) as log:
         task = log.resolve(args.run)
         if args.what == "events":
@@ -50,6 +52,8 @@ def export(args: argparse.Namespace) -> int:
         else:
             records = iter(log.archive_entries(task.id))
         with contextlib.ExitStack() as stack:
+            if args.output:
+                stack.enter_context(writing("--output", args.output))
             out = (
                 stack.enter_context(open(args.output, "w", encoding="utf-8"))
                 if args.output

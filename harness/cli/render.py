@@ -112,7 +112,7 @@ class TimelineRenderer:
     def _line(self, turn: int, tag: str, text: str, style: str = "") -> None:
         prefix = f"[dim]t{turn:<3}[/dim] " if turn else "     "
         body = f"[{style}]{escape(text)}[/{style}]" if style else escape(text)
-        self.console.print(f"{self._indent}{prefix}[bold]{tag:<11}[/bold] {body}")
+        self.console.print(f"{self._indent}{prefix}[bold]{escape(tag):<11}[/bold] {body}")
 
     def _on_task_started(self, e: Any) -> None:
         self._line(0, "task", e.instruction, "cyan")
@@ -232,7 +232,7 @@ class TimelineRenderer:
         unknown = e.error_kind == "outcome_unknown"
         style = "yellow" if unknown else ("red" if e.is_error else "green")
         kind = f"[{e.error_kind}] " if e.error_kind else ""
-        self._line(e.turn, e.name[:11], f"{kind}{first[:160]}", style)
+        self._line(e.turn, e.name, f"{kind}{first[:160]}", style)  # a name is never cut
         if e.evaluation is not None:  # the verdict reads best right under its result
             self._verdict(e.turn, e.name, e.evaluation)
 

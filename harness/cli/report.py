@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from harness.cli.common import add_store_arguments, store_folder
+from harness.cli.common import add_store_arguments, output_path, store_folder, writing
 
 
 def register(subparsers: Any) -> None:
@@ -22,6 +22,8 @@ def report(args: argparse.Namespace) -> int:
     from harness.cli import EXIT_OK
     from harness.store.report import write_report
 
-    path = write_report(store_folder(args), args.run, args.output)
+    output = output_path(args.output, option="--output")
+    with writing("--output", output or store_folder(args)):
+        path = write_report(store_folder(args), args.run, output)
     print(f"wrote {path} ({path.stat().st_size // 1024} KB)")
     return EXIT_OK

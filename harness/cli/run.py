@@ -12,6 +12,7 @@ from harness.cli.common import (
     nonempty_text,
     positive_int,
     print_run_footer,
+    require_tools_fit,
     stream_task,
 )
 from harness.cli.render import JsonLinesRenderer, TimelineRenderer
@@ -37,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
     timeline = None if args.json else TimelineRenderer(redactor=redactor)
     render = timeline or JsonLinesRenderer(redactor=redactor)
     with Harness.from_config(config, redactor=redactor) as harness:
+        require_tools_fit(harness)
         done, interrupted = stream_task(harness, args.instruction, render, max_turns=args.max_turns)
         if timeline is not None and done is not None:
             print_run_footer(timeline.console, harness, done.task_id)

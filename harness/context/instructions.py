@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.context.archive import archive_address
-from harness.context.model import Budget, bounded_text
+from harness.context.model import Budget, bounded_text, redacted_by
 from harness.messages import InstructionItem, RevisionItem
 
 if TYPE_CHECKING:
@@ -65,6 +65,7 @@ def bound_instruction(
     what = "instruction" if isinstance(item, InstructionItem) else "instruction revision"
     if item.archive is not None:  # already a reference: read the exact text back
         exact = store.archive_get(address) or exact
+    exact = redacted_by(store, exact)  # before the bound: it must not cut a secret in two
     text = authoritative_reference(exact, address=address, max_chars=max_chars, what=what)
     if len(text) >= len(item.text):
         return item

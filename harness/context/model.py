@@ -118,6 +118,16 @@ class _Transient:
     images: list[ImagePart] = field(default_factory=list)
 
 
+def redacted_by(store: object, text: str) -> str:
+    """``text`` redacted with ``store``'s redactor (when it has one): what every bound that
+    stores its result runs first, so a cut never keeps half a secret that a redactor
+    matching the whole one would then miss."""
+    from harness.redact import Redactor
+
+    redactor = getattr(store, "redactor", None)
+    return redactor.text(text) if isinstance(redactor, Redactor) else text
+
+
 def bounded_text(text: str, max_chars: int, *, address: str | None) -> tuple[str, bool]:
     """Keep the beginning and end of ``text`` within ``max_chars``.
 
@@ -180,8 +190,6 @@ class Context:
         failed probe): frames are then not counted against the budget."""
         self.episodes = EpisodeBook()
         """The episodes of this context's tasks (``begin_episode`` / ``end_episode``)."""
-        self.nudged = False
-        """True while the request stays above the nudge level after the nudge was sent."""
         self.version = 0
         """Bumped by every change to Accumulated: a model condensation planned at one
         version is stale at another (:mod:`harness.context.folds`)."""

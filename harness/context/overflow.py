@@ -27,7 +27,7 @@ from harness.context.archive import archive_item_text
 from harness.context.checkpoint import HEADER_PREFIX
 from harness.context.index import IndexState
 from harness.context.instructions import MINIMAL_INSTRUCTION_CHARS, bound_instruction
-from harness.context.model import Context, ItemState, bounded_text
+from harness.context.model import Context, ItemState, bounded_text, redacted_by
 from harness.context.pruning import latest_exchange_ids, pruned_reference
 from harness.context.turns import current_notes_id, current_task_id
 from harness.events import CompactionEvent
@@ -151,7 +151,7 @@ def _cut(item: Item, text: str, store: RunStore | None, part: str, limit: int) -
     address = archive_item_text(store, item, text, part)
     if address is None:
         return {}
-    return {"text": bounded_text(text, limit, address=address)[0]}
+    return {"text": bounded_text(redacted_by(store, text), limit, address=address)[0]}
 
 
 def _assistant_update(item: AssistantItem, store: RunStore | None) -> dict[str, Any]:

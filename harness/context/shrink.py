@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.context.archive import archive_item_text
 from harness.context.instructions import bound_instruction, instruction_limit_chars
-from harness.context.model import Context, ItemState, bounded_text
+from harness.context.model import Context, ItemState, bounded_text, redacted_by
 from harness.events import CompactionEvent
 from harness.messages import (
     AssistantItem,
@@ -116,7 +116,7 @@ def shrunk_copy(
         if address is None:
             return None
         addresses.append(address)
-        return bounded_text(text, limit, address=address)[0]
+        return bounded_text(redacted_by(store, text), limit, address=address)[0]
 
     if isinstance(item, (ToolResultItem, NoticeItem, TaskNotesItem)):
         text = cut(item.text, text_limit, "")

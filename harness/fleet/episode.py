@@ -33,6 +33,7 @@ from harness.events import (
     ToolCallEvent,
 )
 from harness.fleet.suite import EpisodePlan, SuccessCheck
+from harness.redact import Redactor, secret_values
 
 __all__ = [
     "EpisodeRecord",
@@ -116,16 +117,19 @@ class EpisodeRecord(BaseModel):
     finished_at: float = Field(default_factory=time.time)
 
     @classmethod
-    def of(cls, plan: EpisodePlan, **fields: Any) -> EpisodeRecord:
+    def of(
+        cls, plan: EpisodePlan, *, redact: Callable[[str], str] | None = None, **fields: Any
+    ) -> EpisodeRecord:
         """A record of ``plan`` with the fields given (what names the episode comes from
-        the plan, in one place)."""
+        the plan, in one place); ``redact`` cleans the instruction (a suite may hold a
+        secret in it)."""
         return cls(
             key=plan.key,
             task=plan.task,
             family=plan.family,
             variant=plan.variant,
             seed=plan.seed,
-            instruction=plan.instruction,
+            instruction=redact(plan.instruction) if redact else plan.instruction,
             check=plan.success,
             **fields,
         )
@@ -215,9 +219,16 @@ def run_episode(
         config = validate_config(data, source=f"episode {plan.key}", base_dir=spec.base_dir)
         redact = build_redactor(config).text
     except Exception as exc:
+        redact = Redactor(literals=secret_values(data)).text
         return EpisodeRecord.of(
-            plan, **base, status="error", error=_describe(exc), wall_s=_since(started)
+            plan,
+            **base,
+            redact=redact,
+            status="error",
+            error=_describe(exc, redact),
+            wall_s=_since(started),
         )
+    base["redact"] = redact
     try:
         with Harness.from_config(config) as harness:
             session_id = harness.session_id
@@ -233,7 +244,7 @@ def run_episode(
             plan,
             **base,
             status="error",
-            error=redact(_describe(exc)),
+            error=_describe(exc, redact),
             session_id=session_id,
             interrupted=cancelled(),
             wall_s=_since(started),
@@ -275,8 +286,9 @@ def run_episode(
     )
 
 
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"[:2000]
+def _describe(exc: BaseException, redact: Callable[[str], str]) -> str:
+    """The error, redacted before it is cut to length (a cut must not halve a secret)."""
+    return redact(f"{type(exc).__name__}: {exc}")[:2000]
 
 
 def _since(started: float) -> float:

@@ -6,6 +6,10 @@ so ``--resume DIR`` continues the same eval without repeating its arguments.
 fsynced, so a killed eval loses at most the episodes that were running. A kill can cut the
 last line short; :meth:`EvalFolder.records` ignores such a line and :meth:`EvalFolder.
 repair` cuts it off before more lines are appended.
+
+Everything written here goes through the eval's redactor first (the deployment's secret
+patterns and key variables): a secret in a suite's instruction or a ``--set`` override
+never reaches the folder (or the reports made from it).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.errors import UsageError
 from harness.fleet.episode import EpisodeRecord
+from harness.redact import Redactor
 
 __all__ = ["EvalFolder", "Manifest"]
 
@@ -59,8 +64,9 @@ class Manifest(BaseModel):
 class EvalFolder:
     """The files of one eval (see the module docstring)."""
 
-    def __init__(self, folder: str | os.PathLike[str]) -> None:
+    def __init__(self, folder: str | os.PathLike[str], *, redactor: Redactor | None = None) -> None:
         self.folder = Path(folder).expanduser()
+        self.redactor = redactor or Redactor()
         self.manifest_path = self.folder / MANIFEST
         self.episodes_path = self.folder / EPISODES
         self.summary_path = self.folder / SUMMARY
@@ -82,8 +88,14 @@ class EvalFolder:
     def create(self, manifest: Manifest) -> None:
         """Start a new eval here (see :meth:`check_free`)."""
         self.check_free()
-        self.folder.mkdir(parents=True, exist_ok=True)
-        _write_atomic(self.manifest_path, manifest.model_dump_json(indent=2))
+        manifest = self.redactor.model(manifest)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            _write_atomic(self.manifest_path, manifest.model_dump_json(indent=2))
+        except OSError as exc:
+            raise UsageError(
+                f"{self.folder}: cannot create the eval folder: {exc.strerror or exc}"
+            ) from None
         self.episodes_path.touch()
 
     def manifest(self) -> Manifest:
@@ -127,7 +139,7 @@ class EvalFolder:
 
     def append(self, record: EpisodeRecord) -> None:
         """One line, on disk before this returns."""
-        line = record.model_dump_json() + "\n"
+        line = self.redactor.model(record).model_dump_json() + "\n"
         with self.episodes_path.open("a", encoding="utf-8") as handle:
             handle.write(line)
             handle.flush()
@@ -141,7 +153,7 @@ class EvalFolder:
     # ------------------------------------------------------------------ summary
 
     def write_summary(self, summary: dict[str, Any]) -> None:
-        _write_atomic(self.summary_path, json.dumps(summary, indent=2))
+        _write_atomic(self.summary_path, json.dumps(self.redactor.value(summary), indent=2))
 
 
 def _write_atomic(path: Path, text: str) -> None:

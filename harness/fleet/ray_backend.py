@@ -12,6 +12,12 @@ its node lost) fails its episode with ``RayActorError``: the episode goes to a n
 (:class:`~harness.fleet.dispatch.Dispatch`), and no finished episode is lost or run again.
 Ctrl-C cancels the running episodes through each actor's ``cancel()`` (actors are
 threaded for that), so their tasks end cooperatively.
+
+Secrets never go through Ray's ``runtime_env`` (Ray writes it in plain text to its session
+logs; the config refuses a secret there). The variables named in ``fleet.forward_env``,
+and every ``api_key_env`` the config names, are read from the coordinator's environment
+and handed to each actor as an argument when it is created; the actor sets them in its
+own process before it builds anything.
 """
 
 from __future__ import annotations
@@ -27,16 +33,16 @@ import tarfile
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.config import FleetConfig
+from harness.config import FleetConfig, HarnessConfig, secret_sources
 from harness.errors import UsageError
 from harness.fleet.dispatch import Dispatch
 from harness.fleet.episode import EpisodeRecord, EpisodeSpec, run_episode
 
-__all__ = ["EpisodeActor", "RayBackend", "import_ray"]
+__all__ = ["EpisodeActor", "RayBackend", "forwarded_env", "import_ray"]
 
 logger = logging.getLogger("harness.fleet")
 
@@ -55,10 +61,21 @@ def import_ray() -> Any:
     return ray
 
 
-class EpisodeActor:
-    """What each Ray actor is: runs one episode at a time and can be cancelled."""
+def forwarded_env(config: HarnessConfig) -> dict[str, str]:
+    """What each actor is handed: the coordinator's values of ``fleet.forward_env`` and of
+    every ``api_key_env`` the config names (those not set here are left to the nodes)."""
+    _, key_names = secret_sources(config.model_dump(mode="json"))
+    names = dict.fromkeys([*config.fleet.forward_env, *key_names])
+    return {name: os.environ[name] for name in names if os.environ.get(name)}
 
-    def __init__(self) -> None:
+
+class EpisodeActor:
+    """What each Ray actor is: runs one episode at a time and can be cancelled.
+
+    ``env`` (the forwarded variables) is set in the actor's process first."""
+
+    def __init__(self, env: dict[str, str] | None = None) -> None:
+        os.environ.update(env or {})
         self._cancel = threading.Event()
 
     def ready(self) -> str:
@@ -107,6 +124,7 @@ class RayBackend:
         runs: Where the episodes' folders are unpacked.
         fleet: Resource requests, attempts and the runtime environment.
         notice: Where messages for the operator go (actors not placed, ...).
+        env: Variables handed to each actor directly (:func:`forwarded_env`).
     """
 
     name = "ray"
@@ -119,7 +137,9 @@ class RayBackend:
         runs: Path,
         fleet: FleetConfig,
         notice: Callable[[str], None] = lambda _text: None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
+        self.env = dict(env or {})
         self.address = address
         self.workers = workers
         self.runs = runs
@@ -178,7 +198,7 @@ class RayBackend:
             max_concurrency=2,  # run() and cancel() at once
             max_restarts=0,
         )
-        return remote.remote()
+        return remote.remote(self.env)
 
     # ------------------------------------------------------------------ the loop
 

@@ -128,8 +128,10 @@ def plan_eval(
     ``manifest`` is the new eval's manifest without its episode list (None: resume the
     eval in ``folder``, whose manifest says which episodes belong to it).
     """
+    from harness.assembly.build import build_redactor
+
     plans = suite.plans()
-    target = EvalFolder(folder)
+    target = EvalFolder(folder, redactor=build_redactor(config))
     if manifest is not None:
         target.check_free()
         selected = plans[:episodes] if episodes is not None else plans
@@ -193,10 +195,15 @@ def choose_backend(
             )
         return LocalBackend(1, runs, log_file=log_file)
     if ray:
-        from harness.fleet.ray_backend import RayBackend
+        from harness.fleet.ray_backend import RayBackend, forwarded_env
 
         return RayBackend(
-            address=ray_address, workers=workers, runs=runs, fleet=plan.config.fleet, notice=notice
+            address=ray_address,
+            workers=workers,
+            runs=runs,
+            fleet=plan.config.fleet,
+            notice=notice,
+            env=forwarded_env(plan.config),
         )
     return LocalBackend(workers or 1, runs, log_file=log_file)
 

@@ -7,6 +7,11 @@ server announced a new tool list. ``close()`` ends every session and every subpr
 (checked by pid); so does a failing start, and so does interpreter exit for a manager that
 was never closed.
 
+A server that fails to start does not stop the others: it is closed, its tools are absent,
+and it is reported (``check()`` for ``harness check``, a Resident notice for the model,
+:meth:`MCPManager.unavailable` for the session's event). A server marked ``required: true``
+still fails the whole start.
+
 Use it through the config (``mcp.servers``; ``Harness.from_config`` owns the manager), or
 by hand::
 
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import logging
 import os
 import tempfile
 import threading
@@ -49,6 +55,7 @@ from harness.mcp.server import (
     STOP_TIMEOUT_S,
     MCPServerError,
     ServerConnection,
+    ServerState,
     ServerStatus,
     ServerUnavailable,
 )
@@ -56,7 +63,9 @@ from harness.mcp.session import Endpoint, describe, sdk_major
 from harness.redact import Redactor
 from harness.tools import Tool, ToolContext, ToolOutput
 
-__all__ = ["MCPManager", "MCPTool"]
+__all__ = ["MCPManager", "MCPTool", "failed_status"]
+
+logger = logging.getLogger(__name__)
 
 LOOP_CLOSE_TIMEOUT_S = 10.0
 INSTRUCTIONS_MAX_CHARS = 2000
@@ -130,6 +139,20 @@ class MCPTool(Tool):
         )
 
 
+def failed_status(config: MCPServerConfig, reason: str) -> ServerStatus:
+    """The status of a server that never started."""
+    return ServerStatus(
+        name=config.name,
+        transport=config.transport,
+        state=ServerState.FAILED,
+        pid=None,
+        protocol_version="",
+        tools=[],
+        restarts=0,
+        last_error=reason,
+    )
+
+
 class MCPManager:
     """Owns MCP servers for one Harness (see the module docstring).
 
@@ -179,6 +202,8 @@ class MCPManager:
         self._exit_sweep = weakref.finalize(self, self._owned.sweep, grace_s=0.5)
         self._loop: LoopThread | None = None
         self._servers: dict[str, ServerConnection] = {}
+        self._failed: dict[str, str] = {}
+        """Optional servers that did not start, with why (:meth:`unavailable`)."""
         self._names = ToolNames()
         self._skipped: dict[str, str] = {}
         self._withheld: dict[str, str] = {}
@@ -242,7 +267,8 @@ class MCPManager:
                     server.finish_launch(launch)
                 except MCPServerError as exc:
                     failures[server.name] = str(exc)
-            if failures:
+            required = {config.name for config in self._configs if config.required}
+            if failures.keys() & required:
                 started = {
                     server.name: len(server.listing)
                     for server in self._servers.values()
@@ -251,11 +277,28 @@ class MCPManager:
                 raise MCPServerError(
                     "; ".join(failures.values()), failures=failures, started=started
                 )
+            for name, reason in failures.items():  # optional servers: the rest goes on
+                self._give_up(name, reason)
             self._check_physical_patterns()
         except BaseException:
             with contextlib.suppress(Exception):
                 self.close()
             raise
+
+    def _give_up(self, name: str, reason: str) -> None:
+        """An optional server that did not start: closed, its tools absent, its failure
+        kept for ``harness check``, the model (:meth:`resident_text`) and the operator
+        (:meth:`unavailable`)."""
+        server = self._servers.pop(name)
+        with contextlib.suppress(Exception):
+            server.close()
+        self._failed[name] = reason
+        logger.warning("mcp server %r did not start; its tools are not offered: %s", name, reason)
+
+    def unavailable(self) -> dict[str, str]:
+        """Servers that failed to start (not ``required``), with why: their tools are
+        absent for the whole session."""
+        return dict(self._failed)
 
     def _endpoint(self, config: MCPServerConfig) -> Endpoint:
         if config.transport != "stdio":
@@ -290,6 +333,8 @@ class MCPManager:
 
     def _check_physical_patterns(self) -> None:
         for index, config in enumerate(self._configs):
+            if config.name in self._failed:
+                continue
             listing = self._servers[config.name].listing
             missing = unmatched_physical(config, [str(tool.get("name")) for tool in listing])
             if missing:
@@ -398,11 +443,19 @@ class MCPManager:
                     + f" [... cut: {len(text)} characters in all]"
                 )
             sections.append(f"## {server.name}\n{text}")
-        if not sections:
-            return ""
-        return "# MCP server instructions (from each server, about its tools)\n\n" + "\n\n".join(
-            sections
-        )
+        text = ""
+        if sections:
+            text = "# MCP server instructions (from each server, about its tools)\n\n"
+            text += "\n\n".join(sections)
+        if self._failed:
+            names = ", ".join(f"'{name}'" for name in self._failed)
+            notice = (
+                f"# MCP servers not available\n\nThe MCP server(s) {names} failed to start; "
+                "their tools are not offered this session. Do the task with the tools you "
+                "have, or say what is missing."
+            )
+            text = f"{text}\n\n{notice}" if text else notice
+        return text
 
     def read_resource(self, uri: str, offset: int = 0, limit: int = 4000) -> ToolOutput:
         """Read a resource by URI from the server that linked it most recently (else the
@@ -475,8 +528,13 @@ class MCPManager:
         return [server.status() for server in self._servers.values()]
 
     def check(self) -> list[ServerStatus]:
-        """Probe every server now (``harness check``)."""
-        return [server.check() for server in self._servers.values()]
+        """Probe every server now (``harness check``); one that failed to start is
+        reported failed, with why."""
+        statuses = [server.check() for server in self._servers.values()]
+        for config in self._configs:
+            if config.name in self._failed:
+                statuses.append(failed_status(config, self._failed[config.name]))
+        return statuses
 
     def pids(self) -> dict[str, int | None]:
         """The pid of each stdio server's current process (None while it is down)."""

@@ -350,9 +350,13 @@ class ServerConnection:
                 return ToolOutput.error(str(exc), "server_unavailable", executed=False)
             if cancelled() or (before_send is not None and not before_send()):
                 raise ToolCancelledError(f"{tool} was not sent: the task was cancelled")
+            unsent = running.session.unsent_calls
             try:
                 result = self._send(running, tool, arguments, timeout, cancelled, on_progress)
             except (TimeoutError, futures.CancelledError):
+                if running.session.unsent_calls > unsent:  # it never reached the server
+                    self._mark_down(running, "the server could not be reached")
+                    return self._unreached_output(tool)
                 if running.broken is not None:
                     self._mark_down(running, f"the connection broke ({running.broken})")
                     return self._crash_output(tool, physical=physical)
@@ -361,6 +365,9 @@ class ServerConnection:
             except ToolCancelledError:
                 raise
             except Exception as exc:
+                if running.session.unsent_calls > unsent:  # it never reached the server
+                    self._mark_down(running, f"the server could not be reached ({describe(exc)})")
+                    return self._unreached_output(tool)
                 if is_connection_error(exc) or not self._alive(running):
                     self._mark_down(running, f"the connection closed ({describe(exc)})")
                     return self._crash_output(tool, physical=physical)
@@ -806,6 +813,17 @@ class ServerConnection:
                 schema = spec.get("outputSchema")
                 return schema if isinstance(schema, dict) else None
         return None
+
+    def _unreached_output(self, tool: str) -> ToolOutput:
+        """A call whose connection could not be opened: it never reached the server."""
+        with self._lock:
+            detail = f"{self._last_error}. {self._restarts_left()}"
+        return ToolOutput.error(
+            f"{tool} was not executed: mcp server '{self.name}' could not be reached "
+            f"(it was already down when the call was made): {detail}",
+            "server_unavailable",
+            executed=False,
+        )
 
     def _crash_output(self, tool: str, *, physical: bool) -> ToolOutput:
         with self._lock:

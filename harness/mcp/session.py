@@ -97,6 +97,12 @@ class Session:
     def broken(self) -> str | None:
         return self._health.broken
 
+    @property
+    def unsent_calls(self) -> int:
+        """``tools/call`` requests that never reached the server (its connection could not
+        be opened); a caller compares the count before and after its call."""
+        return self._health.unsent_calls
+
     async def list_tools(self) -> list[dict[str, Any]]:
         """Every tool the server offers (all pages), as wire-format dicts."""
         tools: list[dict[str, Any]] = []
@@ -128,6 +134,24 @@ class SessionHealth:
     """Written by the session's message handler, read by callers on other threads."""
 
     broken: str | None = None
+    unsent_calls: int = 0
+
+
+def _connect_watching(httpx_module: Any, health: SessionHealth) -> Any:
+    """An HTTP transport that counts ``tools/call`` requests whose connection could not
+    be opened (the server was already down): those never reached it, so they did not run.
+    A request sent and then cut off (the server died during it) is not counted."""
+
+    class ConnectWatch(httpx_module.AsyncHTTPTransport):  # type: ignore[misc, name-defined]
+        async def handle_async_request(self, request: Any) -> Any:
+            try:
+                return await super().handle_async_request(request)
+            except httpx_module.ConnectError:
+                if request.method == "POST" and b"tools/call" in (request.content or b""):
+                    health.unsent_calls += 1
+                raise
+
+    return ConnectWatch()
 
 
 def sdk_major() -> int:
@@ -216,17 +240,17 @@ async def _open_v2(
                 command=endpoint.command, args=endpoint.args, env=endpoint.env, cwd=endpoint.cwd
             )
             target = stdio_client(params, errlog=errlog)
-        elif endpoint.headers:
+        else:
             import httpx2
 
             http = await stack.enter_async_context(
                 httpx2.AsyncClient(
-                    headers=endpoint.headers, timeout=httpx2.Timeout(30.0, read=300.0)
+                    headers=endpoint.headers or None,
+                    timeout=httpx2.Timeout(30.0, read=300.0),
+                    transport=_connect_watching(httpx2, health),
                 )
             )
             target = streamable_http_client(endpoint.url or "", http_client=http)
-        else:
-            target = endpoint.url
         client = await stack.enter_async_context(
             Client(
                 target,

@@ -54,6 +54,7 @@ from harness.providers.transcript import (
     AssistantTurn,
     ToolNames,
     UserText,
+    complete_before_cut,
     image_caption,
     read_transcript,
     tool_call,
@@ -129,8 +130,8 @@ class AnthropicModel(RemoteModel):
     def _where(self) -> str:
         return self.config.base_url or "the Anthropic API"
 
-    def _create(self, payload: dict[str, Any]) -> Any:
-        return self._client.messages.create(**payload, **self._extras())
+    def _create(self, payload: dict[str, Any], *, bare: bool = False) -> Any:
+        return self._client.messages.create(**payload, **self._extras(bare=bare))
 
     def _assembler(self, names: ToolNames) -> MessageAssembler:
         return MessageAssembler(self.name, names)
@@ -389,11 +390,17 @@ class MessageAssembler:
             if not self.events:
                 return "the stream ended before its first event (an empty body)"
             return "the stream ended without message_stop (cut off)"
-        if self.stop_reason == "max_tokens" and any(
-            block.type == "tool_use" for block in self.blocks.values()
-        ):
+        if self.cut_by_output_limit():
             return "the output limit (max_tokens) cut the tool use off"
         return None
+
+    def cut_by_output_limit(self) -> bool:
+        """The output limit cut a tool use and no complete tool use precedes it."""
+        if self.stop_reason != "max_tokens" or not any(
+            block.type == "tool_use" for block in self.blocks.values()
+        ):
+            return False
+        return not complete_before_cut(self.response().tool_calls)
 
     def usage_reported(self) -> bool:
         return bool(self.usage)

@@ -32,8 +32,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any, Literal
 from urllib.parse import urlparse
 
@@ -48,15 +47,11 @@ from harness.errors import (
 from harness.messages import (
     AssistantItem,
     ModelRequest,
-    ModelResponse,
-    ReasoningBlock,
     RefreshedBlock,
     ToolSpec,
-    Usage,
-    new_id,
 )
-from harness.providers.base import Delta
 from harness.providers.catalog import LOCAL_SERVERS
+from harness.providers.chat_assembly import REASONING_FIELDS, ChatAssembler, usage_from_openai
 from harness.providers.failures import Failure, classify_failure, timed_out, unreachable
 from harness.providers.remote import IMAGE_NOT_SENT, Assembler, RemoteModel
 from harness.providers.settings import AdapterOptions, parse_options, resolve_api_key
@@ -67,7 +62,6 @@ from harness.providers.transcript import (
     arguments_json,
     image_caption,
     read_transcript,
-    tool_call,
 )
 from harness.providers.vision import PROBE_TEXT, ProbeAnswer, judge, probe_images
 
@@ -78,15 +72,6 @@ log = logging.getLogger("harness")
 OPENAI_HOST = "api.openai.com"
 REASONING_FAMILIES = ("o1", "o3", "o4", "gpt-5")
 """Hosted models that only accept the default temperature."""
-REASONING_FIELDS = ("reasoning_content", "reasoning")
-"""Where OpenAI-compatible servers put reasoning text (DeepSeek/vLLM, Ollama/OpenRouter)."""
-STOP_REASONS = {
-    "stop": "end_turn",
-    "tool_calls": "tool_use",
-    "function_call": "tool_use",
-    "length": "max_tokens",
-    "content_filter": "content_filter",
-}
 STREAMED_TOOLS_REFUSED = "streaming tool choice is not supported"
 """How a llama.cpp build that reports it says it cannot stream a tool request."""
 
@@ -163,8 +148,8 @@ class OpenAIChatModel(RemoteModel):
     def _where(self) -> str:
         return self.base_url or f"https://{OPENAI_HOST}/v1"
 
-    def _create(self, payload: dict[str, Any]) -> Any:
-        return self._client.chat.completions.create(**payload, **self._extras())
+    def _create(self, payload: dict[str, Any], *, bare: bool = False) -> Any:
+        return self._client.chat.completions.create(**payload, **self._extras(bare=bare))
 
     def _assembler(self, names: ToolNames) -> ChatAssembler:
         return ChatAssembler(self.name, names)
@@ -380,7 +365,7 @@ class OpenAIChatModel(RemoteModel):
         payload = {"model": self.name, "messages": [{"role": "user", "content": content}]}
         payload[self._limit_field()] = 1
         try:
-            completion = self._call_once(payload, cancelled)
+            completion = self._call_once(payload, cancelled, bare=True)
         except ContextOverflowError:
             if image_url is None:
                 raise
@@ -392,187 +377,6 @@ class OpenAIChatModel(RemoteModel):
         usage = getattr(completion, "usage", None)
         tokens = getattr(usage, "prompt_tokens", None) if usage is not None else None
         return ProbeAnswer(prompt_tokens=tokens if isinstance(tokens, int) else None)
-
-
-class ChatAssembler:
-    """Chat Completions output -> deltas as they arrive, then one :class:`ModelResponse`.
-
-    Streamed tool-call fragments are keyed by their ``index`` (servers that omit it are
-    matched by call id, else continue the last call), so interleaved fragments of several
-    calls assemble correctly. A non-streamed completion fills the same slots at once.
-    """
-
-    def __init__(self, model: str, names: ToolNames) -> None:
-        self.model = model
-        self.names = names
-        self.text: list[str] = []
-        self.reasoning: list[str] = []
-        self.reasoning_field = ""
-        self.calls: dict[int, _PartialCall] = {}
-        self.finish_reason: str | None = None
-        self.usage: Any = None
-        self.events = 0
-        self.whole = False
-        """A non-streamed completion arrived (a parsed body is whole by construction)."""
-
-    def add(self, chunk: Any) -> Iterator[Delta]:
-        """One streamed ``ChatCompletionChunk``."""
-        self.events += 1
-        self._envelope(chunk)
-        for choice in getattr(chunk, "choices", None) or []:
-            if (getattr(choice, "index", 0) or 0) != 0:
-                continue  # n > 1 is never requested
-            delta = getattr(choice, "delta", None)
-            if delta is not None:
-                yield from self._prose(delta)
-                yield from self._fragments(delta.tool_calls or [])
-            if getattr(choice, "finish_reason", None):
-                self.finish_reason = choice.finish_reason
-
-    def add_whole(self, completion: Any) -> None:
-        """A non-streamed ``ChatCompletion``."""
-        self._envelope(completion)
-        choices = getattr(completion, "choices", None) or []
-        if not choices:
-            raise ValueError("the server returned no choices")
-        message = choices[0].message
-        for _ in self._prose(message):
-            pass
-        for index, call in enumerate(message.tool_calls or []):
-            function = getattr(call, "function", None)
-            if function is not None:
-                self.calls[index] = _PartialCall(
-                    call.id or new_id("call"), function.name or "", [function.arguments or ""]
-                )
-        self.finish_reason = choices[0].finish_reason
-        self.whole = True
-
-    def incomplete(self) -> str | None:
-        """Why the answer is not whole, or None: a stream must end with a
-        ``finish_reason``; a tool call stopped by the output limit may be cut anywhere."""
-        if not self.whole and self.finish_reason is None:
-            if not self.events:
-                return "the stream ended before its first chunk (an empty body)"
-            return "the stream ended without a finish_reason (cut off)"
-        if self.finish_reason == "length" and self.calls:
-            return "the output limit (max_tokens) cut the tool call off"
-        return None
-
-    def usage_reported(self) -> bool:
-        return self.usage is not None
-
-    def _envelope(self, part: Any) -> None:
-        if getattr(part, "model", None):
-            self.model = part.model
-        if getattr(part, "usage", None) is not None:
-            self.usage = part.usage
-
-    def _prose(self, message: Any) -> Iterator[Delta]:
-        """Text (a refusal counts as text) and reasoning of a delta or a message."""
-        for piece in (message.content, getattr(message, "refusal", None)):
-            if piece:
-                self.text.append(piece)
-                yield Delta("text", piece)
-        wire_field, value = _reasoning_of(message)
-        if value:
-            self.reasoning_field = self.reasoning_field or wire_field
-            self.reasoning.append(value)
-            yield Delta("reasoning", value)
-
-    def _fragments(self, fragments: list[Any]) -> Iterator[Delta]:
-        for fragment in fragments:
-            call = self._slot(fragment)
-            function = getattr(fragment, "function", None)
-            if function is None:
-                continue
-            name = getattr(function, "name", None)
-            if name and name != call.name:
-                call.name = name if not call.name else call.name + name
-            arguments = getattr(function, "arguments", None)
-            if arguments:
-                call.arguments.append(arguments)
-                yield Delta("tool_arguments", arguments, call.id)
-
-    def _slot(self, fragment: Any) -> _PartialCall:
-        index = getattr(fragment, "index", None)
-        fragment_id = getattr(fragment, "id", None)
-        if index is None:
-            known = next(
-                (i for i, c in self.calls.items() if fragment_id and c.id == fragment_id), None
-            )
-            if known is not None:
-                index = known
-            elif fragment_id or not self.calls:
-                index = len(self.calls)
-            else:
-                index = max(self.calls)
-        call = self.calls.get(index)
-        if call is None:
-            call = self.calls[index] = _PartialCall(fragment_id or new_id("call"))
-        return call
-
-    def response(self) -> ModelResponse:
-        calls = [
-            tool_call(call.id, self.names.original(call.name), "".join(call.arguments))
-            for _, call in sorted(self.calls.items())
-        ]
-        reasoning = []
-        if self.reasoning:
-            reasoning.append(
-                ReasoningBlock(
-                    text="".join(self.reasoning), provider=f"openai:{self.reasoning_field}"
-                )
-            )
-        return ModelResponse(
-            text="".join(self.text),
-            reasoning=reasoning,
-            tool_calls=calls,
-            usage=usage_from_openai(self.usage),
-            stop_reason=_stop_reason(self.finish_reason, bool(calls)),
-            model=self.model,
-        )
-
-
-@dataclass
-class _PartialCall:
-    id: str
-    name: str = ""
-    arguments: list[str] = field(default_factory=list)
-
-
-def usage_from_openai(usage: Any) -> Usage:
-    """``prompt_tokens`` includes cached tokens; :class:`Usage` keeps them apart."""
-    if usage is None:
-        return Usage(requests=1)
-    prompt = getattr(usage, "prompt_tokens", 0) or 0
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = (getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
-    written = (getattr(details, "cache_write_tokens", 0) or 0) if details is not None else 0
-    return Usage(
-        input_tokens=max(0, prompt - cached - written),
-        output_tokens=getattr(usage, "completion_tokens", 0) or 0,
-        cache_read_tokens=cached,
-        cache_write_tokens=written,
-        requests=1,
-    )
-
-
-def _reasoning_of(message: Any) -> tuple[str, str]:
-    for wire_field in REASONING_FIELDS:
-        value = getattr(message, wire_field, None)
-        if isinstance(value, str) and value:
-            return wire_field, value
-    return "", ""
-
-
-def _stop_reason(finish_reason: str | None, has_calls: bool) -> str:
-    if finish_reason == "length":
-        return "max_tokens"
-    if has_calls:
-        return "tool_use"  # some servers say "stop" even when they called a tool
-    if finish_reason is None:
-        return "end_turn"
-    return STOP_REASONS.get(finish_reason, finish_reason)
 
 
 def _tool(spec: ToolSpec, names: ToolNames) -> dict[str, Any]:

@@ -13,7 +13,10 @@ An answer is used only when it arrived whole. The assembler says when it did not
 stream without its terminal marker, a tool call cut by the output limit) and the attempt
 fails with :class:`IncompleteResponseError`; an answer with neither text nor a tool call
 fails with :class:`EmptyResponseError`. Both are retried, so a cut-off tool call is never
-handed to the loop, which would execute it.
+handed to the loop, which would execute it. A tool call the output limit cut is
+:class:`OutputLimitError` and is not retried here: the same request would be cut the same
+way, so the decide phase sends a changed one. When complete calls precede the cut one, the
+answer is used (the first call runs; the rest are answered "not executed").
 
 A subclass supplies only what differs per provider: the SDK client and call, the payload,
 the assembler, the error mapping, and (optionally) how it learns whether the model sees
@@ -28,7 +31,12 @@ from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from harness.config import ModelConfig
-from harness.errors import EmptyResponseError, IncompleteResponseError, ModelError
+from harness.errors import (
+    EmptyResponseError,
+    IncompleteResponseError,
+    ModelError,
+    OutputLimitError,
+)
 from harness.messages import ModelRequest, ModelResponse, RefreshedBlock
 from harness.providers.base import Chunk, Delta, Final
 from harness.providers.catalog import known_context_window, known_vision
@@ -72,6 +80,10 @@ class Assembler(Protocol):
 
     def incomplete(self) -> str | None:
         """Why the answer is not whole (no terminal marker, a cut tool call); None if it is."""
+        ...
+
+    def cut_by_output_limit(self) -> bool:
+        """The output limit cut a tool call off (and no complete call precedes it)."""
         ...
 
     def usage_reported(self) -> bool: ...
@@ -124,8 +136,10 @@ class RemoteModel:
     def _payload(self, request: ModelRequest, names: ToolNames) -> dict[str, Any]:
         raise NotImplementedError
 
-    def _create(self, payload: dict[str, Any]) -> Any:
-        """The SDK call: a stream when ``payload`` asks for one, else the whole response."""
+    def _create(self, payload: dict[str, Any], *, bare: bool = False) -> Any:
+        """The SDK call: a stream when ``payload`` asks for one, else the whole response.
+        ``bare``: without ``model.extra_body`` (a probe of the harness's own, whose body the
+        deployment's extras were never written for); headers still go."""
         raise NotImplementedError
 
     def _assembler(self, names: ToolNames) -> Assembler:
@@ -153,6 +167,14 @@ class RemoteModel:
     def _learn_vision(self, cancelled: Callable[[], bool]) -> bool:
         """Whether the model sees images, when neither config nor table says (once)."""
         return True
+
+    def decide_vision(self, cancelled: Callable[[], bool] | None = None) -> bool:
+        """Settle ``vision`` now if it is still open (the probe, once), so a caller can
+        price a request's images by what will be sent. Raises what the probe raises (a
+        :class:`ModelError`; ``Cancelled`` when ``cancelled()`` turned true)."""
+        if self.vision is None:
+            self.vision = self._learn_vision(cancelled or never_cancelled)
+        return self.vision
 
     def _unstreamed_retry(
         self, request: ModelRequest, payload: dict[str, Any], assembler: Assembler
@@ -203,6 +225,13 @@ class RemoteModel:
                         self._unstreamed_answered(request)
         except Cancelled:
             return
+        if reason is not None and assembler.cut_by_output_limit():
+            raise OutputLimitError(
+                f"{self.provider}: the output limit of {payload_limit(payload)} tokens cut "
+                f"the tool call off ({self._where()})",
+                max_output_tokens=payload_limit(payload),
+                provider=self.provider,
+            )
         if reason is not None:
             raise IncompleteResponseError(
                 f"{self.provider}: incomplete response from {self._where()}: {reason}",
@@ -227,11 +256,14 @@ class RemoteModel:
                 raise self._malformed(exc) from None
         return assembler
 
-    def _call_once(self, payload: dict[str, Any], cancelled: Callable[[], bool]) -> Any:
-        """One non-streamed SDK call, abortable like any other; the SDK's response."""
+    def _call_once(
+        self, payload: dict[str, Any], cancelled: Callable[[], bool], *, bare: bool = False
+    ) -> Any:
+        """One non-streamed SDK call, abortable like any other; the SDK's response
+        (``bare``: see :meth:`_create`)."""
 
         def produce(abort: Abort) -> Iterator[Any]:
-            yield self._create(payload)
+            yield self._create(payload, bare=bare)
 
         results = list(self._abortable(produce, cancelled))
         return results[0]
@@ -294,10 +326,11 @@ class RemoteModel:
         """The httpx client for the SDK: its default, abortable by a cancel."""
         return abortable_http_client(self._sdk)
 
-    def _extras(self) -> dict[str, Any]:
-        """``extra_body`` / ``extra_headers`` keyword arguments for the SDK call."""
+    def _extras(self, *, bare: bool = False) -> dict[str, Any]:
+        """``extra_body`` / ``extra_headers`` keyword arguments for the SDK call (``bare``:
+        the headers only)."""
         extras: dict[str, Any] = {}
-        if self.options.extra_body:
+        if self.options.extra_body and not bare:
             extras["extra_body"] = self.options.extra_body
         if self.options.extra_headers:
             extras["extra_headers"] = self.options.extra_headers
@@ -318,6 +351,15 @@ class RemoteModel:
             f"{self._scrub(str(exc))}",
             provider=self.provider,
         )
+
+
+def payload_limit(payload: dict[str, Any]) -> int | None:
+    """The output limit a wire payload asked for (whichever field the provider takes)."""
+    for key in ("max_tokens", "max_completion_tokens"):
+        value = payload.get(key)
+        if isinstance(value, int):
+            return value
+    return None
 
 
 def _has_images(refreshed: RefreshedBlock | None) -> bool:

@@ -51,6 +51,7 @@ __all__ = [
     "ToolNames",
     "UserText",
     "arguments_json",
+    "complete_before_cut",
     "image_caption",
     "item_text",
     "parse_arguments",
@@ -267,6 +268,17 @@ def tool_call(call_id: str | None, name: str, arguments: str | dict[str, Any] | 
     else:
         parsed, raw = parse_arguments(arguments)
     return ToolCall(id=call_id or new_id("call"), name=name, arguments=parsed, raw_arguments=raw)
+
+
+def complete_before_cut(calls: list[ToolCall]) -> bool:
+    """Whether an answer the output limit cut still holds a complete first call.
+
+    The limit cuts the answer's end, so only its last call can be cut; a first call that
+    another call follows, with a name and arguments that parse, arrived whole. Under one
+    tool per turn it is the only call that would run anyway (the rest are answered "not
+    executed"), so nothing is lost by running it.
+    """
+    return len(calls) >= 2 and bool(calls[0].name) and calls[0].raw_arguments is None
 
 
 def arguments_json(call: ToolCall) -> str:

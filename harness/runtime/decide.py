@@ -7,8 +7,10 @@ minimal-reference request (:mod:`harness.context.overflow`); a fourth rejection 
 task with a named error and the numbers. When the provider states its limit
 (``ContextOverflowError.limit_tokens``), the session's working budget is lowered to it
 first. Any other model error, or a cancel while the call is in flight, ends the task (the
-cancel within :data:`harness.cancel.POLL_S`, the answer discarded). The decision (text, at
-most one tool call, or both) is recorded in Accumulated before anything acts on it.
+cancel within :data:`harness.cancel.POLL_S`, the answer discarded). An answer the output
+limit cut off is discarded and the request resent changed, once (:mod:`harness.runtime.cut`).
+The decision (text, at most one tool call, or both) is recorded in Accumulated before
+anything acts on it.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from harness.config import ModelConfig, PriceConfig, chose
 from harness.context import Budget, Context
 from harness.context.budget import budget_error
 from harness.context.overflow import MINIMAL, REFERENCE, OverflowStep, reference_bodies
-from harness.errors import ContextOverflowError, ModelError
+from harness.errors import ContextOverflowError, ModelError, OutputLimitError
 from harness.events import (
     ModelDeltaEvent,
     ModelDiscardedEvent,
@@ -29,9 +31,10 @@ from harness.events import (
     ModelRetryEvent,
     PromptSnapshotEvent,
 )
-from harness.messages import AssistantItem, ModelRequest, ModelResponse
+from harness.messages import AssistantItem, ModelRequest, ModelResponse, NoticeItem
 from harness.providers.base import Delta, Final, RetryNotice
 from harness.redact import RedactingStream
+from harness.runtime.cut import CUT_RESENDS, cut_notice, is_cut_report, more_room
 from harness.runtime.lane import Lane, Steps
 from harness.runtime.refresh import compact
 from harness.runtime.task import TaskEnding
@@ -52,6 +55,8 @@ def decide(lane: Lane) -> Steps[ModelResponse | TaskEnding]:
     max_output = answer_limit(lane.model_config, context.budget)
     rejected: list[int] = []
     """Estimated size of every request the provider rejected as too large."""
+    cuts: list[str] = []
+    """Why each answer the output limit cut off was discarded."""
     while True:
         request = context.build_request(max_output_tokens=max_output)
         yield snapshot_prompt(lane, request)
@@ -65,13 +70,50 @@ def decide(lane: Lane) -> Steps[ModelResponse | TaskEnding]:
             if ending is not None:
                 return ending
             continue
+        except OutputLimitError as exc:
+            yield lane.emit(model_error_event(exc))
+            cuts.append("it cut a tool call off")
         except ModelError as exc:
             yield lane.emit(model_error_event(exc))
             return TaskEnding("failed", f"model error ({exc.kind}): {exc}")
-        if isinstance(response, TaskEnding):
-            return response
-        yield from record_decision(lane, response, duration_s=time.monotonic() - started)
-        return response
+        else:
+            if isinstance(response, TaskEnding):
+                return response
+            if not is_cut_report(response):
+                yield from record_decision(lane, response, duration_s=time.monotonic() - started)
+                return response
+            yield from discard_cut(lane, response, duration_s=time.monotonic() - started)
+            cuts.append("it cut a text answer off")
+        if len(cuts) > CUT_RESENDS:
+            return TaskEnding(
+                "failed",
+                f"the output limit ({max_output} tokens) cut the model's answer off "
+                f"{len(cuts)} times ({'; '.join(cuts)}); a cut answer is never a report or "
+                "a call: raise model.max_output_tokens or ask for a shorter answer",
+            )
+        roomier = more_room(
+            lane.model_config,
+            context,
+            limit=max_output,
+            prompt_tokens=lane.state.last_prompt_estimate,
+        )
+        lane.record(NoticeItem(text=cut_notice(max_output, roomier, what=cuts[-1])))
+        max_output = roomier
+
+
+def discard_cut(lane: Lane, response: ModelResponse, *, duration_s: float) -> Steps[None]:
+    """A text answer the output limit cut: its tokens count, nothing of it is used."""
+    lane.context.consume_transient()
+    lane.state.add_usage(priced(response, lane.model_config.prices).usage)
+    yield lane.emit(
+        ModelDiscardedEvent(
+            reason="the output limit cut the answer off (stop reason "
+            f"{response.stop_reason!r}); a cut answer is never a report",
+            complete=False,
+            text=response.text,
+            duration_s=round(duration_s, 4),
+        )
+    )
 
 
 def recover(

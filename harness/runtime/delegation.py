@@ -423,6 +423,7 @@ def cancelled_with(parent: Lane | None, ctx: ToolContext) -> Callable[[], bool]:
 def handoff_output(session: Session, handoff: Handoff) -> ToolOutput:
     """The ``delegate`` result the parent reads: the bounded handoff."""
     address = archive_address(handoff.lane, "handoff") if handoff.lane else None
+    handoff = session.redactor.model(handoff)  # before any of it is cut to fit
     text = handoff.bounded(session.config.subagents.handoff_max_chars, archive=address)
     if handoff.ok:
         return ToolOutput(text=text)

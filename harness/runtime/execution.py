@@ -39,9 +39,10 @@ POLL_S = 0.02
 GRACE_S = 5.0
 """How long a timed-out handler, or a cancelled physical one (the driver is stopping the
 motion), gets to return before it is abandoned."""
-CANCEL_GRACE_S = 0.2
+CANCEL_GRACE_S = 0.1
 """How long a cancelled handler that moves nothing gets to return (a cancel wins: the
-task ends within POLL_S + this; the handler's late result is dropped). A tool may declare
+task ends within POLL_S + this, inside :data:`harness.cancel.CANCEL_LATENCY_S`; the
+handler's late result is dropped). A tool may declare
 its own ``cancel_grace_s``: ``delegate`` waits for its sub-agent, which stops under the
 same rules (a physical call of its own gets GRACE_S), to hand back."""
 

@@ -529,6 +529,12 @@ class Harness:
         """The Task Notes of the running task, or of the last one."""
         return self.session.last_notes
 
+    def tools_refusal(self) -> str | None:
+        """Why the tool definitions offered now do not fit the model's window (capability
+        admission, the check every task starts with), or None when they fit. A control
+        script or the CLI can ask before starting a task: it is a configuration problem."""
+        return self.session.offer_tools(self.session.tools)
+
     # ================================================================== lifecycle
 
     def close(self) -> None:

@@ -22,6 +22,7 @@ from harness.events import (
     DoneEvent,
     EpisodeEvent,
     EventBase,
+    NotificationEvent,
     ReplanEvent,
     SafetyEvent,
     TaskStartedEvent,
@@ -193,6 +194,8 @@ def start_task(lane: Lane) -> Steps[TaskEnding | None]:
     )
     state.add_usage(session.prepare_resident(lane.should_cancel))
     session.sync_tool_sources()
+    for line in session.unavailable_sources():
+        yield lane.emit(NotificationEvent(message=session.redactor.text(line), level="warning"))
     ending = yield from offer_tools(lane)
     yield from retire_ended_tasks(lane)
     for image in state.images:
@@ -256,7 +259,8 @@ def poll_replan(lane: Lane) -> Steps[TaskEnding | None]:
 def record_ending(lane: Lane, ending: TaskEnding, report: str) -> None:
     """When the harness, not the model's answer, ended the task, say so in Accumulated:
     the operator sees this report, and a later task in the session must too."""
-    text, _ = bounded_text(report, ENDING_REPORT_MAX_CHARS, address=None)
+    clean = lane.session.redactor.text(report)  # before the bound, never after
+    text, _ = bounded_text(clean, ENDING_REPORT_MAX_CHARS, address=None)
     try:
         lane.record(NoticeItem(text=f"Task {lane.state.task_id} report (by the harness): {text}"))
     except HarnessError as exc:  # a store that cannot record any more (closed, failing)

@@ -2,6 +2,8 @@
 
 Every result, whether the tool ran or a gate refused it, is recorded here and only here:
 
+- the output is redacted first (before any bound, note or summary is taken of it, so no
+  bound can keep half a secret that a redactor matching the whole one would miss);
 - the exact output (with what was applied and the evaluator's verdict) is archived at
   ``archive://<task>/<call>`` before anything else, so nothing is ever lost;
 - a bounded copy (head and tail, with the address) enters Accumulated (a sub-agent's copy
@@ -13,17 +15,19 @@ Every result, whether the tool ran or a gate refused it, is recorded here and on
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from harness.context import bounded_text
 from harness.context.archive import archive_address
 from harness.events import ToolResultEvent
 from harness.messages import ToolCall, ToolResultItem, Verdict
+from harness.redact import Redactor
 from harness.runtime.lane import Lane, Steps
 from harness.runtime.rules import RecordedResult
 from harness.tools import Tool, ToolOutput, to_jsonable
 
-__all__ = ["record_result"]
+__all__ = ["record_result", "redacted_output"]
 
 EVENT_TEXT_MAX_CHARS = 2000
 """A ``tool_result`` event carries at most this much of the recorded text."""
@@ -41,6 +45,7 @@ def record_result(
 ) -> Steps[None]:
     session = lane.session
     state = lane.state
+    output = redacted_output(output, session.redactor)
     full_text = _full_text(output, verdict)
     address = archive_address(state.task_id, call.id)
     session.store.archive_put(
@@ -97,6 +102,27 @@ def record_result(
             executed=executed,
         )
     )
+
+
+def redacted_output(output: ToolOutput, redactor: Redactor) -> ToolOutput:
+    """``output`` with its text and structured data redacted (the output itself when it held
+    no secret)."""
+    text = redactor.text(output.text)
+    data = output.data
+    if isinstance(data, (str, dict, list, tuple)):  # JSON-like: strings inside are redacted
+        clean = redactor.value(data)
+        if _differs(clean, data):
+            data = clean
+    if text == output.text and data is output.data:
+        return output
+    return dataclasses.replace(output, text=text, data=data)
+
+
+def _differs(a: object, b: object) -> bool:
+    try:
+        return bool(a != b)
+    except Exception:  # values whose comparison is not a bool (arrays inside)
+        return True
 
 
 def _full_text(output: ToolOutput, verdict: Verdict | None) -> str:

@@ -4,8 +4,8 @@
 2. a new observation replaces the previous one;
 3. the scene graph is refreshed and its Brief rendered;
 4. Accumulated context is compacted if the request would not fit;
-5. crossing the nudge level adds one message telling the model how to relieve the
-   pressure itself (once per crossing, :func:`nudge`).
+5. reaching the nudge level adds one message telling the model how to relieve the
+   pressure itself (once per task and per sub-agent lane, :func:`nudge`).
 
 A tool source (an MCP server) that changed its tools during the last turn has its new
 tool set offered first, so a model call and the tool call it decides see the same tools.
@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 from typing import Any
 
 from harness.cancel import Cancelled
 from harness.context.compactor import RetiresTasks
 from harness.context.pressure import nudge_text
-from harness.errors import ContextBudgetError
+from harness.errors import ContextBudgetError, ModelError
 from harness.events import (
     ContextPressureEvent,
     NotificationEvent,
@@ -28,10 +29,13 @@ from harness.events import (
     ToolsListedEvent,
 )
 from harness.messages import ImagePart, TaskNotesItem
+from harness.providers.inflight import Cancelled as ProbeCancelled
 from harness.runtime.lane import Lane, Steps
 from harness.runtime.task import TaskEnding
 from harness.tools import to_jsonable
 from harness.world.observation import encode_observation_frames, render_observation
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["compact", "nudge", "offer_tools", "refresh", "retire_ended_tasks"]
 
@@ -57,21 +61,19 @@ def refresh(lane: Lane) -> Steps[TaskEnding | None]:
 
 
 def nudge(lane: Lane) -> Steps[None]:
-    """Once per crossing of the nudge level: one short message in the next request (with
-    the observation, so it reaches exactly that request and never piles up in the history)
-    and a ``context_pressure`` event that keeps it. Re-armed when the request falls below
-    the level again."""
+    """The first time a task's request reaches the nudge level: one short message in the
+    next request (with the observation, so it reaches exactly that request and never piles
+    up in the history) and a ``context_pressure`` event that keeps it. Sent once per task,
+    and once per sub-agent lane (each has its own state), never repeated: after it the
+    cleanup level does the work, whatever the request does."""
     context = lane.context
     pressure = context.budget.pressure
-    if pressure is None:
+    if pressure is None or lane.state.nudged:
         return
     total = context.total_tokens()
     if total < pressure.nudge_tokens:
-        context.nudged = False
         return
-    if context.nudged:
-        return
-    context.nudged = True
+    lane.state.nudged = True
     active = [e.name for e in context.episodes.active(lane.state.task_id)]
     text = nudge_text(pressure, total, active_episodes=active)
     refreshed = context.refreshed
@@ -161,12 +163,29 @@ def refresh_scene(
         if refreshed.event is not None:
             yield lane.emit(refreshed.event)
     context = lane.context
+    if images:
+        decide_vision(lane)
     context.images_visible = getattr(lane.model, "vision", None) is not False
     episodes = context.episodes.render(lane.state.task_id)
     if episodes:
         observation_text = f"{observation_text}\n\n{episodes}" if observation_text else episodes
     context.set_refreshed(brief=brief, observation=observation_text, images=images)
     return None
+
+
+def decide_vision(lane: Lane) -> None:
+    """A model that has not decided whether it sees images decides now (its probe), before
+    the request is priced: frames it will not be sent are never charged to the budget. A
+    probe that fails decides nothing (the model call tries again; until then frames
+    count)."""
+    model = lane.model
+    decide = getattr(model, "decide_vision", None)
+    if getattr(model, "vision", True) is not None or not callable(decide):
+        return
+    try:
+        decide(lane.should_cancel)
+    except (ModelError, ProbeCancelled) as exc:
+        logger.info("the vision probe decided nothing yet: %s", exc)
 
 
 def retire_ended_tasks(lane: Lane) -> Steps[None]:

@@ -43,6 +43,7 @@ from harness.context.introspection import EpisodeRow
 from harness.errors import RunStoreError
 from harness.events import (
     CompactionEvent,
+    ContextPressureEvent,
     EvaluationEvent,
     EventBase,
     LaneStartedEvent,
@@ -399,11 +400,12 @@ def _snapshot_notes(
     """The last structured Task Notes snapshot and its position (or fresh notes)."""
     timeline_max = session.config.memory.notes_timeline_max
     if snapshot is None:
-        notes = TaskNotes(timeline_max=timeline_max)
+        notes = session.new_task_notes()
         notes.reset(task.instruction)
         return -1, notes
     since, data = snapshot
-    return since, TaskNotes.from_state(data, timeline_max=timeline_max)
+    clean = session.redactor.text
+    return since, TaskNotes.from_state(data, timeline_max=timeline_max, clean=clean)
 
 
 def _replay(
@@ -430,6 +432,8 @@ def _replay(
             state.last_text = event.text
     elif isinstance(event, CompactionEvent):
         state.add_usage(event.usage)
+    elif isinstance(event, ContextPressureEvent):
+        state.nudged = True  # sent before the crash: never again in this task
     elif isinstance(event, ReplanEvent):
         state.revise(event.revision, notes=into_notes)
     elif isinstance(event, SkillLoadedEvent) and event.name not in point.skills:

@@ -199,7 +199,9 @@ class Session:
             )
 
     def new_task_notes(self) -> TaskNotes:
-        return TaskNotes(timeline_max=self.config.memory.notes_timeline_max)
+        return TaskNotes(
+            timeline_max=self.config.memory.notes_timeline_max, clean=self.redactor.text
+        )
 
     # ================================================================== events and items
 
@@ -391,6 +393,19 @@ class Session:
             if text:
                 texts.append(text)
         return "\n\n".join(texts)
+
+    def unavailable_sources(self) -> list[str]:
+        """One line per part of a tool source that failed to start (an optional MCP server
+        that did not come up: each source's optional ``unavailable()``), for the operator."""
+        lines = []
+        for source in self.tool_sources:
+            produce = getattr(source, "unavailable", None)
+            failed = produce() if callable(produce) else {}
+            for name, reason in failed.items():
+                lines.append(
+                    f"mcp server '{name}' failed to start; its tools are not offered: {reason}"
+                )
+        return lines
 
     def end_task_resident(self, context: Context | None = None) -> None:
         """Task-scoped capability context (loaded skill bodies) leaves with the task (a

@@ -82,6 +82,8 @@ class TaskState:
     """The Task Notes version last appended to Accumulated."""
     notes_text_sent: str = ""
     """The Task Notes text last appended (a new version with the same text is not sent)."""
+    nudged: bool = False
+    """The pressure nudge was sent in this task (lane): it is sent once and never repeated."""
     last_prompt_estimate: int = 0
     ending: TaskEnding | None = None
 

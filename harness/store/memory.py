@@ -178,6 +178,9 @@ class MemoryRunStore(RedactingStore):
         return hits
 
     def put_image(self, image: ImagePart) -> None:
+        label = self.redactor.text(image.label)
+        if label != image.label:
+            image = image.model_copy(update={"label": label})
         with self._lock:
             self.images.setdefault(image.sha256, image)
 

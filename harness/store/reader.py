@@ -675,7 +675,7 @@ class RunLog:
             media_type=row["media_type"],
             width=row["width"],
             height=row["height"],
-            label=row["label"],
+            label=self._text(row["label"] or ""),
         )
 
     def image_count(self) -> int:

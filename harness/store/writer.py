@@ -408,7 +408,7 @@ class SQLiteRunStore(RedactingStore):
                 image.media_type,
                 image.width,
                 image.height,
-                image.label,
+                self.redactor.text(image.label),
                 time.time(),
                 sqlite3.Binary(image.data),
             ),
