@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.safety_fuzz import PROFILES, Campaign, Scenario, Tally, scenarios
@@ -68,8 +68,25 @@ def test_physical_tool_functions(campaign: Campaign, scenario: Scenario) -> None
     attack(campaign, "function", scenario)
 
 
+INSIDE_MCP = Scenario(
+    "panda",
+    None,
+    None,
+    (
+        call("move_to", x=0.35, y=0.0, z=1.05, speed=0.2),
+        call("move_to", x=0.40, y=0.05, z=1.0),  # speed left out: the server's 1.5 clamped
+        call("grip", force=10.0, width=0.04),
+        call("move_to", x=0.42, y=-0.05, z=0.98, speed=0.1),
+        call("move_to", x=0.38, y=0.0, z=1.02, speed=0.3),
+    ),
+)
+"""Calls inside the envelope, so the campaign always sees MCP commands executed, whatever
+the generated examples are (Hypothesis mixes literals of loaded modules into them)."""
+
+
 @settings(BOUNDED, max_examples=20)
 @given(scenarios("mcp", "panda"))
+@example(INSIDE_MCP)
 def test_mcp_server_physical_tools(campaign: Campaign, scenario: Scenario) -> None:
     attack(campaign, "mcp", scenario)
 
