@@ -116,8 +116,8 @@ def _graph(*, type_checking: bool) -> nx.DiGraph:
 def _layer(module: str) -> int:
     if module == "harness":
         return PUBLIC_API
-    if module in CORE:
-        return 0
+    if module in CORE or module.rsplit(".", 1)[0] in CORE:
+        return 0  # a core module, or a module of a core package (harness.events.task)
     parts = module.split(".")
     if parts[0] != "harness" or len(parts) < 2:
         raise AssertionError(f"{module} is not a harness module")
