@@ -135,23 +135,33 @@ class StubbornRobot(FakeRobot):
         self.release = threading.Event()
         self.running = 0
         self.most_at_once = 0
-        self._count_lock = threading.Lock()
+        self._count = threading.Condition()
 
     def execute(self, action: str, arguments: dict[str, Any]) -> ActionResult:
-        with self._count_lock:
+        with self._count:
             self.running += 1
             self.most_at_once = max(self.most_at_once, self.running)
         try:
             self.release.wait(60)
             return super().execute(action, arguments)
         finally:
-            with self._count_lock:
+            with self._count:
                 self.running -= 1
+                self._count.notify_all()
 
     def wait_idle(self, timeout_s: float = 10.0) -> None:
-        deadline = time.monotonic() + timeout_s
-        while self.running and time.monotonic() < deadline:
-            time.sleep(0.01)
+        with self._count:
+            self._count.wait_for(lambda: not self.running, timeout_s)
+
+
+@pytest.fixture
+def short_grace(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A handler that ignores its timeout is abandoned after 0.3 s, not 5 s, and the task's
+    end waits 0.1 s, not 1 s, for a pending command: the same rules, sooner."""
+    from harness.runtime import execution, robot
+
+    monkeypatch.setattr(execution, "GRACE_S", 0.3)
+    monkeypatch.setattr(robot, "FINAL_WAIT_S", 0.1)
 
 
 class BoxSafety:

@@ -41,8 +41,8 @@ from tests.fixtures.blocking import blocking as blocking_responder
 from tests.histories import valid_note_responder
 from tests.wire_server import Reply, WireServer
 
-BLOCK_S = 4.0
-"""How long the thing in flight blocks (the task must end long before)."""
+BLOCK_S = 2.0
+"""How long the thing in flight blocks (twice the bound: the task must end long before)."""
 BOUND_S = 1.0
 """Generous bound on cancel -> done (the target is 0.5 s plus the driver's stop time)."""
 

@@ -51,7 +51,7 @@ def test_a_stopped_robot_says_so_and_no_robot_says_nothing() -> None:
         assert list(h.run_stream("talk"))[-1].robot_stopped is None
 
 
-def test_the_driver_stays_busy_across_tasks_until_it_returns() -> None:
+def test_the_driver_stays_busy_across_tasks_until_it_returns(short_grace: None) -> None:
     robot = StubbornRobot(PANDA)
     tools = physical_tools(robot)
     next(t for t in tools if t.name == "move_to").timeout_s = 0.1

@@ -335,7 +335,7 @@ def test_6_zero_speed_or_force_is_blocked(arguments: dict[str, Any], kinds: dict
 # ------------------------------------------------------------------ 7. one command at a time
 
 
-def test_7_a_physical_call_while_the_driver_has_not_returned_is_refused() -> None:
+def test_7_a_physical_call_while_the_driver_has_not_returned_is_refused(short_grace: None) -> None:
     robot = StubbornRobot(PANDA)
     tools = physical_tools(robot)
     move = next(t for t in tools if t.name == "move_to")

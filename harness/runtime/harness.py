@@ -6,7 +6,8 @@ no safety envelope is blocked, never run). :meth:`Harness.from_config` builds ev
 from YAML (:mod:`harness.assembly`) and then the Harness.
 
 The Harness is a facade: the :class:`~harness.runtime.session.Session` holds what
-outlives a task, each task is a :class:`~harness.runtime.task.TaskState` driven by a
+outlives a task (its parts read through :mod:`harness.runtime.session_view`), each task
+is a :class:`~harness.runtime.task.TaskState` driven by a
 :class:`~harness.runtime.loop.TaskLoop`. ``run_stream()`` returns a plain iterator of typed
 events that runs in the caller's thread. Fully consumed, it ends with exactly one ``done``
 event.
@@ -20,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from harness.assembly import build as assembly
 from harness.config import HarnessConfig, resolve_config
-from harness.context import Context
 from harness.context.compactor import Compactor, build_compactor
 from harness.context.introspection import context_report
 from harness.context.window import new_context
@@ -58,12 +58,12 @@ from harness.runtime.loop import TaskLoop
 from harness.runtime.resume import ResumePoint, resume_session
 from harness.runtime.resumed import resume_prologue
 from harness.runtime.session import Session, SessionParts
+from harness.runtime.session_view import SessionView
 from harness.runtime.stream import RunResult, TaskStream
 from harness.runtime.task import TaskState
 from harness.store import MemoryRunStore
 from harness.tools import Tool, ToolRegistry, tool
 from harness.world.task_check import TaskCheck
-from memory.task_notes import TaskNotes
 
 if TYPE_CHECKING:
     from embodiment.types import Driver
@@ -71,7 +71,7 @@ if TYPE_CHECKING:
 __all__ = ["Handoff", "Harness", "RunResult", "TaskStream"]
 
 
-class Harness:
+class Harness(SessionView):
     """One session of a model driving tools (and usually a robot).
 
     Args:
@@ -430,105 +430,6 @@ class Harness:
         """
         return [row.model_dump() for row in context_report(self.session.context)]
 
-    # ================================================================== the session's parts
-
-    @property
-    def session_id(self) -> str:
-        return self.session.session_id
-
-    @property
-    def model(self) -> Model:
-        return self.session.model
-
-    @model.setter
-    def model(self, model: Model) -> None:
-        """Swap the decision model between tasks (the summarizer stays as built)."""
-        self.session.model = model
-
-    @property
-    def compaction_model(self) -> Model:
-        return self.session.compaction_model
-
-    @property
-    def subagent_model(self) -> Model | None:
-        """The sub-agents' own model (``subagents.model``); None: they use ``model``."""
-        return self.session.subagent_model
-
-    @property
-    def context(self) -> Context:
-        return self.session.context
-
-    @property
-    def compactor(self) -> Compactor:
-        return self.session.compactor
-
-    @property
-    def store(self) -> RunStore:
-        return self.session.store
-
-    @property
-    def tools(self) -> ToolRegistry:
-        return self.session.tools
-
-    @property
-    def tool_sources(self) -> list[ToolSource]:
-        return self.session.tool_sources
-
-    @tool_sources.setter
-    def tool_sources(self, sources: Iterable[ToolSource]) -> None:
-        """Replace the sources; their tools are registered at the next task's start."""
-        self.session.tool_sources = list(sources)
-
-    @property
-    def driver(self) -> Driver | None:
-        return self.session.driver
-
-    @property
-    def observation_provider(self) -> ObservationProvider | None:
-        return self.session.observation_provider
-
-    @property
-    def safety(self) -> SafetyGate | None:
-        return self.session.safety
-
-    @property
-    def scene(self) -> SceneProvider | None:
-        return self.session.scene
-
-    @property
-    def skills(self) -> SkillLibrary | None:
-        return self.session.skills
-
-    @property
-    def memory(self) -> MemoryProvider | None:
-        return self.session.memory
-
-    @property
-    def evaluator(self) -> Evaluator | None:
-        return self.session.evaluator
-
-    @property
-    def task_check(self) -> TaskCheck | None:
-        """The check of the whole task when the model ends it (``done.outcome``)."""
-        return self.session.task_check
-
-    @property
-    def hooks(self) -> list[PreHook]:
-        return self.session.hooks
-
-    @property
-    def user_channel(self) -> UserChannel | None:
-        return self.session.user_channel
-
-    @property
-    def profile_text(self) -> str:
-        return self.session.profile_text
-
-    @property
-    def task_notes(self) -> TaskNotes:
-        """The Task Notes of the running task, or of the last one."""
-        return self.session.last_notes
-
     def tools_refusal(self) -> str | None:
         """Why the tool definitions offered now do not fit the model's window (capability
         admission, the check every task starts with), or None when they fit. A control
@@ -536,6 +437,7 @@ class Harness:
         return self.session.offer_tools(self.session.tools)
 
     # ================================================================== lifecycle
+    # (the session's parts, as properties: harness.runtime.session_view)
 
     def close(self) -> None:
         """Release owned resources (MCP subprocesses, driver, store...) in reverse order.
