@@ -1,9 +1,9 @@
-"""The cancel latency the README promises is the one the code is built to keep.
+"""The cancel latency docs/loop.md promises is the one the code is built to keep.
 
 Not a timed test (the measured figures are in ``benchmarks/cancel_latency.py``): every
 watcher that waits on something in flight checks the cancel every ``poll`` seconds and
 then gives the thing a ``grace`` to hand back; their sum is the longest a cancel can take
-there, and it must stay within the README's number.
+there, and it must stay within the promised number.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from pathlib import Path
 from harness import cancel
 from harness.runtime import decide, execution
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+PROMISE = Path(__file__).resolve().parents[1] / "docs" / "loop.md"
 
 
-def test_the_readme_states_the_promise_the_code_names() -> None:
-    text = " ".join(README.read_text(encoding="utf-8").split())
+def test_the_docs_state_the_promise_the_code_names() -> None:
+    text = " ".join(PROMISE.read_text(encoding="utf-8").split())
     found = re.search(r"a tool is in flight \(within about ([0-9.]+) s", text)
-    assert found, "the README no longer states the cancel latency"
+    assert found, "docs/loop.md no longer states the cancel latency"
     assert float(found.group(1)) == cancel.CANCEL_LATENCY_S
 
 
