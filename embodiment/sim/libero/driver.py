@@ -79,6 +79,9 @@ class PredicateResult(tuple):  # type: ignore[type-arg]
 class LiberoSim:
     """The ``sim.libero`` driver. Options are :class:`LiberoConfig` fields."""
 
+    judge_name = "libero"
+    """Who decides success on this world (``done.evidence.checked_by``)."""
+
     def __init__(self, profile: EmbodimentProfile | None = None, **options: Any) -> None:
         self.config = LiberoConfig.model_validate(options)
         self.profile = profile if profile is not None else load_profile("panda_libero")
@@ -166,6 +169,7 @@ class LiberoSim:
         if not 0 <= index < count:
             raise ValueError(f"init_state: the task has initial states 0..{count - 1}, not {index}")
         started = time.perf_counter()
+        self._stop.clear()  # a new episode: a stop of the last one does not carry over
         with self._lock, _quiet():
             env = self._env
             env.reset()
