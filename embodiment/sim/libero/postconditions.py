@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from embodiment.sim.libero.scene import resolve_target
 from embodiment.types import PostCondition
 
 if TYPE_CHECKING:
@@ -82,12 +83,11 @@ class LiberoPostConditions:
     def _place(self, args: dict[str, Any], result: dict[str, Any]) -> PostCondition:
         ref, target = str(args["ref"]), str(args["target"])
         geo = self.sim.geometry
-        item = geo.catalog.get(target)
-        if geo.catalog.get(ref) is None or item is None:
+        if geo.catalog.get(ref) is None or geo.catalog.get(target) is None:
             return self._fail(f"{ref if geo.catalog.get(ref) is None else target} does not exist")
         if geo.held_ref() == ref:
             return self._fail(f"{ref} is still in the gripper")
-        relation = args.get("relation") or ("in" if "contain" in item.tags else "on")
+        target, relation = resolve_target(geo.catalog, target, args.get("relation"))
         predicate = "in" if relation == "in" else "on"
         if geo.predicate(predicate, ref, target):
             return self._ok(f"LIBERO {predicate.capitalize()}({ref}, {target}) holds")

@@ -168,3 +168,28 @@ def site_box(env: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
     matrix = np.array(env.sim.data.get_site_xmat(name), dtype=float).reshape(3, 3)
     size = np.asarray(site.size, dtype=float) if site.size is not None else np.zeros(3)
     return centre, np.abs(matrix @ size)
+
+
+def resolve_target(catalog: SceneCatalog, target: str, relation: str | None) -> tuple[str, str]:
+    """Where ``place`` really puts things for ``target`` and ``relation``: an object or
+    fixture named as a container stands for its contain region ("in basket_1" is "in
+    basket_1_contain_region"), and a fixture named as a support for its top or cooking
+    region ("on flat_stove_1" is "on flat_stove_1_cook_region"). Returns (ref, relation)."""
+    item = catalog.get(target)
+    if item is None or item.kind == "region":
+        wanted = relation or ("in" if item is not None and "contain" in item.tags else "on")
+        return target, wanted
+    children = [
+        i
+        for i in catalog.items.values()
+        if i.kind == "region" and i.parent == target and not i.drawer
+    ]
+    contain = [c for c in children if "contain" in c.tags]
+    tops = [c for c in children if "cook" in c.tags] + [c for c in children if "top" in c.tags]
+    if relation == "in" or (relation is None and contain and item.kind == "object"):
+        if contain:
+            return contain[0].ref, "in"
+        return target, relation or "in"
+    if item.kind == "fixture" and tops:
+        return tops[0].ref, "on"
+    return target, relation or "on"

@@ -20,6 +20,7 @@ import numpy as np
 
 from embodiment.sim.libero.control import Vec3
 from embodiment.sim.libero.geometry import LiberoGeometry
+from embodiment.sim.libero.scene import resolve_target
 
 __all__ = ["Plan", "Refusal", "Segment", "SkillPlanner"]
 
@@ -123,17 +124,19 @@ class SkillPlanner:
         return Plan(tuple(segments), "approach, grasp, lift")
 
     def place(self, ref: str, target: str, relation: str | None, ee: Vec3) -> Plan | Refusal:
-        refusal = self._kind(ref, "object") or self._kind(target, "object", "region")
+        refusal = self._kind(ref, "object") or self._kind(target, "object", "fixture", "region")
         if refusal is not None:
             return refusal
         if target == ref:
             return Refusal(f"cannot put {ref} on itself")
+        target, relation = resolve_target(self.geo.catalog, target, relation)
+        if self.geo.catalog.items[target].kind == "fixture":
+            return Refusal(f"{target} has no region to put things {relation}; name one")
         held = self.geo.held_ref()
         if held != ref:
             what = f"it holds {held}" if held else "it holds nothing"
             return Refusal(f"{ref} is not in the gripper ({what}); pick it first")
         item = self.geo.catalog.items[target]
-        relation = relation or ("in" if "contain" in item.tags else "on")
         if relation == "in" and "contain" not in item.tags:
             return Refusal(f"{target} ({item.label}) is not something to put things in; use 'on'")
         if item.drawer and not self.geo.predicate("open", target):
