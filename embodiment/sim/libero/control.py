@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["HOME_YAW", "Arm", "Frame", "Interrupted", "down_matrix"]
+__all__ = ["HOME_YAW", "Arm", "Frame", "Interrupted", "down_matrix", "side_matrix"]
 
 Vec3 = tuple[float, float, float]
 
@@ -57,6 +57,19 @@ def down_matrix(yaw: float = HOME_YAW) -> np.ndarray:
     c, s = math.cos(turn), math.sin(turn)
     rz = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
     return rz @ np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, -1.0]])
+
+
+def side_matrix(towards: Vec3, closing: Vec3 = (0.0, 0.0, 1.0)) -> np.ndarray:
+    """The gripper pointing horizontally *against* ``towards`` (into a cabinet's face whose
+    drawer opens towards ``towards``), its fingers closing along ``closing`` (made
+    perpendicular to the approach; vertical by default, across a horizontal handle bar)."""
+    t = np.array([towards[0], towards[1], 0.0])
+    t /= max(float(np.linalg.norm(t)), 1e-9)
+    z = -t  # the approach axis points into the face
+    x = np.asarray(closing, dtype=float) - np.dot(closing, z) * z
+    x /= max(float(np.linalg.norm(x)), 1e-9)
+    y = np.cross(z, x)
+    return np.column_stack([x, y, z])
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,14 @@ from embodiment.sim.libero.config import (
     init_states,
     resolve_task,
 )
-from embodiment.sim.libero.control import Arm, BudgetExceeded, Frame, Interrupted, down_matrix
+from embodiment.sim.libero.control import (
+    Arm,
+    BudgetExceeded,
+    Frame,
+    Interrupted,
+    down_matrix,
+    side_matrix,
+)
 from embodiment.sim.libero.geometry import LiberoGeometry
 from embodiment.sim.libero.postconditions import LiberoPostConditions
 from embodiment.sim.libero.scene import SceneCatalog
@@ -511,7 +518,9 @@ class LiberoSim:
         assert arm is not None
         reached: list[tuple[str, bool]] = []
         for segment in plan.segments:
-            if segment.yaw is not None:
+            if segment.facing is not None:
+                arm.orientation = side_matrix(segment.facing, segment.closing)
+            elif segment.yaw is not None:
                 arm.orientation = down_matrix(segment.yaw)
             before = arm.steps
             if segment.kind == "grip":

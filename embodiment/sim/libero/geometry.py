@@ -45,6 +45,8 @@ class Handle:
     opens_towards: Vec3
     travel_m: float
     """How far the part moves between closed and open."""
+    closing: Vec3 = (0.0, 0.0, 1.0)
+    """The direction to close the fingers in: across the handle bar's thinner side."""
 
 
 class LiberoGeometry:
@@ -275,11 +277,19 @@ class LiberoGeometry:
         ]
         if not geoms:
             return None
-        best = max(geoms, key=lambda g: float(np.dot(data.geom_xpos[g], towards)))
+        best = max(geoms, key=lambda g: float(np.dot(self._geom_box(g)[1], towards)))
+        low, high = self._geom_box(best)
+        span = high - low
+        pull = int(np.argmax(np.abs(towards)))
+        others = [axis for axis in range(3) if axis != pull]
+        thin = min(others, key=lambda axis: float(span[axis]))
+        closing = [0.0, 0.0, 0.0]
+        closing[thin] = 1.0
         return Handle(
-            grasp=self.frame.from_world(data.geom_xpos[best]),
+            grasp=self.frame.from_world((low + high) / 2),
             opens_towards=tuple(float(v) for v in towards),  # type: ignore[arg-type]
             travel_m=travel,
+            closing=tuple(closing),  # type: ignore[arg-type]
         )
 
     def drawer_opening(self, ref: str) -> float:

@@ -12,7 +12,6 @@ nothing moves.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -43,7 +42,11 @@ class Segment:
     speed: float = FAST
     close: bool = False
     yaw: float | None = None
-    """The fingers' yaw to turn to (None: keep the current one)."""
+    """The fingers' yaw to turn to, pointing down (None: keep the current orientation)."""
+    facing: Vec3 | None = None
+    """Point the gripper horizontally against this direction instead (a drawer's face)."""
+    closing: Vec3 = (0.0, 0.0, 1.0)
+    """With ``facing``: the direction the fingers close in."""
     tolerance: float = 0.006
 
 
@@ -234,39 +237,63 @@ class SkillPlanner:
         if self.geo.held_ref() is not None:
             return Refusal(f"the gripper holds {self.geo.held_ref()}; place it first")
         towards = np.array(handle.opens_towards)
+        facing = (float(towards[0]), float(towards[1]), 0.0)
+        closing = handle.closing
         hx, hy, hz = handle.grasp
         moved = self.geo.drawer_opening(ref)
         remaining = max(0.0, handle.travel_m + 0.01 - moved) if open_it else moved + 0.005
-        front = np.array([hx, hy]) + towards[:2] * 0.07
-        end = np.array([hx, hy]) + towards[:2] * (remaining if open_it else -remaining)
-        yaw = math.atan2(towards[1], towards[0]) + math.pi / 2
+        handle_xy = np.array([hx, hy])
+        out = handle_xy + towards[:2] * 0.12  # in front of the handle, clear of the face
+        end = handle_xy + towards[:2] * (remaining if open_it else -remaining)
+        carry = self._carry(hz, ee[2])
+
+        def at(xy: np.ndarray, z: float = hz) -> Vec3:
+            return (float(xy[0]), float(xy[1]), z)
+
         if open_it:
             segments = [
-                Segment("grip", "open", close=False, yaw=yaw),
-                *self._rise(ee, hz),
-                Segment("move", "approach", (float(front[0]), float(front[1]), hz), yaw=yaw),
-                Segment("move", "reach", (hx, hy, hz), speed=SLOW, yaw=yaw, tolerance=0.004),
-                Segment("grip", "grasp", close=True, yaw=yaw),
-                Segment("move", "pull", (float(end[0]), float(end[1]), hz), speed=SLOW, yaw=yaw),
-                Segment("grip", "release", close=False, yaw=yaw),
+                Segment("grip", "open", close=False),
+                *self._rise(ee, carry),
+                Segment("move", "approach", at(out, carry)),
+                Segment("move", "face", at(out), facing=facing, closing=closing),
                 Segment(
                     "move",
-                    "retreat",
-                    (float(end[0] + towards[0] * 0.06), float(end[1] + towards[1] * 0.06), hz),
+                    "reach",
+                    at(handle_xy + towards[:2] * 0.005),
                     speed=SLOW,
-                    yaw=yaw,
+                    facing=facing,
+                    closing=closing,
+                    tolerance=0.004,
                 ),
+                Segment("grip", "grasp", close=True, facing=facing, closing=closing),
+                Segment("move", "pull", at(end), speed=SLOW, facing=facing, closing=closing),
+                Segment("grip", "release", close=False, facing=facing, closing=closing),
+                Segment(
+                    "move", "back off", at(end + towards[:2] * 0.08), speed=SLOW, facing=facing
+                ),
+                Segment("move", "clear", at(end + towards[:2] * 0.08, carry), yaw=HOME_YAW),
             ]
         else:
+            front = handle_xy + towards[:2] * 0.03
             segments = [
-                Segment("grip", "close", close=True, yaw=yaw),
-                *self._rise(ee, hz),
-                Segment("move", "approach", (float(front[0]), float(front[1]), hz), yaw=yaw),
-                Segment("move", "push", (float(end[0]), float(end[1]), hz), speed=SLOW, yaw=yaw),
-                Segment("move", "retreat", (float(front[0]), float(front[1]), hz), yaw=yaw),
+                Segment("grip", "close", close=True),
+                *self._rise(ee, carry),
+                Segment("move", "approach", at(out, carry)),
+                Segment("move", "face", at(out), facing=facing, closing=closing),
+                Segment("move", "touch", at(front), speed=SLOW, facing=facing, closing=closing),
+                Segment(
+                    "move",
+                    "push",
+                    at(end + towards[:2] * 0.03),
+                    speed=SLOW,
+                    facing=facing,
+                    closing=closing,
+                ),
+                Segment("move", "back off", at(out), facing=facing, closing=closing),
+                Segment("move", "clear", at(out, carry), yaw=HOME_YAW),
             ]
         verb = "grasp the handle, pull it open" if open_it else "push it shut"
-        return Plan(tuple(segments), f"approach {ref}, {verb}, retreat", yaw)
+        return Plan(tuple(segments), f"approach {ref}, {verb}, retreat")
 
     def simple(
         self,
