@@ -194,3 +194,34 @@ def test_the_driver_keeps_the_driver_contract(sim: Any) -> None:
     report = check_driver(sim, PROFILE)
     assert report.ok, report.render()
     assert report.status("stop_interrupts_motion") == "pass", report.render()
+
+
+def test_seeded_moves_at_the_limits_never_take_the_gripper_out(sim: Any) -> None:
+    """Targets on and just beyond the workspace's faces and around the base's zone, through
+    the real loop (the envelope clamps or blocks them): no physics step leaves the box."""
+    import random
+
+    sim.reset(init_state=4)
+    sim.trace.clear()
+    rng = random.Random(27)
+    calls = []
+    for index in range(10):
+        point = [rng.uniform(lo, hi) for lo, hi in zip(WS.min, WS.max, strict=True)]
+        if index % 2 == 0:
+            axis = rng.randrange(3)
+            point[axis] = rng.choice([WS.min[axis], WS.max[axis]]) + rng.uniform(-0.03, 0.03)
+        else:  # near the base's keep-out zone
+            point = [
+                rng.uniform(ZONE.max[0] - 0.02, ZONE.max[0] + 0.08),
+                rng.uniform(ZONE.min[1], ZONE.max[1]),
+                rng.uniform(WS.min[2], ZONE.max[2] + 0.05),
+            ]
+        calls.append(call("move_to", x=point[0], y=point[1], z=point[2]))
+    events = run(sim, calls, instruction="move near the limits")
+    checks = [e for e in events if isinstance(e, SafetyCheckEvent)]
+    assert len(checks) == len(calls)
+    assert sum(c.outcome in ("allow", "clamp") for c in checks) >= 4  # enough really ran
+    assert len(sim.trace) > 1000
+    outside = [p for p in sim.trace if not inside(p, WS.min, WS.max)]
+    in_zone = [p for p in sim.trace if inside(p, ZONE.min, ZONE.max)]
+    assert outside == [] and in_zone == [], (len(outside), len(in_zone), outside[:3])

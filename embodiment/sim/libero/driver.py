@@ -39,6 +39,7 @@ from embodiment.sim.libero.config import (
     resolve_task,
 )
 from embodiment.sim.libero.control import (
+    GUARD_M,
     Arm,
     BudgetExceeded,
     Frame,
@@ -207,8 +208,12 @@ class LiberoSim:
             frame = Frame((float(base[0]), float(base[1]), float(base[2])))
             self._catalog = SceneCatalog.from_env(inner)
             self._arm = Arm(env, frame, self._stop)
-            self._geo = LiberoGeometry(inner, frame, self._catalog)
             ws = self.profile.workspace
+            self._arm.bounds = (
+                tuple(v + GUARD_M for v in ws.min),  # type: ignore[assignment]
+                tuple(v - GUARD_M for v in ws.max),
+            )
+            self._geo = LiberoGeometry(inner, frame, self._catalog)
             self._planner = SkillPlanner(self._geo, floor_z=ws.min[2], ceiling_z=ws.max[2])
             self._arm.orientation = down_matrix()
             self._arm.hold(SETTLE_STEPS)
