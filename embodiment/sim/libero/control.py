@@ -1,0 +1,267 @@
+"""Moving LIBERO's Panda: robosuite's OSC_POSE controller driven towards Cartesian targets.
+
+The controller takes, 20 times a second, a 7-vector: a position change (1.0 = 5 cm per step,
+i.e. 1 m/s), an orientation change (axis-angle, 1.0 = 0.5 rad) and the gripper (-1 open,
++1 closed); robosuite then runs 25 physics steps of 2 ms. :class:`Arm` turns "go to this
+point at this speed with the gripper pointing down" into those commands (a proportional
+law capped at the speed, the orientation held), stops when the point is reached, when the
+gripper stalls against something, or when :meth:`Arm.stop` is called from another thread.
+
+:class:`Frame` converts between LIBERO's world frame and the robot-base frame the harness
+sees (the base's position subtracted; every LIBERO scene mounts the base axis-aligned).
+Camera observables are switched off while moving (rendering is ~90 % of a step's cost) and
+rendered only when the driver observes.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["GUARD_M", "HOME_YAW", "Arm", "Frame", "Interrupted", "down_matrix", "side_matrix"]
+
+Vec3 = tuple[float, float, float]
+
+CONTROL_HZ = 20.0
+POSITION_GAIN = 8.0
+"""Commanded speed (m/s) per metre of remaining error, before the speed cap."""
+TRACKING = 2.5
+"""The OSC controller reaches about 1/TRACKING of a commanded step within the step, so
+commands lead the wanted speed by this factor; they never lead past the target itself."""
+ORIENTATION_GAIN = 1.5
+STALL_STEPS = 12
+STALL_PROGRESS_M = 0.002
+"""A move has stalled when its last STALL_STEPS controller steps gained less than this while
+the wrist was already turned to its orientation (turning first is not stalling)."""
+TURNED_RAD = 0.1
+LOOKAHEAD_M = 0.04
+"""How far along the line ahead of the gripper's projection a move aims."""
+SLOW_DOWN_M = 0.05
+"""Within this of the goal, commands stop leading the controller (no overshoot)."""
+GUARD_M = 0.012
+"""How far inside the workspace's faces the arm is sent at most: the OSC controller
+overshoots a stop by a few millimetres (measured: up to 7 mm at 0.3 m/s)."""
+
+
+class Interrupted(Exception):
+    """stop() arrived while a motion was running."""
+
+
+HOME_YAW = math.pi / 2
+"""LIBERO's initial states hold the fingers closing along the base's y axis."""
+
+
+def down_matrix(yaw: float = HOME_YAW) -> np.ndarray:
+    """The gripper pointing straight down, its fingers closing along the horizontal
+    direction at angle ``yaw`` from the base's x axis (the site's x axis is the closing
+    direction: measured from the fingers' bodies in LIBERO's initial state)."""
+    turn = yaw - HOME_YAW
+    c, s = math.cos(turn), math.sin(turn)
+    rz = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    return rz @ np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, -1.0]])
+
+
+def side_matrix(towards: Vec3, closing: Vec3 = (0.0, 0.0, 1.0)) -> np.ndarray:
+    """The gripper pointing horizontally *against* ``towards`` (into a cabinet's face whose
+    drawer opens towards ``towards``), its fingers closing along ``closing`` (made
+    perpendicular to the approach; vertical by default, across a horizontal handle bar)."""
+    t = np.array([towards[0], towards[1], 0.0])
+    t /= max(float(np.linalg.norm(t)), 1e-9)
+    z = -t  # the approach axis points into the face
+    x = np.asarray(closing, dtype=float) - np.dot(closing, z) * z
+    x /= max(float(np.linalg.norm(x)), 1e-9)
+    y = np.cross(z, x)
+    return np.column_stack([x, y, z])
+
+
+@dataclass(frozen=True)
+class Frame:
+    """The robot-base frame: LIBERO world minus ``origin`` (the base's world position)."""
+
+    origin: Vec3
+
+    def to_world(self, point: Any) -> np.ndarray:
+        return np.asarray(point, dtype=float) + np.asarray(self.origin)
+
+    def from_world(self, point: Any) -> Vec3:
+        p = np.asarray(point, dtype=float) - np.asarray(self.origin)
+        return (float(p[0]), float(p[1]), float(p[2]))
+
+
+def _rotation_error(target: np.ndarray, current: np.ndarray) -> np.ndarray:
+    """Axis-angle vector (world frame) rotating ``current`` onto ``target``."""
+    r = target @ current.T
+    angle = math.acos(max(-1.0, min(1.0, (np.trace(r) - 1.0) / 2.0)))
+    if angle < 1e-6:
+        return np.zeros(3)
+    axis = np.array([r[2, 1] - r[1, 2], r[0, 2] - r[2, 0], r[1, 0] - r[0, 1]])
+    norm = np.linalg.norm(axis)
+    if norm < 1e-9:  # a half turn: any perpendicular axis
+        axis = np.array([1.0, 0.0, 0.0]) if abs(r[0, 0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+        norm = 1.0
+    return axis / norm * angle
+
+
+class Arm:
+    """The Panda of one LIBERO env (``env`` is LIBERO's ``ControlEnv``)."""
+
+    def __init__(self, env: Any, frame: Frame, stop: threading.Event) -> None:
+        self.env = env
+        self.frame = frame
+        self._stop = stop
+        self.steps = 0
+        """Controller steps taken since the counter was last reset (a skill's budget)."""
+        self.budget: int | None = None
+        self.gripper_command = -1.0
+        self.orientation = down_matrix()
+        self.bounds: tuple[Vec3, Vec3] | None = None
+        """(low, high) corners (base frame) every move's goal is kept inside: the workspace
+        shrunk by GUARD_M, so the arm's overshoot when it stops at a face stays inside."""
+
+    @property
+    def _robot(self) -> Any:
+        return self.env.env.robots[0]
+
+    def ee_world(self) -> np.ndarray:
+        return np.array(self.env.env.sim.data.site_xpos[self._robot.eef_site_id], dtype=float)
+
+    def ee_position(self) -> Vec3:
+        return self.frame.from_world(self.ee_world())
+
+    def ee_matrix(self) -> np.ndarray:
+        data = self.env.env.sim.data.site_xmat[self._robot.eef_site_id]
+        return np.array(data, dtype=float).reshape(3, 3)
+
+    def ee_yaw(self) -> float:
+        """The angle of the fingers' closing direction (0: along the base's x axis)."""
+        m = self.ee_matrix()
+        return math.atan2(m[1, 0], m[0, 0])
+
+    def gripper_width(self) -> float:
+        robot = self._robot
+        q = self.env.env.sim.data.qpos[robot._ref_gripper_joint_pos_indexes]
+        return float(abs(q[0]) + abs(q[1]))
+
+    def joint_positions(self) -> list[float]:
+        robot = self._robot
+        return [float(v) for v in self.env.env.sim.data.qpos[robot._ref_joint_pos_indexes]]
+
+    # ------------------------------------------------------------------ commands
+
+    def step(self, velocity: Any = (0.0, 0.0, 0.0)) -> None:
+        """One controller step (25 physics steps): move at ``velocity`` (m/s, world axes),
+        turn towards the held orientation, gripper as last commanded."""
+        if self._stop.is_set():
+            raise Interrupted
+        if self.budget is not None and self.steps >= self.budget:
+            raise BudgetExceeded(self.steps)
+        action = np.zeros(7)
+        action[:3] = np.clip(np.asarray(velocity, dtype=float), -1.0, 1.0)
+        rotation = _rotation_error(self.orientation, self.ee_matrix()) * ORIENTATION_GAIN
+        action[3:6] = np.clip(rotation / 0.5, -0.6, 0.6)
+        action[6] = self.gripper_command
+        self.env.step(action)
+        self.steps += 1
+
+    def move(
+        self,
+        target: Vec3,
+        *,
+        speed: float,
+        tolerance: float = 0.005,
+        on_step: Callable[[], None] | None = None,
+    ) -> bool:
+        """Go to ``target`` (base frame) in a straight line; True when reached, False when
+        the gripper stalled (pressed against something) first."""
+        if self.bounds is not None:
+            low, high = self.bounds
+            target = tuple(  # type: ignore[assignment]
+                min(hi, max(lo, float(v))) for v, lo, hi in zip(target, low, high, strict=True)
+            )
+        goal = self.frame.to_world(target)
+        origin = self.ee_world()
+        line = goal - origin
+        length = float(np.linalg.norm(line))
+        history: list[float] = []
+        while True:
+            here = self.ee_world()
+            error = goal - here
+            distance = float(np.linalg.norm(error))
+            if distance <= tolerance:
+                return True
+            turned = float(np.linalg.norm(_rotation_error(self.orientation, self.ee_matrix())))
+            history.append(distance if turned < TURNED_RAD else math.inf)
+            if (
+                len(history) > STALL_STEPS
+                and history[-STALL_STEPS - 1] - distance < STALL_PROGRESS_M
+            ):
+                return False
+            # follow the straight line: aim at a point LOOKAHEAD_M further along it than the
+            # gripper's projection, so a drift off the line is pulled back onto it
+            if length > 1e-6:
+                along = float(np.dot(here - origin, line)) / length
+                carrot = origin + line * min(1.0, max(0.0, along + LOOKAHEAD_M) / length)
+            else:
+                carrot = goal
+            aim = carrot - here
+            velocity = aim * POSITION_GAIN
+            norm = float(np.linalg.norm(velocity))
+            if norm > speed:
+                velocity *= speed / norm
+            lead = TRACKING if distance > SLOW_DOWN_M else 1.0
+            command = self._guarded(here, velocity * lead)
+            limit = float(np.linalg.norm(aim)) * CONTROL_HZ  # the whole way to the aim point
+            if float(np.linalg.norm(command)) > limit:
+                command *= limit / max(float(np.linalg.norm(command)), 1e-12)
+            self.step(command)
+            if on_step is not None:
+                on_step()
+
+    def _guarded(self, here: np.ndarray, command: np.ndarray) -> np.ndarray:
+        """A command with no part pushing the gripper further out once it is within GUARD_M
+        of a workspace face, and a push back inside when it is past the guarded box (the arm
+        drifts when a target is out of its kinematic reach)."""
+        if self.bounds is None:
+            return command
+        point = np.asarray(self.frame.from_world(here))
+        low, high = np.asarray(self.bounds[0]), np.asarray(self.bounds[1])
+        command = command.copy()
+        for axis in range(3):
+            if point[axis] >= high[axis] and command[axis] > 0:
+                command[axis] = 0.0
+            if point[axis] <= low[axis] and command[axis] < 0:
+                command[axis] = 0.0
+            if point[axis] > high[axis]:
+                command[axis] -= (point[axis] - high[axis]) * POSITION_GAIN * TRACKING
+            if point[axis] < low[axis]:
+                command[axis] += (low[axis] - point[axis]) * POSITION_GAIN * TRACKING
+        return command
+
+    def grip(self, close: bool, *, steps: int = 12) -> None:
+        """Close or open the fingers and wait ``steps`` controller steps (holding still)."""
+        self.gripper_command = 1.0 if close else -1.0
+        previous = self.gripper_width()
+        for index in range(steps):
+            self.step()
+            width = self.gripper_width()
+            if index >= 4 and abs(width - previous) < 2e-4:
+                break
+            previous = width
+
+    def hold(self, steps: int = 3) -> None:
+        """Stay where the arm is for a few controller steps."""
+        for _ in range(steps):
+            self.step()
+
+
+class BudgetExceeded(Exception):
+    """A skill used up ``max_steps_per_action`` controller steps."""
+
+    def __init__(self, steps: int) -> None:
+        super().__init__(f"gave up after {steps} controller steps")
+        self.steps = steps
