@@ -45,6 +45,7 @@ from harness.messages import (
     Verdict,
     new_id,
 )
+from harness.planner import household
 from harness.planner.brief import BriefObject, ParsedBrief, parse_brief, parse_find_objects
 from harness.planner.episodes import read_memory
 from harness.planner.episodes import shape as shape_episodes
@@ -159,6 +160,9 @@ class Planner:
             return _say(_claimed("There is no instruction to act on.", achieved=False))
         if history.subagent:
             return _search(request, history, tools)
+        if household.applies(tools) and not history.revisions:
+            # a world with drawers, doors and switches (LIBERO): its own language
+            return household.decide(request, history.instruction, tools)
         prefix = ""
         if history.acknowledged < len(history.revisions):
             # 1. a revision waiting for an answer

@@ -1,0 +1,289 @@
+"""The offline planner in worlds with fixtures (drawers, doors, switches): LIBERO's scenes.
+
+Chosen when the world offers articulated skills (``open``, ``turn_on``...). Each turn it
+reads the instruction (:mod:`harness.planner.language`), grounds every mention in the
+Brief (:mod:`harness.planner.grounding`) and turns the steps into tool calls:
+
+- put X in/on Y: ``pick`` X, then ``place`` X on Y (the region the words name: "the
+  basket" is its inside for "in", "the stove" its cooking area for "on");
+- open/close X, turn X on/off: one call on the drawer region or the fixture;
+- push X to the front of Y: ``push`` X into the marked table area.
+
+The plan is grounded once, on the first turn, and written into that turn's text (``Plan:``
+and a JSON list); later turns read it back from the transcript, because after the first
+pick "the bowl between the plate and the ramekin" is no longer between them. Progress is
+the transcript's own record: a call whose result succeeded is done; a failed one is tried
+again (the object picked again when a place failed) up to :data:`MAX_ATTEMPTS`.
+
+An instruction it cannot read, a mention nothing in the scene fits or that several fit
+equally: it moves nothing and reports why, ending ``not_achieved``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from harness.messages import AssistantItem, ModelRequest, ModelResponse, ToolCall, new_id
+from harness.planner.brief import ParsedBrief, parse_brief
+from harness.planner.grounding import Scene, Unresolved, ground, ground_part, is_region
+from harness.planner.language import Mention, Step, Task, parse_task
+from harness.planner.lexicon import stem
+from harness.prompts import OUTCOME_ACHIEVED_LINE, OUTCOME_NOT_ACHIEVED_LINE
+
+__all__ = ["ARTICULATED_TOOLS", "MAX_ATTEMPTS", "Action", "decide", "plan_actions"]
+
+ARTICULATED_TOOLS = frozenset({"open", "close", "turn_on", "turn_off", "push"})
+"""Tools whose presence says the world has fixtures: this planner takes over."""
+MAX_ATTEMPTS = 3
+PLAN_PREFIX = "Plan: "
+_SIDE_WORD = {"right_of": "right", "left_of": "left", "front_of": "front", "behind": "back"}
+
+Action = tuple[str, dict[str, Any]]
+"""One tool call of the plan: (tool name, arguments)."""
+
+
+def applies(tools: dict[str, Any]) -> bool:
+    return bool(ARTICULATED_TOOLS & set(tools))
+
+
+def decide(request: ModelRequest, instruction: str, tools: dict[str, Any]) -> ModelResponse:
+    """This turn's tool call, or the final report (see the module docstring)."""
+    items = list(request.items)
+    plan = _plan_of(items)
+    if plan is None:
+        task = parse_task(instruction)
+        if not task.ok:
+            return _report(f"I did not move anything: {task.problem}.", achieved=False)
+        brief_text = request.refreshed.brief if request.refreshed else ""
+        if not brief_text:
+            return _report("I cannot see the scene (no Scene Brief), so I did not move.", False)
+        brief = parse_brief(brief_text)
+        try:
+            plan = plan_actions(task, brief)
+        except Unresolved as exc:
+            return _report(f"I did not move anything: {exc}.", achieved=False)
+        missing = [name for name, _ in plan if name not in tools]
+        if missing:
+            return _report(
+                f"I did not move anything: the plan needs {', '.join(sorted(set(missing)))}, "
+                "which this world does not offer.",
+                achieved=False,
+            )
+        first = _next(plan, items, brief)
+        text = PLAN_PREFIX + json.dumps([[n, a] for n, a in plan], separators=(",", ":"))
+        assert first is not None
+        return _call(*first[1], text=f"{text}\n{first[0]}")
+    brief = parse_brief(request.refreshed.brief) if request.refreshed else ParsedBrief()
+    step = _next(plan, items, brief)
+    if step is None:
+        return _report(_summary(plan, items, done=True), achieved=True)
+    note, action = step
+    if action[0] == "__give_up__":
+        return _report(_summary(plan, items, done=False, reason=note), achieved=False)
+    return _call(*action, text=note)
+
+
+# ====================================================================== planning
+
+
+def plan_actions(task: Task, brief: ParsedBrief) -> list[Action]:
+    """The tool calls that do ``task`` in the scene ``brief`` shows (raises
+    :class:`Unresolved` for a mention it cannot ground)."""
+    scene = Scene(dict(brief.objects))
+    actions: list[Action] = []
+    for step in task.steps:
+        actions.extend(_step_actions(step, scene))
+    return actions
+
+
+def _step_actions(step: Step, scene: Scene) -> list[Action]:
+    if step.action in ("open", "close"):
+        return [(step.action, {"ref": _openable(step.subject, scene)})]
+    if step.action in ("turn_on", "turn_off"):
+        refs = ground(step.subject, scene, movable=False)
+        return [(step.action, {"ref": refs[0]})]
+    subjects = ground(step.subject, scene, movable=True)
+    if step.action == "pick":
+        return [("pick", {"ref": ref}) for ref in subjects]
+    assert step.target is not None
+    target, relation = _destination(step, scene)
+    if any(target == ref or target.startswith(ref + "_") for ref in subjects):
+        raise Unresolved(f"{step.subject.text()} cannot go {relation} itself")
+    if step.action == "push":
+        return [("push", {"ref": ref, "target": target}) for ref in subjects]
+    actions: list[Action] = []
+    for ref in subjects:
+        actions.append(("pick", {"ref": ref}))
+        arguments = {"ref": ref, "target": target}
+        if relation in ("in", "on"):
+            arguments["relation"] = relation
+        actions.append(("place", arguments))
+    return actions
+
+
+def _openable(mention: Mention, scene: Scene) -> str:
+    """A drawer region, or a fixture with a door ("the microwave")."""
+    if mention.part:
+        return ground_part(mention, scene).ref
+    refs = ground(mention, scene, movable=False)
+    item = scene.items[refs[0]]
+    if any(tag in ("open", "closed") for tag in item.tags) and not scene.regions_of(item.ref):
+        return item.ref
+    drawers = [r for r in scene.regions_of(item.ref) if "drawer" in r.label.split()]
+    if any(tag in ("open", "closed") for tag in item.tags) or not drawers:
+        return item.ref
+    refs = ", ".join(sorted(r.ref for r in drawers))
+    raise Unresolved(
+        f"{mention.text()} has several drawers ({refs}); the instruction does not say which"
+    )
+
+
+def _destination(step: Step, scene: Scene) -> tuple[str, str]:
+    """(target ref, relation) of a place or push."""
+    assert step.target is not None
+    relation = step.relation
+    if relation in _SIDE_WORD:
+        return _table_area(step.target, _SIDE_WORD[relation], scene), "on"
+    if step.target.part:
+        region = ground_part(step.target, scene)
+        if relation is None:
+            relation = "in" if "container" in region.tags else "on"
+        return region.ref, relation
+    refs = ground(step.target, scene, movable=None)
+    item = scene.items[refs[0]]
+    regions = [r for r in scene.regions_of(item.ref) if not r.label.startswith("table area")]
+    inside = [r for r in regions if "container" in r.tags]
+    surfaces = [r for r in regions if "surface" in r.tags]
+    if relation is None:
+        relation = "in" if inside and not surfaces else "on"
+    if relation == "in" and inside:
+        if len(inside) > 1:
+            names = ", ".join(sorted(r.ref for r in inside))
+            raise Unresolved(f"{step.target.text()} has several insides ({names}); which one?")
+        return inside[0].ref, "in"
+    if relation == "on" and surfaces:
+        tops = [r for r in surfaces if r.label.split()[:1] == ["top"]] or surfaces
+        if len(tops) > 1:
+            names = ", ".join(sorted(r.ref for r in tops))
+            raise Unresolved(f"{step.target.text()} has several surfaces ({names}); which one?")
+        return tops[0].ref, "on"
+    return item.ref, relation or "on"
+
+
+def _table_area(anchor: Mention, side: str, scene: Scene) -> str:
+    """The marked table area on ``side`` of what ``anchor`` names ("the front of the
+    stove", "the right of the plate")."""
+    refs = ground(anchor, scene, movable=None)
+    owner = scene.items[refs[0]]
+    nouns = {stem(w) for w in owner.label.split()}
+    areas = [
+        a
+        for a in scene.table_areas()
+        if side in a.label.split() and nouns & {stem(w) for w in a.label.split()}
+    ]
+    if len(areas) != 1:
+        found = "no" if not areas else "more than one"
+        raise Unresolved(f"I see {found} marked area to the {side} of {owner.ref}")
+    return areas[0].ref
+
+
+# ====================================================================== progress
+
+
+def _plan_of(items: list[Any]) -> list[Action] | None:
+    for item in items:
+        if isinstance(item, AssistantItem) and item.text.startswith(PLAN_PREFIX):
+            line = item.text.splitlines()[0].removeprefix(PLAN_PREFIX)
+            try:
+                return [(str(n), dict(a)) for n, a in json.loads(line)]
+            except (ValueError, TypeError):
+                return None
+    return None
+
+
+def _results(items: list[Any]) -> list[tuple[ToolCall, bool]]:
+    """(call, succeeded) for every call that has a result, oldest first."""
+    from harness.messages import ToolResultItem
+
+    calls: dict[str, ToolCall] = {}
+    out: list[tuple[ToolCall, bool]] = []
+    for item in items:
+        if isinstance(item, AssistantItem):
+            for call in item.tool_calls:
+                calls[call.id] = call
+        elif isinstance(item, ToolResultItem) and item.call_id in calls:
+            failed = item.is_error or (
+                item.evaluation is not None and item.evaluation.status == "failure"
+            )
+            out.append((calls[item.call_id], not failed))
+    return out
+
+
+def _next(plan: list[Action], items: list[Any], brief: ParsedBrief) -> tuple[str, Action] | None:
+    """(why, the next call) or None when every call of the plan succeeded."""
+    results = _results(items)
+    cursor = 0  # the plan's calls are done in order: match results against it
+    attempts = 0
+    for call, ok in results:
+        if cursor >= len(plan):
+            break
+        name, arguments = plan[cursor]
+        if call.name != name or call.arguments != arguments:
+            continue  # not the plan's next call (a re-pick is matched when it is)
+        if ok:
+            cursor += 1
+            attempts = 0
+        else:
+            attempts += 1
+            if attempts >= MAX_ATTEMPTS:
+                return (
+                    f"{name} {_args_text(arguments)} failed {attempts} times",
+                    ("__give_up__", {}),
+                )
+            if name == "place" and cursor > 0 and brief.holding != arguments.get("ref"):
+                cursor -= 1  # the object fell: pick it again
+    if cursor >= len(plan):
+        return None
+    name, arguments = plan[cursor]
+    retry = f" (attempt {attempts + 1} of {MAX_ATTEMPTS})" if attempts else ""
+    return (
+        f"Step {cursor + 1} of {len(plan)}: {name} {_args_text(arguments)}{retry}.",
+        (name, arguments),
+    )
+
+
+def _args_text(arguments: dict[str, Any]) -> str:
+    ref = arguments.get("ref", "")
+    if "target" in arguments:
+        return f"{ref} {arguments.get('relation', 'to')} {arguments['target']}"
+    return str(ref)
+
+
+def _summary(plan: list[Action], items: list[Any], *, done: bool, reason: str = "") -> str:
+    lines = ["Plan: " + "; ".join(f"{n} {_args_text(a)}" for n, a in plan) + "."]
+    if done:
+        lines.append(f"All {len(plan)} steps succeeded (offline planner, privileged skills).")
+    else:
+        lines.append(f"Gave up: {reason}.")
+    return "\n".join(lines)
+
+
+# ====================================================================== responses
+
+
+def _call(name: str, arguments: dict[str, Any], *, text: str) -> ModelResponse:
+    return ModelResponse(
+        text=text, tool_calls=[ToolCall(id=new_id("call"), name=name, arguments=arguments)]
+    )
+
+
+def _report(text: str, achieved: bool) -> ModelResponse:
+    line = OUTCOME_ACHIEVED_LINE if achieved else OUTCOME_NOT_ACHIEVED_LINE
+    return ModelResponse(text=f"{text}\n{line}")
+
+
+def regions_in(brief: ParsedBrief) -> list[str]:
+    """The region refs of a Brief (for diagnostics and tests)."""
+    scene = Scene(dict(brief.objects))
+    return sorted(o.ref for o in brief.objects.values() if is_region(o, scene))
