@@ -304,6 +304,8 @@ def _place(rest: str, before: list[Step], *, verb: str) -> Step | str:
     )
     if isinstance(subject, str):
         return subject
+    if not target_text and relation is not None:  # "place it in the" (cut short)
+        return f"the instruction stops before saying where to {verb} {subject.text()}"
     if not target_text or (target_text.split()[0] in _PRONOUNS and len(target_text.split()) == 1):
         target: Mention | str = _antecedent(before, "target")
     else:
