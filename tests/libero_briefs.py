@@ -73,3 +73,90 @@ def kitchen(
         ("main_table_table_center", "table area table center", SURF, (0.58, 0.0, 0.0), ""),
     ]
     return entries
+
+
+def groceries(items: dict[str, tuple[str, tuple[float, float, float]]]) -> list[Entry]:
+    """A libero_object-like floor scene: grocery items and a basket with its inside."""
+    entries: list[Entry] = [
+        (ref, label, OBJ, pos, "on floor") for ref, (label, pos) in items.items()
+    ]
+    entries += [
+        ("floor", "floor", "surface, kind=fixture", (0.5, 0.0, 0.0), ""),
+        ("basket_1", "basket", OBJ, (0.45, 0.28, 0.03), "on floor"),
+        ("basket_1_contain_region", "inside of basket", CONT, (0.45, 0.28, 0.05), ""),
+    ]
+    return entries
+
+
+GROCERIES = {
+    "alphabet_soup_1": ("alphabet soup", (0.62, -0.10, 0.04)),
+    "cream_cheese_1": ("cream cheese", (0.55, 0.05, 0.02)),
+    "tomato_sauce_1": ("tomato sauce", (0.70, 0.10, 0.04)),
+    "ketchup_1": ("ketchup", (0.48, -0.20, 0.05)),
+    "butter_1": ("butter", (0.66, -0.24, 0.02)),
+    "milk_1": ("milk", (0.40, -0.05, 0.05)),
+    "orange_juice_1": ("orange juice", (0.75, -0.02, 0.05)),
+    "bbq_sauce_1": ("bbq sauce", (0.58, 0.18, 0.05)),
+    "salad_dressing_1": ("salad dressing", (0.80, 0.20, 0.05)),
+    "chocolate_pudding_1": ("chocolate pudding", (0.52, -0.32, 0.02)),
+}
+
+
+def living_room() -> list[Entry]:
+    """A libero_10-like living room: two plates (viewer's left at -y), three mugs, a
+    pudding, marked table areas beside the plates."""
+    return [
+        ("plate_1", "plate", OBJ, (0.60, -0.30, 0.01), "on living_room_table"),
+        ("plate_2", "plate", OBJ, (0.60, 0.30, 0.01), "on living_room_table"),
+        ("porcelain_mug_1", "porcelain mug", OBJ, (0.45, -0.10, 0.05), "on living_room_table"),
+        ("white_yellow_mug_1", "white yellow mug", OBJ, (0.45, 0.10, 0.05), "on living_room_table"),
+        ("red_coffee_mug_1", "red coffee mug", OBJ, (0.70, 0.00, 0.05), "on living_room_table"),
+        ("chocolate_pudding_1", "chocolate pudding", OBJ, (0.35, 0.20, 0.02), ""),
+        ("living_room_table", "table", "surface, kind=fixture", (0.6, 0.0, -0.01), ""),
+        (
+            "living_room_table_plate_right_region",
+            "table area plate right",
+            SURF,
+            (0.60, 0.40, 0.0),
+            "",
+        ),
+        (
+            "living_room_table_plate_left_region",
+            "table area plate left",
+            SURF,
+            (0.6, -0.4, 0.0),
+            "",
+        ),
+    ]
+
+
+def kitchen_10() -> list[Entry]:
+    """A libero_10-like kitchen: a microwave with its inside, a stove, two moka pots, a
+    frying pan, a white and yellow mug, a desk caddy with two compartments."""
+    return [
+        ("microwave_1", "microwave", FIX + ", closed", (0.70, -0.30, 0.12), ""),
+        ("microwave_1_heating_region", "inside of microwave", CONT, (0.70, -0.30, 0.10), ""),
+        ("flat_stove_1", "stove", FIX + ", state=off", (0.55, 0.25, 0.02), ""),
+        ("flat_stove_1_cook_region", "cooking area of stove", SURF, (0.55, 0.25, 0.04), ""),
+        ("moka_pot_1", "moka pot", OBJ, (0.45, -0.05, 0.06), ""),
+        ("moka_pot_2", "moka pot", OBJ, (0.45, 0.12, 0.06), ""),
+        ("chefmate_8_frypan_1", "frypan", OBJ, (0.35, 0.30, 0.03), ""),
+        ("white_yellow_mug_1", "white yellow mug", OBJ, (0.40, -0.30, 0.05), ""),
+        ("desk_caddy_1", "desk caddy", FIX, (0.75, 0.10, 0.05), ""),
+        (
+            "desk_caddy_1_back_contain_region",
+            "back compartment of desk caddy",
+            CONT,
+            (0.8, 0.1, 0.06),
+            "",
+        ),
+        (
+            "desk_caddy_1_front_contain_region",
+            "front compartment of desk caddy",
+            CONT,
+            (0.7, 0.1, 0.06),
+            "",
+        ),
+        ("black_book_1", "black book", OBJ, (0.50, 0.40, 0.02), ""),
+        ("kitchen_table", "table", "surface, kind=fixture", (0.6, 0.0, -0.01), ""),
+    ]

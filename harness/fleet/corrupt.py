@@ -25,7 +25,8 @@ KINDS = ("nonsense_object", "nonsense_target", "truncated", "shuffled", "no_verb
 _SYLLABLES = ("vor", "blat", "glim", "mick", "zun", "trel", "quax", "fip", "dro", "snel")
 _PLACE = re.compile(r"\s(?:in|into|on|onto|inside|to)\s(?:the\s)?", re.IGNORECASE)
 _VERBS = re.compile(
-    r"\b(?:pick up|pick|place|put|open|close|turn on|turn off|turn|push|lift|take|grab|set)\b",
+    r"\b(?:pick up|pick|place|put|open|close|shut|turn on|turn off|turn|switch on|switch off|"
+    r"switch|ignite|push|slide|lift|take|grab|set|move|insert|add|drop|pull)\b",
     re.IGNORECASE,
 )
 
@@ -56,9 +57,11 @@ def corrupt(instruction: str, *, seed: int, kind: str | None = None) -> str:
         if matches:
             return instruction[: matches[-1].end()].rstrip()
         kind = "no_verb"
-    if kind == "no_verb":
-        left = _VERBS.sub(" ", instruction)
-        left = re.sub(r"\b(?:and|it|up|then)\b", " ", left)
+    if kind == "no_verb":  # the noun phrases only: from the first article on, no verbs
+        start = re.search(r"\b(?:the|a)\b", instruction, re.IGNORECASE)
+        left = instruction[start.start() :] if start else " ".join(words[1:])
+        left = _VERBS.sub(" ", left)
+        left = re.sub(r"\b(?:and|it|up|then|on|off)\b(?=\s+(?:the\b|$))", " ", left)
         return re.sub(r"\s+", " ", left).strip()
     shuffled = words[:]
     for _ in range(20):

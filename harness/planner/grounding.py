@@ -86,10 +86,10 @@ def is_movable(item: BriefObject) -> bool:
 
 
 def _label_words(item: BriefObject) -> list[str]:
-    return [stem(w) for w in item.label.split()]
+    return item.label.lower().split()
 
 
-def word_score(words: tuple[str, ...], item: BriefObject) -> float | None:
+def word_score(words: tuple[str, ...], item: BriefObject, *, strict: bool = False) -> float | None:
     """How well ``words`` describe ``item`` (None: they do not). Every word must be in
     the label (or a synonym, a colour the label implies, or a package word the label
     leaves out), the last word (the noun) among them, no colour the thing lacks; a
@@ -111,6 +111,8 @@ def word_score(words: tuple[str, ...], item: BriefObject) -> float | None:
             continue
         elif word in COLOURS or word == noun:
             return None  # a colour the thing does not have, or another kind of thing
+        elif strict:
+            return None
         else:
             unknown += 1  # a make or a modifier the label leaves out ("akita")
     if not (any(equivalent(noun, w) for w in label) or noun in implied):
@@ -132,8 +134,8 @@ def ground(mention: Mention, scene: Scene, *, movable: bool | None = None) -> li
     ``movable`` limits the candidates to things that can be picked (True) or to anything
     (None). Raises :class:`Unresolved` with the reason when it cannot decide."""
     if mention.conjuncts:
-        try:
-            whole = _ground_one(mention, scene, movable=movable)
+        try:  # "the yellow and white mug": one thing, if every word fits it
+            whole = _ground_one(mention, scene, movable=movable, strict=True)
         except Unresolved:
             whole = None
         if whole is not None and not mention.both:
@@ -147,11 +149,15 @@ def ground(mention: Mention, scene: Scene, *, movable: bool | None = None) -> li
     return _ground_one(mention, scene, movable=movable)
 
 
-def _ground_one(mention: Mention, scene: Scene, *, movable: bool | None) -> list[str]:
+def _ground_one(
+    mention: Mention, scene: Scene, *, movable: bool | None, strict: bool = False
+) -> list[str]:
     if mention.part:
         return [ground_part(mention, scene).ref]
     pool = [o for o in scene.things() if movable is None or is_movable(o) == movable]
-    scored = [(s, o) for o in pool if (s := word_score(mention.words, o)) is not None]
+    scored = [
+        (s, o) for o in pool if (s := word_score(mention.words, o, strict=strict)) is not None
+    ]
     if not scored:
         raise Unresolved(f"I see no {' '.join(mention.words)} in the scene")
     best = max(s for s, _ in scored)
@@ -227,18 +233,21 @@ def _xy_distance(a: BriefObject, b: tuple[float, float, float]) -> float:
     return math.dist(a.position[:2], b[:2])
 
 
-def _anchor_points(qualifier: Qualifier, scene: Scene) -> list[BriefObject]:
+def _anchor_points(qualifier: Qualifier, scene: Scene) -> tuple[list[BriefObject], bool]:
+    """(the things the qualifier is relative to, whether resting on one of them counts as
+    fitting: not for "the center of the table", a point on what everything stands on)."""
     anchors: list[BriefObject] = []
+    related = True
     for mention in qualifier.anchors:
         if mention.part and mention.part[-1] == "center" and not mention.part[:-1]:
-            owner = ground(
-                Mention(words=mention.words or ("table",)), scene, movable=None
-            )  # "the center of the table"
-            anchors.append(scene.items[owner[0]])
+            related = False
+            owner = scene.items[ground(Mention(words=mention.words or ("table",)), scene)[0]]
+            areas = [a for a in scene.regions_of(owner.ref) if "center" in a.label.split()]
+            anchors.append(areas[0] if len(areas) == 1 else owner)
             continue
         refs = ground(mention, scene, movable=None)
         anchors.extend(scene.items[r] for r in refs)
-    return anchors
+    return anchors, related
 
 
 def _qualify(
@@ -247,7 +256,7 @@ def _qualify(
     """The candidates ``qualifier`` picks out (by score: 0 is a perfect fit)."""
     if len(candidates) <= 1 and not qualifier.negated:
         return candidates
-    anchors = _anchor_points(qualifier, scene)
+    anchors, related_counts = _anchor_points(qualifier, scene)
     anchor_refs = {a.ref for a in anchors}
     candidates = [c for c in candidates if c.ref not in anchor_refs]
 
@@ -258,8 +267,13 @@ def _qualify(
             return _xy_distance(item, mid)  # type: ignore[arg-type]
         anchor = anchors[0]
         related = {item.on, item.inside}
-        if qualifier.relation in ("on", "in", "from") and any(
-            r is not None and (r == anchor.ref or r.startswith(anchor.ref + "_")) for r in related
+        if (
+            related_counts
+            and qualifier.relation in ("on", "in", "from")
+            and any(
+                r is not None and (r == anchor.ref or r.startswith(anchor.ref + "_"))
+                for r in related
+            )
         ):
             return 0.0
         distance = _xy_distance(item, anchor.position)

@@ -304,7 +304,9 @@ def _place(rest: str, before: list[Step], *, verb: str) -> Step | str:
     )
     if isinstance(subject, str):
         return subject
-    if not target_text and relation is not None:  # "place it in the" (cut short)
+    said = rest[len(subject_text) :].split()
+    if not target_text and relation is not None and (said[-1:] != ["inside"] or said[-2:-1]):
+        # "place it in the", "put the pan on": cut short ("put the bowl inside" is "in it")
         return f"the instruction stops before saying where to {verb} {subject.text()}"
     if not target_text or (target_text.split()[0] in _PRONOUNS and len(target_text.split()) == 1):
         target: Mention | str = _antecedent(before, "target")

@@ -99,10 +99,20 @@ def stem(word: str) -> str:
     return word if word in {"glass", "grass", "this"} else singular(word)
 
 
+def _forms(word: str) -> set[str]:
+    word = word.lower()
+    forms = {word, stem(word)}
+    if word.endswith("s") and len(word) > 3:
+        forms.add(word[:-1])  # "cookies" -> "cookie" (stem says "cooky")
+    return forms
+
+
 def equivalent(a: str, b: str) -> bool:
-    """The two words name the same thing (same stem, or synonyms)."""
-    a, b = stem(a), stem(b)
-    return a == b or b in _CLASS.get(a, frozenset())
+    """The two words name the same thing (same singular, or synonyms)."""
+    left, right = _forms(a), _forms(b)
+    if left & right:
+        return True
+    return any(r in _CLASS.get(x, frozenset()) for x in left for r in right)
 
 
 def implied_words(words: list[str]) -> set[str]:
