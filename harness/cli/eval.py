@@ -156,7 +156,7 @@ def _suite_path(suite: str) -> str:
 def _inputs(args: argparse.Namespace) -> tuple[Any, Any, Path, Any]:
     """(suite, config, eval folder, manifest or None for --resume)."""
     from harness.fleet.journal import EvalFolder, Manifest
-    from harness.fleet.suite import load_suite
+    from harness.fleet.libero_suite import load_any_suite as load_suite
 
     if args.resume:
         for flag, value in (("--episodes", args.episodes), ("--out", args.out)):

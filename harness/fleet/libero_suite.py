@@ -26,7 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from harness.errors import ConfigError
-from harness.fleet.suite import SeedRange, Suite, SuiteTask
+from harness.fleet.suite import SeedRange, Suite, SuiteTask, load_suite
 
 __all__ = [
     "CORRUPT_SUFFIX",
@@ -34,6 +34,7 @@ __all__ = [
     "LIBERO_PREFIX",
     "is_libero_suite",
     "libero_suite",
+    "load_any_suite",
     "published_tasks",
 ]
 
@@ -45,6 +46,13 @@ DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "libero_eval.
 _NAME = re.compile(r"^libero_[a-z0-9_.]+$")
 _LANGUAGE = re.compile(r"\(:language\s+(?P<text>[^)]*)\)")
 _MAX_TURNS = 24
+
+
+def load_any_suite(name_or_path: str | Path) -> Suite:
+    """A suite file, or a LIBERO suite by name (``libero_spatial``, ``libero:libero_goal``)."""
+    if is_libero_suite(str(name_or_path)):
+        return libero_suite(str(name_or_path))
+    return load_suite(name_or_path)
 
 
 def is_libero_suite(name: str) -> bool:

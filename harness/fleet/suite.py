@@ -269,13 +269,7 @@ def _fill(template: str, values: dict[str, Any], *, where: str) -> str:
 
 
 def load_suite(path: str | Path) -> Suite:
-    """Read and validate a suite file; a ConfigError names the file and the key. A LIBERO
-    suite name (``libero_spatial``...) is built from LIBERO's registry instead
-    (:mod:`harness.fleet.libero_suite`)."""
-    from harness.fleet.libero_suite import is_libero_suite, libero_suite
-
-    if is_libero_suite(str(path)):
-        return libero_suite(str(path))
+    """Read and validate a suite file; a ConfigError names the file and the key."""
     file = Path(path).expanduser()
     if not file.is_file():
         raise ConfigError(f"suite file not found: {file}", key="suite", value=str(file))
