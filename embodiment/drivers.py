@@ -2,7 +2,8 @@
 
 Entries are factories ``factory(profile=..., **options) -> Driver`` or lazy
 ``"module:attribute"`` strings, so naming a driver never imports another one's
-dependencies (PyBullet is only imported when ``sim.tabletop`` is built).
+dependencies (PyBullet is only imported when ``sim.tabletop`` is built, LIBERO and MuJoCo only when
+``sim.libero`` is).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ DriverFactory = Callable[..., Driver]
 
 DRIVERS: dict[str, str | DriverFactory] = {
     "sim.tabletop": "embodiment.sim.tabletop:TabletopSim",
+    "sim.libero": "embodiment.sim.libero.driver:LiberoSim",
     "fake": "embodiment.fake:FakeRobot",
 }
 

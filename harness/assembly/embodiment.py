@@ -22,6 +22,7 @@ from harness.errors import ConfigError
 from harness.providers import build_model
 from harness.world.evaluation import ModelEvaluator, ProgrammaticEvaluator
 from harness.world.physical import physical_tools
+from harness.world.predicate_check import PredicateTaskCheck, has_goal_predicates
 from harness.world.task_check import GroundTruthTaskCheck, ModelTaskCheck, TaskCheck
 
 __all__ = ["build_embodiment_parts", "build_profile", "build_task_check", "construct_driver"]
@@ -122,10 +123,12 @@ def _lease_for(config: HarnessConfig, driver: Any) -> HardwareLease | None:
 def build_task_check(
     config: HarnessConfig, *, driver: Any, observe: Callable[[], Any] | None
 ) -> TaskCheck | None:
-    """The whole-task check ``evaluation.task_check`` asks for (see its docstring)."""
+    """The whole-task check ``evaluation.task_check`` asks for (see its docstring). A
+    driver that judges its own task (LIBERO's goal predicates) is the programmatic check."""
     cfg = config.evaluation
     mode = cfg.task_check
-    ground_truth = (
+    own_goal = driver is not None and has_goal_predicates(driver)
+    ground_truth = own_goal or (
         driver is not None and _has(driver, "detections") and _has(driver, "post_conditions")
     )
     if mode == "auto":
@@ -147,6 +150,8 @@ def build_task_check(
                 key="evaluation.task_check",
                 value=cfg.task_check,
             )
+        if own_goal:
+            return PredicateTaskCheck.of(driver)
         return GroundTruthTaskCheck(driver.detections, driver.post_conditions())
     if observe is None:
         raise ConfigError(

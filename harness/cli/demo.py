@@ -36,6 +36,7 @@ from harness.cli.common import (
     store_flag,
     stream_task,
 )
+from harness.cli.libero_world import add_world_arguments, libero_config
 from harness.cli.render import JsonLinesRenderer, TimelineRenderer, describe_outcome
 from harness.config import HarnessConfig, with_overrides
 from harness.events import DoneEvent, EvaluationEvent, EventBase, HandoffEvent
@@ -77,12 +78,18 @@ def register(subparsers: Any) -> None:
         help="make the first grasp of REF slip (to watch the recovery)",
     )
     parser.add_argument("--json", action="store_true", help="print every event as a JSON line")
+    add_world_arguments(parser)
     parser.set_defaults(func=run_demo)
 
 
 def demo_config(args: argparse.Namespace) -> HarnessConfig:
     """The config file given, the checkout's default config, or the built-in defaults
-    (the same rule as `run` and `chat`), plus the demo's own flags."""
+    (the same rule as `run` and `chat`), plus the demo's own flags. With ``--world libero``
+    the LIBERO deployment (see :mod:`harness.cli.libero_world`); ``args.instruction`` is
+    then the task's own language when none was given."""
+    if getattr(args, "world", "tabletop") == "libero":
+        return _libero_demo_config(args)
+    _tabletop_only(args)
     overrides: list[str] = []
     if args.seed is not None:
         overrides.append(f"driver.seed={args.seed}")
@@ -96,12 +103,40 @@ def demo_config(args: argparse.Namespace) -> HarnessConfig:
     return config
 
 
+def _tabletop_only(args: argparse.Namespace) -> None:
+    for flag, value in (
+        ("--suite", getattr(args, "suite", None)),
+        ("--task", getattr(args, "task", None)),
+        ("--init-state", getattr(args, "init_state", None)),
+    ):
+        if value is not None:
+            raise UsageError(f"{flag} chooses a LIBERO task; add --world libero")
+
+
+def _libero_demo_config(args: argparse.Namespace) -> HarnessConfig:
+    for flag, given in (
+        ("--seed", args.seed is not None),
+        ("--scene", args.scene is not None),
+        ("--gui", args.gui),
+        ("--drop-first-grasp", bool(args.drop_first_grasp)),
+    ):
+        if given:
+            raise UsageError(
+                f"{flag} is a tabletop flag; --world libero takes --suite, --task and --init-state"
+            )
+    given = None if args.instruction == DEFAULT_INSTRUCTION else args.instruction
+    config, args.instruction = libero_config(args, given)
+    return with_overrides(config, ["subagents.enabled=true"])
+
+
 def demo_scene(args: argparse.Namespace) -> str:
     """The scene variant: ``--scene``, else hidden_cube for a search instruction."""
     from harness.planner.grammar import search_phrase
 
     if getattr(args, "scene", None):
         return str(args.scene)
+    if getattr(args, "world", "tabletop") != "tabletop":
+        return "standard"
     return "hidden_cube" if search_phrase(args.instruction) is not None else "standard"
 
 
@@ -154,9 +189,18 @@ def run_demo(args: argparse.Namespace) -> int:
             if offline
             else f"{config.model.provider}:{config.model.name}"
         )
+        world = "PyBullet"
+        if args.world == "libero" and config.driver is not None:
+            options = config.driver.model_extra or {}
+            world = (
+                f"LIBERO on MuJoCo, {options.get('suite', 'libero_object')} task "
+                f"{options.get('task', 0)}, initial state {options.get('init_state', 0)}"
+            )
         console.print(
-            "[bold]harness demo[/bold]: a simulated Franka Panda (PyBullet) driven by " + who
+            f"[bold]harness demo[/bold]: a simulated Franka Panda ({world}) driven by " + who
         )
+        if args.world == "libero":
+            console.print(f"instruction: {escape(args.instruction)}")
         if demo_scene(args) == "hidden_cube":
             console.print(
                 "scene: hidden_cube (a yellow cube stands behind a deep tray, out of the "

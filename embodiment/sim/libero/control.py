@@ -1,0 +1,189 @@
+"""Moving LIBERO's Panda: robosuite's OSC_POSE controller driven towards Cartesian targets.
+
+The controller takes, 20 times a second, a 7-vector: a position change (1.0 = 5 cm per step,
+i.e. 1 m/s), an orientation change (axis-angle, 1.0 = 0.5 rad) and the gripper (-1 open,
++1 closed); robosuite then runs 25 physics steps of 2 ms. :class:`Arm` turns "go to this
+point at this speed with the gripper pointing down" into those commands (a proportional
+law capped at the speed, the orientation held), stops when the point is reached, when the
+gripper stalls against something, or when :meth:`Arm.stop` is called from another thread.
+
+:class:`Frame` converts between LIBERO's world frame and the robot-base frame the harness
+sees (the base's position subtracted; every LIBERO scene mounts the base axis-aligned).
+Camera observables are switched off while moving (rendering is ~90 % of a step's cost) and
+rendered only when the driver observes.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Arm", "Frame", "Interrupted", "down_matrix"]
+
+Vec3 = tuple[float, float, float]
+
+CONTROL_HZ = 20.0
+POSITION_GAIN = 8.0
+"""Commanded speed (m/s) per metre of remaining error, before the speed cap."""
+ORIENTATION_GAIN = 1.5
+STALL_STEPS = 10
+STALL_PROGRESS_M = 0.002
+
+
+class Interrupted(Exception):
+    """stop() arrived while a motion was running."""
+
+
+def down_matrix(yaw: float = 0.0) -> np.ndarray:
+    """The gripper pointing straight down, fingers closing along the base's x axis turned
+    by ``yaw`` about z (the orientation LIBERO's initial states start from)."""
+    c, s = math.cos(yaw), math.sin(yaw)
+    rz = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    return rz @ np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, -1.0]])
+
+
+@dataclass(frozen=True)
+class Frame:
+    """The robot-base frame: LIBERO world minus ``origin`` (the base's world position)."""
+
+    origin: Vec3
+
+    def to_world(self, point: Any) -> np.ndarray:
+        return np.asarray(point, dtype=float) + np.asarray(self.origin)
+
+    def from_world(self, point: Any) -> Vec3:
+        p = np.asarray(point, dtype=float) - np.asarray(self.origin)
+        return (float(p[0]), float(p[1]), float(p[2]))
+
+
+def _rotation_error(target: np.ndarray, current: np.ndarray) -> np.ndarray:
+    """Axis-angle vector (world frame) rotating ``current`` onto ``target``."""
+    r = target @ current.T
+    angle = math.acos(max(-1.0, min(1.0, (np.trace(r) - 1.0) / 2.0)))
+    if angle < 1e-6:
+        return np.zeros(3)
+    axis = np.array([r[2, 1] - r[1, 2], r[0, 2] - r[2, 0], r[1, 0] - r[0, 1]])
+    norm = np.linalg.norm(axis)
+    if norm < 1e-9:  # a half turn: any perpendicular axis
+        axis = np.array([1.0, 0.0, 0.0]) if abs(r[0, 0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+        norm = 1.0
+    return axis / norm * angle
+
+
+class Arm:
+    """The Panda of one LIBERO env (``env`` is LIBERO's ``ControlEnv``)."""
+
+    def __init__(self, env: Any, frame: Frame, stop: threading.Event) -> None:
+        self.env = env
+        self.frame = frame
+        self._stop = stop
+        self.steps = 0
+        """Controller steps taken since the counter was last reset (a skill's budget)."""
+        self.budget: int | None = None
+        self.gripper_command = -1.0
+        self.orientation = down_matrix(0.0)
+
+    @property
+    def _robot(self) -> Any:
+        return self.env.env.robots[0]
+
+    def ee_world(self) -> np.ndarray:
+        return np.array(self.env.env.sim.data.site_xpos[self._robot.eef_site_id], dtype=float)
+
+    def ee_position(self) -> Vec3:
+        return self.frame.from_world(self.ee_world())
+
+    def ee_matrix(self) -> np.ndarray:
+        data = self.env.env.sim.data.site_xmat[self._robot.eef_site_id]
+        return np.array(data, dtype=float).reshape(3, 3)
+
+    def ee_yaw(self) -> float:
+        """The yaw of the fingers' closing axis (0: along the base's x axis)."""
+        m = self.ee_matrix()
+        return math.atan2(m[1, 1], m[0, 1])
+
+    def gripper_width(self) -> float:
+        robot = self._robot
+        q = self.env.env.sim.data.qpos[robot._ref_gripper_joint_pos_indexes]
+        return float(abs(q[0]) + abs(q[1]))
+
+    def joint_positions(self) -> list[float]:
+        robot = self._robot
+        return [float(v) for v in self.env.env.sim.data.qpos[robot._ref_joint_pos_indexes]]
+
+    # ------------------------------------------------------------------ commands
+
+    def step(self, velocity: Any = (0.0, 0.0, 0.0)) -> None:
+        """One controller step (25 physics steps): move at ``velocity`` (m/s, world axes),
+        turn towards the held orientation, gripper as last commanded."""
+        if self._stop.is_set():
+            raise Interrupted
+        if self.budget is not None and self.steps >= self.budget:
+            raise BudgetExceeded(self.steps)
+        action = np.zeros(7)
+        action[:3] = np.clip(np.asarray(velocity, dtype=float), -1.0, 1.0)
+        rotation = _rotation_error(self.orientation, self.ee_matrix()) * ORIENTATION_GAIN
+        action[3:6] = np.clip(rotation / 0.5, -1.0, 1.0)
+        action[6] = self.gripper_command
+        self.env.step(action)
+        self.steps += 1
+
+    def move(
+        self,
+        target: Vec3,
+        *,
+        speed: float,
+        tolerance: float = 0.005,
+        on_step: Callable[[], None] | None = None,
+    ) -> bool:
+        """Go to ``target`` (base frame) in a straight line; True when reached, False when
+        the gripper stalled (pressed against something) first."""
+        goal = self.frame.to_world(target)
+        history: list[float] = []
+        while True:
+            error = goal - self.ee_world()
+            distance = float(np.linalg.norm(error))
+            if distance <= tolerance:
+                return True
+            history.append(distance)
+            if (
+                len(history) > STALL_STEPS
+                and history[-STALL_STEPS - 1] - distance < STALL_PROGRESS_M
+            ):
+                return False
+            velocity = error * POSITION_GAIN
+            norm = float(np.linalg.norm(velocity))
+            if norm > speed:
+                velocity *= speed / norm
+            self.step(velocity)
+            if on_step is not None:
+                on_step()
+
+    def grip(self, close: bool, *, steps: int = 12) -> None:
+        """Close or open the fingers and wait ``steps`` controller steps (holding still)."""
+        self.gripper_command = 1.0 if close else -1.0
+        previous = self.gripper_width()
+        for index in range(steps):
+            self.step()
+            width = self.gripper_width()
+            if index >= 4 and abs(width - previous) < 2e-4:
+                break
+            previous = width
+
+    def hold(self, steps: int = 3) -> None:
+        """Stay where the arm is for a few controller steps."""
+        for _ in range(steps):
+            self.step()
+
+
+class BudgetExceeded(Exception):
+    """A skill used up ``max_steps_per_action`` controller steps."""
+
+    def __init__(self, steps: int) -> None:
+        super().__init__(f"gave up after {steps} controller steps")
+        self.steps = steps

@@ -1,0 +1,182 @@
+"""The LIBERO world end to end, on LIBERO's own MuJoCo scenes (the ``libero`` extra).
+
+One env is built for the whole module (libero_object task 0, "pick up the alphabet soup and
+place it in the basket") and reset to a published initial state per test. Success is only
+ever LIBERO's: the oracle of every outcome below is the env's own ``check_success()`` and
+BDDL predicates, read here directly from the env, never through our check. The step-level
+envelope check records the gripper after every physics step (robosuite runs 25 per
+controller step) and tests it against the profile's boxes with plain comparisons written
+here, not the envelope's geometry.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from embodiment.profile import load_profile
+from embodiment.sim.libero import libero_available
+from harness import Harness, HarnessConfig
+from harness.events import DoneEvent, SafetyCheckEvent, ToolResultEvent
+from harness.providers import ScriptedModel, call, reply
+
+pytestmark = [
+    pytest.mark.libero,
+    pytest.mark.skipif(not libero_available(), reason="the LIBERO world needs the [libero] extra"),
+]
+
+PROFILE = load_profile("panda_libero")
+WS = PROFILE.workspace
+ZONE = PROFILE.keep_out[0]
+SOUP, BASKET = "alphabet_soup_1", "basket_1_contain_region"
+
+
+def inside(point: Any, low: Any, high: Any) -> bool:
+    return all(lo <= v <= hi for v, lo, hi in zip(point, low, high, strict=True))
+
+
+@pytest.fixture(scope="module")
+def sim() -> Any:
+    from embodiment.sim.libero.driver import LiberoSim
+
+    world = LiberoSim(suite="libero_object", task=0)
+    world.connect()
+    world.trace = []  # type: ignore[attr-defined]
+    world.add_step_observer(world.trace.append)  # type: ignore[attr-defined]
+    yield world
+    world.disconnect()
+
+
+def run(sim: Any, calls: list[Any], instruction: str | None = None) -> list[Any]:
+    config = HarnessConfig.model_validate(
+        {
+            "embodiment": "panda_libero",
+            "driver": None,
+            "run": {"store": None, "failure_budget": 100, "max_turns": 100},
+            "memory": {"enabled": False},
+            "evaluation": {"required_tools": ["pick", "place"]},
+        }
+    )
+    model = ScriptedModel([*calls, reply("Done.\nOutcome: achieved")])
+    with Harness.from_config(config, model=model, driver=sim) as harness:
+        return list(harness.run_stream(instruction or sim.language))
+
+
+def done_of(events: list[Any]) -> DoneEvent:
+    return next(e for e in events if isinstance(e, DoneEvent))
+
+
+def libero_says(sim: Any) -> tuple[bool, list[bool]]:
+    """The oracle: LIBERO's own success check and goal predicates, straight from the env."""
+    env = sim.env
+    goals = env.env.parsed_problem["goal_state"]
+    return bool(env.check_success()), [bool(env.env._eval_predicate(g)) for g in goals]
+
+
+def test_the_scene_graph_names_libero_objects_and_regions_in_the_base_frame(sim: Any) -> None:
+    sim.reset(init_state=0)
+    found = {d.ref: d for d in sim.detections()}
+    soup, region = found[SOUP], found[BASKET]
+    assert (soup.label, soup.category, soup.provenance) == (
+        "alphabet soup",
+        "object",
+        "ground_truth",
+    )
+    assert region.label == "inside of basket" and "contain" in region.attributes["tags"]
+    assert region.attributes["region_of"] == "basket_1"
+    # positions: LIBERO's world minus the robot base, read here from MuJoCo directly
+    inner = sim.env.env
+    base = inner.sim.data.body_xpos[inner.sim.model.body_name2id("robot0_base")]
+    body = inner.sim.data.body_xpos[inner.obj_body_id[SOUP]]
+    assert np.allclose(soup.position[:2], (body - base)[:2], atol=2e-3)
+    assert "goal" not in " ".join(str(d.attributes) for d in found.values())
+    assert found["gripper"].attributes["holding"] is None
+
+
+def test_frames_are_libero_renders_turned_upright(sim: Any) -> None:
+    """In the upright agentview frame the robot is above the objects on the floor: its pixels
+    (from MuJoCo's segmentation render of the same camera) sit higher in the image."""
+    sim.reset(init_state=0)
+    frames = sim.observe().images
+    assert set(frames) == {"agentview", "wrist"}
+    assert frames["agentview"].shape == (128, 128, 3) and frames["agentview"].dtype == np.uint8
+    inner = sim.env.env
+    raw = inner.sim.render(camera_name="agentview", width=128, height=128)
+    assert np.array_equal(frames["agentview"], raw[::-1])
+    segmentation = inner.sim.render(
+        camera_name="agentview", width=128, height=128, segmentation=True
+    )[::-1]
+    model = inner.sim.model
+    geoms = segmentation[:, :, 1]  # (object type, object id) per pixel
+    body_of = model.geom_bodyid
+    names = [model.body_id2name(int(body_of[g])) if g >= 0 else "" for g in range(model.ngeom)]
+    robot_rows, object_rows = [], []
+    for row in range(128):
+        for col in range(128):
+            geom = int(geoms[row, col])
+            if segmentation[row, col, 0] != 5 or geom < 0:  # 5: mjOBJ_GEOM
+                continue
+            name = names[geom] or ""
+            if name.startswith("robot0_link"):
+                robot_rows.append(row)
+            elif name.startswith(("alphabet_soup_1", "milk_1", "tomato_sauce_1")):
+                object_rows.append(row)
+    assert robot_rows and object_rows
+    assert np.mean(robot_rows) < np.mean(object_rows)
+
+
+def test_a_libero_object_episode_is_achieved_by_libero_and_every_step_stays_inside(
+    sim: Any,
+) -> None:
+    sim.reset(init_state=0)
+    sim.trace.clear()
+    assert libero_says(sim) == (False, [False])
+    events = run(sim, [call("pick", ref=SOUP), call("place", ref=SOUP, target=BASKET)])
+    results = [e for e in events if isinstance(e, ToolResultEvent)]
+    assert [r.error_kind for r in results] == [None, None], [r.text for r in results]
+    checks = [e for e in events if isinstance(e, SafetyCheckEvent)]
+    assert [c.outcome for c in checks] == ["allow", "allow"]
+    done = done_of(events)
+    assert libero_says(sim) == (True, [True])
+    assert done.outcome == "achieved"
+    assert done.evidence.checked_by == "libero" and done.evidence.check == "programmatic"
+    assert [(c.condition, c.held) for c in done.evidence.conditions] == [
+        (f"(In {SOUP} {BASKET})", True)
+    ]
+    # every physics step of the episode inside the workspace and out of the base's zone
+    assert len(sim.trace) > 5000
+    outside = [p for p in sim.trace if not inside(p, WS.min, WS.max)]
+    in_zone = [p for p in sim.trace if inside(p, ZONE.min, ZONE.max)]
+    assert outside == [] and in_zone == [], (len(outside), len(in_zone))
+
+
+def test_an_episode_that_misses_the_goal_is_not_achieved_whatever_the_model_claims(
+    sim: Any,
+) -> None:
+    sim.reset(init_state=1)
+    events = run(sim, [call("pick", ref="butter_1"), call("place", ref="butter_1", target=BASKET)])
+    done = done_of(events)
+    success, predicates = libero_says(sim)
+    assert (success, predicates) == (False, [False])
+    assert done.outcome == "not_achieved"
+    assert done.evidence.failed[0].condition == f"(In {SOUP} {BASKET})"
+    assert "= false" in done.evidence.failed[0].evidence
+
+
+def test_refusals_move_nothing_and_read_well(sim: Any) -> None:
+    sim.reset(init_state=2)
+    before = sim.ee_position()
+    steps = len(sim.trace)
+    wrong_kind = sim.execute("pick", {"ref": BASKET})
+    unknown = sim.execute("pick", {"ref": "alphabet_soup_2"})
+    nothing_held = sim.execute("place", {"ref": SOUP, "target": BASKET})
+    into_a_plate = sim.execute("open", {"ref": "basket_1"})
+    assert not any(r.ok for r in (wrong_kind, unknown, nothing_held, into_a_plate))
+    assert "region" in wrong_kind.message
+    assert "did you mean alphabet_soup_1" in unknown.message
+    assert "pick it first" in nothing_held.message
+    assert "not a drawer" in into_a_plate.message
+    assert len(sim.trace) == steps and np.allclose(sim.ee_position(), before)
+    assert sim.describe_motion("pick", {"ref": BASKET}).waypoints == []
