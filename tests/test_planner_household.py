@@ -672,3 +672,24 @@ def test_a_corrupted_instruction_ends_without_a_call(seed: int) -> None:
     response = episode.turn(brief(_union_scene()))
     assert not response.tool_calls
     assert response.text.endswith("Outcome: not achieved")
+
+
+# ====================================================================== left and right
+
+FRONT_CAMERA = (
+    "Camera agentview: at (1.160, 0.000, 0.580) looking at (0.450, 0.000, 0.000), 128x128"
+)
+BACK_CAMERA = "Camera over_shoulder: at (-0.300, 0.000, 0.800) looking at (0.500, 0.000, 0.000)"
+
+
+@pytest.mark.parametrize(
+    ("camera", "left_plate"), [(FRONT_CAMERA, "plate_1"), (BACK_CAMERA, "plate_2"), ("", "plate_1")]
+)
+def test_left_is_the_first_cameras_left(camera: str, left_plate: str) -> None:
+    """A camera facing the robot sees the robot's right as its left; a camera behind the
+    robot the other way round; no camera stated: the facing-the-robot convention."""
+    from harness.planner.grounding import viewer_left
+
+    task = parse_task("put the red mug on the left plate")
+    actions = plan_actions(task, parse_brief(brief(living_room())), left=viewer_left(camera))
+    assert actions[1][1]["target"] == left_plate

@@ -7,7 +7,7 @@ colours) and, when several fit, by where they are: distances and the Brief's ``o
 box", "on the stove", "in the top drawer of the cabinet"; left and right are the viewer's
 (:data:`VIEWER_LEFT`). Parts and areas ("the top drawer of the cabinet", "the front of the
 stove", "the right of the plate") are the Brief's region entries: a ref that extends its
-owner's ref, labelled "<part> of <owner>" or "table area <words>".
+owner's ref, labelled "<part> of <owner>" or "table area <words>" ("floor area ...").
 
 Grounding never guesses: a mention nothing fits, or that two things fit equally well, is a
 :class:`Unresolved` with the reason, and the planner declines instead of moving.
@@ -16,6 +16,7 @@ Grounding never guesses: a mention nothing fits, or that two things fit equally 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from harness.planner.brief import BriefObject
@@ -29,19 +30,58 @@ from harness.planner.lexicon import (
     stem,
 )
 
-__all__ = ["VIEWER_LEFT", "Scene", "Unresolved", "ground", "ground_part", "is_region"]
+__all__ = [
+    "VIEWER_LEFT",
+    "Scene",
+    "Unresolved",
+    "ground",
+    "ground_part",
+    "is_area",
+    "is_region",
+    "viewer_left",
+]
 
 VIEWER_LEFT = (0.0, -1.0)
-"""The xy direction a person looking at the scene through the front camera calls "left"
-(in the robot-base frame, x away from the robot: the camera faces the robot, so its left is
-the robot's right, -y)."""
+"""The xy direction a person looking at the scene through the front camera calls "left",
+when the profile does not say where that camera looks (:func:`viewer_left`): a camera in
+front of the table facing the robot (x away from the robot) has its left at -y."""
+_AREA = re.compile(r"^[a-z]+ area\b")
+_CAMERA = re.compile(
+    r"^Camera [a-z0-9_]+: at \((?P<at>[^)]*)\) looking at \((?P<to>[^)]*)\)", re.MULTILINE
+)
+
+
+def viewer_left(embodiment_text: str) -> tuple[float, float]:
+    """ "Left" as seen through the first camera the embodiment profile lists (the scene
+    as a person describes it from the picture); :data:`VIEWER_LEFT` without one."""
+    found = _CAMERA.search(embodiment_text)
+    if found is None:
+        return VIEWER_LEFT
+    try:
+        at = [float(v) for v in found["at"].split(",")]
+        to = [float(v) for v in found["to"].split(",")]
+    except ValueError:
+        return VIEWER_LEFT
+    fx, fy = to[0] - at[0], to[1] - at[1]
+    norm = math.hypot(fx, fy)
+    if norm < 1e-6:  # looking straight down: no left of its own
+        return VIEWER_LEFT
+    return (-fy / norm, fx / norm)
+
+
 MARGIN_M = 0.03
 """How much closer the best candidate must be than the next for a spatial qualifier to
 decide between them."""
 
 
 class Unresolved(Exception):
-    """A mention that names nothing, or several things equally."""
+    """A mention that names nothing, or several things equally. ``missing`` holds the
+    words of a thing the scene does not show (worth a ``find_objects`` when the Brief left
+    objects out)."""
+
+    def __init__(self, message: str, *, missing: str = "") -> None:
+        super().__init__(message)
+        self.missing = missing
 
 
 @dataclass
@@ -49,6 +89,8 @@ class Scene:
     """The Brief's objects, sorted into movable things, fixtures and regions."""
 
     items: dict[str, BriefObject]
+    left: tuple[float, float] = VIEWER_LEFT
+    """What the instruction's "left" means, as an xy direction (:func:`viewer_left`)."""
 
     def regions_of(self, ref: str) -> list[BriefObject]:
         return [
@@ -63,15 +105,22 @@ class Scene:
         return [o for o in self.items.values() if not is_region(o, self)]
 
     def table_areas(self) -> list[BriefObject]:
-        return [o for o in self.items.values() if o.label.startswith("table area")]
+        """Marked areas of the table or floor ("table area stove front")."""
+        return [o for o in self.items.values() if is_area(o)]
 
 
 def is_region(item: BriefObject, scene: Scene | None = None) -> bool:
-    if any(tag == "kind=region" for tag in item.tags) or item.label.startswith("table area"):
+    if any(tag == "kind=region" for tag in item.tags) or is_area(item):
         return True
     if " of " in f" {item.label} " and scene is not None:
         return any(item.ref.startswith(o.ref + "_") for o in scene.items.values() if o is not item)
     return False
+
+
+def is_area(item: BriefObject) -> bool:
+    """A marked area of a table or the floor ("table area stove front"; "cooking area of
+    stove" is a part of the stove)."""
+    return bool(_AREA.match(item.label)) and " of " not in f" {item.label} "
 
 
 def is_movable(item: BriefObject) -> bool:
@@ -159,13 +208,14 @@ def _ground_one(
         (s, o) for o in pool if (s := word_score(mention.words, o, strict=strict)) is not None
     ]
     if not scored:
-        raise Unresolved(f"I see no {' '.join(mention.words)} in the scene")
+        words = " ".join(mention.words)
+        raise Unresolved(f"I see no {words} in the scene", missing=words)
     best = max(s for s, _ in scored)
     candidates = [o for s, o in scored if s >= best - 1e-9]
     for qualifier in mention.qualifiers:
         candidates = _qualify(candidates, qualifier, scene, mention)
     if mention.ordinal:
-        candidates = _by_direction(candidates, mention.ordinal, mention)
+        candidates = _by_direction(candidates, mention.ordinal, mention, scene)
     if len(candidates) == mention.count:
         return sorted(o.ref for o in candidates)
     if len(candidates) < mention.count:
@@ -211,7 +261,7 @@ def ground_part(mention: Mention, scene: Scene) -> BriefObject:
 def _part_score(part: tuple[str, ...], region: BriefObject) -> float | None:
     """How well the part words fit the region's own words (its label before " of ")."""
     label = region.label
-    own = label.split(" of ")[0] if " of " in label else label.removeprefix("table area ")
+    own = label.split(" of ")[0] if " of " in label else _AREA.sub("", label).strip()
     words = [stem(w) for w in own.split() if w not in {"inside", "area"}]
     if not words:
         words = ["inside"]
@@ -295,11 +345,11 @@ def _qualify(
 
 
 def _by_direction(
-    candidates: list[BriefObject], direction: str, mention: Mention
+    candidates: list[BriefObject], direction: str, mention: Mention, scene: Scene
 ) -> list[BriefObject]:
     axes = {
-        "left": VIEWER_LEFT,
-        "right": (-VIEWER_LEFT[0], -VIEWER_LEFT[1]),
+        "left": scene.left,
+        "right": (-scene.left[0], -scene.left[1]),
         "front": (1.0, 0.0),
         "back": (-1.0, 0.0),
     }

@@ -25,8 +25,18 @@ import json
 from typing import Any
 
 from harness.messages import AssistantItem, ModelRequest, ModelResponse, ToolCall, new_id
-from harness.planner.brief import ParsedBrief, parse_brief
-from harness.planner.grounding import Scene, Unresolved, ground, ground_part, is_region
+from harness.planner.brief import BriefObject, ParsedBrief, parse_brief
+from harness.planner.grounding import (
+    VIEWER_LEFT,
+    Scene,
+    Unresolved,
+    ground,
+    ground_part,
+    is_area,
+    is_region,
+    viewer_left,
+)
+from harness.planner.history import _find_arguments
 from harness.planner.language import Mention, Step, Task, parse_task
 from harness.planner.lexicon import stem
 from harness.prompts import OUTCOME_ACHIEVED_LINE, OUTCOME_NOT_ACHIEVED_LINE
@@ -41,14 +51,23 @@ _SIDE_WORD = {"right_of": "right", "left_of": "left", "front_of": "front", "behi
 
 Action = tuple[str, dict[str, Any]]
 """One tool call of the plan: (tool name, arguments)."""
+_GIVE_UP: Action = ("", {})
 
 
 def applies(tools: dict[str, Any]) -> bool:
     return bool(ARTICULATED_TOOLS & set(tools))
 
 
-def decide(request: ModelRequest, instruction: str, tools: dict[str, Any]) -> ModelResponse:
-    """This turn's tool call, or the final report (see the module docstring)."""
+def decide(
+    request: ModelRequest,
+    instruction: str,
+    tools: dict[str, Any],
+    *,
+    found: dict[str, BriefObject] | None = None,
+    queried: set[str] | None = None,
+) -> ModelResponse:
+    """This turn's tool call, or the final report (see the module docstring). ``found``
+    are objects ``find_objects`` reported, ``queried`` what it was asked."""
     items = list(request.items)
     plan = _plan_of(items)
     if plan is None:
@@ -59,9 +78,21 @@ def decide(request: ModelRequest, instruction: str, tools: dict[str, Any]) -> Mo
         if not brief_text:
             return _report("I cannot see the scene (no Scene Brief), so I did not move.", False)
         brief = parse_brief(brief_text)
+        embodiment = "\n".join(b.text for b in request.system if b.name == "embodiment")
         try:
-            plan = plan_actions(task, brief)
+            plan = plan_actions(task, brief, found=found, left=viewer_left(embodiment))
         except Unresolved as exc:
+            if (
+                exc.missing
+                and brief.omitted
+                and "find_objects" in tools
+                and exc.missing not in (queried or set())
+            ):
+                return _call(
+                    "find_objects",
+                    _find_arguments(tools, exc.missing),
+                    text=f"The Brief leaves objects out; looking for the {exc.missing}.",
+                )
             return _report(f"I did not move anything: {exc}.", achieved=False)
         missing = [name for name, _ in plan if name not in tools]
         if missing:
@@ -79,7 +110,7 @@ def decide(request: ModelRequest, instruction: str, tools: dict[str, Any]) -> Mo
     if step is None:
         return _report(_summary(plan, items, done=True), achieved=True)
     note, action = step
-    if action[0] == "__give_up__":
+    if action is _GIVE_UP:
         return _report(_summary(plan, items, done=False, reason=note), achieved=False)
     return _call(*action, text=note)
 
@@ -87,10 +118,17 @@ def decide(request: ModelRequest, instruction: str, tools: dict[str, Any]) -> Mo
 # ====================================================================== planning
 
 
-def plan_actions(task: Task, brief: ParsedBrief) -> list[Action]:
-    """The tool calls that do ``task`` in the scene ``brief`` shows (raises
-    :class:`Unresolved` for a mention it cannot ground)."""
-    scene = Scene(dict(brief.objects))
+def plan_actions(
+    task: Task,
+    brief: ParsedBrief,
+    *,
+    found: dict[str, BriefObject] | None = None,
+    left: tuple[float, float] = VIEWER_LEFT,
+) -> list[Action]:
+    """The tool calls that do ``task`` in the scene ``brief`` shows (and the objects
+    ``find_objects`` reported); raises :class:`Unresolved` for a mention it cannot
+    ground. ``left`` is the viewer's left (:func:`~harness.planner.grounding.viewer_left`)."""
+    scene = Scene({**(found or {}), **brief.objects}, left=left)
     actions: list[Action] = []
     for step in task.steps:
         actions.extend(_step_actions(step, scene))
@@ -152,7 +190,7 @@ def _destination(step: Step, scene: Scene) -> tuple[str, str]:
         return region.ref, relation
     refs = ground(step.target, scene, movable=None)
     item = scene.items[refs[0]]
-    regions = [r for r in scene.regions_of(item.ref) if not r.label.startswith("table area")]
+    regions = [r for r in scene.regions_of(item.ref) if not is_area(r)]
     inside = [r for r in regions if "container" in r.tags]
     surfaces = [r for r in regions if "surface" in r.tags]
     if relation is None:
@@ -202,12 +240,12 @@ def _plan_of(items: list[Any]) -> list[Action] | None:
     return None
 
 
-def _results(items: list[Any]) -> list[tuple[ToolCall, bool]]:
-    """(call, succeeded) for every call that has a result, oldest first."""
+def _results(items: list[Any]) -> list[tuple[ToolCall, bool, bool]]:
+    """(call, succeeded, blocked by the envelope) for every call that has a result."""
     from harness.messages import ToolResultItem
 
     calls: dict[str, ToolCall] = {}
-    out: list[tuple[ToolCall, bool]] = []
+    out: list[tuple[ToolCall, bool, bool]] = []
     for item in items:
         if isinstance(item, AssistantItem):
             for call in item.tool_calls:
@@ -216,7 +254,7 @@ def _results(items: list[Any]) -> list[tuple[ToolCall, bool]]:
             failed = item.is_error or (
                 item.evaluation is not None and item.evaluation.status == "failure"
             )
-            out.append((calls[item.call_id], not failed))
+            out.append((calls[item.call_id], not failed, item.error_kind == "blocked"))
     return out
 
 
@@ -225,7 +263,7 @@ def _next(plan: list[Action], items: list[Any], brief: ParsedBrief) -> tuple[str
     results = _results(items)
     cursor = 0  # the plan's calls are done in order: match results against it
     attempts = 0
-    for call, ok in results:
+    for call, ok, blocked in results:
         if cursor >= len(plan):
             break
         name, arguments = plan[cursor]
@@ -234,12 +272,14 @@ def _next(plan: list[Action], items: list[Any], brief: ParsedBrief) -> tuple[str
         if ok:
             cursor += 1
             attempts = 0
+        elif blocked:  # the envelope refused this motion: asking again changes nothing
+            return (f"the safety envelope blocked {name} {_args_text(arguments)}", _GIVE_UP)
         else:
             attempts += 1
             if attempts >= MAX_ATTEMPTS:
                 return (
                     f"{name} {_args_text(arguments)} failed {attempts} times",
-                    ("__give_up__", {}),
+                    _GIVE_UP,
                 )
             if name == "place" and cursor > 0 and brief.holding != arguments.get("ref"):
                 cursor -= 1  # the object fell: pick it again

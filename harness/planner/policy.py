@@ -79,7 +79,13 @@ class Planner:
             return _search(request, history, tools)
         if household_applies(tools) and not history.revisions:
             # a world with drawers, doors and switches (LIBERO): its own language
-            return household_decide(request, history.instruction, tools)
+            return household_decide(
+                request,
+                history.instruction,
+                tools,
+                found=history.found,
+                queried=history.find_queries,
+            )
         prefix = ""
         if history.acknowledged < len(history.revisions):
             # 1. a revision waiting for an answer
