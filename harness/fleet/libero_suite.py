@@ -133,6 +133,7 @@ def libero_suite(name: str, *, config: str | Path | None = None) -> Suite:
         max_turns=_MAX_TURNS,
         check="programmatic",
         seed_option="driver.init_state",
+        group_by_task=True,
         tasks=tasks,
         path=LIBERO_PREFIX + name,
     )
