@@ -693,3 +693,33 @@ def test_left_is_the_first_cameras_left(camera: str, left_plate: str) -> None:
     task = parse_task("put the red mug on the left plate")
     actions = plan_actions(task, parse_brief(brief(living_room())), left=viewer_left(camera))
     assert actions[1][1]["target"] == left_plate
+
+
+def test_a_pick_that_does_not_hold_the_object_is_retried_three_times_then_given_up() -> None:
+    """The pick reports success but the Brief never shows the object in the gripper (a
+    missed grasp): the planner picks again instead of placing nothing, three times in all,
+    then reports not achieved (it used to loop until max_turns)."""
+    episode = Episode("pick the ketchup and place it in the basket")
+    scene = brief(groceries(GROCERIES))
+    calls = []
+    for _ in range(10):
+        response = episode.turn(scene)
+        if not response.tool_calls:
+            break
+        calls.append(response.tool_calls[0].name)
+    assert calls == ["pick", "pick", "pick"]
+    assert response.text.endswith("Outcome: not achieved")
+
+
+def test_a_failed_place_picks_again_and_is_bounded() -> None:
+    episode = Episode("pick the ketchup and place it in the basket")
+    free, held = brief(groceries(GROCERIES)), brief(groceries(GROCERIES), holding="ketchup_1")
+    calls = []
+    for _ in range(12):
+        holding = calls[-1:] == ["pick"]
+        response = episode.turn(held if holding else free, fail=holding)
+        if not response.tool_calls:
+            break
+        calls.append(response.tool_calls[0].name)
+    assert calls == ["pick", "place", "pick", "place", "pick", "place"]
+    assert response.text.endswith("Outcome: not achieved")

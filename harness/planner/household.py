@@ -22,6 +22,7 @@ equally: it moves nothing and reports why, ending ``not_achieved``.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 from harness.messages import AssistantItem, ModelRequest, ModelResponse, ToolCall, new_id
@@ -259,38 +260,55 @@ def _results(items: list[Any]) -> list[tuple[ToolCall, bool, bool]]:
 
 
 def _next(plan: list[Action], items: list[Any], brief: ParsedBrief) -> tuple[str, Action] | None:
-    """(why, the next call) or None when every call of the plan succeeded."""
+    """(why, the next call) or None when every call of the plan succeeded.
+
+    The transcript's results are matched against the plan in order. A failed call is
+    tried again, a failed place after picking its object again (it may have fallen), each
+    call at most :data:`MAX_ATTEMPTS` times in all; a call the envelope blocked is not
+    asked again. A pick that reported success while the Brief shows the object not in
+    the gripper counts as a failed try of the place that needs it."""
     results = _results(items)
-    cursor = 0  # the plan's calls are done in order: match results against it
-    attempts = 0
+    cursor = 0
+    failures: Counter[int] = Counter()  # failed tries of each call of the plan, never reset
     for call, ok, blocked in results:
         if cursor >= len(plan):
             break
         name, arguments = plan[cursor]
-        if call.name != name or call.arguments != arguments:
-            continue  # not the plan's next call (a re-pick is matched when it is)
+        if (call.name, call.arguments) != (name, arguments):
+            if ok and cursor > 0 and (call.name, call.arguments) == plan[cursor - 1]:
+                failures[cursor] += 1  # picked again: the last pick did not hold it
+            continue
+        if blocked:  # the envelope refused this motion: asking again changes nothing
+            return (f"the safety envelope blocked {name} {_args_text(arguments)}", _GIVE_UP)
         if ok:
             cursor += 1
-            attempts = 0
-        elif blocked:  # the envelope refused this motion: asking again changes nothing
-            return (f"the safety envelope blocked {name} {_args_text(arguments)}", _GIVE_UP)
-        else:
-            attempts += 1
-            if attempts >= MAX_ATTEMPTS:
-                return (
-                    f"{name} {_args_text(arguments)} failed {attempts} times",
-                    _GIVE_UP,
-                )
-            if name == "place" and cursor > 0 and brief.holding != arguments.get("ref"):
-                cursor -= 1  # the object fell: pick it again
+            continue
+        failures[cursor] += 1
+        if _needs_pick(plan, cursor):
+            cursor -= 1  # pick it again first
     if cursor >= len(plan):
         return None
+    if _needs_pick(plan, cursor) and brief.holding != plan[cursor][1].get("ref"):
+        cursor -= 1  # the pick said it worked, the gripper does not hold it
+        failures[cursor + 1] += 1
+    step = cursor + 1 if _needs_pick(plan, cursor + 1) and failures[cursor + 1] else cursor
+    if failures[step] >= MAX_ATTEMPTS:
+        name, arguments = plan[step]
+        return (f"{name} {_args_text(arguments)} failed {failures[step]} times", _GIVE_UP)
     name, arguments = plan[cursor]
-    retry = f" (attempt {attempts + 1} of {MAX_ATTEMPTS})" if attempts else ""
+    tries = failures[step]
+    retry = f" (attempt {tries + 1} of {MAX_ATTEMPTS})" if tries else ""
     return (
         f"Step {cursor + 1} of {len(plan)}: {name} {_args_text(arguments)}{retry}.",
         (name, arguments),
     )
+
+
+def _needs_pick(plan: list[Action], index: int) -> bool:
+    """Whether the plan's call ``index`` is a place right after the pick of its object."""
+    if not 0 < index < len(plan) or plan[index][0] != "place":
+        return False
+    return plan[index - 1] == ("pick", {"ref": plan[index][1].get("ref")})
 
 
 def _args_text(arguments: dict[str, Any]) -> str:
