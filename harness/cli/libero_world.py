@@ -75,11 +75,20 @@ def libero_task(
 def libero_config(args: argparse.Namespace, instruction: str | None) -> tuple[HarnessConfig, str]:
     """The LIBERO deployment for these flags and the instruction to run (the task's own
     language when none was given)."""
+    from embodiment.sim.libero.config import TaskChoiceError, resolve_task
+
     suite, task = libero_task(instruction, args.suite, args.task)
-    overrides = [f"driver.suite={suite}", f"driver.task={task}"]
+    try:
+        chosen = resolve_task(suite, task)
+    except TaskChoiceError as exc:
+        raise UsageError(f"--{exc.key}: {exc}") from None
+    overrides = [f"driver.suite={suite}", f"driver.task={chosen.index}"]
     if args.init_state is not None:
-        if args.init_state < 0:
-            raise UsageError(f"--init-state must be 0 or more, not {args.init_state}")
+        if not 0 <= args.init_state < chosen.n_init_states:
+            raise UsageError(
+                f"--init-state: {suite} task {chosen.index} has initial states "
+                f"0..{chosen.n_init_states - 1}, not {args.init_state}"
+            )
         overrides.append(f"driver.init_state={args.init_state}")
     if getattr(args, "config", None):
         config = config_from_args(args, extra_overrides=overrides)
@@ -98,8 +107,4 @@ def libero_config(args: argparse.Namespace, instruction: str | None) -> tuple[Ha
                 value=first.get("input"),
             ) from None
         config = apply_model_arguments(config, args)
-    if instruction is None:
-        from embodiment.sim.libero import resolve_task
-
-        instruction = resolve_task(suite, task).language
-    return config, instruction
+    return config, instruction if instruction is not None else chosen.language

@@ -29,6 +29,7 @@ __all__ = [
     "MAIN_SUITES",
     "LiberoConfig",
     "LiberoTask",
+    "TaskChoiceError",
     "import_libero",
     "libero_available",
     "match_instruction",
@@ -54,6 +55,15 @@ class LiberoConfig(BaseModel):
         400, ge=10, le=5000, description="Controller steps (20 Hz) one skill may take."
     )
     seed: int = Field(0, description="The env's random seed (LIBERO's own noise, if any).")
+
+
+class TaskChoiceError(ValueError):
+    """A suite, task or initial state that LIBERO does not have; ``key`` names the option."""
+
+    def __init__(self, message: str, *, key: str, value: object) -> None:
+        super().__init__(message)
+        self.key = key
+        self.value = value
 
 
 @dataclass(frozen=True)
@@ -111,7 +121,9 @@ def _suite(name: str) -> Any:
     suites = benchmark.get_benchmark_dict()
     if name not in suites:
         known = ", ".join(s for s in MAIN_SUITES if s in suites)
-        raise ValueError(f"suite: no LIBERO suite {name!r} (the main ones: {known})")
+        raise TaskChoiceError(
+            f"no LIBERO suite {name!r} (the main ones: {known})", key="suite", value=name
+        )
     with contextlib.redirect_stdout(io.StringIO()):  # it prints the task order it applies
         return suites[name]()
 
@@ -122,15 +134,19 @@ def resolve_task(suite: str, task: int | str) -> LiberoTask:
     names = [bench.get_task(i).name for i in range(bench.n_tasks)]
     if isinstance(task, str) and not task.isdigit():
         if task not in names:
-            raise ValueError(
-                f"task: {suite} has no task {task!r} (tasks 0..{len(names) - 1}: "
-                f"{', '.join(names[:3])}, ...)"
+            raise TaskChoiceError(
+                f"{suite} has no task {task!r} (tasks 0..{len(names) - 1}: "
+                f"{', '.join(names[:3])}, ...)",
+                key="task",
+                value=task,
             )
         index = names.index(task)
     else:
         index = int(task)
         if not 0 <= index < len(names):
-            raise ValueError(f"task: {suite} has tasks 0..{len(names) - 1}, not {index}")
+            raise TaskChoiceError(
+                f"{suite} has tasks 0..{len(names) - 1}, not {index}", key="task", value=task
+            )
     root = import_libero()["root"]
     info = bench.get_task(index)
     bddl = os.path.join(root.get_libero_path("bddl_files"), info.problem_folder, info.bddl_file)

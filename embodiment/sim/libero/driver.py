@@ -27,11 +27,13 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
+from embodiment.drivers import DriverOptionError
 from embodiment.profile import EmbodimentProfile, load_profile
 from embodiment.sim.libero.actions import libero_actions
 from embodiment.sim.libero.config import (
     LiberoConfig,
     LiberoTask,
+    TaskChoiceError,
     import_libero,
     init_states,
     resolve_task,
@@ -85,6 +87,7 @@ class LiberoSim:
     def __init__(self, profile: EmbodimentProfile | None = None, **options: Any) -> None:
         self.config = LiberoConfig.model_validate(options)
         self.profile = profile if profile is not None else load_profile("panda_libero")
+        self._check_choice(self.config.suite, self.config.task, self.config.init_state)
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._env: Any = None
@@ -104,6 +107,25 @@ class LiberoSim:
         self.timings: dict[str, float] = {}
 
     # ================================================================== lifecycle
+
+    @staticmethod
+    def _check_choice(suite: str, task: int | str, init_state: int) -> LiberoTask:
+        """The task these options name; a wrong one is a DriverOptionError naming its key."""
+        try:
+            with _quiet():
+                chosen = resolve_task(suite, task)
+        except TaskChoiceError as exc:
+            raise DriverOptionError(
+                f"driver.{exc.key}: {exc}", key=f"driver.{exc.key}", value=exc.value
+            ) from None
+        if init_state >= chosen.n_init_states:
+            raise DriverOptionError(
+                f"driver.init_state: {chosen.suite} task {chosen.index} has initial states "
+                f"0..{chosen.n_init_states - 1}, not {init_state}",
+                key="driver.init_state",
+                value=init_state,
+            )
+        return chosen
 
     @property
     def connected(self) -> bool:
@@ -135,9 +157,7 @@ class LiberoSim:
     def select(self, *, suite: str, task: int | str, init_state: int = 0) -> None:
         """Make ``task`` of ``suite`` current at ``init_state``: the env is rebuilt only when
         the task differs from the current one; otherwise it is reset."""
-        import_libero()
-        with _quiet():
-            chosen = resolve_task(suite, task)
+        chosen = self._check_choice(suite, task, init_state)
         if self._task is None or chosen.bddl_file != self._task.bddl_file:
             self._close_env()
             started = time.perf_counter()
