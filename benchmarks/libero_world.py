@@ -176,8 +176,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", default=None, help="comma-separated task indices")
     parser.add_argument("--states", type=int, default=1, help="initial states per task")
     parser.add_argument("--json", default=None, help="write every episode's row here")
+    parser.add_argument("--verbose", action="store_true", help="log every skill segment")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING)
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    if args.verbose:
+        logging.getLogger("embodiment.sim.libero").setLevel(logging.DEBUG)
     tasks = [int(t) for t in args.tasks.split(",")] if args.tasks else None
     rows = run(args.suites.split(","), tasks, args.states)
     if args.json:

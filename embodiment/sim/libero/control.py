@@ -23,26 +23,38 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Arm", "Frame", "Interrupted", "down_matrix"]
+__all__ = ["HOME_YAW", "Arm", "Frame", "Interrupted", "down_matrix"]
 
 Vec3 = tuple[float, float, float]
 
 CONTROL_HZ = 20.0
 POSITION_GAIN = 8.0
 """Commanded speed (m/s) per metre of remaining error, before the speed cap."""
+TRACKING = 2.5
+"""The OSC controller reaches about 1/TRACKING of a commanded step within the step, so
+commands lead the wanted speed by this factor; they never lead past the target itself."""
 ORIENTATION_GAIN = 1.5
-STALL_STEPS = 10
+STALL_STEPS = 12
 STALL_PROGRESS_M = 0.002
+"""A move has stalled when its last STALL_STEPS controller steps gained less than this while
+the wrist was already turned to its orientation (turning first is not stalling)."""
+TURNED_RAD = 0.1
 
 
 class Interrupted(Exception):
     """stop() arrived while a motion was running."""
 
 
-def down_matrix(yaw: float = 0.0) -> np.ndarray:
-    """The gripper pointing straight down, fingers closing along the base's x axis turned
-    by ``yaw`` about z (the orientation LIBERO's initial states start from)."""
-    c, s = math.cos(yaw), math.sin(yaw)
+HOME_YAW = math.pi / 2
+"""LIBERO's initial states hold the fingers closing along the base's y axis."""
+
+
+def down_matrix(yaw: float = HOME_YAW) -> np.ndarray:
+    """The gripper pointing straight down, its fingers closing along the horizontal
+    direction at angle ``yaw`` from the base's x axis (the site's x axis is the closing
+    direction: measured from the fingers' bodies in LIBERO's initial state)."""
+    turn = yaw - HOME_YAW
+    c, s = math.cos(turn), math.sin(turn)
     rz = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
     return rz @ np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, -1.0]])
 
@@ -86,7 +98,7 @@ class Arm:
         """Controller steps taken since the counter was last reset (a skill's budget)."""
         self.budget: int | None = None
         self.gripper_command = -1.0
-        self.orientation = down_matrix(0.0)
+        self.orientation = down_matrix()
 
     @property
     def _robot(self) -> Any:
@@ -103,9 +115,9 @@ class Arm:
         return np.array(data, dtype=float).reshape(3, 3)
 
     def ee_yaw(self) -> float:
-        """The yaw of the fingers' closing axis (0: along the base's x axis)."""
+        """The angle of the fingers' closing direction (0: along the base's x axis)."""
         m = self.ee_matrix()
-        return math.atan2(m[1, 1], m[0, 1])
+        return math.atan2(m[1, 0], m[0, 0])
 
     def gripper_width(self) -> float:
         robot = self._robot
@@ -128,7 +140,7 @@ class Arm:
         action = np.zeros(7)
         action[:3] = np.clip(np.asarray(velocity, dtype=float), -1.0, 1.0)
         rotation = _rotation_error(self.orientation, self.ee_matrix()) * ORIENTATION_GAIN
-        action[3:6] = np.clip(rotation / 0.5, -1.0, 1.0)
+        action[3:6] = np.clip(rotation / 0.5, -0.6, 0.6)
         action[6] = self.gripper_command
         self.env.step(action)
         self.steps += 1
@@ -160,7 +172,11 @@ class Arm:
             norm = float(np.linalg.norm(velocity))
             if norm > speed:
                 velocity *= speed / norm
-            self.step(velocity)
+            command = velocity * TRACKING
+            limit = distance * CONTROL_HZ  # a command of this size is the whole way there
+            if float(np.linalg.norm(command)) > limit:
+                command *= limit / float(np.linalg.norm(command))
+            self.step(command)
             if on_step is not None:
                 on_step()
 

@@ -203,7 +203,7 @@ class LiberoSim:
             self._geo = LiberoGeometry(inner, frame, self._catalog)
             ws = self.profile.workspace
             self._planner = SkillPlanner(self._geo, floor_z=ws.min[2], ceiling_z=ws.max[2])
-            self._arm.orientation = down_matrix(0.0)
+            self._arm.orientation = down_matrix()
             self._arm.hold(SETTLE_STEPS)
             self._home = self._arm.ee_position()
         self.init_state = index
@@ -511,7 +511,9 @@ class LiberoSim:
         assert arm is not None
         reached: list[tuple[str, bool]] = []
         for segment in plan.segments:
-            arm.orientation = down_matrix(segment.yaw)
+            if segment.yaw is not None:
+                arm.orientation = down_matrix(segment.yaw)
+            before = arm.steps
             if segment.kind == "grip":
                 arm.grip(segment.close)
             elif segment.kind == "twist":
@@ -519,6 +521,14 @@ class LiberoSim:
             elif segment.target is not None:
                 ok = arm.move(segment.target, speed=segment.speed, tolerance=segment.tolerance)
                 reached.append((segment.label, ok))
+            logger.debug(
+                "%s: %d steps, gripper at %s (target %s), width %.3f",
+                segment.label,
+                arm.steps - before,
+                _xyz(arm.ee_position()),
+                _xyz(segment.target) if segment.target is not None else "-",
+                arm.gripper_width(),
+            )
         arm.hold(3)
         return reached
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from embodiment.sim.libero.control import Frame, Vec3
+from embodiment.sim.libero.control import HOME_YAW, Frame, Vec3
 from embodiment.sim.libero.scene import SceneCatalog, site_box
 
 __all__ = ["Box", "Handle", "LiberoGeometry"]
@@ -71,15 +71,111 @@ class LiberoGeometry:
         yaw = math.atan2(
             2 * (quat[0] * quat[3] + quat[1] * quat[2]), 1 - 2 * (quat[2] ** 2 + quat[3] ** 2)
         )
-        obj = env.get_object(ref)
         if item.kind == "fixture":
             return Box(self.frame.from_world(position), (0.0, 0.0, 0.0), yaw)
-        top = float(np.asarray(getattr(obj, "top_offset", (0, 0, 0.04)))[2])
-        bottom = float(np.asarray(getattr(obj, "bottom_offset", (0, 0, -0.04)))[2])
-        radius = float(getattr(obj, "horizontal_radius", 0.04) or 0.04)
-        centre = position.copy()
-        centre[2] += (top + bottom) / 2
-        return Box(self.frame.from_world(centre), (2 * radius, 2 * radius, top - bottom), yaw)
+        low, high = self._extent(ref)
+        centre = (low + high) / 2
+        return Box(self.frame.from_world(centre), tuple(float(v) for v in high - low), yaw)  # type: ignore[arg-type]
+
+    def _geoms(self, ref: str) -> list[int]:
+        """The collision geoms of an object: on its body and every body below it."""
+        model = self.env.sim.model
+        root = self.env.obj_body_id[ref]
+        bodies = {root}
+        for body in range(root + 1, model.nbody):
+            if int(model.body_parentid[body]) in bodies:
+                bodies.add(body)
+        return [
+            g
+            for g in range(model.ngeom)
+            if int(model.geom_bodyid[g]) in bodies
+            and (model.geom_contype[g] != 0 or model.geom_conaffinity[g] != 0)
+        ]
+
+    def _geom_box(self, geom: int) -> tuple[np.ndarray, np.ndarray]:
+        """(low, high) world corners of one geom's bounding box."""
+        model, data = self.env.sim.model, self.env.sim.data
+        rotation = np.array(data.geom_xmat[geom], dtype=float).reshape(3, 3)
+        aabb = np.array(model.geom_aabb[geom], dtype=float)
+        centre = np.array(data.geom_xpos[geom], dtype=float) + rotation @ aabb[:3]
+        half = np.abs(rotation) @ aabb[3:]
+        return centre - half, centre + half
+
+    def _extent(self, ref: str) -> tuple[np.ndarray, np.ndarray]:
+        """World corners of the box around an object's collision geoms (its body position
+        alone when it has none)."""
+        boxes = [self._geom_box(g) for g in self._geoms(ref)]
+        if not boxes:
+            position = np.array(self.env.sim.data.body_xpos[self.env.obj_body_id[ref]])
+            return position - 0.02, position + 0.02
+        return np.min([b[0] for b in boxes], axis=0), np.max([b[1] for b in boxes], axis=0)
+
+    def hollow(self, ref: str) -> bool:
+        """Whether an object is open at the top in its middle (a bowl, a mug): no collision
+        geom over its centre reaches near its top, so a grasp there closes on nothing."""
+        low, high = self._extent(ref)
+        centre = (low + high) / 2
+        height = float(high[2] - low[2])
+        for geom in self._geoms(ref):
+            g_low, g_high = self._geom_box(geom)
+            over = g_low[0] <= centre[0] <= g_high[0] and g_low[1] <= centre[1] <= g_high[1]
+            if over and g_high[2] >= high[2] - max(0.02, 0.3 * height):
+                return False
+        return True
+
+    def _corners(self, geom: int) -> np.ndarray:
+        """The 8 world corners of one geom's bounding box (in the geom's own frame)."""
+        model, data = self.env.sim.model, self.env.sim.data
+        rotation = np.array(data.geom_xmat[geom], dtype=float).reshape(3, 3)
+        aabb = np.array(model.geom_aabb[geom], dtype=float)
+        signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
+        local = aabb[:3] + signs * aabb[3:]
+        return np.array(data.geom_xpos[geom], dtype=float) + local @ rotation.T
+
+    def grasp(self, ref: str) -> tuple[Vec3, float, float]:
+        """(grasp point in the base frame, finger yaw, width to grasp) for a top grasp.
+
+        A solid object is grasped in the middle of what lies at the fingers' height (a short
+        one 2 cm above its bottom or 3.5 cm below its top, a bottle 6 cm below its top), the
+        fingers closing across the narrowest horizontal width of its collision geoms there
+        (searched every 7.5 degrees; the nearest to the current yaw among equals); a hollow
+        one (a bowl, a mug) by the rim on the side facing the robot, the fingers closing
+        across the rim's wall, 2.5 cm below its top."""
+        low, high = self._extent(ref)
+        top = float(high[2])
+        if self.hollow(ref):
+            rim = [g for g in self._geoms(ref) if self._geom_box(g)[1][2] >= top - 0.02]
+            corners = np.vstack([self._corners(g) for g in rim])
+            r_low, r_high = corners.min(axis=0), corners.max(axis=0)
+            point = np.array([r_low[0] + 0.012, (r_low[1] + r_high[1]) / 2, top - 0.025])
+            return self.frame.from_world(point), 0.0, 0.02
+        height = float(high[2] - low[2])
+        if height > 0.1:  # a bottle: below its neck, where it is widest
+            z = max(float(low[2]) + height / 2, top - 0.06)
+        else:
+            z = max(float(low[2]) + min(0.02, height / 2), top - 0.035)
+        # the fingers close across the narrowest horizontal width of what is at their height
+        band = [
+            c
+            for g in self._geoms(ref)
+            for c in self._corners(g)
+            if self._geom_box(g)[0][2] <= z + 0.02 and self._geom_box(g)[1][2] >= z - 0.02
+        ]
+        points = np.array(band)[:, :2] if band else np.array([low[:2], high[:2]])
+        best: tuple[float, float, float, np.ndarray] | None = None
+        for yaw in np.linspace(0.0, math.pi, 24, endpoint=False):
+            u = np.array([math.cos(yaw), math.sin(yaw)])
+            v = np.array([-u[1], u[0]])
+            along, across = points @ u, points @ v
+            width = float(along.max() - along.min())
+            turn = abs((yaw - HOME_YAW + math.pi / 2) % math.pi - math.pi / 2)
+            key = (round(width, 3), turn)
+            if best is None or key < (round(best[0], 3), best[1]):
+                mid = u * (along.max() + along.min()) / 2 + v * (across.max() + across.min()) / 2
+                best = (width, turn, float(yaw), mid)
+        assert best is not None
+        width, _, yaw, mid = best
+        return self.frame.from_world((float(mid[0]), float(mid[1]), z)), yaw, width
 
     def body_position(self, ref: str) -> Vec3:
         body = self.env.obj_body_id[ref]

@@ -18,7 +18,7 @@ from typing import Literal
 
 import numpy as np
 
-from embodiment.sim.libero.control import Vec3
+from embodiment.sim.libero.control import HOME_YAW, Vec3
 from embodiment.sim.libero.geometry import LiberoGeometry
 from embodiment.sim.libero.scene import resolve_target
 
@@ -29,6 +29,8 @@ CARRY_Z = 0.25
 ABOVE_M = 0.08
 """How far above an object's top a grasp or push is approached from."""
 CLEARANCE_M = 0.05
+MAX_GRASP_M = 0.078
+"""Widest thing the fingers close around (they open to 0.08 m)."""
 FAST = 0.3
 SLOW = 0.12
 
@@ -40,7 +42,8 @@ class Segment:
     target: Vec3 | None = None
     speed: float = FAST
     close: bool = False
-    yaw: float = 0.0
+    yaw: float | None = None
+    """The fingers' yaw to turn to (None: keep the current one)."""
     tolerance: float = 0.006
 
 
@@ -108,20 +111,24 @@ class SkillPlanner:
             return Refusal(f"the gripper {verb}; place it first")
         box = self.geo.box(ref)
         assert box is not None
-        x, y, _ = box.centre
-        grasp_z = max(box.bottom + 0.02, box.top - 0.035, self.floor_z + 0.01)
-        above = self._carry(box.top + ABOVE_M) if box.top + ABOVE_M > CARRY_Z else box.top + ABOVE_M
-        above = max(above, grasp_z + 0.04)
+        (x, y, grasp_z), yaw, width = self.geo.grasp(ref)
+        if width > MAX_GRASP_M:
+            return Refusal(
+                f"{ref} is {width:.3f} m across where it would be grasped; the "
+                f"fingers open to {MAX_GRASP_M:.2f} m"
+            )
+        grasp_z = max(grasp_z, self.floor_z + 0.01)
+        above = min(self.ceiling_z - 0.02, max(box.top + ABOVE_M, grasp_z + 0.04))
         lift = self._carry(grasp_z + 0.15)
         segments = [
-            Segment("grip", "open", close=False),
+            Segment("grip", "open", close=False, yaw=yaw),
             *self._rise(ee, above),
-            Segment("move", "approach", (x, y, above)),
-            Segment("move", "grasp", (x, y, grasp_z), speed=SLOW, tolerance=0.004),
-            Segment("grip", "close", close=True),
-            Segment("move", "lift", (x, y, lift), speed=SLOW),
+            Segment("move", "approach", (x, y, above), yaw=yaw),
+            Segment("move", "grasp", (x, y, grasp_z), speed=SLOW, tolerance=0.004, yaw=yaw),
+            Segment("grip", "close", close=True, yaw=yaw),
+            Segment("move", "lift", (x, y, lift), speed=SLOW, yaw=yaw),
         ]
-        return Plan(tuple(segments), "approach, grasp, lift")
+        return Plan(tuple(segments), "approach, grasp, lift", yaw)
 
     def place(self, ref: str, target: str, relation: str | None, ee: Vec3) -> Plan | Refusal:
         refusal = self._kind(ref, "object") or self._kind(target, "object", "fixture", "region")
@@ -279,7 +286,7 @@ class SkillPlanner:
             segments = [
                 *self._rise(ee, carry),
                 Segment("move", "over", (home[0], home[1], carry)),
-                Segment("move", "home", home, speed=SLOW),
+                Segment("move", "home", home, speed=SLOW, yaw=HOME_YAW),
             ]
             return Plan(tuple(segments), "up, over and down to the home pose")
         if action in {"open_gripper", "close_gripper"}:
