@@ -102,14 +102,15 @@ GROCERIES = {
 }
 
 
-def living_room() -> list[Entry]:
-    """A libero_10-like living room: two plates (viewer's left at -y), three mugs, a
-    pudding, marked table areas beside the plates."""
+def living_room(white: str = "porcelain mug", yellow: str = "white yellow mug") -> list[Entry]:
+    """A libero_10-like living room: two plates (viewer's left at -y), three mugs (labelled
+    by their make, or as the LIBERO world labels them: ``white``/``yellow`` give the
+    labels), a pudding, marked table areas beside the plates."""
     return [
         ("plate_1", "plate", OBJ, (0.60, -0.30, 0.01), "on living_room_table"),
         ("plate_2", "plate", OBJ, (0.60, 0.30, 0.01), "on living_room_table"),
-        ("porcelain_mug_1", "porcelain mug", OBJ, (0.45, -0.10, 0.05), "on living_room_table"),
-        ("white_yellow_mug_1", "white yellow mug", OBJ, (0.45, 0.10, 0.05), "on living_room_table"),
+        ("porcelain_mug_1", white, OBJ, (0.45, -0.10, 0.05), "on living_room_table"),
+        ("white_yellow_mug_1", yellow, OBJ, (0.45, 0.10, 0.05), "on living_room_table"),
         ("red_coffee_mug_1", "red coffee mug", OBJ, (0.70, 0.00, 0.05), "on living_room_table"),
         ("chocolate_pudding_1", "chocolate pudding", OBJ, (0.35, 0.20, 0.02), ""),
         ("living_room_table", "table", "surface, kind=fixture", (0.6, 0.0, -0.01), ""),

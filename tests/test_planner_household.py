@@ -459,8 +459,14 @@ def test_groceries_into_the_basket(instruction: str, subjects: list[str]) -> Non
         ),
     ],
 )
-def test_mugs_plates_left_and_right(instruction: str, expected: list[tuple[str, str]]) -> None:
-    actions = plan(instruction, living_room())
+@pytest.mark.parametrize(
+    "labels", [("porcelain mug", "white yellow mug"), ("white mug", "yellow and white mug")]
+)
+def test_mugs_plates_left_and_right(
+    instruction: str, expected: list[tuple[str, str]], labels: tuple[str, str]
+) -> None:
+    """By the mugs' makes or by the words the LIBERO world labels them with."""
+    actions = plan(instruction, living_room(*labels))
     places = [(a["ref"], a["target"]) for name, a in actions if name == "place"]
     assert places == expected
 
