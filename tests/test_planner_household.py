@@ -653,8 +653,28 @@ def test_the_plan_is_grounded_once_and_carried_out_call_by_call() -> None:
     second = episode.turn(brief(lifted, holding=chosen))
     assert second.tool_calls[0].name == "place"
     assert second.tool_calls[0].arguments == {"ref": chosen, "target": "plate_1", "relation": "on"}
-    final = episode.turn(brief(lifted))
+    placed = [
+        (r, lab, t, p, "on plate_1" if r == chosen else rest) for r, lab, t, p, rest in lifted
+    ]
+    final = episode.turn(brief(placed))
     assert not final.tool_calls and final.text.endswith("Outcome: achieved")
+
+
+def test_a_place_the_brief_does_not_confirm_is_done_again_and_bounded() -> None:
+    """The place reports success but the Brief shows the bowl beside the plate (the
+    world's own predicate does not hold): the planner picks and places again, three tries
+    in all, then reports not achieved rather than claiming success."""
+    entries, chosen = _spatial_scene("between", swap=False, offset=(0.0, 0.0))
+    episode = Episode("put the black bowl between the plate and the ramekin on the plate")
+    calls = []
+    for _ in range(12):
+        held = calls[-1:] == ["pick"]
+        response = episode.turn(brief(entries, holding=chosen if held else "nothing"))
+        if not response.tool_calls:
+            break
+        calls.append(response.tool_calls[0].name)
+    assert calls == ["pick", "place"] * 3
+    assert response.text.endswith("Outcome: not achieved")
 
 
 def test_a_failing_call_is_retried_then_given_up() -> None:

@@ -260,48 +260,65 @@ def _results(items: list[Any]) -> list[tuple[ToolCall, bool, bool]]:
 
 
 def _next(plan: list[Action], items: list[Any], brief: ParsedBrief) -> tuple[str, Action] | None:
-    """(why, the next call) or None when every call of the plan succeeded.
+    """(why, the next call) or None when the whole plan is done.
 
-    The transcript's results are matched against the plan in order. A failed call is
-    tried again, a failed place after picking its object again (it may have fallen), each
-    call at most :data:`MAX_ATTEMPTS` times in all; a call the envelope blocked is not
-    asked again. A pick that reported success while the Brief shows the object not in
-    the gripper counts as a failed try of the place that needs it."""
+    A place is done when the Brief shows its object resting on / in the target (the world
+    derives those relations from its own predicates), not merely when the call reported
+    success; the pick before it is done while the object is in the gripper or placed.
+    Other calls are done once a result of theirs succeeded. The next call is the first not
+    done; each call is tried at most :data:`MAX_ATTEMPTS` times, and one the envelope
+    blocked is not asked again."""
     results = _results(items)
-    cursor = 0
-    failures: Counter[int] = Counter()  # failed tries of each call of the plan, never reset
+    tries: Counter[int] = Counter()
+    succeeded: set[int] = set()
     for call, ok, blocked in results:
-        if cursor >= len(plan):
-            break
-        name, arguments = plan[cursor]
-        if (call.name, call.arguments) != (name, arguments):
-            if ok and cursor > 0 and (call.name, call.arguments) == plan[cursor - 1]:
-                failures[cursor] += 1  # picked again: the last pick did not hold it
+        for index, (name, arguments) in enumerate(plan):
+            if (call.name, call.arguments) == (name, arguments):
+                if blocked:  # the envelope refused this motion: asking again changes nothing
+                    why = f"the safety envelope blocked {name} {_args_text(arguments)}"
+                    return why, _GIVE_UP
+                tries[index] += 1
+                if ok:
+                    succeeded.add(index)
+                break
+    for index, (name, arguments) in enumerate(plan):
+        if _done(plan, index, brief, succeeded):
             continue
-        if blocked:  # the envelope refused this motion: asking again changes nothing
-            return (f"the safety envelope blocked {name} {_args_text(arguments)}", _GIVE_UP)
-        if ok:
-            cursor += 1
-            continue
-        failures[cursor] += 1
-        if _needs_pick(plan, cursor):
-            cursor -= 1  # pick it again first
-    if cursor >= len(plan):
+        if tries[index] >= MAX_ATTEMPTS:
+            return f"{name} {_args_text(arguments)} tried {tries[index]} times", _GIVE_UP
+        retry = f" (attempt {tries[index] + 1} of {MAX_ATTEMPTS})" if tries[index] else ""
+        text = f"Step {index + 1} of {len(plan)}: {name} {_args_text(arguments)}{retry}."
+        return text, (name, arguments)
+    return None
+
+
+def _done(plan: list[Action], index: int, brief: ParsedBrief, succeeded: set[int]) -> bool:
+    name, arguments = plan[index]
+    if name == "place":
+        where = _resting(arguments["ref"], arguments["target"], brief)
+        return index in succeeded if where is None else where
+    if name == "pick" and _needs_pick(plan, index + 1):
+        if brief.holding == arguments["ref"]:
+            return True
+        where = _resting(arguments["ref"], plan[index + 1][1]["target"], brief)
+        return (index + 1 in succeeded) if where is None else where
+    return index in succeeded
+
+
+def _resting(ref: str, target: str, brief: ParsedBrief) -> bool | None:
+    """Whether the Brief shows ``ref`` on / in ``target`` (or a part of it); None when the
+    Brief does not list ``ref``."""
+    item = brief.objects.get(ref)
+    if item is None:
         return None
-    if _needs_pick(plan, cursor) and brief.holding != plan[cursor][1].get("ref"):
-        cursor -= 1  # the pick said it worked, the gripper does not hold it
-        failures[cursor + 1] += 1
-    step = cursor + 1 if _needs_pick(plan, cursor + 1) and failures[cursor + 1] else cursor
-    if failures[step] >= MAX_ATTEMPTS:
-        name, arguments = plan[step]
-        return (f"{name} {_args_text(arguments)} failed {failures[step]} times", _GIVE_UP)
-    name, arguments = plan[cursor]
-    tries = failures[step]
-    retry = f" (attempt {tries + 1} of {MAX_ATTEMPTS})" if tries else ""
-    return (
-        f"Step {cursor + 1} of {len(plan)}: {name} {_args_text(arguments)}{retry}.",
-        (name, arguments),
-    )
+    if item.held or brief.holding == ref:
+        return False
+    for where in (item.on, item.inside):
+        if where and (
+            where == target or where.startswith(target + "_") or target.startswith(where + "_")
+        ):
+            return True
+    return False
 
 
 def _needs_pick(plan: list[Action], index: int) -> bool:
