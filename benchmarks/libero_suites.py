@@ -85,9 +85,42 @@ def rows(folders: list[Path]) -> list[dict[str, object]]:
     return out
 
 
+def task_lines(folder: Path) -> list[tuple[str, str]]:
+    """(task, "episodes | successes | why the others failed") for one eval folder."""
+    records_file = folder / "episodes.jsonl"
+    if not records_file.is_file():
+        return []
+    by_task: dict[str, list[dict[str, object]]] = {}
+    for line in records_file.read_text().splitlines():
+        if line:
+            record = json.loads(line)
+            by_task.setdefault(str(record["task"]), []).append(record)
+    out = []
+    for task in sorted(by_task, key=_task_index):
+        records = by_task[task]
+        wins = sum(1 for r in records if r.get("success"))
+        reasons = sorted({_why(r) for r in records if not r.get("success")} - {""})
+        out.append((task, f"{len(records)} | {wins} | {'; '.join(reasons)[:160]}"))
+    return out
+
+
+def _task_index(task: str) -> int:
+    head = task.split("-")[0]
+    return int(head[1:]) if head[1:].isdigit() else 0
+
+
+def _why(record: dict[str, object]) -> str:
+    for line in str(record.get("report", "")).splitlines():
+        if line.startswith(("Gave up:", "I did not move")):
+            return line.replace("|", "/")[:90]
+    summary = str(record.get("outcome_summary", ""))
+    return (summary or str(record.get("status", ""))).replace("|", "/")[:90]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", nargs="+", type=Path, help="eval folders (harness eval --out)")
+    parser.add_argument("--tasks", action="store_true", help="also one line per task")
     args = parser.parse_args(argv)
     table = rows(args.folders)
     if not table:
@@ -105,6 +138,13 @@ def main(argv: list[str] | None = None) -> int:
             f"{100 * row['low']:.0f}-{100 * row['high']:.0f} % | {row['blocks']} | "  # type: ignore[operator]
             f"{row['errors']} | {row['wall_s']:.0f} |"
         )
+    if args.tasks:
+        print()
+        print("| suite | task | episodes | successes | how the others ended |")
+        print("|---|---|---|---|---|")
+        for folder in args.folders:
+            for task, line in task_lines(folder):
+                print(f"| {folder.name} | {task} | {line} |")
     print()
     print(
         "| published (learned policies) | libero_spatial | libero_object | libero_goal | "

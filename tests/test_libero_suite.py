@@ -188,3 +188,29 @@ def test_a_worker_keeps_one_simulator_and_switches_it_per_episode(
     assert driver_pool.driver_for(_config("sim.tabletop", seed=1)) is None
     driver_pool.close()
     assert first.disconnected == 1 and other.disconnected == 1
+
+
+# ====================================================================== the benchmark table
+
+
+def test_the_benchmark_table_counts_what_the_eval_wrote(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from benchmarks.libero_suites import main, rows
+    from harness.fleet.stats import wilson_interval
+
+    folder = tmp_path / "libero_goal"
+    folder.mkdir()
+    (folder / "manifest.json").write_text(json.dumps({"suite": "libero_goal"}))
+    records = [
+        {"task": f"t{i % 3}-x", "success": i % 4 != 0, "safety_blocks": int(i == 5), "wall_s": 10.0}
+        for i in range(8)
+    ]
+    (folder / "episodes.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    (row,) = rows([folder])
+    assert (row["episodes"], row["successes"], row["tasks"], row["blocks"]) == (8, 6, 3, 1)
+    assert (row["low"], row["high"]) == wilson_interval(6, 8)
+    assert main([str(folder), "--tasks"]) == 0
+    out = capsys.readouterr().out
+    assert "| libero_goal | achieved | 3 | 8 | 6 | 75 % |" in out and "OpenVLA-OFT" in out
+    assert main([str(tmp_path / "nothing")]) == 2
