@@ -80,9 +80,26 @@ def rows(folders: list[Path]) -> list[dict[str, object]]:
                 "blocks": sum(int(r.get("safety_blocks", 0)) for r in records),
                 "errors": sum(1 for r in records if r.get("status") == "error"),
                 "wall_s": statistics.mean(float(r.get("wall_s", 0.0)) for r in records),
+                **_reuse(records),
             }
         )
     return out
+
+
+def _reuse(records: list[dict[str, object]]) -> dict[str, float | None]:
+    """Mean wall time of a worker's first episode of a task (the env is built) and of its
+    later ones (the same env reset to another initial state)."""
+    seen: set[tuple[str, str]] = set()
+    first: list[float] = []
+    later: list[float] = []
+    for record in sorted(records, key=lambda r: float(r.get("finished_at", 0.0))):  # type: ignore[arg-type]
+        key = (str(record.get("worker", "")), str(record["task"]))
+        (later if key in seen else first).append(float(record.get("wall_s", 0.0)))  # type: ignore[arg-type]
+        seen.add(key)
+    return {
+        "first_s": statistics.mean(first) if first else None,
+        "reset_s": statistics.mean(later) if later else None,
+    }
 
 
 def task_lines(folder: Path) -> list[tuple[str, str]]:
@@ -102,6 +119,10 @@ def task_lines(folder: Path) -> list[tuple[str, str]]:
         reasons = sorted({_why(r) for r in records if not r.get("success")} - {""})
         out.append((task, f"{len(records)} | {wins} | {'; '.join(reasons)[:160]}"))
     return out
+
+
+def _s(value: object) -> str:
+    return "-" if value is None else f"{value:.0f}"
 
 
 def _task_index(task: str) -> int:
@@ -128,15 +149,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(
         "| suite | success check | tasks | episodes | successes | rate | 95 % Wilson | "
-        "envelope blocks | errors | s / episode |"
+        "envelope blocks | errors | s / episode | env built / reset (s) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for row in table:
         print(
             f"| {row['suite']} | {row['check']} | {row['tasks']} | {row['episodes']} | "
             f"{row['successes']} | {100 * row['rate']:.0f} % | "  # type: ignore[operator]
             f"{100 * row['low']:.0f}-{100 * row['high']:.0f} % | {row['blocks']} | "  # type: ignore[operator]
-            f"{row['errors']} | {row['wall_s']:.0f} |"
+            f"{row['errors']} | {row['wall_s']:.0f} | {_s(row['first_s'])} / {_s(row['reset_s'])} |"
         )
     if args.tasks:
         print()
