@@ -70,6 +70,8 @@ def kitchen(
         ("flat_stove_1", "stove", FIX + ", state=off", (0.25, -0.14, 0.02), "on main_table"),
         ("flat_stove_1_cook_region", "cooking area of stove", SURF, (0.25, -0.14, 0.04), ""),
         ("main_table_stove_front_region", "table area stove front", SURF, (0.38, -0.14, 0.0), ""),
+        ("wine_rack_1", "wine rack", FIX, (0.39, -0.35, 0.01), ""),
+        ("wine_rack_1_top_region", "top of wine rack", SURF, (0.39, -0.35, 0.22), ""),
         ("main_table_table_center", "table area table center", SURF, (0.58, 0.0, 0.0), ""),
     ]
     return entries

@@ -235,7 +235,12 @@ def ground_part(mention: Mention, scene: Scene) -> BriefObject:
         ]
         + [o for o in scene.things() if word_score(mention.words, o) is not None and is_movable(o)]
         if mention.words
-        else [o for o in scene.things() if scene.regions_of(o.ref)]
+        else [
+            o
+            for o in scene.things()
+            if (regions := scene.regions_of(o.ref))
+            and all(any(h in r.label.split() for r in regions) for h in mention.has)
+        ]
     )
     if mention.words and not owners:
         raise Unresolved(f"I see no {' '.join(mention.words)} in the scene")

@@ -245,7 +245,10 @@ def _place(rest: str, before: list[Step], *, verb: str) -> Step | str:
         and _ON_TOP.match(rest[len(subject_text) :].strip())
         and (not target.part or (not target.words and len(target.part) == 1))
     ):
-        target = replace(target, part=("top",))  # "on top of the cabinet": its top side
+        bare = not target.words and len(target.part) == 1  # "on top of the drawer"
+        target = replace(
+            target, part=("top",), has=target.part if bare else target.has
+        )  # "on top of the cabinet": its top side
     if verb == "push" and relation is None:
         relation = "front_of"  # "push the plate forward to the stove"
     return Step(
@@ -420,8 +423,9 @@ def _part_of(part: list[str], owner: Mention) -> tuple[list[str], Mention]:
     """A part whose "owner" is itself a part noun ("the top of the drawer", "the middle
     layer of the drawer") belongs to whatever has drawers."""
     part = [stem(w) if w not in DIRECTIONS else w for w in part]
-    if owner.words and owner.words[-1] in {"drawer", "layer", "shelf"} and not owner.part:
-        owner = replace(owner, words=(), part=())
+    named = owner.words[-1:] if owner.words and not owner.part else owner.part[-1:]
+    if named and named[0] in {"drawer", "layer", "shelf"} and not (owner.words and owner.part):
+        owner = replace(owner, words=(), part=(), has=("drawer",))
         if part[-1] in {"layer", "drawer"}:
             part = [*part[:-1], "drawer"]
     if part and part[-1] == "layer":

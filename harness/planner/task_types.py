@@ -44,6 +44,9 @@ class Mention:
     conjuncts: tuple[Mention, ...] = ()
     pronoun: bool = False
     both: bool = False
+    has: tuple[str, ...] = ()
+    """For a part of "whatever has" something ("the top of the drawer": the top of the
+    thing that has drawers), what it has."""
 
     def text(self) -> str:
         if self.pronoun:
