@@ -69,6 +69,10 @@ def viewer_left(embodiment_text: str) -> tuple[float, float]:
     return (-fy / norm, fx / norm)
 
 
+RESTING_LIMIT_M = 0.10
+"""How far (in the plane) something may be from what it is said to be on, in or at."""
+NEAR_LIMIT_M = 0.30
+"""How far something may be from what it is said to be next to (or between)."""
 MARGIN_M = 0.03
 """How much closer the best candidate must be than the next for a spatial qualifier to
 decide between them."""
@@ -295,10 +299,17 @@ def _anchor_points(qualifier: Qualifier, scene: Scene) -> tuple[list[BriefObject
     related = True
     for mention in qualifier.anchors:
         if mention.part and mention.part[-1] == "center" and not mention.part[:-1]:
-            related = False
-            owner = scene.items[ground(Mention(words=mention.words or ("table",)), scene)[0]]
-            areas = [a for a in scene.regions_of(owner.ref) if "center" in a.label.split()]
-            anchors.append(areas[0] if len(areas) == 1 else owner)
+            related = False  # "the center of the table": a marked area, or the table
+            words = mention.words or ("table",)
+            areas = [
+                a
+                for a in scene.table_areas()
+                if "center" in a.label.split() and set(words) <= set(a.label.split())
+            ]
+            if len(areas) == 1:
+                anchors.append(areas[0])
+                continue
+            anchors.append(scene.items[ground(Mention(words=words), scene)[0]])
             continue
         refs = ground(mention, scene, movable=None)
         anchors.extend(scene.items[r] for r in refs)
@@ -339,6 +350,9 @@ def _qualify(
     ranked = sorted(candidates, key=lambda c: (score(c), c.ref))
     if not ranked:
         raise Unresolved(f"nothing fits {mention.text()}")
+    limit = NEAR_LIMIT_M if qualifier.relation in ("near", "between") else RESTING_LIMIT_M
+    if not qualifier.negated and score(ranked[0]) > limit:
+        raise Unresolved(f"I see nothing that is {mention.text()}")
     if qualifier.negated:
         rest = ranked[1:]
         if len(ranked) >= 2 and score(ranked[1]) - score(ranked[0]) < MARGIN_M:

@@ -94,16 +94,22 @@ porcelain one)."""
 
 
 def stem(word: str) -> str:
-    """The word's singular, lower case ("cookies" -> "cookie")."""
+    """The word's singular, lower case ("cubes" -> "cube"; "cookies" -> "cookie", whose
+    other reading, "berries" -> "berry", :func:`equivalent` also tries)."""
     word = word.lower()
-    return word if word in {"glass", "grass", "this"} else singular(word)
+    if word in {"glass", "grass", "this"}:
+        return word
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-1]
+    return singular(word)
 
 
 def _forms(word: str) -> set[str]:
     word = word.lower()
-    forms = {word, stem(word)}
+    forms = {word, stem(word), singular(word)}
     if word.endswith("s") and len(word) > 3:
-        forms.add(word[:-1])  # "cookies" -> "cookie" (stem says "cooky")
+        forms.add(word[:-1])
+    forms |= {f[:-2] + "y" for f in list(forms) if f.endswith("ie") and len(f) > 3}
     return forms
 
 
