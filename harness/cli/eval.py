@@ -40,7 +40,11 @@ def register(subparsers: Any) -> None:
         "summary table at the end.",
     )
     parser.add_argument(
-        "suite", nargs="?", help="suite file (YAML), e.g. configs/suites/tabletop.yaml"
+        "suite",
+        nargs="?",
+        help="suite file (YAML), e.g. configs/suites/tabletop.yaml, or a LIBERO suite name "
+        "(libero_spatial, libero_object, libero_goal, libero_10, LIBERO-PRO variants such as "
+        "libero_object_swap, or NAME_corrupt)",
     )
     add_config_arguments(parser)
     parser.add_argument(
@@ -141,10 +145,19 @@ def run_eval_command(args: argparse.Namespace) -> int:
 # ====================================================================== inputs
 
 
+def _suite_path(suite: str) -> str:
+    """How the manifest names a suite: a file's resolved path, a LIBERO suite's name."""
+    from harness.fleet.libero_suite import LIBERO_PREFIX, is_libero_suite
+
+    if is_libero_suite(suite):
+        return LIBERO_PREFIX + suite.removeprefix(LIBERO_PREFIX)
+    return str(Path(suite).resolve())
+
+
 def _inputs(args: argparse.Namespace) -> tuple[Any, Any, Path, Any]:
     """(suite, config, eval folder, manifest or None for --resume)."""
     from harness.fleet.journal import EvalFolder, Manifest
-    from harness.fleet.suite import load_suite
+    from harness.fleet.libero_suite import load_any_suite as load_suite
 
     if args.resume:
         for flag, value in (("--episodes", args.episodes), ("--out", args.out)):
@@ -164,7 +177,7 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, Any, Path, Any]:
             raise UsageError("--set cannot be used with --resume (the eval keeps its config)")
         folder = Path(args.resume).expanduser()
         manifest = EvalFolder(folder).manifest()
-        if args.suite and Path(args.suite).resolve() != Path(manifest.suite_path):
+        if args.suite and _suite_path(args.suite) != manifest.suite_path:
             raise UsageError(
                 f"--resume {folder}: that eval ran the suite {manifest.suite_path}, not "
                 f"{args.suite}"
@@ -189,7 +202,7 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, Any, Path, Any]:
     folder = output_path(args.out, option="--out", folder=True) or _default_folder(suite.suite)
     manifest = Manifest(
         suite=suite.suite,
-        suite_path=str(Path(suite.path or args.suite).resolve()),
+        suite_path=_suite_path(suite.path or args.suite),
         config_path=str(Path(path).resolve()) if path else None,
         model=args.model,
         overrides=list(args.set),

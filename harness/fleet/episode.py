@@ -230,7 +230,11 @@ def run_episode(
         )
     base["redact"] = redact
     try:
-        with Harness.from_config(config) as harness:
+        from harness.fleet.driver_pool import driver_for
+
+        pooled = driver_for(config)  # one simulator per worker, switched task by task
+        parts = {"driver": pooled} if pooled is not None else {}
+        with Harness.from_config(config, **parts) as harness:
             session_id = harness.session_id
             stream = harness.run_stream(
                 plan.instruction, max_turns=plan.max_turns, should_cancel=cancelled

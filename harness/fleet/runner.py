@@ -135,6 +135,9 @@ def plan_eval(
     if manifest is not None:
         target.check_free()
         selected = plans[:episodes] if episodes is not None else plans
+        if suite.group_by_task:  # a task's episodes back to back: workers reuse their env
+            order = {task.name: index for index, task in enumerate(suite.tasks)}
+            selected = sorted(selected, key=lambda p: order[p.task])
         manifest = manifest.model_copy(update={"episodes": [p.key for p in selected]})
         finished: list[EpisodeRecord] = []
     else:

@@ -160,6 +160,9 @@ class Suite(_Model):
     )
     """The config key each episode's seed is written to (the simulator's layout seed);
     null: the seed only names the episode (a real robot, whose scene a person lays out)."""
+    group_by_task: bool = False
+    """Run the selected episodes task by task (``--episodes N`` still picks them round-robin)
+    so a worker that keeps its simulator between episodes rebuilds it once per task."""
     tasks: list[SuiteTask] = Field(min_length=1)
     path: str | None = Field(None, exclude=True)
 

@@ -27,126 +27,44 @@ archive addresses of its evidence), or with a ``failed`` handoff when no camera 
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any
 
-from harness.messages import (
-    AssistantItem,
-    InstructionItem,
-    ModelRequest,
-    ModelResponse,
-    NoticeItem,
-    RevisionItem,
-    ToolCall,
-    ToolResultItem,
-    Verdict,
-    new_id,
-)
-from harness.planner.brief import BriefObject, ParsedBrief, parse_brief, parse_find_objects
-from harness.planner.episodes import read_memory
+from harness.messages import ModelRequest, ModelResponse
+from harness.planner.brief import BriefObject, ParsedBrief, parse_brief
 from harness.planner.episodes import shape as shape_episodes
-from harness.planner.grammar import Clause, Goal, Phrase, parse_instruction, search_phrase
-from harness.prompts import (
-    OUTCOME_ACHIEVED_LINE,
-    OUTCOME_NOT_ACHIEVED_LINE,
-    SUBAGENT_CONTRACT_HEADER,
+from harness.planner.grammar import Clause, Goal, parse_instruction
+from harness.planner.history import (
+    BLOCKED_PREFIX,
+    REVISION_PREFIX,
+    UNSETTLED_KINDS,
+    History,
+    _failed,
+    _find_arguments,
+    _goal,
+    _history,
+    _query_for,
 )
+from harness.planner.household import applies as household_applies
+from harness.planner.household import decide as household_decide
+from harness.planner.resolve import (
+    Step,
+    _blocker,
+    _out_of_reach,
+    _resolve,
+    _satisfied,
+    _table,
+    _workspace,
+)
+from harness.planner.responses import _call, _claimed, _join, _say
+from harness.planner.search import SEARCH_MAX_TURNS, SEARCH_TOOLS, _search
 
-__all__ = ["MAX_GRASP_ATTEMPTS", "Planner"]
+__all__ = ["MAX_GRASP_ATTEMPTS", "History", "Planner"]
 
 MAX_GRASP_ATTEMPTS = 3
 MAX_BLOCKS = 2
 MAX_REPEATS = 4
-REVISION_PREFIX = "Revision:"
-SEARCH_TOOLS = ("look", "find_objects", "get_object_image")
-"""What a search sub-agent is given (those of them the planner itself is offered)."""
-SEARCH_MAX_TURNS = 10
-
-
-@dataclass(frozen=True)
-class Step:
-    """One subgoal: put ``ref`` ``relation`` ``target``."""
-
-    ref: str
-    target: str
-    relation: str
-
-
-@dataclass
-class History:
-    """What the current task's transcript says happened."""
-
-    instruction: str = ""
-    revisions: list[str] = field(default_factory=list)
-    acknowledged: int = 0
-    calls: list[ToolCall] = field(default_factory=list)
-    results: list[tuple[ToolCall | None, ToolResultItem]] = field(default_factory=list)
-    found: dict[str, BriefObject] = field(default_factory=dict)
-    find_queries: set[str] = field(default_factory=set)
-    memory: dict[str, list[str]] = field(default_factory=dict)
-    """The planner's own condensed memory (``condense_context``), once it wrote one."""
-    subagent: bool = False
-    """This request is a sub-agent's: its history starts with the contract notice."""
-    delegated: list[str] = field(default_factory=list)
-    """Goals handed to sub-agents (lower case)."""
-    handoffs: list[dict[str, Any]] = field(default_factory=list)
-
-    def delegated_for(self, query: str) -> bool:
-        return any(query in goal for goal in self.delegated)
-
-    def called(self, name: str) -> bool:
-        if name == "update_task_notes" and self.memory:
-            return True  # the plan was written before the first condensation
-        return any(call.name == name for call in self.calls)
-
-    def count(self, name: str, **arguments: Any) -> int:
-        return sum(
-            1
-            for call in self.calls
-            if call.name == name and all(call.arguments.get(k) == v for k, v in arguments.items())
-        )
-
-    def failed_picks(self, ref: str) -> int:
-        return sum(
-            1
-            for call, result in self.results
-            if call is not None
-            and call.name == "pick"
-            and call.arguments.get("ref") == ref
-            and _failed(result)
-            and result.error_kind != "blocked"
-            and result.error_kind not in UNSETTLED_KINDS
-        )
-
-    def blocked(self, ref: str) -> int:
-        return sum(
-            1
-            for call, result in self.results
-            if call is not None
-            and ref in (call.arguments.get("ref"), call.arguments.get("target"))
-            and result.error_kind == "blocked"
-        )
-
-    def last_verdict(self, tool: str, ref: str) -> Verdict | None:
-        for call, result in reversed(self.results):
-            if call is not None and call.name == tool and call.arguments.get("ref") == ref:
-                return result.evaluation
-        return None
-
-
-BLOCKED_PREFIX = "blocked by the safety envelope: "
-UNSETTLED_KINDS = frozenset({"interrupted", "not_executed", "outcome_unknown", "cancelled"})
-"""Results that say nothing about the grasp itself (the run was interrupted, or the call
-never ran): not counted as failed grasps."""
-
-
-def _failed(result: ToolResultItem) -> bool:
-    return result.is_error or (
-        result.evaluation is not None and result.evaluation.status == "failure"
-    )
 
 
 class Planner:
@@ -159,6 +77,15 @@ class Planner:
             return _say(_claimed("There is no instruction to act on.", achieved=False))
         if history.subagent:
             return _search(request, history, tools)
+        if household_applies(tools) and not history.revisions:
+            # a world with drawers, doors and switches (LIBERO): its own language
+            return household_decide(
+                request,
+                history.instruction,
+                tools,
+                found=history.found,
+                queried=history.find_queries,
+            )
         prefix = ""
         if history.acknowledged < len(history.revisions):
             # 1. a revision waiting for an answer
@@ -410,239 +337,6 @@ def _progress(request: ModelRequest, history: History) -> tuple[dict[str, str], 
     return outcome, sum(1 for step in steps if not _satisfied(step, world))
 
 
-# ====================================================================== reading the request
-
-
-def _history(request: ModelRequest) -> History:
-    items = list(request.items)
-    start = max(
-        (i for i, item in enumerate(items) if isinstance(item, InstructionItem)), default=None
-    )
-    history = History()
-    if start is None:
-        return history
-    history.instruction = items[start].text  # type: ignore[union-attr]
-    history.memory = read_memory(items[start + 1 :])
-    by_id: dict[str, ToolCall] = {}
-    for item in items[start + 1 :]:
-        if isinstance(item, RevisionItem):
-            history.revisions.append(item.text)
-        elif isinstance(item, NoticeItem) and item.text.startswith(SUBAGENT_CONTRACT_HEADER):
-            history.subagent = True
-        elif isinstance(item, AssistantItem):
-            if item.text.startswith(REVISION_PREFIX):
-                history.acknowledged += 1
-            for call in item.tool_calls:
-                by_id[call.id] = call
-                history.calls.append(call)
-                if call.name == "find_objects":
-                    history.find_queries.add(_query_of(call.arguments))
-                elif call.name == "delegate":
-                    history.delegated.append(str(call.arguments.get("goal", "")).lower())
-        elif isinstance(item, ToolResultItem):
-            call = by_id.get(item.call_id)
-            history.results.append((call, item))
-            if item.name == "find_objects" and not item.is_error:
-                for found in parse_find_objects(item.text):
-                    history.found[found.ref] = found
-            elif item.name == "delegate":
-                _read_handoff(history, item.text)
-    return history
-
-
-def _goal(history: History, *, upto: int | None = None) -> Goal:
-    goal = parse_instruction(history.instruction)
-    for revision in history.revisions[: upto if upto is not None else history.acknowledged]:
-        parsed = parse_instruction(revision)
-        if parsed.stop:
-            return parsed
-        if not parsed.ok:
-            continue
-        goal = Goal(clauses=goal.clauses + parsed.clauses) if parsed.also else parsed
-    return goal
-
-
-def _read_handoff(history: History, text: str) -> None:
-    """A sub-agent's handoff (the ``delegate`` result): what it found joins the world."""
-    try:
-        handoff = json.loads(text)
-    except json.JSONDecodeError:
-        return
-    if not isinstance(handoff, dict):
-        return
-    history.handoffs.append(handoff)
-    if handoff.get("status") != "completed":
-        return
-    for finding in handoff.get("findings") or []:
-        if not isinstance(finding, dict) or "ref" not in finding:
-            continue
-        try:
-            position = tuple(float(v) for v in finding["position"][:3])
-        except (KeyError, TypeError, ValueError):
-            continue
-        history.found[str(finding["ref"])] = BriefObject(
-            ref=str(finding["ref"]),
-            label=str(finding.get("label", "")),
-            position=position,  # type: ignore[arg-type]
-            confidence=finding.get("confidence"),
-        )
-
-
-def _query_for(phrase: Phrase) -> str:
-    return " ".join(w for w in (phrase.color, phrase.kind) if w) or "object"
-
-
-def _query_of(arguments: dict[str, Any]) -> str:
-    for key in ("label", "query", "text", "name"):
-        if isinstance(arguments.get(key), str):
-            return arguments[key]
-    return json.dumps(arguments, sort_keys=True)
-
-
-def _find_arguments(tools: dict[str, Any], query: str) -> dict[str, Any]:
-    properties = tools["find_objects"].parameters.get("properties", {})
-    for key in ("label", "query", "text", "name"):
-        if key in properties:
-            return {key: query}
-    return {}
-
-
-# ====================================================================== resolving the goal
-
-
-def _resolve(
-    goal: Goal, world: dict[str, BriefObject], brief: ParsedBrief
-) -> tuple[list[Step], list[str], list[Phrase]]:
-    steps: list[Step] = []
-    problems: list[str] = []
-    missing: list[Phrase] = []
-    for clause in goal.clauses:
-        target = _one(clause.target, world)
-        if target is None:
-            problems.append(f"no {clause.target.text().removeprefix('the ')} in the scene")
-            missing.append(clause.target)
-            continue
-        relation = clause.relation or ("in" if world[target].is_container else "on")
-        if world[target].is_container:
-            relation = "in"
-        if clause.clear_table:
-            table = _table(world)
-            subjects = [
-                o.ref
-                for o in world.values()
-                if _movable(o) and (o.on == table or o.held or o.inside == target)
-            ]
-        elif clause.subject.every:
-            subjects = [
-                o.ref for o in world.values() if _movable(o) and _matches(clause.subject, o)
-            ]
-            if (
-                brief.omitted
-                and clause.subject.kind
-                and clause.subject.kind in brief.omitted_summary
-            ):
-                missing.append(clause.subject)
-        else:
-            one = _one(clause.subject, world)
-            if one is None:
-                problems.append(f"no {clause.subject.text().removeprefix('the ')} in the scene")
-                missing.append(clause.subject)
-                continue
-            subjects = [one]
-        for ref in sorted(subjects):
-            if ref != target and all(s.ref != ref for s in steps):
-                steps.append(Step(ref=ref, target=target, relation=relation))
-    return steps, problems, missing
-
-
-def _movable(item: BriefObject) -> bool:
-    return not item.is_container and item.kind not in {"table", "surface", "floor", "shelf"}
-
-
-def _matches(phrase: Phrase, item: BriefObject) -> bool:
-    if phrase.ref:
-        return item.ref == phrase.ref
-    if phrase.kind and item.kind != phrase.kind:
-        return False
-    return not (phrase.color and item.color != phrase.color)
-
-
-def _one(phrase: Phrase, world: dict[str, BriefObject]) -> str | None:
-    if phrase.ref:
-        return phrase.ref if phrase.ref in world else None
-    if phrase.kind == "table":
-        return _table(world)
-    candidates = sorted(o.ref for o in world.values() if _matches(phrase, o))
-    return candidates[0] if candidates else None
-
-
-def _table(world: dict[str, BriefObject]) -> str | None:
-    tables = sorted(o.ref for o in world.values() if o.kind == "table")
-    return tables[0] if tables else None
-
-
-def _satisfied(step: Step, world: dict[str, BriefObject]) -> bool:
-    item = world.get(step.ref)
-    if item is None or item.held:
-        return False
-    return item.inside == step.target if step.relation == "in" else item.on == step.target
-
-
-def _blocker(step: Step, world: dict[str, BriefObject]) -> str:
-    if step.ref not in world:
-        return f"{step.ref} is no longer in the scene"
-    if step.relation == "on":
-        on_target = [o.ref for o in world.values() if o.on == step.target and o.ref != step.ref]
-        if on_target:
-            return f"{', '.join(on_target)} already on {step.target}"
-        on_subject = [o.ref for o in world.values() if o.on == step.ref]
-        if on_subject:
-            return f"{', '.join(on_subject)} is on top of {step.ref}"
-    return ""
-
-
-_WORKSPACE = re.compile(
-    r"^Reachable workspace \(world frame\): x (?P<x0>-?[\d.]+)\.\.(?P<x1>-?[\d.]+), "
-    r"y (?P<y0>-?[\d.]+)\.\.(?P<y1>-?[\d.]+)",
-    re.MULTILINE,
-)
-REACH_MARGIN_M = 0.02
-"""How far outside the stated workspace an object may be and still be tried (the envelope
-clamps overshoots that small)."""
-
-
-def _workspace(request: ModelRequest) -> tuple[float, float, float, float] | None:
-    """The reachable x and y ranges the embodiment profile states, if it states them."""
-    for block in request.system:
-        if block.name == "embodiment" and (match := _WORKSPACE.search(block.text)):
-            return tuple(float(match.group(k)) for k in ("x0", "x1", "y0", "y1"))  # type: ignore[return-value]
-    return None
-
-
-def _out_of_reach(
-    step: Step, world: dict[str, BriefObject], reach: tuple[float, float, float, float] | None
-) -> str:
-    """Why ``step`` cannot be done within the workspace (the object or its target lies
-    outside it), or "": a model that knows the profile declines instead of asking the
-    safety envelope to block the motion."""
-    if reach is None:
-        return ""
-    x0, x1, y0, y1 = reach
-    for ref in (step.ref, step.target):
-        item = world.get(ref)
-        if item is None or item.held:
-            continue
-        x, y, _ = item.position
-        if not (x0 - REACH_MARGIN_M <= x <= x1 + REACH_MARGIN_M) or not (
-            y0 - REACH_MARGIN_M <= y <= y1 + REACH_MARGIN_M
-        ):
-            return (
-                f"{ref} at ({x:.3f}, {y:.3f}) is out of reach (the workspace is x "
-                f"{x0:.2f}..{x1:.2f}, y {y0:.2f}..{y1:.2f}); not attempted"
-            )
-    return ""
-
-
 def _skipped(history: History, steps: list[Step]) -> dict[str, str]:
     skipped: dict[str, str] = {}
     for step in steps:
@@ -692,28 +386,6 @@ def _grasp_failures(history: History) -> Counter[str]:
     return failures
 
 
-# ====================================================================== responses
-
-
-def _call(name: str, arguments: dict[str, Any], text: str = "") -> ModelResponse:
-    return ModelResponse(
-        text=text, tool_calls=[ToolCall(id=new_id("call"), name=name, arguments=arguments)]
-    )
-
-
-def _say(text: str) -> ModelResponse:
-    return ModelResponse(text=text)
-
-
-def _claimed(text: str, achieved: bool) -> str:
-    """A final report ending with the planner's own claim (the ``Outcome:`` line)."""
-    return f"{text}\n{OUTCOME_ACHIEVED_LINE if achieved else OUTCOME_NOT_ACHIEVED_LINE}"
-
-
-def _join(*parts: str) -> str:
-    return " ".join(part for part in parts if part)
-
-
 def _clause_text(clause: Clause) -> str:
     if clause.clear_table:
         return "clear the table into the tray"
@@ -747,94 +419,3 @@ def _done_lines(history: History, steps: list[Step], world: dict[str, BriefObjec
         elif world is not None:
             lines.append(f"- {where} (per the scene brief)")
     return "\n".join(lines)
-
-
-# ====================================================================== as a sub-agent
-
-
-def _search(request: ModelRequest, history: History, tools: dict[str, Any]) -> ModelResponse:
-    """A sub-agent's search for the object its goal names (see the module docstring)."""
-    phrase = search_phrase(history.instruction)
-    if phrase is None:
-        return _handoff(
-            "failed",
-            "I can only search for objects",
-            unresolved=[f"cannot read a search in the goal {history.instruction!r}"],
-        )
-    wanted = phrase.text()
-    brief = parse_brief(request.refreshed.brief) if request.refreshed else ParsedBrief()
-    world = {**history.found, **brief.objects}
-    matches = sorted(ref for ref, item in world.items() if _matches(phrase, item))
-    evidence = [
-        result.archive
-        for call, result in history.results
-        if call is not None and call.name in SEARCH_TOOLS and result.archive and not result.is_error
-    ]
-    looks = [c for c in history.calls if c.name == "look"]
-    searched = [f"{c.name}({json.dumps(c.arguments, sort_keys=True)})" for c in history.calls]
-    if matches:
-        ref = matches[0]
-        item = world[ref]
-        if "get_object_image" in tools and not history.count("get_object_image", ref=ref):
-            return _call("get_object_image", {"ref": ref}, f"Found {ref}; a closer look.")
-        where = ", ".join(f"{v:.3f}" for v in item.position)
-        source = "the Scene Brief" if ref in brief.objects else "find_objects"
-        verification = [f"listed by {source}"]
-        if looks:
-            verification.append(f"appeared after look with {looks[-1].arguments.get('camera')}")
-        if history.count("get_object_image", ref=ref):
-            verification.append("a crop of the latest camera image was taken (get_object_image)")
-        return _handoff(
-            "completed",
-            f"{ref} ({item.label or wanted}) is at ({where})",
-            findings=[
-                {
-                    "ref": ref,
-                    "label": item.label,
-                    "position": list(item.position),
-                    "confidence": item.confidence if item.confidence is not None else 1.0,
-                }
-            ],
-            decisions=[f"searched with {', '.join(searched)}"] if searched else [],
-            verification=verification,
-            evidence=evidence,
-        )
-    last = history.calls[-1].name if history.calls else ""
-    if "find_objects" in tools and last != "find_objects":
-        return _call(
-            "find_objects",
-            _find_arguments(tools, _query_for(phrase)),
-            f"Is {wanted} known to the scene graph?",
-        )
-    cameras = _cameras(tools.get("look"))
-    looked = [c.arguments.get("camera") for c in looks]
-    remaining = [camera for camera in cameras if camera not in looked]
-    if "look" in tools and remaining:
-        camera = remaining[0]
-        return _call(
-            "look",
-            {"camera": camera} if camera else {},
-            f"{wanted.capitalize()} is not known yet: looking with the {camera or 'main'} camera.",
-        )
-    return _handoff(
-        "failed",
-        f"{wanted} was not found",
-        decisions=[f"searched with {', '.join(searched)}"] if searched else [],
-        unresolved=[f"no camera ({', '.join(c for c in cameras if c) or 'none'}) shows {wanted}"],
-        evidence=evidence,
-    )
-
-
-def _cameras(look: Any) -> list[str | None]:
-    """The cameras ``look`` names in its description (``cameras: front, top``)."""
-    if look is None:
-        return []
-    found = re.search(r"cameras?: ([a-z0-9_, ]+)", look.description or "")
-    names = [name.strip() for name in found.group(1).split(",")] if found else []
-    return [name for name in names if name] or [None]
-
-
-def _handoff(status: str, summary: str, **fields: Any) -> ModelResponse:
-    data: dict[str, Any] = {"status": status, "summary": summary, "findings": []}
-    data.update({key: value for key, value in fields.items() if value})
-    return _say(json.dumps(data))

@@ -1,0 +1,185 @@
+"""The offline planner's success on LIBERO and LIBERO-PRO, next to published VLA results.
+
+    harness eval libero_spatial --episodes 30 --workers 2 --out evals/libero_spatial
+    ...                                               # one eval folder per suite
+    python -m benchmarks.libero_suites evals/libero_*  # this table
+
+Reads each eval folder's ``episodes.jsonl`` (what ``harness eval`` wrote; nothing is
+re-run) and prints, per suite: episodes run, achieved, the success rate with its 95 %
+Wilson interval, safety-envelope blocks, and the mean wall time of an episode; then the
+published success rates this project cites (:data:`PUBLISHED`), each with its source. Our
+rows use privileged skills (motions computed from the simulator's object poses) and a
+scripted planner; the published rows are learned visuomotor policies. The two are not the
+same kind of system, and the table says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+from harness.fleet.stats import wilson_interval
+
+__all__ = ["PUBLISHED", "main", "rows"]
+
+PUBLISHED: dict[str, dict[str, float]] = {
+    "OpenVLA (fine-tuned)": {
+        "libero_spatial": 84.7,
+        "libero_object": 88.4,
+        "libero_goal": 79.2,
+        "libero_10": 53.7,
+        "average": 76.5,
+    },
+    "pi0": {
+        "libero_spatial": 96.8,
+        "libero_object": 98.8,
+        "libero_goal": 95.8,
+        "libero_10": 85.2,
+        "average": 94.2,
+    },
+    "OpenVLA-OFT": {
+        "libero_spatial": 97.6,
+        "libero_object": 98.4,
+        "libero_goal": 97.9,
+        "libero_10": 94.5,
+        "average": 97.1,
+    },
+}
+"""Success rates (%) on LIBERO's four suites as reported in Kim, Finn & Liang, "Fine-Tuning
+Vision-Language-Action Models: Optimizing Speed and Success" (arXiv:2502.19645, 2025), Table I
+(500 episodes per suite: 50 initial states x 10 tasks); the OpenVLA row is the fine-tuned
+OpenVLA of Kim et al., "OpenVLA" (arXiv:2406.09246, 2024)."""
+
+
+def rows(folders: list[Path]) -> list[dict[str, object]]:
+    out = []
+    for folder in folders:
+        records_file = folder / "episodes.jsonl"
+        if not records_file.is_file():
+            continue
+        records = [json.loads(line) for line in records_file.read_text().splitlines() if line]
+        if not records:
+            continue
+        manifest = json.loads((folder / "manifest.json").read_text())
+        n = len(records)
+        wins = sum(1 for r in records if r.get("success"))
+        low, high = wilson_interval(wins, n)
+        out.append(
+            {
+                "suite": manifest.get("suite", folder.name),
+                "check": records[0].get("check", "achieved"),
+                "episodes": n,
+                "tasks": len({r["task"] for r in records}),
+                "successes": wins,
+                "rate": wins / n,
+                "low": low,
+                "high": high,
+                "blocks": sum(int(r.get("safety_blocks", 0)) for r in records),
+                "errors": sum(1 for r in records if r.get("status") == "error"),
+                "wall_s": statistics.mean(float(r.get("wall_s", 0.0)) for r in records),
+                **_reuse(records),
+            }
+        )
+    return out
+
+
+def _reuse(records: list[dict[str, object]]) -> dict[str, float | None]:
+    """Mean wall time of a worker's first episode of a task (the env is built) and of its
+    later ones (the same env reset to another initial state)."""
+    seen: set[tuple[str, str]] = set()
+    first: list[float] = []
+    later: list[float] = []
+    for record in sorted(records, key=lambda r: float(r.get("finished_at", 0.0))):  # type: ignore[arg-type]
+        key = (str(record.get("worker", "")), str(record["task"]))
+        (later if key in seen else first).append(float(record.get("wall_s", 0.0)))  # type: ignore[arg-type]
+        seen.add(key)
+    return {
+        "first_s": statistics.mean(first) if first else None,
+        "reset_s": statistics.mean(later) if later else None,
+    }
+
+
+def task_lines(folder: Path) -> list[tuple[str, str]]:
+    """(task, "episodes | successes | why the others failed") for one eval folder."""
+    records_file = folder / "episodes.jsonl"
+    if not records_file.is_file():
+        return []
+    by_task: dict[str, list[dict[str, object]]] = {}
+    for line in records_file.read_text().splitlines():
+        if line:
+            record = json.loads(line)
+            by_task.setdefault(str(record["task"]), []).append(record)
+    out = []
+    for task in sorted(by_task, key=_task_index):
+        records = by_task[task]
+        wins = sum(1 for r in records if r.get("success"))
+        reasons = sorted({_why(r) for r in records if not r.get("success")} - {""})
+        out.append((task, f"{len(records)} | {wins} | {'; '.join(reasons)[:160]}"))
+    return out
+
+
+def _s(value: object) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
+def _task_index(task: str) -> int:
+    head = task.split("-")[0]
+    return int(head[1:]) if head[1:].isdigit() else 0
+
+
+def _why(record: dict[str, object]) -> str:
+    for line in str(record.get("report", "")).splitlines():
+        if line.startswith(("Gave up:", "I did not move")):
+            return line.replace("|", "/")[:90]
+    summary = str(record.get("outcome_summary", ""))
+    return (summary or str(record.get("status", ""))).replace("|", "/")[:90]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folders", nargs="+", type=Path, help="eval folders (harness eval --out)")
+    parser.add_argument("--tasks", action="store_true", help="also one line per task")
+    args = parser.parse_args(argv)
+    table = rows(args.folders)
+    if not table:
+        print("no episodes found in the folders given", file=sys.stderr)
+        return 2
+    print(
+        "| suite | success check | tasks | episodes | successes | rate | 95 % Wilson | "
+        "envelope blocks | errors | s / episode | env built / reset (s) |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for row in table:
+        print(
+            f"| {row['suite']} | {row['check']} | {row['tasks']} | {row['episodes']} | "
+            f"{row['successes']} | {100 * row['rate']:.0f} % | "  # type: ignore[operator]
+            f"{100 * row['low']:.0f}-{100 * row['high']:.0f} % | {row['blocks']} | "  # type: ignore[operator]
+            f"{row['errors']} | {row['wall_s']:.0f} | {_s(row['first_s'])} / {_s(row['reset_s'])} |"
+        )
+    if args.tasks:
+        print()
+        print("| suite | task | episodes | successes | how the others ended |")
+        print("|---|---|---|---|---|")
+        for folder in args.folders:
+            for task, line in task_lines(folder):
+                print(f"| {folder.name} | {task} | {line} |")
+    print()
+    print(
+        "| published (learned policies) | libero_spatial | libero_object | libero_goal | "
+        "libero_10 | average |"
+    )
+    print("|---|---|---|---|---|---|")
+    for name, values in PUBLISHED.items():
+        cells = " | ".join(
+            f"{values[k]:.1f} %"
+            for k in ("libero_spatial", "libero_object", "libero_goal", "libero_10", "average")
+        )
+        print(f"| {name} | {cells} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

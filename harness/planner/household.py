@@ -1,0 +1,364 @@
+"""The offline planner in worlds with fixtures (drawers, doors, switches): LIBERO's scenes.
+
+Chosen when the world offers articulated skills (``open``, ``turn_on``...). Each turn it
+reads the instruction (:mod:`harness.planner.language`), grounds every mention in the
+Brief (:mod:`harness.planner.grounding`) and turns the steps into tool calls:
+
+- put X in/on Y: ``pick`` X, then ``place`` X on Y (the region the words name: "the
+  basket" is its inside for "in", "the stove" its cooking area for "on");
+- open/close X, turn X on/off: one call on the drawer region or the fixture;
+- push X to the front of Y: ``push`` X into the marked table area.
+
+The plan is grounded once, on the first turn, and written into that turn's text (``Plan:``
+and a JSON list); later turns read it back from the transcript, because after the first
+pick "the bowl between the plate and the ramekin" is no longer between them. Progress is
+the transcript's own record: a call whose result succeeded is done; a failed one is tried
+again (the object picked again when a place failed) up to :data:`MAX_ATTEMPTS`.
+
+An instruction it cannot read, a mention nothing in the scene fits or that several fit
+equally: it moves nothing and reports why, ending ``not_achieved``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from harness.messages import AssistantItem, ModelRequest, ModelResponse, ToolCall, new_id
+from harness.planner.brief import BriefObject, ParsedBrief, parse_brief
+from harness.planner.grounding import (
+    VIEWER_LEFT,
+    Scene,
+    Unresolved,
+    ground,
+    ground_part,
+    is_area,
+    is_region,
+    viewer_left,
+)
+from harness.planner.history import _find_arguments
+from harness.planner.language import Mention, Step, Task, parse_task
+from harness.planner.lexicon import stem
+from harness.prompts import OUTCOME_ACHIEVED_LINE, OUTCOME_NOT_ACHIEVED_LINE
+
+__all__ = ["ARTICULATED_TOOLS", "MAX_ATTEMPTS", "Action", "decide", "plan_actions"]
+
+ARTICULATED_TOOLS = frozenset({"open", "close", "turn_on", "turn_off", "push"})
+"""Tools whose presence says the world has fixtures: this planner takes over."""
+MAX_ATTEMPTS = 3
+PLAN_PREFIX = "Plan: "
+_SIDE_WORD = {"right_of": "right", "left_of": "left", "front_of": "front", "behind": "back"}
+
+Action = tuple[str, dict[str, Any]]
+"""One tool call of the plan: (tool name, arguments)."""
+_GIVE_UP: Action = ("", {})
+
+
+def applies(tools: dict[str, Any]) -> bool:
+    return bool(ARTICULATED_TOOLS & set(tools))
+
+
+def decide(
+    request: ModelRequest,
+    instruction: str,
+    tools: dict[str, Any],
+    *,
+    found: dict[str, BriefObject] | None = None,
+    queried: set[str] | None = None,
+) -> ModelResponse:
+    """This turn's tool call, or the final report (see the module docstring). ``found``
+    are objects ``find_objects`` reported, ``queried`` what it was asked."""
+    items = list(request.items)
+    plan = _plan_of(items)
+    if plan is None:
+        task = parse_task(instruction)
+        if not task.ok:
+            return _report(f"I did not move anything: {task.problem}.", achieved=False)
+        brief_text = request.refreshed.brief if request.refreshed else ""
+        if not brief_text:
+            return _report("I cannot see the scene (no Scene Brief), so I did not move.", False)
+        brief = parse_brief(brief_text)
+        embodiment = "\n".join(b.text for b in request.system if b.name == "embodiment")
+        try:
+            plan = plan_actions(task, brief, found=found, left=viewer_left(embodiment))
+        except Unresolved as exc:
+            if (
+                exc.missing
+                and brief.omitted
+                and "find_objects" in tools
+                and exc.missing not in (queried or set())
+            ):
+                return _call(
+                    "find_objects",
+                    _find_arguments(tools, exc.missing),
+                    text=f"The Brief leaves objects out; looking for the {exc.missing}.",
+                )
+            return _report(f"I did not move anything: {exc}.", achieved=False)
+        missing = [name for name, _ in plan if name not in tools]
+        if missing:
+            return _report(
+                f"I did not move anything: the plan needs {', '.join(sorted(set(missing)))}, "
+                "which this world does not offer.",
+                achieved=False,
+            )
+        first = _next(plan, items, brief)
+        text = PLAN_PREFIX + json.dumps([[n, a] for n, a in plan], separators=(",", ":"))
+        assert first is not None
+        return _call(*first[1], text=f"{text}\n{first[0]}")
+    brief = parse_brief(request.refreshed.brief) if request.refreshed else ParsedBrief()
+    step = _next(plan, items, brief)
+    if step is None:
+        return _report(_summary(plan, items, done=True), achieved=True)
+    note, action = step
+    if action is _GIVE_UP:
+        return _report(_summary(plan, items, done=False, reason=note), achieved=False)
+    return _call(*action, text=note)
+
+
+# ====================================================================== planning
+
+
+def plan_actions(
+    task: Task,
+    brief: ParsedBrief,
+    *,
+    found: dict[str, BriefObject] | None = None,
+    left: tuple[float, float] = VIEWER_LEFT,
+) -> list[Action]:
+    """The tool calls that do ``task`` in the scene ``brief`` shows (and the objects
+    ``find_objects`` reported); raises :class:`Unresolved` for a mention it cannot
+    ground. ``left`` is the viewer's left (:func:`~harness.planner.grounding.viewer_left`)."""
+    scene = Scene({**(found or {}), **brief.objects}, left=left)
+    actions: list[Action] = []
+    for step in task.steps:
+        actions.extend(_step_actions(step, scene))
+    return actions
+
+
+def _step_actions(step: Step, scene: Scene) -> list[Action]:
+    if step.action in ("open", "close"):
+        return [(step.action, {"ref": _openable(step.subject, scene)})]
+    if step.action in ("turn_on", "turn_off"):
+        refs = ground(step.subject, scene, movable=False)
+        return [(step.action, {"ref": refs[0]})]
+    subjects = ground(step.subject, scene, movable=True)
+    if step.action == "pick":
+        return [("pick", {"ref": ref}) for ref in subjects]
+    assert step.target is not None
+    target, relation = _destination(step, scene)
+    if any(target == ref or target.startswith(ref + "_") for ref in subjects):
+        raise Unresolved(f"{step.subject.text()} cannot go {relation} itself")
+    if step.action == "push":
+        return [("push", {"ref": ref, "target": target}) for ref in subjects]
+    actions: list[Action] = []
+    for ref in subjects:
+        actions.append(("pick", {"ref": ref}))
+        arguments = {"ref": ref, "target": target}
+        if relation in ("in", "on"):
+            arguments["relation"] = relation
+        actions.append(("place", arguments))
+    return actions
+
+
+def _openable(mention: Mention, scene: Scene) -> str:
+    """A drawer region, or a fixture with a door ("the microwave")."""
+    if mention.part:
+        return ground_part(mention, scene).ref
+    refs = ground(mention, scene, movable=False)
+    item = scene.items[refs[0]]
+    if any(tag in ("open", "closed") for tag in item.tags) and not scene.regions_of(item.ref):
+        return item.ref
+    drawers = [r for r in scene.regions_of(item.ref) if "drawer" in r.label.split()]
+    if any(tag in ("open", "closed") for tag in item.tags) or not drawers:
+        return item.ref
+    refs = ", ".join(sorted(r.ref for r in drawers))
+    raise Unresolved(
+        f"{mention.text()} has several drawers ({refs}); the instruction does not say which"
+    )
+
+
+def _destination(step: Step, scene: Scene) -> tuple[str, str]:
+    """(target ref, relation) of a place or push."""
+    assert step.target is not None
+    relation = step.relation
+    if relation in _SIDE_WORD:
+        return _table_area(step.target, _SIDE_WORD[relation], scene), "on"
+    if step.target.part:
+        region = ground_part(step.target, scene)
+        if relation is None:
+            relation = "in" if "container" in region.tags else "on"
+        return region.ref, relation
+    refs = ground(step.target, scene, movable=None)
+    item = scene.items[refs[0]]
+    regions = [r for r in scene.regions_of(item.ref) if not is_area(r)]
+    inside = [r for r in regions if "container" in r.tags]
+    surfaces = [r for r in regions if "surface" in r.tags]
+    if relation is None:
+        relation = "in" if inside and not surfaces else "on"
+    if relation == "in" and inside:
+        if len(inside) > 1:
+            names = ", ".join(sorted(r.ref for r in inside))
+            raise Unresolved(f"{step.target.text()} has several insides ({names}); which one?")
+        return inside[0].ref, "in"
+    if relation == "on" and surfaces:
+        tops = [r for r in surfaces if r.label.split()[:1] == ["top"]] or surfaces
+        if len(tops) > 1:
+            names = ", ".join(sorted(r.ref for r in tops))
+            raise Unresolved(f"{step.target.text()} has several surfaces ({names}); which one?")
+        return tops[0].ref, "on"
+    return item.ref, relation or "on"
+
+
+def _table_area(anchor: Mention, side: str, scene: Scene) -> str:
+    """The marked table area on ``side`` of what ``anchor`` names ("the front of the
+    stove", "the right of the plate")."""
+    refs = ground(anchor, scene, movable=None)
+    owner = scene.items[refs[0]]
+    nouns = {stem(w) for w in owner.label.split()}
+    areas = [
+        a
+        for a in scene.table_areas()
+        if side in a.label.split() and nouns & {stem(w) for w in a.label.split()}
+    ]
+    if len(areas) != 1:
+        found = "no" if not areas else "more than one"
+        raise Unresolved(f"I see {found} marked area to the {side} of {owner.ref}")
+    return areas[0].ref
+
+
+# ====================================================================== progress
+
+
+def _plan_of(items: list[Any]) -> list[Action] | None:
+    for item in items:
+        if isinstance(item, AssistantItem) and item.text.startswith(PLAN_PREFIX):
+            line = item.text.splitlines()[0].removeprefix(PLAN_PREFIX)
+            try:
+                return [(str(n), dict(a)) for n, a in json.loads(line)]
+            except (ValueError, TypeError):
+                return None
+    return None
+
+
+def _results(items: list[Any]) -> list[tuple[ToolCall, bool, bool]]:
+    """(call, succeeded, blocked by the envelope) for every call that has a result."""
+    from harness.messages import ToolResultItem
+
+    calls: dict[str, ToolCall] = {}
+    out: list[tuple[ToolCall, bool, bool]] = []
+    for item in items:
+        if isinstance(item, AssistantItem):
+            for call in item.tool_calls:
+                calls[call.id] = call
+        elif isinstance(item, ToolResultItem) and item.call_id in calls:
+            failed = item.is_error or (
+                item.evaluation is not None and item.evaluation.status == "failure"
+            )
+            out.append((calls[item.call_id], not failed, item.error_kind == "blocked"))
+    return out
+
+
+def _next(plan: list[Action], items: list[Any], brief: ParsedBrief) -> tuple[str, Action] | None:
+    """(why, the next call) or None when the whole plan is done.
+
+    A place is done when the Brief shows its object resting on / in the target (the world
+    derives those relations from its own predicates), not merely when the call reported
+    success; the pick before it is done while the object is in the gripper or placed.
+    Other calls are done once a result of theirs succeeded. The next call is the first not
+    done; each call is tried at most :data:`MAX_ATTEMPTS` times, and one the envelope
+    blocked is not asked again."""
+    results = _results(items)
+    tries: Counter[int] = Counter()
+    succeeded: set[int] = set()
+    for call, ok, blocked in results:
+        for index, (name, arguments) in enumerate(plan):
+            if (call.name, call.arguments) == (name, arguments):
+                if blocked:  # the envelope refused this motion: asking again changes nothing
+                    why = f"the safety envelope blocked {name} {_args_text(arguments)}"
+                    return why, _GIVE_UP
+                tries[index] += 1
+                if ok:
+                    succeeded.add(index)
+                break
+    for index, (name, arguments) in enumerate(plan):
+        if _done(plan, index, brief, succeeded):
+            continue
+        if tries[index] >= MAX_ATTEMPTS:
+            return f"{name} {_args_text(arguments)} tried {tries[index]} times", _GIVE_UP
+        retry = f" (attempt {tries[index] + 1} of {MAX_ATTEMPTS})" if tries[index] else ""
+        text = f"Step {index + 1} of {len(plan)}: {name} {_args_text(arguments)}{retry}."
+        return text, (name, arguments)
+    return None
+
+
+def _done(plan: list[Action], index: int, brief: ParsedBrief, succeeded: set[int]) -> bool:
+    name, arguments = plan[index]
+    if name == "place":
+        where = _resting(arguments["ref"], arguments["target"], brief)
+        return index in succeeded if where is None else where
+    if name == "pick" and _needs_pick(plan, index + 1):
+        if brief.holding == arguments["ref"]:
+            return True
+        where = _resting(arguments["ref"], plan[index + 1][1]["target"], brief)
+        return (index + 1 in succeeded) if where is None else where
+    return index in succeeded
+
+
+def _resting(ref: str, target: str, brief: ParsedBrief) -> bool | None:
+    """Whether the Brief shows ``ref`` on / in ``target`` (or a part of it); None when the
+    Brief does not list ``ref``."""
+    item = brief.objects.get(ref)
+    if item is None:
+        return None
+    if item.held or brief.holding == ref:
+        return False
+    for where in (item.on, item.inside):
+        if where and (
+            where == target or where.startswith(target + "_") or target.startswith(where + "_")
+        ):
+            return True
+    return False
+
+
+def _needs_pick(plan: list[Action], index: int) -> bool:
+    """Whether the plan's call ``index`` is a place right after the pick of its object."""
+    if not 0 < index < len(plan) or plan[index][0] != "place":
+        return False
+    return plan[index - 1] == ("pick", {"ref": plan[index][1].get("ref")})
+
+
+def _args_text(arguments: dict[str, Any]) -> str:
+    ref = arguments.get("ref", "")
+    if "target" in arguments:
+        return f"{ref} {arguments.get('relation', 'to')} {arguments['target']}"
+    return str(ref)
+
+
+def _summary(plan: list[Action], items: list[Any], *, done: bool, reason: str = "") -> str:
+    lines = ["Plan: " + "; ".join(f"{n} {_args_text(a)}" for n, a in plan) + "."]
+    if done:
+        lines.append(f"All {len(plan)} steps succeeded (offline planner, privileged skills).")
+    else:
+        lines.append(f"Gave up: {reason}.")
+    return "\n".join(lines)
+
+
+# ====================================================================== responses
+
+
+def _call(name: str, arguments: dict[str, Any], *, text: str) -> ModelResponse:
+    return ModelResponse(
+        text=text, tool_calls=[ToolCall(id=new_id("call"), name=name, arguments=arguments)]
+    )
+
+
+def _report(text: str, achieved: bool) -> ModelResponse:
+    line = OUTCOME_ACHIEVED_LINE if achieved else OUTCOME_NOT_ACHIEVED_LINE
+    return ModelResponse(text=f"{text}\n{line}")
+
+
+def regions_in(brief: ParsedBrief) -> list[str]:
+    """The region refs of a Brief (for diagnostics and tests)."""
+    scene = Scene(dict(brief.objects))
+    return sorted(o.ref for o in brief.objects.values() if is_region(o, scene))

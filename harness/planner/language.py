@@ -1,0 +1,450 @@
+"""Manipulation goals in everyday English, parsed into a typed goal before any grounding.
+
+The tabletop grammar (:mod:`harness.planner.grammar`) knows cubes and trays. Kitchens and
+living rooms need more: articulated fixtures ("open the middle drawer of the cabinet"),
+switches ("turn the stove on"), pushes ("slide the plate toward the front of the stove"),
+two-part tasks ("put the bowl in the bottom drawer and close it", "put both the soup and the
+butter in the basket") and objects named by where they are ("the black bowl between the
+plate and the ramekin", "the bowl on the cookie box", "the left plate"). This module turns
+such a sentence into :class:`Task` (steps of :class:`Step`, each naming objects by
+:class:`Mention`) using only general English (:mod:`harness.planner.lexicon`); which
+objects the mentions mean is decided later, from the Brief (:mod:`harness.planner.grounding`).
+A sentence it cannot read gives a :class:`Task` with ``problem`` set, never a guess.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from harness.planner.lexicon import (
+    ARTICLES,
+    DIRECTION_ALIASES,
+    DIRECTIONS,
+    PARTS,
+    normalise,
+    stem,
+)
+from harness.planner.task_types import Action, Mention, Near, Qualifier, Relation, Step, Task
+
+__all__ = ["Action", "Mention", "Qualifier", "Relation", "Step", "Task", "parse_task"]
+
+# ====================================================================== vocabulary
+
+_PICK = r"(?:pick up|pick|lift up|lift|take out|take|grab|get|grasp|remove|collect)"
+_PLACE = (
+    r"(?:put down|put|place|set down|set|move|drop|insert|add|transfer|stack|bring|lay|"
+    r"position|carry|load|store|return|deposit|relocate)"
+)
+_OPEN = r"(?:slide open|pull open|swing open|slide out|pull out|open up|open|pull)"
+_CLOSE = r"(?:slide shut|push shut|push closed|close up|close|shut)"
+_ON = r"(?:turn on|switch on|power on|ignite|light up|light|start|activate)"
+_OFF = r"(?:turn off|switch off|power off|extinguish|deactivate)"
+_TURN = r"(?:turn|switch|power)"
+_PUSH = r"(?:push|slide|shove|nudge|shift)"
+_VERB = rf"(?:{_PICK}|{_PLACE}|{_OPEN}|{_CLOSE}|{_ON}|{_OFF}|{_TURN}|{_PUSH})"
+
+_SPLIT = re.compile(
+    rf"\s*(?:;|,\s*(?:and\s+)?(?:then\s+)?|\s+and\s+then\s+|\s+then\s+|\s+and\s+"
+    rf"(?=(?:then\s+)?{_VERB}\b))\s*"
+)
+_AFTER = re.compile(r"^(?P<main>.+?)\s+(?:after|once)\s+(?P<first>[a-z]+ing)\s+(?P<rest>.+)$")
+_GERUND = {"opening": "open", "closing": "close", "shutting": "shut", "turning": "turn"}
+
+_DESTINATIONS: tuple[tuple[str, Relation | None], ...] = (
+    (r"to the right of|on the right of|to the right side of|right of", "right_of"),
+    (r"to the left of|on the left of|to the left side of|left of", "left_of"),
+    (r"in front of|to the front of|toward the front of|towards the front of", "front_of"),
+    (r"behind|to the back of|in back of", "behind"),
+    (r"on top of|on the top of|onto the top of|on to|onto|upon|on|above|over", "on"),
+    (r"into|inside of|inside|within|in", "in"),
+    (r"toward|towards|to", None),
+)
+_DESTINATION = re.compile(
+    r"\b(?P<rel>" + "|".join(p for p, _ in _DESTINATIONS) + r")\b(?:\s+(?P<rest>.*))?$"
+)
+_QUALIFIERS: tuple[tuple[str, Near], ...] = (
+    (r"between", "between"),
+    (r"next to|beside|near|by|close to|adjacent to|alongside", "near"),
+    (r"resting on|sitting on|placed on|lying on|on top of|on the top of|on|atop|off", "on"),
+    (r"inside of|inside|in|within", "in"),
+    (r"from|out of", "from"),
+    (r"at", "at"),
+)
+_QUALIFIER = re.compile(
+    r"\s+(?P<neg>not\s+|that is not\s+|which is not\s+)?(?:that is\s+|which is\s+)?"
+    r"(?P<rel>" + "|".join(p for p, _ in _QUALIFIERS) + r")\s+(?P<rest>.+)$"
+)
+_SIDES: dict[str, Relation] = {
+    "front": "front_of",
+    "back": "behind",
+    "left": "left_of",
+    "right": "right_of",
+}
+_ON_TOP = re.compile(r"^(?:on top of|on the top of|onto the top of|above|over)\b")
+_PRONOUNS = frozenset({"it", "them", "there", "that", "this", "one"})
+_FILLER = frozenset({"down", "up", "away", "carefully", "gently", "please", "forward"})
+_NUMBERS = {"two": 2, "both": 2, "three": 3}
+
+
+# ====================================================================== parsing
+
+
+def parse_task(text: str) -> Task:
+    """The :class:`Task` an instruction asks for (``problem`` set when it cannot be read)."""
+    cleaned = normalise(text)
+    if not cleaned:
+        return Task(problem="the instruction is empty")
+    if not re.match(rf"^(?:please\s+)?(?:now\s+)?{_VERB}\b", cleaned):
+        return Task(problem=f"I cannot find what to do in {text.strip()!r} (no action verb first)")
+    steps: list[Step] = []
+    for raw in _clauses(cleaned):
+        step = _clause(raw, steps)
+        if isinstance(step, str):
+            return Task(problem=step)
+        steps = _merge(steps, step)
+    if not steps:
+        return Task(problem=f"I cannot find what to do in {text.strip()!r}")
+    return Task(steps=tuple(steps))
+
+
+def _clauses(text: str) -> list[str]:
+    """Clauses in the order to do them ("put the bowl in the drawer after opening it" is
+    "open it; put the bowl in the drawer")."""
+    text = re.sub(r"^(?:please\s+)?(?:now\s+)?", "", text)
+    parts = [p for p in _SPLIT.split(text) if p]
+    ordered: list[str] = []
+    for part in parts:
+        if match := _AFTER.match(part):
+            verb = _GERUND.get(match["first"])
+            if verb is not None:
+                what = match["rest"]
+                found = _destination(re.sub(rf"^{_VERB}\s+", "", match["main"]))
+                if what in _PRONOUNS and found is not None and found[2]:
+                    what = found[2]  # "put the bowl in the drawer after opening it"
+                ordered += [f"{verb} {what}", match["main"]]
+                continue
+        ordered.extend(_elided(part))
+    return ordered
+
+
+def _elided(clause: str) -> list[str]:
+    """ "place the mug on the left plate and the cup on the right one" is two places (the
+    verb is said once): split at an "and" with a destination on both sides."""
+    verb = re.match(rf"^{_VERB}\b", clause)
+    if verb is None or verb.group(0) in {"open", "close", "shut", "turn", "switch"}:
+        return [clause]
+    for match in re.finditer(r"\s+and\s+", clause):
+        left, right = clause[: match.start()], clause[match.end() :]
+        left_found = _destination(left[verb.end() :].strip())
+        right_found = _destination(right)
+        if left_found and right_found and left_found[0] and right_found[0]:
+            return [left, *_elided(f"{verb.group(0)} {right}")]
+    return [clause]
+
+
+def _clause(text: str, before: list[Step]) -> Step | str:
+    words = [w for w in text.split() if w not in _FILLER]
+    text = " ".join(words)
+    if match := re.match(rf"^{_ON}\s+(?P<rest>.+)$", text):
+        return _switch("turn_on", match["rest"], before)
+    if match := re.match(rf"^{_OFF}\s+(?P<rest>.+)$", text):
+        return _switch("turn_off", match["rest"], before)
+    if match := re.match(rf"^{_TURN}\s+(?P<rest>.+?)\s+(?P<state>on|off)$", text):
+        return _switch("turn_on" if match["state"] == "on" else "turn_off", match["rest"], before)
+    if match := re.match(rf"^{_CLOSE}(?:\s+(?P<rest>.+))?$", text):
+        return _articulate("close", match["rest"] or "it", before)
+    if match := re.match(rf"^{_OPEN}(?:\s+(?P<rest>.+))?$", text):
+        return _articulate("open", match["rest"] or "it", before)
+    if match := re.match(rf"^{_PUSH}\s+(?P<rest>.+)$", text):
+        step = _place(match["rest"], before, verb="push")
+        return step
+    if match := re.match(rf"^{_PICK}\s+(?P<rest>.+)$", text):
+        return _pick(match["rest"], before)
+    if match := re.match(rf"^{_PLACE}(?:\s+(?P<rest>.+))?$", text):
+        return _place(match["rest"] or "", before, verb="place")
+    return f"I do not understand {text!r}"
+
+
+def _switch(action: Action, rest: str, before: list[Step]) -> Step | str:
+    mention = _mention(rest, before, role="target")
+    return mention if isinstance(mention, str) else Step(action=action, subject=mention)
+
+
+def _articulate(action: Action, rest: str, before: list[Step]) -> Step | str:
+    rest = re.sub(r"\s+(?:door|lid)$", "", rest) if rest.split()[0] in _PRONOUNS else rest
+    mention = _mention(rest, before, role="target")
+    return mention if isinstance(mention, str) else Step(action=action, subject=mention)
+
+
+def _pick(rest: str, before: list[Step]) -> Step | str:
+    """``pick X`` (a destination may follow: "take the bowl to the plate")."""
+    found = _destination(rest)
+    if found is not None and found[1] is None:  # "take the bowl to the plate"
+        return _place(rest, before, verb="place")
+    mention = _mention(rest, before, role="subject")
+    return mention if isinstance(mention, str) else Step(action="pick", subject=mention)
+
+
+def _place(rest: str, before: list[Step], *, verb: str) -> Step | str:
+    rest = re.sub(r"\s+(?:there|here)$", "", rest)
+    found = _destination(rest)
+    if found is None:  # "turn the stove on and place the moka pot": where is left to context
+        subject = _mention(rest, before, role="subject") if rest else _antecedent(before, "subject")
+        if isinstance(subject, str):
+            return subject
+        target = _antecedent(before, "target")
+        if isinstance(target, str):
+            return f"I do not know where to {verb} {subject.text()}"
+        return Step(action="push" if verb == "push" else "place", subject=subject, target=target)
+    subject_text, relation, target_text = found
+    bare_side = re.sub(r"^(?:the|its)\s+", "", target_text)
+    if target_text.startswith("its ") or (bare_side in _SIDES and relation is None):
+        # "the pudding to its right", "... and the pudding to the right": of the last place
+        target_text = f"its {bare_side}"
+        owner = _antecedent(before, "target")
+        if isinstance(owner, str):
+            return owner
+        side = target_text.removeprefix("its ").strip()
+        if side in _SIDES and relation in (None, "on", "in"):
+            relation = _SIDES[side]
+        elif side not in _SIDES:
+            return f"I cannot tell what {target_text!r} means"
+        target_text, relation = "", relation or _SIDES[side]
+        subject = _mention(subject_text, before, role="subject")
+        if isinstance(subject, str):
+            return subject
+        return Step(
+            action="push" if verb == "push" else "place",
+            subject=subject,
+            target=owner,
+            relation=relation,
+        )
+    subject = (
+        _mention(subject_text, before, role="subject")
+        if subject_text
+        else _antecedent(before, "subject")
+    )
+    if isinstance(subject, str):
+        return subject
+    said = rest[len(subject_text) :].split()
+    if not target_text and relation is not None and (said[-1:] != ["inside"] or said[-2:-1]):
+        # "place it in the", "put the pan on": cut short ("put the bowl inside" is "in it")
+        return f"the instruction stops before saying where to {verb} {subject.text()}"
+    if not target_text or (target_text.split()[0] in _PRONOUNS and len(target_text.split()) == 1):
+        target: Mention | str = _antecedent(before, "target")
+    else:
+        target = _mention(target_text, before, role="target")
+    if isinstance(target, str):
+        return target
+    if relation in (None, "on") and len(target.part) == 1 and target.part[0] in _SIDES:
+        # "move the plate to the stove's front": in front of the stove
+        relation, target = _SIDES[target.part[0]], replace(target, part=())
+    elif (
+        relation == "on"
+        and _ON_TOP.match(rest[len(subject_text) :].strip())
+        and (not target.part or (not target.words and len(target.part) == 1))
+    ):
+        bare = not target.words and len(target.part) == 1  # "on top of the drawer"
+        target = replace(
+            target, part=("top",), has=target.part if bare else target.has
+        )  # "on top of the cabinet": its top side
+    if verb == "push" and relation is None:
+        relation = "front_of"  # "push the plate forward to the stove"
+    return Step(
+        action="push" if verb == "push" else "place",
+        subject=subject,
+        target=target,
+        relation=relation,
+    )
+
+
+def _destination(rest: str) -> tuple[str, Relation | None, str] | None:
+    """(subject text, relation, target text) at the last destination preposition of
+    ``rest`` that leaves a subject before it, or None."""
+    best = None
+    for match in re.finditer(
+        r"(?:^|\s)(?P<rel>" + "|".join(p for p, _ in _DESTINATIONS) + r")(?=\s|$)", rest
+    ):
+        subject = rest[: match.start()].strip()
+        tail = rest[match.end() :].strip()
+        if subject.endswith(("between", "from", "next", "of")):
+            continue
+        if subject.split() and subject.split()[-1] in {"and", "not", "is"}:
+            continue
+        best = (subject, _relation(match["rel"]), tail)
+    if best is None:
+        if rest.split() and rest.split()[-1] in {"in", "inside", "there", "on"}:
+            return None
+        return None
+    if best[0].split()[-1:] in (["from"], ["between"]):
+        return None
+    return best
+
+
+def _relation(word: str) -> Relation | None:
+    for pattern, relation in _DESTINATIONS:
+        if re.fullmatch(pattern, word):
+            return relation
+    return None
+
+
+def _antecedent(before: list[Step], role: str) -> Mention | str:
+    """What "it" means: as a subject, the last thing picked or moved; as a target, the
+    last place (or the last thing acted on, "turn on the stove and put the pot on it")."""
+    if not before:
+        return f"I do not know what {'it' if role == 'subject' else 'there'} refers to"
+    last = before[-1]
+    if role == "subject":
+        return last.subject
+    return last.target or last.subject
+
+
+def _mention(text: str, before: list[Step], *, role: str) -> Mention | str:
+    text = text.strip()
+    words = text.split()
+    if not words:
+        return "an object is missing from the instruction"
+    if len(words) == 1 and words[0] in _PRONOUNS:
+        return _antecedent(before, role)
+    mention = _phrase(text)
+    if isinstance(mention, str):
+        return mention
+    if mention.words == ("one",):  # "the right one": one like the last thing named
+        like = _antecedent(before, role)
+        if isinstance(like, str):
+            return like
+        mention = replace(mention, words=like.words)
+    return mention
+
+
+def _phrase(text: str) -> Mention | str:
+    """A noun phrase with its qualifiers and parts (see :class:`Mention`)."""
+    qualifiers: list[Qualifier] = []
+    match = _QUALIFIER.search(" " + text)
+    head = text
+    if match is not None:
+        head = (" " + text)[: match.start()].strip()
+        relation = _near(match["rel"])
+        rest = match["rest"]
+        anchors_text = re.split(r"\s+(?:and|&)\s+", rest) if relation == "between" else [rest]
+        if relation == "from" and rest.startswith("between "):
+            relation = "between"
+            anchors_text = re.split(r"\s+(?:and|&)\s+", rest.removeprefix("between "))
+        anchors = []
+        for anchor_text in anchors_text:
+            anchor = _phrase(anchor_text)
+            if isinstance(anchor, str):
+                return anchor
+            anchors.append(anchor)
+        if relation == "between" and len(anchors) != 2:
+            return f"'between' needs two things, got {rest!r}"
+        qualifiers.append(Qualifier(relation, tuple(anchors), negated=bool(match["neg"])))
+    if not head:
+        return f"I cannot tell which object {text!r} names"
+    if re.search(r"\s(?:and|with|&)\s", f" {head} "):
+        parts = [p for p in re.split(r"\s+(?:and|with|&)\s+", head) if p]
+        both = head.startswith("both ")
+        conjuncts = []
+        for part in parts:
+            one = _noun(re.sub(r"^both\s+", "", part))
+            if isinstance(one, str):
+                return one
+            conjuncts.append(one)
+        whole = _noun(re.sub(r"\s+(?:and|with|&)\s+", " ", head))
+        base = whole if not isinstance(whole, str) else conjuncts[-1]
+        return replace(base, conjuncts=tuple(conjuncts), qualifiers=tuple(qualifiers), both=both)
+    noun = _noun(head)
+    if isinstance(noun, str):
+        return noun
+    return replace(noun, qualifiers=tuple(qualifiers))
+
+
+def _near(word: str) -> Near:
+    for pattern, relation in _QUALIFIERS:
+        if re.fullmatch(pattern, word):
+            return relation
+    return "near"
+
+
+def _noun(text: str) -> Mention | str:
+    """A bare noun phrase: articles, counts, an ordinal, a part ("the X's top drawer",
+    "the top drawer of the X", "the X top")."""
+    text = text.strip()
+    owner_text = ""
+    if " of " in f" {text} ":
+        part_text, _, owner_text = text.partition(" of ")
+        if part_text in {"the center", "the centre", "the middle", "center", "middle"}:
+            part_text = "the center"
+    elif "'s " in text:
+        owner_text, _, part_text = text.partition("'s ")
+    else:
+        part_text = ""
+    if owner_text:
+        owner = _noun(owner_text)
+        if isinstance(owner, str):
+            return owner
+        part_words = _content(part_text)
+        if not part_words:
+            return f"I cannot tell which part of {owner_text!r} is meant"
+        part_words, owner = _part_of(part_words, owner)
+        return replace(owner, part=tuple(part_words))
+    words = _content(text)
+    count = 1
+    both = False
+    while words and words[0] in _NUMBERS:
+        both = words[0] == "both"
+        count = _NUMBERS[words.pop(0)]
+    if not words:
+        return f"I cannot tell which object {text!r} names"
+    if (
+        len(words) > 1
+        and words[-1] in PARTS | {"center", "centre", "middle"}
+        and not (len(words) == 2 and words[0] in DIRECTIONS)
+    ):
+        # "the cabinet top", "the cabinet top drawer", "table center"
+        tail = [words.pop()]
+        if words and words[-1] in DIRECTIONS and tail[0] in PARTS:
+            tail.insert(0, words.pop())
+        part, owner = _part_of(tail, Mention(words=tuple(stem(w) for w in words)))
+        return replace(owner, part=tuple(part), count=count, both=both)
+    ordinal = None
+    if len(words) > 1 and words[0] in DIRECTIONS:
+        ordinal = words.pop(0)
+    if words[-1] in PARTS and words[-1] not in {"top", "front", "back", "side"}:
+        # "the top drawer", "the middle layer": a part of whatever has it
+        return Mention(part=(*([ordinal] if ordinal else []), stem(words[-1])), count=count)
+    if count > 1 and words[-1].endswith("s"):
+        words[-1] = stem(words[-1])
+    return Mention(words=tuple(stem(w) for w in words), ordinal=ordinal, count=count, both=both)
+
+
+def _part_of(part: list[str], owner: Mention) -> tuple[list[str], Mention]:
+    """A part whose "owner" is itself a part noun ("the top of the drawer", "the middle
+    layer of the drawer") belongs to whatever has drawers."""
+    part = [stem(w) if w not in DIRECTIONS else w for w in part]
+    named = owner.words[-1:] if owner.words and not owner.part else owner.part[-1:]
+    if named and named[0] in {"drawer", "layer", "shelf"} and not (owner.words and owner.part):
+        owner = replace(owner, words=(), part=(), has=("drawer",))
+        if part[-1] in {"layer", "drawer"}:
+            part = [*part[:-1], "drawer"]
+    if part and part[-1] == "layer":
+        part = [*part[:-1], "drawer"]
+    return part, owner
+
+
+def _content(text: str) -> list[str]:
+    words = [w for w in text.split() if w not in ARTICLES and w not in _FILLER]
+    return [DIRECTION_ALIASES.get(w, w) for w in words]
+
+
+def _merge(steps: list[Step], step: Step) -> list[Step]:
+    """ "pick X" followed by "place it on Y" is one place of X on Y."""
+    if (
+        steps
+        and steps[-1].action == "pick"
+        and step.action in ("place", "push")
+        and step.subject == steps[-1].subject
+    ):
+        return [*steps[:-1], step]
+    return [*steps, step]

@@ -1,0 +1,139 @@
+"""What the offline planner knows about English words, as any language model would.
+
+General vocabulary only: verbs of manipulation, prepositions of place, words that name the
+same kind of thing, words for the package an item comes in, and the colour a material
+implies. Nothing here names a benchmark's task, scene or object list: an instruction is
+understood from these words and grounded in what the Brief shows (:mod:`grounding`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from scene.nodes import singular
+
+__all__ = [
+    "ARTICLES",
+    "COLOURS",
+    "DIRECTIONS",
+    "DIRECTION_ALIASES",
+    "PACKAGE_WORDS",
+    "PARTS",
+    "equivalent",
+    "implied_words",
+    "normalise",
+    "stem",
+]
+
+ARTICLES = frozenset({"the", "a", "an", "that", "this"})
+
+COLOURS = frozenset(
+    {
+        "red", "green", "blue", "yellow", "white", "black", "orange", "purple", "pink",
+        "brown", "grey", "gray", "silver", "gold", "golden", "beige", "cyan", "magenta",
+    }
+)  # fmt: skip
+
+PACKAGE_WORDS = frozenset(
+    {"box", "carton", "can", "tin", "jar", "pack", "packet", "bag", "bottle", "container"}
+)
+"""Words for what an item comes in: "the cream cheese box" is the cream cheese. Optional
+when the object's label does not say them."""
+
+DIRECTIONS = frozenset({"left", "right", "front", "back", "top", "middle", "bottom", "center"})
+
+DIRECTION_ALIASES = {
+    "lower": "bottom",
+    "lowest": "bottom",
+    "upper": "top",
+    "uppermost": "top",
+    "rear": "back",
+    "centre": "center",
+    "central": "center",
+    "leftmost": "left",
+    "rightmost": "right",
+}
+
+PARTS = frozenset(
+    {"drawer", "layer", "shelf", "compartment", "door", "top", "side", "front", "back", "lid"}
+)
+"""Nouns that name a part of a fixture ("the top drawer of the cabinet", "the back
+compartment of the caddy")."""
+
+_SYNONYMS: tuple[frozenset[str], ...] = (
+    frozenset({"mug", "cup"}),
+    frozenset({"pan", "frypan", "skillet", "fryingpan"}),
+    frozenset({"stove", "cooktop", "burner", "hob", "range"}),
+    frozenset({"cabinet", "cupboard", "dresser"}),
+    frozenset({"basket", "bin", "hamper"}),
+    frozenset({"plate", "dish"}),
+    frozenset({"bowl"}),
+    frozenset({"book", "notebook"}),
+    frozenset({"caddy", "organizer", "organiser"}),
+    frozenset({"rack", "stand"}),
+    frozenset({"cookie", "biscuit"}),
+    frozenset({"ketchup", "catsup"}),
+    frozenset({"sauce"}),
+    frozenset({"table", "desk", "counter"}),
+    frozenset({"microwave", "oven"}),
+    frozenset({"center", "centre", "middle"}),
+    frozenset({"drawer", "layer"}),
+    frozenset({"bottom", "lower", "lowest"}),
+    frozenset({"top", "upper", "uppermost"}),
+)
+_CLASS = {word: group for group in _SYNONYMS for word in group}
+
+_IMPLIES: dict[str, tuple[str, ...]] = {
+    "porcelain": ("white",),
+    "ceramic": ("white",),
+    "wine": ("glass",),
+    "chocolate": ("brown",),
+}
+"""Material and make words and the colour they bring to mind ("the white mug" is the
+porcelain one)."""
+
+
+def stem(word: str) -> str:
+    """The word's singular, lower case ("cubes" -> "cube"; "cookies" -> "cookie", whose
+    other reading, "berries" -> "berry", :func:`equivalent` also tries)."""
+    word = word.lower()
+    if word in {"glass", "grass", "this"}:
+        return word
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-1]
+    return singular(word)
+
+
+def _forms(word: str) -> set[str]:
+    word = word.lower()
+    forms = {word, stem(word), singular(word)}
+    if word.endswith("s") and len(word) > 3:
+        forms.add(word[:-1])
+    forms |= {f[:-2] + "y" for f in list(forms) if f.endswith("ie") and len(f) > 3}
+    return forms
+
+
+def equivalent(a: str, b: str) -> bool:
+    """The two words name the same thing (same singular, or synonyms)."""
+    left, right = _forms(a), _forms(b)
+    if left & right:
+        return True
+    return any(r in _CLASS.get(x, frozenset()) for x in left for r in right)
+
+
+def implied_words(words: list[str]) -> set[str]:
+    """The colours and materials ``words`` bring to mind besides themselves."""
+    implied: set[str] = set()
+    for word in words:
+        implied.update(_IMPLIES.get(stem(word), ()))
+    return implied
+
+
+def normalise(text: str) -> str:
+    """Lower case, curly quotes straight, hyphens as spaces ("yellow-white mug" is "yellow
+    white mug"), punctuation dropped but for the possessive ``'s`` and clause commas."""
+    text = text.lower().replace("\u2019", "'").replace("\u2018", "'")
+    text = re.sub(r"[\"!?.]+$", "", text.strip())
+    text = re.sub(r"(\w)-(\w)", r"\1 \2", text)  # "yellow-white mug"
+    text = re.sub(r"[^a-z0-9' ,;]+", " ", text)
+    return re.sub(r"\s+", " ", text).strip()
