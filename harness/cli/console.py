@@ -55,13 +55,21 @@ def _port(text: str) -> int:
 
 
 def console(args: argparse.Namespace) -> int:
+    import importlib.util
+
+    from harness.errors import UsageError
+
+    missing = [name for name in ("starlette", "uvicorn") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise UsageError(
+            f"the console needs {' and '.join(missing)}: pip install 'embodied-harness[console]'"
+        )
     from harness.assembly.build import build_redactor
     from harness.cli import EXIT_OK
     from harness.cli.render import TimelineRenderer, wide_console
     from harness.console import attach
     from harness.console.access import TOKEN_ENV, check_binding
     from harness.console.server import ConsoleChannel
-    from harness.errors import UsageError
     from harness.runtime.harness import Harness
 
     token = os.environ.get(TOKEN_ENV) or None
