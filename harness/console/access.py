@@ -4,7 +4,8 @@
   other address needs a token, or the console refuses to start (:func:`check_binding`).
 - **Seeing.** With a token, every request needs it (a cookie set by opening the printed URL
   once, or ``Authorization: Bearer``); without it the answer is 401 and nothing else, not
-  even the page. Without a token (loopback only) anyone on this machine may watch.
+  even the page. Without a token (loopback only) anyone on this machine may watch, through
+  a loopback name only (a request naming another host, as after DNS rebinding, gets 401).
 - **Acting.** A state-changing request (start, answer, revise, stop, claim) must also come
   from the console's own page: its ``Origin`` is one of the console's own origins and it is
   sent as JSON (a form or a page elsewhere cannot send it without the browser asking
@@ -101,24 +102,49 @@ class Access:
     def token_matches(self, given: str | None) -> bool:
         if self.token is None:
             return True
-        return given is not None and hmac.compare_digest(given.encode(), self.token.encode())
+        if given is None:
+            return False
+        # Any text (headers can carry lone surrogates) compares; only the token matches.
+        return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), self.token.encode())
 
-    def may_view(self, headers: Any, cookies: Any, query: Any) -> bool:
-        """Whether a request may see anything (the token, when there is one)."""
+    def own_hosts(self) -> set[str]:
+        """``Host`` values of a request made to the page's own origins."""
+        return {origin.removeprefix("http://") for origin in self.own_origins()}
+
+    def view_problem(self, headers: Any, cookies: Any, query: Any) -> str | None:
+        """Why a request may not see anything (None: it may).
+
+        With a token: the token. Without one (loopback only): the request must name a
+        loopback host, so a page elsewhere that points its own name at 127.0.0.1 (DNS
+        rebinding) reads nothing."""
         if self.token is None:
-            return True
+            if headers.get("host") not in self.own_hosts():
+                return "this console answers only requests to its own loopback address"
+            return None
         bearer = headers.get("authorization", "")
         if bearer.lower().startswith("bearer ") and self.token_matches(bearer[7:].strip()):
-            return True
-        return self.token_matches(cookies.get(COOKIE)) or self.token_matches(query.get("token"))
+            return None
+        if self.token_matches(cookies.get(COOKIE)) or self.token_matches(query.get("token")):
+            return None
+        return "this console needs its token (open the URL it printed)"
+
+    def may_view(self, headers: Any, cookies: Any, query: Any) -> bool:
+        return self.view_problem(headers, cookies, query) is None
 
     def action_problem(self, headers: Any) -> str | None:
         """Why a state-changing request is refused before its content is read (None: it
-        came from the console's page)."""
+        came from the console's page).
+
+        Its ``Origin`` must be one of the console's own; with a token (which the request
+        has already shown) the origin the page was reached by, its ``Host``, counts too,
+        for a console on 0.0.0.0 reached by any of the machine's names."""
         origin = headers.get("origin")
         if origin is None:
             return "state-changing requests must carry the console's Origin"
-        if origin not in self.origins:
+        allowed = set(self.origins)
+        if self.token is not None and headers.get("host"):
+            allowed.add(f"http://{headers.get('host')}")
+        if origin not in allowed:
             return f"Origin {origin} is not this console's"
         if not headers.get("content-type", "").startswith("application/json"):
             return "state-changing requests are JSON"

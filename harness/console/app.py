@@ -92,8 +92,9 @@ class _Gate:
             await self.app(scope, receive, send)
             return
         request = Request(scope)
-        if not self.access.may_view(request.headers, request.cookies, request.query_params):
-            response = PlainTextResponse("401: this console needs its token", status_code=401)
+        problem = self.access.view_problem(request.headers, request.cookies, request.query_params)
+        if problem is not None:
+            response = PlainTextResponse(f"401: {problem}", status_code=401)
             await response(scope, receive, send)
             return
 
