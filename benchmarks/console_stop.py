@@ -1,6 +1,6 @@
 """How fast the console's Stop button stops a running simulator task, clicked in a browser.
 
-    python benchmarks/console_stop.py [--clicks 20] [--seed 0] [--max-delay 6.0]
+    python benchmarks/console_stop.py [--clicks 20] [--seed 0] [--max-delay 4.0]
 
 A real run: the PyBullet tabletop in real time (``driver.real_time_factor=1.0``, so a pick
 takes seconds), the offline planner as the model, ``harness.console.attach`` serving the
@@ -12,13 +12,16 @@ performance.now()`` in the click handler):
 
 - **to ``driver.stop()``**: the first call of the simulator's ``stop()`` after the click
   (the driver is wrapped to note the time);
-- **to ``done``**: the ``done`` event's own timestamp (stamped in the harness);
+- **to ``done``**: when the session emitted the ``done`` event (a listener notes the time);
 - **done on the page**: when the page rendered the ``done`` event.
 
-The phase is what was in flight at the click, from the last event before it: ``motion`` (a
-physical tool call), ``tool`` (another tool), ``model`` (a prompt was sent, no answer yet),
-``refresh`` (observation and scene update between turns). A trial whose task ended before
-the click is retried with another delay (counted as ``missed``).
+The phase is what was in flight at the click, from the last event before it (see
+:data:`PHASES`): a motion (a physical tool call), another tool, a model call (a prompt was
+sent, no answer yet), the admission and safety check before a tool, the evaluation after a
+physical tool (the simulator settles in real time), the refresh between turns (observe,
+scene graph, notes). A click whose task had already ended is retried with another delay
+(counted as ``missed``). The offline planner answers in milliseconds, so few clicks land
+in a model call; ``benchmarks/cancel_latency.py`` measures blocking model calls.
 """
 
 from __future__ import annotations
@@ -56,19 +59,36 @@ INSTRUCTION = "put the red cube in the tray"
 OUT = ROOT / "benchmarks" / "out"
 
 
-def _phase(events: list[tuple[float, EventBase]], clicked: float) -> str:
+PHASES = {
+    "prompt_snapshot": "model call",
+    "model_delta": "model call",
+    "context_pressure": "model call",
+    "model_response": "admission and safety check",
+    "safety_check": "admission and safety check",
+    "hook_decision": "admission and safety check",
+    "tool_result": "evaluation after the tool",
+    "evaluation": "evaluation after the tool",
+    "observation": "refresh (observe, scene, notes)",
+    "scene_update": "refresh (observe, scene, notes)",
+    "episode": "refresh (observe, scene, notes)",
+    "compaction": "summarizer",
+    "task_started": "task start",
+    "tools_listed": "task start",
+    "skill_loaded": "task start",
+    "memory_consolidation": "task end",
+}
+"""The phase in flight at the click, by the last event emitted before it."""
+
+
+def _phase(events: list[tuple[float, EventBase]], clicked: float) -> tuple[str, str]:
     before = [event for stamp, event in events if stamp <= clicked]
     if not before:
-        return "start"
+        return "task start", ""
     last = before[-1]
     kind = getattr(last, "type", "")
     if kind == "tool_call":
-        return "motion" if getattr(last, "physical", False) else "tool"
-    if kind in ("prompt_snapshot", "model_delta", "context_pressure"):
-        return "model"
-    if kind == "compaction":
-        return "summarizer"
-    return "refresh"
+        return ("motion" if getattr(last, "physical", False) else "tool"), kind
+    return PHASES.get(kind, kind), kind
 
 
 def _stats(values: list[float]) -> dict[str, float]:
@@ -154,13 +174,19 @@ def run(clicks: int, seed: int, max_delay: float) -> dict[str, Any]:
                     while len(done_events) == ended_before:
                         time.sleep(0.005)
                     done = done_events[-1]
+                    if done.status != "cancelled":  # it ended on its own before the click
+                        missed += 1
+                        continue
+                    emitted = next(stamp for stamp, e in events if e is done or e.seq == done.seq)
                     after = [s for s in stops[stops_before:] if s >= clicked]
+                    phase, last_event = _phase(events, clicked)
                     trials.append(
                         {
-                            "phase": _phase(events, clicked),
+                            "phase": phase,
+                            "last_event": last_event,
                             "status": done.status,
                             "to_stop_ms": 1000 * (after[0] - clicked) if after else None,
-                            "to_done_ms": 1000 * (done.time - clicked),
+                            "to_done_ms": 1000 * (emitted - clicked),
                             "shown_ms": 1000 * (shown - clicked),
                         }
                     )
@@ -215,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clicks", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--max-delay", type=float, default=6.0)
+    parser.add_argument("--max-delay", type=float, default=4.0)
     args = parser.parse_args(argv)
     result = run(args.clicks, args.seed, args.max_delay)
     OUT.mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,8 @@ acts by its marker:
   while the model call is in flight;
 - ``[move]``: calls ``pick`` on the red cube (a motion of seconds in a real-time simulator),
   then reports;
+- ``[delegate]``: hands a goal to a sub-agent (which reports at once, or, with ``[slow]``
+  too, blocks in its own model call), then reports;
 - ``[revise]``: waits (a short tool) until a revision is in its context, then reports it;
 - anything else: reports at once.
 """
@@ -65,6 +67,11 @@ class Scenario:
             if not answered:
                 return _call("query_user", question="Which cube should I move?")
             return ModelResponse(text=f"Reported: {answered[-1].text}")
+        if "[delegate]" in instruction:
+            if not results:
+                slow = "[slow] " if "[slow]" in instruction else ""
+                return _call("delegate", goal=f"{slow}count the cubes on the table")
+            return ModelResponse(text="delegated")
         if "[slow]" in instruction:
             self.in_slow_call.set()
             self.release.wait(SLOW_S)

@@ -55,10 +55,13 @@ class Rig:
         page.wait_for_selector("#start:not([disabled])", timeout=UI_S)
         page.fill("#instruction", instruction)
         page.click("#start")
-        page.wait_for_selector("li.ev[data-type=task_started]", timeout=UI_S)
+        # This task's start (the timeline is cleared at each task's start).
+        page.locator("#timeline li.ev[data-type=task_started]", has_text=instruction).wait_for(
+            timeout=UI_S
+        )
 
     def done_text(self) -> str:
-        done = self.page.wait_for_selector("#timeline li.ev[data-type=done]", timeout=30_000)
+        done = self.page.wait_for_selector("#timeline > li.ev[data-type=done]", timeout=30_000)
         return done.inner_text()
 
 
@@ -72,6 +75,7 @@ def rig(tmp_path_factory: pytest.TempPathFactory):
             f"run.store={folder / 'store'}",
             "driver.real_time_factor=1.0",
             "run.query_user_timeout_s=60",
+            "subagents.enabled=true",
         ],
         model=ScriptedModel(responder=scenario),
         tools=[tool(wait_a_moment)],
@@ -152,6 +156,27 @@ def test_a_revision_reaches_the_running_task(rig: Rig) -> None:
     assert "revised: use the blue cube instead" in page.inner_text("#timeline")
 
 
+def test_a_sub_agent_lane_is_nested_under_its_parent_turn(rig: Rig) -> None:
+    page = rig.page
+    rig.start("[delegate] count")
+    assert "completed" in rig.done_text()
+    # The lane's events sit in their own list right after the delegate call that ran them.
+    nested = page.evaluate(
+        """() => {
+          const lane = document.querySelector('#timeline ol.lane');
+          const call = lane && lane.previousElementSibling;
+          return lane && {
+            first: lane.querySelector('li').dataset.type,
+            items: lane.querySelectorAll('li').length,
+            parent: call ? call.dataset.type + ' ' + call.textContent : '',
+          };
+        }"""
+    )
+    assert nested is not None, "no lane in the timeline"
+    assert nested["first"] == "lane_started" and nested["items"] >= 3
+    assert nested["parent"].startswith("tool_call") and "delegate" in nested["parent"]
+
+
 def test_stop_during_a_model_call(rig: Rig) -> None:
     page, scenario = rig.page, rig.scenario
     scenario.in_slow_call.clear()
@@ -168,6 +193,21 @@ def test_stop_during_a_model_call(rig: Rig) -> None:
     assert ended - clicked < 5.0  # not a speed claim (benchmarks/): the call did not finish
     assert rig.loop.done[-1].status == "cancelled"
     assert len(rig.stops) > stops_before  # the robot was stopped through the driver
+
+
+def test_stop_while_a_sub_agent_is_in_flight(rig: Rig) -> None:
+    page, scenario = rig.page, rig.scenario
+    scenario.in_slow_call.clear()
+    scenario.release.clear()
+    rig.start("[delegate] [slow] count slowly")
+    assert scenario.in_slow_call.wait(15)  # the child lane's model call blocks
+    page.wait_for_selector("#timeline ol.lane", timeout=UI_S)
+    page.click("#stop")
+    text = rig.done_text()
+    scenario.release.set()
+    assert "cancelled" in text
+    handoff = page.inner_text("#timeline ol.lane")
+    assert "handoff" in handoff
 
 
 def test_stop_by_keyboard_during_a_motion(rig: Rig) -> None:

@@ -100,6 +100,7 @@ class ConsoleHub:
         self._ids = itertools.count(1)
         self._buffer: deque[Message] = deque(maxlen=BUFFER)
         self._state: dict[str, Any] = {}
+        self._published: dict[str, Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wakeup: asyncio.Event | None = None
         self._seat: str | None = None
@@ -344,7 +345,12 @@ class ConsoleHub:
         }
 
     def _publish_state_locked(self) -> None:
-        self._append_locked("state", self._state_locked())
+        """Send the state if it changed (a loop polling :meth:`next_task` every half second
+        must not fill the buffer with copies)."""
+        state = self._state_locked()
+        if state != self._published:
+            self._published = state
+            self._append_locked("state", state)
 
     def _append_locked(self, kind: str, data: dict[str, Any]) -> None:
         self._buffer.append(Message(id=next(self._ids), kind=kind, data=data))

@@ -26,6 +26,7 @@ from harness.events import (
     ContextPressureEvent,
     DoneEvent,
     EventBase,
+    HandoffEvent,
     LaneStartedEvent,
     ObservationEvent,
     PromptSnapshotEvent,
@@ -48,6 +49,14 @@ COMPACTIONS_KEPT = 50
 """Context changes listed on the gauge (the timeline has them all)."""
 
 _CONTEXT_CHANGES = {"completed", "fallback"}
+MODE_NAMES = {
+    "explicit": "condensation (condense_context)",
+    "eviction": "eviction (pressure cleanup)",
+    "checkpoint": "compaction (checkpoint)",
+    "prune": "pruning",
+    "task_end": "task end fold",
+}
+"""How the gauge names a compaction mode (the timeline shows the event itself)."""
 
 
 def gauge_of(event: PromptSnapshotEvent) -> dict[str, int]:
@@ -111,7 +120,10 @@ class LiveView:
                 "parent_call_id": event.parent_call_id,
                 "status": "running",
             }
-            return {"lanes": dict(self._lanes)}
+            return {"lanes": self._lanes_state()}
+        if isinstance(event, HandoffEvent) and event.task_id in self._lanes:
+            self._lanes[event.task_id]["status"] = event.status
+            return {"lanes": self._lanes_state()}
         if isinstance(event, TaskStartedEvent) and main:
             self.hub.task_began(event.task_id)
             self._compactions = []
@@ -131,7 +143,7 @@ class LiveView:
         if isinstance(event, DoneEvent):
             if not main:
                 self._lanes[event.task_id]["status"] = event.status
-                return {"lanes": dict(self._lanes)}
+                return {"lanes": self._lanes_state()}
             self.hub.task_ended(event.task_id)
             self._robot.update(moving=False, command=None, stopped=event.robot_stopped)
             return {
@@ -173,9 +185,10 @@ class LiveView:
             self._robot["alarm"] = f"{event.problem}: {event.reason}"
             return {"robot": self._robot_state()}
         if isinstance(event, CompactionEvent) and event.status in _CONTEXT_CHANGES:
-            return self._context_change(event.mode, event.tokens_before, event.tokens_after)
+            mode = MODE_NAMES.get(event.mode, event.mode)
+            return self._context_change(mode, event.tokens_before, event.tokens_after)
         if isinstance(event, ContextPressureEvent):
-            return self._context_change("nudge", event.tokens, event.tokens)
+            return self._context_change("pressure nudge", event.tokens, event.tokens)
         return {}
 
     def _snapshot(self, event: PromptSnapshotEvent) -> dict[str, Any]:
@@ -225,6 +238,10 @@ class LiveView:
                 node = node.get(part) if isinstance(node, dict) else None
             readings[name] = node
         return readings
+
+    def _lanes_state(self) -> dict[str, Any]:
+        """A copy all the way down: the hub compares states to skip unchanged ones."""
+        return {lane: dict(info) for lane, info in self._lanes.items()}
 
     def _robot_state(self) -> dict[str, Any]:
         return {**self._robot, "readings": dict(self._readings)}

@@ -258,6 +258,11 @@ function addEvent(list, e, live) {
     window.lastDoneShown = performance.timeOrigin + performance.now();  // benchmarks read it
     setTimeout(loadRuns, 500);
   }
+  if (live && e.type === "task_started" && !lanes.has(e.task_id)) {
+    list.replaceChildren();  // the page shows the current task; earlier ones are past runs
+    lanes.clear();
+    calls.clear();
+  }
   const shown = describe(e);
   if (!shown) return;
   const [cls, text] = shown;
@@ -272,7 +277,7 @@ function addEvent(list, e, live) {
     nested.dataset.lane = e.task_id;
     lanes.set(e.task_id, nested);
     nested.append(item);
-    (parent || list).append(nested);
+    if (parent) parent.after(nested); else list.append(nested);
     return;
   }
   target.append(item);
@@ -360,9 +365,6 @@ $("start-form").addEventListener("submit", async (event) => {
   const instruction = $("instruction").value.trim();
   if (!instruction) { notice("say what the robot should do"); return; }
   const turns = $("max-turns").value ? Number($("max-turns").value) : null;
-  $("timeline").replaceChildren();
-  lanes.clear();
-  calls.clear();
   await act("/api/start", { instruction, max_turns: turns });
 });
 $("answer-form").addEventListener("submit", async (event) => {
