@@ -378,3 +378,46 @@ def test_a_closed_page_neither_stops_nor_stalls_the_run_and_the_terminal_still_c
         wait_for(lambda: loop.done, timeout=10, what="the terminal's cancel")
     harness.close()
     assert loop.done[-1].status == "cancelled"
+
+
+ORIGINS = st.sampled_from(
+    ["own", None, "http://evil.example", "http://127.0.0.1:1", "null", "own/"]
+)
+CONTENT_TYPES = st.sampled_from(
+    ["application/json", "application/json; charset=utf-8", "text/plain", "", "multipart/form-data"]
+)
+CLIENTS = st.sampled_from(["seat", "viewer", "", "x" * 101, "ghost"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(origin=ORIGINS, content_type=CONTENT_TYPES, client=CLIENTS, valid_json=st.booleans())
+def test_a_stop_is_accepted_only_from_the_operator_page(
+    console, origin, content_type, client, valid_json
+) -> None:
+    """The oracle: origin, content type, body and seat, each checked here on its own."""
+    _, ui, _ = console
+    base = _base(ui)
+    hub = ui.hub
+    hub.connect("seat")
+    hub.connect("viewer")
+    hub.task_began("task_fuzz")
+    try:
+        headers = {}
+        if origin is not None:
+            headers["Origin"] = {"own": base, "own/": base + "/"}.get(origin, origin)
+        if content_type:
+            headers["Content-Type"] = content_type
+        body = json.dumps({"client": client}).encode() if valid_json else b"{client: seat"
+        status, _, _ = http(f"{base}/api/stop", method="POST", body=body, headers=headers)
+        expected = (
+            origin == "own"
+            and content_type.startswith("application/json")
+            and valid_json
+            and client == "seat"
+        )
+        assert (status == 200) == expected, (status, headers, client, valid_json)
+        assert hub.stop_requested() == expected
+    finally:
+        hub.task_ended("task_fuzz")
+        hub.disconnect("viewer")
+        hub.disconnect("seat")
