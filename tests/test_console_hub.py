@@ -89,6 +89,19 @@ def test_start_is_accepted_only_while_a_loop_waits_for_tasks() -> None:
     assert hub.next_task(0.01) is None
 
 
+def test_a_loop_polling_for_tasks_sends_viewers_nothing_new() -> None:
+    hub = ConsoleHub()
+    hub.connect("a")
+    assert hub.next_task(0.001) is None
+    before = hub.last_id()
+    for _ in range(50):
+        assert hub.next_task(0.001) is None
+    assert hub.last_id() == before
+    assert hub.state()["accepts_tasks"]
+    hub.start("a", TaskRequest(instruction="between polls"))  # the loop is between polls
+    assert hub.next_task(0.001) == TaskRequest(instruction="between polls")
+
+
 def test_a_question_is_answered_once_by_its_id_and_redacted_for_viewers() -> None:
     hub = ConsoleHub(redact=lambda text: text.replace("sk-secret", "[REDACTED]"))
     hub.connect("a")

@@ -42,6 +42,9 @@ the live state is always sent whole, so a late viewer still sees the present).""
 POLL_S = 0.05
 """How often a waiting question checks the task's cancel and its deadline."""
 
+SERVING_S = 2.0
+"""A loop that asked for a task less than this long ago still serves the page's Start."""
+
 
 class Refused(Exception):
     """An action the console will not take, with the reason the page shows."""
@@ -110,6 +113,7 @@ class ConsoleHub:
         self._revisions: deque[str] = deque()
         self._requests: deque[TaskRequest] = deque()
         self._waiting_for_tasks = 0
+        self._last_poll: float | None = None
         self._task_id: str | None = None
         self._question: Question | None = None
         self._answer: str | None = None
@@ -129,11 +133,13 @@ class ConsoleHub:
     def next_task(self, timeout_s: float | None = None) -> TaskRequest | None:
         """Wait for the operator to start a task from the page (None after ``timeout_s``).
 
-        While a thread waits here the page's Start is accepted; otherwise it is refused
-        (the control script starts its own tasks)."""
+        While a thread waits here, or waited less than :data:`SERVING_S` ago (a loop that
+        polls with a timeout), the page's Start is accepted; otherwise it is refused (the
+        control script starts its own tasks). Polling sends viewers nothing new."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         with self._lock:
             self._waiting_for_tasks += 1
+            self._last_poll = time.monotonic()
             self._publish_state_locked()
             try:
                 while not self._requests:
@@ -141,10 +147,17 @@ class ConsoleHub:
                     if left is not None and left <= 0:
                         return None
                     self._lock.wait(left)
-                return self._requests.popleft()
+                request = self._requests.popleft()
+                self._publish_state_locked()
+                return request
             finally:
                 self._waiting_for_tasks -= 1
-                self._publish_state_locked()
+                self._last_poll = time.monotonic()
+
+    def _serving(self) -> bool:
+        if self._waiting_for_tasks:
+            return True
+        return self._last_poll is not None and time.monotonic() - self._last_poll < SERVING_S
 
     def task_began(self, task_id: str) -> None:
         """A top-level task started: Stop and revisions now apply to it."""
@@ -269,7 +282,7 @@ class ConsoleHub:
             self._operator(client)
             if self._task_id is not None or self._requests:
                 raise Refused("a task is already running; stop it or wait for its end")
-            if not self._waiting_for_tasks:
+            if not self._serving():
                 raise Refused(
                     "this console's control script starts its own tasks; it is not "
                     "waiting for one from the page"
@@ -338,7 +351,7 @@ class ConsoleHub:
             "task_id": self._task_id,
             "stop_requested": self._stop.is_set(),
             "revisions_pending": len(self._revisions),
-            "accepts_tasks": bool(self._waiting_for_tasks) and not self._requests,
+            "accepts_tasks": self._serving() and not self._requests and self._task_id is None,
             "question": question.model_dump() if question is not None else None,
             "operator_connected": self._seat is not None,
             "viewers": len(self._connections),
