@@ -10,6 +10,8 @@ acts by its marker:
   then reports;
 - ``[delegate]``: hands a goal to a sub-agent (which reports at once, or, with ``[slow]``
   too, blocks in its own model call), then reports;
+- ``[compact]``: scans (a tool with a long result) three times, then the provider refuses
+  the prompt as too long, so the harness compacts; the summarizer's call blocks;
 - ``[revise]``: waits (a short tool) until a revision is in its context, then reports it;
 - anything else: reports at once.
 """
@@ -26,6 +28,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from harness.console.server import AttachedConsole
+from harness.errors import ContextOverflowError
 from harness.messages import (
     InstructionItem,
     ModelRequest,
@@ -51,9 +54,16 @@ class Scenario:
         self.in_slow_call = threading.Event()
         self.release = threading.Event()
         self.calls = 0
+        self.overflowed = False
 
     def __call__(self, request: ModelRequest) -> ModelResponse:
         self.calls += 1
+        if request.purpose == "summarize":  # summaries (memory, compaction): the same model
+            if self.overflowed:  # the compaction after the overflow: block in it
+                self.overflowed = False
+                self.in_slow_call.set()
+                self.release.wait(SLOW_S)
+            return ModelResponse(text="summary")
         items = request.items
         start = max(
             (i for i, item in enumerate(items) if isinstance(item, InstructionItem)), default=0
@@ -80,6 +90,12 @@ class Scenario:
             if not results:
                 return _call("pick", ref="red_cube_1")
             return ModelResponse(text="moved")
+        if "[compact]" in instruction:
+            if len(results) == 3 and not self.overflowed:
+                self.overflowed = True
+                raise ContextOverflowError("prompt is too long")
+            self.overflowed = False
+            return _call("scan_area", area=str(len(results)))
         if "[revise]" in instruction:
             revisions = [item.text for item in task if isinstance(item, RevisionItem)]
             if revisions:
@@ -92,6 +108,15 @@ def wait_a_moment() -> str:
     """Wait a tenth of a second (the scenario's idle step)."""
     time.sleep(0.1)
     return "waited"
+
+
+def scan_area(area: str) -> str:
+    """Scan an area of the table (a long reading).
+
+    Args:
+        area: Which area.
+    """
+    return f"area {area}: " + "x" * 400
 
 
 class TaskLoop:

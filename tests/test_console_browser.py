@@ -21,7 +21,7 @@ from harness.console import attach
 from harness.providers.scripted import ScriptedModel
 from harness.runtime.harness import Harness
 from harness.tools import tool
-from tests.console_support import Scenario, TaskLoop, wait_a_moment, wait_for
+from tests.console_support import Scenario, TaskLoop, scan_area, wait_a_moment, wait_for
 
 sync_api = pytest.importorskip("playwright.sync_api")
 pytest.importorskip("pybullet")
@@ -76,9 +76,10 @@ def rig(tmp_path_factory: pytest.TempPathFactory):
             "driver.real_time_factor=1.0",
             "run.query_user_timeout_s=60",
             "subagents.enabled=true",
+            "context.compaction.keep_recent_turns=1",
         ],
         model=ScriptedModel(responder=scenario),
-        tools=[tool(wait_a_moment)],
+        tools=[tool(wait_a_moment), tool(scan_area)],
     )
     driver = harness.driver
     stops: list[float] = []
@@ -208,6 +209,20 @@ def test_stop_while_a_sub_agent_is_in_flight(rig: Rig) -> None:
     assert "cancelled" in text
     handoff = page.inner_text("#timeline ol.lane")
     assert "handoff" in handoff
+
+
+def test_stop_while_the_summarizer_is_in_flight(rig: Rig) -> None:
+    page, scenario = rig.page, rig.scenario
+    scenario.in_slow_call.clear()
+    scenario.release.clear()
+    rig.start("[compact] scan the table")
+    assert scenario.in_slow_call.wait(20)  # the compaction's summarizer call blocks
+    page.wait_for_selector("li.ev[data-type=compaction]", timeout=UI_S)
+    page.click("#stop")
+    text = rig.done_text()
+    scenario.release.set()
+    assert "cancelled" in text and "compaction" in text
+    assert "cancelled" in page.inner_text("#timeline li.ev[data-type=compaction] >> nth=-1")
 
 
 def test_stop_by_keyboard_during_a_motion(rig: Rig) -> None:
