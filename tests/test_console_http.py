@@ -421,3 +421,33 @@ def test_a_stop_is_accepted_only_from_the_operator_page(
         hub.task_ended("task_fuzz")
         hub.disconnect("viewer")
         hub.disconnect("seat")
+
+
+class _LeakyScene:
+    """A scene whose Brief names an object after the key (a label read off a box)."""
+
+    def refresh(self, observation, *, focus: str):
+        from harness.protocols import SceneRefresh
+
+        return SceneRefresh(brief=f"objects: box labelled {SECRET} on table_1")
+
+    def tools(self) -> list:
+        return []
+
+    def on_verdict(self, tool, arguments, verdict) -> None:
+        pass
+
+
+def test_the_brief_is_redacted_like_every_event(tmp_path: Path) -> None:
+    harness = Harness(
+        model=ScriptedModel(responder=Scenario()),
+        scene=_LeakyScene(),
+        store=SQLiteRunStore(tmp_path / "store"),
+    )
+    with attach(harness) as ui:
+        harness.run("look at the box")
+        _, _, body = http(f"{_base(ui)}/api/state")
+    harness.close()
+    state = json.loads(body)
+    assert "box labelled" in state["brief"]
+    assert not leaks(body)
