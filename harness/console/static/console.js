@@ -182,8 +182,9 @@ function renderGauge(gauge, compactions) {
   }
   const mark = (name, tokens) => {
     if (!tokens) return;
-    const m = el("span", `mark ${name}`, name);
-    m.style.left = `${Math.min(100, (100 * tokens) / window)}%`;
+    const share = Math.min(100, (100 * tokens) / window);
+    const m = el("span", `mark ${name}${share > 70 ? " right" : ""}`, name);
+    m.style.left = `${share}%`;
     m.title = `${name} at ${tokens} tokens`;
     marks.append(m);
   };
@@ -229,7 +230,7 @@ function describe(e) {
       return ["compaction", `${e.mode} ${e.status}: ${e.tokens_before} → ${e.tokens_after} tokens${e.reason ? " (" + e.reason + ")" : ""}`];
     case "context_pressure": return ["compaction", `context pressure: ${e.tokens} of ${e.context_window} tokens`];
     case "replan": return ["replan", `revision: ${e.revision}`];
-    case "user_query": return ["question", e.status === "asked" ? `asks: ${e.question}` : `question ${e.status}${e.answer ? ": " + e.answer : ""}`];
+    case "user_query": return ["ask", e.status === "asked" ? `asks: ${e.question}` : `question ${e.status}${e.answer ? ": " + e.answer : ""}`];
     case "notification": return [`notify ${e.level}`, `notify (${e.level}): ${e.message}`];
     case "progress": return e.source === "model" ? null : ["dim", e.text];  // model text: in model_response
     case "lane_started": return ["lane", `sub-agent ${e.task_id}: ${e.goal}`];
