@@ -223,3 +223,24 @@ def test_only_the_seat_holder_acts_and_stop_follows_the_task(actions) -> None:
         assert state["operator_connected"] == (seat is not None)
         assert state["viewers"] == len(connected)
         assert state["stop_requested"] == stop
+
+
+def test_a_session_listener_that_raises_never_stops_the_task() -> None:
+    from harness.providers.scripted import ScriptedModel, reply
+    from harness.runtime.harness import Harness
+
+    seen: list[str] = []
+
+    def boom(event) -> None:
+        seen.append(event.type)
+        raise RuntimeError("a viewer's bug")
+
+    with Harness(model=ScriptedModel([reply("first"), reply("second")])) as harness:
+        harness.session.add_listener(boom)
+        result = harness.run("go")
+        assert result.status == "completed" and result.report == "first"
+        assert seen[0] == "task_started" and seen[-1] == "done"
+        count = len(seen)
+        harness.session.remove_listener(boom)
+        assert harness.run("again").report == "second"
+        assert len(seen) == count
