@@ -39,6 +39,7 @@ EXIT_INTERRUPTED = 130
 COMMANDS: tuple[str, ...] = (
     "harness.cli.run",
     "harness.cli.chat",
+    "harness.cli.console",
     "harness.cli.check",
     "harness.cli.runs",
     "harness.cli.show",

@@ -23,7 +23,7 @@ from harness.tools import EndTask, Tool, ToolCancelledError, ToolContext, ToolOu
 if TYPE_CHECKING:
     from harness.runtime.session import Session
 
-__all__ = ["RECALL_MAX_LIMIT", "builtin_tools"]
+__all__ = ["RECALL_MAX_LIMIT", "builtin_tools", "query_user_tool"]
 
 RECALL_MAX_LIMIT = RECALL_MAX_CHARS
 """One recall reads at most this much: a whole page of a checkpoint's index."""
@@ -119,18 +119,7 @@ def builtin_tools(session: Session) -> list[Tool]:
     if session.config.context.episodes.enabled:
         tools.extend(workspace_tools(session))
     if session.user_channel is not None:
-        tools.insert(
-            0,
-            Tool(
-                "query_user",
-                "Ask the operator a question and wait for the answer. Use only when the "
-                "evidence cannot settle it; the task ends if nobody answers in time.",
-                lambda ctx, **kw: _query_user(session, ctx, **kw),
-                input_model=QueryUserArgs,
-                source="builtin",
-                timeout_s=session.config.run.query_user_timeout_s + 5.0,
-            ),
-        )
+        tools.insert(0, query_user_tool(session))
     if session.skills is not None:
         tools.append(
             Tool(
@@ -154,6 +143,20 @@ def builtin_tools(session: Session) -> list[Tool]:
     if session.config.subagents.enabled:
         tools.append(delegate_tool(session))
     return tools
+
+
+def query_user_tool(session: Session) -> Tool:
+    """``query_user``: ask the session's user channel and wait (offered only while the
+    session has one; a console attached later registers it itself)."""
+    return Tool(
+        "query_user",
+        "Ask the operator a question and wait for the answer. Use only when the "
+        "evidence cannot settle it; the task ends if nobody answers in time.",
+        lambda ctx, **kw: _query_user(session, ctx, **kw),
+        input_model=QueryUserArgs,
+        source="builtin",
+        timeout_s=session.config.run.query_user_timeout_s + 5.0,
+    )
 
 
 def _query_user(session: Session, ctx: ToolContext, *, question: str) -> str:

@@ -135,6 +135,7 @@ class Session:
         self._frames = 0
         self._slot_lock = threading.Lock()
         self._emit_lock = threading.Lock()
+        self._listeners: list[Callable[[EventBase], None]] = []
         self._active: TaskState | None = None
         self._lanes: dict[str, Lane] = {}
         self.closed = False
@@ -226,7 +227,24 @@ class Session:
             )
             stamped = self.redactor.model(stamped)
             self.store.append_event(stamped)
+            for listener in self._listeners:
+                try:
+                    listener(stamped)
+                except Exception:
+                    logger.exception("event listener %r failed; the task goes on", listener)
         return stamped
+
+    def add_listener(self, listener: Callable[[EventBase], None]) -> None:
+        """Call ``listener`` with every event as it is emitted (stamped and redacted, after
+        the store has it), from the thread that emits it and in sequence order.
+
+        For live viewers such as the operator console (:mod:`harness.console`): a listener
+        must return at once (hand the event to a queue) and never steer the task; one that
+        raises is logged and the task goes on."""
+        self._listeners = [*self._listeners, listener]
+
+    def remove_listener(self, listener: Callable[[EventBase], None]) -> None:
+        self._listeners = [item for item in self._listeners if item is not listener]
 
     def continue_sequence(self, last_seq: int) -> None:
         """Resume numbers events after the last one the store holds."""

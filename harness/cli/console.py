@@ -1,0 +1,114 @@
+"""``harness console``: the operator console in a browser, for tasks started from the page.
+
+Builds the Harness from the config, attaches the console (:mod:`harness.console`), prints
+the page's URL and then waits for tasks: each one started from the page runs here, in this
+process's main thread, through ``run_stream()`` with the page's Stop as ``should_cancel``
+and its revisions as ``poll_replan``; its timeline is printed here too. Ctrl-C while a task
+runs cancels it (the robot is stopped) whether or not a page is open; Ctrl-C while idle
+leaves.
+
+Binding beyond 127.0.0.1 needs a token in ``$HARNESS_CONSOLE_TOKEN`` (at least 16
+characters); without one the command refuses to start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from harness.cli.common import add_config_arguments, config_from_args, follow_stream
+
+WAIT_S = 0.5
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "console", help="operator console in a browser: start, watch, steer and stop tasks"
+    )
+    add_config_arguments(parser)
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1; any other needs $HARNESS_CONSOLE_TOKEN)",
+    )
+    parser.add_argument(
+        "--port", type=_port, default=8765, help="port to listen on (default 8765; 0: any free)"
+    )
+    parser.add_argument(
+        "--eval",
+        dest="eval_folder",
+        metavar="DIR",
+        help="also show the progress of the `harness eval` writing its output to DIR",
+    )
+    parser.set_defaults(func=console)
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--port takes a number, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"--port must be 0..65535, got {value}")
+    return value
+
+
+def console(args: argparse.Namespace) -> int:
+    import importlib.util
+
+    from harness.errors import UsageError
+
+    missing = [name for name in ("starlette", "uvicorn") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise UsageError(
+            f"the console needs {' and '.join(missing)}: pip install 'embodied-harness[console]'"
+        )
+    from harness.assembly.build import build_redactor
+    from harness.cli import EXIT_OK
+    from harness.cli.render import TimelineRenderer, wide_console
+    from harness.console import attach
+    from harness.console.access import TOKEN_ENV, check_binding
+    from harness.console.server import ConsoleChannel
+    from harness.runtime.harness import Harness
+
+    token = os.environ.get(TOKEN_ENV) or None
+    check_binding(args.host, token)
+    if args.eval_folder and not os.path.isdir(args.eval_folder):
+        raise UsageError(f"--eval {args.eval_folder}: no such folder")
+    config = config_from_args(args)
+    terminal = wide_console()
+    redactor = build_redactor(config)
+    render = TimelineRenderer(terminal, redactor=redactor)
+    with (
+        Harness.from_config(config, redactor=redactor) as harness,
+        attach(
+            harness,
+            host=args.host,
+            port=args.port,
+            token=token,
+            eval_folder=args.eval_folder,
+        ) as ui,
+    ):
+        assert isinstance(harness.user_channel, ConsoleChannel)
+        print(f"operator console: {ui.url}", flush=True)
+        terminal.print("[dim]start tasks from the page; Ctrl-C cancels a task, or leaves[/dim]")
+        while True:
+            try:
+                request = ui.next_task(WAIT_S)
+            except KeyboardInterrupt:
+                terminal.print("\n[dim]console closed[/dim]")
+                return EXIT_OK
+            if request is None:
+                continue
+            _, interrupted = follow_stream(
+                lambda cancelled, request=request: harness.run_stream(
+                    request.instruction,
+                    max_turns=request.max_turns,
+                    should_cancel=lambda: cancelled() or ui.stop_requested(),
+                    poll_replan=ui.next_revision,
+                ),
+                render,
+            )
+            if interrupted:
+                terminal.print("[yellow]task cancelled from the terminal[/yellow]")

@@ -1,0 +1,453 @@
+"""The console's web app over real HTTP (uvicorn on a loopback port, the stdlib as client):
+the token gate, the Origin check, read-only viewers, redaction of everything served, past
+runs of its own store only, an eval's progress, and a page that closes mid-task.
+
+One Harness and one attached console per module (a scripted model, a SQLite store); the
+tests that need a console bound beyond localhost attach a second one to their own Harness.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import string
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.cli import main
+from harness.config import HarnessConfig
+from harness.console import attach
+from harness.console.access import Access, check_binding
+from harness.errors import UsageError
+from harness.fleet.episode import EpisodeRecord
+from harness.fleet.journal import EvalFolder, Manifest
+from harness.providers.scripted import ScriptedModel
+from harness.runtime.harness import Harness
+from harness.store.writer import SQLiteRunStore
+from harness.tools import tool
+from tests.console_support import (
+    Scenario,
+    TaskLoop,
+    http,
+    post_action,
+    sse,
+    wait_a_moment,
+    wait_for,
+)
+
+_rng = random.Random(28)
+SECRET = "sk-proj-" + "".join(_rng.choice(string.ascii_letters + string.digits) for _ in range(48))
+TOKEN = "console-token-" + "".join(_rng.choice(string.ascii_letters) for _ in range(20))
+
+
+def _windows(secret: str, size: int = 10) -> list[bytes]:
+    """Every ``size``-character window of ``secret``: any leak of 10 or more characters
+    contains one (the oracle knows nothing of the redactor)."""
+    return [secret[i : i + size].encode() for i in range(len(secret) - size + 1)]
+
+
+def leaks(data: bytes) -> list[bytes]:
+    return [w for w in _windows(SECRET) if w in data]
+
+
+@tool
+def read_badge() -> str:
+    """Read the operator badge (it holds a key)."""
+    return f"badge says {SECRET}"
+
+
+def _harness(store: Path) -> Harness:
+    scenario = Scenario()
+    return Harness(
+        HarnessConfig.model_validate({"run": {"query_user_timeout_s": 20}}),
+        model=ScriptedModel(responder=scenario),
+        tools=[tool(wait_a_moment), read_badge],
+        store=SQLiteRunStore(store),
+    )
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory: pytest.TempPathFactory):
+    folder = tmp_path_factory.mktemp("console-http")
+    harness = _harness(folder / "store")
+    with attach(harness) as ui, TaskLoop(harness, ui) as loop:
+        yield harness, ui, loop
+    harness.close()
+
+
+def _base(ui) -> str:
+    return ui.url.split("?")[0].rstrip("/")
+
+
+def _start(ui, loop, client: str, instruction: str) -> None:
+    before = len(loop.done)
+    wait_for(lambda: ui.hub.state()["accepts_tasks"], what="the loop to wait for a task")
+    body = {"client": client, "instruction": instruction}
+    status, body = post_action(_base(ui), "/api/start", body)
+    assert status == 200, body
+    wait_for(lambda: len(loop.done) > before, timeout=20, what=f"{instruction} to end")
+
+
+# ------------------------------------------------------------------ binding and the token
+
+
+def test_binding_beyond_localhost_needs_a_token_of_some_length() -> None:
+    for host in ("0.0.0.0", "192.168.1.20", "::", "example.org"):
+        with pytest.raises(UsageError, match="HARNESS_CONSOLE_TOKEN"):
+            check_binding(host, None)
+    with pytest.raises(UsageError, match="at least 16"):
+        check_binding("0.0.0.0", "short")
+    for host in ("127.0.0.1", "127.5.5.5", "::1", "localhost"):
+        check_binding(host, None)
+
+
+def test_the_cli_refuses_to_listen_beyond_localhost_without_a_token(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("HARNESS_CONSOLE_TOKEN", raising=False)
+    assert main(["console", "--host", "0.0.0.0", "--port", "0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "HARNESS_CONSOLE_TOKEN" in err
+    assert "Traceback" not in err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["console", "--port", "99999"])
+    assert exit_info.value.code == 2
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    guess=st.one_of(
+        st.text(max_size=60),
+        st.builds(lambda n: TOKEN[:n], st.integers(0, len(TOKEN) - 1)),
+        st.builds(
+            lambda i, c: TOKEN[:i] + c + TOKEN[i + 1 :],
+            st.integers(0, len(TOKEN) - 1),
+            st.characters(),
+        ),
+        st.builds(lambda s: TOKEN + s, st.text(min_size=1, max_size=5)),
+    ),
+    where=st.sampled_from(["cookie", "query", "bearer"]),
+)
+def test_only_the_exact_token_lets_a_request_see_anything(guess: str, where: str) -> None:
+    access = Access(host="0.0.0.0", port=8765, token=TOKEN)
+    headers = {"authorization": f"Bearer {guess}"} if where == "bearer" else {}
+    cookies = {"harness_console": guess} if where == "cookie" else {}
+    query = {"token": guess} if where == "query" else {}
+    expected = guess.strip() == TOKEN if where == "bearer" else guess == TOKEN
+    assert access.may_view(headers, cookies, query) == expected
+
+
+def test_without_the_token_every_route_answers_401_and_nothing_else(tmp_path: Path) -> None:
+    harness = _harness(tmp_path / "store")
+    with attach(harness, host="0.0.0.0", token=TOKEN) as ui, TaskLoop(harness, ui) as loop:
+        port = ui.access.port
+        base = f"http://127.0.0.1:{port}"
+        assert ui.url == f"http://127.0.0.1:{port}/?token={TOKEN}"
+        # With the token: the page, and a task started through it.
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        status, _, body = http(f"{base}/", headers=auth)
+        assert status == 200 and b"harness console" in body
+        with sse(f"{base}/api/stream?client=op&token={TOKEN}", timeout=5) as stream:
+            hello = next(stream)
+        ui.hub.connect("op")
+        status, body = post_action(
+            base, "/api/start", {"client": "op", "instruction": "plain task"}, **auth
+        )
+        assert status == 200, body
+        wait_for(lambda: loop.done, timeout=20)
+        task_id = loop.done[-1].task_id
+        ui.hub.task_began("task_x")  # a task "running", so a stop would be accepted
+        paths = [
+            "/",
+            "/static/console.js",
+            "/static/console.css",
+            "/api/state",
+            "/api/stream?client=intruder",
+            "/api/frame/0",
+            "/api/runs",
+            f"/api/runs/{task_id}",
+            f"/runs/{task_id}/report",
+            "/api/eval",
+        ]
+        for wrong in ({}, {"Authorization": "Bearer nope"}, {"Cookie": "harness_console=nope"}):
+            for path in paths:
+                status, _, body = http(base + path, headers=wrong)
+                assert status == 401, (path, wrong)
+                assert b"plain task" not in body and b"harness console" not in body
+            for path in ("/api/stop", "/api/start", "/api/claim", "/api/revise", "/api/answer"):
+                status, _ = post_action(base, path, {"client": "op", "instruction": "x"}, **wrong)
+                assert status == 401, path
+        assert not ui.hub.stop_requested()
+        status, _, body = http(f"{base}/api/runs", headers=auth)
+        assert status == 200 and task_id.encode() in body
+        ui.hub.task_ended("task_x")
+    assert hello[0] == "hello"
+    harness.close()
+
+
+# ------------------------------------------------------------------ actions
+
+
+def test_actions_need_the_console_origin_json_and_the_operator_seat(console) -> None:
+    _, ui, _ = console
+    base = _base(ui)
+    ui.hub.connect("seat-holder")
+    ui.hub.connect("watcher")
+    ui.hub.task_began("task_y")
+    try:
+        bad = [
+            ({"Content-Type": "application/json"}, "Origin"),
+            ({"Content-Type": "application/json", "Origin": "http://evil.example"}, "not this"),
+            ({"Content-Type": "text/plain", "Origin": base}, "JSON"),
+        ]
+        for headers, message in bad:
+            status, _, body = http(
+                f"{base}/api/stop", method="POST", body={"client": "seat-holder"}, headers=headers
+            )
+            assert status == 403 and message in json.loads(body)["error"]
+        status, body = post_action(base, "/api/stop", {"client": "watcher"})
+        assert status == 403 and "read-only viewer" in body["error"]
+        assert not ui.hub.stop_requested()
+        status, body = post_action(base, "/api/stop", {"client": "seat-holder", "extra": 1})
+        assert status == 400
+        status, body = post_action(base, "/api/stop", {"client": "seat-holder"})
+        assert status == 200 and ui.hub.stop_requested()
+    finally:
+        ui.hub.task_ended("task_y")
+        ui.hub.disconnect("watcher")
+        ui.hub.disconnect("seat-holder")
+
+
+# ------------------------------------------------------------------ redaction
+
+
+def test_nothing_the_console_serves_carries_the_secret(console) -> None:
+    _, ui, loop = console
+    base = _base(ui)
+    with sse(f"{base}/api/stream?client=redaction-op&after=0", timeout=20) as stream:
+        assert next(stream)[0] == "hello"
+        status, body = post_action(
+            base,
+            "/api/start",
+            {"client": "redaction-op", "instruction": f"[ask] read the badge {SECRET}"},
+        )
+        assert status == 200, body
+        question = wait_for(lambda: ui.hub.state()["question"], timeout=20)
+        _, _, state_bytes = http(f"{base}/api/state")
+        status, body = post_action(
+            base,
+            "/api/answer",
+            {"client": "redaction-op", "question_id": question["id"], "text": f"use {SECRET}"},
+        )
+        assert status == 200, body
+        seen = []
+        for name, data in stream:
+            seen.append(json.dumps(data).encode())
+            if name == "event" and data["type"] == "done":
+                break
+    wait_for(lambda: loop.done, timeout=10)
+    task_id = loop.done[-1].task_id
+    served = [
+        state_bytes,
+        *seen,
+        http(f"{base}/api/state")[2],
+        http(f"{base}/api/runs")[2],
+        http(f"{base}/api/runs/{task_id}")[2],
+        http(f"{base}/runs/{task_id}/report")[2],
+    ]
+    assert any(b"REDACTED" in part or b"[redacted" in part.lower() for part in served)
+    for part in served:
+        assert not leaks(part), part[:300]
+
+
+# ------------------------------------------------------------------ history and eval
+
+
+def test_past_runs_and_reports_come_from_its_own_store_only(console, tmp_path: Path) -> None:
+    _, ui, loop = console
+    base = _base(ui)
+    ui.hub.connect("history-op")
+    try:
+        _start(ui, loop, "history-op", "a task for the record")
+    finally:
+        ui.hub.disconnect("history-op")
+    task_id = loop.done[-1].task_id
+    runs = json.loads(http(f"{base}/api/runs")[2])["tasks"]
+    assert task_id in [t["task_id"] for t in runs]
+    status, headers, body = http(f"{base}/runs/{task_id}/report")
+    assert status == 200 and b"a task for the record" in body
+    assert "script-src" not in headers["content-security-policy"]
+    # A task of another store, and paths that try to leave this one, are not found.
+    other = Harness(model=ScriptedModel(responder=Scenario()), store=SQLiteRunStore(tmp_path / "o"))
+    other_task = other.run("elsewhere").task_id
+    other.close()
+    for path in (
+        f"/runs/{other_task}/report",
+        f"/api/runs/{other_task}",
+        "/runs/..%2F..%2Fetc%2Fpasswd/report",
+        "/api/runs/%2E%2E",
+        f"/runs/{task_id[:-2]}/report",
+    ):
+        status, _, body = http(base + path)
+        assert status == 404, path
+        assert b"elsewhere" not in body
+    events = json.loads(http(f"{base}/api/runs/{task_id}")[2])["events"]
+    assert events[0]["type"] == "task_started" and events[-1]["type"] == "done"
+
+
+def _wilson(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """The Wilson score interval, written out here as the test's own oracle."""
+    if n == 0:
+        return 0.0, 1.0
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def test_a_running_eval_shows_its_progress(tmp_path: Path) -> None:
+    folder = EvalFolder(tmp_path / "eval")
+    keys = [f"pick/{i}" for i in range(6)] + [f"stack/{i}" for i in range(4)]
+    folder.create(Manifest(suite="tabletop", suite_path="suite.yaml", episodes=keys))
+    outcomes = {"pick": [True, True, False, True], "stack": [False, True]}
+    for family, results in outcomes.items():
+        for i, success in enumerate(results):
+            folder.append(
+                EpisodeRecord(
+                    key=f"{family}/{i}",
+                    task=family,
+                    family=family,
+                    variant="base",
+                    seed=i,
+                    instruction=f"{family} {SECRET}",
+                    status="completed",
+                    success=success,
+                    outcome="achieved" if success else "not_achieved",
+                    outcome_summary=f"cube missed the tray ({SECRET})",
+                )
+            )
+    harness = _harness(tmp_path / "store")
+    with attach(harness, eval_folder=folder.folder) as ui:
+        status, _, body = http(f"{_base(ui)}/api/eval")
+    harness.close()
+    assert status == 200 and not leaks(body)
+    data = json.loads(body)
+    assert (data["done"], data["total"], data["finished"]) == (6, 10, False)
+    rows = {row["family"]: row for row in data["families"]}
+    assert (rows["pick"]["successes"], rows["pick"]["failures"]) == (3, 1)
+    assert (rows["stack"]["successes"], rows["stack"]["failures"]) == (1, 1)
+    assert rows["overall"]["episodes"] == 6
+    for family, (s, n) in {"pick": (3, 4), "stack": (1, 2), "overall": (4, 6)}.items():
+        low, high = _wilson(s, n)
+        assert rows[family]["low"] == pytest.approx(low, abs=1e-9)
+        assert rows[family]["high"] == pytest.approx(high, abs=1e-9)
+    assert len(data["recent_failures"]) == 2
+
+
+# ------------------------------------------------------------------ a page that closes
+
+
+def test_a_closed_page_neither_stops_nor_stalls_the_run_and_the_terminal_still_cancels(
+    tmp_path: Path,
+) -> None:
+    terminal = {"cancel": False}
+    harness = _harness(tmp_path / "store")
+    with (
+        attach(harness) as ui,
+        TaskLoop(harness, ui, terminal_cancel=lambda: terminal["cancel"]) as loop,
+    ):
+        base = _base(ui)
+        with sse(f"{base}/api/stream?client=closing", timeout=5) as stream:
+            assert next(stream)[1]["role"] == "operator"
+            wait_for(lambda: ui.hub.state()["accepts_tasks"])
+            status, body = post_action(
+                base, "/api/start", {"client": "closing", "instruction": "[revise] wait"}
+            )
+            assert status == 200, body
+            wait_for(lambda: ui.hub.task_id, what="the task to start")
+        # The page is gone: the seat frees, the task keeps running, its hooks still answer.
+        wait_for(lambda: not ui.hub.state()["operator_connected"], timeout=5)
+        calls_then = len(harness.model.requests)  # type: ignore[attr-defined]
+        wait_for(lambda: len(harness.model.requests) > calls_then + 3, timeout=10)  # type: ignore[attr-defined]
+        assert ui.hub.task_id is not None and not loop.done
+        terminal["cancel"] = True
+        wait_for(lambda: loop.done, timeout=10, what="the terminal's cancel")
+    harness.close()
+    assert loop.done[-1].status == "cancelled"
+
+
+ORIGINS = st.sampled_from(
+    ["own", None, "http://evil.example", "http://127.0.0.1:1", "null", "own/"]
+)
+CONTENT_TYPES = st.sampled_from(
+    ["application/json", "application/json; charset=utf-8", "text/plain", "", "multipart/form-data"]
+)
+CLIENTS = st.sampled_from(["seat", "viewer", "", "x" * 101, "ghost"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(origin=ORIGINS, content_type=CONTENT_TYPES, client=CLIENTS, valid_json=st.booleans())
+def test_a_stop_is_accepted_only_from_the_operator_page(
+    console, origin, content_type, client, valid_json
+) -> None:
+    """The oracle: origin, content type, body and seat, each checked here on its own."""
+    _, ui, _ = console
+    base = _base(ui)
+    hub = ui.hub
+    hub.connect("seat")
+    hub.connect("viewer")
+    hub.task_began("task_fuzz")
+    try:
+        headers = {}
+        if origin is not None:
+            headers["Origin"] = {"own": base, "own/": base + "/"}.get(origin, origin)
+        if content_type:
+            headers["Content-Type"] = content_type
+        body = json.dumps({"client": client}).encode() if valid_json else b"{client: seat"
+        status, _, _ = http(f"{base}/api/stop", method="POST", body=body, headers=headers)
+        expected = (
+            origin == "own"
+            and content_type.startswith("application/json")
+            and valid_json
+            and client == "seat"
+        )
+        assert (status == 200) == expected, (status, headers, client, valid_json)
+        assert hub.stop_requested() == expected
+    finally:
+        hub.task_ended("task_fuzz")
+        hub.disconnect("viewer")
+        hub.disconnect("seat")
+
+
+class _LeakyScene:
+    """A scene whose Brief names an object after the key (a label read off a box)."""
+
+    def refresh(self, observation, *, focus: str):
+        from harness.protocols import SceneRefresh
+
+        return SceneRefresh(brief=f"objects: box labelled {SECRET} on table_1")
+
+    def tools(self) -> list:
+        return []
+
+    def on_verdict(self, tool, arguments, verdict) -> None:
+        pass
+
+
+def test_the_brief_is_redacted_like_every_event(tmp_path: Path) -> None:
+    harness = Harness(
+        model=ScriptedModel(responder=Scenario()),
+        scene=_LeakyScene(),
+        store=SQLiteRunStore(tmp_path / "store"),
+    )
+    with attach(harness) as ui:
+        harness.run("look at the box")
+        _, _, body = http(f"{_base(ui)}/api/state")
+    harness.close()
+    state = json.loads(body)
+    assert "box labelled" in state["brief"]
+    assert not leaks(body)
