@@ -39,7 +39,13 @@ from typing import Any
 
 from harness.export.records import Box, Boxes, Frame, LogLine, Payload, Pose, Record, Scalar
 
-__all__ = ["FoxgloveMessage", "FoxgloveSchema", "encode_record", "payload_schema"]
+__all__ = [
+    "FoxgloveMessage",
+    "FoxgloveSchema",
+    "encode_record",
+    "payload_schema",
+    "wellknown_schema",
+]
 
 WORLD_FRAME = "world"
 
@@ -69,7 +75,7 @@ def _fg() -> Any:
 
 
 @cache
-def _wellknown(name: str) -> FoxgloveSchema:
+def wellknown_schema(name: str) -> FoxgloveSchema:
     schema = getattr(_fg(), name).get_schema()
     return FoxgloveSchema(
         name=schema.name,
@@ -142,7 +148,7 @@ _LEVELS = {"debug": "Debug", "info": "Info", "warning": "Warning", "error": "Err
 
 
 def _message(topic: str, schema_name: str, message: Any, t: float) -> FoxgloveMessage:
-    return FoxgloveMessage(topic, _wellknown(schema_name), bytes(message.encode()), _ns(t))
+    return FoxgloveMessage(topic, wellknown_schema(schema_name), bytes(message.encode()), _ns(t))
 
 
 def encode_record(record: Record) -> list[FoxgloveMessage]:
