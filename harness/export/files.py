@@ -16,7 +16,7 @@ from harness.errors import UsageError
 from harness.export.recorded import stored_records
 from harness.store.reader import RunLog, StoredTask
 
-__all__ = ["FORMATS", "ViewerFormat", "export_task", "require_viz"]
+__all__ = ["FORMATS", "ViewerFormat", "export_stored", "export_task", "require_viz"]
 
 ViewerFormat = Literal["mcap", "rrd"]
 FORMATS: dict[str, tuple[str, ...]] = {
@@ -74,3 +74,16 @@ def export_task(
 
         return write_rrd(records, output, recording_id=task.id)
     raise UsageError(f"--format {format!r}: expected mcap or rrd")
+
+
+def export_stored(
+    store: str | os.PathLike[str],
+    run: str,
+    *,
+    format: ViewerFormat,
+    output: str | os.PathLike[str],
+) -> int:
+    """:func:`export_task` for the task ``run`` (an id, a prefix or ``last``) of the run store
+    in the folder ``store`` (read with redaction)."""
+    with RunLog(store, redact=True) as log:
+        return export_task(log, log.resolve(run), format=format, output=output)
