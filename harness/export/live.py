@@ -286,17 +286,17 @@ class RerunLive:
     def __init__(self, target: tuple[str, int, int] | str, *, recording_id: str) -> None:
         import rerun as rr
 
-        from harness.export.rerun_log import RerunSink, new_recording
+        from harness.export.rerun_log import RerunSink, blueprint, new_recording
 
         self.recording = new_recording(recording_id)
         self.url = ""
         if isinstance(target, tuple):
             _, web_port, grpc_port = target
-            uri = self.recording.serve_grpc(grpc_port=grpc_port)
+            uri = self.recording.serve_grpc(grpc_port=grpc_port, default_blueprint=blueprint())
             rr.serve_web_viewer(web_port=web_port, open_browser=False, connect_to=uri)
             self.url = f"http://127.0.0.1:{web_port}/?url={quote(uri, safe='')}"
         else:
-            self.recording.connect_grpc(target)
+            self.recording.connect_grpc(target, default_blueprint=blueprint())
             self.url = target
         self.sink = RerunSink(self.recording)
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from harness.export.records import Boxes, Frame, LogLine, Payload, Pose, Record, Scalar
 
-__all__ = ["APPLICATION_ID", "RerunSink", "write_rrd"]
+__all__ = ["APPLICATION_ID", "RerunSink", "blueprint", "new_recording", "write_rrd"]
 
 APPLICATION_ID = "embodied-harness"
 _LEVELS = {"debug": "DEBUG", "info": "INFO", "warning": "WARN", "error": "ERROR"}
@@ -93,6 +93,28 @@ class RerunSink:
         self.logged += 1
 
 
+def blueprint() -> Any:
+    """The layout a recording opens with: the camera over the log on the left, the 3D
+    world over the context plot on the right (the viewer's panels stay movable)."""
+    import rerun.blueprint as rrb
+
+    return rrb.Blueprint(
+        rrb.Horizontal(
+            rrb.Vertical(
+                rrb.Spatial2DView(name="camera", origin="camera"),
+                rrb.TextLogView(name="events", origin="log"),
+            ),
+            rrb.Vertical(
+                rrb.Spatial3DView(name="world", origin="world"),
+                rrb.TimeSeriesView(name="context tokens", origin="context"),
+                row_shares=[3, 2],
+            ),
+            column_shares=[1, 1],
+        ),
+        collapse_panels=True,
+    )
+
+
 def new_recording(recording_id: str) -> Any:
     import rerun as rr
 
@@ -102,7 +124,7 @@ def new_recording(recording_id: str) -> Any:
 def write_rrd(records: Iterable[Record], path: str | os.PathLike[str], *, recording_id: str) -> int:
     """Write ``records`` to the ``.rrd`` file ``path``; returns the number logged."""
     recording = new_recording(recording_id)
-    recording.save(os.fspath(path))
+    recording.save(os.fspath(path), default_blueprint=blueprint())
     sink = RerunSink(recording)
     try:
         for record in records:
