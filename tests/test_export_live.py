@@ -271,3 +271,24 @@ def test_rerun_web_viewer_loads_the_stream_in_headless_chromium(tmp_path: Path) 
             demo.kill()
             demo.wait()
     assert demo.returncode == 0, demo.stderr.read() if demo.stderr else ""
+
+
+def test_off_costs_nothing(tmp_path: Path) -> None:
+    """Without --foxglove/--rerun a demo imports no viewer SDK and starts no sender thread."""
+    script = (
+        "import sys, threading\n"
+        "from harness.cli import main\n"
+        f"code = main(['demo', 'put the red cube in the tray', '-s', 'run.store={tmp_path}'])\n"
+        "viewers = sorted(m for m in ('foxglove', 'rerun', 'mcap') if m in sys.modules)\n"
+        "live = [t.name for t in threading.enumerate() if t.name.startswith('harness-live')]\n"
+        "print('RESULT', code, viewers, live)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_S * 2,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])},
+    )
+    assert "RESULT 0 [] []" in done.stdout, done.stdout[-500:] + done.stderr[-2000:]

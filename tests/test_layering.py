@@ -4,8 +4,8 @@ Every import statement is read from the source, module level and inside function
 so a cycle cannot hide behind a function-level import. Imports under ``if TYPE_CHECKING:``
 never run, so they cannot form a cycle, but they still must point down the layers:
 
-    core  <-  providers, mcp, planner  <-  context, world, store  <-  assembly  <-  runtime
-          <-  cli, fleet   (fleet: ``harness eval``; only the CLI imports it)
+    core  <-  providers, mcp, planner  <-  context, world, store  <-  assembly, export
+          <-  runtime  <-  cli, fleet   (fleet: ``harness eval``; only the CLI imports it)
 
 ``embodiment``, ``scene``, ``skills`` and ``memory`` are libraries the harness uses; they
 never import ``harness``.
@@ -44,6 +44,7 @@ LAYERS: dict[str, int] = {
     "world": 2,
     "store": 2,
     "assembly": 3,
+    "export": 3,
     "runtime": 4,
     "cli": 5,
     "fleet": 5,
