@@ -305,6 +305,7 @@ class RerunLive:
 
     def close(self) -> None:
         self.recording.flush()
+        self.recording.disconnect()
 
 
 # ====================================================================== assembly
