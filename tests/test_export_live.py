@@ -251,12 +251,12 @@ def test_rerun_web_viewer_loads_the_stream_in_headless_chromium(tmp_path: Path) 
                 # Control: the same viewer without the stream shows no camera frame.
                 page.goto(f"http://127.0.0.1:{web}/")
                 page.wait_for_timeout(5000)
-                empty = _table_pixels(page.screenshot())
+                empty = _table_pixels(page.screenshot(timeout=180_000))
                 page.goto(url)
                 seen = 0
                 for _ in range(24):
                     page.wait_for_timeout(2500)
-                    seen = _table_pixels(page.screenshot(path=str(tmp_path / "viewer.png")))
+                    seen = _table_pixels(page.screenshot(path=str(tmp_path / "viewer.png"), timeout=180_000))
                     if seen > 5000:
                         break
             finally:

@@ -59,11 +59,12 @@ class Pose:
 
 @dataclass(frozen=True, slots=True)
 class Box:
-    """A box in the world: an object of the scene graph, the workspace or a keep-out zone."""
+    """A box in the world: an object of the scene graph (``fixture``: a surface or a
+    container, drawn see-through), the workspace or a keep-out zone."""
 
     id: str
     label: str
-    kind: Literal["object", "workspace", "keep_out"]
+    kind: Literal["object", "fixture", "workspace", "keep_out"]
     center: Vec3
     size: Vec3
     rotation: Quat

@@ -7,6 +7,7 @@ entity                     archetype
 ``camera/<name>``          ``EncodedImage`` (the frame's JPEG/PNG bytes)
 ``world/<frame>``          ``Transform3D`` + ``TransformAxes3D`` (gripper pose)
 ``world/objects``          ``Boxes3D`` (the scene graph's objects)
+``world/fixtures``         ``Boxes3D``, see-through (surfaces and containers)
 ``world/zones``            ``Boxes3D``, static (workspace and keep-out zones)
 ``log``                    ``TextLog`` (every event in words, with its level)
 ``harness/<event type>``   ``TextDocument`` (the event's JSON)
@@ -20,10 +21,10 @@ The same :class:`RerunSink` writes an ``.rrd`` file (:func:`write_rrd`) or a liv
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from harness.export.records import Boxes, Frame, LogLine, Payload, Pose, Record, Scalar
+from harness.export.records import Box, Boxes, Frame, LogLine, Payload, Pose, Record, Scalar
 
 __all__ = ["APPLICATION_ID", "RerunSink", "blueprint", "new_recording", "write_rrd"]
 
@@ -62,23 +63,13 @@ class RerunSink:
                 rr.TransformAxes3D(0.08),
             )
         elif isinstance(record, Boxes):
-            boxes = record.boxes
-            rec.log(
-                f"world/{record.group}",
-                rr.Boxes3D(
-                    centers=[b.center for b in boxes],
-                    sizes=[b.size for b in boxes],
-                    quaternions=[rr.Quaternion(xyzw=b.rotation) for b in boxes],
-                    colors=[_rgba(b.color) for b in boxes],
-                    labels=[b.label for b in boxes],
-                    fill_mode=(
-                        rr.components.FillMode.TransparentFillMajorWireframe
-                        if record.group == "zones"
-                        else rr.components.FillMode.Solid
-                    ),
-                ),
-                static=record.static,
-            )
+            if record.group == "zones":
+                self._boxes(rr, "world/zones", record.boxes, wireframe=True, static=record.static)
+            else:
+                solid = [b for b in record.boxes if b.kind != "fixture"]
+                fixtures = [b for b in record.boxes if b.kind == "fixture"]
+                self._boxes(rr, "world/objects", solid, wireframe=False, static=record.static)
+                self._boxes(rr, "world/fixtures", fixtures, wireframe=True, static=record.static)
         elif isinstance(record, LogLine):
             rec.log("log", rr.TextLog(record.text, level=_LEVELS[record.level]))
         elif isinstance(record, Payload):
@@ -91,6 +82,23 @@ class RerunSink:
         else:
             raise TypeError(f"not a viewer record: {record!r}")
         self.logged += 1
+
+    def _boxes(
+        self, rr: Any, entity: str, boxes: Sequence[Box], *, wireframe: bool, static: bool
+    ) -> None:
+        fill = rr.components.FillMode
+        self.recording.log(
+            entity,
+            rr.Boxes3D(
+                centers=[b.center for b in boxes],
+                sizes=[b.size for b in boxes],
+                quaternions=[rr.Quaternion(xyzw=b.rotation) for b in boxes],
+                colors=[_rgba(b.color) for b in boxes],
+                labels=[b.label for b in boxes],
+                fill_mode=fill.TransparentFillMajorWireframe if wireframe else fill.Solid,
+            ),
+            static=static,
+        )
 
 
 def blueprint() -> Any:

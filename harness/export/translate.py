@@ -62,6 +62,8 @@ _COLORS: dict[str, tuple[float, float, float]] = {
     "pink": (1.0, 0.5, 0.7),
 }
 _DEFAULT_COLOR = (0.6, 0.6, 0.65)
+_FIXTURES = frozenset({"surface", "container"})
+"""Scene categories drawn see-through (what objects stand on or in)."""
 _WORKSPACE_COLOR = (0.2, 0.6, 1.0, 0.08)
 _KEEP_OUT_COLOR = (1.0, 0.1, 0.1, 0.3)
 _IDENTITY = (0.0, 0.0, 0.0, 1.0)
@@ -247,12 +249,13 @@ def _node_box(ref: str, node: dict[str, Any]) -> Box | None:
         else _IDENTITY
     )
     rgb = _COLORS.get(str(node.get("color") or "").lower(), _DEFAULT_COLOR)
-    alpha = 0.35 if node.get("stale") else 0.9
+    fixture = node.get("category") in _FIXTURES
+    alpha = 0.25 if fixture else 0.35 if node.get("stale") else 0.95
     label = " ".join(part for part in (node.get("color"), node.get("label")) if part) or ref
     return Box(
         id=ref,
         label=f"{ref} ({label})",
-        kind="object",
+        kind="fixture" if fixture else "object",
         center=center,
         size=size,
         rotation=quat,  # type: ignore[arg-type]
