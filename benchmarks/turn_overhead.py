@@ -101,6 +101,8 @@ class OverheadOptions:
     """Run each mode in its own process (clean peak RSS); tests run in-process."""
     memory_turns: Sequence[int] = (500, 3000)
     """Where ``bounded_memory`` samples RSS (points past the longest history are dropped)."""
+    live_rounds: int = 2
+    """Rounds of the live-viewer rows (:mod:`benchmarks.live_viewers`; 0 skips them)."""
 
     @property
     def turns(self) -> int:
@@ -517,7 +519,23 @@ def run_benchmark(options: OverheadOptions) -> dict[str, Any]:
         modes[mode] = (
             _child(options, mode) if options.subprocess else run_mode(options, mode, trace)
         )
-    return {"modes": modes, "sim": sim_loop_rate(options.sim_turns) if options.sim_turns else {}}
+    return {
+        "modes": modes,
+        "sim": sim_loop_rate(options.sim_turns) if options.sim_turns else {},
+        "live": _live_rows(options.live_rounds if options.sim_turns else 0),
+    }
+
+
+def _live_rows(rounds: int) -> dict[str, Any]:
+    """The simulator task with the live viewers off and on (needs the sim and viz extras)."""
+    if rounds < 1:
+        return {}
+    from benchmarks import live_viewers
+
+    for module in ("pybullet", "foxglove", "rerun"):
+        if importlib.util.find_spec(module) is None:
+            return {"skipped": f"{module} is not installed"}
+    return {"rows": live_viewers.measure(rounds)}
 
 
 def render(options: OverheadOptions, results: dict[str, Any]) -> str:
@@ -660,6 +678,13 @@ def render(options: OverheadOptions, results: dict[str, Any]) -> str:
     for result in modes.values():
         if result.status and result.status != "completed":
             lines.append(f"\nNOTE: {result.mode} ended {result.status}: {result.reason}")
+    live = results.get("live") or {}
+    if live.get("rows"):
+        from benchmarks.live_viewers import render as render_live
+
+        lines.append("\n" + render_live(live["rows"]))
+    elif live.get("skipped"):
+        lines.append(f"\nLive viewer rows skipped: {live['skipped']}")
     return "\n".join(lines)
 
 
@@ -728,6 +753,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="the two turns bounded_memory samples RSS at (within the longest history)",
     )
     parser.add_argument("--sim-turns", type=int, default=defaults.sim_turns, help="0 skips")
+    parser.add_argument(
+        "--live-rounds",
+        type=int,
+        default=defaults.live_rounds,
+        help="rounds of the live-viewer rows (off vs --foxglove/--rerun; simulator runs, "
+        "skipped with --sim-turns 0 too); 0 skips",
+    )
     parser.add_argument("--out", type=Path, default=OUT_DIR)
     parser.add_argument("--no-plot", action="store_true")
     parser.add_argument(
@@ -768,6 +800,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sim_turns=args.sim_turns,
         subprocess=not args.in_process,
         memory_turns=memory_turns,
+        live_rounds=args.live_rounds,
     )
     try:
         if args.child:
@@ -790,6 +823,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             for mode, r in results["modes"].items()
         },
         "sim": results["sim"],
+        "live": {
+            name: asdict(row) for name, row in (results.get("live") or {}).get("rows", {}).items()
+        },
     }
     print(f"\nJSON written to {save_json('turn_overhead.json', data, out_dir=args.out)}")
     if not args.no_plot:

@@ -4,9 +4,9 @@ Every import statement is read from the source, module level and inside function
 so a cycle cannot hide behind a function-level import. Imports under ``if TYPE_CHECKING:``
 never run, so they cannot form a cycle, but they still must point down the layers:
 
-    core  <-  providers, mcp, planner  <-  context, world, store  <-  assembly  <-  runtime
-          <-  cli, fleet, console   (fleet: ``harness eval``; only the CLI and the console
-          import it; console: the operator console, beside the CLI)
+    core  <-  providers, mcp, planner  <-  context, world, store  <-  assembly, export
+          <-  runtime  <-  cli, fleet, console   (fleet: ``harness eval``; only the CLI and the
+          console import it; console: the operator console, beside the CLI)
 
 ``embodiment``, ``scene``, ``skills`` and ``memory`` are libraries the harness uses; they
 never import ``harness``.
@@ -51,6 +51,7 @@ LAYERS: dict[str, int] = {
     "world": 2,
     "store": 2,
     "assembly": 3,
+    "export": 3,
     "runtime": 4,
     "cli": 5,
     "fleet": 5,

@@ -37,6 +37,7 @@ from harness.cli.common import (
     stream_task,
 )
 from harness.cli.libero_world import add_world_arguments, libero_config
+from harness.cli.live import add_live_arguments, live_viewers
 from harness.cli.render import JsonLinesRenderer, TimelineRenderer, describe_outcome
 from harness.config import HarnessConfig, with_overrides
 from harness.events import DoneEvent, EvaluationEvent, EventBase, HandoffEvent
@@ -79,6 +80,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print every event as a JSON line")
     add_world_arguments(parser)
+    add_live_arguments(parser)
     parser.set_defaults(func=run_demo)
 
 
@@ -207,7 +209,7 @@ def run_demo(args: argparse.Namespace) -> int:
                 "front camera's view; the model may delegate the search to a sub-agent)"
             )
     started = time.monotonic()
-    with Harness.from_config(config) as harness:
+    with Harness.from_config(config) as harness, live_viewers(args, harness, _notice) as live:
         if harness.scene is None:
             console.print(
                 "[red]no scene graph: the demo needs the scene package and `scene.enabled: "
@@ -225,11 +227,17 @@ def run_demo(args: argparse.Namespace) -> int:
                 handoffs.append(event)
             render(event)
 
-        done, interrupted = stream_task(harness, args.instruction, show)
+        done, interrupted = stream_task(
+            harness, args.instruction, live.wrap(show) if live is not None else show
+        )
         elapsed = time.monotonic() - started
         if not args.json:
             _summary(console, harness, done, verdicts, elapsed, handoffs)
     return exit_code_for(done, interrupted)
+
+
+def _notice(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
 
 
 def _summary(

@@ -67,6 +67,14 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--out", metavar="DIR", help="eval folder (default evals/<suite>-<time>)")
     parser.add_argument("--resume", metavar="DIR", help="finish the eval in DIR")
     parser.add_argument(
+        "--export",
+        action="append",
+        choices=["mcap", "rrd"],
+        default=[],
+        help="also write each finished episode for the viewers: runs/<episode>/episode.mcap "
+        "(Foxglove) or episode.rrd (Rerun) in the eval folder (repeat for both; viz extra)",
+    )
+    parser.add_argument(
         "--compare", nargs=2, metavar=("DIR_A", "DIR_B"), help="print B - A with 95 %% intervals"
     )
     parser.set_defaults(func=run_eval_command)
@@ -79,6 +87,10 @@ def run_eval_command(args: argparse.Namespace) -> int:
     from harness.fleet.runner import choose_backend, plan_eval, run_eval
 
     console = Console(highlight=False, stderr=True)
+    for fmt in args.export:
+        from harness.export.files import require_viz
+
+        require_viz(fmt)
     suite, config, folder, manifest = _inputs(args)
     plan = plan_eval(suite, config, folder=folder, manifest=manifest, episodes=args.episodes)
     backend = choose_backend(
@@ -105,7 +117,10 @@ def run_eval_command(args: argparse.Namespace) -> int:
     interrupted = False
     with _Progress(console, total=len(plan.specs), done=done_before, remaining=remaining) as bar:
         try:
-            rows = run_eval(plan, backend, on_record=bar.advance)
+            on_record = bar.advance
+            if args.export:
+                on_record = _exporting(folder, args.export, bar.advance, console)
+            rows = run_eval(plan, backend, on_record=on_record)
         except KeyboardInterrupt:
             interrupted = True
     if interrupted:
@@ -218,6 +233,27 @@ def _default_folder(name: str) -> Path:
 
 
 # ====================================================================== output
+
+
+def _exporting(folder: Path, formats: list[str], then: Any, console: Console) -> Any:
+    """``then`` after writing each finished episode's viewer files next to its run store
+    (``runs/<episode>/episode.<format>``); an episode that could not be exported says why
+    and the eval goes on."""
+    from harness.errors import HarnessError
+    from harness.export.files import export_stored
+
+    def on_record(record: Any) -> None:
+        if record.run_id and record.store:
+            store = folder / record.store
+            for fmt in dict.fromkeys(formats):
+                target = store.parent / f"episode.{fmt}"
+                try:
+                    export_stored(store, record.run_id, format=fmt, output=target)
+                except (HarnessError, OSError) as exc:
+                    console.print(f"[yellow]{escape(record.key)}: no {fmt} export: {exc}[/yellow]")
+        then(record)
+
+    return on_record
 
 
 def summary_table(rows: list[Any], *, title: str = "") -> Table:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from harness.cli.common import (
@@ -15,6 +16,7 @@ from harness.cli.common import (
     require_tools_fit,
     stream_task,
 )
+from harness.cli.live import add_live_arguments, live_viewers
 from harness.cli.render import JsonLinesRenderer, TimelineRenderer
 
 
@@ -23,6 +25,7 @@ def register(subparsers: Any) -> None:
     add_config_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print every event as a JSON line")
     parser.add_argument("--max-turns", type=positive_int("--max-turns"), default=None)
+    add_live_arguments(parser)
     parser.add_argument(
         "instruction", type=nonempty_text("the instruction"), help="what the robot should do"
     )
@@ -37,9 +40,18 @@ def run(args: argparse.Namespace) -> int:
     redactor = build_redactor(config)
     timeline = None if args.json else TimelineRenderer(redactor=redactor)
     render = timeline or JsonLinesRenderer(redactor=redactor)
-    with Harness.from_config(config, redactor=redactor) as harness:
+    with (
+        Harness.from_config(config, redactor=redactor) as harness,
+        live_viewers(args, harness, _notice) as live,
+    ):
+        if live is not None:
+            render = live.wrap(render)
         require_tools_fit(harness)
         done, interrupted = stream_task(harness, args.instruction, render, max_turns=args.max_turns)
         if timeline is not None and done is not None:
             print_run_footer(timeline.console, harness, done.task_id)
     return exit_code_for(done, interrupted)
+
+
+def _notice(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
