@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from embodiment.declarations import with_defaults
 from embodiment.types import ActionSpec
 
 __all__ = [
@@ -69,8 +70,10 @@ class LookArgs(_Args):
     camera: str | None = Field(None, description="Camera name (default: every camera).")
 
 
-def libero_actions(*, cameras: list[str]) -> list[ActionSpec]:
-    """The action specs of the LIBERO world (``cameras`` names ``look``'s choices)."""
+def libero_actions(*, cameras: list[str], speed: float | None = None) -> list[ActionSpec]:
+    """The action specs of the LIBERO world (``cameras`` names ``look``'s choices;
+    ``speed``, the profile's default, is written into ``move_to``'s schema so the envelope
+    checks the speed the arm will really use)."""
     camera_list = ", ".join(cameras)
     fixture = {"ref": "target_ref"}
     return [
@@ -138,7 +141,7 @@ def libero_actions(*, cameras: list[str]) -> list[ActionSpec]:
             name="move_to",
             description="Move the gripper in a straight line to x, y, z (robot-base frame, "
             "metres), pointing down.",
-            arguments=MoveToArgs,
+            arguments=with_defaults(MoveToArgs, speed=speed),
             safety={"x": "position.x", "y": "position.y", "z": "position.z", "speed": "speed"},
             timeout_s=60,
             post_condition="the gripper is at ({x}, {y}, {z})",

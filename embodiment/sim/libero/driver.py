@@ -111,7 +111,12 @@ class LiberoSim:
         self._observers: list[Callable[[tuple[float, float, float]], None]] = []
         self._truth: tuple[float, list[Detection]] | None = None
         self._cameras = [c.name for c in self.profile.cameras]
-        self._specs = {s.name: s for s in libero_actions(cameras=self._cameras)}
+        self._specs = {
+            s.name: s
+            for s in libero_actions(
+                cameras=self._cameras, speed=self.profile.limits.default_speed_m_s
+            )
+        }
         self.timings: dict[str, float] = {}
 
     # ================================================================== lifecycle
