@@ -10,6 +10,7 @@ secrets (whole, and every 10-character window).
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -25,12 +26,19 @@ ray = pytest.importorskip("ray")
 pytest.importorskip("pybullet")
 pytestmark = pytest.mark.sim
 
+ROOT = Path(__file__).resolve().parents[1]
+
 
 @pytest.fixture(scope="module")
 def ray_folder() -> Iterator[Path]:
-    """A local Ray (two CPUs) whose session folder the tests can read; stopped after."""
-    assert VALUE_ENV not in __import__("os").environ
+    """A local Ray (two CPUs) whose session folder the tests can read; stopped after.
+
+    Its workers import the deployment's tool from ``tests.fixtures``, so the checkout's root
+    is on the PYTHONPATH they inherit (an installed package alone does not bring it)."""
+    assert VALUE_ENV not in os.environ
     folder = Path(tempfile.mkdtemp(prefix="hr", dir="/tmp"))  # short: Ray's socket paths
+    saved = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), saved) if p)
     ray.init(
         num_cpus=2,
         include_dashboard=False,
@@ -42,6 +50,10 @@ def ray_folder() -> Iterator[Path]:
         yield folder
     finally:
         ray.shutdown()
+        if saved is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = saved
         shutil.rmtree(folder, ignore_errors=True)
 
 
