@@ -40,7 +40,7 @@ from harness.errors import ConfigError
 from harness.mcp.endpoints import endpoint_for
 from harness.mcp.logs import install_sdk_log_router
 from harness.mcp.loop_thread import LoopThread
-from harness.mcp.naming import ToolNames, matches, offered, unclassified, unmatched_physical
+from harness.mcp.naming import ToolNames, check_physical, matches, offered, unclassified
 from harness.mcp.offering import (
     INSTRUCTIONS_MAX_CHARS,
     resident_section,
@@ -217,19 +217,9 @@ class MCPManager:
 
     def _check_physical_patterns(self) -> None:
         for index, config in enumerate(self._configs):
-            if config.name in self._failed:
-                continue
-            listing = self._servers[config.name].listing
-            missing = unmatched_physical(config, [str(tool.get("name")) for tool in listing])
-            if missing:
-                available = ", ".join(str(tool.get("name")) for tool in listing) or "none"
-                raise ConfigError(
-                    f"mcp.servers.{index}.physical: {missing} match no tool of server "
-                    f"'{config.name}' (it offers: {available}); a misspelled physical tool "
-                    "would bypass the safety envelope",
-                    key=f"mcp.servers.{index}.physical",
-                    value=missing,
-                )
+            if config.name not in self._failed:
+                listing = self._servers[config.name].listing
+                check_physical(config, [str(tool.get("name")) for tool in listing], index=index)
 
     # ================================================================== tool source
 
