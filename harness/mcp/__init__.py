@@ -7,10 +7,15 @@ content, images, errors), keeps one server's crash or hang from affecting the ot
 restarts a crashed server on its next call (bounded), follows ``tools/list_changed``
 between turns, and ends every subprocess it started when it closes.
 
-Modules: ``manager`` (the tool source the Harness owns), ``server`` (one server's
-session, health and restarts), ``session`` (the SDK adapter), ``loop_thread`` (the one
-background event loop), ``processes`` (finding owned processes by pid), ``convert``
-(results) and ``naming`` (names, allow/deny, physical).
+Modules: ``manager`` (the tool source the Harness owns), ``offering`` (what a listing
+becomes: tools, Resident text), ``tool`` (one MCP tool), ``endpoints`` (how a configured
+server is reached), ``server`` (one server's lifecycle, restarts and calls), ``health``
+(judging and marking its health), ``serving`` (its loop side), ``replies`` (the texts of
+its failures), ``status`` (states, errors, time bounds), ``session`` (the SDK adapter),
+``loop_thread`` (the one background event loop), ``processes`` (finding owned processes
+by pid), ``convert`` (results), ``resources`` (``read_resource`` and remembered links),
+``logs`` and ``stderr_log`` (each server's log) and ``naming`` (names, allow/deny,
+physical).
 """
 
 from harness.mcp.convert import to_tool_output

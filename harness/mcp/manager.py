@@ -17,12 +17,15 @@ by hand::
 
     with MCPManager.start_servers(config.mcp.servers) as mcp:
         harness = Harness(config, tool_sources=[mcp], ...)
+
+This module keeps the set of servers and when tools are offered; what one listing entry
+becomes is in ``offering``, the tool itself in ``tool``, and how a server is reached in
+``endpoints`` (``MCPTool`` and ``failed_status`` are re-exported here).
 """
 
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import logging
 import os
 import tempfile
@@ -32,125 +35,32 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from harness.config import HarnessConfig, MCPServerConfig, ObservationConfig
 from harness.errors import ConfigError
-from harness.events import NotificationEvent
+from harness.mcp.endpoints import endpoint_for
 from harness.mcp.logs import install_sdk_log_router
 from harness.mcp.loop_thread import LoopThread
-from harness.mcp.naming import (
-    ToolNames,
-    declared_safety,
-    matches,
-    offered,
-    unclassified,
-    unmatched_physical,
+from harness.mcp.naming import ToolNames, check_physical, matches, offered, unclassified
+from harness.mcp.offering import (
+    INSTRUCTIONS_MAX_CHARS,
+    resident_section,
+    schema_problem,
+    task_only,
+    tool_from_listing,
 )
 from harness.mcp.processes import OwnedProcesses
 from harness.mcp.resources import READ_RESOURCE, read_resource_tool, render_contents
-from harness.mcp.server import (
-    MARGIN_S,
-    PROBE_TIMEOUT_S,
-    STOP_TIMEOUT_S,
-    MCPServerError,
-    ServerConnection,
-    ServerState,
-    ServerStatus,
-    ServerUnavailable,
-)
-from harness.mcp.session import Endpoint, describe, sdk_major
+from harness.mcp.server import MCPServerError, ServerConnection, ServerStatus, ServerUnavailable
+from harness.mcp.session import describe, sdk_major
+from harness.mcp.tool import MCPTool, failed_status
 from harness.redact import Redactor
-from harness.tools import Tool, ToolContext, ToolOutput
+from harness.tools import Tool, ToolOutput
 
-__all__ = ["MCPManager", "MCPTool", "failed_status"]
+__all__ = ["INSTRUCTIONS_MAX_CHARS", "MCPManager", "MCPTool", "failed_status"]
 
 logger = logging.getLogger(__name__)
 
 LOOP_CLOSE_TIMEOUT_S = 10.0
-INSTRUCTIONS_MAX_CHARS = 2000
-"""A server's ``instructions`` enter Resident cut to this length (they are the server's
-words, read on every model call; a long manual belongs in a resource)."""
-
-
-class MCPTool(Tool):
-    """A tool served by an MCP server: its JSON Schema is the server's, unchanged.
-
-    ``invoke`` is overridden (rather than wrapping a handler) so that a server tool may
-    have an argument called ``ctx`` and so that cancellation and progress reach the call.
-    """
-
-    def __init__(
-        self,
-        name: str,
-        *,
-        server: ServerConnection,
-        remote_name: str,
-        description: str,
-        parameters: Mapping[str, Any],
-        physical: bool,
-        safety: Mapping[str, str] | None = None,
-        annotations: Mapping[str, Any] | None = None,
-    ) -> None:
-        self.annotations = dict(annotations or {})
-        """The server's hints about the tool (``readOnlyHint``, ``destructiveHint``, ...)."""
-        if self.annotations.get("destructiveHint") is True and not physical:
-            description = f"{description} (its server marks it destructive)"
-        super().__init__(
-            name,
-            description,
-            self._call_directly,
-            parameters=parameters,
-            physical=physical,
-            # The Harness's deadline is the authoritative one inside a task: a physical
-            # call that runs out of time goes through the harness's interrupt path and is
-            # reported as "outcome unknown". A restart before the call counts against it.
-            timeout_s=server.config.call_timeout_s,
-            safety=safety,
-            source=f"mcp:{server.name}",
-        )
-        self.server = server
-        self.remote_name = remote_name
-        # The call's own deadline starts when it is sent: a liveness probe and a restart
-        # of the server before it have their own bound, and a call that never got sent
-        # within that bound is reported as not executed (not as timed out).
-        self.setup_timeout_s = (
-            min(server.config.call_timeout_s, PROBE_TIMEOUT_S)
-            + STOP_TIMEOUT_S
-            + server.config.startup_timeout_s
-            + MARGIN_S
-        )
-
-    def _call_directly(self, **arguments: Any) -> ToolOutput:
-        return self.server.call(self.remote_name, arguments, physical=self.physical)
-
-    def invoke(self, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
-        """Call through the server; the caller's timeout or cancellation (``ctx``) cancels
-        the MCP request, and the server's own deadline is only a guard behind it."""
-        return self.server.call(
-            self.remote_name,
-            dict(arguments),
-            physical=self.physical,
-            cancelled=lambda: ctx.cancelled,
-            on_progress=ctx.report_progress,
-            timeout_s=self.server.config.call_timeout_s + MARGIN_S,
-            before_send=ctx.mark_sent,
-            to_operator=lambda text: ctx.emit(NotificationEvent(message=text)),
-        )
-
-
-def failed_status(config: MCPServerConfig, reason: str) -> ServerStatus:
-    """The status of a server that never started."""
-    return ServerStatus(
-        name=config.name,
-        transport=config.transport,
-        state=ServerState.FAILED,
-        pid=None,
-        protocol_version="",
-        tools=[],
-        restarts=0,
-        last_error=reason,
-    )
 
 
 class MCPManager:
@@ -249,11 +159,16 @@ class MCPManager:
             sdk_major()  # a clear ImportError when the extra is missing
             install_sdk_log_router()
             self._loop = LoopThread("harness-mcp")
-            for config in self._configs:
+            for index, config in enumerate(self._configs):
                 assert self._log_dir is not None
                 self._servers[config.name] = ServerConnection(
                     config,
-                    endpoint=self._endpoint(config),
+                    endpoint=endpoint_for(
+                        config,
+                        index=index,
+                        base_dir=self._base_dir,
+                        environ=self._environ,
+                    ),
                     loop=self._loop,
                     owned=self._owned,
                     log_path=self._log_dir / f"{config.name}.log",
@@ -300,52 +215,11 @@ class MCPManager:
         absent for the whole session."""
         return dict(self._failed)
 
-    def _endpoint(self, config: MCPServerConfig) -> Endpoint:
-        if config.transport != "stdio":
-            return Endpoint(
-                name=config.name, transport=config.transport, url=config.url, headers=config.headers
-            )
-        env = {
-            key: value
-            for key, value in self._environ.items()
-            if any(fnmatch.fnmatchcase(key, pattern) for pattern in config.env_passthrough)
-        }
-        env.update(config.env)
-        cwd: Path | None = self._base_dir
-        if config.cwd is not None:
-            cwd = Path(os.path.expanduser(config.cwd))
-            if not cwd.is_absolute() and self._base_dir is not None:
-                cwd = self._base_dir / cwd
-        if cwd is not None and not cwd.is_dir():
-            raise ConfigError(
-                f"mcp.servers.{self._configs.index(config)}.cwd: {str(cwd)!r} is not a folder",
-                key=f"mcp.servers.{self._configs.index(config)}.cwd",
-                value=config.cwd,
-            )
-        return Endpoint(
-            name=config.name,
-            transport="stdio",
-            command=config.command,
-            args=list(config.args),
-            env=env,
-            cwd=str(cwd) if cwd is not None else None,
-        )
-
     def _check_physical_patterns(self) -> None:
         for index, config in enumerate(self._configs):
-            if config.name in self._failed:
-                continue
-            listing = self._servers[config.name].listing
-            missing = unmatched_physical(config, [str(tool.get("name")) for tool in listing])
-            if missing:
-                available = ", ".join(str(tool.get("name")) for tool in listing) or "none"
-                raise ConfigError(
-                    f"mcp.servers.{index}.physical: {missing} match no tool of server "
-                    f"'{config.name}' (it offers: {available}); a misspelled physical tool "
-                    "would bypass the safety envelope",
-                    key=f"mcp.servers.{index}.physical",
-                    value=missing,
-                )
+            if config.name not in self._failed:
+                listing = self._servers[config.name].listing
+                check_physical(config, [str(tool.get("name")) for tool in listing], index=index)
 
     # ================================================================== tool source
 
@@ -388,7 +262,7 @@ class MCPManager:
                     schema = spec.get("inputSchema")
                     if not isinstance(schema, dict):
                         schema = {"type": "object", "properties": {}}
-                    problem = _schema_problem(schema) or _task_only(spec)
+                    problem = schema_problem(schema) or task_only(spec)
                     if problem is None and remote not in self._at_startup[server.name]:
                         problem = unclassified(server.config, remote, schema, index=index)
                         if problem is not None:
@@ -406,25 +280,8 @@ class MCPManager:
             )
             tools: list[Tool] = []
             for server, spec, schema in entries:
-                remote = str(spec["name"])
-                description = (
-                    spec.get("description")
-                    or spec.get("title")
-                    or f"{remote} (tool of MCP server {server.name})"
-                )
-                annotations = spec.get("annotations")
-                tools.append(
-                    MCPTool(
-                        names[(server.name, remote)],
-                        server=server,
-                        remote_name=remote,
-                        description=str(description),
-                        parameters=schema,
-                        physical=matches(remote, server.config.physical),
-                        safety=declared_safety(remote, server.config.safety),
-                        annotations=annotations if isinstance(annotations, dict) else None,
-                    )
-                )
+                name = names[(server.name, str(spec["name"]))]
+                tools.append(tool_from_listing(name, server, spec, schema))
             if reads and READ_RESOURCE not in set(reserved):
                 tools.append(read_resource_tool(self.read_resource))
             return tools
@@ -432,30 +289,7 @@ class MCPManager:
     def resident_text(self) -> str:
         """The servers' ``instructions`` for Resident (each cut to
         ``INSTRUCTIONS_MAX_CHARS``), or "" when no server gives any."""
-        sections = []
-        for server in self._servers.values():
-            text = server.instructions.strip()
-            if not text:
-                continue
-            if len(text) > INSTRUCTIONS_MAX_CHARS:
-                text = (
-                    text[:INSTRUCTIONS_MAX_CHARS].rstrip()
-                    + f" [... cut: {len(text)} characters in all]"
-                )
-            sections.append(f"## {server.name}\n{text}")
-        text = ""
-        if sections:
-            text = "# MCP server instructions (from each server, about its tools)\n\n"
-            text += "\n\n".join(sections)
-        if self._failed:
-            names = ", ".join(f"'{name}'" for name in self._failed)
-            notice = (
-                f"# MCP servers not available\n\nThe MCP server(s) {names} failed to start; "
-                "their tools are not offered this session. Do the task with the tools you "
-                "have, or say what is missing."
-            )
-            text = f"{text}\n\n{notice}" if text else notice
-        return text
+        return resident_section(list(self._servers.values()), self._failed)
 
     def read_resource(self, uri: str, offset: int = 0, limit: int = 4000) -> ToolOutput:
         """Read a resource by URI from the server that linked it most recently (else the
@@ -580,19 +414,3 @@ class MCPManager:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _task_only(spec: Mapping[str, Any]) -> str | None:
-    execution = spec.get("execution")
-    if isinstance(execution, Mapping) and execution.get("taskSupport") == "required":
-        return "it runs only as a task (execution.taskSupport: required); tasks are not supported"
-    return None
-
-
-def _schema_problem(schema: dict[str, Any]) -> str | None:
-    """Why a server's input schema cannot be used as-is, or None when it can."""
-    try:
-        jsonschema.validators.validator_for(schema).check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        return f"invalid input schema: {exc.message}"
-    return None

@@ -20,9 +20,11 @@ from fnmatch import fnmatchcase
 
 from embodiment.declarations import declaration_problems
 from harness.config import MCPServerConfig
+from harness.errors import ConfigError
 
 __all__ = [
     "ToolNames",
+    "check_physical",
     "declared_safety",
     "matches",
     "offered",
@@ -92,6 +94,21 @@ def unmatched_physical(config: MCPServerConfig, names: Sequence[str]) -> list[st
     """Physical patterns that match none of the server's tools (a typo here would let a
     tool that moves hardware skip the safety envelope)."""
     return [p for p in config.physical if not any(fnmatchcase(n, p) for n in names)]
+
+
+def check_physical(config: MCPServerConfig, names: Sequence[str], *, index: int) -> None:
+    """Raise :class:`ConfigError` naming ``mcp.servers.<index>.physical`` when a physical
+    pattern matches none of the server's tools ``names``."""
+    missing = unmatched_physical(config, names)
+    if missing:
+        available = ", ".join(names) or "none"
+        raise ConfigError(
+            f"mcp.servers.{index}.physical: {missing} match no tool of server "
+            f"'{config.name}' (it offers: {available}); a misspelled physical tool "
+            "would bypass the safety envelope",
+            key=f"mcp.servers.{index}.physical",
+            value=missing,
+        )
 
 
 def _digest(*parts: str) -> str:

@@ -6,12 +6,17 @@ so that a large log or map is fetched only when needed. The model reads it with
 ``RESOURCE_MAX_LIMIT`` characters with a header that says where the next slice starts.
 Images in the resource reach the next model call only, like any tool image; other binary
 content is described, never pasted.
+
+Each server remembers the links it returned (:class:`ResourceLinks`), so that a read
+goes to the server that linked the URI most recently.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -22,11 +27,53 @@ from harness.mcp.convert import image_part
 from harness.messages import ImagePart
 from harness.tools import Tool, ToolOutput
 
-__all__ = ["READ_RESOURCE", "RESOURCE_MAX_LIMIT", "ReadResourceArgs", "render_contents"]
+__all__ = [
+    "MAX_REMEMBERED_LINKS",
+    "READ_RESOURCE",
+    "RESOURCE_MAX_LIMIT",
+    "ReadResourceArgs",
+    "ResourceLinks",
+    "render_contents",
+]
 
 READ_RESOURCE = "read_resource"
 RESOURCE_MAX_LIMIT = 20_000
 """Largest slice one call returns (the same bound as ``recall``)."""
+MAX_REMEMBERED_LINKS = 1000
+"""Resource links remembered per server (so read_resource knows whom to ask)."""
+
+
+class ResourceLinks:
+    """The resource links one server returned, most recent last; thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._links: OrderedDict[str, int] = OrderedDict()
+        self._link_count = 0
+
+    def __bool__(self) -> bool:
+        with self._lock:
+            return bool(self._links)
+
+    def recency(self, uri: str) -> int:
+        """How recently a link to ``uri`` was returned (0: never; larger: later)."""
+        with self._lock:
+            return self._links.get(uri, 0)
+
+    def remember(self, result: Mapping[str, Any]) -> None:
+        """Note the ``resource_link`` blocks of a tool result (wire format)."""
+        uris = [
+            str(block.get("uri"))
+            for block in result.get("content") or []
+            if block.get("type") == "resource_link" and block.get("uri")
+        ]
+        with self._lock:
+            for uri in uris:
+                self._link_count += 1
+                self._links[uri] = self._link_count
+                self._links.move_to_end(uri)
+            while len(self._links) > MAX_REMEMBERED_LINKS:
+                self._links.popitem(last=False)
 
 
 class ReadResourceArgs(BaseModel):

@@ -1,0 +1,175 @@
+"""What one MCP server's failures say, to the model and to the operator.
+
+The error results the model reads and the server messages the operator reads (with the
+last lines of the server's stderr).
+
+The wording of every refusal, timeout and crash lives here, apart from the state machine
+that decides when each one applies (``health``, ``server``): the texts are long and
+change for their readers' sake, the decisions for the protocol's.
+:class:`ServerReplies` is a mixin of :class:`~harness.mcp.server.ServerConnection`.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from harness.config import MCPServerConfig
+from harness.mcp.session import Endpoint, describe, leaf_error
+from harness.mcp.status import ServerState
+from harness.mcp.stderr_log import RedactedLog
+from harness.tools import ToolOutput
+
+__all__ = ["ServerReplies"]
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_SDK_INVALID_OUTPUT = "Invalid structured content returned by tool"
+_SDK_MISSING_OUTPUT = "has an output schema but did not return structured content"
+"""How the SDK (1.x and 2.x) says a result failed its tool's outputSchema."""
+
+
+class ServerReplies:
+    """The texts of one server's failures; reads the connection's state, never changes it."""
+
+    name: str
+    config: MCPServerConfig
+    _endpoint: Endpoint
+    _lock: threading.RLock
+    _state: ServerState
+    _last_error: str
+    _restarts_in_a_row: int
+    _reconnect_at: float
+    _stderr: RedactedLog | None
+    _log_path: Path
+    _listing: list[dict[str, Any]]
+
+    @property
+    def _remote(self) -> bool:
+        return self._endpoint.transport != "stdio"
+
+    def _where(self) -> str:
+        if self._endpoint.transport == "stdio":
+            return " ".join([self._endpoint.command or "", *self._endpoint.args]).strip()
+        return self._endpoint.url or ""
+
+    def _stderr_tail(self, offset: int, *, last_start_only: bool = False) -> str:
+        if self._stderr is not None:
+            self._stderr.sync()  # what the server wrote before it died reaches the file first
+        try:
+            with open(self._log_path, "rb") as log:
+                size = log.seek(0, 2)
+                log.seek(max(offset, size - 4096))
+                text = log.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+        if last_start_only and "\n--- " in text:
+            text = text.rsplit("\n--- ", 1)[1].split("\n", 1)[-1]
+        lines = [_ANSI.sub("", line).strip() for line in text.splitlines()]
+        lines = [line for line in lines if line and not line.startswith("--- ")][-6:]
+        if not lines:
+            return ""
+        tail = " | ".join(lines)
+        return f"; stderr: {tail[-600:]}"
+
+    def _unavailable_text(self) -> str:
+        base = f"mcp server '{self.name}' is unavailable"
+        if self._state is ServerState.FAILED:
+            return (
+                f"{base}: given up after {self.config.max_restarts} restarts in a row "
+                f"(max_restarts={self.config.max_restarts}); last error: {self._last_error}"
+            )
+        if self._state is ServerState.CLOSED:
+            return f"{base}: the harness closed it"
+        if self._remote and self._reconnect_at > 0:
+            wait = max(self._reconnect_at - time.monotonic(), 0.0)
+            return (
+                f"{base} (not sent): {self._last_error}; the next attempt to reconnect is in "
+                f"{wait:.1f} s"
+            )
+        return f"{base} (not sent): {self._last_error}"
+
+    def _restarts_left(self) -> str:
+        left = self.config.max_restarts - self._restarts_in_a_row
+        if left <= 0:
+            return "It will not be restarted again (max_restarts reached)."
+        return f"It will be restarted on the next call ({left} restart(s) left)."
+
+    def _timeout_output(self, tool: str, timeout: float, *, physical: bool) -> ToolOutput:
+        if physical:
+            return ToolOutput.error(
+                f"{tool} on mcp server '{self.name}' timed out after {timeout:g} s and was "
+                "cancelled; outcome unknown: observe before acting again",
+                "outcome_unknown",
+            )
+        return ToolOutput.error(
+            f"{tool} on mcp server '{self.name}' timed out after {timeout:g} s and was "
+            "cancelled; the server is checked before its next call",
+            "timeout",
+        )
+
+    def _lost_session_output(self, tool: str, *, physical: bool) -> ToolOutput:
+        why = (
+            "a physical call is not sent again by the harness: observe, then call it again "
+            "if it is still needed"
+            if physical
+            else "it was sent again on a new session and that failed too"
+        )
+        return ToolOutput.error(
+            f"{tool} was not executed: mcp server '{self.name}' no longer knew the session "
+            f"(it restarted) and refused the call; it is reconnected on the next call, {why}",
+            "server_unavailable",
+            executed=False,
+        )
+
+    def _rejected_output(self, tool: str, exc: BaseException) -> ToolOutput:
+        message = str(leaf_error(exc))
+        if message.startswith(_SDK_INVALID_OUTPUT):
+            return ToolOutput.error(
+                f"{tool} ran, but mcp server '{self.name}' returned a structured result that "
+                f"does not match the tool's declared outputSchema: "
+                f"{message[len(_SDK_INVALID_OUTPUT) :].split(': ', 1)[-1]}",
+                "invalid_output",
+            )
+        if _SDK_MISSING_OUTPUT in message:
+            return ToolOutput.error(
+                f"{tool} ran, but mcp server '{self.name}' returned no structured result "
+                "although the tool declares an outputSchema",
+                "invalid_output",
+            )
+        return ToolOutput.error(
+            f"mcp server '{self.name}' rejected {tool}: {describe(exc)}", "tool_error"
+        )
+
+    def _output_schema(self, tool: str) -> dict[str, Any] | None:
+        for spec in self._listing:
+            if spec.get("name") == tool:
+                schema = spec.get("outputSchema")
+                return schema if isinstance(schema, dict) else None
+        return None
+
+    def _unreached_output(self, tool: str) -> ToolOutput:
+        """A call whose connection could not be opened: it never reached the server."""
+        with self._lock:
+            detail = f"{self._last_error}. {self._restarts_left()}"
+        return ToolOutput.error(
+            f"{tool} was not executed: mcp server '{self.name}' could not be reached "
+            f"(it was already down when the call was made): {detail}",
+            "server_unavailable",
+            executed=False,
+        )
+
+    def _crash_output(self, tool: str, *, physical: bool) -> ToolOutput:
+        with self._lock:
+            detail = f"{self._last_error}. {self._restarts_left()}"
+        if physical:
+            return ToolOutput.error(
+                f"mcp server '{self.name}' stopped during {tool}; outcome unknown: observe "
+                f"before acting again. Cause: {detail}",
+                "outcome_unknown",
+            )
+        return ToolOutput.error(
+            f"mcp server '{self.name}' stopped during {tool}: {detail}", "server_crashed"
+        )
