@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import threading
 import weakref
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -242,3 +243,84 @@ def test_the_operator_cancel_wins_over_waiting_for_the_robot() -> None:
         held.line.release(held)
     assert robot.commands == []
     assert next(e for e in events if isinstance(e, DoneEvent)).status == "cancelled"
+
+
+def test_two_harnesses_on_one_mcp_robot_never_overlap_commands(tmp_path: Path) -> None:
+    """Finding 6b for robots reached only through MCP: each Harness starts its own server
+    process from the same command line (the same robot); the servers mark a grip in
+    progress in a file beside their shared log, so an overlap is seen by the "hardware"."""
+    import json
+    import sys
+
+    from benchmarks.safety_fuzz import StateFileDriver
+
+    fixture = str(Path(__file__).parent / "fixtures" / "mcp_arm_server.py")
+    server = {
+        "name": "arm",
+        "command": sys.executable,
+        "args": [
+            fixture,
+            "--state",
+            str(tmp_path / "state.json"),
+            "--log",
+            str(tmp_path / "log.jsonl"),
+            "--hold",
+            "0.05",
+        ],
+        "physical": ["grip"],
+        "safety": {"grip": {"force": "force", "width": "width"}},
+    }
+    grips = [call("grip", force=20.0, width=0.04) for _ in range(8)]
+    statuses: list[str] = []
+
+    def drive() -> None:
+        config = HarnessConfig.model_validate(
+            {
+                "embodiment": "panda_tabletop",
+                "driver": None,
+                "run": {"store": None, "failure_budget": 100, "max_turns": 50},
+                "memory": {"enabled": False},
+                "mcp": {"servers": [server]},
+            }
+        )
+        with Harness.from_config(
+            config,
+            model=ScriptedModel([*grips, reply("done")]),
+            driver=StateFileDriver(tmp_path / "state.json"),
+        ) as h:
+            done = [e for e in h.run_stream("grip") if isinstance(e, DoneEvent)]
+            statuses.append(done[-1].status)
+
+    threads = [threading.Thread(target=drive) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    entries = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    grip_entries = [e for e in entries if e["tool"] == "grip"]
+    assert statuses == ["completed", "completed"]
+    assert len(grip_entries) == 16
+    assert [e for e in grip_entries if e["arguments"]["overlap"]] == []
+
+
+def test_an_mcp_robot_is_named_by_its_physical_servers_command_line_or_url() -> None:
+    from harness.config import MCPServerConfig
+    from harness.runtime.robot import mcp_robot_name
+
+    def stdio(name: str, *args: str, physical: bool = True) -> MCPServerConfig:
+        return MCPServerConfig(
+            name=name, command="ros-bridge", args=list(args), physical=["move"] if physical else []
+        )
+
+    arm = stdio("arm", "--robot", "ur5", "--token", "sk-secret-123456")
+    assert mcp_robot_name([arm], "/lab") == mcp_robot_name([stdio("arm", *arm.args)], "/lab")
+    assert mcp_robot_name([arm], "/lab") != mcp_robot_name(
+        [stdio("arm", "--robot", "ur10")], "/lab"
+    )
+    assert mcp_robot_name([arm], "/lab") != mcp_robot_name([arm], "/other-lab")
+    assert mcp_robot_name([stdio("camera", physical=False)]) is None
+    assert "sk-secret" not in (mcp_robot_name([arm], "/lab") or "")
+    http = MCPServerConfig(
+        name="arm", transport="streamable-http", url="http://10.0.0.7/mcp", physical=["move"]
+    )
+    assert mcp_robot_name([http]) != mcp_robot_name([http.model_copy(update={"url": "http://x"})])

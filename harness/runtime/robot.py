@@ -4,7 +4,8 @@ that is never silent.
 A robot may be driven by more than one Harness in a process (two control scripts' threads,
 an operator console beside a batch run) through the same driver object, or through two
 driver objects for the same hardware (the same ``hardware_identity()``, which is also the
-name of its lease). Every such Harness shares one :class:`RobotLine` for it: the slot a
+name of its lease), or through MCP servers started from the same command line or URL
+(:func:`mcp_robot_name`). Every such Harness shares one :class:`RobotLine` for it: the slot a
 command holds from its admission (fresh readings, the envelope) until its driver returns,
 the command that was abandoned without returning, and a generation that changes whenever a
 command starts or ends on it (a reading taken in an earlier generation is no longer
@@ -25,7 +26,9 @@ warning in the report.
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
 import threading
 import time
 import weakref
@@ -36,9 +39,21 @@ from embodiment.lease import hardware_identity
 from harness.events import SafetyEvent
 
 if TYPE_CHECKING:
-    from embodiment.types import Driver
+    from collections.abc import Sequence
 
-__all__ = ["FINAL_WAIT_S", "PendingCommand", "RobotGuard", "RobotLine", "Slot", "robot_line"]
+    from embodiment.types import Driver
+    from harness.config import MCPServerConfig
+
+__all__ = [
+    "FINAL_WAIT_S",
+    "PendingCommand",
+    "RobotGuard",
+    "RobotLine",
+    "Slot",
+    "mcp_robot_name",
+    "robot_line",
+    "robot_line_named",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -180,6 +195,44 @@ def robot_line(driver: Any) -> RobotLine:
         return line
 
 
+def robot_line_named(name: str) -> RobotLine:
+    """The line every session naming its robot ``name`` shares (a robot reached through
+    MCP servers has no driver object: :func:`harness.mcp.naming.physical_servers_identity`
+    names it, :func:`mcp_robot_name`). Kept while a session holds it."""
+    with _REGISTRY_LOCK:
+        line = _BY_IDENTITY.get(name)
+        if line is None:
+            line = RobotLine(name)
+            _BY_IDENTITY[name] = line
+        return line
+
+
+def mcp_robot_name(servers: Sequence[MCPServerConfig], base_dir: str | None = None) -> str | None:
+    """The name of the robot a session's physical MCP tools drive: None when no server has
+    physical tools.
+
+    Two sessions whose physical servers are the same (the same command line and working
+    directory, or the same URL) drive the same robot and share one line, so their commands
+    never overlap. The servers' environments are left out on purpose: that errs on the safe
+    side, since two servers that are in fact different robots are only serialised, never
+    overlapped."""
+    parts: list[str] = []
+    for server in servers:
+        if not server.physical:
+            continue
+        if server.transport == "streamable-http":
+            parts.append(f"http {server.url}")
+        else:
+            cwd = os.path.realpath(server.cwd or base_dir or os.getcwd())
+            parts.append(f"stdio {server.command} {' '.join(server.args)} in {cwd}")
+    if not parts:
+        return None
+    # A digest, not the command lines: an argument may hold a secret, and the name is logged.
+    digest = hashlib.sha256("\n".join(sorted(parts)).encode()).hexdigest()[:16]
+    names = "+".join(sorted(server.name for server in servers if server.physical))
+    return f"mcp {names} {digest}"
+
+
 def _forget(key: int, dead: Any) -> None:
     with _REGISTRY_LOCK:
         entry = _BY_OBJECT.get(key)
@@ -199,11 +252,31 @@ class RobotGuard:
     """One session's view of its robot's line: the slot, the abandoned command, the stop
     at the end of each task."""
 
-    def __init__(self, driver: Driver | None, *, session: str = "") -> None:
+    def __init__(
+        self, driver: Driver | None, *, session: str = "", robot_name: str | None = None
+    ) -> None:
+        """``robot_name`` names the robot that physical tools of MCP servers drive
+        (:func:`mcp_robot_name`); sessions naming the same robot share its line.
+
+        Which line: a driver's hardware identity (its lease name) first; else the MCP
+        robot's name, when there is one (a driver beside physical MCP servers that declares
+        no hardware is the robot's observer, or a simulator); else the driver object. With
+        neither driver nor name nothing physical reaches a robot through this session and
+        its line is its own."""
         self.driver = driver
         self.session = session
-        # Without a driver (physical tools of an MCP server) the line is the session's own.
-        self.line = robot_line(driver) if driver is not None else RobotLine("no driver")
+        identity: str | None = None
+        if driver is not None:
+            try:
+                identity = hardware_identity(driver)
+            except TypeError:
+                identity = None  # robot_line below logs it
+        if identity is None and robot_name is not None:
+            self.line = robot_line_named(robot_name)
+        elif driver is not None:
+            self.line = robot_line(driver)
+        else:
+            self.line = RobotLine("no driver")
 
     def take(self, tool: str, timeout_s: float) -> Slot | None:
         return self.line.try_take(self.session, tool, timeout_s)

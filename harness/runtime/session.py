@@ -47,7 +47,7 @@ from harness.protocols import (
 )
 from harness.providers.base import Model
 from harness.redact import Redactor
-from harness.runtime.robot import RobotGuard
+from harness.runtime.robot import RobotGuard, mcp_robot_name
 from harness.runtime.rules import RecordedResult, enters_task_notes
 from harness.tools import ToolRegistry
 from harness.world.task_check import TaskCheck
@@ -110,7 +110,11 @@ class Session:
         self.store = parts.store
         self.compactor = parts.compactor
         self.driver = parts.driver
-        self.robot = RobotGuard(parts.driver, session=session_id)
+        self.robot = RobotGuard(
+            parts.driver,
+            session=session_id,
+            robot_name=mcp_robot_name(config.mcp.servers, config.base_dir),
+        )
         """One physical command at a time, and the stop at the end of each task."""
         self.observation_provider = parts.observation_provider
         self.safety = parts.safety
