@@ -319,3 +319,44 @@ def test_mcap_to_a_stream_matches_the_file(run: SimRun, tmp_path: Path) -> None:
         export_task(log, task, format="mcap", output=tmp_path / "b.mcap")
     assert (tmp_path / "a.mcap").read_bytes() == (tmp_path / "b.mcap").read_bytes()
     assert io.BytesIO((tmp_path / "a.mcap").read_bytes()).read(8) == b"\x89MCAP0\r\n"
+
+
+def test_eval_export_writes_a_readable_file_per_episode(tmp_path: Path) -> None:
+    """``harness eval SUITE --export mcap --export rrd``: every finished episode gets its
+    viewer files beside its run store, and each reads back with the official readers."""
+    from harness.fleet.journal import EvalFolder
+    from tests.fleet_helpers import write_deployment, write_suite
+
+    write_deployment(tmp_path)
+    suite = write_suite(tmp_path)
+    out = tmp_path / "eval"
+    assert (
+        main(
+            [
+                "eval",
+                str(suite),
+                "--episodes",
+                "2",
+                "--workers",
+                "1",
+                "--out",
+                str(out),
+                "--export",
+                "mcap",
+                "--export",
+                "rrd",
+            ]
+        )
+        == 0
+    )
+    records = EvalFolder(out).records()
+    assert len(records) == 2
+    for record in records:
+        folder = (out / record.store).parent
+        topics = _read_mcap(folder / "episode.mcap")
+        assert topics["/log"][0][1].name == "task_started"
+        assert topics["/log"][-1][1].name == "done"
+        assert topics["/camera/front/image"], record.key
+        from rerun.chunk import RrdReader
+
+        assert sum(1 for _ in RrdReader(folder / "episode.rrd").stream()) > 0
