@@ -12,13 +12,15 @@ evaluates the task's BDDL goal predicates with the env's own functions and
 
 Every position crossing this driver's boundary is in the robot-base frame (LIBERO's world
 frame minus the base's position), so one profile fits every LIBERO scene.
+
+This module owns the driver's state, locking and protocol; building and restoring the env
+is :mod:`.env`, planning and running skills :mod:`.execution`, ground truth and LIBERO's
+goal predicates :mod:`.truth`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import io
-import logging
 import threading
 import time
 from collections.abc import Callable
@@ -27,63 +29,38 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from embodiment.drivers import DriverOptionError
 from embodiment.profile import EmbodimentProfile, load_profile
 from embodiment.sim.libero.actions import libero_actions
-from embodiment.sim.libero.config import (
-    LiberoConfig,
-    LiberoTask,
-    TaskChoiceError,
-    import_libero,
-    init_states,
-    resolve_task,
+from embodiment.sim.libero.config import LiberoConfig, LiberoTask
+from embodiment.sim.libero.control import Arm, BudgetExceeded, Interrupted
+from embodiment.sim.libero.env import (
+    CAMERAS,
+    _quiet,
+    build_env,
+    check_choice,
+    close_env,
+    install_step_observers,
+    restore_state,
 )
-from embodiment.sim.libero.control import (
-    GUARD_M,
-    Arm,
-    BudgetExceeded,
-    Frame,
-    Interrupted,
-    down_matrix,
-    side_matrix,
+from embodiment.sim.libero.env import (
+    SETTLE_STEPS as SETTLE_STEPS,
 )
+from embodiment.sim.libero.execution import plan_action, run_plan
 from embodiment.sim.libero.geometry import LiberoGeometry
 from embodiment.sim.libero.postconditions import LiberoPostConditions
 from embodiment.sim.libero.scene import SceneCatalog
 from embodiment.sim.libero.skills import Plan, Refusal, SkillPlanner
+from embodiment.sim.libero.truth import (
+    PredicateResult,
+    _GroundTruth,
+    _round3,
+    goal_predicate_results,
+    scene_detections,
+)
 from embodiment.types import ActionResult, ActionSpec, Motion, ObjectInfo, Observation
 from scene.perception import Detection
 
 __all__ = ["CAMERAS", "LiberoSim", "PredicateResult"]
-
-logger = logging.getLogger(__name__)
-
-CAMERAS = {"agentview": "agentview", "wrist": "robot0_eye_in_hand"}
-"""Profile camera name -> LIBERO camera name."""
-SETTLE_STEPS = 10
-"""Controller steps with a still arm after restoring an initial state (LIBERO's own
-evaluation waits likewise while objects settle)."""
-
-
-class PredicateResult(tuple):  # type: ignore[type-arg]
-    """(predicate as BDDL writes it, held now, evidence)."""
-
-    __slots__ = ()
-
-    def __new__(cls, text: str, held: bool, evidence: str) -> PredicateResult:
-        return super().__new__(cls, (text, held, evidence))
-
-    @property
-    def text(self) -> str:
-        return str(self[0])
-
-    @property
-    def held(self) -> bool:
-        return bool(self[1])
-
-    @property
-    def evidence(self) -> str:
-        return str(self[2])
 
 
 class LiberoSim:
@@ -95,7 +72,7 @@ class LiberoSim:
     def __init__(self, profile: EmbodimentProfile | None = None, **options: Any) -> None:
         self.config = LiberoConfig.model_validate(options)
         self.profile = profile if profile is not None else load_profile("panda_libero")
-        self._check_choice(self.config.suite, self.config.task, self.config.init_state)
+        check_choice(self.config.suite, self.config.task, self.config.init_state)
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._env: Any = None
@@ -120,25 +97,6 @@ class LiberoSim:
         self.timings: dict[str, float] = {}
 
     # ================================================================== lifecycle
-
-    @staticmethod
-    def _check_choice(suite: str, task: int | str, init_state: int) -> LiberoTask:
-        """The task these options name; a wrong one is a DriverOptionError naming its key."""
-        try:
-            with _quiet():
-                chosen = resolve_task(suite, task)
-        except TaskChoiceError as exc:
-            raise DriverOptionError(
-                f"driver.{exc.key}: {exc}", key=f"driver.{exc.key}", value=exc.value
-            ) from None
-        if init_state >= chosen.n_init_states:
-            raise DriverOptionError(
-                f"driver.init_state: {chosen.suite} task {chosen.index} has initial states "
-                f"0..{chosen.n_init_states - 1}, not {init_state}",
-                key="driver.init_state",
-                value=init_state,
-            )
-        return chosen
 
     @property
     def connected(self) -> bool:
@@ -170,23 +128,11 @@ class LiberoSim:
     def select(self, *, suite: str, task: int | str, init_state: int = 0) -> None:
         """Make ``task`` of ``suite`` current at ``init_state``: the env is rebuilt only when
         the task differs from the current one; otherwise it is reset."""
-        chosen = self._check_choice(suite, task, init_state)
+        chosen = check_choice(suite, task, init_state)
         if self._task is None or chosen.bddl_file != self._task.bddl_file:
             self._close_env()
             started = time.perf_counter()
-            with _quiet():
-                envs = import_libero()["envs"]
-                self._env = envs.OffScreenRenderEnv(
-                    bddl_file_name=chosen.bddl_file,
-                    camera_heights=self.config.camera_size,
-                    camera_widths=self.config.camera_size,
-                    camera_names=list(CAMERAS.values()),
-                    hard_reset=False,
-                    ignore_done=True,
-                    horizon=10**9,
-                )
-                self._env.seed(self.config.seed)
-                self._states = init_states(chosen.suite, chosen.index)
+            self._env, self._states = build_env(chosen, self.config)
             self.timings["build_s"] = time.perf_counter() - started
             self._task = chosen
             self._install_observers()
@@ -204,24 +150,9 @@ class LiberoSim:
         started = time.perf_counter()
         self._stop.clear()  # a new episode: a stop of the last one does not carry over
         with self._lock, _quiet():
-            env = self._env
-            env.reset()
-            env.set_init_state(self._states[index])
-            self._disable_camera_observables()
-            inner = env.env
-            base = inner.sim.data.body_xpos[inner.sim.model.body_name2id("robot0_base")]
-            frame = Frame((float(base[0]), float(base[1]), float(base[2])))
-            self._catalog = SceneCatalog.from_env(inner)
-            self._arm = Arm(env, frame, self._stop)
-            ws = self.profile.workspace
-            self._arm.bounds = (
-                tuple(v + GUARD_M for v in ws.min),  # type: ignore[assignment]
-                tuple(v - GUARD_M for v in ws.max),
+            self._catalog, self._arm, self._geo, self._planner = restore_state(
+                self._env, self._states[index], self._stop, self.profile
             )
-            self._geo = LiberoGeometry(inner, frame, self._catalog)
-            self._planner = SkillPlanner(self._geo, floor_z=ws.min[2], ceiling_z=ws.max[2])
-            self._arm.orientation = down_matrix()
-            self._arm.hold(SETTLE_STEPS)
             self._home = self._arm.ee_position()
         self.init_state = index
         self._motion = "idle"
@@ -283,7 +214,7 @@ class LiberoSim:
             before = self._before(action, args.model_dump())
             arm.steps, arm.budget = 0, self.config.max_steps_per_action
             try:
-                reached = self._run(plan)
+                reached = run_plan(arm, plan)
             except Interrupted:
                 self._motion = "stopped"
                 arm.budget = None
@@ -364,27 +295,8 @@ class LiberoSim:
     def goal_predicates(self) -> list[PredicateResult]:
         """Every BDDL goal predicate of the task, evaluated by LIBERO on the current state."""
         self._require()
-        inner = self._env.env
-        results = []
         with self._lock:
-            for state in inner.parsed_problem["goal_state"]:
-                name, *refs = (str(s) for s in state)
-                held = bool(inner._eval_predicate(state))
-                text = f"({name.capitalize()} {' '.join(refs)})"
-                where = ""
-                if refs and self._geo is not None and refs[0] in self._catalog.items:
-                    box = self._geo.box(refs[0])
-                    if box is not None and self._catalog.items[refs[0]].kind == "object":
-                        where = f"; {refs[0]} at {_xyz(box.centre)}"
-                results.append(
-                    PredicateResult(
-                        text,
-                        held,
-                        f"LIBERO {name.capitalize()}({', '.join(refs)}) = "
-                        f"{'true' if held else 'false'}{where}",
-                    )
-                )
-        return results
+            return goal_predicate_results(self._env.env, self._geo, self._catalog)
 
     def goal_achieved(self) -> bool:
         """The env's own success check (the conjunction of the BDDL goal predicates)."""
@@ -421,72 +333,7 @@ class LiberoSim:
     def detections(self) -> list[Detection]:
         """Ground truth of every catalogued thing, the gripper and the robot (base frame)."""
         geo = self.geometry
-        held = geo.held_ref()
-        found: list[Detection] = []
-        for ref, item in self._catalog.items.items():
-            box = geo.box(ref)
-            if box is None:
-                continue
-            attributes: dict[str, Any] = {"kind": item.kind}
-            if item.libero_category:
-                attributes["libero_category"] = item.libero_category
-            if item.parent:
-                attributes["region_of"] = item.parent
-            if item.tags:
-                attributes["tags"] = list(item.tags)
-            is_open: bool | None = None
-            if item.drawer:
-                is_open = geo.predicate("open", ref)
-                attributes["open"] = is_open
-            if item.kind == "fixture" and geo.knob(ref) is not None:
-                attributes["state"] = "on" if geo.predicate("turnon", ref) else "off"
-            relations: list[tuple[str, str]] = []
-            if item.kind == "object" and ref != held:
-                support = geo.support_of(ref)
-                if support is not None:
-                    relations.append(support)
-            found.append(
-                Detection(
-                    ref=ref,
-                    label=item.label,
-                    category=item.category,  # type: ignore[arg-type]
-                    position=_round3(box.centre),
-                    size=tuple(round(v, 3) for v in box.size) if any(box.size) else None,  # type: ignore[arg-type]
-                    confidence=1.0,
-                    is_open=is_open,
-                    provenance="ground_truth",
-                    relations=relations,
-                    attributes=attributes,
-                )
-            )
-        width = self.gripper_width()
-        found.append(
-            Detection(
-                ref="gripper",
-                label="gripper",
-                category="robot_part",
-                position=_round3(self.ee_position()),
-                size=(0.02, 0.2, 0.05),
-                provenance="ground_truth",
-                attributes={
-                    "state": "open" if width > 0.07 else "closed",
-                    "opening_m": round(width, 4),
-                    "holding": held,
-                },
-                relations=[("holding", held)] if held else [],
-            )
-        )
-        found.append(
-            Detection(
-                ref="robot",
-                label="panda arm",
-                category="robot",
-                position=(0.0, 0.0, 0.0),
-                size=(0.25, 0.25, 0.9),
-                provenance="ground_truth",
-            )
-        )
-        return found
+        return scene_detections(geo, self._catalog, self.ee_position(), self.gripper_width())
 
     def latest_detections(self, timestamp: float | None) -> list[Detection]:
         truth = self._truth
@@ -510,46 +357,8 @@ class LiberoSim:
     def _plan(self, action: str, args: dict[str, Any]) -> Plan | Refusal:
         planner, arm = self._planner, self._arm
         assert planner is not None and arm is not None
-        ee = arm.ee_position()
-        if action == "pick":
-            return planner.pick(args["ref"], ee)
-        if action == "place":
-            return planner.place(args["ref"], args["target"], args.get("relation"), ee)
-        if action == "push":
-            return planner.push(args["ref"], args["target"], ee)
-        if action in {"turn_on", "turn_off"}:
-            return planner.twist_knob(args["ref"], action == "turn_on", ee)
-        if action in {"open", "close"}:
-            return planner.drawer(args["ref"], action == "open", ee)
-        return planner.simple(action, args, ee, self._home, self.profile.limits.default_speed_m_s)
-
-    def _run(self, plan: Plan) -> list[tuple[str, bool]]:
-        arm = self._arm
-        assert arm is not None
-        reached: list[tuple[str, bool]] = []
-        for segment in plan.segments:
-            if segment.facing is not None:
-                arm.orientation = side_matrix(segment.facing, segment.closing)
-            elif segment.yaw is not None:
-                arm.orientation = down_matrix(segment.yaw)
-            before = arm.steps
-            if segment.kind == "grip":
-                arm.grip(segment.close)
-            elif segment.kind == "twist":
-                arm.hold(25)
-            elif segment.target is not None:
-                ok = arm.move(segment.target, speed=segment.speed, tolerance=segment.tolerance)
-                reached.append((segment.label, ok))
-            logger.debug(
-                "%s: %d steps, gripper at %s (target %s), width %.3f",
-                segment.label,
-                arm.steps - before,
-                _xyz(arm.ee_position()),
-                _xyz(segment.target) if segment.target is not None else "-",
-                arm.gripper_width(),
-            )
-        arm.hold(3)
-        return reached
+        speed = self.profile.limits.default_speed_m_s
+        return plan_action(planner, arm, action, args, self._home, speed)
 
     def _before(self, action: str, args: dict[str, Any]) -> dict[str, Any]:
         ref = args.get("ref")
@@ -595,60 +404,15 @@ class LiberoSim:
             "init_state": self.init_state,
         }
 
-    def _disable_camera_observables(self) -> None:
-        for name, observable in self._env.env._observables.items():
-            if name.endswith("image") or name.endswith("depth"):
-                observable.set_enabled(False)
-                observable.set_active(False)
-
     def _install_observers(self) -> None:
         """Wrap the env's physics step so step observers see every one of them."""
-        sim = self._env.env.sim
-        original = sim.step
-        site = lambda: self._env.env.robots[0].eef_site_id  # noqa: E731
-
-        def step(*args: Any, **kwargs: Any) -> Any:
-            result = original(*args, **kwargs)
-            if self._observers and self._arm is not None:
-                point = self._arm.frame.from_world(sim.data.site_xpos[site()])
-                for observer in self._observers:
-                    observer(point)
-            return result
-
-        sim.step = step
+        install_step_observers(self._env, self._observers, lambda: self._arm)
 
     def _close_env(self) -> None:
         env, self._env = self._env, None
         self._arm = self._geo = self._planner = None
-        if env is not None:
-            with contextlib.suppress(Exception), _quiet():
-                env.close()
+        close_env(env)
 
     def _require(self) -> None:
         if self._env is None:
             raise RuntimeError("the LIBERO env is not connected; call connect() first")
-
-
-class _GroundTruth:
-    """The simulator's ground truth through the scene package's Perception protocol."""
-
-    def __init__(self, sim: LiberoSim) -> None:
-        self.sim = sim
-
-    def perceive(self, observation: Any) -> list[Detection]:
-        return self.sim.latest_detections(getattr(observation, "timestamp", None))
-
-
-@contextlib.contextmanager
-def _quiet() -> Any:
-    """LIBERO and robosuite print progress lines on stdout; keep them out of CLI output."""
-    with contextlib.redirect_stdout(io.StringIO()):
-        yield
-
-
-def _round3(point: Any) -> tuple[float, float, float]:
-    return tuple(round(float(v), 3) for v in point)  # type: ignore[return-value]
-
-
-def _xyz(point: Any) -> str:
-    return "(" + ", ".join(f"{float(v):.3f}" for v in point) + ")"
