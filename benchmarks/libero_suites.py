@@ -6,11 +6,12 @@
 
 Reads each eval folder's ``episodes.jsonl`` (what ``harness eval`` wrote; nothing is
 re-run) and prints, per suite: episodes run, achieved, the success rate with its 95 %
-Wilson interval, safety-envelope blocks, and the mean wall time of an episode; then the
-published success rates this project cites (:data:`PUBLISHED`), each with its source. Our
-rows use privileged skills (motions computed from the simulator's object poses) and a
-scripted planner; the published rows are learned visuomotor policies. The two are not the
-same kind of system, and the table says so.
+Wilson interval, safety-envelope blocks, the physics steps the simulator audited against
+the profile and how many of them had the gripper outside it, and the mean wall time of an
+episode; then the published success rates this project cites (:data:`PUBLISHED`), each
+with its source. Our rows use privileged skills (motions computed from the simulator's
+object poses) and a scripted planner; the published rows are learned visuomotor policies.
+The two are not the same kind of system, and the table says so.
 """
 
 from __future__ import annotations
@@ -79,11 +80,23 @@ def rows(folders: list[Path]) -> list[dict[str, object]]:
                 "high": high,
                 "blocks": sum(int(r.get("safety_blocks", 0)) for r in records),
                 "errors": sum(1 for r in records if r.get("status") == "error"),
+                **_steps(records),
                 "wall_s": statistics.mean(float(r.get("wall_s", 0.0)) for r in records),
                 **_reuse(records),
             }
         )
     return out
+
+
+def _steps(records: list[dict[str, object]]) -> dict[str, str]:
+    """Physics steps audited against the profile, and those outside it ("-" where an
+    episode's driver kept no audit, as in folders written before the audit existed)."""
+    audited = [r for r in records if r.get("physics_steps") is not None]
+    if len(audited) < len(records):
+        return {"steps": "-" if not audited else f"{len(audited)} of {len(records)} episodes"}
+    steps = sum(int(r["physics_steps"]) for r in audited)  # type: ignore[call-overload]
+    outside = sum(int(r["steps_outside"]) for r in audited)  # type: ignore[call-overload]
+    return {"steps": f"{steps:,} / {outside}"}
 
 
 def _reuse(records: list[dict[str, object]]) -> dict[str, float | None]:
@@ -149,15 +162,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(
         "| suite | success check | tasks | episodes | successes | rate | 95 % Wilson | "
-        "envelope blocks | errors | s / episode | env built / reset (s) |"
+        "envelope blocks | physics steps / outside the profile | errors | s / episode | "
+        "env built / reset (s) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for row in table:
         print(
             f"| {row['suite']} | {row['check']} | {row['tasks']} | {row['episodes']} | "
             f"{row['successes']} | {100 * row['rate']:.0f} % | "  # type: ignore[operator]
             f"{100 * row['low']:.0f}-{100 * row['high']:.0f} % | {row['blocks']} | "  # type: ignore[operator]
-            f"{row['errors']} | {row['wall_s']:.0f} | {_s(row['first_s'])} / {_s(row['reset_s'])} |"
+            f"{row['steps']} | {row['errors']} | {row['wall_s']:.0f} | "
+            f"{_s(row['first_s'])} / {_s(row['reset_s'])} |"
         )
     if args.tasks:
         print()

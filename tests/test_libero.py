@@ -153,6 +153,8 @@ def test_a_libero_object_episode_is_achieved_by_libero_and_every_step_stays_insi
     outside = [p for p in sim.trace if not inside(p, WS.min, WS.max)]
     in_zone = [p for p in sim.trace if inside(p, ZONE.min, ZONE.max)]
     assert outside == [] and in_zone == [], (len(outside), len(in_zone))
+    # The driver's own audit (what an eval records per episode) saw the same steps.
+    assert sim.step_audit() == {"steps": len(sim.trace), "outside": 0, "first_outside": None}
 
 
 def test_an_episode_that_misses_the_goal_is_not_achieved_whatever_the_model_claims(

@@ -214,3 +214,23 @@ def test_the_benchmark_table_counts_what_the_eval_wrote(
     out = capsys.readouterr().out
     assert "| libero_goal | achieved | 3 | 8 | 6 | 75 % |" in out and "OpenVLA-OFT" in out
     assert main([str(tmp_path / "nothing")]) == 2
+    assert row["steps"] == "-"  # written before the audit: never shown as clean
+    for i, record in enumerate(records):
+        record.update(physics_steps=1000, steps_outside=int(i == 2))
+    (folder / "episodes.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    assert rows([folder])[0]["steps"] == "8,000 / 1"
+
+
+def test_an_episode_records_its_simulators_step_audit() -> None:
+    from harness.fleet.episode import _step_audit
+
+    class Audited:
+        def step_audit(self) -> dict[str, Any]:
+            return {"steps": 1234, "outside": 0, "first_outside": None}
+
+    class Broken:
+        def step_audit(self) -> dict[str, Any]:
+            raise RuntimeError("no physics")
+
+    assert _step_audit(Audited()) == {"physics_steps": 1234, "steps_outside": 0}
+    assert _step_audit(Broken()) == {} and _step_audit(object()) == {} and _step_audit(None) == {}

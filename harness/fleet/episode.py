@@ -101,6 +101,11 @@ class EpisodeRecord(BaseModel):
     """Compaction and pruning passes that changed the context."""
     safety_clamps: int = 0
     safety_blocks: int = 0
+    physics_steps: int | None = None
+    """Physics steps the simulator audited against the profile (None: a driver without
+    a step audit, such as real hardware)."""
+    steps_outside: int | None = None
+    """Of those, steps with the gripper outside the workspace or inside a keep-out zone."""
     tools_run: dict[str, int] = Field(default_factory=dict)
     """Executed tool calls by name."""
     wall_s: float = 0.0
@@ -215,6 +220,7 @@ def run_episode(
     data["memory"] = {**data.get("memory", {}), "path": str(memory)}
     tally = _Tally()
     session_id = ""
+    audited: Any = None
     try:
         config = validate_config(data, source=f"episode {plan.key}", base_dir=spec.base_dir)
         redact = build_redactor(config).text
@@ -236,6 +242,7 @@ def run_episode(
         parts = {"driver": pooled} if pooled is not None else {}
         with Harness.from_config(config, **parts) as harness:
             session_id = harness.session_id
+            audited = harness.session.driver
             stream = harness.run_stream(
                 plan.instruction, max_turns=plan.max_turns, should_cancel=cancelled
             )
@@ -268,6 +275,7 @@ def run_episode(
     return EpisodeRecord.of(
         plan,
         **base,
+        **_step_audit(audited),
         status=done.status,
         outcome=done.outcome,
         outcome_summary=done.evidence.summary[:REPORT_CHARS],
@@ -288,6 +296,19 @@ def run_episode(
         interrupted=cancelled(),
         wall_s=_since(started),
     )
+
+
+def _step_audit(driver: Any) -> dict[str, int]:
+    """The episode's physics-step audit, when its simulator keeps one (``step_audit()``)."""
+    audit = getattr(driver, "step_audit", None)
+    if not callable(audit):
+        return {}
+    try:
+        result = audit()
+        return {"physics_steps": int(result["steps"]), "steps_outside": int(result["outside"])}
+    except Exception:  # an audit that fails is reported as absent, never as clean
+        logger.warning("the driver's step audit failed", exc_info=True)
+        return {}
 
 
 def _describe(exc: BaseException, redact: Callable[[str], str]) -> str:

@@ -57,6 +57,7 @@ from embodiment.sim.libero.truth import (
     goal_predicate_results,
     scene_detections,
 )
+from embodiment.sim.step_audit import StepAudit
 from embodiment.types import ActionResult, ActionSpec, Motion, ObjectInfo, Observation
 from scene.perception import Detection
 
@@ -85,7 +86,9 @@ class LiberoSim:
         self._catalog = SceneCatalog()
         self._home: tuple[float, float, float] = (0.45, 0.0, 0.27)
         self._motion = "idle"
-        self._observers: list[Callable[[tuple[float, float, float]], None]] = []
+        self.audit = StepAudit(self.profile)
+        """Every physics step against the profile's workspace and zones (:meth:`step_audit`)."""
+        self._observers: list[Callable[[tuple[float, float, float]], None]] = [self.audit]
         self._truth: tuple[float, list[Detection]] | None = None
         self._cameras = [c.name for c in self.profile.cameras]
         self._specs = {
@@ -154,6 +157,7 @@ class LiberoSim:
                 self._env, self._states[index], self._stop, self.profile
             )
             self._home = self._arm.ee_position()
+            self.audit.restart()  # the episode starts here; LIBERO's own settling is not ours
         self.init_state = index
         self._motion = "idle"
         self._truth = None
@@ -175,6 +179,12 @@ class LiberoSim:
 
     def __exit__(self, *exc: object) -> None:
         self.disconnect()
+
+    def step_audit(self) -> dict[str, Any]:
+        """The physics steps since the last reset, and how many of them had the gripper
+        outside the profile's workspace or inside a keep-out zone (an evaluation records
+        this per episode)."""
+        return self.audit.result().model_dump()
 
     def add_step_observer(self, observer: Callable[[tuple[float, float, float]], None]) -> None:
         """Call ``observer(ee_position)`` (base frame) after every physics step (robosuite
