@@ -6,26 +6,30 @@ such as ``context.compaction.reserve_tokens=8192`` recursively before validation
 
 This module is the model tree (imported through :mod:`harness.config`, which also
 re-exports the loaders of :mod:`harness.config_files` and the error wording of
-:mod:`harness.config_errors`).
+:mod:`harness.config_errors`). Its base class is in :mod:`harness.config_section`, and two
+groups of sections live in their own modules, re-exported here: the ``context`` section in
+:mod:`harness.config_context` and the ``mcp`` section in :mod:`harness.config_mcp`.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from harness.config_context import (
+    CompactionConfig,
+    ContextConfig,
+    EpisodesConfig,
+    PressureConfig,
+    PruningConfig,
+)
 from harness.config_errors import format_validation_error, runtime_env_secret
+from harness.config_mcp import MCPConfig, MCPServerConfig
+from harness.config_section import Section as _Section
 
 __all__ = [
     "CompactionConfig",
@@ -52,10 +56,6 @@ __all__ = [
     "runtime_env_secret",
     "secret_sources",
 ]
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
 class PriceConfig(_Section):
@@ -100,98 +100,6 @@ class ModelConfig(_Section):
     prices: PriceConfig | None = None
     options: dict[str, Any] = Field(default_factory=dict)
     """Provider-specific extras passed through (e.g. extra_body for a local server)."""
-
-
-class CompactionConfig(_Section):
-    """Reserve-token checkpoint compaction (keys and defaults from the specification)."""
-
-    enabled: bool = True
-    context_window: int | None = Field(None, gt=0)
-    """Defaults to model.context_window (or the built-in table) when omitted."""
-    reserve_tokens: int = Field(16384, ge=0)
-    """Room kept for the answer: compaction folds once the request reaches
-    ``context_window - reserve_tokens``. Left at its default, it is 16384 but at most a
-    quarter of the window (an 8192-token window reserves 2048); any other value is used as
-    is (and one larger than the window is an error naming this key)."""
-    keep_recent_turns: int = Field(4, ge=0)
-    keep_recent_tokens: int = Field(20000, ge=0)
-    tool_result_max_chars: int = Field(2000, ge=200)
-    reasoning_max_chars: int = Field(2000, ge=200)
-    max_input_chars: int = Field(400000, ge=2000)
-    max_summary_rounds: int = Field(8, ge=1)
-    failure_backoff_turns: int = Field(3, ge=0)
-    """After a failed summary, wait this many turns before the next model attempt."""
-
-
-class PruningConfig(_Section):
-    """Proactive pruning of old bulky tool results, well before full compaction."""
-
-    enabled: bool = True
-    trigger_tokens: int | None = Field(None, ge=0)
-    """Prune once the request passes this size; default: 40% of the usable window."""
-    min_result_chars: int = Field(8000, ge=0)
-    min_reclaim_tokens: int = Field(8192, ge=0)
-    """A pass runs only if it reclaims this much: each one rewrites (and so uncaches)
-    everything after the first item it changes. Each turn appends a Task Notes snapshot
-    that a pass removes once superseded, so the batches are twice the size that suits a
-    harness without snapshots (measured in ``benchmarks/context_efficiency.py``)."""
-    protect_recent_items: int = Field(12, ge=0)
-    """The newest items no pass touches: with a snapshot, a decision and a result per turn,
-    the four turns a checkpoint keeps verbatim (``keep_recent_turns``)."""
-
-
-class PressureConfig(_Section):
-    """The pressure levels, as shares of the context window.
-
-    Unset levels come from the window size (``harness.context.pressure.WINDOW_TABLE``):
-    up to 200K tokens the model is nudged at 70 %, a cleanup starts at 80 % and lands at
-    40 %. Set levels are used as given (``harness check`` prints the levels in force).
-    """
-
-    enabled: bool = True
-    """False: no nudge and no pressure cleanup (checkpoint compaction still runs)."""
-    nudge_at: float | None = Field(None, gt=0, lt=1)
-    """Share of the window at which the model is told, once per crossing, to condense."""
-    cleanup_at: float | None = Field(None, gt=0, lt=1)
-    """Share at which the harness evicts completed exchanges and episodes."""
-    land_at: float | None = Field(None, gt=0, lt=1)
-    """Share a cleanup aims for."""
-
-    @model_validator(mode="after")
-    def _ordered(self) -> PressureConfig:
-        nudge, cleanup, land = self.nudge_at, self.cleanup_at, self.land_at
-        if nudge is not None and cleanup is not None and nudge > cleanup:
-            raise ValueError(
-                f"context.pressure.nudge_at: got {nudge}; expected at most "
-                f"context.pressure.cleanup_at ({cleanup})"
-            )
-        if land is not None and cleanup is not None and land >= cleanup:
-            raise ValueError(
-                f"context.pressure.land_at: got {land}; expected less than "
-                f"context.pressure.cleanup_at ({cleanup})"
-            )
-        return self
-
-
-class EpisodesConfig(_Section):
-    """The tools with which the model shapes its own working set."""
-
-    enabled: bool = False
-    """Offer ``begin_episode``, ``end_episode`` and ``condense_context``. Off in the
-    library (a harness's tool list stays what it was); the default deployment
-    (``configs/default.yaml``, ``harness demo``) turns it on."""
-
-
-class ContextConfig(_Section):
-    compaction: CompactionConfig = Field(default_factory=CompactionConfig)
-    pressure: PressureConfig = Field(default_factory=PressureConfig)
-    episodes: EpisodesConfig = Field(default_factory=EpisodesConfig)
-    pruning: PruningConfig = Field(default_factory=PruningConfig)
-    record_max_chars: int = Field(16000, ge=500)
-    """Tool results longer than this enter Accumulated as head + tail with an archive
-    address; the exact output is always archived."""
-    system_prompt: str | None = None
-    """Replaces the built-in system prompt (the profile, skills and memory still follow)."""
 
 
 class RunConfig(_Section):
@@ -296,91 +204,6 @@ class EvaluationConfig(_Section):
     images after the task; auto: model when `model` is set and there are cameras, else
     programmatic when the driver has ground truth, else none (the outcome is then
     ``unverified`` unless the model reports failure)."""
-
-
-class MCPServerConfig(_Section):
-    """One MCP tool server the Harness starts (stdio) or connects to (streamable-http) and
-    owns for the whole session. Tool lists below use the server's own tool names and
-    accept shell-style globs (``move_*``)."""
-
-    name: str = Field(pattern=r"^[A-Za-z0-9_\-]+$")
-    """Namespace of the server's tools when their names collide (``name.tool``)."""
-    transport: Literal["stdio", "streamable-http"] = "stdio"
-    command: str | None = None
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    """Extra environment for the subprocess (the SDK passes only a safe minimum, e.g. PATH)."""
-    env_passthrough: list[str] = Field(default_factory=list)
-    """Variables of the harness's own environment to pass on, globs allowed
-    (``[ROS_*, AMENT_PREFIX_PATH, LD_LIBRARY_PATH]``); API keys stay private otherwise."""
-    cwd: str | None = None
-    """Working directory; defaults to the config file's folder."""
-    url: str | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
-    call_timeout_s: float = Field(30.0, gt=0)
-    startup_timeout_s: float = Field(20.0, gt=0)
-    """Also bounds a restart and the liveness probe after a timed-out call."""
-    physical: list[str] = Field(default_factory=list)
-    """Tools that move hardware: they pass the safety envelope, may trigger evaluate_run
-    (listed by their harness name in evaluation.required_tools) and report a timeout as
-    "outcome unknown". A pattern that matches none of the server's tools is an error."""
-    safety: dict[str, dict[str, str]] = Field(default_factory=dict)
-    """For each physical tool (server name, globs allowed), which argument is what for the
-    safety envelope, e.g. ``{move_to: {x: position.x, y: position.y, z: position.z,
-    speed: speed}}``; kinds are ``embodiment.types.SAFETY_KINDS``. A physical tool without
-    a declaration is blocked by the envelope (it cannot tell what the call would do)."""
-    non_physical: list[str] = Field(default_factory=list)
-    """Tools of this server that move nothing, for tools that appear after startup (through
-    ``tools/list_changed`` or a restart). On a server with `physical` tools, such a tool is
-    withheld from the model (with a warning) until it is classified: matched by `physical`
-    with a complete `safety` declaration, or matched here. Tools listed at startup are
-    classified by `physical` alone."""
-    allow: list[str] | None = None
-    """Only these tools are offered to the model (all when unset)."""
-    deny: list[str] = Field(default_factory=list)
-    """Never offered, even when allowed."""
-    required: bool = False
-    """True: the Harness does not start without this server. False (the default): a server
-    that fails to start is reported (``harness check``, a notice to the model, an event) and
-    its tools are absent; everything else works."""
-    max_restarts: int = Field(2, ge=0)
-    """Restarts in a row (without a successful call in between) before the server is
-    given up for the session; its tools then return errors."""
-
-    @model_validator(mode="after")
-    def _transport_fields(self) -> MCPServerConfig:
-        if self.transport == "stdio" and not self.command:
-            raise ValueError("a stdio server needs `command`")
-        if self.transport == "streamable-http" and not self.url:
-            raise ValueError("a streamable-http server needs `url`")
-        from embodiment.types import SAFETY_KINDS
-
-        for pattern in self.non_physical:
-            if not pattern.strip():
-                raise ValueError("non_physical: an empty pattern matches no tool")
-            if pattern in self.physical:
-                raise ValueError(
-                    f"non_physical: {pattern!r} is also listed in `physical`; a tool is one or "
-                    "the other"
-                )
-        for pattern, kinds in self.safety.items():
-            unknown = {arg: kind for arg, kind in kinds.items() if kind not in SAFETY_KINDS}
-            if unknown:
-                raise ValueError(
-                    f"safety.{pattern}: unknown safety kind(s) {unknown}; expected one of "
-                    f"{', '.join(SAFETY_KINDS)}"
-                )
-            if not any(fnmatchcase(pattern, physical) for physical in self.physical) and not any(
-                fnmatchcase(physical, pattern) for physical in self.physical
-            ):
-                raise ValueError(
-                    f"safety.{pattern}: declared for a tool that is not listed in `physical`"
-                )
-        return self
-
-
-class MCPConfig(_Section):
-    servers: list[MCPServerConfig] = Field(default_factory=list)
 
 
 class SubagentsConfig(_Section):

@@ -28,9 +28,12 @@ INDEPENDENT = ("embodiment", "scene", "skills", "memory")
 CORE = {
     "harness.cancel",
     "harness.config",
+    "harness.config_context",
     "harness.config_errors",
     "harness.config_files",
+    "harness.config_mcp",
     "harness.config_schema",
+    "harness.config_section",
     "harness.errors",
     "harness.events",
     "harness.images",

@@ -1,7 +1,8 @@
 """The context model and everything that keeps it within the model's window.
 
 - :mod:`~harness.context.model`: the three lifetimes (Resident, Accumulated, Refreshed)
-  and request assembly;
+  and request assembly, with its token accounting in :mod:`~harness.context.sizes` and
+  the bounding of long text in :mod:`~harness.context.bounds`;
 - :mod:`~harness.context.archive`: archive addresses and the text an archived item stands for;
 - :mod:`~harness.context.turns`: reading Accumulated as whole turns, what a fold may never
   take (the instruction, revisions, earlier tasks' prose), planning a fold;

@@ -19,6 +19,10 @@ Refreshed, transient images and tool definitions, over the parent's Resident blo
 through (the very same block objects, so the child's request starts with the parent's
 prefix byte for byte and the provider's prompt cache serves it). Blocks the child adds
 (a skill it loads) are its own and never reach the parent.
+
+The context's token accounting lives in :mod:`harness.context.sizes` (:class:`Context`
+inherits it), and the bounding of long text in :mod:`harness.context.bounds`; both are
+re-exported here (``ITEM_OVERHEAD_TOKENS``, ``bounded_text``, ``redacted_by``).
 """
 
 from __future__ import annotations
@@ -29,26 +33,23 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from harness.context.bounds import bounded_text, redacted_by
 from harness.context.episodes import EpisodeBook
 from harness.context.pressure import Pressure
+from harness.context.sizes import ITEM_OVERHEAD_TOKENS, ContextSizes
 from harness.messages import (
-    AssistantItem,
-    CheckpointItem,
     ImagePart,
-    InstructionItem,
     Item,
     ModelRequest,
-    NoticeItem,
     RefreshedBlock,
-    RevisionItem,
     SystemBlock,
     TaskNotesItem,
-    ToolResultItem,
     ToolSpec,
 )
 from harness.tokens import TokenEstimator
 
 __all__ = [
+    "ITEM_OVERHEAD_TOKENS",
     "RESIDENT_ORDER",
     "RETIRED_KEPT",
     "Budget",
@@ -57,6 +58,7 @@ __all__ = [
     "ItemStatus",
     "RetiredItem",
     "bounded_text",
+    "redacted_by",
 ]
 
 ItemStatus = Literal["verbatim", "truncated", "pruned", "summarized", "shrunk"]
@@ -72,8 +74,6 @@ RESIDENT_ORDER: tuple[str, ...] = (
 """Resident blocks are ordered most-stable first; loaded skill bodies (``skill:NAME``) last,
 so loading one mid-task leaves the cached prefix before it intact."""
 
-ITEM_OVERHEAD_TOKENS = 4
-"""Per-message framing tokens (role markers and separators) added by every provider."""
 RETIRED_KEPT = 512
 """Items that left Accumulated whose kind and state the context still remembers (the
 newest ones); the run store keeps them all (``harness context --turn``)."""
@@ -118,34 +118,6 @@ class _Transient:
     images: list[ImagePart] = field(default_factory=list)
 
 
-def redacted_by(store: object, text: str) -> str:
-    """``text`` redacted with ``store``'s redactor (when it has one): what every bound that
-    stores its result runs first, so a cut never keeps half a secret that a redactor
-    matching the whole one would then miss."""
-    from harness.redact import Redactor
-
-    redactor = getattr(store, "redactor", None)
-    return redactor.text(text) if isinstance(redactor, Redactor) else text
-
-
-def bounded_text(text: str, max_chars: int, *, address: str | None) -> tuple[str, bool]:
-    """Keep the beginning and end of ``text`` within ``max_chars``.
-
-    The marker in the middle says how much was cut and where the exact original can be
-    read back (``recall``), so a bounded result is never a silent loss.
-    """
-    if len(text) <= max_chars:
-        return text, False
-    where = f"; exact original: recall(address={address!r})" if address else ""
-    marker_budget = 120 + len(where)
-    keep = max(0, max_chars - marker_budget)
-    head = keep * 2 // 3
-    tail = keep - head
-    cut = len(text) - head - tail
-    marker = f"\n[... {cut} of {len(text)} characters cut{where} ...]\n"
-    return text[:head] + marker + (text[-tail:] if tail else ""), True
-
-
 def _resident_rank(block: SystemBlock) -> int:
     for index, key in enumerate(RESIDENT_ORDER):
         if block.name == key or (key.endswith(":") and block.name.startswith(key)):
@@ -153,7 +125,7 @@ def _resident_rank(block: SystemBlock) -> int:
     return len(RESIDENT_ORDER)
 
 
-class Context:
+class Context(ContextSizes):
     """Resident, Refreshed and Accumulated context of one session (or, made by
     :meth:`child`, of one sub-agent lane over its parent's Resident blocks)."""
 
@@ -295,36 +267,6 @@ class Context:
         self.states[item.id] = ItemState(original_tokens=tokens)
         return item
 
-    def item_tokens(self, item: Item) -> int:
-        """Raw (uncalibrated) text estimate of one item, cached by item id."""
-        cached = self._item_tokens.get(item.id)
-        if cached is None:
-            cached = self._estimate_item(item) + ITEM_OVERHEAD_TOKENS
-            self._item_tokens[item.id] = cached
-        return cached
-
-    def _estimate_item(self, item: Item) -> int:
-        est = self.estimator
-        if isinstance(item, AssistantItem):
-            total = est.text(item.text)
-            total += sum(
-                est.text(r.text) + est.text(r.signature or "") + est.text(r.redacted or "")
-                for r in item.reasoning
-            )
-            total += sum(est.text(c.name) + est.json(c.arguments) + 8 for c in item.tool_calls)
-            return total
-        if isinstance(item, ToolResultItem):
-            total = est.text(item.text) + est.text(item.name) + 8
-            total += sum(est.text(ref.placeholder()) for ref in item.images)
-            if item.evaluation is not None:
-                total += est.text(item.evaluation.evidence) + 4
-            return total
-        if isinstance(item, InstructionItem):
-            return est.text(item.text) + sum(est.text(ref.placeholder()) for ref in item.images)
-        if isinstance(item, (RevisionItem, TaskNotesItem, NoticeItem, CheckpointItem)):
-            return est.text(item.text) + 8
-        raise TypeError(f"unknown item kind {type(item).__name__}")
-
     def replace(self, new_items: list[Item], *, states: dict[str, ItemState] | None = None) -> None:
         """Swap in a new Accumulated list (the compactor's single write path).
 
@@ -432,62 +374,6 @@ class Context:
         count = len(self._transient.images)
         self._transient.images = []
         return count
-
-    # ------------------------------------------------------------------ sizes
-
-    def resident_tokens(self) -> int:
-        if self.parent is not None:  # the parent's blocks may change: never cached here
-            return sum(
-                self.estimator.text(block.text) + ITEM_OVERHEAD_TOKENS
-                for block in self._merged_resident().values()
-            )
-        if self._resident_tokens is None:
-            self._resident_tokens = sum(
-                self.estimator.text(block.text) + ITEM_OVERHEAD_TOKENS
-                for block in self._resident.values()
-            )
-        return self._resident_tokens
-
-    def tools_tokens(self) -> int:
-        return self._tools_tokens
-
-    def accumulated_tokens(self, items: Iterable[Item] | None = None) -> int:
-        """Raw tokens of Accumulated (a running total), or of the given items."""
-        if items is None:
-            return self._accumulated_raw
-        return sum(self.item_tokens(item) for item in items)
-
-    def refreshed_tokens(self) -> tuple[int, int]:
-        """(text tokens, image tokens) of what Refreshed will carry on the next call."""
-        text = self.estimator.text(self.refreshed.text()) + ITEM_OVERHEAD_TOKENS
-        if not self.images_visible:  # the adapter sends a one-line caption instead
-            return text, 0
-        images = self.refreshed.images + self._transient.images
-        return text, sum(self.estimator.image(i.width, i.height) for i in images)
-
-    def sections(self, *, accumulated: Iterable[Item] | None = None) -> dict[str, int]:
-        """Calibrated token estimate per section of the next request."""
-        cal = self.estimator.calibrated
-        refreshed_text, image_tokens = self.refreshed_tokens()
-        return {
-            "resident": cal(self.resident_tokens()),
-            "tools": cal(self.tools_tokens()),
-            "accumulated": cal(self.accumulated_tokens(accumulated)),
-            "refreshed": cal(refreshed_text),
-            "images": image_tokens,
-        }
-
-    def total_tokens(self, *, accumulated: Iterable[Item] | None = None) -> int:
-        """Estimated size of the next request, optionally with a different Accumulated.
-
-        The sum of :meth:`sections`: the prompt snapshot, the compaction trigger, pruning
-        and every budget check read this one number, so they cannot disagree.
-        """
-        return sum(self.sections(accumulated=accumulated).values())
-
-    def fixed_tokens(self) -> int:
-        """Everything but Accumulated: what compaction can never reduce."""
-        return self.total_tokens(accumulated=())
 
     # ------------------------------------------------------------------ assembly
 

@@ -25,48 +25,47 @@ Completions, and every rule it enforces is kept here:
   request reads back. That is four, Anthropic's limit; thinking blocks never carry one.
 
 The SDK is imported when the first model is built (``import anthropic`` costs ~1 s).
+
+Message conversion (items -> alternating messages and their blocks) lives in
+:mod:`harness.providers.anthropic_messages`, and the assembly of what comes back (events ->
+deltas and one response) in :mod:`harness.providers.anthropic_assembly`; this module
+builds the rest of the request (tools, thinking, effort, cache breakpoints), owns the
+client and maps its errors. :class:`Conversation` and :class:`MessageAssembler` are
+re-exported here.
 """
 
 from __future__ import annotations
 
 import random
-import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from harness.config import ModelConfig
 from harness.errors import ConfigError, ContextOverflowError, ModelError
-from harness.messages import (
-    AssistantItem,
-    ModelRequest,
-    ModelResponse,
-    ReasoningBlock,
-    RefreshedBlock,
-    Usage,
-    new_id,
+from harness.messages import ModelRequest, ModelResponse
+from harness.providers.anthropic_assembly import MessageAssembler
+from harness.providers.anthropic_messages import (
+    Conversation,
+    assistant_blocks,
+    refreshed_blocks,
+    text_block,
+    tool_use_id,
 )
-from harness.providers.base import Delta
 from harness.providers.failures import Failure, classify_failure, timed_out, unreachable
-from harness.providers.remote import IMAGE_NOT_SENT, RemoteModel
+from harness.providers.remote import RemoteModel
 from harness.providers.settings import AdapterOptions, parse_options, resolve_api_key
-from harness.providers.transcript import (
-    AssistantTurn,
-    ToolNames,
-    UserText,
-    complete_before_cut,
-    image_caption,
-    read_transcript,
-    tool_call,
-)
+from harness.providers.transcript import ToolNames, UserText, read_transcript
 
-__all__ = ["MAX_CACHE_BREAKPOINTS", "AnthropicModel", "AnthropicOptions", "from_config"]
+__all__ = [
+    "MAX_CACHE_BREAKPOINTS",
+    "AnthropicModel",
+    "AnthropicOptions",
+    "Conversation",
+    "MessageAssembler",
+    "from_config",
+]
 
 MAX_CACHE_BREAKPOINTS = 4
 """Anthropic rejects a request with more ``cache_control`` blocks than this."""
-PROVIDER_TAG = "anthropic"
-THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
-CONTINUE_TEXT = "Continue."
 WINDOW_EXCEEDED = "model_context_window_exceeded"
 
 
@@ -201,41 +200,23 @@ class AnthropicModel(RemoteModel):
         conversation = Conversation()
         for entry in read_transcript(request.items, tools_offered=bool(request.tools)):
             if isinstance(entry, UserText):
-                conversation.add("user", [_text(entry.text)], entry.index)
+                conversation.add("user", [text_block(entry.text)], entry.index)
                 continue
-            conversation.add("assistant", self._assistant_blocks(entry, names), entry.index)
+            conversation.add("assistant", assistant_blocks(entry, names), entry.index)
             for answer in entry.answers:
                 result: dict[str, Any] = {
                     "type": "tool_result",
-                    "tool_use_id": _tool_use_id(answer.wire_id),
+                    "tool_use_id": tool_use_id(answer.wire_id),
                     "content": answer.text(mark_error=False),
                 }
                 if answer.result is not None and answer.result.is_error:
                     result["is_error"] = True
                 conversation.add("user", [result], answer.index)
         if request.refreshed is not None:
-            blocks = _refreshed_blocks(request.refreshed, images=self._sends_images())
+            blocks = refreshed_blocks(request.refreshed, images=self._sends_images())
             conversation.add("user", blocks, None)
         conversation.finish()
         return conversation
-
-    def _assistant_blocks(self, turn: AssistantTurn, names: ToolNames) -> list[dict[str, Any]]:
-        blocks = _thinking_blocks(turn.item)
-        if turn.item.text:
-            blocks.append(_text(turn.item.text))
-        for answer in turn.answers:
-            arguments = answer.call.arguments if answer.call.raw_arguments is None else {}
-            blocks.append(
-                {
-                    "type": "tool_use",
-                    "id": _tool_use_id(answer.wire_id),
-                    "name": names.wire(answer.call.name),
-                    "input": arguments,
-                }
-            )
-        if not any(block["type"] not in THINKING_TYPES for block in blocks):
-            blocks.append(_text("(no text)"))
-        return blocks
 
     def _place_cache_breakpoints(
         self, payload: dict[str, Any], conversation: Conversation, request: ModelRequest
@@ -284,249 +265,6 @@ class AnthropicModel(RemoteModel):
                 headers=headers,
             )
         )
-
-
-@dataclass
-class Conversation:
-    """Messages under construction, plus the block each item ended in (for caching)."""
-
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    anchors: dict[int, dict[str, Any]] = field(default_factory=dict)
-
-    def add(self, role: str, blocks: list[dict[str, Any]], index: int | None) -> None:
-        if not blocks:
-            return
-        last = self.messages[-1] if self.messages else None
-        if last is not None and last["role"] == role == "user":
-            last["content"].extend(blocks)
-        else:
-            if last is not None and last["role"] == role == "assistant":
-                self.messages.append({"role": "user", "content": [_text(CONTINUE_TEXT)]})
-            self.messages.append({"role": role, "content": list(blocks)})
-        if index is not None:
-            for block in blocks:
-                if block["type"] not in THINKING_TYPES:
-                    self.anchors[index] = block
-
-    def finish(self) -> None:
-        """The first and the last message must be the user's."""
-        if not self.messages or self.messages[0]["role"] != "user":
-            self.messages.insert(0, {"role": "user", "content": [_text(CONTINUE_TEXT)]})
-        if self.messages[-1]["role"] != "user":
-            self.messages.append({"role": "user", "content": [_text(CONTINUE_TEXT)]})
-
-    def anchor_at_or_before(self, position: int) -> dict[str, Any] | None:
-        candidates = [index for index in self.anchors if index <= position]
-        return self.anchors[max(candidates)] if candidates else None
-
-    def thinking_allowed(self) -> bool:
-        """False when the last assistant turn used a tool without a thinking block first:
-        the API rejects such a continuation while thinking is on."""
-        for message in reversed(self.messages):
-            if message["role"] != "assistant":
-                continue
-            content = message["content"]
-            uses_tool = any(block["type"] == "tool_use" for block in content)
-            return not uses_tool or content[0]["type"] in THINKING_TYPES
-        return True
-
-
-@dataclass
-class _Block:
-    type: str
-    text: str = ""
-    thinking: str = ""
-    signature: str = ""
-    data: str | None = None
-    id: str | None = None
-    name: str = ""
-    input: Any = None
-    json_parts: list[str] = field(default_factory=list)
-
-
-class MessageAssembler:
-    """Messages output -> deltas as they arrive (streamed events), then one response."""
-
-    def __init__(self, model: str, names: ToolNames) -> None:
-        self.model = model
-        self.names = names
-        self.blocks: dict[int, _Block] = {}
-        self.stop_reason: str | None = None
-        self.usage: dict[str, int] = {}
-        self.events = 0
-        self.stopped = False
-        """``message_stop`` arrived, or a whole non-streamed message."""
-
-    def add(self, event: Any) -> Iterator[Delta]:
-        self.events += 1
-        kind = getattr(event, "type", "")
-        if kind == "message_stop":
-            self.stopped = True
-        elif kind == "message_start":
-            self.model = getattr(event.message, "model", None) or self.model
-            self._usage(getattr(event.message, "usage", None))
-        elif kind == "content_block_start":
-            block = self._start(event.index, event.content_block)
-            if block.text:
-                yield Delta("text", block.text)
-        elif kind == "content_block_delta":
-            yield from self._delta(event.index, event.delta)
-        elif kind == "message_delta":
-            self.stop_reason = getattr(event.delta, "stop_reason", None) or self.stop_reason
-            self._usage(getattr(event, "usage", None))
-
-    def add_whole(self, message: Any) -> None:
-        """A non-streamed ``Message``: the same blocks, all at once."""
-        self.model = getattr(message, "model", None) or self.model
-        for index, block in enumerate(message.content or []):
-            self._start(index, block)
-        self.stop_reason = message.stop_reason
-        self._usage(message.usage)
-        self.stopped = True
-
-    def incomplete(self) -> str | None:
-        """Why the answer is not whole, or None (see the module docstring)."""
-        if not self.stopped:
-            if not self.events:
-                return "the stream ended before its first event (an empty body)"
-            return "the stream ended without message_stop (cut off)"
-        if self.cut_by_output_limit():
-            return "the output limit (max_tokens) cut the tool use off"
-        return None
-
-    def cut_by_output_limit(self) -> bool:
-        """The output limit cut a tool use and no complete tool use precedes it."""
-        if self.stop_reason != "max_tokens" or not any(
-            block.type == "tool_use" for block in self.blocks.values()
-        ):
-            return False
-        return not complete_before_cut(self.response().tool_calls)
-
-    def usage_reported(self) -> bool:
-        return bool(self.usage)
-
-    def _start(self, index: int, block: Any) -> _Block:
-        slot = _Block(
-            type=getattr(block, "type", ""),
-            text=getattr(block, "text", None) or "",
-            thinking=getattr(block, "thinking", None) or "",
-            signature=getattr(block, "signature", None) or "",
-            data=getattr(block, "data", None),
-            id=getattr(block, "id", None),
-            name=getattr(block, "name", None) or "",
-            input=getattr(block, "input", None),
-        )
-        self.blocks[index] = slot
-        return slot
-
-    def _delta(self, index: int, delta: Any) -> Iterator[Delta]:
-        block = self.blocks.setdefault(index, _Block(type="text"))
-        kind = getattr(delta, "type", "")
-        if kind == "text_delta" and delta.text:
-            block.text += delta.text
-            yield Delta("text", delta.text)
-        elif kind == "thinking_delta" and delta.thinking:
-            block.thinking += delta.thinking
-            yield Delta("reasoning", delta.thinking)
-        elif kind == "signature_delta":
-            block.signature += delta.signature or ""
-        elif kind == "input_json_delta" and delta.partial_json:
-            block.json_parts.append(delta.partial_json)
-            if block.id is None:
-                block.id = new_id("toolu")
-            yield Delta("tool_arguments", delta.partial_json, block.id)
-
-    def _usage(self, usage: Any) -> None:
-        if usage is None:
-            return
-        for name in (
-            "input_tokens",
-            "output_tokens",
-            "cache_read_input_tokens",
-            "cache_creation_input_tokens",
-        ):
-            value = getattr(usage, name, None)
-            if value is not None:
-                self.usage[name] = value
-
-    def response(self) -> ModelResponse:
-        ordered = [self.blocks[index] for index in sorted(self.blocks)]
-        reasoning = []
-        calls = []
-        for block in ordered:
-            if block.type == "thinking":
-                reasoning.append(
-                    ReasoningBlock(
-                        text=block.thinking,
-                        signature=block.signature or None,
-                        provider=PROVIDER_TAG,
-                    )
-                )
-            elif block.type == "redacted_thinking" and block.data:
-                reasoning.append(ReasoningBlock(redacted=block.data, provider=PROVIDER_TAG))
-            elif block.type == "tool_use":
-                arguments = "".join(block.json_parts) if block.json_parts else block.input
-                calls.append(tool_call(block.id, self.names.original(block.name), arguments))
-        usage = self.usage
-        return ModelResponse(
-            text="".join(block.text for block in ordered if block.type == "text"),
-            reasoning=reasoning,
-            tool_calls=calls,
-            usage=Usage(
-                input_tokens=usage.get("input_tokens", 0),
-                output_tokens=usage.get("output_tokens", 0),
-                cache_read_tokens=usage.get("cache_read_input_tokens", 0),
-                cache_write_tokens=usage.get("cache_creation_input_tokens", 0),
-                requests=1,
-            ),
-            stop_reason=self.stop_reason or ("tool_use" if calls else "end_turn"),
-            model=self.model,
-        )
-
-
-def _text(text: str) -> dict[str, Any]:
-    return {"type": "text", "text": text}
-
-
-def _tool_use_id(wire_id: str) -> str:
-    """Anthropic accepts ids of letters, digits, ``_`` and ``-`` only (ids from another
-    provider, or a resumed session, may carry others)."""
-    return re.sub(r"[^A-Za-z0-9_-]", "_", wire_id)
-
-
-def _thinking_blocks(item: AssistantItem) -> list[dict[str, Any]]:
-    """Signed thinking and redacted thinking from Anthropic, unchanged; reasoning from any
-    other provider cannot be verified by the API and is not sent."""
-    blocks: list[dict[str, Any]] = []
-    for block in item.reasoning:
-        if block.provider != PROVIDER_TAG:
-            continue
-        if block.redacted:
-            blocks.append({"type": "redacted_thinking", "data": block.redacted})
-        elif block.signature:
-            blocks.append(
-                {"type": "thinking", "thinking": block.text, "signature": block.signature}
-            )
-    return blocks
-
-
-def _refreshed_blocks(refreshed: RefreshedBlock, *, images: bool) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = []
-    text = refreshed.text()
-    if text:
-        blocks.append(_text(text))
-    for image in refreshed.images:
-        if not images:
-            blocks.append(_text(f"{image_caption(image)} {IMAGE_NOT_SENT}"))
-            continue
-        blocks.append(_text(image_caption(image)))
-        blocks.append(
-            {
-                "type": "image",
-                "source": {"type": "base64", "media_type": image.media_type, "data": image.base64},
-            }
-        )
-    return blocks
 
 
 def _import_sdk() -> Any:

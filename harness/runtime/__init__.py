@@ -3,7 +3,9 @@
 - :mod:`~harness.runtime.harness`: ``Harness`` (the public facade), ``RunResult``,
   ``TaskStream``;
 - :mod:`~harness.runtime.session`: what outlives a task (context, store, tools, clients,
-  memory, the robot, sequence numbers);
+  memory, the robot, sequence numbers), with its tool sources in
+  :mod:`~harness.runtime.session_tools` and its side of durable memory in
+  :mod:`~harness.runtime.session_memory`;
 - :mod:`~harness.runtime.task`: what belongs to one task (``TaskState``) and how it ended
   (``TaskEnding``);
 - :mod:`~harness.runtime.rules`: the bookkeeping rules the loop and resume both apply;

@@ -10,24 +10,25 @@ Several tasks can run over one session at once only as lanes of one task (a sub-
 working for its parent's turn); the session's task slot admits one top-level task. Items,
 states and layouts are stored per lane (a sub-agent's history never enters the main
 lane's), and events of every lane share the session's one sequence.
+
+The session's tool sources and the tools it offers live in
+:mod:`~harness.runtime.session_tools`, and what it hands to durable memory in
+:mod:`~harness.runtime.session_memory`; :class:`Session` inherits both.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.cancel import Cancelled
 from harness.config import HarnessConfig, ModelConfig
 from harness.context import Context
-from harness.context.admission import admit_tool_definitions
 from harness.context.compactor import Compactor
 from harness.errors import HarnessBusyError, HarnessClosedError
-from harness.events import EventBase, MemoryConsolidationEvent, SafetyEvent
+from harness.events import EventBase, SafetyEvent
 from harness.messages import ImagePart, Item, Usage
 from harness.prompts import DEFAULT_SYSTEM_PROMPT
 from harness.protocols import (
@@ -41,17 +42,16 @@ from harness.protocols import (
     SceneProvider,
     SearchableArchive,
     SkillLibrary,
-    ToolResultLog,
     ToolSource,
     UserChannel,
 )
 from harness.providers.base import Model
 from harness.redact import Redactor
 from harness.runtime.robot import RobotGuard, mcp_robot_name
-from harness.runtime.rules import RecordedResult, enters_task_notes
+from harness.runtime.session_memory import SessionMemory
+from harness.runtime.session_tools import SessionTools
 from harness.tools import ToolRegistry
 from harness.world.task_check import TaskCheck
-from memory.report import TaskRecord, ToolOutcome
 from memory.task_notes import TaskNotes
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ class SessionParts:
     """The session's secret redactor (built-in shapes only when None)."""
 
 
-class Session:
+class Session(SessionTools, SessionMemory):
     """One session: the parts every task of it shares, and its bookkeeping."""
 
     def __init__(
@@ -333,53 +333,6 @@ class Session:
             return None
         return self.store.archive_search(self.session_id, query, limit=limit)
 
-    # ================================================================== tools
-
-    def attach_tool_sources(self, sources: Iterable[ToolSource]) -> None:
-        """Tools that live outside the process (MCP servers), registered after the rest."""
-        self.tool_sources = list(sources)
-        self.sync_tool_sources(force=True)
-
-    def sync_tool_sources(self, *, force: bool = False) -> bool:
-        """Re-register the tools of the tool sources if one of them changed.
-
-        Called between turns only (and once at construction), never while a tool call
-        runs. Returns True if the registry changed.
-        """
-        if not self.tool_sources or not (
-            force or any(source.tools_changed() for source in self.tool_sources)
-        ):
-            return False
-        for name in self._source_tools:
-            self.tools.remove(name)
-        self._source_tools = []
-        for source in self.tool_sources:
-            for item in source.tools(reserved=self.tools.names()):
-                self.tools.add(item)
-                self._source_tools.append(item.name)
-        return True
-
-    def withheld_tool_notices(self) -> list[str]:
-        """Warnings, once per tool, for tools a source withholds until the config
-        classifies them (an MCP tool that appeared later on a server with physical tools:
-        ``withheld_tools() -> {name: why}``, optional on a source)."""
-        notices = []
-        for source in self.tool_sources:
-            withheld = getattr(source, "withheld_tools", None)
-            for name, why in (withheld() if callable(withheld) else {}).items():
-                if (name, why) not in self._announced_withheld:
-                    self._announced_withheld.add((name, why))
-                    notices.append(f"MCP tool {name} is not offered to the model: it {why}")
-        return notices
-
-    def offer_tools(self, tools: ToolRegistry, *, context: Context | None = None) -> str | None:
-        """Put the visible definitions of ``tools`` into a lane's context (the main lane's
-        by default); the admission refusal, or None."""
-        context = context or self.context
-        context.set_tools([t.spec() for t in tools.visible()])
-        admission = admit_tool_definitions(context)
-        return None if admission.admitted else admission.refusal()
-
     # ================================================================== resident
 
     def prepare_resident(self, cancelled: Callable[[], bool] | None = None) -> Usage:
@@ -405,144 +358,10 @@ class Session:
         ctx.set_resident("tool_sources", self._tool_source_text())
         return self.drain_memory_usage()
 
-    def _tool_source_text(self) -> str:
-        """What tool sources ask to have in Resident: each source's optional
-        ``resident_text()`` (an MCP manager's server instructions), joined."""
-        texts = []
-        for source in self.tool_sources:
-            produce = getattr(source, "resident_text", None)
-            text = produce() if callable(produce) else ""
-            if text:
-                texts.append(text)
-        return "\n\n".join(texts)
-
-    def unavailable_sources(self) -> list[str]:
-        """One line per part of a tool source that failed to start (an optional MCP server
-        that did not come up: each source's optional ``unavailable()``), for the operator."""
-        lines = []
-        for source in self.tool_sources:
-            produce = getattr(source, "unavailable", None)
-            failed = produce() if callable(produce) else {}
-            for name, reason in failed.items():
-                lines.append(
-                    f"mcp server '{name}' failed to start; its tools are not offered: {reason}"
-                )
-        return lines
-
     def end_task_resident(self, context: Context | None = None) -> None:
         """Task-scoped capability context (loaded skill bodies) leaves with the task (a
         sub-agent's child view drops only the skills it loaded itself)."""
         (context or self.context).remove_resident_prefix("skill:")
-
-    # ================================================================== memory
-
-    def store_task_notes(self, state: TaskState) -> None:
-        """A Task Notes snapshot: structured into the run store, rendered into memory (a
-        sub-agent's notes are its own: memory mirrors the main lane's only)."""
-        self.store.put_task_notes(self.session_id, state.task_id, state.notes.state())
-        if self._memory_on() and not state.lane:
-            assert self.memory is not None
-            try:
-                self.memory.mirror_task_notes(self.redactor.text(state.notes.render()))
-            except Exception:
-                logger.exception("memory could not mirror the Task Notes")
-
-    def record_tool_outcome(self, outcome: ToolOutcome) -> None:
-        """Tool-experience ledgers are for tools that act on the world or the scene: not
-        the harness's own bookkeeping tools, and never a name the model made up (it would
-        become a file)."""
-        registered = self.tools.get(outcome.tool)
-        if not self._memory_on() or registered is None or registered.source == "builtin":
-            return
-        assert self.memory is not None
-        outcome = replace(outcome, detail=self.redactor.text(outcome.detail))
-        try:
-            self.memory.record_tool_outcome(outcome)
-        except Exception:
-            logger.exception("memory could not record the outcome of %s", outcome.tool)
-
-    def consolidate_memory(
-        self,
-        state: TaskState,
-        *,
-        status: str,
-        report: str,
-        cancelled: Callable[[], bool] | None = None,
-    ) -> MemoryConsolidationEvent | None:
-        """Consolidate what the task taught into durable memory; its model cost is the
-        task's. The operator's cancel wins over a helper's model call in flight: the
-        consolidation is abandoned and nothing is written. A sub-agent lane consolidates
-        nothing: its work is its parent's task's."""
-        if not self._memory_on() or state.lane:
-            return None
-        assert self.memory is not None
-        redact = self.redactor.text
-        record = TaskRecord(
-            task_id=state.task_id,
-            instruction=redact(state.instruction),
-            status=status,
-            report=redact(report),
-            notes=redact(state.notes.render()),
-            outcomes=[replace(o, detail=redact(o.detail)) for o in self.task_outcomes(state)],
-            min_confidence=self.config.memory.consolidation_min_confidence,
-        )
-        try:
-            with self._memory_watching(cancelled):
-                result = self.memory.consolidate(record)
-        except Cancelled as exc:
-            return MemoryConsolidationEvent(
-                status="cancelled", reason=f"{exc}; nothing was written to memory"
-            )
-        except Exception as exc:
-            return MemoryConsolidationEvent(status="failed", reason=f"{type(exc).__name__}: {exc}")
-        finally:
-            state.add_usage(self.drain_memory_usage())
-        return MemoryConsolidationEvent(
-            status=result.status, kept=result.kept, rejected=result.rejected, reason=result.reason
-        )
-
-    def task_outcomes(self, state: TaskState) -> list[ToolOutcome]:
-        """Every tool outcome of the task, read back from the run store by the same rules
-        the loop applied (the task's bounded in-memory list for a store that cannot)."""
-        if not isinstance(self.store, ToolResultLog):
-            return list(state.outcomes)
-        outcomes = []
-        for event in self.store.tool_results(state.task_id):
-            result = RecordedResult.of_event(event)
-            if enters_task_notes(error_kind=result.error_kind, executed=result.executed):
-                outcomes.append(result.outcome())
-        return outcomes
-
-    def drain_memory_usage(self) -> Usage:
-        """Tokens memory's model helpers (lesson proposer, ledger summarizer) used since
-        the last drain; they count toward the task like every other model call."""
-        total = Usage()
-        for helper in self._memory_helpers():
-            spent = getattr(helper, "usage", None)
-            if isinstance(spent, Usage):
-                total = total + spent
-                helper.usage = Usage()  # type: ignore[union-attr]
-        return total
-
-    def _memory_helpers(self) -> list[object]:
-        """Memory's model-backed helpers (lesson proposer, ledger summarizer)."""
-        found = (getattr(self.memory, "proposer", None), getattr(self.memory, "summarizer", None))
-        return [helper for helper in found if helper is not None]
-
-    @contextlib.contextmanager
-    def _memory_watching(self, cancelled: Callable[[], bool] | None) -> Iterator[None]:
-        """Hand the operator's cancel to the helpers that watch one, for one use."""
-        helpers = [h for h in self._memory_helpers() if hasattr(h, "cancelled")]
-        for helper in helpers:
-            helper.cancelled = cancelled  # type: ignore[attr-defined]
-        try:
-            yield
-        finally:
-            for helper in helpers:
-                helper.cancelled = None  # type: ignore[attr-defined]
-
-    def _memory_on(self) -> bool:
-        return self.memory is not None and self.config.memory.enabled
 
     # ================================================================== the robot
 
