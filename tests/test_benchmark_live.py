@@ -12,7 +12,12 @@ from benchmarks import live_viewers
 
 
 def test_live_rows_run_off_and_on_side_by_side() -> None:
-    rows = live_viewers.measure(rounds=1, rows=("off", "foxglove, client"))
+    rows = live_viewers.measure(
+        rounds=1,
+        rows=("off", "foxglove, client"),
+        instruction="put the red cube in the tray",
+        warm_up=False,
+    )
     assert [r.status for r in rows.values()] == ["completed", "completed"]
     assert rows["off"].sink_us_per_turn == [0.0]
     assert rows["foxglove, client"].sink_us_per_turn[0] > 0
