@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -12,6 +13,12 @@ import pytest
 
 from embodiment.fake import FakeRobot
 from embodiment.types import ActionResult, Observation, SafetyDecision
+
+# A test run started as a background job (`bash .ci/run &`) inherits SIGINT ignored, and so
+# would every process it starts: the Ctrl-C tests' children would never see their Ctrl-C.
+# Restored here (in every xdist worker too); the processes they start get the default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 from harness.config import HarnessConfig
 from harness.messages import Verdict
 from harness.protocols import SceneRefresh

@@ -111,7 +111,26 @@ def unpack(data: bytes, folder: Path) -> None:
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as archive:
-        archive.extractall(folder, filter="data")
+        if hasattr(tarfile, "data_filter"):  # Python 3.11.4 and later
+            archive.extractall(folder, filter="data")
+        else:
+            archive.extractall(folder, members=_plain_members(archive))
+
+
+def _plain_members(archive: tarfile.TarFile) -> list[tarfile.TarInfo]:
+    """What the ``data`` extraction filter allows, for Pythons before 3.11.4 that lack it:
+    plain files and folders, inside the destination (an actor's archive is trusted less
+    than the driver's own disk)."""
+    members = []
+    for member in archive.getmembers():
+        path = Path(member.name)
+        if path.is_absolute() or ".." in path.parts:
+            raise ValueError(f"an actor's run store archive names {member.name!r}, outside it")
+        if not (member.isfile() or member.isdir()):
+            raise ValueError(f"an actor's run store archive holds a link: {member.name!r}")
+        member.mode &= 0o755  # no set-id bits, as the data filter does
+        members.append(member)
+    return members
 
 
 class RayBackend:
