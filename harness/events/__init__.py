@@ -109,48 +109,6 @@ __all__ = [
 ]
 
 
-__all__ = [
-    "CompactionEvent",
-    "ContextPressureEvent",
-    "DoneEvent",
-    "EpisodeEvent",
-    "EvaluationEvent",
-    "Event",
-    "EventBase",
-    "GoalCondition",
-    "HandoffEvent",
-    "HandoffStatus",
-    "HookDecisionEvent",
-    "LaneStartedEvent",
-    "MemoryConsolidationEvent",
-    "ModelDeltaEvent",
-    "ModelDiscardedEvent",
-    "ModelErrorEvent",
-    "ModelResponseEvent",
-    "ModelRetryEvent",
-    "NotificationEvent",
-    "ObservationEvent",
-    "OutcomeEvidence",
-    "ProgressEvent",
-    "PromptSnapshotEvent",
-    "RecoveryEvent",
-    "ReplanEvent",
-    "SafetyCheckEvent",
-    "SceneUpdateEvent",
-    "SkillLoadedEvent",
-    "TaskOutcome",
-    "TaskResumedEvent",
-    "TaskStartedEvent",
-    "TaskStatus",
-    "ToolCallEvent",
-    "ToolResultEvent",
-    "ToolsListedEvent",
-    "UserQueryEvent",
-    "event_adapter",
-    "parse_event",
-    "task_succeeded",
-]
-
 Event = Annotated[
     TaskStartedEvent
     | TaskResumedEvent
