@@ -23,7 +23,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["GUARD_M", "HOME_YAW", "Arm", "Frame", "Interrupted", "down_matrix", "side_matrix"]
+__all__ = [
+    "GUARD_M",
+    "HOME_YAW",
+    "TRACK_LIMIT_M",
+    "Arm",
+    "Frame",
+    "Interrupted",
+    "OffPath",
+    "down_matrix",
+    "side_matrix",
+]
 
 Vec3 = tuple[float, float, float]
 
@@ -43,6 +53,11 @@ LOOKAHEAD_M = 0.04
 """How far along the line ahead of the gripper's projection a move aims."""
 SLOW_DOWN_M = 0.05
 """Within this of the goal, commands stop leading the controller (no overshoot)."""
+TRACK_LIMIT_M = 0.06
+"""How far the gripper may stray from a move's straight line before the move is stopped.
+The envelope checked the line (the waypoints the driver described); an arm that cannot
+follow it (an orientation it cannot reach pulls the position away: seen in LIBERO-PRO's
+swapped scenes, 0.3 m off the line and out of the workspace) must not go on elsewhere."""
 GUARD_M = 0.012
 """How far inside the workspace's faces the arm is sent at most: the OSC controller
 overshoots a stop by a few millimetres (measured: up to 7 mm at 0.3 m/s)."""
@@ -50,6 +65,17 @@ overshoots a stop by a few millimetres (measured: up to 7 mm at 0.3 m/s)."""
 
 class Interrupted(Exception):
     """stop() arrived while a motion was running."""
+
+
+class OffPath(Exception):
+    """The gripper strayed more than TRACK_LIMIT_M from the line it was moving along."""
+
+    def __init__(self, off_m: float) -> None:
+        super().__init__(
+            f"stopped: the gripper strayed {off_m:.3f} m from its path (the arm could not "
+            "follow it); it holds where it is"
+        )
+        self.off_m = off_m
 
 
 HOME_YAW = math.pi / 2
@@ -91,6 +117,14 @@ class Frame:
     def from_world(self, point: Any) -> Vec3:
         p = np.asarray(point, dtype=float) - np.asarray(self.origin)
         return (float(p[0]), float(p[1]), float(p[2]))
+
+
+def _off_line(here: np.ndarray, origin: np.ndarray, line: np.ndarray, length: float) -> float:
+    """The gripper's distance from the segment ``origin`` -> ``origin + line``."""
+    if length <= 1e-6:
+        return float(np.linalg.norm(here - origin))
+    along = min(1.0, max(0.0, float(np.dot(here - origin, line)) / (length * length)))
+    return float(np.linalg.norm(here - (origin + line * along)))
 
 
 def _rotation_error(target: np.ndarray, current: np.ndarray) -> np.ndarray:
@@ -194,6 +228,11 @@ class Arm:
             distance = float(np.linalg.norm(error))
             if distance <= tolerance:
                 return True
+            off = _off_line(here, origin, line, length)
+            if off > TRACK_LIMIT_M:
+                # Stop turning too: the orientation it could not reach is what pulled it away.
+                self.orientation = self.ee_matrix()
+                raise OffPath(off)
             turned = float(np.linalg.norm(_rotation_error(self.orientation, self.ee_matrix())))
             history.append(distance if turned < TURNED_RAD else math.inf)
             if (

@@ -32,7 +32,7 @@ from pydantic import ValidationError
 from embodiment.profile import EmbodimentProfile, load_profile
 from embodiment.sim.libero.actions import libero_actions
 from embodiment.sim.libero.config import LiberoConfig, LiberoTask
-from embodiment.sim.libero.control import Arm, BudgetExceeded, Interrupted
+from embodiment.sim.libero.control import Arm, BudgetExceeded, Interrupted, OffPath
 from embodiment.sim.libero.env import (
     CAMERAS,
     _quiet,
@@ -240,6 +240,14 @@ class LiberoSim:
             except BudgetExceeded as exc:
                 self._motion = "idle"
                 arm.budget = None
+                return ActionResult(
+                    ok=False, message=f"{action} {exc}", applied=self._applied(before)
+                )
+            except OffPath as exc:
+                self._motion = "idle"
+                arm.budget = None
+                with contextlib.suppress(Interrupted, BudgetExceeded):
+                    arm.hold(2)
                 return ActionResult(
                     ok=False, message=f"{action} {exc}", applied=self._applied(before)
                 )

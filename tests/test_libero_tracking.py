@@ -1,0 +1,57 @@
+"""A LIBERO move that cannot follow its line is stopped (no MuJoCo: a fake controller).
+
+Found by the physics-step audit in LIBERO-PRO's swapped scenes: an orientation the arm
+could not reach pulled the gripper 0.3 m off the described line and out of the workspace.
+"""
+
+from __future__ import annotations
+
+import threading
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from embodiment.sim.libero.control import TRACK_LIMIT_M, Arm, Frame, OffPath
+
+
+class DriftingEnv:
+    """The shape of LIBERO's env the Arm reads: the gripper follows 1/2.5 of each commanded
+    step, plus ``drift`` metres per step that the controller adds on its own."""
+
+    def __init__(self, start: tuple[float, float, float], drift: tuple[float, float, float]):
+        self.site = np.array([list(start)], dtype=float)
+        self.drift = np.asarray(drift, dtype=float)
+        robot = SimpleNamespace(eef_site_id=0)
+        data = SimpleNamespace(site_xpos=self.site, site_xmat=np.array([np.eye(3).ravel()]))
+        self.env = SimpleNamespace(robots=[robot], sim=SimpleNamespace(data=data))
+        self.trace: list[np.ndarray] = []
+
+    def step(self, action: Any) -> None:
+        self.site[0] += np.asarray(action[:3]) * 0.05 / 2.5 + self.drift
+        self.trace.append(self.site[0].copy())
+
+
+def arm(env: DriftingEnv) -> Arm:
+    a = Arm(env, Frame((0.0, 0.0, 0.0)), threading.Event())
+    a.orientation = np.eye(3)  # already turned: only the position matters here
+    return a
+
+
+def test_a_move_that_strays_from_its_line_stops_within_the_limit() -> None:
+    env = DriftingEnv((0.4, 0.0, 0.26), drift=(0.008, 0.0, 0.0))  # pulled sideways
+    with pytest.raises(OffPath) as stopped:
+        arm(env).move((0.4, 0.0, 0.10), speed=0.1)
+    start, goal = np.array([0.4, 0.0, 0.26]), np.array([0.4, 0.0, 0.10])
+    for point in env.trace:  # never further off the line than the limit and one step
+        along = min(1.0, max(0.0, float(np.dot(point - start, goal - start)) / 0.16**2))
+        off = float(np.linalg.norm(point - (start + (goal - start) * along)))
+        assert off <= TRACK_LIMIT_M + 0.01
+    assert stopped.value.off_m > TRACK_LIMIT_M and "strayed" in str(stopped.value)
+
+
+def test_a_move_that_follows_its_line_reaches_the_target() -> None:
+    env = DriftingEnv((0.4, 0.0, 0.26), drift=(0.0, 0.0, 0.0))
+    assert arm(env).move((0.4, 0.1, 0.10), speed=0.1) is True
+    assert np.linalg.norm(env.site[0] - np.array([0.4, 0.1, 0.10])) <= 0.005
