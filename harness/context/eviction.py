@@ -285,7 +285,17 @@ def plan_eviction(
             if item.id not in protected
         ]
         record = _record_text(episode, by_episode[episode.name])
-        gain = tokens(leaving) - text_tokens(record_in_context(record, ADDRESS_ROOM))
+        last = leaving[-1] if leaving else None
+        # Measured as the item it becomes (an episode notice, with its framing), not as bare
+        # text: a tiny episode whose record is as large as its exchanges frees nothing.
+        as_item = NoticeItem(
+            text=record_in_context(record, ADDRESS_ROOM),
+            purpose="episode",
+            episode=episode.name,
+            task_id=last.task_id if last is not None else "",
+            turn=last.turn if last is not None else 0,
+        )
+        gain = tokens(leaving) - max(tokens([as_item]), text_tokens(as_item.text))
         if gain <= 0:
             continue
         plan.episodes[episode.name] = [item.id for item in leaving]
