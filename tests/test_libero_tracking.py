@@ -55,3 +55,25 @@ def test_a_move_that_follows_its_line_reaches_the_target() -> None:
     env = DriftingEnv((0.4, 0.0, 0.26), drift=(0.0, 0.0, 0.0))
     assert arm(env).move((0.4, 0.1, 0.10), speed=0.1) is True
     assert np.linalg.norm(env.site[0] - np.array([0.4, 0.1, 0.10])) <= 0.005
+
+
+def test_a_move_drifting_towards_a_keep_out_zone_stops_outside_it() -> None:
+    from embodiment.sim.libero.control import ZONE_GUARD_M, NearKeepOut
+
+    env = DriftingEnv((0.21, -0.10, 0.10), drift=(-0.004, 0.0, 0.0))  # towards the base
+    a = arm(env)
+    a.keep_out = [("robot_base", (-0.30, -0.16, -0.05), (0.16, 0.16, 0.15))]
+    with pytest.raises(NearKeepOut) as stopped:
+        a.move((0.21, 0.10, 0.10), speed=0.02)  # a line 0.05 m from the zone
+    assert "robot_base" in str(stopped.value)
+    low, high = np.array([-0.30, -0.16, -0.05]), np.array([0.16, 0.16, 0.15])
+    for point in env.trace:
+        gap = np.linalg.norm(np.maximum(low - point, 0) + np.maximum(point - high, 0))
+        assert gap >= ZONE_GUARD_M - 0.006  # at most one step closer than the guard
+
+
+def test_a_move_that_starts_near_a_zone_may_still_leave_it() -> None:
+    env = DriftingEnv((0.17, 0.0, 0.20), drift=(0.0, 0.0, 0.0))  # 1 cm from the zone
+    a = arm(env)
+    a.keep_out = [("robot_base", (-0.30, -0.16, -0.05), (0.16, 0.16, 0.15))]
+    assert a.move((0.40, 0.0, 0.20), speed=0.1) is True

@@ -30,6 +30,7 @@ __all__ = [
     "Arm",
     "Frame",
     "Interrupted",
+    "NearKeepOut",
     "OffPath",
     "down_matrix",
     "side_matrix",
@@ -58,6 +59,11 @@ TRACK_LIMIT_M = 0.06
 The envelope checked the line (the waypoints the driver described); an arm that cannot
 follow it (an orientation it cannot reach pulls the position away: seen in LIBERO-PRO's
 swapped scenes, 0.3 m off the line and out of the workspace) must not go on elsewhere."""
+ZONE_GUARD_M = 0.018
+"""How close to a keep-out zone a move may bring the gripper before it is stopped: less than
+the envelope's planning margin (0.02 m in the LIBERO profile), so a path it allowed never
+trips it, and enough for the arm to come to rest outside (measured: about 0.01 m of drift
+after the stop of an arm that was being pulled off its path)."""
 GUARD_M = 0.012
 """How far inside the workspace's faces the arm is sent at most: the OSC controller
 overshoots a stop by a few millimetres (measured: up to 7 mm at 0.3 m/s)."""
@@ -76,6 +82,19 @@ class OffPath(Exception):
             "follow it); it holds where it is"
         )
         self.off_m = off_m
+
+
+class NearKeepOut(OffPath):
+    """The gripper came within ZONE_GUARD_M of a keep-out zone (the envelope keeps planned paths
+    further away than that: only a motion the arm could not follow gets here)."""
+
+    def __init__(self, zone: str, distance_m: float) -> None:
+        Exception.__init__(
+            self,
+            f"stopped: the gripper came {max(distance_m, 0.0):.3f} m from the keep-out zone "
+            f"{zone} (the arm could not follow its path); it holds where it is",
+        )
+        self.off_m = distance_m
 
 
 HOME_YAW = math.pi / 2
@@ -156,6 +175,9 @@ class Arm:
         self.bounds: tuple[Vec3, Vec3] | None = None
         """(low, high) corners (base frame) every move's goal is kept inside: the workspace
         shrunk by GUARD_M, so the arm's overshoot when it stops at a face stays inside."""
+        self.keep_out: list[tuple[str, Vec3, Vec3]] = []
+        """(name, low, high) of each keep-out zone (base frame): a move that brings the
+        gripper within ZONE_GUARD_M of one is stopped (:class:`NearKeepOut`)."""
 
     @property
     def _robot(self) -> Any:
@@ -222,6 +244,7 @@ class Arm:
         line = goal - origin
         length = float(np.linalg.norm(line))
         history: list[float] = []
+        closest = self._zone_distances(origin)
         while True:
             here = self.ee_world()
             error = goal - here
@@ -229,6 +252,7 @@ class Arm:
             if distance <= tolerance:
                 return True
             off = _off_line(here, origin, line, length)
+            self._check_keep_out(here, closest)
             if off > TRACK_LIMIT_M:
                 # Stop turning too: the orientation it could not reach is what pulled it away.
                 self.orientation = self.ee_matrix()
@@ -260,6 +284,27 @@ class Arm:
             self.step(command)
             if on_step is not None:
                 on_step()
+
+    def _zone_distances(self, here: np.ndarray) -> dict[str, float]:
+        point = np.asarray(self.frame.from_world(here))
+        return {
+            name: float(
+                np.linalg.norm(
+                    np.maximum(np.asarray(low) - point, 0.0)
+                    + np.maximum(point - np.asarray(high), 0.0)
+                )
+            )
+            for name, low, high in self.keep_out
+        }
+
+    def _check_keep_out(self, here: np.ndarray, closest: dict[str, float]) -> None:
+        """Stop when the gripper comes closer to a zone than ZONE_GUARD_M and than it has been
+        in this move (a move that starts that close may still leave)."""
+        for name, distance in self._zone_distances(here).items():
+            if distance < ZONE_GUARD_M and distance < closest.get(name, math.inf) - 1e-4:
+                self.orientation = self.ee_matrix()
+                raise NearKeepOut(name, distance)
+            closest[name] = min(distance, closest.get(name, math.inf))
 
     def _guarded(self, here: np.ndarray, command: np.ndarray) -> np.ndarray:
         """A command with no part pushing the gripper further out once it is within GUARD_M

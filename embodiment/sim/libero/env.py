@@ -103,6 +103,7 @@ def restore_state(
     catalog = SceneCatalog.from_env(inner)
     arm = Arm(env, frame, stop)
     ws = profile.workspace
+    arm.keep_out = [(zone.name, tuple(zone.min), tuple(zone.max)) for zone in profile.keep_out]  # type: ignore[misc]
     arm.bounds = (
         tuple(v + GUARD_M for v in ws.min),  # type: ignore[assignment]
         tuple(v - GUARD_M for v in ws.max),
