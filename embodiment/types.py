@@ -37,6 +37,7 @@ __all__ = [
     "SafetyDecision",
     "fill_post_condition",
     "reading",
+    "validated_call",
 ]
 
 SAFETY_KINDS: dict[str, str] = {
@@ -250,6 +251,23 @@ class ActionSpec(BaseModel):
     def describe_post_condition(self, arguments: Mapping[str, Any]) -> str:
         """The post-condition with argument values filled in."""
         return fill_post_condition(self.post_condition, arguments)
+
+
+def validated_call(
+    specs: Mapping[str, ActionSpec], action: str, arguments: Mapping[str, Any]
+) -> BaseModel | ActionResult:
+    """What every driver's ``execute`` does first: the arguments of ``action`` validated by
+    its model, or the refusal (an unknown action, invalid arguments) to return without
+    moving anything."""
+    spec = specs.get(action)
+    if spec is None:
+        return ActionResult(
+            ok=False, message=f"unknown action {action!r}; known: {', '.join(specs)}"
+        )
+    try:
+        return spec.arguments.model_validate(dict(arguments))
+    except ValidationError as exc:
+        return ActionResult(ok=False, message=f"invalid arguments for {action}: {exc}")
 
 
 def fill_post_condition(template: str, arguments: Mapping[str, Any]) -> str:

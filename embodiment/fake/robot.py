@@ -14,7 +14,6 @@ import threading
 from typing import Any
 
 import numpy as np
-from pydantic import ValidationError
 
 from embodiment.fake.actions import declare_actions
 from embodiment.fake.clearance import footprint_clearance
@@ -40,6 +39,7 @@ from embodiment.types import (
     Motion,
     ObjectInfo,
     Observation,
+    validated_call,
 )
 
 __all__ = ["FakeRobot"]
@@ -122,13 +122,9 @@ class FakeRobot(FakeMotion):
         return Observation(images=images, state=state, safety=safety)
 
     def execute(self, action: str, arguments: dict[str, Any]) -> ActionResult:
-        spec = self._specs.get(action)
-        if spec is None:
-            return ActionResult(ok=False, message=f"unknown action {action!r}")
-        try:
-            args = spec.arguments.model_validate(arguments)
-        except ValidationError as exc:
-            return ActionResult(ok=False, message=f"invalid arguments: {exc}")
+        args = validated_call(self._specs, action, arguments)
+        if isinstance(args, ActionResult):
+            return args
         self._stop.clear()
         self.commands.append((action, args.model_dump()))
         self.motion = "moving"

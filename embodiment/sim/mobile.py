@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from embodiment.envelope.kinematics import kinematic_model, urdf_path
 from embodiment.profile import EmbodimentProfile
 from embodiment.sim.quiet import import_pybullet
-from embodiment.types import ActionResult, ActionSpec, Motion, Observation
+from embodiment.types import ActionResult, ActionSpec, Motion, Observation, validated_call
 
 __all__ = ["MobileManipulatorSim", "Obstacle"]
 
@@ -199,12 +199,9 @@ class MobileManipulatorSim:
         self._stop.set()
 
     def execute(self, action: str, arguments: dict[str, Any]) -> ActionResult:
-        spec = self._specs.get(action)
-        if spec is None:
-            return ActionResult(ok=False, message=f"unknown action {action!r}")
-        args = spec.parse(arguments)
-        if args is None:
-            return ActionResult(ok=False, message=f"invalid arguments for {action}")
+        args = validated_call(self._specs, action, arguments)
+        if isinstance(args, ActionResult):
+            return args
         self._stop.clear()
         try:
             return self._handlers[action](args)

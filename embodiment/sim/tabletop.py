@@ -33,8 +33,6 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import ValidationError
-
 from embodiment.profile import EmbodimentProfile, load_profile
 from embodiment.sim.actions import (
     tabletop_actions,
@@ -65,7 +63,14 @@ from embodiment.sim.world import (
     Faults,
     TabletopConfig,
 )
-from embodiment.types import ActionResult, ActionSpec, Motion, ObjectInfo, Observation
+from embodiment.types import (
+    ActionResult,
+    ActionSpec,
+    Motion,
+    ObjectInfo,
+    Observation,
+    validated_call,
+)
 from scene.perception import Detection
 
 __all__ = ["REST_POSE", "GroundTruthPerception", "TabletopSim"]
@@ -303,15 +308,10 @@ class TabletopSim(GroundTruth, Cameras, Tasks, Physics):
 
     def execute(self, action: str, arguments: dict[str, Any]) -> ActionResult:
         self._require()
-        spec = self._specs.get(action)
-        if spec is None:
-            return ActionResult(
-                ok=False, message=f"unknown action {action!r}; known: {', '.join(self._specs)}"
-            )
-        try:
-            args = spec.arguments.model_validate(arguments)
-        except ValidationError as exc:
-            return ActionResult(ok=False, message=f"invalid arguments for {action}: {exc}")
+        args = validated_call(self._specs, action, arguments)
+        if isinstance(args, ActionResult):
+            return args
+        spec = self._specs[action]
         self._stop.clear()
         self._pace_origin = (time.monotonic(), self._sim_time)
         self._motion = "moving" if spec.physical else self._motion

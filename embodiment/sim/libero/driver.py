@@ -27,7 +27,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from pydantic import ValidationError
 
 from embodiment.profile import EmbodimentProfile, load_profile
 from embodiment.sim.libero.actions import libero_actions
@@ -58,7 +57,14 @@ from embodiment.sim.libero.truth import (
     scene_detections,
 )
 from embodiment.sim.step_audit import StepAudit
-from embodiment.types import ActionResult, ActionSpec, Motion, ObjectInfo, Observation
+from embodiment.types import (
+    ActionResult,
+    ActionSpec,
+    Motion,
+    ObjectInfo,
+    Observation,
+    validated_call,
+)
 from scene.perception import Detection
 
 __all__ = ["CAMERAS", "LiberoSim", "PredicateResult"]
@@ -202,15 +208,9 @@ class LiberoSim:
 
     def execute(self, action: str, arguments: dict[str, Any]) -> ActionResult:
         self._require()
-        spec = self._specs.get(action)
-        if spec is None:
-            return ActionResult(
-                ok=False, message=f"unknown action {action!r}; known: {', '.join(self._specs)}"
-            )
-        try:
-            args = spec.arguments.model_validate(arguments)
-        except ValidationError as exc:
-            return ActionResult(ok=False, message=f"invalid arguments for {action}: {exc}")
+        args = validated_call(self._specs, action, arguments)
+        if isinstance(args, ActionResult):
+            return args
         if action == "look":
             return self._look(args.camera)
         self._stop.clear()
