@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -20,6 +21,7 @@ WIDTH = 150
 """Longer first paragraphs are cut at a word and end in `...`."""
 
 
+@functools.cache
 def summary(path: Path) -> str:
     """The first paragraph of the module's docstring, on one line (empty without one)."""
     docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@functools.cache
 def load_generator():
     spec = importlib.util.spec_from_file_location("module_index", ROOT / "docs" / "module_index.py")
     assert spec is not None and spec.loader is not None
