@@ -274,3 +274,30 @@ def test_any_ten_characters_of_a_known_secret_are_redacted(
     windows = {key[i : i + 10] for i in range(len(key) - 9)}
     background = before + after
     assert not [w for w in windows if w in out and w not in background], out
+
+
+NOISE = " -_.,;:!?/"
+"""Characters no key below contains: a window of a key can only come from the key."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    key=st.text(alphabet=string.ascii_letters + string.digits, min_size=11, max_size=120),
+    pieces=st.lists(
+        st.tuples(st.integers(0, 120), st.integers(0, 120), st.text(alphabet=NOISE, max_size=4)),
+        min_size=1,
+        max_size=6,
+    ),
+)
+def test_overlapping_and_adjacent_fragments_leave_no_window_and_keep_everything_else(
+    key: str, pieces: list[tuple[int, int, str]]
+) -> None:
+    """Fragments of a key back to back, overlapping or between other text: no ten
+    characters of the key in a row survive, and every character that is not the key's is
+    kept, in order (the oracle reads windows and characters, not the redactor's runs)."""
+    text = "".join(key[min(a, b) : max(a, b)] + noise for a, b, noise in pieces)
+    out = Redactor(literals=[key]).text(text)
+    windows = {key[i : i + 10] for i in range(len(key) - 9)}
+    remaining = out.replace("[REDACTED]", "\0")
+    assert not [w for w in windows if w in remaining], out
+    assert [c for c in remaining if c in NOISE] == [c for c in text if c in NOISE]
