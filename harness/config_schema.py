@@ -239,9 +239,10 @@ class FleetConfig(_Section):
     """Times an episode is started in all when the worker running it dies (a killed
     process, a lost node); after that it is recorded as an error."""
     runtime_env: dict[str, Any] | None = None
-    """Passed to ``ray.init(runtime_env=...)`` (``working_dir``, ``pip``, harmless
-    ``env_vars``...). Ray writes it in plain text to its session logs, so a secret in it is
-    refused: name the variable in ``forward_env`` instead."""
+    """Given to each actor as its ``runtime_env`` (``working_dir``, ``pip``, harmless
+    ``env_vars``...), so it applies on a Ray the control script started too. Ray writes it
+    in plain text to its session logs, so a secret in it is refused: name the variable in
+    ``forward_env`` instead."""
     forward_env: list[str] = Field(default_factory=list)
     """Names of environment variables whose values the coordinator hands to each actor
     directly (never through Ray's ``runtime_env``); every ``api_key_env`` the config names

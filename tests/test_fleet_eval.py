@@ -21,7 +21,7 @@ from harness.fleet.journal import EvalFolder
 from tests.fleet_helpers import ROOT, fingerprint, write_deployment, write_suite
 
 pytest.importorskip("pybullet")
-pytestmark = pytest.mark.sim
+pytestmark = [pytest.mark.long, pytest.mark.sim]
 
 
 def _tasks_in(store: Path) -> int:
@@ -256,3 +256,17 @@ def test_ctrl_c_cancels_running_episodes_and_records_only_finished_ones(tmp_path
     records = EvalFolder(out).records()
     assert all(r.status != "cancelled" for r in records)  # a cut-short episode is not a result
     assert len(records) < 4
+
+
+def test_an_unreachable_ray_cluster_is_a_usage_error_and_leaves_no_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("ray")
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    write_deployment(tmp_path)
+    suite = write_suite(tmp_path)
+    out = tmp_path / "eval"
+    assert main(["eval", str(suite), "--ray", "auto", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--ray: could not reach auto" in err and "Traceback" not in err
+    assert not out.exists()  # nothing to --resume: the eval never began

@@ -186,8 +186,6 @@ class RayBackend:
             "logging_level": logging.WARNING,
             "log_to_driver": False,
         }
-        if self.fleet.runtime_env:
-            options["runtime_env"] = self.fleet.runtime_env
         if self.address is None:
             wanted = (self.workers or os.cpu_count() or 1) * self.fleet.num_cpus
             options["num_cpus"] = max(os.cpu_count() or 1, math.ceil(wanted))
@@ -211,11 +209,14 @@ class RayBackend:
         return max(1, min(episodes, int(cpus // self.fleet.num_cpus)))
 
     def _new_actor(self) -> Any:
+        # ``fleet.runtime_env`` goes with each actor, not with ``ray.init``: a control script
+        # that has already called ``ray.init`` itself gets it too.
         remote = self.ray.remote(EpisodeActor).options(
             num_cpus=self.fleet.num_cpus,
             num_gpus=self.fleet.num_gpus or 0,
             max_concurrency=2,  # run() and cancel() at once
             max_restarts=0,
+            **({"runtime_env": self.fleet.runtime_env} if self.fleet.runtime_env else {}),
         )
         return remote.remote(self.env)
 
