@@ -12,23 +12,61 @@ from embodiment.sim.parts import (
 
 
 class Cameras:
-    """Rendering (mixed into :class:`~embodiment.sim.tabletop.TabletopSim`)."""
+    """Rendering (mixed into :class:`~embodiment.sim.tabletop.TabletopSim`).
+
+    The tiny renderer takes about 40 ms a frame on one core, and many turns move nothing
+    (a skill loaded, a memory read, a look). A frame is kept with what it showed: every
+    body's id, pose, joint positions and visual shapes. While all of those are the same,
+    the same camera gives the same frame (the renderer is deterministic), so it is handed
+    out again rather than drawn again."""
 
     def render(self, camera_name: str) -> np.ndarray:
         """An HxWx3 uint8 RGB frame from a camera declared in the profile."""
+        with self._lock:
+            shown = self._world_appearance()
+            kept = self._frame_cache.get(camera_name)
+            if kept is not None and kept[0] == shown:
+                return kept[1].copy()
+            frame = self._draw(camera_name)
+            self._frame_cache[camera_name] = (shown, frame)
+            return frame.copy()
+
+    def _world_appearance(self) -> tuple[object, ...]:
+        """Everything a frame depends on besides the camera: each body's id, base pose,
+        joint positions and visual shapes (colours, meshes, scales)."""
+        pb, cid = self._pb, self._cid
+        bodies = []
+        for index in range(pb.getNumBodies(physicsClientId=cid)):
+            body = pb.getBodyUniqueId(index, physicsClientId=cid)
+            joints = pb.getNumJoints(body, physicsClientId=cid)
+            bodies.append(
+                (
+                    body,
+                    pb.getBasePositionAndOrientation(body, physicsClientId=cid),
+                    tuple(
+                        state[0]
+                        for state in pb.getJointStates(body, range(joints), physicsClientId=cid)
+                    )
+                    if joints
+                    else (),
+                    tuple(pb.getVisualShapeData(body, physicsClientId=cid)),
+                )
+            )
+        return tuple(bodies)
+
+    def _draw(self, camera_name: str) -> np.ndarray:
         camera = self.profile.camera(camera_name)
         pb = self._pb
         view, projection = self.camera_matrices(camera_name)
         renderer = pb.ER_BULLET_HARDWARE_OPENGL if self.config.gui else pb.ER_TINY_RENDERER
-        with self._lock:
-            _, _, rgba, _, segmentation = pb.getCameraImage(
-                camera.width,
-                camera.height,
-                view,
-                projection,
-                renderer=renderer,
-                physicsClientId=self._cid,
-            )
+        _, _, rgba, _, segmentation = pb.getCameraImage(
+            camera.width,
+            camera.height,
+            view,
+            projection,
+            renderer=renderer,
+            physicsClientId=self._cid,
+        )
         if self.config.perceives_only_what_was_seen:
             bodies = np.asarray(segmentation, dtype=np.int64).reshape(-1)
             bodies = bodies[bodies >= 0] & 0xFFFFFF  # the low 24 bits are the body id
