@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import os
 import signal
 import threading
 import time
@@ -26,12 +28,37 @@ from harness.tools import Tool
 from tests.dialects import DIALECTS, Dialect
 from tests.wire_server import WireServer
 
+# A worker holds every collected test, hypothesis and the SDKs: a heap on which each full
+# garbage collection is slow, and the default thresholds run one every few thousand
+# allocations (about a fifth of a worker's time in collection alone). Collections are made
+# rarer, and what exists once the tests are collected is frozen out of them (it lives until
+# the worker exits anyway). Cycles made by the tests are still collected.
+gc.set_threshold(50_000, 20, 20)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    gc.collect()
+    gc.freeze()
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: two workers more than this process may use cores. About a third of the
+    suite's time is spent waiting (on subprocesses, servers, a browser, Ray), and a worker
+    that waits leaves its core to another. ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still wins."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return len(os.sched_getaffinity(0)) + 2
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--hardware", action="store_true", help="run tests that need a robot")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Files marked ``long`` first (a stable sort): xdist hands files out in this order, so
+    # the longest start at once and the short ones fill in around them, rather than one
+    # worker starting a 40-second file while the others have finished.
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
     if config.getoption("--hardware"):
         return
     skip = pytest.mark.skip(reason="needs real hardware (--hardware)")

@@ -44,6 +44,8 @@ from harness.messages import (
 )
 from harness.tokens import TokenEstimator
 
+pytestmark = pytest.mark.long
+
 TINY = EfficiencyOptions(
     turns=30, facts=9, window=16_000, reserve=2_000, summary_failure_rate=0.5, seed=3
 )

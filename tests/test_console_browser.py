@@ -28,7 +28,10 @@ pytest.importorskip("pybullet")
 CHROMIUM = next(
     (p for p in ("/usr/bin/chromium", shutil.which("chromium")) if p and Path(p).exists()), None
 )
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (Debian: chromium)")
+pytestmark = [
+    pytest.mark.long,
+    pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (Debian: chromium)"),
+]
 
 ARGS = [
     "--no-sandbox",

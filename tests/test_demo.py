@@ -14,6 +14,8 @@ import pytest
 from harness.cli import build_parser
 from harness.cli.demo import DEFAULT_INSTRUCTION, DEMO_DEFAULTS, demo_config
 
+pytestmark = pytest.mark.long
+
 ROOT = Path(__file__).resolve().parents[1]
 HAS_SIM = importlib.util.find_spec("pybullet") is not None
 HAS_SCENE = importlib.util.find_spec("scene.brief") is not None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -34,6 +35,8 @@ from harness.messages import (
 )
 from harness.store.memory import MemoryRunStore
 from harness.tokens import TokenEstimator
+
+pytestmark = pytest.mark.long
 
 TASK = "task_p"
 TRIES = {

@@ -23,6 +23,7 @@ from harness.events import DoneEvent, SafetyCheckEvent, ToolResultEvent
 from harness.providers import ScriptedModel, call, reply
 
 pytestmark = [
+    pytest.mark.long,
     pytest.mark.libero,
     pytest.mark.skipif(not libero_available(), reason="the LIBERO world needs the [libero] extra"),
 ]

@@ -32,7 +32,10 @@ from harness.tools import ToolArgumentError, ToolCancelledError, ToolContext
 from tests.conftest import BoxSafety, FakeDriver
 
 pytest.importorskip("mcp")
-pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="pid checks need /proc")
+pytestmark = [
+    pytest.mark.long,
+    pytest.mark.skipif(not os.path.isdir("/proc"), reason="pid checks need /proc"),
+]
 
 FIXTURE = str(Path(__file__).parent / "fixtures" / "mcp_robot_server.py")
 

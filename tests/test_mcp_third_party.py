@@ -37,7 +37,10 @@ from harness.tools import ToolContext
 from tests.test_mcp_servers import FIXTURE, by_remote, invoke, offline, server, wait_dead
 
 pytest.importorskip("mcp")
-pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="pid checks need /proc")
+pytestmark = [
+    pytest.mark.long,
+    pytest.mark.skipif(not os.path.isdir("/proc"), reason="pid checks need /proc"),
+]
 
 TIME_SERVER = shutil.which("mcp-server-time") or str(
     Path(sys.executable).with_name("mcp-server-time")

@@ -43,7 +43,10 @@ from tests.secret_planting import (
 )
 
 pytest.importorskip("mcp")
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="MCP stderr goes through a pipe")
+pytestmark = [
+    pytest.mark.long,
+    pytest.mark.skipif(os.name != "posix", reason="MCP stderr goes through a pipe"),
+]
 
 CUSTOM_SECRET = "ROBOT-SECRET-778899"
 CUSTOM_PATTERN = r"ROBOT-SECRET-\d{6}"

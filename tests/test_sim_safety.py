@@ -21,7 +21,7 @@ from harness.events import SafetyCheckEvent, ToolResultEvent
 from harness.providers import ScriptedModel, call, reply
 
 pybullet = pytest.importorskip("pybullet", reason="the simulator needs the [sim] extra")
-pytestmark = pytest.mark.sim
+pytestmark = [pytest.mark.long, pytest.mark.sim]
 
 PANDA = load_profile("panda_tabletop")
 ZONE = PANDA.keep_out[0]
