@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -43,11 +44,14 @@ def request() -> ModelRequest:
 
 
 class CancelAt:
-    """``cancelled()`` that turns true ``after_s`` after :meth:`start`; counts its calls
-    and remembers the thread that made each one."""
+    """``cancelled()`` that turns true ``after_s`` after :meth:`start`, or ``after_s`` after
+    ``once()`` first holds (an event, e.g. the server has the request: a loaded machine may
+    take longer than ``after_s`` to send it); counts its calls and remembers the thread
+    that made each one."""
 
-    def __init__(self, after_s: float) -> None:
+    def __init__(self, after_s: float, once: Callable[[], bool] | None = None) -> None:
         self.after_s = after_s
+        self.once = once
         self.at = float("inf")
         self.calls = 0
         self.threads: set[int] = set()
@@ -58,6 +62,8 @@ class CancelAt:
     def __call__(self) -> bool:
         self.calls += 1
         self.threads.add(threading.get_ident())
+        if self.at == float("inf") and self.once is not None and self.once():
+            self.start()
         return time.monotonic() >= self.at
 
 
@@ -68,9 +74,8 @@ def measure(
     latency seen by the server or None)."""
     server.reply(reply)
     model = build_model(dialect.config(server, **config))
-    cancel = CancelAt(CANCEL_AFTER_S)
+    cancel = CancelAt(CANCEL_AFTER_S, once=lambda: bool(server.requests))
     try:
-        cancel.start()
         chunks = list(model.stream(request(), cancelled=cancel))
         returned = time.monotonic() - cancel.at
         closed = _wait_for_close(server)
@@ -167,9 +172,12 @@ def test_cancel_while_a_non_streamed_answer_is_held_back(
 def test_cancel_during_a_retry_wait(dialect: Dialect, server: WireServer) -> None:
     server.responder = lambda recorded: dialect.error(500, "down")
     model = build_model(dialect.config(server, options={"retry_base_s": 30.0, "retry_max_s": 30.0}))
-    cancel = CancelAt(CANCEL_AFTER_S)
-    cancel.start()
-    chunks = list(model.stream(request(), cancelled=cancel))
+    cancel = CancelAt(CANCEL_AFTER_S)  # started by the retry notice: mid-wait, whatever the load
+    chunks = []
+    for chunk in model.stream(request(), cancelled=cancel):
+        chunks.append(chunk)
+        if isinstance(chunk, RetryNotice):
+            cancel.start()
     returned = time.monotonic() - cancel.at
     print(
         f"\ncancel latency [{dialect.name}, retry wait of 15-30 s]: returned after {returned:.3f} s"
