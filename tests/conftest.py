@@ -5,9 +5,11 @@ from __future__ import annotations
 import gc
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -39,6 +41,33 @@ gc.set_threshold(50_000, 20, 20)
 def pytest_collection_finish(session: pytest.Session) -> None:
     gc.collect()
     gc.freeze()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """With xdist, rewrite the test files' asserts once, here, before the workers start.
+
+    Otherwise every worker of a fresh checkout rewrites and compiles every test file at the
+    same moment (about 5 s of CPU each, four times over on two cores) and only the first
+    one's cache is kept. This uses pytest's own rewriting (private names: if they change,
+    this does nothing and the workers rewrite as before)."""
+    config = session.config
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        return
+    try:
+        from _pytest.assertion import rewrite
+
+        state = config.stash[rewrite.assertstate_key]
+        if state.mode != "rewrite" or sys.dont_write_bytecode:
+            return
+        for source in sorted(Path(__file__).parent.rglob("test_*.py")):
+            cache = rewrite.get_cache_dir(source)
+            pyc = cache / (source.name[:-3] + rewrite.PYC_TAIL)
+            if rewrite.try_makedirs(cache) and rewrite._read_pyc(source, pyc) is None:
+                source_hash, code = rewrite._rewrite_test(source, config)
+                rewrite._write_pyc(state, code, source_hash, pyc)
+    except (AttributeError, ImportError, KeyError, OSError, SyntaxError, TypeError):
+        return
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
