@@ -42,7 +42,7 @@ def counted(sim: Any, monkeypatch: pytest.MonkeyPatch) -> CountingPyBullet:
 
 
 def fresh(sim: Any, camera: str) -> np.ndarray:
-    return sim._draw(camera)
+    return sim._draw(camera)[0]
 
 
 def test_a_turn_that_moves_nothing_draws_nothing(sim: Any, counted: CountingPyBullet) -> None:
@@ -80,6 +80,29 @@ def test_every_frame_handed_out_is_the_one_drawn_afresh(
             before = sim._frame_cache.get(camera)
             handed = sim.render(camera)
             assert np.array_equal(handed, fresh(sim, camera)), (step, kind, camera)
-            if before is not None and not np.array_equal(before[1], handed):
+            if before is not None and not np.array_equal(before.frame, handed):
                 changed += 1
     assert changed >= 4  # the walk really changed what the cameras see
+
+
+def test_a_kept_frame_still_shows_perception_what_it_shows() -> None:
+    """With ``perception: seen`` a frame is also what perception has been shown. ``reset``
+    and ``restore`` forget what was seen and may leave the scene looking as it did (same
+    ids, poses and looks): the kept frame handed out then must show its objects to
+    perception again, as a frame drawn afresh would."""
+    from embodiment.sim.tabletop import TabletopSim
+
+    sim = TabletopSim(seed=0, perception="seen")
+    sim.connect()
+    try:
+        assert not sim._seen
+        sim.render("front")
+        seen = set(sim._seen)
+        assert seen  # the front camera shows the cubes
+        shown = sim._world_appearance()
+        sim._seen.clear()  # what reset() and restore() do to it
+        assert sim._world_appearance() == shown  # so the kept frame is handed out
+        sim.render("front")
+        assert sim._seen == seen
+    finally:
+        sim.disconnect()

@@ -4,11 +4,22 @@ camera poses, and their view and projection matrices.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from embodiment.sim.parts import (
     SEEN_MIN_PIXELS,
 )
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """A camera's last frame, what the world looked like then, and the bodies it shows."""
+
+    appearance: tuple[object, ...]
+    frame: np.ndarray
+    bodies: frozenset[int]
 
 
 class Cameras:
@@ -18,18 +29,19 @@ class Cameras:
     (a skill loaded, a memory read, a look). A frame is kept with what it showed: every
     body's id, pose, joint positions and visual shapes. While all of those are the same,
     the same camera gives the same frame (the renderer is deterministic), so it is handed
-    out again rather than drawn again."""
+    out again rather than drawn again, with the bodies it showed (``perception: seen``: a
+    kept frame shows them to perception as a fresh one would, after a reset forgot them)."""
 
     def render(self, camera_name: str) -> np.ndarray:
         """An HxWx3 uint8 RGB frame from a camera declared in the profile."""
         with self._lock:
-            shown = self._world_appearance()
+            appearance = self._world_appearance()
             kept = self._frame_cache.get(camera_name)
-            if kept is not None and kept[0] == shown:
-                return kept[1].copy()
-            frame = self._draw(camera_name)
-            self._frame_cache[camera_name] = (shown, frame)
-            return frame.copy()
+            if kept is None or kept.appearance != appearance:
+                kept = _Kept(appearance, *self._draw(camera_name))
+                self._frame_cache[camera_name] = kept
+            self._seen.update(kept.bodies)
+            return kept.frame.copy()
 
     def _world_appearance(self) -> tuple[object, ...]:
         """Everything a frame depends on besides the camera: each body's id, base pose,
@@ -54,7 +66,8 @@ class Cameras:
             )
         return tuple(bodies)
 
-    def _draw(self, camera_name: str) -> np.ndarray:
+    def _draw(self, camera_name: str) -> tuple[np.ndarray, frozenset[int]]:
+        """A frame drawn now, and the bodies it shows (only counted for ``perception: seen``)."""
         camera = self.profile.camera(camera_name)
         pb = self._pb
         view, projection = self.camera_matrices(camera_name)
@@ -67,15 +80,16 @@ class Cameras:
             renderer=renderer,
             physicsClientId=self._cid,
         )
+        shown: frozenset[int] = frozenset()
         if self.config.perceives_only_what_was_seen:
             bodies = np.asarray(segmentation, dtype=np.int64).reshape(-1)
             bodies = bodies[bodies >= 0] & 0xFFFFFF  # the low 24 bits are the body id
             ids, counts = np.unique(bodies, return_counts=True)
-            self._seen.update(
+            shown = frozenset(
                 int(i) for i, n in zip(ids, counts, strict=True) if n >= SEEN_MIN_PIXELS
             )
         frame = np.asarray(rgba, dtype=np.uint8).reshape(camera.height, camera.width, 4)
-        return np.ascontiguousarray(frame[:, :, :3])
+        return np.ascontiguousarray(frame[:, :, :3]), shown
 
     def camera_matrices(self, camera_name: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
         """PyBullet's flat (column-major) view and projection matrices of a fixed camera.

@@ -33,13 +33,11 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from embodiment.profile import EmbodimentProfile, load_profile
 from embodiment.sim.actions import (
     tabletop_actions,
 )
-from embodiment.sim.cameras import Cameras
+from embodiment.sim.cameras import Cameras, _Kept
 from embodiment.sim.parts import (
     ARM_JOINTS,
     FINGER_JOINTS,
@@ -101,7 +99,7 @@ class TabletopSim(GroundTruth, Cameras, Tasks, Physics):
         self._seen: set[int] = set()
         """Body ids some rendered frame has shown (``perception: seen``)."""
         self._camera_cache: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {}
-        self._frame_cache: dict[str, tuple[tuple[object, ...], np.ndarray]] = {}
+        self._frame_cache: dict[str, _Kept] = {}
         self._pace_origin = (0.0, 0.0)
         rtf = self.config.real_time_factor
         self.real_time_factor = rtf if rtf is not None else (1.0 if self.config.gui else 0.0)
