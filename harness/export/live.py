@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -60,6 +61,8 @@ DEFAULT_RERUN_WEB_PORT = 9090
 DEFAULT_RERUN_GRPC_PORT = 9876
 QUEUE_SIZE = 1024
 """Events held for a slow viewer before new ones are dropped (about 40 turns)."""
+SEND_GRACE_S = 0.5
+"""How long the Foxglove server is left to send what it has queued before it stops."""
 
 
 class LiveOutput(Protocol):
@@ -236,6 +239,9 @@ class FoxgloveLive:
         self._channel(message.topic, message.schema).log(message.data, log_time=message.time_ns)
 
     def close(self) -> None:
+        # The SDK sends from its own threads and has no flush: stop() drops what is still
+        # queued for a client (seen under load: the task's last /log message, its ``done``).
+        time.sleep(SEND_GRACE_S)
         self.server.stop()
 
 
