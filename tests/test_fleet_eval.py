@@ -92,16 +92,23 @@ def test_one_and_two_workers_give_the_same_outcomes_and_a_dead_worker_is_retried
     )
 
 
-def _worker_pids(parent: int) -> list[int]:
-    found = []
+def _descendants(root: int) -> dict[int, int]:
+    """Every process below ``root``, with its parent's pid."""
+    parents: dict[int, int] = {}
     for status in Path("/proc").glob("[0-9]*/status"):
         try:
             text = status.read_text()
         except OSError:
             continue
         fields = dict(line.split(":\t", 1) for line in text.splitlines() if ":\t" in line)
-        if fields.get("PPid", "").strip() == str(parent):
-            found.append(int(status.parent.name))
+        parents[int(status.parent.name)] = int(fields.get("PPid", "0").strip() or 0)
+    found: dict[int, int] = {}
+    frontier = [root]
+    while frontier:
+        parent = frontier.pop()
+        children = [pid for pid, ppid in parents.items() if ppid == parent]
+        found.update((child, parent) for child in children)
+        frontier += children
     return found
 
 
@@ -132,16 +139,21 @@ def test_kill_the_eval_mid_run_then_resume_without_repeating_episodes(tmp_path: 
             break
         assert eval_process.poll() is None, eval_process.stderr.read().decode()  # type: ignore[union-attr]
         time.sleep(0.1)
-    workers = _worker_pids(eval_process.pid)
+    # The coordinator's children are the forkserver and its resource tracker; the workers
+    # are the forkserver's children.
+    left_behind = _descendants(eval_process.pid)
+    workers = [pid for pid, parent in left_behind.items() if parent != eval_process.pid]
+    assert len(workers) == 2, left_behind
     eval_process.kill()  # kill -9 of the coordinator, mid-run
     eval_process.wait(timeout=10)
     before = EvalFolder(out).records()
     assert 1 <= len(before) < 4, "the kill came too late to test anything"
-    # Orphaned workers cancel their episode and leave on their own.
+    # Orphaned workers cancel their episode and leave on their own, and so does every
+    # other process the eval started.
     deadline = time.monotonic() + 60
-    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+    while any(_alive(pid) for pid in left_behind) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not [pid for pid in workers if _alive(pid)]
+    assert not [pid for pid in left_behind if _alive(pid)]
     with journal.open("a", encoding="utf-8") as handle:
         handle.write('{"key": "pick_place/red/s1", "task": "pick')  # a line cut by the kill
 

@@ -333,3 +333,23 @@ def test_resume_refuses_a_suite_that_lost_episodes(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match=r"no longer has episode b/v1/s0; it changed"):
         plan_eval(load_suite(path), HarnessConfig.model_validate({}), folder=folder.folder,
                   manifest=None)  # fmt: skip
+
+
+def test_the_forkserver_preload_starts_no_thread() -> None:
+    """Workers are forked from a process that imported ``WORKER_PRELOAD``: forking is safe
+    only while none of those imports starts a thread."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import importlib, importlib.util, threading\n"
+        "from harness.fleet.local import WORKER_PRELOAD\n"
+        "found = [m for m in WORKER_PRELOAD if importlib.util.find_spec(m)]\n"
+        "for module in found: importlib.import_module(module)\n"
+        "print(len(found), threading.active_count())\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    imported, threads = result.stdout.split()[-2:]
+    assert int(imported) >= 5 and threads == "1", result.stdout
