@@ -70,6 +70,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return
 
 
+@pytest.hookimpl(optionalhook=True)  # without xdist (``-p no:xdist``) the hook is unknown
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """``-n auto``: two workers more than this process may use cores. About a third of the
     suite's time is spent waiting (on subprocesses, servers, a browser, Ray), and a worker
