@@ -22,6 +22,7 @@ import contextlib
 import json
 import select
 import socket
+import ssl
 import threading
 import time
 from collections import deque
@@ -97,13 +98,20 @@ Responder = Callable[[Recorded], Reply]
 class WireServer:
     """The server; use as a context manager."""
 
-    def __init__(self, responder: Responder | None = None) -> None:
+    def __init__(
+        self, responder: Responder | None = None, *, tls: ssl.SSLContext | None = None
+    ) -> None:
+        """``tls``: serve HTTPS with this server-side context (the URLs become https)."""
         self.responder = responder
         self.requests: list[Recorded] = []
         self._queue: deque[Reply | Responder] = deque()
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self.scheme = "http"
+        if tls is not None:
+            self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True)
+            self.scheme = "https"
         self._httpd.daemon_threads = True
         self._httpd.wire = self  # type: ignore[attr-defined]
         # A short poll interval: shutdown() waits for the serve loop to notice.
@@ -117,11 +125,11 @@ class WireServer:
 
     @property
     def openai_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{self.scheme}://127.0.0.1:{self.port}/v1"
 
     @property
     def anthropic_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{self.scheme}://127.0.0.1:{self.port}"
 
     def reply(self, *replies: Reply | Responder) -> WireServer:
         """Queue answers for the next requests, in order (before the ``responder``)."""

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from harness.providers.retry import CANCEL_POLL_S
+from harness.providers.tls import shared_tls_context
 
 __all__ = ["Abort", "Cancelled", "DeadlineExceeded", "abortable_http_client", "run_abortable"]
 
@@ -128,11 +129,16 @@ def abortable_http_client(sdk: Any) -> Any:
 
     ``sdk`` is the imported ``openai`` or ``anthropic`` module; both export
     ``DefaultHttpxClient`` and ``DEFAULT_CONNECTION_LIMITS``. The limits are the SDK's,
-    minus idle connections (each call connects: see the module docstring).
+    minus idle connections (each call connects: see the module docstring); the TLS context
+    is the process's shared one (:mod:`harness.providers.tls`).
     """
     defaults = sdk.DEFAULT_CONNECTION_LIMITS
     limits = type(defaults)(max_connections=defaults.max_connections, max_keepalive_connections=0)
-    return sdk.DefaultHttpxClient(limits=limits, event_hooks={"request": [_install_trace]})
+    options: dict[str, Any] = {"limits": limits, "event_hooks": {"request": [_install_trace]}}
+    context = shared_tls_context(sdk.DefaultHttpxClient)
+    if context is not None:
+        options["verify"] = context
+    return sdk.DefaultHttpxClient(**options)
 
 
 def run_abortable(
