@@ -6,7 +6,11 @@ provider and every probe. Certificates do not change between two clients, so the
 is built once, by the SDK's own httpx (``create_ssl_context()``, which honours
 ``SSL_CERT_FILE`` and ``SSL_CERT_DIR``), and handed to every client after. It is built
 again when either variable changes. An ``SSLContext`` is safe to share between clients and
-threads; the standard library's own ``urllib`` shares one.
+threads. One thing is written to it after it is built: httpcore sets its ALPN list at
+every connection, from the client's ``http2`` setting. The only clients given the shared
+context are the providers' (:func:`~harness.providers.inflight.abortable_http_client`),
+all HTTP/1.1, so every connection writes the same list; a client that wants HTTP/2 must
+not be given it.
 """
 
 from __future__ import annotations
