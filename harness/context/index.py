@@ -316,7 +316,8 @@ class AddressIndex:
         into one page of the next level. Pages stay oldest first, so the pages of a higher
         level always come before those of a lower one."""
         level = 1
-        while level <= max((page.level for page in pages), default=0):
+        top = max((page.level for page in pages), default=0)
+        while level <= top:
             at_level = [index for index, page in enumerate(pages) if page.level == level]
             if len(at_level) <= self.fanout:
                 level += 1
@@ -331,6 +332,7 @@ class AddressIndex:
                 span=(members[0].first, members[-1].last),
             )
             pages = [*pages[: group[0]], nested, *pages[group[-1] + 1 :]]
+            top = max(top, level + 1)
         return pages
 
 
