@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import settings
 
 from embodiment.fake import FakeRobot
 from embodiment.types import ActionResult, Observation, SafetyDecision
@@ -36,6 +37,12 @@ from tests.wire_server import WireServer
 # rarer, and what exists once the tests are collected is frozen out of them (it lives until
 # the worker exits anyway). Cycles made by the tests are still collected.
 gc.set_threshold(50_000, 20, 20)
+
+# Property tests assert what holds, not how fast: hypothesis's default 200 ms deadline per
+# example is a timing assertion, and a busy machine failed one (a 320 ms example whose rerun
+# took 0.05 ms). Each test's own settings still apply on top.
+settings.register_profile("harness", deadline=None)
+settings.load_profile("harness")
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -335,21 +335,29 @@ def test_resume_refuses_a_suite_that_lost_episodes(tmp_path: Path) -> None:
                   manifest=None)  # fmt: skip
 
 
-def test_the_forkserver_preload_starts_no_thread() -> None:
+def test_the_forkserver_preload_starts_no_thread_and_prints_nothing() -> None:
     """Workers are forked from a process that imported ``WORKER_PRELOAD``: forking is safe
-    only while none of those imports starts a thread."""
+    only while none of those imports starts a thread, and whatever they print lands in the
+    eval's own output (PyBullet's build banner must not)."""
+    import importlib.util
+    import json
     import subprocess
     import sys
 
     probe = (
-        "import importlib, importlib.util, threading\n"
+        "import importlib, json, sys, threading\n"
         "from harness.fleet.local import WORKER_PRELOAD\n"
-        "found = [m for m in WORKER_PRELOAD if importlib.util.find_spec(m)]\n"
-        "for module in found: importlib.import_module(module)\n"
-        "print(len(found), threading.active_count())\n"
+        "for module in WORKER_PRELOAD: importlib.import_module(module)\n"
+        "sys.stdout.flush()\n"
+        "loaded = [m for m in ('harness.runtime.harness', 'pybullet') if m in sys.modules]\n"
+        "sys.stderr.write(json.dumps([threading.active_count(), loaded]))\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
-    imported, threads = result.stdout.split()[-2:]
-    assert int(imported) >= 5 and threads == "1", result.stdout
+    assert result.stdout == "", result.stdout
+    threads, loaded = json.loads(result.stderr)
+    expected = ["harness.runtime.harness"]
+    if importlib.util.find_spec("pybullet") is not None:  # the sim extra
+        expected.append("pybullet")
+    assert threads == 1 and loaded == expected, result.stderr

@@ -50,27 +50,8 @@ POLL_S = 0.25
 STOP_GRACE_S = 30.0
 """How long a cancelled worker gets to stop its robot and report before it is killed."""
 
-WORKER_PRELOAD = (
-    "harness.fleet.episode",
-    "harness.fleet.driver_pool",
-    "harness.assembly.build",
-    "harness.config",
-    "harness.runtime.harness",
-    "harness.planner.policy",
-    "embodiment.sim.tabletop",
-    "pybullet",
-    "pybullet_data",
-    "PIL.Image",
-    "networkx",
-    "jsonschema",
-    "sqlite3",
-)
-"""What the forkserver imports once for every worker: what an episode on the tabletop
-simulator imports anyway (about 0.65 s). A module that is not installed is skipped by the
-forkserver. A model's SDK is not among them: ``anthropic`` alone takes 1.1 s, an offline
-episode never needs it, and an episode that does imports its own. None of them starts a
-thread on import (tests/test_fleet_units.py checks), which is what makes forking from the
-forkserver safe."""
+WORKER_PRELOAD = ("harness.fleet.worker_preload",)
+"""What the forkserver imports once for every worker (see that module)."""
 
 
 def worker_context() -> Any:
