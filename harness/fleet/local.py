@@ -3,7 +3,7 @@
 Each worker is a process of its own that runs one episode at a time, each with its own
 Harness, and sends the record back through its pipe. Workers are forked from a
 ``forkserver``: a clean interpreter with no threads that imported the harness once, so a
-worker starts in milliseconds instead of the 0.7 s an interpreter takes to import it, and a
+worker starts in milliseconds instead of the 0.65 s an interpreter takes to import it, and a
 worker that died is replaced as fast. The coordinator itself is never forked (PyBullet and
 the harness's threads are not safe to fork). Where the platform has no forkserver
 (Windows), workers are fresh ``spawn`` interpreters.
