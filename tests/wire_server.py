@@ -34,6 +34,7 @@ from typing import Any
 __all__ = [
     "Recorded",
     "Reply",
+    "Responder",
     "WireServer",
     "anthropic_error",
     "anthropic_message",
