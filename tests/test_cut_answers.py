@@ -147,7 +147,8 @@ def test_a_tool_call_cut_every_time_fails_after_one_changed_resend(
     assert len(server.requests) == 2
     done = done_of(events)
     assert done.status == "failed"
-    assert "the output limit of 4096 tokens cut a tool call (move_to) off" in done.termination_reason
+    reason = done.termination_reason
+    assert "the output limit of 4096 tokens cut a tool call (move_to) off" in reason
 
 
 def test_a_configured_output_limit_is_kept_and_the_resend_changes_by_its_notice(
