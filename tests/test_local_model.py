@@ -367,3 +367,58 @@ def test_optional_features_leave_in_order_and_only_as_needed() -> None:
         }
         seen_orders.add(len(dropped))
     assert seen_orders == set(range(len(OPTIONAL_FEATURES) + 1))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    whole=st.lists(
+        st.dictionaries(st.sampled_from("xyz"), st.floats(-1, 1, allow_nan=False)), max_size=3
+    ),
+    last=st.dictionaries(st.sampled_from("xyzw"), st.floats(-1, 1, allow_nan=False)),
+    cut_at=st.integers(0, 60),
+    finish=st.sampled_from(["length", "tool_calls", "stop"]),
+)
+def test_only_the_last_call_of_an_answer_the_limit_stopped_is_cut(
+    whole: list[dict[str, float]], last: dict[str, float], cut_at: int, finish: str
+) -> None:
+    """Over every cut point of the last call's arguments: an answer the output limit
+    stopped has its last call marked cut with exactly what arrived, the calls before it
+    whole; an answer that stopped on its own has no cut call."""
+    from types import SimpleNamespace as NS
+
+    from harness.providers.chat_assembly import ChatAssembler
+    from harness.providers.transcript import ToolNames
+
+    texts = [json.dumps(args) for args in whole]
+    last_text = json.dumps(last)[:cut_at] if finish == "length" else json.dumps(last)
+    texts.append(last_text)
+    assembler = ChatAssembler("gemma", ToolNames(["move_to"]))
+    for index, text in enumerate(texts):
+        function = NS(name="move_to", arguments=text)
+        delta = NS(content=None, tool_calls=[NS(index=index, id=f"c{index}", function=function)])
+        list(assembler.add(NS(model="gemma", usage=None, choices=[NS(index=0, delta=delta)])))
+    end = NS(index=0, delta=NS(content=None, tool_calls=None), finish_reason=finish)
+    list(assembler.add(NS(model="gemma", usage=None, choices=[end])))
+    calls = assembler.response().tool_calls
+    assert [c.cut for c in calls[:-1]] == [False] * len(whole)
+    assert [c.arguments for c in calls[:-1]] == whole
+    if finish == "length":
+        assert calls[-1].cut and calls[-1].raw_arguments == last_text
+        assert calls[-1].arguments == {}
+        assert assembler.cut_by_output_limit() is (not whole)
+    else:
+        assert not calls[-1].cut and calls[-1].arguments == last
+
+
+def test_a_small_output_limit_the_user_chose_is_resent_not_taken_for_a_full_window(
+    config: HarnessConfig, server: WireServer
+) -> None:
+    """Found live (llama-server, output limit 48): the resend keeps the user's limit even
+    below 64 tokens; only a window without room ends the task."""
+    OPENAI.prepare(pytest.MonkeyPatch())
+    server.reply(OPENAI.cut_text("Half"), OPENAI.text("Done."))
+    config.model = OPENAI.config(server, context_window=8192, max_output_tokens=48)
+    with Harness.from_config(config) as harness:
+        done = done_of(list(harness.run_stream("report")))
+    assert done.status == "completed" and done.report == "Done."
+    assert [asked_limit(r) for r in server.requests] == [48, 48]

@@ -45,7 +45,8 @@ ROOM_MARGIN = 0.02
 room is computed from the server's count of the cut prompt plus an estimate of the
 notice, so only the notice's estimate is uncertain)."""
 MIN_ANSWER_TOKENS = 64
-"""Less room than this for an answer is no room: the task ends naming the window."""
+"""Less room than this for an answer (or than the cut limit, when that was smaller) is no
+room: the task ends naming the window."""
 
 
 def is_cut_report(response: ModelResponse) -> bool:
@@ -98,7 +99,8 @@ def resend_limit(model: ModelConfig, *, limit: int, window: int, prompt_tokens: 
     """The answer limit for the resend: the room the window has left after a prompt of
     ``prompt_tokens`` (less :data:`ROOM_MARGIN`), capped at twice ``limit`` (or at
     ``limit`` itself when the user chose it: it is theirs to raise). Never more than the
-    room: a value below :data:`MIN_ANSWER_TOKENS` means there is none."""
+    room: a value below :data:`MIN_ANSWER_TOKENS` (and below ``limit``) means there is
+    none."""
     room = window - prompt_tokens - int(window * ROOM_MARGIN)
     wanted = limit if chose(model, "max_output_tokens") else 2 * limit
     return min(wanted, room)

@@ -133,7 +133,9 @@ def decide(lane: Lane) -> Steps[ModelResponse | TaskEnding]:
                 "report or a call: " + cut_remedy(cuts[-1]),
             )
         resend = yield from room_for_resend(lane, cuts[-1])
-        if resend < MIN_ANSWER_TOKENS:
+        if isinstance(resend, TaskEnding):
+            return resend
+        if resend < min(cuts[-1].limit, MIN_ANSWER_TOKENS):
             return TaskEnding(
                 "failed",
                 f"{cuts[-1].describe()}, and the prompt leaves room for only "
@@ -155,11 +157,12 @@ def cut_remedy(cut: Cut) -> str:
     return "raise model.max_output_tokens or ask for a shorter answer"
 
 
-def room_for_resend(lane: Lane, cut: Cut) -> Steps[int]:
+def room_for_resend(lane: Lane, cut: Cut) -> Steps[int | TaskEnding]:
     """The answer limit for the resend after ``cut``: the room the window has after the
     prompt as the server counted it (plus the notice about to be added), from the
     server's own window when that is what stopped the answer. When that is less than the
-    cut limit, a compaction is forced first to make room."""
+    cut limit, a compaction is forced first to make room (the operator's cancel during it
+    ends the task)."""
     context = lane.context
     server_window = cut.server_window
     if server_window is not None and server_window < context.budget.context_window * 0.99:
@@ -167,11 +170,15 @@ def room_for_resend(lane: Lane, cut: Cut) -> Steps[int]:
         lower_budget(context, server_window, max_output=None)
     resend = _resend(lane, cut)
     if resend < cut.limit:
-        yield from compact(
+        ending = yield from compact(
             lane,
             force=True,
             reason=f"{cut.describe()}; making room for the answer in the window",
         )
+        if ending is not None and ending.status == "cancelled":
+            return ending
+        # A compaction that found nothing to fold leaves the room as it was: the resend
+        # asks for what there is (or the task ends naming the window, in decide).
         resend = _resend(lane, cut)
     return resend
 
