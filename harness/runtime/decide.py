@@ -99,7 +99,8 @@ def decide(lane: Lane) -> Steps[ModelResponse | TaskEnding]:
         except OutputLimitError as exc:
             yield lane.emit(model_error_event(exc))
             cut_off = exc.response or ModelResponse(
-                stop_reason="max_tokens", usage=exc.usage or Usage(requests=1)
+                stop_reason="max_tokens",
+                usage=exc.usage or Usage(requests=1, unreported_requests=1),
             )
             cuts.append(
                 (
