@@ -92,7 +92,7 @@ def test_a_kept_frame_still_shows_perception_what_it_shows() -> None:
     and ``restore`` forget what was seen and may leave the scene looking as it did (same
     ids, poses and looks): the kept frame handed out then must show its objects to
     perception again, as a frame drawn afresh would."""
-    from embodiment.sim.tabletop import TabletopSim
+    from worlds.tabletop.simulator import TabletopSim
 
     sim = TabletopSim(seed=0, perception="seen")
     sim.connect()

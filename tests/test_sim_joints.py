@@ -28,7 +28,7 @@ def inside(point: Any, low: Any, high: Any) -> bool:
 
 @pytest.fixture(scope="module")
 def sim() -> Any:
-    from embodiment.sim.tabletop import TabletopSim
+    from worlds.tabletop.simulator import TabletopSim
 
     class TracedSim(TabletopSim):
         def __init__(self, **kwargs: Any) -> None:

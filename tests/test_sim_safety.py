@@ -33,7 +33,7 @@ def inside(point: Any, low: Any, high: Any) -> bool:
 
 
 def traced_sim(**options: Any) -> Any:
-    from embodiment.sim.tabletop import TabletopSim
+    from worlds.tabletop.simulator import TabletopSim
 
     class TracedSim(TabletopSim):
         """The simulator, recording the grasp point after every physics step."""
@@ -74,7 +74,7 @@ def violations(trace: list[Any]) -> tuple[list[Any], list[Any]]:
 @pytest.fixture(scope="module")
 def edge_sim() -> Any:
     """Cubes beside the base's zone, next to the workspace's side and far edges."""
-    from embodiment.sim.world import ObjectSpec, TraySpec
+    from worlds.tabletop.scene import ObjectSpec, TraySpec
 
     sim = traced_sim(
         objects=[

@@ -1,0 +1,258 @@
+"""The tabletop's physics: stepping (interruptible by stop()), inverse kinematics and
+position control of the arm, the fingers, and building the table, tray and cubes.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from worlds.tabletop.parts import (
+    ARM_FORCES,
+    ARM_JOINTS,
+    EE_LINK,
+    FINGER_JOINTS,
+    IK_EVERY,
+    LOWER,
+    MAX_OPENING,
+    REST_POSE,
+    UPPER,
+    _Body,
+    _Interrupted,
+)
+from worlds.tabletop.scene import (
+    COLORS,
+    TABLE_TOP_Z,
+    plan_layout,
+)
+
+
+class Physics:
+    """Motion primitives and scene building (mixed into ``TabletopSim``)."""
+
+    def _default_speed(self) -> float:
+        limits = self.profile.limits
+        return limits.default_speed_m_s or min(0.25, limits.max_speed_m_s)
+
+    def _step(self, count: int = 1) -> None:
+        """Advance physics; raise :class:`_Interrupted` as soon as stop() was called."""
+        pb = self._pb
+        for _ in range(count):
+            if self._stop.is_set():
+                raise _Interrupted
+            with self._lock:
+                if self._cid is None:
+                    raise _Interrupted
+                pb.stepSimulation(physicsClientId=self._cid)
+                self._sim_time += self._dt
+            if self.real_time_factor > 0:
+                wall0, sim0 = self._pace_origin
+                due = wall0 + (self._sim_time - sim0) / self.real_time_factor
+                delay = due - time.monotonic()
+                if delay > 0 and self._stop.wait(delay):
+                    raise _Interrupted
+
+    def _settle(self, steps: int) -> None:
+        self._step(steps)
+
+    def _ik(self, position: tuple[float, float, float], yaw: float) -> list[float]:
+        pb = self._pb
+        orientation = pb.getQuaternionFromEuler((math.pi, 0.0, yaw))
+        q = pb.calculateInverseKinematics(
+            self._robot,
+            EE_LINK,
+            position,
+            orientation,
+            lowerLimits=[*LOWER, 0.0, 0.0],
+            upperLimits=[*UPPER, 0.04, 0.04],
+            jointRanges=[u - lo for lo, u in zip(LOWER, UPPER, strict=True)] + [0.04, 0.04],
+            restPoses=[*REST_POSE, 0.02, 0.02],
+            maxNumIterations=200,
+            residualThreshold=1e-4,
+            physicsClientId=self._cid,
+        )
+        return list(q[:7])
+
+    def _drive_arm(self, q: list[float]) -> None:
+        self._pb.setJointMotorControlArray(
+            self._robot,
+            list(ARM_JOINTS),
+            self._pb.POSITION_CONTROL,
+            targetPositions=q,
+            forces=list(ARM_FORCES),
+            physicsClientId=self._cid,
+        )
+
+    def _move_line(
+        self,
+        target: tuple[float, float, float],
+        yaw: float,
+        speed: float,
+        *,
+        slip_at: float | None = None,
+    ) -> None:
+        """Straight-line Cartesian motion of the grasp point, IK every few steps."""
+        start = self.ee_position()
+        start_yaw = self._yaw
+        distance = math.dist(start, target)
+        turn = abs(yaw - start_yaw)
+        # The smooth profile peaks at 1.5x the mean speed; keep the peak at `speed`.
+        duration = max(1.5 * distance / speed, turn / 1.5, self._dt)
+        steps = max(1, math.ceil(duration * self.config.physics_hz))
+        for index in range(1, steps + 1):
+            linear = index / steps
+            fraction = linear * linear * (3.0 - 2.0 * linear)  # smooth start and stop
+            if (index - 1) % IK_EVERY == 0 or index == steps:
+                point = tuple(s + (t - s) * fraction for s, t in zip(start, target, strict=True))
+                with self._lock:
+                    self._drive_arm(self._ik(point, start_yaw + (yaw - start_yaw) * fraction))  # type: ignore[arg-type]
+            if slip_at is not None and linear >= slip_at:
+                self._set_fingers(MAX_OPENING / 2, 5.0)
+                slip_at = None
+            self._step()
+        self._yaw = yaw
+        for _ in range(8):
+            if math.dist(self.ee_position(), target) < 0.002:
+                break
+            self._step(10)
+
+    def _set_fingers(self, each: float, force: float) -> None:
+        self._finger_command = (each, force)
+        with self._lock:
+            self._pb.setJointMotorControlArray(
+                self._robot,
+                list(FINGER_JOINTS),
+                self._pb.POSITION_CONTROL,
+                targetPositions=[each, each],
+                forces=[force, force],
+                physicsClientId=self._cid,
+            )
+
+    def _grip(self, width: float, force: float) -> None:
+        self._set_fingers(width / 2, force)
+        previous = self.gripper_width()
+        for _ in range(12):
+            self._step(10)
+            current = self.gripper_width()
+            if abs(current - width) < 0.001 or abs(current - previous) < 1e-4:
+                break
+            previous = current
+
+    def _hold(self) -> None:
+        """After a stop: command the current joint positions so the arm stays put."""
+        with self._lock:
+            if self._cid is None:
+                return
+            q = [
+                self._pb.getJointState(self._robot, j, physicsClientId=self._cid)[0]
+                for j in ARM_JOINTS
+            ]
+            self._drive_arm(q)
+            for _ in range(10):
+                self._pb.stepSimulation(physicsClientId=self._cid)
+                self._sim_time += self._dt
+
+    def _add_box(
+        self,
+        ref: str,
+        label: str,
+        category: str,
+        *,
+        center: tuple[float, float, float],
+        size: tuple[float, float, float],
+        rgba: tuple[float, float, float, float],
+        mass: float,
+        yaw: float = 0.0,
+        color: str | None = None,
+    ) -> _Body:
+        pb, cid = self._pb, self._cid
+        half = [s / 2 for s in size]
+        shape = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=half, physicsClientId=cid)
+        visual = pb.createVisualShape(
+            pb.GEOM_BOX, halfExtents=half, rgbaColor=rgba, physicsClientId=cid
+        )
+        body = pb.createMultiBody(
+            mass,
+            shape,
+            visual,
+            basePosition=center,
+            baseOrientation=pb.getQuaternionFromEuler((0, 0, yaw)),
+            physicsClientId=cid,
+        )
+        pb.changeDynamics(body, -1, lateralFriction=1.0, physicsClientId=cid)
+        record = _Body(ref, body, label, category, size, mass, color)
+        self._bodies[ref] = record
+        return record
+
+    def _build_objects(self, seed: int) -> None:
+        pb, cid = self._pb, self._cid
+        layout = plan_layout(self.config, seed=seed)
+        tray = self.config.scene().tray
+        if tray is not None and layout.tray_position is not None:
+            length, width = tray.size
+            wall, height = tray.wall_thickness, tray.wall_height
+            floor = 0.006
+            boxes = [
+                ((0.0, 0.0, floor / 2), (length / 2, width / 2, floor / 2)),
+                ((length / 2 - wall / 2, 0.0, height / 2), (wall / 2, width / 2, height / 2)),
+                ((-length / 2 + wall / 2, 0.0, height / 2), (wall / 2, width / 2, height / 2)),
+                ((0.0, width / 2 - wall / 2, height / 2), (length / 2, wall / 2, height / 2)),
+                ((0.0, -width / 2 + wall / 2, height / 2), (length / 2, wall / 2, height / 2)),
+            ]
+            positions = [b[0] for b in boxes]
+            halves = [b[1] for b in boxes]
+            shape = pb.createCollisionShapeArray(
+                [pb.GEOM_BOX] * 5,
+                halfExtents=halves,
+                collisionFramePositions=positions,
+                physicsClientId=cid,
+            )
+            visual = pb.createVisualShapeArray(
+                [pb.GEOM_BOX] * 5,
+                halfExtents=halves,
+                visualFramePositions=positions,
+                physicsClientId=cid,
+            )
+            x, y = layout.tray_position
+            body = pb.createMultiBody(
+                0.0, shape, visual, basePosition=(x, y, TABLE_TOP_Z), physicsClientId=cid
+            )
+            pb.changeVisualShape(body, -1, rgbaColor=(0.45, 0.45, 0.50, 1.0), physicsClientId=cid)
+            pb.changeDynamics(body, -1, lateralFriction=0.8, physicsClientId=cid)
+            self._bodies[tray.ref] = _Body(
+                tray.ref, body, "tray", "container", (length, width, height), 0.0
+            )
+            self._tray_floor = floor
+        for placed in layout.objects:
+            spec = placed.spec
+            self._add_box(
+                placed.ref,
+                placed.label,
+                "object",
+                center=(placed.position[0], placed.position[1], TABLE_TOP_Z + spec.size / 2),
+                size=(spec.size, spec.size, spec.size),
+                rgba=COLORS[spec.color],
+                mass=spec.mass_kg,
+                yaw=placed.yaw,
+                color=spec.color,
+            )
+        with self._lock:
+            for _ in range(30):
+                pb.stepSimulation(physicsClientId=cid)
+
+    def _reset_arm(self) -> None:
+        pb, cid = self._pb, self._cid
+        for joint, value in zip(ARM_JOINTS, REST_POSE, strict=True):
+            pb.resetJointState(self._robot, joint, value, physicsClientId=cid)
+        for joint in FINGER_JOINTS:
+            pb.resetJointState(self._robot, joint, MAX_OPENING / 2, physicsClientId=cid)
+        self._drive_arm(list(REST_POSE))
+        self._set_fingers(MAX_OPENING / 2, 20.0)
+        self._yaw = self._measured_yaw()
+
+    def _measured_yaw(self) -> float:
+        with self._lock:
+            orientation = self._pb.getLinkState(
+                self._robot, EE_LINK, computeForwardKinematics=True, physicsClientId=self._cid
+            )[5]
+        return float(self._pb.getEulerFromQuaternion(orientation)[2])
