@@ -52,6 +52,7 @@ __all__ = [
     "driver_names",
     "find_drivers",
     "find_worlds",
+    "load_found",
     "load_profile",
     "load_world",
     "profile_source",
@@ -126,6 +127,9 @@ def _one(name: str, candidates: list[Found], what: str, key: str) -> Found:
     if not matching:
         listed = "; ".join(f"{f.name} ({f.origin})" for f in candidates) or "none"
         raise WorldError(f"no {what} named {name!r}; found: {listed}", key=key, value=name)
+    builtin = [found for found in matching if found.origin == "built in"]
+    if builtin:
+        return builtin[0]  # a plugin cannot replace a built-in world (harness worlds says so)
     if len(matching) > 1:
         origins = "; ".join(found.origin for found in matching)
         raise PluginError(f"{what} {name!r} is defined more than once: {origins}", key=key)
@@ -151,6 +155,18 @@ def load_world(name: str) -> World:
     """The world ``name`` (:class:`WorldError` listing the worlds found when there is no
     such world; :class:`PluginError` naming the entry point when it cannot be loaded)."""
     found = _one(name, find_worlds(), "world", "world")
+    return load_found(found)
+
+
+def load_found(found: Found) -> World:
+    """The world one listing of :func:`find_worlds` names (:class:`PluginError` when it
+    cannot be loaded, or is a plugin using a built-in world's name)."""
+    if found.origin != "built in" and found.name in BUILTIN_WORLDS:
+        raise PluginError(
+            f"{found.origin} is not used: {found.name!r} is a built-in world's name",
+            key="world",
+            value=found.name,
+        )
     return _as_world(found)
 
 
@@ -185,7 +201,7 @@ def _loaded_worlds(*, plugins: bool) -> list[World]:
     if plugins:
         for found in _entry_points(WORLD_GROUP):
             try:
-                worlds.append(_as_world(found))
+                worlds.append(load_found(found))
             except PluginError:
                 continue
     return worlds
@@ -195,7 +211,7 @@ def _broken_plugins() -> list[str]:
     broken = []
     for found in _entry_points(WORLD_GROUP):
         try:
-            _as_world(found)
+            load_found(found)
         except PluginError as exc:
             broken.append(str(exc))
     return broken

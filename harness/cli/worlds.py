@@ -33,13 +33,13 @@ def register(subparsers: Any) -> None:
 def rows() -> list[dict[str, Any]]:
     """Every world and plugin driver found, as plain data (``error`` set when it failed)."""
     from worlds.contract import World
-    from worlds.registry import PluginError, driver_entry, find_drivers, find_worlds, load_world
+    from worlds.registry import PluginError, driver_entry, find_drivers, find_worlds, load_found
 
     found: list[dict[str, Any]] = []
     for item in find_worlds():
         row: dict[str, Any] = {"kind": "world", "name": item.name, "origin": item.origin}
         try:
-            world: World = load_world(item.name)
+            world: World = load_found(item)
         except PluginError as exc:
             found.append({**row, "error": str(exc)})
             continue
