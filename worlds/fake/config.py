@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from embodiment.actions import ActionArgs, NoArgs
+
 __all__ = [
     "FAKE_GRIP_FORCE_N",
     "CloseArgs",
@@ -31,52 +33,44 @@ FAKE_GRIP_FORCE_N = 40.0
 """The grip force the fake uses when a call leaves it out (written into its schema)."""
 
 
-class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class MoveToArgs(_Args):
+class MoveToArgs(ActionArgs):
     x: float
     y: float
     z: float
     speed: float | None = Field(None, gt=0)
 
 
-class MoveJointsArgs(_Args):
+class MoveJointsArgs(ActionArgs):
     joints: list[float]
 
 
-class PickArgs(_Args):
+class PickArgs(ActionArgs):
     ref: str
 
 
-class PlaceArgs(_Args):
+class PlaceArgs(ActionArgs):
     ref: str
     target: str
 
 
-class GripperArgs(_Args):
+class GripperArgs(ActionArgs):
     width: float | None = Field(None, gt=0)
 
 
-class CloseArgs(_Args):
+class CloseArgs(ActionArgs):
     force: float | None = Field(None, gt=0)
 
 
-class NoArgs(_Args):
-    pass
-
-
-class MoveBaseArgs(_Args):
+class MoveBaseArgs(ActionArgs):
     direction: Literal["forward", "backward", "left", "right"]
     distance: float = Field(ge=0)
 
 
-class RotateBaseArgs(_Args):
+class RotateBaseArgs(ActionArgs):
     angle: float
 
 
-class NavigateArgs(_Args):
+class NavigateArgs(ActionArgs):
     target: str
 
 

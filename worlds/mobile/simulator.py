@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from embodiment.actions import ActionArgs, NoArgs
 from embodiment.envelope.kinematics import kinematic_model, urdf_path
 from embodiment.profile import EmbodimentProfile
 from embodiment.pybullet_import import import_pybullet
@@ -74,25 +75,17 @@ def build(*, profile: EmbodimentProfile, **options: Any) -> MobileManipulatorSim
     )
 
 
-class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class MoveJointsArgs(_Args):
+class MoveJointsArgs(ActionArgs):
     joints: list[float] = Field(description="Joint positions (radians), one per arm joint.")
 
 
-class MoveBaseArgs(_Args):
+class MoveBaseArgs(ActionArgs):
     direction: Literal["forward", "backward", "left", "right"]
     distance: float = Field(ge=0, description="Metres along the direction.")
 
 
-class RotateBaseArgs(_Args):
+class RotateBaseArgs(ActionArgs):
     angle: float = Field(description="Radians, positive turns left.")
-
-
-class _NoArgs(_Args):
-    pass
 
 
 class _Interrupted(Exception):
@@ -319,7 +312,7 @@ class MobileManipulatorSim:
                 safety={"angle": "angle"},
             ),
             ActionSpec(
-                name="home", description="Arm to its home joints.", arguments=_NoArgs, safety={}
+                name="home", description="Arm to its home joints.", arguments=NoArgs, safety={}
             ),
         ]
 
