@@ -1,6 +1,6 @@
 """Programmatic post-conditions of the fake's actions, judged from its own state.
 
-``FakeRobot.post_conditions()`` returns a :class:`_FakePostConditions`: ``pick`` holds
+``FakeRobot.post_conditions()`` returns a :class:`FakePostConditions`: ``pick`` holds
 when the fake holds the ref, ``place`` when it let go, ``move_to`` when the gripper is at
 the target. Kept apart from :mod:`.robot` so the judge reads only the robot's state and
 never its motion code.
@@ -16,10 +16,10 @@ from embodiment.types import PostCondition
 if TYPE_CHECKING:
     from worlds.fake.robot import FakeRobot
 
-__all__ = ["_FakePostConditions"]
+__all__ = ["FakePostConditions"]
 
 
-class _FakePostConditions:
+class FakePostConditions:
     def __init__(self, robot: FakeRobot) -> None:
         self.robot = robot
 

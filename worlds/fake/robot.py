@@ -40,7 +40,7 @@ from worlds.fake.config import (
     RotateBaseArgs,
 )
 from worlds.fake.motion import FakeMotion
-from worlds.fake.postconditions import _FakePostConditions
+from worlds.fake.postconditions import FakePostConditions
 
 __all__ = ["FakeRobot"]
 
@@ -156,8 +156,8 @@ class FakeRobot(FakeMotion):
             return Motion()  # execute refuses it without moving
         return Motion(waypoints=self._plan(action, args))
 
-    def post_conditions(self) -> _FakePostConditions:
-        return _FakePostConditions(self)
+    def post_conditions(self) -> FakePostConditions:
+        return FakePostConditions(self)
 
     def clearance(self, direction: str) -> float:
         """Free distance from the footprint's edge to the nearest wall or obstacle."""

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from embodiment.geometry import rounded_point
 from embodiment.profile import EmbodimentProfile, load_profile
 from embodiment.step_audit import StepAudit
 from embodiment.types import (
@@ -44,11 +45,11 @@ from worlds.libero.config import PROFILE, LiberoConfig, LiberoTask
 from worlds.libero.control import Arm, BudgetExceeded, Interrupted, OffPath
 from worlds.libero.env import (
     CAMERAS,
-    _quiet,
     build_env,
     check_choice,
     close_env,
     install_step_observers,
+    quiet_stdout,
     restore_state,
 )
 from worlds.libero.env import (
@@ -60,9 +61,8 @@ from worlds.libero.postconditions import LiberoPostConditions
 from worlds.libero.scene import SceneCatalog
 from worlds.libero.skills import Plan, Refusal, SkillPlanner
 from worlds.libero.truth import (
+    LiberoGroundTruth,
     PredicateResult,
-    _GroundTruth,
-    _round3,
     goal_predicate_results,
     scene_detections,
 )
@@ -158,7 +158,7 @@ class LiberoSim:
             raise ValueError(f"init_state: the task has initial states 0..{count - 1}, not {index}")
         started = time.perf_counter()
         self._stop.clear()  # a new episode: a stop of the last one does not carry over
-        with self._lock, _quiet():
+        with self._lock, quiet_stdout():
             self._catalog, self._arm, self._geo, self._planner = restore_state(
                 self._env, self._states[index], self._stop, self.profile
             )
@@ -303,7 +303,7 @@ class LiberoSim:
         return ObjectInfo(position=box.centre, size=size)
 
     def perception(self) -> Any:
-        return _GroundTruth(self)
+        return LiberoGroundTruth(self)
 
     def post_conditions(self) -> LiberoPostConditions:
         return LiberoPostConditions(self)
@@ -388,7 +388,7 @@ class LiberoSim:
     def _applied(self, before: dict[str, Any]) -> dict[str, Any]:
         applied = dict(before)
         applied.update(
-            ee_position=list(_round3(self.ee_position())),
+            ee_position=list(rounded_point(self.ee_position())),
             gripper_width=round(self.gripper_width(), 4),
             controller_steps=self._arm.steps if self._arm else 0,
         )
@@ -411,7 +411,7 @@ class LiberoSim:
         assert arm is not None and self._task is not None
         width = arm.gripper_width()
         return {
-            "ee_position": list(_round3(arm.ee_position())),
+            "ee_position": list(rounded_point(arm.ee_position())),
             "ee_yaw": round(arm.ee_yaw(), 3),
             "gripper_width": round(width, 4),
             "gripper": "open" if width > 0.07 else ("closed" if width < 0.002 else "partly closed"),

@@ -55,7 +55,7 @@ the geometry over privileged state and the skill planner."""
 def check_choice(suite: str, task: int | str, init_state: int) -> LiberoTask:
     """The task these options name; a wrong one is a DriverOptionError naming its key."""
     try:
-        with _quiet():
+        with quiet_stdout():
             chosen = resolve_task(suite, task)
     except TaskChoiceError as exc:
         raise DriverOptionError(
@@ -73,7 +73,7 @@ def check_choice(suite: str, task: int | str, init_state: int) -> LiberoTask:
 
 def build_env(chosen: LiberoTask, config: LiberoConfig) -> tuple[Any, Any]:
     """A new ``OffScreenRenderEnv`` for ``chosen``, seeded, and the task's initial states."""
-    with _quiet():
+    with quiet_stdout():
         envs = import_libero()["envs"]
         env = envs.OffScreenRenderEnv(
             bddl_file_name=chosen.bddl_file,
@@ -140,7 +140,7 @@ def install_step_observers(
 def close_env(env: Any) -> None:
     """Close an env, ignoring what LIBERO raises or prints while it shuts down."""
     if env is not None:
-        with contextlib.suppress(Exception), _quiet():
+        with contextlib.suppress(Exception), quiet_stdout():
             env.close()
 
 
@@ -152,7 +152,7 @@ def _disable_camera_observables(env: Any) -> None:
 
 
 @contextlib.contextmanager
-def _quiet() -> Any:
+def quiet_stdout() -> Any:
     """LIBERO and robosuite print progress lines on stdout; keep them out of CLI output."""
     with contextlib.redirect_stdout(io.StringIO()):
         yield

@@ -12,9 +12,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from embodiment.geometry import point_text
 from worlds.libero.control import Arm, down_matrix, side_matrix
 from worlds.libero.skills import Plan, Refusal, SkillPlanner
-from worlds.libero.truth import _xyz
 
 __all__ = ["plan_action", "run_plan"]
 
@@ -66,8 +66,8 @@ def run_plan(arm: Arm, plan: Plan) -> list[tuple[str, bool]]:
             "%s: %d steps, gripper at %s (target %s), width %.3f",
             segment.label,
             arm.steps - before,
-            _xyz(arm.ee_position()),
-            _xyz(segment.target) if segment.target is not None else "-",
+            point_text(arm.ee_position()),
+            point_text(segment.target) if segment.target is not None else "-",
             arm.gripper_width(),
         )
     arm.hold(3)

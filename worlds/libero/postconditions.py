@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from embodiment.geometry import point_text
 from embodiment.types import PostCondition
 from worlds.libero.scene import resolve_target
 
@@ -22,10 +23,6 @@ __all__ = ["LiberoPostConditions"]
 
 LIFTED_M = 0.02
 REACHED_M = 0.015
-
-
-def _xyz(point: Any) -> str:
-    return "(" + ", ".join(f"{float(v):.3f}" for v in point) + ")"
 
 
 class LiberoPostConditions:
@@ -52,7 +49,7 @@ class LiberoPostConditions:
         geo = self.sim.geometry
         box = geo.box(ref)
         support = geo.support_of(ref)
-        at = f"at {_xyz(box.centre)}" if box is not None else ""
+        at = f"at {point_text(box.centre)}" if box is not None else ""
         if support is None:
             return f"is loose {at}"
         relation = "in" if support[0] == "inside" else "on"
@@ -134,8 +131,10 @@ class LiberoPostConditions:
         ee = self.sim.ee_position()
         error = sum((a - b) ** 2 for a, b in zip(ee, target, strict=True)) ** 0.5
         if error > REACHED_M:
-            return self._fail(f"the gripper stopped {error:.3f} m from the target, at {_xyz(ee)}")
-        return self._ok(f"the gripper is at {_xyz(ee)}")
+            return self._fail(
+                f"the gripper stopped {error:.3f} m from the target, at {point_text(ee)}"
+            )
+        return self._ok(f"the gripper is at {point_text(ee)}")
 
     def _open_gripper(self, args: dict[str, Any], result: dict[str, Any]) -> PostCondition:
         width = self.sim.gripper_width()

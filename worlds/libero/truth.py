@@ -2,7 +2,7 @@
 
 :func:`scene_detections` reads every catalogued thing, the gripper and the robot from
 privileged simulator state (base frame) as :class:`~scene.perception.Detection` objects,
-and :class:`_GroundTruth` serves them through the scene package's Perception protocol.
+and :class:`LiberoGroundTruth` serves them through the scene package's Perception protocol.
 :func:`goal_predicate_results` evaluates the task's BDDL goal predicates with the env's
 own functions, each with its evidence (:class:`PredicateResult`). Kept apart from
 :mod:`.driver` so what the world *is* (as opposed to how the arm is driven) reads in one
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from embodiment.geometry import point_text, rounded_point
 from scene.perception import Detection
 from worlds.libero.geometry import LiberoGeometry
 from worlds.libero.scene import SceneCatalog
@@ -58,7 +59,7 @@ def goal_predicate_results(
         if refs and geo is not None and refs[0] in catalog.items:
             box = geo.box(refs[0])
             if box is not None and catalog.items[refs[0]].kind == "object":
-                where = f"; {refs[0]} at {_xyz(box.centre)}"
+                where = f"; {refs[0]} at {point_text(box.centre)}"
         results.append(
             PredicateResult(
                 text,
@@ -107,7 +108,7 @@ def scene_detections(
                 ref=ref,
                 label=item.label,
                 category=item.category,  # type: ignore[arg-type]
-                position=_round3(box.centre),
+                position=rounded_point(box.centre),
                 size=tuple(round(v, 3) for v in box.size) if any(box.size) else None,  # type: ignore[arg-type]
                 confidence=1.0,
                 is_open=is_open,
@@ -121,7 +122,7 @@ def scene_detections(
             ref="gripper",
             label="gripper",
             category="robot_part",
-            position=_round3(ee),
+            position=rounded_point(ee),
             size=(0.02, 0.2, 0.05),
             provenance="ground_truth",
             attributes={
@@ -145,7 +146,7 @@ def scene_detections(
     return found
 
 
-class _GroundTruth:
+class LiberoGroundTruth:
     """The simulator's ground truth through the scene package's Perception protocol."""
 
     def __init__(self, sim: LiberoSim) -> None:
@@ -153,11 +154,3 @@ class _GroundTruth:
 
     def perceive(self, observation: Any) -> list[Detection]:
         return self.sim.latest_detections(getattr(observation, "timestamp", None))
-
-
-def _round3(point: Any) -> tuple[float, float, float]:
-    return tuple(round(float(v), 3) for v in point)  # type: ignore[return-value]
-
-
-def _xyz(point: Any) -> str:
-    return "(" + ", ".join(f"{float(v):.3f}" for v in point) + ")"

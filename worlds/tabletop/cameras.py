@@ -14,7 +14,7 @@ from worlds.tabletop.parts import (
 
 
 @dataclass(frozen=True)
-class _Kept:
+class KeptFrame:
     """A camera's last frame, what the world looked like then, and the bodies it shows."""
 
     appearance: tuple[object, ...]
@@ -38,7 +38,7 @@ class Cameras:
             appearance = self._world_appearance()
             kept = self._frame_cache.get(camera_name)
             if kept is None or kept.appearance != appearance:
-                kept = _Kept(appearance, *self._draw(camera_name))
+                kept = KeptFrame(appearance, *self._draw(camera_name))
                 self._frame_cache[camera_name] = kept
             self._seen.update(kept.bodies)
             return kept.frame.copy()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 REST_POSE = (0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785)
 ARM_JOINTS = tuple(range(7))
@@ -31,7 +30,7 @@ SEEN_MIN_PIXELS = 20
 
 
 @dataclass
-class _Body:
+class Body:
     ref: str
     body: int
     label: str
@@ -42,7 +41,7 @@ class _Body:
 
 
 @dataclass(frozen=True)
-class _Plan:
+class Plan:
     """The gripper waypoints of a pick or place, worked out once: ``describe_motion``
     reports them and ``execute`` follows them."""
 
@@ -51,11 +50,11 @@ class _Plan:
     relation: str = ""
 
 
-class _Interrupted(Exception):
+class Interrupted(Exception):
     """stop() arrived while a motion was running."""
 
 
-def _grid(center: float, half_span: float, pitch: float) -> list[float]:
+def grid(center: float, half_span: float, pitch: float) -> list[float]:
     if half_span <= 0:
         return [center]
     count = int(2 * half_span / pitch) + 1
@@ -63,15 +62,7 @@ def _grid(center: float, half_span: float, pitch: float) -> list[float]:
     return [round(start + i * pitch, 4) for i in range(count)]
 
 
-def _grasp_yaw(object_yaw: float) -> float:
+def grasp_yaw(object_yaw: float) -> float:
     """A cube's yaw folded into [-pi/4, pi/4]: the fingers fit any of its four faces."""
     quarter = math.pi / 2
     return (object_yaw + math.pi / 4) % quarter - math.pi / 4
-
-
-def _round3(point: Any) -> tuple[float, float, float]:
-    return tuple(round(float(v), 3) for v in point)  # type: ignore[return-value]
-
-
-def _xyz(point: Any) -> str:
-    return "(" + ", ".join(f"{float(v):.3f}" for v in point) + ")"

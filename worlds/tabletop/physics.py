@@ -17,8 +17,8 @@ from worlds.tabletop.parts import (
     MAX_OPENING,
     REST_POSE,
     UPPER,
-    _Body,
-    _Interrupted,
+    Body,
+    Interrupted,
 )
 from worlds.tabletop.scene import (
     COLORS,
@@ -35,14 +35,14 @@ class Physics:
         return limits.default_speed_m_s or min(0.25, limits.max_speed_m_s)
 
     def _step(self, count: int = 1) -> None:
-        """Advance physics; raise :class:`_Interrupted` as soon as stop() was called."""
+        """Advance physics; raise :class:`Interrupted` as soon as stop() was called."""
         pb = self._pb
         for _ in range(count):
             if self._stop.is_set():
-                raise _Interrupted
+                raise Interrupted
             with self._lock:
                 if self._cid is None:
-                    raise _Interrupted
+                    raise Interrupted
                 pb.stepSimulation(physicsClientId=self._cid)
                 self._sim_time += self._dt
             if self.real_time_factor > 0:
@@ -50,7 +50,7 @@ class Physics:
                 due = wall0 + (self._sim_time - sim0) / self.real_time_factor
                 delay = due - time.monotonic()
                 if delay > 0 and self._stop.wait(delay):
-                    raise _Interrupted
+                    raise Interrupted
 
     def _settle(self, steps: int) -> None:
         self._step(steps)
@@ -164,7 +164,7 @@ class Physics:
         mass: float,
         yaw: float = 0.0,
         color: str | None = None,
-    ) -> _Body:
+    ) -> Body:
         pb, cid = self._pb, self._cid
         half = [s / 2 for s in size]
         shape = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=half, physicsClientId=cid)
@@ -180,7 +180,7 @@ class Physics:
             physicsClientId=cid,
         )
         pb.changeDynamics(body, -1, lateralFriction=1.0, physicsClientId=cid)
-        record = _Body(ref, body, label, category, size, mass, color)
+        record = Body(ref, body, label, category, size, mass, color)
         self._bodies[ref] = record
         return record
 
@@ -219,7 +219,7 @@ class Physics:
             )
             pb.changeVisualShape(body, -1, rgbaColor=(0.45, 0.45, 0.50, 1.0), physicsClientId=cid)
             pb.changeDynamics(body, -1, lateralFriction=0.8, physicsClientId=cid)
-            self._bodies[tray.ref] = _Body(
+            self._bodies[tray.ref] = Body(
                 tray.ref, body, "tray", "container", (length, width, height), 0.0
             )
             self._tray_floor = floor

@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from embodiment.geometry import point_text
 from embodiment.types import PostCondition
 
 if TYPE_CHECKING:
@@ -100,9 +101,9 @@ class TabletopPostConditions:
         if error > REACHED_M:
             return PostCondition(
                 status="failure",
-                evidence=f"the gripper stopped {error:.3f} m from the target, at {_xyz(ee)}",
+                evidence=f"the gripper stopped {error:.3f} m from the target, at {point_text(ee)}",
             )
-        return PostCondition(status="success", evidence=f"the gripper is at {_xyz(ee)}")
+        return PostCondition(status="success", evidence=f"the gripper is at {point_text(ee)}")
 
     def _open_gripper(
         self, arguments: Mapping[str, Any], result: Mapping[str, Any]
@@ -149,7 +150,3 @@ class TabletopPostConditions:
             return f"is loose {at}"
         relation = "in" if support[0] == "inside" else "on"
         return f"lies {relation} {support[1]} {at}"
-
-
-def _xyz(point: Any) -> str:
-    return "(" + ", ".join(f"{float(v):.3f}" for v in point) + ")"

@@ -33,6 +33,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from embodiment.geometry import rounded_point
 from embodiment.profile import EmbodimentProfile, load_profile
 from embodiment.pybullet_import import import_pybullet
 from embodiment.types import (
@@ -47,7 +48,7 @@ from scene.perception import Detection
 from worlds.tabletop.actions import (
     tabletop_actions,
 )
-from worlds.tabletop.cameras import Cameras, _Kept
+from worlds.tabletop.cameras import Cameras, KeptFrame
 from worlds.tabletop.parts import (
     ARM_JOINTS,
     FINGER_JOINTS,
@@ -56,9 +57,8 @@ from worlds.tabletop.parts import (
     REST_POSE,
     RESTORE_SETTLE_STEPS,
     SNAPSHOT_VERSION,
-    _Body,
-    _Interrupted,
-    _round3,
+    Body,
+    Interrupted,
 )
 from worlds.tabletop.physics import Physics
 from worlds.tabletop.postconditions import TabletopPostConditions
@@ -87,7 +87,7 @@ class TabletopSim(GroundTruth, Cameras, Tasks, Physics):
         self._stop = threading.Event()
         self._cid: int | None = None
         self._robot = -1
-        self._bodies: dict[str, _Body] = {}
+        self._bodies: dict[str, Body] = {}
         self._dt = 1.0 / self.config.physics_hz
         self._sim_time = 0.0
         self._yaw = 0.0
@@ -99,7 +99,7 @@ class TabletopSim(GroundTruth, Cameras, Tasks, Physics):
         self._seen: set[int] = set()
         """Body ids some rendered frame has shown (``perception: seen``)."""
         self._camera_cache: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {}
-        self._frame_cache: dict[str, _Kept] = {}
+        self._frame_cache: dict[str, KeptFrame] = {}
         self._pace_origin = (0.0, 0.0)
         rtf = self.config.real_time_factor
         self.real_time_factor = rtf if rtf is not None else (1.0 if self.config.gui else 0.0)
@@ -318,7 +318,7 @@ class TabletopSim(GroundTruth, Cameras, Tasks, Physics):
         self._motion = "moving" if spec.physical else self._motion
         try:
             result = self._handlers[action](args)
-        except _Interrupted:
+        except Interrupted:
             self._hold()
             self._motion = "stopped"
             return ActionResult(
@@ -414,7 +414,7 @@ class TabletopSim(GroundTruth, Cameras, Tasks, Physics):
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         return f"unknown object {ref!r}{hint}"
 
-    def _center(self, body: _Body) -> tuple[float, float, float]:
+    def _center(self, body: Body) -> tuple[float, float, float]:
         return self.pose(body.ref)[0]
 
     def _state(self) -> dict[str, Any]:
@@ -425,7 +425,7 @@ class TabletopSim(GroundTruth, Cameras, Tasks, Physics):
             ]
         width = self.gripper_width()
         return {
-            "ee_position": list(_round3(self.ee_position())),
+            "ee_position": list(rounded_point(self.ee_position())),
             "ee_yaw": round(self._yaw, 3),
             "gripper_width": round(width, 4),
             "gripper": "open" if width > 0.07 else ("closed" if width < 0.002 else "partly closed"),
@@ -435,6 +435,6 @@ class TabletopSim(GroundTruth, Cameras, Tasks, Physics):
 
     def _applied_now(self) -> dict[str, Any]:
         return {
-            "ee_position": list(_round3(self.ee_position())),
+            "ee_position": list(rounded_point(self.ee_position())),
             "gripper_width": round(self.gripper_width(), 4),
         }

@@ -9,6 +9,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from embodiment.geometry import point_text, rounded_point
 from embodiment.types import ActionResult
 from worlds.tabletop.actions import (
     CloseGripperArgs,
@@ -30,12 +31,10 @@ from worlds.tabletop.parts import (
     REACH_TOLERANCE_M,
     REST_POSE,
     UPPER,
-    _Body,
-    _grasp_yaw,
-    _grid,
-    _Plan,
-    _round3,
-    _xyz,
+    Body,
+    Plan,
+    grasp_yaw,
+    grid,
 )
 from worlds.tabletop.scene import (
     OBJECT_REGION,
@@ -55,18 +54,18 @@ class Tasks:
         if error > REACH_TOLERANCE_M:
             return ActionResult(
                 ok=False,
-                message=f"stopped {error:.3f} m short of {_xyz(target)} (kinematic limit)",
+                message=f"stopped {error:.3f} m short of {point_text(target)} (kinematic limit)",
                 applied=applied,
-                data={"ee_position": _round3(self.ee_position())},
+                data={"ee_position": rounded_point(self.ee_position())},
             )
         return ActionResult(
             ok=True,
-            message=f"gripper at {_xyz(self.ee_position())}",
+            message=f"gripper at {point_text(self.ee_position())}",
             applied=applied,
-            data={"ee_position": _round3(self.ee_position())},
+            data={"ee_position": rounded_point(self.ee_position())},
         )
 
-    def _pick_plan(self, args: PickArgs) -> _Plan | ActionResult:
+    def _pick_plan(self, args: PickArgs) -> Plan | ActionResult:
         """How pick will move (or why it refuses): approach above, down to the grasp, lift."""
         body = self._bodies.get(args.ref)
         if body is None:
@@ -80,9 +79,9 @@ class Tasks:
             verb = "is already held" if held == args.ref else f"is not free: holding {held}"
             return ActionResult(ok=False, message=f"the gripper {verb}; place it first")
         (x, y, z), object_yaw = self.pose(args.ref)
-        return _Plan(
+        return Plan(
             waypoints=((x, y, z + APPROACH_HEIGHT), (x, y, z), (x, y, z + LIFT_HEIGHT)),
-            yaw=_grasp_yaw(object_yaw),
+            yaw=grasp_yaw(object_yaw),
         )
 
     def _do_pick(self, args: PickArgs) -> ActionResult:
@@ -103,7 +102,7 @@ class Tasks:
         width = self.gripper_width()
         applied = {
             "ref": args.ref,
-            "grasp_position": _round3(grasp),
+            "grasp_position": rounded_point(grasp),
             "grasp_yaw": round(yaw, 4),
         }
         if width < 0.005:
@@ -114,7 +113,7 @@ class Tasks:
             ok=True, message=message, applied=applied, data={"gripper_width": round(width, 4)}
         )
 
-    def _place_plan(self, args: PlaceArgs) -> _Plan | ActionResult:
+    def _place_plan(self, args: PlaceArgs) -> Plan | ActionResult:
         """How place will move (or why it refuses): up to the carry height, across, down
         to the release point, and back up after letting go."""
         body = self._bodies.get(args.ref)
@@ -145,7 +144,7 @@ class Tasks:
         release_z = support_top + body.size[2] / 2 + 0.0
         ee = self.ee_position()
         carry_z = max(ee[2], release_z + APPROACH_HEIGHT)
-        return _Plan(
+        return Plan(
             waypoints=(
                 (ee[0], ee[1], carry_z),
                 (sx, sy, carry_z),
@@ -173,11 +172,11 @@ class Tasks:
             "ref": args.ref,
             "target": args.target,
             "relation": plan.relation,
-            "release_position": _round3(release),
+            "release_position": rounded_point(release),
         }
         return ActionResult(
             ok=True,
-            message=f"released {args.ref} {plan.relation} {args.target} at {_xyz(release)}",
+            message=f"released {args.ref} {plan.relation} {args.target} at {point_text(release)}",
             applied=applied,
         )
 
@@ -258,7 +257,7 @@ class Tasks:
         return ActionResult(
             ok=error < 0.02,
             message=f"joints reached (largest error {error:.3f} rad); gripper at "
-            f"{_xyz(self.ee_position())}",
+            f"{point_text(self.ee_position())}",
             applied={"joints": target},
         )
 
@@ -267,7 +266,7 @@ class Tasks:
         error = math.dist(self.ee_position(), self.home_position())
         return ActionResult(
             ok=error < REACH_TOLERANCE_M * 2,
-            message=f"home; gripper at {_xyz(self.ee_position())}",
+            message=f"home; gripper at {point_text(self.ee_position())}",
             applied={"joints": list(REST_POSE)},
         )
 
@@ -286,7 +285,7 @@ class Tasks:
             data={"images": {name: frame}},
         )
 
-    def _drop_spot(self, body: _Body, target: _Body) -> tuple[tuple[float, float], float] | str:
+    def _drop_spot(self, body: Body, target: Body) -> tuple[tuple[float, float], float] | str:
         """Where to release ``body`` in/on ``target``: ((x, y), support top z) or a reason."""
         others = {
             ref: self.pose(ref)[0]
@@ -299,8 +298,8 @@ class Tasks:
             inner_x = target.size[0] / 2 - 0.008 - body.size[0] / 2 - 0.005
             inner_y = target.size[1] / 2 - 0.008 - body.size[1] / 2 - 0.005
             pitch = body.size[0] + 0.015
-            xs = _grid(cx, inner_x, pitch)
-            ys = _grid(cy, inner_y, pitch)
+            xs = grid(cx, inner_x, pitch)
+            ys = grid(cy, inner_y, pitch)
             slots = sorted(
                 ((x, y) for x in xs for y in ys),
                 key=lambda s: (round(math.hypot(s[0] - cx, s[1] - cy), 4), s),

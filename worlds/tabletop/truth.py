@@ -8,12 +8,12 @@ from typing import Any
 
 import numpy as np
 
+from embodiment.geometry import rounded_point
 from scene.perception import Detection
 from worlds.tabletop.parts import (
     EE_LINK,
     FINGER_JOINTS,
-    _Body,
-    _round3,
+    Body,
 )
 from worlds.tabletop.scene import (
     TABLE_TOP_Z,
@@ -26,7 +26,7 @@ class GroundTruth:
     def refs(self) -> list[str]:
         return list(self._bodies)
 
-    def body(self, ref: str) -> _Body:
+    def body(self, ref: str) -> Body:
         return self._bodies[ref]
 
     def pose(self, ref: str) -> tuple[tuple[float, float, float], float]:
@@ -141,7 +141,7 @@ class GroundTruth:
                     label=body.label,
                     category=body.category,  # type: ignore[arg-type]
                     color=body.color,
-                    position=_round3(position),
+                    position=rounded_point(position),
                     orientation=tuple(round(v, 4) for v in orientation),  # type: ignore[arg-type]
                     size=body.size,
                     confidence=1.0,
@@ -157,7 +157,7 @@ class GroundTruth:
                 ref="gripper",
                 label="gripper",
                 category="robot_part",
-                position=_round3(self.ee_position()),
+                position=rounded_point(self.ee_position()),
                 size=(0.02, 0.2, 0.05),
                 provenance="ground_truth",
                 attributes={
@@ -174,7 +174,7 @@ class GroundTruth:
                 ref="robot",
                 label="panda arm",
                 category="robot",
-                position=_round3(base),
+                position=rounded_point(base),
                 size=(0.25, 0.25, 0.9),
                 provenance="ground_truth",
             )
