@@ -34,11 +34,7 @@ def sim() -> Any:
         def __init__(self, **kwargs: Any) -> None:
             super().__init__(**kwargs)
             self.trace: list[tuple[float, float, float]] = []
-
-        def _step(self, count: int = 1) -> None:
-            for _ in range(count):
-                super()._step(1)
-                self.trace.append(self.ee_position())
+            self.add_step_observer(self.trace.append)
 
     robot = TracedSim()
     robot.connect()

@@ -41,11 +41,7 @@ def traced_sim(**options: Any) -> Any:
         def __init__(self, **kwargs: Any) -> None:
             super().__init__(**kwargs)
             self.trace: list[tuple[float, float, float]] = []
-
-        def _step(self, count: int = 1) -> None:
-            for _ in range(count):
-                super()._step(1)
-                self.trace.append(self.ee_position())
+            self.add_step_observer(self.trace.append)
 
     sim = TracedSim(**options)
     sim.connect()

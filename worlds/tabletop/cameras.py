@@ -11,6 +11,7 @@ import numpy as np
 from worlds.tabletop.parts import (
     SEEN_MIN_PIXELS,
 )
+from worlds.tabletop.state import SimState
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,7 @@ class KeptFrame:
 
 
 class Cameras:
-    """Rendering (mixed into :class:`~worlds.tabletop.simulator.TabletopSim`).
+    """Rendering (a part of :class:`~worlds.tabletop.simulator.TabletopSim`).
 
     The tiny renderer takes about 40 ms a frame on one core, and many turns move nothing
     (a skill loaded, a memory read, a look). A frame is kept with what it showed: every
@@ -32,21 +33,26 @@ class Cameras:
     out again rather than drawn again, with the bodies it showed (``perception: seen``: a
     kept frame shows them to perception as a fresh one would, after a reset forgot them)."""
 
+    def __init__(self, state: SimState) -> None:
+        self.state = state
+        self.frame_cache: dict[str, KeptFrame] = {}
+        self.camera_cache: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {}
+
     def render(self, camera_name: str) -> np.ndarray:
         """An HxWx3 uint8 RGB frame from a camera declared in the profile."""
-        with self._lock:
-            appearance = self._world_appearance()
-            kept = self._frame_cache.get(camera_name)
+        with self.state.lock:
+            appearance = self.world_appearance()
+            kept = self.frame_cache.get(camera_name)
             if kept is None or kept.appearance != appearance:
-                kept = KeptFrame(appearance, *self._draw(camera_name))
-                self._frame_cache[camera_name] = kept
-            self._seen.update(kept.bodies)
+                kept = KeptFrame(appearance, *self.draw(camera_name))
+                self.frame_cache[camera_name] = kept
+            self.state.seen.update(kept.bodies)
             return kept.frame.copy()
 
-    def _world_appearance(self) -> tuple[object, ...]:
+    def world_appearance(self) -> tuple[object, ...]:
         """Everything a frame depends on besides the camera: each body's id, base pose,
         joint positions and visual shapes (colours, meshes, scales)."""
-        pb, cid = self._pb, self._cid
+        pb, cid = self.state.pb, self.state.cid
         bodies = []
         for index in range(pb.getNumBodies(physicsClientId=cid)):
             body = pb.getBodyUniqueId(index, physicsClientId=cid)
@@ -66,22 +72,22 @@ class Cameras:
             )
         return tuple(bodies)
 
-    def _draw(self, camera_name: str) -> tuple[np.ndarray, frozenset[int]]:
+    def draw(self, camera_name: str) -> tuple[np.ndarray, frozenset[int]]:
         """A frame drawn now, and the bodies it shows (only counted for ``perception: seen``)."""
-        camera = self.profile.camera(camera_name)
-        pb = self._pb
+        camera = self.state.profile.camera(camera_name)
+        pb = self.state.pb
         view, projection = self.camera_matrices(camera_name)
-        renderer = pb.ER_BULLET_HARDWARE_OPENGL if self.config.gui else pb.ER_TINY_RENDERER
+        renderer = pb.ER_BULLET_HARDWARE_OPENGL if self.state.config.gui else pb.ER_TINY_RENDERER
         _, _, rgba, _, segmentation = pb.getCameraImage(
             camera.width,
             camera.height,
             view,
             projection,
             renderer=renderer,
-            physicsClientId=self._cid,
+            physicsClientId=self.state.cid,
         )
         shown: frozenset[int] = frozenset()
-        if self.config.perceives_only_what_was_seen:
+        if self.state.config.perceives_only_what_was_seen:
             bodies = np.asarray(segmentation, dtype=np.int64).reshape(-1)
             bodies = bodies[bodies >= 0] & 0xFFFFFF  # the low 24 bits are the body id
             ids, counts = np.unique(bodies, return_counts=True)
@@ -97,16 +103,22 @@ class Cameras:
         They are published in ``state["cameras"]`` so that ``get_object_image`` can project
         an object's box into the frame and crop it (see ``scene/camera.py``).
         """
-        cached = self._camera_cache.get(camera_name)
+        cached = self.camera_cache.get(camera_name)
         if cached is None:
-            camera = self.profile.camera(camera_name)
-            pb = self._pb
-            eye = self.profile.to_world(camera.position, camera.frame)
-            target = self.profile.to_world(self.profile.camera_look_at(camera), camera.frame)
-            view = pb.computeViewMatrix(eye, target, camera.up, physicsClientId=self._cid)
+            camera = self.state.profile.camera(camera_name)
+            pb = self.state.pb
+            eye = self.state.profile.to_world(camera.position, camera.frame)
+            target = self.state.profile.to_world(
+                self.state.profile.camera_look_at(camera), camera.frame
+            )
+            view = pb.computeViewMatrix(eye, target, camera.up, physicsClientId=self.state.cid)
             projection = pb.computeProjectionMatrixFOV(
-                camera.fov_deg, camera.width / camera.height, 0.02, 5.0, physicsClientId=self._cid
+                camera.fov_deg,
+                camera.width / camera.height,
+                0.02,
+                5.0,
+                physicsClientId=self.state.cid,
             )
             cached = (tuple(view), tuple(projection))
-            self._camera_cache[camera_name] = cached
+            self.camera_cache[camera_name] = cached
         return cached

@@ -25,41 +25,52 @@ from worlds.tabletop.scene import (
     TABLE_TOP_Z,
     plan_layout,
 )
+from worlds.tabletop.state import SimState
+from worlds.tabletop.truth import GroundTruth
 
 
 class Physics:
-    """Motion primitives and scene building (mixed into ``TabletopSim``)."""
+    """Motion primitives and scene building (a part of ``TabletopSim``); it reads where
+    the gripper is from the ground truth."""
 
-    def _default_speed(self) -> float:
-        limits = self.profile.limits
+    def __init__(self, state: SimState, truth: GroundTruth) -> None:
+        self.state = state
+        self.truth = truth
+
+    def default_speed(self) -> float:
+        limits = self.state.profile.limits
         return limits.default_speed_m_s or min(0.25, limits.max_speed_m_s)
 
-    def _step(self, count: int = 1) -> None:
+    def step(self, count: int = 1) -> None:
         """Advance physics; raise :class:`Interrupted` as soon as stop() was called."""
-        pb = self._pb
+        pb = self.state.pb
         for _ in range(count):
-            if self._stop.is_set():
+            if self.state.stop.is_set():
                 raise Interrupted
-            with self._lock:
-                if self._cid is None:
+            with self.state.lock:
+                if self.state.cid is None:
                     raise Interrupted
-                pb.stepSimulation(physicsClientId=self._cid)
-                self._sim_time += self._dt
-            if self.real_time_factor > 0:
-                wall0, sim0 = self._pace_origin
-                due = wall0 + (self._sim_time - sim0) / self.real_time_factor
+                pb.stepSimulation(physicsClientId=self.state.cid)
+                self.state.sim_time += self.state.dt
+            if self.state.real_time_factor > 0:
+                wall0, sim0 = self.state.pace_origin
+                due = wall0 + (self.state.sim_time - sim0) / self.state.real_time_factor
                 delay = due - time.monotonic()
-                if delay > 0 and self._stop.wait(delay):
+                if delay > 0 and self.state.stop.wait(delay):
                     raise Interrupted
+            if self.state.step_observers:
+                point = self.truth.ee_position()
+                for observer in self.state.step_observers:
+                    observer(point)
 
-    def _settle(self, steps: int) -> None:
-        self._step(steps)
+    def settle(self, steps: int) -> None:
+        self.step(steps)
 
-    def _ik(self, position: tuple[float, float, float], yaw: float) -> list[float]:
-        pb = self._pb
+    def ik(self, position: tuple[float, float, float], yaw: float) -> list[float]:
+        pb = self.state.pb
         orientation = pb.getQuaternionFromEuler((math.pi, 0.0, yaw))
         q = pb.calculateInverseKinematics(
-            self._robot,
+            self.state.robot,
             EE_LINK,
             position,
             orientation,
@@ -69,21 +80,21 @@ class Physics:
             restPoses=[*REST_POSE, 0.02, 0.02],
             maxNumIterations=200,
             residualThreshold=1e-4,
-            physicsClientId=self._cid,
+            physicsClientId=self.state.cid,
         )
         return list(q[:7])
 
-    def _drive_arm(self, q: list[float]) -> None:
-        self._pb.setJointMotorControlArray(
-            self._robot,
+    def drive_arm(self, q: list[float]) -> None:
+        self.state.pb.setJointMotorControlArray(
+            self.state.robot,
             list(ARM_JOINTS),
-            self._pb.POSITION_CONTROL,
+            self.state.pb.POSITION_CONTROL,
             targetPositions=q,
             forces=list(ARM_FORCES),
-            physicsClientId=self._cid,
+            physicsClientId=self.state.cid,
         )
 
-    def _move_line(
+    def move_line(
         self,
         target: tuple[float, float, float],
         yaw: float,
@@ -92,67 +103,67 @@ class Physics:
         slip_at: float | None = None,
     ) -> None:
         """Straight-line Cartesian motion of the grasp point, IK every few steps."""
-        start = self.ee_position()
-        start_yaw = self._yaw
+        start = self.truth.ee_position()
+        start_yaw = self.state.yaw
         distance = math.dist(start, target)
         turn = abs(yaw - start_yaw)
         # The smooth profile peaks at 1.5x the mean speed; keep the peak at `speed`.
-        duration = max(1.5 * distance / speed, turn / 1.5, self._dt)
-        steps = max(1, math.ceil(duration * self.config.physics_hz))
+        duration = max(1.5 * distance / speed, turn / 1.5, self.state.dt)
+        steps = max(1, math.ceil(duration * self.state.config.physics_hz))
         for index in range(1, steps + 1):
             linear = index / steps
             fraction = linear * linear * (3.0 - 2.0 * linear)  # smooth start and stop
             if (index - 1) % IK_EVERY == 0 or index == steps:
                 point = tuple(s + (t - s) * fraction for s, t in zip(start, target, strict=True))
-                with self._lock:
-                    self._drive_arm(self._ik(point, start_yaw + (yaw - start_yaw) * fraction))  # type: ignore[arg-type]
+                with self.state.lock:
+                    self.drive_arm(self.ik(point, start_yaw + (yaw - start_yaw) * fraction))  # type: ignore[arg-type]
             if slip_at is not None and linear >= slip_at:
-                self._set_fingers(MAX_OPENING / 2, 5.0)
+                self.set_fingers(MAX_OPENING / 2, 5.0)
                 slip_at = None
-            self._step()
-        self._yaw = yaw
+            self.step()
+        self.state.yaw = yaw
         for _ in range(8):
-            if math.dist(self.ee_position(), target) < 0.002:
+            if math.dist(self.truth.ee_position(), target) < 0.002:
                 break
-            self._step(10)
+            self.step(10)
 
-    def _set_fingers(self, each: float, force: float) -> None:
-        self._finger_command = (each, force)
-        with self._lock:
-            self._pb.setJointMotorControlArray(
-                self._robot,
+    def set_fingers(self, each: float, force: float) -> None:
+        self.state.finger_command = (each, force)
+        with self.state.lock:
+            self.state.pb.setJointMotorControlArray(
+                self.state.robot,
                 list(FINGER_JOINTS),
-                self._pb.POSITION_CONTROL,
+                self.state.pb.POSITION_CONTROL,
                 targetPositions=[each, each],
                 forces=[force, force],
-                physicsClientId=self._cid,
+                physicsClientId=self.state.cid,
             )
 
-    def _grip(self, width: float, force: float) -> None:
-        self._set_fingers(width / 2, force)
-        previous = self.gripper_width()
+    def grip(self, width: float, force: float) -> None:
+        self.set_fingers(width / 2, force)
+        previous = self.truth.gripper_width()
         for _ in range(12):
-            self._step(10)
-            current = self.gripper_width()
+            self.step(10)
+            current = self.truth.gripper_width()
             if abs(current - width) < 0.001 or abs(current - previous) < 1e-4:
                 break
             previous = current
 
-    def _hold(self) -> None:
+    def hold(self) -> None:
         """After a stop: command the current joint positions so the arm stays put."""
-        with self._lock:
-            if self._cid is None:
+        with self.state.lock:
+            if self.state.cid is None:
                 return
             q = [
-                self._pb.getJointState(self._robot, j, physicsClientId=self._cid)[0]
+                self.state.pb.getJointState(self.state.robot, j, physicsClientId=self.state.cid)[0]
                 for j in ARM_JOINTS
             ]
-            self._drive_arm(q)
+            self.drive_arm(q)
             for _ in range(10):
-                self._pb.stepSimulation(physicsClientId=self._cid)
-                self._sim_time += self._dt
+                self.state.pb.stepSimulation(physicsClientId=self.state.cid)
+                self.state.sim_time += self.state.dt
 
-    def _add_box(
+    def add_box(
         self,
         ref: str,
         label: str,
@@ -165,7 +176,7 @@ class Physics:
         yaw: float = 0.0,
         color: str | None = None,
     ) -> Body:
-        pb, cid = self._pb, self._cid
+        pb, cid = self.state.pb, self.state.cid
         half = [s / 2 for s in size]
         shape = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=half, physicsClientId=cid)
         visual = pb.createVisualShape(
@@ -181,13 +192,13 @@ class Physics:
         )
         pb.changeDynamics(body, -1, lateralFriction=1.0, physicsClientId=cid)
         record = Body(ref, body, label, category, size, mass, color)
-        self._bodies[ref] = record
+        self.state.bodies[ref] = record
         return record
 
-    def _build_objects(self, seed: int) -> None:
-        pb, cid = self._pb, self._cid
-        layout = plan_layout(self.config, seed=seed)
-        tray = self.config.scene().tray
+    def build_objects(self, seed: int) -> None:
+        pb, cid = self.state.pb, self.state.cid
+        layout = plan_layout(self.state.config, seed=seed)
+        tray = self.state.config.scene().tray
         if tray is not None and layout.tray_position is not None:
             length, width = tray.size
             wall, height = tray.wall_thickness, tray.wall_height
@@ -219,13 +230,13 @@ class Physics:
             )
             pb.changeVisualShape(body, -1, rgbaColor=(0.45, 0.45, 0.50, 1.0), physicsClientId=cid)
             pb.changeDynamics(body, -1, lateralFriction=0.8, physicsClientId=cid)
-            self._bodies[tray.ref] = Body(
+            self.state.bodies[tray.ref] = Body(
                 tray.ref, body, "tray", "container", (length, width, height), 0.0
             )
-            self._tray_floor = floor
+            self.state.tray_floor = floor
         for placed in layout.objects:
             spec = placed.spec
-            self._add_box(
+            self.add_box(
                 placed.ref,
                 placed.label,
                 "object",
@@ -236,23 +247,26 @@ class Physics:
                 yaw=placed.yaw,
                 color=spec.color,
             )
-        with self._lock:
+        with self.state.lock:
             for _ in range(30):
                 pb.stepSimulation(physicsClientId=cid)
 
-    def _reset_arm(self) -> None:
-        pb, cid = self._pb, self._cid
+    def reset_arm(self) -> None:
+        pb, cid = self.state.pb, self.state.cid
         for joint, value in zip(ARM_JOINTS, REST_POSE, strict=True):
-            pb.resetJointState(self._robot, joint, value, physicsClientId=cid)
+            pb.resetJointState(self.state.robot, joint, value, physicsClientId=cid)
         for joint in FINGER_JOINTS:
-            pb.resetJointState(self._robot, joint, MAX_OPENING / 2, physicsClientId=cid)
-        self._drive_arm(list(REST_POSE))
-        self._set_fingers(MAX_OPENING / 2, 20.0)
-        self._yaw = self._measured_yaw()
+            pb.resetJointState(self.state.robot, joint, MAX_OPENING / 2, physicsClientId=cid)
+        self.drive_arm(list(REST_POSE))
+        self.set_fingers(MAX_OPENING / 2, 20.0)
+        self.state.yaw = self.measured_yaw()
 
-    def _measured_yaw(self) -> float:
-        with self._lock:
-            orientation = self._pb.getLinkState(
-                self._robot, EE_LINK, computeForwardKinematics=True, physicsClientId=self._cid
+    def measured_yaw(self) -> float:
+        with self.state.lock:
+            orientation = self.state.pb.getLinkState(
+                self.state.robot,
+                EE_LINK,
+                computeForwardKinematics=True,
+                physicsClientId=self.state.cid,
             )[5]
-        return float(self._pb.getEulerFromQuaternion(orientation)[2])
+        return float(self.state.pb.getEulerFromQuaternion(orientation)[2])
