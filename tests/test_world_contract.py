@@ -189,3 +189,10 @@ def test_a_suite_the_world_does_not_have_is_a_config_error() -> None:
     assert caught.value.key == "suite"
     with pytest.raises(ConfigError, match="no episodes"):
         world_suite(_world([TASKS[1]]), "shelf")
+
+
+def test_a_flag_given_as_zero_counts_as_given() -> None:
+    """Found by the flag property test: ``--init-state 0`` on the default world went
+    through (0 == False in Python)."""
+    assert DemoRequest(seed=0, init_state=0).given() == ["seed", "init_state"]
+    assert DemoRequest(gui=False, drop_first_grasp=()).given() == []

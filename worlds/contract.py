@@ -108,7 +108,12 @@ class DemoRequest:
 
     def given(self) -> list[str]:
         """The :data:`DEMO_FLAGS` fields that were given, in flag order."""
-        return [name for name in DEMO_FLAGS if getattr(self, name) not in (None, False, ())]
+        return [name for name in DEMO_FLAGS if _given(getattr(self, name))]
+
+
+def _given(value: object) -> bool:
+    """A flag was given: a value (0 included), ``True``, a non-empty tuple."""
+    return value is not None and value is not False and value != ()
 
 
 @dataclass(frozen=True)
