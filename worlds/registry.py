@@ -153,7 +153,10 @@ def _import(target: str, origin: str) -> Any:
 
 def load_world(name: str) -> World:
     """The world ``name`` (:class:`WorldError` listing the worlds found when there is no
-    such world; :class:`PluginError` naming the entry point when it cannot be loaded)."""
+    such world; :class:`PluginError` naming the entry point when it cannot be loaded).
+    A built-in world is found without reading any package's metadata (it wins anyway)."""
+    if name in BUILTIN_WORLDS:
+        return _as_world(Found(name, BUILTIN_WORLDS[name], "built in"))
     found = _one(name, find_worlds(), "world", "world")
     return load_found(found)
 
