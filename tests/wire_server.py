@@ -244,6 +244,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(data)))
         for key, value in reply.headers.items():
             self.send_header(key, value)
+        # Said, not only done: a client that reused the connection would race the close.
+        self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(data)
         self.close_connection = True  # a body shorter than its Content-Length ends here

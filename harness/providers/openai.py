@@ -80,8 +80,9 @@ REASONING_FAMILIES = ("o1", "o3", "o4", "gpt-5")
 """Hosted models that only accept the default temperature."""
 STREAMED_TOOLS_REFUSED = "streaming tool choice is not supported"
 """How a llama.cpp build that reports it says it cannot stream a tool request."""
-COUNT_TIMEOUT_S = 10.0
-"""How long a prompt count may take (it renders and tokenizes; no model runs)."""
+COUNT_TIMEOUT_S = 30.0
+"""How long a prompt count may take at most (it renders and tokenizes, no model runs; a
+busy CPU can still take seconds), ``model.timeout_s`` when that is shorter."""
 
 
 class OpenAIOptions(AdapterOptions):
