@@ -55,3 +55,10 @@ def test_a_config_with_a_relative_tool_path_fails_with_the_config_error(tmp_path
     )
     with pytest.raises(ConfigError, match=r"tools: .*'\.\.relative:x'"):
         Harness.from_config(config)
+
+
+def test_a_module_that_fails_at_import_is_a_config_error(tmp_path, monkeypatch) -> None:
+    (tmp_path / "broken_tools_mod.py").write_text("def f(:\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ConfigError, match="SyntaxError"):
+        import_tool("broken_tools_mod:f")
