@@ -26,6 +26,7 @@ __all__ = [
     "EXIT_NOT_COMPLETED",
     "EXIT_OK",
     "EXIT_ROBOT_NOT_STOPPED",
+    "EXIT_STORE_DAMAGED",
     "main",
 ]
 
@@ -34,6 +35,10 @@ EXIT_NOT_COMPLETED = 1
 EXIT_CONFIG = 2
 EXIT_ROBOT_NOT_STOPPED = 3
 """The task ended but the robot may still be moving (``done.robot_stopped`` is false)."""
+EXIT_STORE_DAMAGED = 4
+"""The run store is damaged (a file SQLite cannot read, a row that does not parse, an
+image whose bytes no longer match its checksum, an empty file): the command printed what
+was intact and one line per damage."""
 EXIT_INTERRUPTED = 130
 
 COMMANDS: tuple[str, ...] = (
