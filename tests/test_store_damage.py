@@ -108,7 +108,7 @@ def test_a_zero_length_store_says_it_is_empty(
 ) -> None:
     (store / STORE_FILENAME).write_bytes(b"")
     for command in COMMANDS:
-        code, out, err = _run(capsys, store, *command)
+        code, _out, err = _run(capsys, store, *command)
         _assert_reported(code, err, str(store), "empty")
     assert (store / STORE_FILENAME).stat().st_size == 0, "a reader wrote to it"
 
@@ -148,7 +148,7 @@ def test_an_event_with_invalid_json_is_skipped_and_named(
         (recorded.first_task,),
     ).fetchone()[0]
     conn.execute(
-        "UPDATE events SET data = '{\"type\": \"tool_call\", ' WHERE session_id = ? AND seq = ?",
+        'UPDATE events SET data = \'{"type": "tool_call", \' WHERE session_id = ? AND seq = ?',
         (recorded.session_id, seq),
     )
     conn.commit()
