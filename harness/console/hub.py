@@ -118,7 +118,9 @@ class StopRecord(BaseModel):
     task_id: str | None
     """The task it stopped (None: nothing was running)."""
     effect: str
-    """``stopping`` (the task's cancel was set), ``already stopping``, ``nothing running``."""
+    """``stopping`` (the task's cancel was set, also for a task that was starting),
+    ``already stopping``, ``start cancelled`` (a task asked for and not taken yet),
+    ``nothing running``."""
 
 
 class ConsoleHub:
@@ -152,6 +154,9 @@ class ConsoleHub:
         self.stop_clicked_at: float | None = None
         self._revisions: deque[str] = deque()
         self._requests: deque[TaskRequest] = deque()
+        self._starting = False
+        """A task taken from the page is starting (its ``task_started`` is not out yet)."""
+        self._stop_before_start = False
         self._waiting_for_tasks = 0
         self._last_poll: float | None = None
         self._task_id: str | None = None
@@ -178,6 +183,9 @@ class ConsoleHub:
         control script starts its own tasks). Polling sends viewers nothing new."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         with self._lock:
+            if self._starting and self._task_id is None:  # the last one never started
+                self._starting = self._stop_before_start = False
+                self._stop.clear()
             self._waiting_for_tasks += 1
             self._last_poll = time.monotonic()
             self._publish_state_locked()
@@ -188,6 +196,7 @@ class ConsoleHub:
                         return None
                     self._lock.wait(left)
                 request = self._requests.popleft()
+                self._starting = True
                 self._publish_state_locked()
                 return request
             finally:
@@ -200,11 +209,14 @@ class ConsoleHub:
         return self._last_poll is not None and time.monotonic() - self._last_poll < SERVING_S
 
     def task_began(self, task_id: str) -> None:
-        """A top-level task started: Stop and revisions now apply to it."""
+        """A top-level task started: Stop and revisions now apply to it (a Stop pressed
+        while it was starting stays pressed)."""
         with self._lock:
             self._task_id = task_id
-            self._stop.clear()
-            self.stop_clicked_at = None
+            if not self._stop_before_start:
+                self._stop.clear()
+                self.stop_clicked_at = None
+            self._starting = self._stop_before_start = False
             self._revisions.clear()
             self._publish_state_locked()
 
@@ -330,16 +342,24 @@ class ConsoleHub:
                 status=403,
             )
 
-    def add_stop_listener(self, listener: Callable[[], None]) -> None:
-        """Called (from the web server's thread) right after a stop is set: a way for a
-        task's owner to wake whatever waits, so the cancel is seen at once."""
+    def add_stop_listener(self, listener: Callable[[], Any]) -> None:
+        """Called (from the web server's thread) at every Stop, right after the task's cancel
+        is set, running or not: :func:`harness.console.attach` stops the robot there."""
         self._stop_listeners.append(listener)
 
     def request_stop(self, by: str, *, address: str = "", client: str = "") -> StopRecord:
         """Stop the running task. Never refused (the caller checked the secret); recorded
         with where it came from, whatever the state."""
         with self._lock:
-            if self._task_id is None:
+            if self._task_id is None and self._requests:
+                self._requests.clear()  # asked for, not taken yet: it never starts
+                effect = "start cancelled"
+            elif self._task_id is None and self._starting:
+                effect = "stopping"  # taken, not started: it starts cancelled
+                self._stop_before_start = True
+                self.stop_clicked_at = time.time()
+                self._stop.set()
+            elif self._task_id is None:
                 effect = "nothing running"
             elif self._stop.is_set():
                 effect = "already stopping"
@@ -357,12 +377,11 @@ class ConsoleHub:
             )
             self.stops = [*self.stops[-(STOPS_KEPT - 1) :], record]
             self._publish_state_locked()
-        if effect == "stopping":
-            for listener in list(self._stop_listeners):
-                try:
-                    listener()
-                except Exception:
-                    logger.exception("a stop listener failed")
+        for listener in list(self._stop_listeners):  # every press: stopping twice is harmless
+            try:
+                listener()
+            except Exception:
+                logger.exception("a stop listener failed")
         logger.warning(
             "console: Stop from %s%s: %s%s",
             by,

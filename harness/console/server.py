@@ -13,7 +13,10 @@
         ):
             ...
 
-While attached, the console is the session's user channel (``query_user`` questions are
+Stop sets the task's cancel and stops the robot at once (``Session.halt_robot``: the
+driver's ``stop()``, which the Driver contract lets any thread call), so it is not
+waiting for the loop to reach its next check. While attached, the console is the
+session's user channel (``query_user`` questions are
 answered in the page; the tool is offered even if the Harness was built without a
 channel) and a listener of the session's events (the live view). ``run_stream()`` stays
 the one loop and runs in the caller's thread; the server only reads what the session emits
@@ -194,6 +197,10 @@ def attach(
         ),
     )
     server = _Server(app, sock)
+    # Stop reaches the robot at once, whatever the loop is doing (an observation, the
+    # evaluator's settle): the task's cancel is set first, then the driver is stopped from
+    # this thread; the task ends through should_cancel as before.
+    hub.add_stop_listener(session.halt_robot)
     previous_channel = session.user_channel
     added_query_tool = "query_user" not in session.tools
     session.add_listener(live)
