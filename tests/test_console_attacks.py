@@ -99,8 +99,8 @@ def rebinding_hosts(port: int) -> list[str]:
         " ",
         f"127.0.0.1:{port + 1}",
         f"localhost:{port + 1}",
-        f"127.0.0.1:{port} ",
-        f" 127.0.0.1:{port}",
+        f"127.0.0.1:{port}.",  # (padding with spaces is no attack: HTTP strips it)
+        f"[::1]:{port}x",
         f"127.0.0.1:{port}@evil.example",
         f"127.0.0.1:{port}/",
         f"127.0.0.1:{port}:{port}",
