@@ -93,7 +93,7 @@ class HeldChecker:
     def check(self, action: str, arguments: Any, applied: Any) -> Any:
         from embodiment.types import PostCondition
 
-        self.robot._hold("evaluate")  # noqa: SLF001 - the test's own robot
+        self.robot._hold("evaluate")
         return PostCondition(status="success", evidence="where it was sent")
 
 
