@@ -30,6 +30,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.cli import main
 from harness.config import HarnessConfig
@@ -237,6 +239,15 @@ def test_a_guessable_token_is_refused(weak: str) -> None:
         check_token(weak)
     with pytest.raises(UsageError):
         Access(host="127.0.0.1", port=1, token=weak)
+
+
+@settings(max_examples=500, deadline=None)
+@given(unit=st.text(min_size=1, max_size=8), repeats=st.integers(2, 40))
+def test_a_repeated_short_unit_is_refused_however_long(unit: str, repeats: int) -> None:
+    """A guesser tries the unit, not the length: 8 characters of any kind are < 128 bits."""
+    assert estimated_bits(unit * repeats) <= estimated_bits(unit) < MIN_TOKEN_BITS
+    with pytest.raises(UsageError):
+        check_token(unit * repeats)
 
 
 def test_generated_and_random_tokens_pass() -> None:
