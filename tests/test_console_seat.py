@@ -180,6 +180,10 @@ def _fields(path: str) -> list[str]:
 
 
 def test_the_seat_survives_a_reconnect_against_a_poller(console) -> None:
+    """The attack of the finding, three times: a poller with the secret (a second browser)
+    and one without it watch for the seat's stream to close and connect at once."""
+    import urllib.request
+
     _, ui, _ = console
     base = _base(ui)
     operator = browser_session(ui)
@@ -187,34 +191,31 @@ def test_the_seat_survives_a_reconnect_against_a_poller(console) -> None:
     other = browser_session(ui)  # a second browser with the secret (not the seat's)
     seat = ui.hub.state()["seat"]
     assert seat is not None
-    taken: list[str] = []
-    stop_polling = threading.Event()
+    for attempt in range(3):
+        taken: list[str] = []
 
-    def poller() -> None:
-        """The attack of the finding: watch for the seat's stream to close, connect at once."""
-        while not stop_polling.is_set():
-            _, _, body = http(f"{base}/api/state", headers=other)
-            if not json.loads(body)["operator_connected"]:
-                taken.append(_role(ui, "poller", other))
-                taken.append(_role(ui, "poller-2", {}))
-                return
-            time.sleep(0.002)
+        def poller(taken: list[str] = taken, attempt: int = attempt) -> None:
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:
+                _, _, body = http(f"{base}/api/state", headers=other)
+                if not json.loads(body)["operator_connected"]:
+                    taken.append(_role(ui, f"poller-{attempt}", other))
+                    taken.append(_role(ui, f"stranger-{attempt}", {}))
+                    return
+                time.sleep(0.002)
 
-    import urllib.request
-
-    request = urllib.request.Request(f"{base}/api/stream?client=op-2", headers=operator)
-    response = urllib.request.urlopen(request, timeout=10)
-    first = next(line for line in response if line.startswith(b"data: "))
-    assert json.loads(first[6:])["role"] == "operator"
-    wait_for(lambda: ui.hub.state()["operator_connected"])
-    thread = threading.Thread(target=poller, daemon=True)
-    thread.start()
-    response.close()  # a reload, a network blip
-    thread.join(15)
-    stop_polling.set()
-    assert taken[0] == "standby" and taken[1].startswith("refused 401"), taken
-    assert ui.hub.state()["seat"] == seat
-    assert _role(ui, "op-3", operator) == "operator"  # back, with the seat
+        request = urllib.request.Request(f"{base}/api/stream?client=op-{attempt}", headers=operator)
+        response = urllib.request.urlopen(request, timeout=10)
+        first = next(line for line in response if line.startswith(b"data: "))
+        assert json.loads(first[6:])["role"] == "operator"
+        wait_for(lambda: ui.hub.state()["operator_connected"])
+        thread = threading.Thread(target=poller, daemon=True)
+        thread.start()
+        response.close()  # a reload, a network blip
+        thread.join(20)
+        assert taken[0] == "standby" and taken[1].startswith("refused 401"), taken
+        assert ui.hub.state()["seat"] == seat
+    assert _role(ui, "op-back", operator) == "operator"  # back, with the seat
 
 
 # ------------------------------------------------------------------ finding 3
@@ -245,7 +246,7 @@ def test_a_guessable_token_is_refused(weak: str) -> None:
 @given(unit=st.text(min_size=1, max_size=8), repeats=st.integers(2, 40))
 def test_a_repeated_short_unit_is_refused_however_long(unit: str, repeats: int) -> None:
     """A guesser tries the unit, not the length: 8 characters of any kind are < 128 bits."""
-    assert estimated_bits(unit * repeats) <= estimated_bits(unit) < MIN_TOKEN_BITS
+    assert estimated_bits(unit * repeats) < MIN_TOKEN_BITS
     with pytest.raises(UsageError):
         check_token(unit * repeats)
 

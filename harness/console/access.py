@@ -67,6 +67,10 @@ FIRST_BACKOFF_S = 0.5
 MAX_BACKOFF_S = 60.0
 FAILURE_MEMORY_S = 600.0
 """An address's failures are forgotten this long after its last one."""
+ADDRESSES_KEPT = 10_000
+"""Addresses whose failures are remembered (the oldest go first beyond that)."""
+LINKS_KEPT = 100
+"""Unused one-time links kept valid (the oldest expire first beyond that)."""
 
 Role = Literal["holder", "viewer"]
 
@@ -160,7 +164,7 @@ class Access:
             self.origins = self.own_origins()
         self._secret = _digest(self.token)
         self._lock = threading.Lock()
-        self._codes: set[bytes] = set()
+        self._codes: dict[bytes, None] = {}  # insertion order: the oldest expire first
         self._grants: dict[bytes, Grant] = {}
         self._failures: dict[str, _Failures] = {}
         self._grant_ids = 0
@@ -198,7 +202,9 @@ class Access:
         """A one-time link: opening it once gives a browser a session, then it is spent."""
         code = secrets.token_urlsafe(32)
         with self._lock:
-            self._codes.add(_digest(code))
+            self._codes[_digest(code)] = None
+            while len(self._codes) > LINKS_KEPT:
+                del self._codes[next(iter(self._codes))]
         return f"{self.address}?token={code}"
 
     def unused_links(self) -> int:
@@ -216,7 +222,7 @@ class Access:
             digest = _digest(code)
             if digest not in self._codes:
                 return self._failed(address, "link code", "this link is not valid (any more)")
-            self._codes.discard(digest)
+            del self._codes[digest]
             self._failures.pop(address, None)
             self._grant_ids += 1
             grant = Grant(id=f"g{self._grant_ids}", address=address, created_at=time.time())
@@ -302,6 +308,9 @@ class Access:
 
     def _failed(self, address: str, kind: str, problem: str) -> Verdict:
         now = self.clock()
+        if address not in self._failures and len(self._failures) >= ADDRESSES_KEPT:
+            oldest = min(self._failures, key=lambda a: self._failures[a].last_at)
+            del self._failures[oldest]
         failures = self._failures.setdefault(address, _Failures())
         failures.count += 1
         failures.last_at = now
