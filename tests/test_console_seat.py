@@ -455,3 +455,24 @@ def ui_history_folder(ui: Any, folder: Path) -> tuple[Any, Any]:
     original = history.folder
     history.folder = folder
     return original, history
+
+
+def test_a_route_that_fails_answers_one_json_line(
+    console, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bug behind a route: the client gets one line, the log one traceback, uvicorn
+    never "Exception in ASGI application"."""
+    _, ui, _ = console
+    operator = browser_session(ui)
+
+    def broken() -> None:
+        raise RuntimeError("a bug\nover two lines")
+
+    monkeypatch.setattr(ui.history, "tasks", broken)
+    with caplog.at_level(logging.ERROR):
+        status, headers, data = http(f"{_base(ui)}/api/runs", headers=operator)
+        # Logged by the server's thread once the answer is out: wait for the line.
+        wait_for(lambda: "console: GET /api/runs failed" in caplog.text)
+        assert "Exception in ASGI application" not in caplog.text
+    assert status == 500 and headers["content-type"].startswith("application/json")
+    assert json.loads(data) == {"error": "the console failed: RuntimeError: a bug over two lines"}

@@ -147,8 +147,12 @@ class _Gate:
         return response
 
     async def _with_headers(self, app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+        started = False
+
         async def with_headers(message: Any) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
+                started = True
                 headers = message.setdefault("headers", [])
                 names = {name.lower() for name, _ in headers}
                 extra = {
@@ -161,7 +165,12 @@ class _Gate:
                 headers.extend((k, v) for k, v in extra.items() if k not in names)
             await send(message)
 
-        await app(scope, receive, with_headers)
+        try:
+            await app(scope, receive, with_headers)
+        except Exception as exc:  # answered (one JSON line) and logged here, once
+            logger.error("console: %s %s failed", scope.get("method"), scope["path"], exc_info=exc)
+            if not started:
+                await _failure_response(exc)(scope, receive, with_headers)
 
 
 def _verdict(request: Request) -> Verdict:
@@ -398,8 +407,10 @@ async def _store_failed(request: Request, exc: Exception) -> Response:
 
 
 async def _failed(request: Request, exc: Exception) -> Response:
-    """Anything else: logged with its traceback here, one line to the client."""
-    logger.error("console: %s %s failed", request.method, request.url.path, exc_info=exc)
-    return JSONResponse(
-        {"error": f"the console failed: {type(exc).__name__}: {exc}"[:300]}, status_code=500
-    )
+    """Anything else: one line to the client (the gate logs it with its traceback)."""
+    return _failure_response(exc)
+
+
+def _failure_response(exc: Exception) -> Response:
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return JSONResponse({"error": f"the console failed: {text}"[:300]}, status_code=500)
