@@ -9,7 +9,7 @@
   (never the code, never the secret) and a redirect to the bare address, the way Jupyter
   does. The code is then spent; ``?token=`` is read on that exchange only, nowhere else.
   Scripts send the secret itself as ``Authorization: Bearer``.
-- **Acting** (start, answer, revise, stop, take control) needs the secret: a browser
+- **Acting** (start, answer, revise, stop, take over the seat) needs the secret: a browser
   session or the bearer secret, on localhost too. A browser's action must also carry the
   console's own ``Origin`` and be JSON (a page elsewhere cannot send that without the
   browser asking first). Which secret holder may start, answer and revise is the operator
