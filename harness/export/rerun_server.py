@@ -8,7 +8,9 @@ recording for late viewers, up to a memory limit, plus the viewer's HTTP server;
 and the recording connects to it like to any running viewer.
 
 The process is ours alone: it is stopped by :meth:`RerunServer.close`, and on Linux the
-kernel stops it too if this process dies first (``PR_SET_PDEATHSIG``).
+kernel stops it too if this process dies first (``PR_SET_PDEATHSIG``; the kernel watches
+the thread that started it, so start it from a thread that lives as long as the viewer,
+as the CLI's main thread does).
 """
 
 from __future__ import annotations
