@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 
-from embodiment.fake.robot import FakeRobot
 from embodiment.profile import load_profile
 from embodiment.safety import SafetyEnvelope
 from embodiment.types import Observation
@@ -38,6 +37,7 @@ from tests.console_support import (
     wait_a_moment,
     wait_for,
 )
+from worlds.fake import FakeRobot
 
 PANDA = load_profile("panda_tabletop")
 HANG_GUARD_S = 20.0
