@@ -369,6 +369,11 @@ class Session(SessionTools, SessionMemory):
         """Interrupt a physical action in flight (called while the tool is blocking)."""
         self.robot.interrupt()
 
+    def halt_robot(self) -> bool:
+        """Stop the robot now, from any thread: an operator's Stop, ahead of the task's
+        cancel (:meth:`harness.runtime.robot.RobotGuard.halt`)."""
+        return self.robot.halt()
+
     def record_world_state(self, state: TaskState) -> None:
         """Record the world's state (drivers with ``snapshot()``: the simulator) so resume
         can put it back; a driver without one is re-observed on resume instead."""
