@@ -12,7 +12,6 @@ from embodiment.sim.parts import (
     ARM_JOINTS,
     EE_LINK,
     FINGER_JOINTS,
-    IK_EVERY,
     LOWER,
     MAX_OPENING,
     REST_POSE,
@@ -36,21 +35,39 @@ class Physics:
 
     def _step(self, count: int = 1) -> None:
         """Advance physics; raise :class:`_Interrupted` as soon as stop() was called."""
-        pb = self._pb
         for _ in range(count):
             if self._stop.is_set():
                 raise _Interrupted
             with self._lock:
                 if self._cid is None:
                     raise _Interrupted
-                pb.stepSimulation(physicsClientId=self._cid)
-                self._sim_time += self._dt
+                self._physics_step()
             if self.real_time_factor > 0:
                 wall0, sim0 = self._pace_origin
                 due = wall0 + (self._sim_time - sim0) / self.real_time_factor
                 delay = due - time.monotonic()
                 if delay > 0 and self._stop.wait(delay):
                     raise _Interrupted
+
+    def _physics_step(self) -> None:
+        """One physics step (the caller holds the lock). A step that starts a control period
+        first sends the targets commanded since the last one to the motors and hands the
+        control step (measured joints, those targets, frames) to a recording: targets change
+        only there, so each recorded command is exactly the one the motors held until the
+        next control step."""
+        if self._steps % self.config.physics_per_control == 0:
+            self._send_targets()
+            if self._recorder.active:
+                self._record_control_step()
+        self._pb.stepSimulation(physicsClientId=self._cid)
+        self._sim_time += self._dt
+        self._steps += 1
+
+    def _to_control_step(self) -> None:
+        """Let physics run (the targets held) up to the start of the next control period,
+        so a motion's first command is sent at once and each later one a whole period on."""
+        while self._steps % self.config.physics_per_control:
+            self._step()
 
     def _settle(self, steps: int) -> None:
         self._step(steps)
@@ -74,14 +91,34 @@ class Physics:
         return list(q[:7])
 
     def _drive_arm(self, q: list[float]) -> None:
-        self._pb.setJointMotorControlArray(
+        """Command arm joint targets: sent to the motors at the next control step."""
+        self._arm_command = [float(v) for v in q]
+        self._targets_sent = False
+
+    def _send_targets(self) -> None:
+        """The commanded arm and finger targets to the motors, now (the caller holds the
+        lock); nothing when they were sent already."""
+        if self._targets_sent:
+            return
+        pb = self._pb
+        pb.setJointMotorControlArray(
             self._robot,
             list(ARM_JOINTS),
-            self._pb.POSITION_CONTROL,
-            targetPositions=q,
+            pb.POSITION_CONTROL,
+            targetPositions=self._arm_command,
             forces=list(ARM_FORCES),
             physicsClientId=self._cid,
         )
+        each, force = self._finger_command
+        pb.setJointMotorControlArray(
+            self._robot,
+            list(FINGER_JOINTS),
+            pb.POSITION_CONTROL,
+            targetPositions=[each, each],
+            forces=[force, force],
+            physicsClientId=self._cid,
+        )
+        self._targets_sent = True
 
     def _move_line(
         self,
@@ -91,25 +128,26 @@ class Physics:
         *,
         slip_at: float | None = None,
     ) -> None:
-        """Straight-line Cartesian motion of the grasp point, IK every few steps."""
+        """Straight-line Cartesian motion of the grasp point: one inverse-kinematics target
+        per control step, each the point the line should reach by the next one."""
+        self._to_control_step()
         start = self.ee_position()
         start_yaw = self._yaw
         distance = math.dist(start, target)
         turn = abs(yaw - start_yaw)
         # The smooth profile peaks at 1.5x the mean speed; keep the peak at `speed`.
         duration = max(1.5 * distance / speed, turn / 1.5, self._dt)
-        steps = max(1, math.ceil(duration * self.config.physics_hz))
-        for index in range(1, steps + 1):
-            linear = index / steps
+        controls = max(1, math.ceil(duration * self.config.control_hz))
+        for index in range(1, controls + 1):
+            linear = index / controls
             fraction = linear * linear * (3.0 - 2.0 * linear)  # smooth start and stop
-            if (index - 1) % IK_EVERY == 0 or index == steps:
-                point = tuple(s + (t - s) * fraction for s, t in zip(start, target, strict=True))
-                with self._lock:
-                    self._drive_arm(self._ik(point, start_yaw + (yaw - start_yaw) * fraction))  # type: ignore[arg-type]
+            point = tuple(s + (t - s) * fraction for s, t in zip(start, target, strict=True))
+            with self._lock:
+                self._drive_arm(self._ik(point, start_yaw + (yaw - start_yaw) * fraction))  # type: ignore[arg-type]
             if slip_at is not None and linear >= slip_at:
                 self._set_fingers(MAX_OPENING / 2, 5.0)
                 slip_at = None
-            self._step()
+            self._step(self.config.physics_per_control)
         self._yaw = yaw
         for _ in range(8):
             if math.dist(self.ee_position(), target) < 0.002:
@@ -117,18 +155,13 @@ class Physics:
             self._step(10)
 
     def _set_fingers(self, each: float, force: float) -> None:
+        """Command both fingers' target (each half the opening): sent at the next control
+        step."""
         self._finger_command = (each, force)
-        with self._lock:
-            self._pb.setJointMotorControlArray(
-                self._robot,
-                list(FINGER_JOINTS),
-                self._pb.POSITION_CONTROL,
-                targetPositions=[each, each],
-                forces=[force, force],
-                physicsClientId=self._cid,
-            )
+        self._targets_sent = False
 
     def _grip(self, width: float, force: float) -> None:
+        self._to_control_step()
         self._set_fingers(width / 2, force)
         previous = self.gripper_width()
         for _ in range(12):
@@ -139,7 +172,9 @@ class Physics:
             previous = current
 
     def _hold(self) -> None:
-        """After a stop: command the current joint positions so the arm stays put."""
+        """After a stop: command the current joint positions so the arm stays put, sent to
+        the motors at once (a stop does not wait for the next control step; the recorded
+        command of the step it interrupted is the one the motors had until then)."""
         with self._lock:
             if self._cid is None:
                 return
@@ -148,9 +183,9 @@ class Physics:
                 for j in ARM_JOINTS
             ]
             self._drive_arm(q)
+            self._send_targets()
             for _ in range(10):
-                self._pb.stepSimulation(physicsClientId=self._cid)
-                self._sim_time += self._dt
+                self._physics_step()
 
     def _add_box(
         self,
@@ -248,6 +283,8 @@ class Physics:
             pb.resetJointState(self._robot, joint, MAX_OPENING / 2, physicsClientId=cid)
         self._drive_arm(list(REST_POSE))
         self._set_fingers(MAX_OPENING / 2, 20.0)
+        with self._lock:
+            self._send_targets()
         self._yaw = self._measured_yaw()
 
     def _measured_yaw(self) -> float:

@@ -30,10 +30,11 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from embodiment.profile import EmbodimentProfile, load_profile
+from embodiment.recording import ControlLayout, ControlRecorder, ControlSink
 from embodiment.sim.actions import (
     tabletop_actions,
 )
@@ -73,7 +74,15 @@ from embodiment.types import (
 )
 from scene.perception import Detection
 
-__all__ = ["REST_POSE", "GroundTruthPerception", "TabletopSim"]
+__all__ = ["JOINT_NAMES", "REST_POSE", "GroundTruthPerception", "TabletopSim"]
+
+ALL_JOINTS = (*ARM_JOINTS, *FINGER_JOINTS)
+JOINT_NAMES = (
+    *(f"panda_joint{index}" for index in range(1, 8)),
+    "panda_finger_joint1",
+    "panda_finger_joint2",
+)
+"""The URDF's names of the joints a control step measures and commands, in that order."""
 
 
 class TabletopSim(GroundTruth, Cameras, Tasks, Physics):
@@ -90,6 +99,10 @@ class TabletopSim(GroundTruth, Cameras, Tasks, Physics):
         self._bodies: dict[str, _Body] = {}
         self._dt = 1.0 / self.config.physics_hz
         self._sim_time = 0.0
+        self._steps = 0
+        """Physics steps so far; a control step starts every ``physics_per_control``."""
+        self._arm_command = list(REST_POSE)
+        self._targets_sent = False
         self._yaw = 0.0
         self._motion = "idle"
         self._finger_command = (MAX_OPENING / 2, 20.0)
@@ -100,6 +113,19 @@ class TabletopSim(GroundTruth, Cameras, Tasks, Physics):
         """Body ids some rendered frame has shown (``perception: seen``)."""
         self._camera_cache: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {}
         self._frame_cache: dict[str, _Kept] = {}
+        self._recorder = ControlRecorder(
+            ControlLayout(
+                rate_hz=self.config.control_hz,
+                state_names=JOINT_NAMES,
+                action_names=JOINT_NAMES,
+                state_description="measured positions of the Panda's 7 arm joints (rad) and "
+                "its 2 finger joints (m, each half the gripper's opening)",
+                action_description="position targets of the same 9 joints (rad; m for each "
+                "finger), sent to PyBullet's position controllers at the step and held "
+                "until the next",
+                cameras=tuple(camera.name for camera in self.profile.cameras),
+            )
+        )
         self._pace_origin = (0.0, 0.0)
         rtf = self.config.real_time_factor
         self.real_time_factor = rtf if rtf is not None else (1.0 if self.config.gui else 0.0)
@@ -198,8 +224,7 @@ class TabletopSim(GroundTruth, Cameras, Tasks, Physics):
         self._require()
         with self._lock:
             for _ in range(max(1, round(seconds / self._dt))):
-                self._pb.stepSimulation(physicsClientId=self._cid)
-                self._sim_time += self._dt
+                self._physics_step()
 
     def snapshot(self) -> dict[str, Any]:
         """The world's state as plain JSON data: every loose object's pose and velocity, the
@@ -275,7 +300,9 @@ class TabletopSim(GroundTruth, Cameras, Tasks, Physics):
             self._drive_arm(list(state["arm"]))
             each, force = state["finger_command"]
             self._set_fingers(float(each), float(force))
+            self._send_targets()
             self._sim_time = float(state["sim_time"])
+            self._steps = round(self._sim_time / self._dt)
             self._yaw = float(state["yaw"])
             self._picks = Counter({str(k): int(v) for k, v in (state.get("picks") or {}).items()})
             seen = set(state.get("seen") or [])  # what perception had been shown (``seen``)
@@ -350,6 +377,25 @@ class TabletopSim(GroundTruth, Cameras, Tasks, Physics):
         return Observation(timestamp=stamp, images=images, state=state)
 
     # ================================================================== extensions
+
+    def control_layout(self) -> ControlLayout:
+        """The control steps this simulator records (see :mod:`embodiment.recording`)."""
+        return self._recorder.layout
+
+    def record_control(self, sink: ControlSink | None, *, cameras: Sequence[str] = ()) -> None:
+        """Hand every control step (``control_hz``; simulated time) to ``sink``, with frames
+        of ``cameras`` rendered at the step; ``None`` stops."""
+        with self._lock:
+            self._recorder.attach(sink, cameras)
+
+    def _record_control_step(self) -> None:
+        """The control step starting now (the caller holds the lock; the targets were just
+        sent): measured joints, the targets, frames."""
+        pb, cid = self._pb, self._cid
+        joints = [pb.getJointState(self._robot, j, physicsClientId=cid)[0] for j in ALL_JOINTS]
+        each = self._finger_command[0]
+        frames = {name: self.render(name) for name in self._recorder.cameras}
+        self._recorder.emit(self._sim_time, joints, [*self._arm_command, each, each], frames)
 
     def describe_motion(self, action: str, arguments: dict[str, Any]) -> Motion | None:
         """The gripper waypoints ``execute(action, arguments)`` would follow now: what the
