@@ -58,6 +58,9 @@ class ControlStepsEvent(EventBase):
     actions: list[list[float]] = Field(default_factory=list)
     frames: dict[str, list[str]] = Field(default_factory=dict)
     """Camera -> sha256 of each step's encoded frame."""
+    started: float = 0.0
+    """Wall time (like ``time``) when the first step arrived; ``time`` is the command's
+    end. A replay places the steps between the two at the driver's own pace."""
 
 
 class SceneUpdateEvent(EventBase):

@@ -20,7 +20,7 @@ from harness.errors import UsageError
 from harness.events import ControlStepsEvent
 from harness.store.reader import RunLog, StoredTask
 
-__all__ = ["GAP_PERIODS", "ControlTrack", "ExportError", "stored_control"]
+__all__ = ["GAP_PERIODS", "CommandSteps", "ControlTrack", "ExportError", "stored_control"]
 
 GAP_PERIODS = 1.5
 """Consecutive steps further apart than this many control periods are a gap (the robot
@@ -29,6 +29,21 @@ was held while nothing was commanded: a real robot between two commands)."""
 
 class ExportError(UsageError):
     """A run that cannot be exported as asked (no control steps, mixed layouts...)."""
+
+
+@dataclass(frozen=True)
+class CommandSteps:
+    """Which steps of a track one command made, and when it ran on the wall clock."""
+
+    first: int
+    """Index of its first step in the track."""
+    count: int
+    wall_start: float
+    """When its first step arrived (the event's ``started``)."""
+    wall_end: float
+    """When the command ended (the event's time)."""
+    call_id: str
+    tool: str
 
 
 @dataclass(frozen=True)
@@ -45,8 +60,8 @@ class ControlTrack:
     """(n, len(layout.action_names)) float64."""
     frames: dict[str, list[str]] = field(default_factory=dict)
     """Camera -> sha256 of each step's frame in the run store."""
-    commands: int = 0
-    """Physical commands the steps came from."""
+    commands: tuple[CommandSteps, ...] = ()
+    """The physical commands the steps came from, in order."""
 
     def __len__(self) -> int:
         return len(self.times)
@@ -77,6 +92,7 @@ def stored_control(log: RunLog, task: StoredTask, *, lanes: bool = True) -> Cont
     states: list[list[float]] = []
     actions: list[list[float]] = []
     frames: dict[str, list[str]] = {name: [] for name in cameras}
+    commands: list[CommandSteps] = []
     for event in events:
         where = f"task {task.id}, command {event.call_id} ({event.tool})"
         if ControlLayout.model_validate(event.layout) != layout:
@@ -92,6 +108,16 @@ def stored_control(log: RunLog, task: StoredTask, *, lanes: bool = True) -> Cont
             raise ExportError(f"{where}: {count} times but states/actions/frames of {lengths}")
         if times and event.times[0] < times[-1]:
             raise ExportError(f"{where}: its steps start before the previous command's ended")
+        commands.append(
+            CommandSteps(
+                first=len(times),
+                count=count,
+                wall_start=event.started or event.time,
+                wall_end=event.time,
+                call_id=event.call_id,
+                tool=event.tool,
+            )
+        )
         times.extend(event.times)
         states.extend(event.states)
         actions.extend(event.actions)
@@ -103,7 +129,7 @@ def stored_control(log: RunLog, task: StoredTask, *, lanes: bool = True) -> Cont
         states=np.asarray(states, dtype=np.float64).reshape(len(times), len(layout.state_names)),
         actions=np.asarray(actions, dtype=np.float64).reshape(len(times), len(layout.action_names)),
         frames=frames,
-        commands=len(events),
+        commands=tuple(commands),
     )
     if np.any(np.diff(track.times) < 0):
         raise ExportError(f"task {task.id}: control step times run backwards")

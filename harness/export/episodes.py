@@ -20,6 +20,7 @@ import io
 import json
 import logging
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ from harness.export.control import ControlTrack, ExportError, stored_control
 from harness.export.recorded import recorded_profile
 from harness.store.reader import RunLog, StoredTask
 
-__all__ = ["Episode", "EpisodeSource", "read_episodes", "run_sources"]
+__all__ = ["Episode", "EpisodeSource", "open_episode", "read_episodes", "run_sources"]
 
 logger = logging.getLogger(__name__)
 
@@ -104,7 +105,7 @@ class Episode:
             "source/task_id": self.task.id,
             "source/session_id": self.task.session_id,
             "source/store": str(self.source.store),
-            "control/commands": track.commands if track else 0,
+            "control/commands": len(track.commands) if track else 0,
             "control/gaps": track.gaps if track else 0,
         }
 
@@ -122,24 +123,31 @@ def run_sources(store: str | Path, run: str) -> list[EpisodeSource]:
     return [EpisodeSource(store=folder, task_id=task.id) for task in tasks]
 
 
+@contextmanager
+def open_episode(source: EpisodeSource, *, control: bool = True) -> Iterator[Episode]:
+    """``source`` as an :class:`Episode`, its run store open until the block ends
+    (``control``: with its control track)."""
+    with RunLog(source.store, redact=True) as log:
+        task = log.task(source.task_id)
+        profile = recorded_profile(log, task.session_id)
+        yield Episode(
+            source=source,
+            log=log,
+            task=task,
+            track=stored_control(log, task) if control else None,
+            robot_type=getattr(profile, "name", None),
+        )
+
+
 def read_episodes(
     sources: Iterable[EpisodeSource], *, only_achieved: bool = False, control: bool = True
 ) -> Iterator[Episode]:
     """Each source as an :class:`Episode`, its store open until the next one is asked for
-    (``only_achieved``: skipping, with a log line, those whose goal was not confirmed;
-    ``control``: with their control tracks)."""
+    (``only_achieved``: skipping, with a log line, those whose goal was not confirmed)."""
     for source in sources:
-        with RunLog(source.store, redact=True) as log:
-            task = log.task(source.task_id)
-            profile = recorded_profile(log, task.session_id)
-            episode = Episode(
-                source=source,
-                log=log,
-                task=task,
-                track=stored_control(log, task) if control else None,
-                robot_type=getattr(profile, "name", None),
-            )
+        with open_episode(source, control=control) as episode:
             if only_achieved and not episode.achieved:
+                task = episode.task
                 logger.info(
                     "left out %s: %s, outcome %s", source.name or task.id, task.status, task.outcome
                 )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any
 
 from embodiment.recording import ControlRecording, ControlStep
@@ -65,6 +66,7 @@ class ControlLog:
         self._states: list[list[float]] = []
         self._actions: list[list[float]] = []
         self._frames: dict[str, list[str]] = {name: [] for name in cameras}
+        self._started = 0.0
         self.steps = 0
         """Control steps recorded since the log started."""
         self.closed = False
@@ -84,6 +86,8 @@ class ControlLog:
             self.store.put_image(image)
             shas[name] = image.sha256
         with self._lock:
+            if not self._times:
+                self._started = time.time()
             self._times.append(step.time)
             self._states.append(list(step.state))
             self._actions.append(list(step.action))
@@ -106,6 +110,7 @@ class ControlLog:
                 states=self._states,
                 actions=self._actions,
                 frames=self._frames,
+                started=self._started,
             )
             self._times, self._states, self._actions = [], [], []
             self._frames = {name: [] for name in self._frames}
