@@ -65,6 +65,8 @@ class VideoFile:
         self._stream.time_base = Fraction(1, fps)
         self._stream.options = dict(spec["options"])
         self.frames = 0
+        self.encoded_bytes = 0
+        """Bytes of encoded video muxed so far (the file on disk may lag behind)."""
         self.closed = False
 
     @property
@@ -84,12 +86,17 @@ class VideoFile:
         video_frame = av.VideoFrame.from_ndarray(array, format="rgb24")
         video_frame.pts = self.frames
         video_frame.time_base = Fraction(1, self.fps)
-        for packet in self._stream.encode(video_frame):
-            self._container.mux(packet)
+        self._mux(self._stream.encode(video_frame))
         self.frames += 1
 
+    def _mux(self, packets: Any) -> None:
+        for packet in packets:
+            self.encoded_bytes += packet.size
+            self._container.mux(packet)
+
     def size_mb(self) -> float:
-        return self.path.stat().st_size / 2**20 if self.path.exists() else 0.0
+        """Encoded megabytes so far (what is still in the encoder is not counted)."""
+        return self.encoded_bytes / 2**20
 
     def close(self) -> None:
         """Flush the encoder and write the file's index (idempotent)."""
@@ -97,8 +104,7 @@ class VideoFile:
             return
         self.closed = True
         try:
-            for packet in self._stream.encode():
-                self._container.mux(packet)
+            self._mux(self._stream.encode())
         finally:
             self._container.close()
 

@@ -45,6 +45,7 @@ from embodiment.sim.libero.env import (
     build_env,
     check_choice,
     close_env,
+    gl_current,
     install_step_observers,
     restore_state,
 )
@@ -419,7 +420,7 @@ class LiberoSim:
         if libero_name is None:
             raise ValueError(f"no camera {camera_name!r}; cameras: {', '.join(CAMERAS)}")
         size = self.config.camera_size
-        with self._lock:
+        with self._lock, gl_current(self._env):
             frame = self._env.env.sim.render(camera_name=libero_name, width=size, height=size)
         return np.ascontiguousarray(np.asarray(frame, dtype=np.uint8)[::-1, :, :3])
 
