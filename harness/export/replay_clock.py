@@ -37,8 +37,9 @@ class CommandSpan:
 class ReplayClock:
     """Wall time -> replay time (seconds), see the module docstring.
 
-    Spans are sorted by start; one that overlaps the span before it (a harness would never
-    run two commands on one robot at once) is clipped to start where that one ended.
+    Spans come in the order the commands ran; one that starts before the span before it
+    ended (a harness never runs two commands on one robot at once) is clipped to start
+    where that one ended.
     """
 
     def __init__(self, spans: list[CommandSpan]) -> None:
@@ -48,7 +49,7 @@ class ReplayClock:
         """Replay minus wall time at each span's start."""
         offset = 0.0
         last_end = float("-inf")
-        for span in sorted(spans, key=lambda s: s.wall_start):
+        for span in spans:
             start = max(span.wall_start, last_end)
             end = max(span.wall_end, start)
             clipped = CommandSpan(start, end, max(span.duration, 0.0))
@@ -73,3 +74,9 @@ class ReplayClock:
             self._offsets[index + 1] if index + 1 < len(self._offsets) else self._final_offset
         )
         return wall + next_offset
+
+    def command_start(self, index: int) -> float:
+        """Replay time at which command ``index`` (in the order given) begins: its first
+        step is shown there and its last ``duration`` later, where :meth:`at` puts the
+        command's end (also for a command whose steps all arrived at one wall instant)."""
+        return self._spans[index].wall_start + self._offsets[index]

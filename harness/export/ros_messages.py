@@ -65,14 +65,16 @@ class RosMessages:
 
     # ------------------------------------------------------------------ basics
 
-    def stamp(self, seconds: float) -> Any:
-        nanoseconds = max(0, round(seconds * 1e9))
+    def stamp(self, nanoseconds: int) -> Any:
+        """A time in nanoseconds (integers: a float of seconds since 1970 is only good to
+        about 0.2 microseconds, too coarse to keep steps exactly a period apart)."""
+        nanoseconds = max(0, int(nanoseconds))
         return self._t["builtin_interfaces/msg/Time"](
             sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000
         )
 
-    def header(self, seconds: float, frame: str) -> Any:
-        return self._t["std_msgs/msg/Header"](stamp=self.stamp(seconds), frame_id=frame)
+    def header(self, ns: int, frame: str) -> Any:
+        return self._t["std_msgs/msg/Header"](stamp=self.stamp(ns), frame_id=frame)
 
     def _vector(self, x: float, y: float, z: float) -> Any:
         return self._t["geometry_msgs/msg/Vector3"](x=float(x), y=float(y), z=float(z))
@@ -84,21 +86,21 @@ class RosMessages:
 
     # ------------------------------------------------------------------ messages
 
-    def compressed_image(self, seconds: float, camera: str, media_type: str, data: bytes) -> Any:
+    def compressed_image(self, ns: int, camera: str, media_type: str, data: bytes) -> Any:
         import numpy as np
 
         fmt = "png" if media_type.endswith("png") else "jpeg"
         return self._t["sensor_msgs/msg/CompressedImage"](
-            header=self.header(seconds, f"camera_{camera}"),
+            header=self.header(ns, f"camera_{camera}"),
             format=fmt,
             data=np.frombuffer(data, dtype=np.uint8),
         )
 
-    def joint_state(self, seconds: float, names: Sequence[str], positions: Sequence[float]) -> Any:
+    def joint_state(self, ns: int, names: Sequence[str], positions: Sequence[float]) -> Any:
         import numpy as np
 
         return self._t["sensor_msgs/msg/JointState"](
-            header=self.header(seconds, ""),
+            header=self.header(ns, ""),
             name=list(names),
             position=np.asarray(positions, dtype=np.float64),
             velocity=np.zeros(0, dtype=np.float64),
@@ -116,10 +118,10 @@ class RosMessages:
             layout=layout, data=np.asarray(values, dtype=np.float64)
         )
 
-    def transforms(self, seconds: float, poses: Sequence[Pose]) -> Any:
+    def transforms(self, ns: int, poses: Sequence[Pose]) -> Any:
         stamped = [
             self._t["geometry_msgs/msg/TransformStamped"](
-                header=self.header(seconds, pose.parent),
+                header=self.header(ns, pose.parent),
                 child_frame_id=pose.child,
                 transform=self._t["geometry_msgs/msg/Transform"](
                     translation=self._vector(*pose.position),
@@ -130,16 +132,16 @@ class RosMessages:
         ]
         return self._t["tf2_msgs/msg/TFMessage"](transforms=stamped)
 
-    def markers(self, seconds: float, boxes: Boxes) -> Any:
+    def markers(self, ns: int, boxes: Boxes) -> Any:
         t = self._t
         marker = t["visualization_msgs/msg/Marker"]
         namespace = boxes.group
-        items = [self._box(seconds, namespace, box) for box in boxes.boxes]
+        items = [self._box(ns, namespace, box) for box in boxes.boxes]
         for removed in boxes.removed:
             items.append(
                 self._marker_defaults(
                     marker,
-                    header=self.header(seconds, "world"),
+                    header=self.header(ns, "world"),
                     ns=namespace,
                     id=marker_id(removed),
                     type=marker.CUBE,
@@ -149,7 +151,7 @@ class RosMessages:
             )
         return t["visualization_msgs/msg/MarkerArray"](markers=items)
 
-    def _box(self, seconds: float, namespace: str, box: Box) -> Any:
+    def _box(self, ns: int, namespace: str, box: Box) -> Any:
         t = self._t
         marker = t["visualization_msgs/msg/Marker"]
         pose = t["geometry_msgs/msg/Pose"](
@@ -160,7 +162,7 @@ class RosMessages:
         )
         return self._marker_defaults(
             marker,
-            header=self.header(seconds, "world"),
+            header=self.header(ns, "world"),
             ns=namespace,
             id=marker_id(box.id),
             type=marker.CUBE,
@@ -210,9 +212,9 @@ class RosMessages:
         values.update(fields)
         return marker(**{k: v for k, v in values.items() if k in fields_of})
 
-    def log(self, seconds: float, line: LogLine) -> Any:
+    def log(self, ns: int, line: LogLine) -> Any:
         return self._t["rcl_interfaces/msg/Log"](
-            stamp=self.stamp(seconds),
+            stamp=self.stamp(ns),
             level=_LEVELS.get(line.level, 20),
             name=f"harness.{line.source}" if line.source else "harness",
             msg=line.text,
@@ -222,12 +224,12 @@ class RosMessages:
         )
 
     def static_transforms(
-        self, seconds: float, frames: Sequence[tuple[str, str, tuple[float, float, float], float]]
+        self, ns: int, frames: Sequence[tuple[str, str, tuple[float, float, float], float]]
     ) -> Any:
         """``(child, parent, position, yaw)`` of each fixed frame."""
         poses = [
             Pose(
-                seconds,
+                ns / 1e9,
                 0,
                 child,
                 parent,
@@ -236,4 +238,4 @@ class RosMessages:
             )
             for child, parent, position, yaw in frames
         ]
-        return self.transforms(seconds, poses)
+        return self.transforms(ns, poses)

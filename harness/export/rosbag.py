@@ -96,15 +96,13 @@ class _Bag:
         self.types: dict[str, str] = {}
         self.items: list[_Message] = []
 
-    def add(self, topic: str, seconds: float, message: Any) -> None:
+    def add(self, topic: str, ns: int, message: Any) -> None:
+        """Add a message at ``ns`` nanoseconds since 1970."""
         msgtype = message.__msgtype__
         known = self.types.setdefault(topic, msgtype)
         if known != msgtype:
             raise ExportError(f"topic {topic}: {msgtype} after {known}")
-        nanoseconds = max(0, round(seconds * 1e9))
-        self.items.append(
-            _Message(nanoseconds, len(self.items), topic, self.ros.serialize(message))
-        )
+        self.items.append(_Message(max(0, ns), len(self.items), topic, self.ros.serialize(message)))
 
 
 def write_rosbag(
@@ -172,28 +170,28 @@ def _add_records(bag: _Bag, episode: Episode, clock: ReplayClock) -> None:
     first = True
     joints_from_control = episode.track is not None and len(episode.track) > 0
     for _, event in log.events_with_pos(task_ids=ids):
-        seconds = clock.at(event.time)
+        ns = _ns(clock.at(event.time))
         if first and profile is not None:
             static = _static_frames(profile)
             if static:
-                bag.add("/tf_static", seconds, ros.static_transforms(seconds, static))
+                bag.add("/tf_static", ns, ros.static_transforms(ns, static))
             first = False
         records: list[Record] = translator.translate(event)
         poses = [r for r in records if isinstance(r, Pose)]
         if poses:
-            bag.add("/tf", seconds, ros.transforms(seconds, poses))
+            bag.add("/tf", ns, ros.transforms(ns, poses))
         for record in records:
             if isinstance(record, Frame):
                 bag.add(
                     f"/harness/observation/{record.camera}/compressed",
-                    seconds,
-                    ros.compressed_image(seconds, record.camera, record.media_type, record.data),
+                    ns,
+                    ros.compressed_image(ns, record.camera, record.media_type, record.data),
                 )
             elif isinstance(record, Boxes):
                 topic = "/harness/zones" if record.group == "zones" else "/harness/objects"
-                bag.add(topic, seconds, ros.markers(seconds, record))
+                bag.add(topic, ns, ros.markers(ns, record))
             elif isinstance(record, LogLine):
-                bag.add("/rosout", seconds, ros.log(seconds, record))
+                bag.add("/rosout", ns, ros.log(ns, record))
         if not joints_from_control and getattr(event, "type", "") == "observation":
             joints = (event.state or {}).get("joint_positions")  # type: ignore[attr-defined]
             if (
@@ -202,7 +200,7 @@ def _add_records(bag: _Bag, episode: Episode, clock: ReplayClock) -> None:
                 and all(isinstance(v, int | float) for v in joints)
             ):
                 names = [f"joint_{index}" for index in range(1, len(joints) + 1)]
-                bag.add("/joint_states", seconds, ros.joint_state(seconds, names, joints))
+                bag.add("/joint_states", ns, ros.joint_state(ns, names, joints))
 
 
 def _add_control(bag: _Bag, episode: Episode, clock: ReplayClock) -> None:
@@ -211,17 +209,17 @@ def _add_control(bag: _Bag, episode: Episode, clock: ReplayClock) -> None:
     if track is None:
         return
     ros, layout = bag.ros, track.layout
-    for command in track.commands:
-        start = clock.at(command.wall_start)
+    for number, command in enumerate(track.commands):
+        start = _ns(clock.command_start(number))
         origin = float(track.times[command.first])
         for k in range(command.first, command.first + command.count):
-            seconds = start + (float(track.times[k]) - origin)
+            ns = start + _ns(float(track.times[k]) - origin)
             bag.add(
                 "/joint_states",
-                seconds,
-                ros.joint_state(seconds, layout.state_names, track.states[k].tolist()),
+                ns,
+                ros.joint_state(ns, layout.state_names, track.states[k].tolist()),
             )
-            bag.add("/harness/action", seconds, ros.action(track.actions[k].tolist()))
+            bag.add("/harness/action", ns, ros.action(track.actions[k].tolist()))
             for camera, shas in track.frames.items():
                 image = episode.log.image(shas[k])
                 if image is None:
@@ -231,9 +229,13 @@ def _add_control(bag: _Bag, episode: Episode, clock: ReplayClock) -> None:
                     )
                 bag.add(
                     f"/harness/camera/{camera}/compressed",
-                    seconds,
-                    ros.compressed_image(seconds, camera, image.media_type, image.data),
+                    ns,
+                    ros.compressed_image(ns, camera, image.media_type, image.data),
                 )
+
+
+def _ns(seconds: float) -> int:
+    return round(seconds * 1e9)
 
 
 def _static_frames(profile: Any) -> list[tuple[str, str, tuple[float, float, float], float]]:
