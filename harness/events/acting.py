@@ -61,6 +61,9 @@ class ControlStepsEvent(EventBase):
     started: float = 0.0
     """Wall time (like ``time``) when the first step arrived; ``time`` is the command's
     end. A replay places the steps between the two at the driver's own pace."""
+    dropped: int = 0
+    """Steps of the command that could not be recorded (a frame the store could not keep):
+    the steps listed are not contiguous, and a dataset leaves the task out."""
 
 
 class SceneUpdateEvent(EventBase):

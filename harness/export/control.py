@@ -62,6 +62,8 @@ class ControlTrack:
     """Camera -> sha256 of each step's frame in the run store."""
     commands: tuple[CommandSteps, ...] = ()
     """The physical commands the steps came from, in order."""
+    dropped: int = 0
+    """Steps the recording could not keep (the track has holes there)."""
 
     def __len__(self) -> int:
         return len(self.times)
@@ -79,11 +81,13 @@ def stored_control(log: RunLog, task: StoredTask, *, lanes: bool = True) -> Cont
     """The control track of ``task`` (with its lanes' commands), or None when it recorded
     no control step. Raises :class:`ExportError` for steps that do not join up."""
     ids = [task.id, *(lane.id for lane in log.lanes(task.id))] if lanes else [task.id]
-    events = [
+    recorded = [
         event
         for _, event in log.events_with_pos(task_ids=ids, types=("control_steps",))
-        if isinstance(event, ControlStepsEvent) and event.times
+        if isinstance(event, ControlStepsEvent)
     ]
+    dropped = sum(event.dropped for event in recorded)
+    events = [event for event in recorded if event.times]
     if not events:
         return None
     layout = ControlLayout.model_validate(events[0].layout)
@@ -130,6 +134,7 @@ def stored_control(log: RunLog, task: StoredTask, *, lanes: bool = True) -> Cont
         actions=np.asarray(actions, dtype=np.float64).reshape(len(times), len(layout.action_names)),
         frames=frames,
         commands=tuple(commands),
+        dropped=dropped,
     )
     if np.any(np.diff(track.times) < 0):
         raise ExportError(f"task {task.id}: control step times run backwards")

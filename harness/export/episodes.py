@@ -107,6 +107,7 @@ class Episode:
             "source/store": str(self.source.store),
             "control/commands": len(track.commands) if track else 0,
             "control/gaps": track.gaps if track else 0,
+            "control/dropped": track.dropped if track else 0,
         }
 
 

@@ -125,6 +125,12 @@ class LeRobotWriter:
         if track is None or len(track) == 0:
             self.summary.skipped.append(f"{name}: no control steps recorded")
             return False
+        if track.dropped:
+            # the steps around a hole would be joined as if one followed the other
+            self.summary.skipped.append(
+                f"{name}: {track.dropped} control step(s) could not be recorded"
+            )
+            return False
         self._fix_layout(track.layout, episode, name)
         layout = self.layout
         assert layout is not None

@@ -67,24 +67,40 @@ class ControlLog:
         self._actions: list[list[float]] = []
         self._frames: dict[str, list[str]] = {name: [] for name in cameras}
         self._started = 0.0
+        self._dropped = 0
+        self.dropped = 0
+        """Steps that could not be recorded since the log started."""
         self.steps = 0
         """Control steps recorded since the log started."""
         self.closed = False
         driver.record_control(self._add, cameras=cameras)
 
     def _add(self, step: ControlStep) -> None:
-        """The driver's sink: frames encoded and stored now, numbers kept for :meth:`take`."""
-        shas = {}
-        for name in self._frames:
-            image = encode_frame(
-                step.frames[name],
-                label=name,
-                fmt=self.config.image_format,
-                quality=self.config.jpeg_quality,
-                max_side=_NATIVE_SIZE,
-            )
-            self.store.put_image(image)
-            shas[name] = image.sha256
+        """The driver's sink: frames encoded and stored now, numbers kept for :meth:`take`.
+
+        It never raises into the driver (a motion must not fail because the store could
+        not keep a frame): a step it cannot keep is counted as dropped, and the command's
+        event says so, so an exporter never joins the steps around the hole."""
+        try:
+            shas = {}
+            for name in self._frames:
+                image = encode_frame(
+                    step.frames[name],
+                    label=name,
+                    fmt=self.config.image_format,
+                    quality=self.config.jpeg_quality,
+                    max_side=_NATIVE_SIZE,
+                )
+                self.store.put_image(image)
+                shas[name] = image.sha256
+        except Exception:
+            with self._lock:
+                self._dropped += 1
+                first = self.dropped == 0
+                self.dropped += 1
+            if first:
+                logger.warning("a control step could not be recorded", exc_info=True)
+            return
         with self._lock:
             if not self._times:
                 self._started = time.time()
@@ -99,7 +115,7 @@ class ControlLog:
         """The steps recorded since the last call as one event (None when there were
         none: a refused command, an action that moved nothing)."""
         with self._lock:
-            if not self._times:
+            if not self._times and not self._dropped:
                 return None
             event = ControlStepsEvent(
                 call_id=call_id,
@@ -111,8 +127,10 @@ class ControlLog:
                 actions=self._actions,
                 frames=self._frames,
                 started=self._started,
+                dropped=self._dropped,
             )
             self._times, self._states, self._actions = [], [], []
+            self._dropped = 0
             self._frames = {name: [] for name in self._frames}
         return event
 
