@@ -29,7 +29,7 @@ from harness.redact import REDACTED  # noqa: E402
 from tests.recorded_runs import RecordedRun, record_task, stored_steps  # noqa: E402
 from tests.viz_helpers import leaky_copy, secret_fragments  # noqa: E402
 
-pytestmark = pytest.mark.sim
+pytestmark = [pytest.mark.sim, pytest.mark.long]
 
 
 @pytest.fixture(scope="module")

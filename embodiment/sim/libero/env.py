@@ -129,8 +129,9 @@ def restore_state(
 ) -> Restored:
     """Reset ``env`` to the initial ``state`` and let it settle (the caller holds the
     driver's lock and silences stdout); the arm starts where LIBERO's state puts it."""
-    env.reset()
-    env.set_init_state(state)
+    with gl_current(env):  # robosuite renders the cameras' observations on reset
+        env.reset()
+        env.set_init_state(state)
     _disable_camera_observables(env)
     inner = env.env
     base = inner.sim.data.body_xpos[inner.sim.model.body_name2id("robot0_base")]
