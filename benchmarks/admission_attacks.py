@@ -58,7 +58,7 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parent.parent
 PANDA = load_profile("panda_tabletop")
-MOBILE = load_profile(ROOT / "configs" / "embodiments" / "mobile_manipulator.yaml")
+MOBILE = load_profile(ROOT / "worlds" / "mobile" / "mobile_manipulator.yaml")
 HOME = [0.307, 0.0, 1.11]
 MID_JOINTS = [0.0, 0.0, 0.0, -1.5708, 0.0, 1.8675, 0.0]
 POSITION = {"type": "array", "items": {"type": "number"}, "minItems": 3, "maxItems": 3}

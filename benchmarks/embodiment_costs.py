@@ -29,7 +29,7 @@ def median_ms(action: Callable[[], object], repeats: int) -> float:
 
 
 def main() -> None:
-    from embodiment.sim.tabletop import TabletopSim
+    from worlds.tabletop.simulator import TabletopSim
 
     rows: list[tuple[str, float]] = []
     start = time.perf_counter()

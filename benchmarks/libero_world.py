@@ -30,9 +30,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from embodiment.profile import load_profile
-from embodiment.sim.libero import MAIN_SUITES
+from worlds.libero import MAIN_SUITES
+from worlds.libero.config import PROFILE as LIBERO_PROFILE
 
-PROFILE = load_profile("panda_libero")
+PROFILE = load_profile(LIBERO_PROFILE)
 
 
 def skill_calls(goal: list[list[str]], language: str, catalog: Any) -> list[tuple[str, dict]]:
@@ -68,7 +69,7 @@ def inside(point: Any, low: Any, high: Any) -> bool:
 
 
 def run(suites: list[str], tasks: list[int] | None, states: int) -> list[dict[str, Any]]:
-    from embodiment.sim.libero.driver import LiberoSim
+    from worlds.libero.driver import LiberoSim
 
     rows: list[dict[str, Any]] = []
     ws, zones = PROFILE.workspace, PROFILE.keep_out
@@ -180,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     if args.verbose:
-        logging.getLogger("embodiment.sim.libero").setLevel(logging.DEBUG)
+        logging.getLogger("worlds.libero").setLevel(logging.DEBUG)
     tasks = [int(t) for t in args.tasks.split(",")] if args.tasks else None
     rows = run(args.suites.split(","), tasks, args.states)
     if args.json:

@@ -51,7 +51,6 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.safety_oracle import Command, judge  # noqa: E402
-from embodiment.fake import FakeRobot  # noqa: E402
 from embodiment.profile import EmbodimentProfile, load_profile  # noqa: E402
 from embodiment.safety import SafetyEnvelope  # noqa: E402
 from embodiment.types import ActionResult, ActionSpec, Observation  # noqa: E402
@@ -60,6 +59,7 @@ from harness.events import SafetyCheckEvent, ToolCallEvent  # noqa: E402
 from harness.providers import ScriptedModel, call, reply  # noqa: E402
 from harness.tools import Tool, tool  # noqa: E402
 from harness.world.physical import physical_tools  # noqa: E402
+from worlds.fake import FakeRobot  # noqa: E402
 
 __all__ = [
     "SOURCES",

@@ -67,7 +67,7 @@ def panda() -> EmbodimentProfile:
 
 @functools.cache
 def mobile() -> EmbodimentProfile:
-    data = load_profile(ROOT / "configs" / "embodiments" / "mobile_manipulator.yaml").model_dump()
+    data = load_profile(ROOT / "worlds" / "mobile" / "mobile_manipulator.yaml").model_dump()
     data["keep_out"].append(COUNTER)
     return load_profile(data)
 

@@ -448,12 +448,12 @@ def summarize_mode(result: ModeResult, histories: Sequence[int]) -> list[History
 
 def sim_loop_rate(turns: int) -> dict[str, Any]:
     """Full loop rate on the built-in simulator with its offline planner, if present."""
-    if importlib.util.find_spec("embodiment.sim") is None:
-        return {"skipped": "embodiment.sim is not on this branch (issue #5 not merged)"}
+    if importlib.util.find_spec("worlds.tabletop") is None:
+        return {"skipped": "worlds.tabletop is not on this branch (issue #5 not merged)"}
     try:
-        import embodiment.sim  # noqa: F401
+        import worlds.tabletop  # noqa: F401
     except Exception as exc:
-        return {"skipped": f"import embodiment.sim failed: {type(exc).__name__}: {exc}"}
+        return {"skipped": f"import worlds.tabletop failed: {type(exc).__name__}: {exc}"}
     try:
         started = time.perf_counter()
         with Harness.from_config(

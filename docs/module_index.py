@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "architecture.md"
 HEADING = "## Every module"
-PACKAGES = ("harness", "embodiment", "scene", "skills", "memory")
+PACKAGES = ("harness", "embodiment", "worlds", "scene", "skills", "memory")
 WIDTH = 150
 """Longer first paragraphs are cut at a word and end in `...`."""
 

@@ -1,10 +1,10 @@
-"""What the robot is and may do: profile, driver protocol, safety envelope, simulator.
+"""What the robot is and may do: profile, driver protocol, safety envelope, action vocabulary.
 
 Nothing here imports the harness: a driver author needs only numpy and pydantic.
 """
 
 from embodiment.checks import CheckResult, DriverReport, check_driver
-from embodiment.drivers import DRIVERS, DriverOptionError, build_driver, register_driver
+from embodiment.drivers import DRIVERS, DriverOptionError, instantiate_driver, register_driver
 from embodiment.profile import EmbodimentProfile, ProfileError, load_profile, render_profile
 from embodiment.safety import RuleOutcome, SafetyEnvelope, SafetyRequest, SafetyRule
 from embodiment.types import (
@@ -45,8 +45,8 @@ __all__ = [
     "SafetyEnvelope",
     "SafetyRequest",
     "SafetyRule",
-    "build_driver",
     "check_driver",
+    "instantiate_driver",
     "load_profile",
     "register_driver",
     "render_profile",

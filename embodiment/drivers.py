@@ -1,14 +1,14 @@
-"""The explicit registry of drivers by name (``driver: {name: ...}`` in the config).
+"""Drivers registered in this process, and building one from its factory with named errors.
 
-Entries are factories ``factory(profile=..., **options) -> Driver`` or lazy
-``"module:attribute"`` strings, so naming a driver never imports another one's
-dependencies (PyBullet is only imported when ``sim.tabletop`` is built, LIBERO and MuJoCo only when
-``sim.libero`` is).
+Which drivers exist is the world registry's business (:mod:`worlds.registry`: the
+built-in worlds, installed packages' entry points, and what :func:`register_driver`
+added here). This module holds only what needs no world: the table of drivers a control
+script registers by hand, and :func:`instantiate_driver`, which turns a factory's
+validation errors into :class:`DriverOptionError` lines naming ``driver.<option>``.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -17,15 +17,13 @@ from pydantic import ValidationError
 from embodiment.profile import EmbodimentProfile
 from embodiment.types import Driver
 
-__all__ = ["DRIVERS", "DriverOptionError", "build_driver", "register_driver"]
+__all__ = ["DRIVERS", "DriverFactory", "DriverOptionError", "instantiate_driver", "register_driver"]
 
 DriverFactory = Callable[..., Driver]
 
-DRIVERS: dict[str, str | DriverFactory] = {
-    "sim.tabletop": "embodiment.sim.tabletop:TabletopSim",
-    "sim.libero": "embodiment.sim.libero.driver:LiberoSim",
-    "fake": "embodiment.fake:FakeRobot",
-}
+DRIVERS: dict[str, str | DriverFactory] = {}
+"""Drivers registered in this process by name: a factory ``factory(profile=...,
+**options)`` or a lazy ``"module:attribute"``. They come before every world's drivers."""
 
 
 class DriverOptionError(ValueError):
@@ -42,23 +40,15 @@ def register_driver(name: str, factory: str | DriverFactory) -> None:
     DRIVERS[name] = factory
 
 
-def build_driver(
-    name: str, *, profile: EmbodimentProfile, options: Mapping[str, Any] | None = None
+def instantiate_driver(
+    name: str,
+    factory: DriverFactory,
+    *,
+    profile: EmbodimentProfile,
+    options: Mapping[str, Any] | None = None,
 ) -> Driver:
-    """Construct (not connect) the named driver with its options."""
-    entry = DRIVERS.get(name)
-    if entry is None:
-        raise DriverOptionError(
-            f"driver.name: got {name!r}; expected one of {', '.join(sorted(DRIVERS))} "
-            "(or register your own with embodiment.drivers.register_driver)",
-            key="driver.name",
-            value=name,
-        )
-    if isinstance(entry, str):
-        module_name, _, attribute = entry.partition(":")
-        factory = getattr(importlib.import_module(module_name), attribute)
-    else:
-        factory = entry
+    """``factory(profile=profile, **options)``; a pydantic validation error of the options
+    becomes a :class:`DriverOptionError` with one line per bad option."""
     try:
         return factory(profile=profile, **dict(options or {}))
     except ValidationError as exc:

@@ -15,12 +15,14 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = [
     "box_box_distance",
     "box_depth",
     "moves_away_from_box",
     "point_box_distance",
+    "point_text",
     "segment_box_distance",
     "segment_hits_box",
 ]
@@ -117,6 +119,16 @@ def moves_away_from_box(start: Point, end: Point, low: Point, high: Point) -> bo
 def segment_hits_box(start: Point, end: Point, low: Point, high: Point) -> bool:
     """Whether the straight segment start->end touches the box."""
     return segment_box_distance(start, end, low, high) == 0.0
+
+
+def rounded_point(point: Any) -> tuple[float, float, float]:
+    """A point rounded to the millimetre (what detections and evidence report)."""
+    return tuple(round(float(v), 3) for v in point)  # type: ignore[return-value]
+
+
+def point_text(point: Any) -> str:
+    """A point as evidence text: ``(0.450, -0.120, 0.645)``, millimetres shown."""
+    return "(" + ", ".join(f"{float(v):.3f}" for v in point) + ")"
 
 
 def _gap(value: float, low: float, high: float) -> float:

@@ -146,12 +146,20 @@ class RecordingConfig(_Section):
     jpeg_quality: int = Field(90, ge=10, le=100)
 
 
+def default_driver_name() -> str:
+    """The default world's first driver (the world registry decides which world that is)."""
+    from worlds.registry import default_world
+
+    return default_world().drivers[0].name
+
+
 class DriverConfig(_Section):
     """Which registered driver to use, and its options (every other key here)."""
 
     model_config = ConfigDict(extra="allow")
 
-    name: str = "sim.tabletop"
+    name: str = Field(default_factory=default_driver_name)
+    """A registered driver (``harness worlds`` lists them); default: the default world's."""
     lease_timeout_s: float = Field(0.0, ge=0)
     """A driver of physical hardware (one that declares a ``hardware_identity()``) is
     leased before it connects, one Harness per identity and host at a time: a second one

@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 BUILTIN_LIBRARY = Path(__file__).resolve().parent / "library"
-"""The skills shipped with the package (useful for the built-in tabletop task)."""
+"""The skills shipped with the package (useful for the built-in demo task)."""
 
 _IGNORED_NAMES = frozenset({"__pycache__"})
 

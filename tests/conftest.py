@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
-from embodiment.fake import FakeRobot
 from embodiment.types import ActionResult, Observation, SafetyDecision
+from worlds.fake import FakeRobot
 
 # A test run started as a background job (`bash .ci/run &`) inherits SIGINT ignored, and so
 # would every process it starts: the Ctrl-C tests' children would never see their Ctrl-C.
@@ -296,7 +296,7 @@ def log() -> list[str]:
 def shared_sim() -> Any:
     """One PyBullet tabletop per test module (skipped without the [sim] extra)."""
     pytest.importorskip("pybullet", reason="the simulator needs the [sim] extra")
-    from embodiment.sim.tabletop import TabletopSim
+    from worlds.tabletop.simulator import TabletopSim
 
     sim = TabletopSim(seed=0)
     sim.connect()

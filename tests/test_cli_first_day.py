@@ -108,7 +108,7 @@ def test_unknown_drop_first_grasp_ref_is_a_usage_error(
 
 
 def test_an_unknown_fault_ref_in_a_config_is_a_config_error() -> None:
-    from embodiment.sim.world import TabletopConfig
+    from worlds.tabletop.scene import TabletopConfig
 
     with pytest.raises(ValueError, match="no object 'purple_cube_1'"):
         TabletopConfig.model_validate({"faults": {"drop_on_lift": {"purple_cube_1": 1}}})
@@ -130,8 +130,10 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 def test_a_profile_given_as_the_config_is_named_as_a_profile(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    for profile in ("mobile_manipulator.yaml", "thea_example.md"):
-        path = ROOT / "configs" / "embodiments" / profile
+    for path in (
+        ROOT / "worlds" / "mobile" / "mobile_manipulator.yaml",
+        ROOT / "configs" / "embodiments" / "thea_example.md",
+    ):
         assert main(["check", "--config", str(path)]) == 2
         err = capsys.readouterr().err
         assert "embodiment profile, not a harness config" in err and "`embodiment:`" in err
@@ -144,7 +146,7 @@ def test_check_runs_the_driver_checks_against_the_profile(
 ) -> None:
     pytest.importorskip("pybullet")
     monkeypatch.chdir(tmp_path)
-    mobile = ROOT / "configs" / "embodiments" / "mobile_manipulator.yaml"
+    mobile = ROOT / "worlds" / "mobile" / "mobile_manipulator.yaml"
     args = ["check", "--set", f"embodiment={mobile}", "--set", "memory.enabled=false"]
     assert main(args) == 2
     out = " ".join(capsys.readouterr().out.split())

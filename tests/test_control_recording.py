@@ -122,7 +122,7 @@ class PyBulletSpy:
 
     def __init__(self, sim: Any) -> None:
         self.sim = sim
-        self.pb = sim._pb
+        self.pb = sim.state.pb
         self.targets: dict[int, float] = {}
         self.changes: list[tuple[int, dict[int, float]]] = []
         self.joints_at: dict[int, list[float]] = {}
@@ -140,27 +140,27 @@ class PyBulletSpy:
                 changed = {j: t for j, t in new.items() if spy.targets.get(j) != t}
                 spy.targets.update(new)
                 if changed:
-                    spy.changes.append((sim._steps, changed))
+                    spy.changes.append((sim.state.steps, changed))
                 return pb.setJointMotorControlArray(body, indices, mode, **kw)
 
             def stepSimulation(self, **kw: Any) -> Any:
                 cid = kw["physicsClientId"]
-                at = sim._steps
+                at = sim.state.steps
                 spy.joints_at[at] = [
-                    pb.getJointState(sim._robot, j, physicsClientId=cid)[0] for j in spy.JOINTS
+                    pb.getJointState(sim.state.robot, j, physicsClientId=cid)[0] for j in spy.JOINTS
                 ]
                 spy.held_at[at] = [spy.targets.get(j, math.nan) for j in spy.JOINTS]
                 return pb.stepSimulation(**kw)
 
-        sim._pb = Wrapped()
+        sim.state.pb = Wrapped()
 
     def restore(self) -> None:
-        self.sim._pb = self.pb
+        self.sim.state.pb = self.pb
 
 
 @pytest.fixture(scope="module")
 def sim() -> Any:
-    from embodiment.sim.tabletop import TabletopSim
+    from worlds.tabletop.simulator import TabletopSim
 
     simulator = TabletopSim(seed=3)
     simulator.connect()
@@ -181,7 +181,7 @@ def test_recorded_steps_are_what_pybullet_measured_and_was_commanded(sim: Any) -
     try:
         sim.reset(seed=3)  # the spy sees the targets a reset sends
         steps = _record(sim)
-        sim._step(3)  # out of phase: every motion must wait for the next control step
+        sim.physics.step(3)  # out of phase: every motion must wait for the next control step
         for action, arguments in (
             ("move_to", {"x": 0.45, "y": 0.1, "z": 0.85}),
             ("pick", {"ref": "red_cube_1"}),
@@ -260,8 +260,9 @@ def test_a_stop_mid_motion_ends_the_steps_with_the_hold_and_the_clock_goes_on(si
 
 
 def test_control_hz_must_divide_physics_hz() -> None:
-    from embodiment.drivers import DriverOptionError, build_driver
+    from embodiment.drivers import DriverOptionError
     from embodiment.profile import load_profile
+    from worlds.registry import build_driver
 
     with pytest.raises(DriverOptionError, match="control_hz") as caught:
         build_driver(

@@ -8,18 +8,19 @@ import numpy as np
 import pytest
 
 from embodiment.checks import check_driver
-from embodiment.drivers import DRIVERS, DriverOptionError, build_driver, register_driver
-from embodiment.fake import FakeRobot
+from embodiment.drivers import DRIVERS, DriverOptionError, register_driver
 from embodiment.profile import load_profile
 from embodiment.types import ActionResult, ActionSpec
 from harness import Harness, HarnessConfig
 from harness.errors import ConfigError
 from harness.providers import ScriptedModel, reply
 from harness.world.physical import action_output, physical_tools
+from worlds import build_driver
+from worlds.fake import FakeRobot
 
 ROOT = Path(__file__).resolve().parents[1]
 PANDA = load_profile("panda_tabletop")
-MOBILE = load_profile(ROOT / "configs" / "embodiments" / "mobile_manipulator.yaml")
+MOBILE = load_profile(ROOT / "worlds" / "mobile" / "mobile_manipulator.yaml")
 
 
 def test_registry_builds_by_name_and_names_bad_options() -> None:

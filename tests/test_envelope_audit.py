@@ -5,16 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from embodiment.fake import FakeRobot
 from embodiment.profile import load_profile
 from embodiment.safety import SafetyEnvelope
 from harness import Harness, HarnessConfig
 from harness.assembly.checks import run_checks
 from harness.providers import ScriptedModel
 from harness.world.physical import physical_tools
+from worlds.fake import FakeRobot
 
 ROOT = Path(__file__).resolve().parents[1]
-MOBILE_FILE = ROOT / "configs" / "embodiments" / "mobile_manipulator.yaml"
+MOBILE_FILE = ROOT / "worlds" / "mobile" / "mobile_manipulator.yaml"
 MOBILE = load_profile(MOBILE_FILE)
 
 

@@ -20,7 +20,7 @@ from embodiment.safety import SafetyEnvelope
 from embodiment.types import Observation
 
 ROOT = Path(__file__).resolve().parents[1]
-MOBILE = load_profile(ROOT / "configs" / "embodiments" / "mobile_manipulator.yaml")
+MOBILE = load_profile(ROOT / "worlds" / "mobile" / "mobile_manipulator.yaml")
 MOVE = {"direction": "direction", "distance": "distance"}
 TURN = {"angle": "angle"}
 GRIPPER = MOBILE.to_world(MOBILE.grippers[0].initial_position, "base")

@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from embodiment.fake import FakeRobot
 from embodiment.types import Observation, PostCondition
 from harness import Harness, HarnessConfig
 from harness.events import EvaluationEvent
@@ -17,6 +16,7 @@ from harness.messages import AssistantItem, InstructionItem, ModelResponse
 from harness.providers import ScriptedModel, call, reply
 from harness.tools import Tool, ToolOutput
 from harness.world.evaluation import ModelEvaluator, ProgrammaticEvaluator, parse_verdict
+from worlds.fake import FakeRobot
 
 PICK = Tool(
     "pick", "Pick an object.", lambda ref: "ok", physical=True, safety={"ref": "object_ref"}

@@ -166,8 +166,8 @@ def test_two_harnesses_on_one_robot_the_second_is_refused(tmp_path: Path) -> Non
 
 
 def test_a_refused_harness_never_connected_its_driver(tmp_path: Path) -> None:
-    from embodiment.fake import FakeRobot
     from embodiment.profile import load_profile
+    from worlds.fake import FakeRobot
 
     held = HardwareLease("arm", folder=tmp_path).acquire()
     try:

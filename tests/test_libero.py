@@ -17,11 +17,12 @@ import numpy as np
 import pytest
 
 from embodiment.profile import load_profile
-from embodiment.sim.libero import libero_available
-from embodiment.sim.libero.env import gl_current
 from harness import Harness, HarnessConfig
 from harness.events import DoneEvent, SafetyCheckEvent, ToolResultEvent
 from harness.providers import ScriptedModel, call, reply
+from worlds.libero import libero_available
+from worlds.libero.config import PROFILE as LIBERO_PROFILE
+from worlds.libero.env import gl_current
 
 pytestmark = [
     pytest.mark.long,
@@ -29,7 +30,7 @@ pytestmark = [
     pytest.mark.skipif(not libero_available(), reason="the LIBERO world needs the [libero] extra"),
 ]
 
-PROFILE = load_profile("panda_libero")
+PROFILE = load_profile(LIBERO_PROFILE)
 WS = PROFILE.workspace
 ZONE = PROFILE.keep_out[0]
 SOUP, BASKET = "alphabet_soup_1", "basket_1_contain_region"
@@ -41,7 +42,7 @@ def inside(point: Any, low: Any, high: Any) -> bool:
 
 @pytest.fixture(scope="module")
 def sim() -> Any:
-    from embodiment.sim.libero.driver import LiberoSim
+    from worlds.libero.driver import LiberoSim
 
     world = LiberoSim(suite="libero_object", task=0)
     world.connect()

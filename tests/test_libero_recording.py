@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from embodiment.recording import ControlStep
-from embodiment.sim.libero import libero_available
+from worlds.libero import libero_available
 
 pytestmark = [
     pytest.mark.long,
@@ -29,7 +29,7 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def sim() -> Any:
-    from embodiment.sim.libero.driver import LiberoSim
+    from worlds.libero.driver import LiberoSim
 
     world = LiberoSim(suite="libero_object", task=0)
     world.connect()

@@ -34,7 +34,7 @@ def _published(suite: str) -> list[str]:
 @needs_libero
 @pytest.mark.parametrize("name", ["libero_spatial", "libero_object", "libero_goal", "libero_10"])
 def test_a_main_suite_is_its_ten_tasks_and_their_initial_states(name: str) -> None:
-    from harness.fleet.libero_suite import libero_suite
+    from harness.fleet.world_suites import load_any_suite as libero_suite
 
     suite = libero_suite(name)
     assert len(suite.tasks) == 10
@@ -57,7 +57,7 @@ def test_a_main_suite_is_its_ten_tasks_and_their_initial_states(name: str) -> No
 @needs_libero
 @pytest.mark.parametrize("name", ["libero_goal_lan", "libero_spatial_task", "libero_10_lan"])
 def test_libero_pro_variants_carry_their_own_instructions(name: str) -> None:
-    from harness.fleet.libero_suite import libero_suite
+    from harness.fleet.world_suites import load_any_suite as libero_suite
 
     suite = libero_suite(name)
     assert sorted(t.instruction for t in suite.tasks) == sorted(_published(name))
@@ -65,7 +65,7 @@ def test_libero_pro_variants_carry_their_own_instructions(name: str) -> None:
 
 @needs_libero
 def test_a_corrupted_suite_is_judged_as_refusals() -> None:
-    from harness.fleet.libero_suite import libero_suite
+    from harness.fleet.world_suites import load_any_suite as libero_suite
 
     clean = libero_suite("libero_object")
     broken = libero_suite("libero_object_corrupt")
@@ -78,7 +78,7 @@ def test_a_corrupted_suite_is_judged_as_refusals() -> None:
 
 @needs_libero
 def test_an_unknown_suite_names_itself() -> None:
-    from harness.fleet.libero_suite import libero_suite
+    from harness.fleet.world_suites import load_any_suite as libero_suite
 
     with pytest.raises(ConfigError, match="libero_nope"):
         libero_suite("libero_nope")
@@ -102,8 +102,9 @@ def test_selected_episodes_run_task_by_task(tmp_path: Path) -> None:
     task by task, so a worker rebuilds its env once per task."""
     from harness.config import load_config
     from harness.fleet.journal import Manifest
-    from harness.fleet.libero_suite import DEFAULT_CONFIG, libero_suite
     from harness.fleet.runner import plan_eval
+    from harness.fleet.world_suites import load_any_suite as libero_suite
+    from worlds.libero.suites import DEFAULT_CONFIG
 
     suite = libero_suite("libero_goal")
     manifest = Manifest(

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from embodiment.sim.libero.control import TRACK_LIMIT_M, Arm, Frame, OffPath
+from worlds.libero.control import TRACK_LIMIT_M, Arm, Frame, OffPath
 
 
 class DriftingEnv:
@@ -58,7 +58,7 @@ def test_a_move_that_follows_its_line_reaches_the_target() -> None:
 
 
 def test_a_move_drifting_towards_a_keep_out_zone_stops_outside_it() -> None:
-    from embodiment.sim.libero.control import ZONE_GUARD_M, NearKeepOut
+    from worlds.libero.control import ZONE_GUARD_M, NearKeepOut
 
     env = DriftingEnv((0.21, -0.10, 0.10), drift=(-0.004, 0.0, 0.0))  # towards the base
     a = arm(env)

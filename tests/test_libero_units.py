@@ -10,11 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from embodiment.sim.libero import libero_available
-from embodiment.sim.libero.scene import CatalogItem, SceneCatalog, plain_label, resolve_target
 from harness.cli import main
 from harness.world.predicate_check import PredicateTaskCheck, has_goal_predicates
 from harness.world.task_check import judge_task
+from worlds.libero import libero_available
+from worlds.libero.config import PROFILE as LIBERO_PROFILE
+from worlds.libero.scene import CatalogItem, SceneCatalog, plain_label, resolve_target
 
 predicate = st.tuples(st.text(min_size=1, max_size=40), st.booleans(), st.text(max_size=60))
 
@@ -29,7 +30,7 @@ predicate = st.tuples(st.text(min_size=1, max_size=40), st.booleans(), st.text(m
 def test_the_outcome_is_the_worlds_own_success_check_and_nothing_else(
     predicates: list[tuple[str, bool, str]], achieved: bool, revisions: list[str], claim: str
 ) -> None:
-    check = PredicateTaskCheck(lambda: predicates, lambda: achieved)
+    check = PredicateTaskCheck(lambda: predicates, lambda: achieved, name="libero")
     outcome, evidence = judge_task(
         check, status="completed", report=claim, instruction="x", revisions=revisions
     )
@@ -216,9 +217,10 @@ def test_a_libero_task_that_does_not_exist_is_a_usage_error(
 def test_driver_options_that_name_nothing_are_refused_before_any_env_is_built(
     options: dict[str, Any], key: str
 ) -> None:
-    from embodiment.drivers import DriverOptionError, build_driver
+    from embodiment.drivers import DriverOptionError
     from embodiment.profile import load_profile
+    from worlds import build_driver
 
     with pytest.raises(DriverOptionError) as caught:
-        build_driver("sim.libero", profile=load_profile("panda_libero"), options=options)
+        build_driver("sim.libero", profile=load_profile(LIBERO_PROFILE), options=options)
     assert caught.value.key == key, str(caught.value)

@@ -46,9 +46,17 @@ def test_builtin_profile_loads_by_name_and_renders_compactly() -> None:
     assert len(text) < 2500
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.iterdir()))
-def test_every_example_profile_validates(name: str) -> None:
-    profile = load_profile(EXAMPLES / name)
+WORLD_PROFILES = sorted((ROOT / "worlds").glob("*/*.yaml"))
+"""Profiles the worlds ship (their folders' YAML files other than eval configs)."""
+
+
+@pytest.mark.parametrize(
+    "path",
+    [*sorted(EXAMPLES.iterdir()), *(p for p in WORLD_PROFILES if p.name != "eval.yaml")],
+    ids=lambda p: p.name,
+)
+def test_every_example_profile_validates(path: Path) -> None:
+    profile = load_profile(path)
     assert render_profile(profile)
 
 
@@ -91,7 +99,7 @@ def test_inconsistent_profiles_name_the_field(change: Any, expected: str) -> Non
 
 
 def test_mobile_base_needs_step_limits_and_clearance() -> None:
-    data = yaml.safe_load((EXAMPLES / "mobile_manipulator.yaml").read_text())
+    data = yaml.safe_load((ROOT / "worlds" / "mobile" / "mobile_manipulator.yaml").read_text())
     del data["base"]["max_step_m"]
     data["sensors"] = ["rgb", "joint_state"]
     problems = problems_of(data)
@@ -106,7 +114,7 @@ def test_unknown_file_lists_builtins(tmp_path: Path) -> None:
 
 
 def test_frames_transform_between_base_and_world() -> None:
-    profile = load_profile(EXAMPLES / "mobile_manipulator.yaml")
+    profile = load_profile(ROOT / "worlds" / "mobile" / "mobile_manipulator.yaml")
     pose = (1.0, 2.0, 1.5707963267948966)
     world = profile.to_world((0.5, 0.0, 1.0), "base", base_pose=pose)
     assert world == pytest.approx((1.0, 2.5, 1.0))

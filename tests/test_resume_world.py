@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 import yaml
 
-from embodiment.sim.tabletop import TabletopSim
 from harness import Harness
 from harness.events import DoneEvent, EventBase, NotificationEvent, TaskResumedEvent
 from harness.messages import ModelRequest, ModelResponse
@@ -23,6 +22,7 @@ from harness.providers import ScriptedModel, call, reply
 from harness.store.reader import RunLog
 from tests.conftest import FakeDriver, move_to_tool
 from tests.fixtures.parts import AllowAll
+from worlds.tabletop.simulator import TabletopSim
 
 INSTRUCTION = "put the red cube in the tray then put the green cube in the tray"
 

@@ -8,7 +8,6 @@ from typing import Any
 
 from rich.console import Console
 
-from embodiment.fake import FakeRobot
 from embodiment.profile import load_profile
 from embodiment.safety import SafetyEnvelope
 from harness import Harness, HarnessConfig
@@ -18,6 +17,7 @@ from harness.events import DoneEvent, SafetyEvent, ToolResultEvent
 from harness.providers import ScriptedModel, call, reply
 from harness.world.physical import physical_tools
 from tests.conftest import StubbornRobot
+from worlds.fake import FakeRobot
 
 PANDA = load_profile("panda_tabletop")
 

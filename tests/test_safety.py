@@ -11,7 +11,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from embodiment.fake import FakeRobot
 from embodiment.profile import load_profile
 from embodiment.safety import RuleOutcome, SafetyEnvelope, SafetyRequest, segment_hits_box
 from embodiment.types import Observation
@@ -19,9 +18,10 @@ from harness import Harness, HarnessConfig
 from harness.events import SafetyCheckEvent, ToolResultEvent
 from harness.providers import ScriptedModel, call, reply
 from harness.world.physical import physical_tools
+from worlds.fake import FakeRobot
 
 ROOT = Path(__file__).resolve().parents[1]
-MOBILE = load_profile(ROOT / "configs" / "embodiments" / "mobile_manipulator.yaml")
+MOBILE = load_profile(ROOT / "worlds" / "mobile" / "mobile_manipulator.yaml")
 PANDA = load_profile("panda_tabletop")
 MOVE_KINDS = {"x": "position.x", "y": "position.y", "z": "position.z", "speed": "speed"}
 ARM_STATE = {"ee_position": [0.307, 0.0, 1.11], "joint_positions": [0.0] * 7}

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from benchmarks.safety_fuzz import StateFileDriver
-from embodiment.fake import FakeRobot
 from embodiment.profile import load_profile
 from embodiment.safety import SafetyEnvelope
 from embodiment.types import Observation
@@ -28,6 +27,7 @@ from harness.providers import ScriptedModel, call, reply
 from harness.tools import Tool
 from harness.world.physical import physical_tools
 from tests.conftest import StubbornRobot
+from worlds.fake import FakeRobot
 
 PANDA = load_profile("panda_tabletop")
 ZONE = PANDA.keep_out[0]  # robot_base: x -0.25..0.24, y -0.15..0.15, z 0.625..0.80

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from embodiment.checks import check_driver
 from embodiment.declarations import declaration_problems, schema_arguments
-from embodiment.fake import FakeRobot
 from embodiment.geometry import (
     moves_away_from_box,
     point_box_distance,
@@ -23,6 +22,7 @@ from embodiment.geometry import (
 from embodiment.profile import ProfileError, load_profile
 from embodiment.safety import RuleOutcome, SafetyEnvelope, SafetyRequest
 from embodiment.types import ActionSpec, Motion, Observation
+from worlds.fake import FakeRobot
 
 PANDA = load_profile("panda_tabletop")
 MOVE = {"x": "position.x", "y": "position.y", "z": "position.z", "speed": "speed"}

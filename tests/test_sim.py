@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from embodiment.checks import check_driver
-from embodiment.sim.world import TabletopConfig, plan_layout
 from harness import Harness, HarnessConfig
 from harness.events import DoneEvent, EvaluationEvent, ToolResultEvent
 from harness.providers import ScriptedModel, call, reply
+from worlds.tabletop.scene import TabletopConfig, plan_layout
 
 pybullet = pytest.importorskip("pybullet", reason="the simulator needs the [sim] extra")
 pytestmark = pytest.mark.sim
@@ -51,7 +51,7 @@ def test_layout_is_seeded_and_free_of_overlaps() -> None:
 
 
 def test_import_prints_nothing() -> None:
-    code = "from embodiment.sim.quiet import import_pybullet; import_pybullet()"
+    code = "from embodiment.pybullet_import import import_pybullet; import_pybullet()"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0
     assert done.stdout == "" and done.stderr == ""

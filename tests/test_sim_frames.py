@@ -35,14 +35,14 @@ class CountingPyBullet:
 
 @pytest.fixture
 def counted(sim: Any, monkeypatch: pytest.MonkeyPatch) -> CountingPyBullet:
-    counting = CountingPyBullet(sim._pb)
-    monkeypatch.setattr(sim, "_pb", counting)
-    sim._frame_cache.clear()
+    counting = CountingPyBullet(sim.state.pb)
+    monkeypatch.setattr(sim.state, "pb", counting)
+    sim.cameras.frame_cache.clear()
     return counting
 
 
 def fresh(sim: Any, camera: str) -> np.ndarray:
-    return sim._draw(camera)[0]
+    return sim.cameras.draw(camera)[0]
 
 
 def test_a_turn_that_moves_nothing_draws_nothing(sim: Any, counted: CountingPyBullet) -> None:
@@ -71,15 +71,17 @@ def test_every_frame_handed_out_is_the_one_drawn_afresh(
         elif kind == "grip":
             sim.execute("open_gripper" if step % 2 else "close_gripper", {})
         elif kind == "colour":  # no pose changes, only how a cube looks
-            body = sim._bodies[rng.choice(refs)].body
+            body = sim.state.bodies[rng.choice(refs)].body
             colour = (rng.random(), rng.random(), rng.random(), 1.0)
-            sim._pb.changeVisualShape(body, -1, rgbaColor=colour, physicsClientId=sim._cid)
+            sim.state.pb.changeVisualShape(
+                body, -1, rgbaColor=colour, physicsClientId=sim.state.cid
+            )
         elif kind == "reset":
             sim.reset()
         for camera in cameras:
-            before = sim._frame_cache.get(camera)
+            before = sim.cameras.frame_cache.get(camera)
             handed = sim.render(camera)
-            if sim._frame_cache[camera] is before:  # handed out again: is it still right?
+            if sim.cameras.frame_cache[camera] is before:  # handed out again: is it still right?
                 hits += 1
                 assert np.array_equal(handed, fresh(sim, camera)), (step, kind, camera)
             elif before is not None and not np.array_equal(before.frame, handed):
@@ -92,19 +94,19 @@ def test_a_kept_frame_still_shows_perception_what_it_shows() -> None:
     and ``restore`` forget what was seen and may leave the scene looking as it did (same
     ids, poses and looks): the kept frame handed out then must show its objects to
     perception again, as a frame drawn afresh would."""
-    from embodiment.sim.tabletop import TabletopSim
+    from worlds.tabletop.simulator import TabletopSim
 
     sim = TabletopSim(seed=0, perception="seen")
     sim.connect()
     try:
-        assert not sim._seen
+        assert not sim.state.seen
         sim.render("front")
-        seen = set(sim._seen)
+        seen = set(sim.state.seen)
         assert seen  # the front camera shows the cubes
-        shown = sim._world_appearance()
-        sim._seen.clear()  # what reset() and restore() do to it
-        assert sim._world_appearance() == shown  # so the kept frame is handed out
+        shown = sim.cameras.world_appearance()
+        sim.state.seen.clear()  # what reset() and restore() do to it
+        assert sim.cameras.world_appearance() == shown  # so the kept frame is handed out
         sim.render("front")
-        assert sim._seen == seen
+        assert sim.state.seen == seen
     finally:
         sim.disconnect()

@@ -28,17 +28,13 @@ def inside(point: Any, low: Any, high: Any) -> bool:
 
 @pytest.fixture(scope="module")
 def sim() -> Any:
-    from embodiment.sim.tabletop import TabletopSim
+    from worlds.tabletop.simulator import TabletopSim
 
     class TracedSim(TabletopSim):
         def __init__(self, **kwargs: Any) -> None:
             super().__init__(**kwargs)
             self.trace: list[tuple[float, float, float]] = []
-
-        def _step(self, count: int = 1) -> None:
-            for _ in range(count):
-                super()._step(1)
-                self.trace.append(self.ee_position())
+            self.add_step_observer(self.trace.append)
 
     robot = TracedSim()
     robot.connect()

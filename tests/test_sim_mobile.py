@@ -1,7 +1,7 @@
 """In PyBullet, joint-space and base motions of the mobile manipulator stay inside its
 profile: every physics step of every motion the envelope let through is checked.
 
-The simulator (:mod:`embodiment.sim.mobile`) carries the profile's xArm 6 on a moving
+The simulator (:mod:`worlds.mobile.simulator`) carries the profile's xArm 6 on a moving
 base; after each physics step the test records the end-effector link's world position,
 the base pose and the joints, and checks them with plain box tests written here (not the
 envelope's geometry): inside the workspace (base frame, at that step's base pose),
@@ -34,7 +34,7 @@ TABLE = {"min": [1.0, -0.6, 0.25], "max": [1.6, 0.6, 0.95]}
 
 
 def table_profile() -> Any:
-    data = load_profile(ROOT / "configs" / "embodiments" / "mobile_manipulator.yaml").model_dump()
+    data = load_profile(ROOT / "worlds" / "mobile" / "mobile_manipulator.yaml").model_dump()
     data["keep_out"].append({"name": "table", "frame": "world", **TABLE})
     return load_profile(data)
 
@@ -56,7 +56,7 @@ def local(point: Any, pose: Any) -> tuple[float, float, float]:
 
 @pytest.fixture(scope="module")
 def sim() -> Any:
-    from embodiment.sim.mobile import MobileManipulatorSim, Obstacle
+    from worlds.mobile.simulator import MobileManipulatorSim, Obstacle
 
     trace: list[tuple[Any, Any, Any]] = []
     robot = MobileManipulatorSim(PROFILE, obstacles=[Obstacle(**TABLE)])

@@ -33,7 +33,7 @@ def inside(point: Any, low: Any, high: Any) -> bool:
 
 
 def traced_sim(**options: Any) -> Any:
-    from embodiment.sim.tabletop import TabletopSim
+    from worlds.tabletop.simulator import TabletopSim
 
     class TracedSim(TabletopSim):
         """The simulator, recording the grasp point after every physics step."""
@@ -41,11 +41,7 @@ def traced_sim(**options: Any) -> Any:
         def __init__(self, **kwargs: Any) -> None:
             super().__init__(**kwargs)
             self.trace: list[tuple[float, float, float]] = []
-
-        def _step(self, count: int = 1) -> None:
-            for _ in range(count):
-                super()._step(1)
-                self.trace.append(self.ee_position())
+            self.add_step_observer(self.trace.append)
 
     sim = TracedSim(**options)
     sim.connect()
@@ -74,7 +70,7 @@ def violations(trace: list[Any]) -> tuple[list[Any], list[Any]]:
 @pytest.fixture(scope="module")
 def edge_sim() -> Any:
     """Cubes beside the base's zone, next to the workspace's side and far edges."""
-    from embodiment.sim.world import ObjectSpec, TraySpec
+    from worlds.tabletop.scene import ObjectSpec, TraySpec
 
     sim = traced_sim(
         objects=[

@@ -6,9 +6,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from embodiment.profile import load_profile
-from embodiment.sim.step_audit import StepAudit
+from embodiment.step_audit import StepAudit
+from worlds.libero.config import PROFILE as LIBERO_PROFILE
 
-PROFILE = load_profile("panda_libero")
+PROFILE = load_profile(LIBERO_PROFILE)
 WS, ZONE = PROFILE.workspace, PROFILE.keep_out[0]
 
 

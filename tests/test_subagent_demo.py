@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from embodiment.sim.world import HIDDEN_CUBE_REF, TabletopConfig, plan_layout
 from harness import Harness, HarnessConfig
 from harness.events import EvaluationEvent, HandoffEvent, LaneStartedEvent, ModelResponseEvent
 from harness.messages import NoticeItem, ToolSpec
@@ -25,6 +24,7 @@ from harness.planner.grammar import search_phrase
 from harness.prompts import SUBAGENT_CONTRACT
 from tests.test_demo import HAS_SCENE, HAS_SIM, ROOT, run_cli
 from tests.test_planner import TABLE, TRAY, Transcript, brief, names
+from worlds.tabletop.scene import HIDDEN_CUBE_REF, TabletopConfig, plan_layout
 
 YELLOW = "- yellow_cube_1: yellow cube at (0.415, 0.000, 0.645); on table_1; conf 1.00"
 SEARCH_TOOLS = ["look", "find_objects", "get_object_image"]
@@ -54,7 +54,7 @@ def test_the_hidden_cube_variant_keeps_its_seeded_layout_clear_of_the_shadow() -
 @pytest.mark.sim
 @pytest.mark.skipif(not HAS_SIM, reason="needs the [sim] extra")
 def test_only_a_look_from_above_finds_the_hidden_cube() -> None:
-    from embodiment.sim.tabletop import TabletopSim
+    from worlds.tabletop.simulator import TabletopSim
 
     for seed in (0, 7):
         sim = TabletopSim(seed=seed, variant="hidden_cube")

@@ -223,7 +223,7 @@ def _joint_offsets(path: str) -> dict[str, float]:
 
 def _import_pybullet() -> Any:
     try:
-        from embodiment.sim.quiet import import_pybullet
+        from embodiment.pybullet_import import import_pybullet
     except ImportError as exc:  # pragma: no cover - the sim package is part of embodiment
         raise KinematicsError(str(exc)) from exc
     try:

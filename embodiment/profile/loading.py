@@ -69,7 +69,7 @@ def load_profile(
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's safe loader where PyYAML was built with it: a profile is read at every harness
-start, and the pure-Python parser takes about 4 ms for the tabletop's (libyaml: 0.5 ms)."""
+start, and the pure-Python parser takes about 4 ms for the Panda's (libyaml: 0.5 ms)."""
 
 
 def _read_yaml(text: str, source: str) -> dict[str, Any]:

@@ -263,7 +263,7 @@ def check_embodiment(harness: Deployment) -> Iterator[CheckResult]:
 def _driver_contract(harness: Deployment) -> Iterator[CheckResult]:
     """``embodiment.checks.check_driver`` against the configured profile, without motion:
     a driver that cannot give the readings the profile's safety rules need (a mobile base
-    profile on a tabletop driver) fails here instead of blocking every action at run time."""
+    profile on a fixed arm's driver) fails here instead of blocking every action at run time."""
     from embodiment.checks import check_driver
     from harness.assembly.embodiment import build_profile
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from embodiment.drivers import DriverOptionError, build_driver
+from embodiment.drivers import DriverOptionError
 from embodiment.lease import HardwareLease, hardware_identity
-from embodiment.profile import EmbodimentProfile, ProfileError, load_profile, render_profile
+from embodiment.profile import EmbodimentProfile, ProfileError, render_profile
 from embodiment.safety import SafetyEnvelope
 from embodiment.types import ActionSpec
 from harness.config import HarnessConfig
@@ -24,6 +24,7 @@ from harness.world.evaluation import ModelEvaluator, ProgrammaticEvaluator
 from harness.world.physical import physical_tools
 from harness.world.predicate_check import PredicateTaskCheck, has_goal_predicates
 from harness.world.task_check import GroundTruthTaskCheck, ModelTaskCheck, TaskCheck
+from worlds.registry import PluginError, build_driver, load_profile
 
 __all__ = ["build_embodiment_parts", "build_profile", "build_task_check", "construct_driver"]
 
@@ -31,7 +32,8 @@ Closer = tuple[str, Callable[[], None]]
 
 
 def build_profile(config: HarnessConfig) -> EmbodimentProfile | None:
-    """The configured profile (built-in name, file, inline mapping) or None."""
+    """The configured profile (built-in name, a world's profile name, file, inline
+    mapping) or None."""
     if config.embodiment is None:
         return None
     try:
@@ -102,6 +104,10 @@ def construct_driver(config: HarnessConfig, profile: EmbodimentProfile) -> Any:
         return build_driver(config.driver.name, profile=profile, options=options)
     except DriverOptionError as exc:
         raise ConfigError(str(exc), key=exc.key, value=exc.value) from None
+    except PluginError as exc:
+        raise ConfigError(
+            f"driver.name: {exc}", key="driver.name", value=config.driver.name
+        ) from None
     except ImportError as exc:
         raise ConfigError(
             f"driver.name: {config.driver.name!r} cannot be loaded: {exc}",
@@ -124,7 +130,7 @@ def build_task_check(
     config: HarnessConfig, *, driver: Any, observe: Callable[[], Any] | None
 ) -> TaskCheck | None:
     """The whole-task check ``evaluation.task_check`` asks for (see its docstring). A
-    driver that judges its own task (LIBERO's goal predicates) is the programmatic check."""
+    driver that judges its own task (a benchmark's goal predicates) is the programmatic check."""
     cfg = config.evaluation
     mode = cfg.task_check
     own_goal = driver is not None and has_goal_predicates(driver)
@@ -144,7 +150,7 @@ def build_task_check(
         if not ground_truth:
             raise ConfigError(
                 "evaluation.task_check: 'programmatic' needs a driver with ground truth "
-                "(detections() and post_conditions(), like sim.tabletop); "
+                "(detections() and post_conditions(), or its own goal predicates); "
                 f"{type(driver).__name__ if driver is not None else 'no driver'} has none; "
                 "use 'model' with evaluation.model for a real robot",
                 key="evaluation.task_check",

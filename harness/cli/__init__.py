@@ -50,6 +50,7 @@ COMMANDS: tuple[str, ...] = (
     "harness.cli.demo",
     "harness.cli.eval",
     "harness.cli.eval_report",
+    "harness.cli.worlds",
 )
 """Modules that each define ``register(subparsers)`` adding one subcommand."""
 

@@ -14,7 +14,12 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from harness.cli.common import add_config_arguments, config_file, config_from_args
+from harness.cli.common import (
+    add_config_arguments,
+    add_world_argument,
+    config_file,
+    config_from_args,
+)
 from harness.cli.render import wide_console
 
 _STYLE = {"ok": "green", "warn": "yellow", "fail": "red"}
@@ -23,6 +28,9 @@ _STYLE = {"ok": "green", "warn": "yellow", "fail": "red"}
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("check", help="validate a config and the parts it names")
     add_config_arguments(parser)
+    add_world_argument(
+        parser, help="check this world's deployment when no --config is given (harness worlds)"
+    )
     parser.set_defaults(func=check)
 
 
@@ -35,7 +43,9 @@ def check(args: argparse.Namespace) -> int:
 
     console = wide_console()
     config = config_from_args(args)
-    _print(console, CheckResult.ok("config", config_file(args) or "(built-in defaults)"))
+    world = getattr(args, "world", None)
+    source = f"(the {world} world's deployment)" if world else "(built-in defaults)"
+    _print(console, CheckResult.ok("config", config_file(args) or source))
     try:
         # A check records no session: the store folder is checked on its own.
         harness = Harness.from_config(config, store=MemoryRunStore())

@@ -24,6 +24,8 @@ from harness.config import (
 )
 from harness.errors import ConfigError, UsageError
 from harness.events import DoneEvent, EventBase
+from worlds.contract import World, WorldError
+from worlds.registry import DEFAULT_WORLD, default_world, load_world, world_names
 
 if TYPE_CHECKING:
     from harness.store.reader import RunLog
@@ -33,7 +35,9 @@ __all__ = [
     "UsageError",
     "add_config_arguments",
     "add_store_arguments",
+    "add_world_argument",
     "apply_model_arguments",
+    "chosen_world",
     "config_from_args",
     "exit_code_for",
     "follow_stream",
@@ -45,6 +49,7 @@ __all__ = [
     "store_folder",
     "stream_task",
     "wide_console",
+    "world_name",
 ]
 
 DEFAULT_STORE = ".harness"
@@ -101,40 +106,64 @@ def positive_int(flag: str) -> Callable[[str], int]:
 
 
 CHECKOUT_CONFIG = Path("configs") / "default.yaml"
-DEFAULT_DEPLOYMENT: dict[str, Any] = {
-    "model": {"provider": "planner", "name": "tabletop-planner"},
-    "embodiment": "panda_tabletop",
-    "driver": {"name": "sim.tabletop", "seed": 0},
-    "run": {"max_turns": 60, "failure_budget": 8, "store": ".harness"},
-    "evaluation": {"required_tools": ["pick", "place"]},
-    "context": {"episodes": {"enabled": True}},
-}
+DEFAULT_DEPLOYMENT: dict[str, Any] = default_world().config_data()
 """What `demo`, `run`, `chat` and `check` use when there is no config file to read: the
-same deployment as configs/default.yaml (a test keeps the two equal), so an installed
-wheel behaves like a checkout."""
+default world's deployment, the same as configs/default.yaml (a test keeps the two equal),
+so an installed wheel behaves like a checkout."""
+
+
+def world_name(text: str) -> str:
+    """An argparse type: the name of an installed world (listed without importing any)."""
+    names = world_names()
+    if text not in names:
+        choices = ", ".join(repr(name) for name in names)
+        raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {choices})")
+    return text
+
+
+def add_world_argument(parser: argparse.ArgumentParser, help: str) -> None:
+    parser.add_argument("--world", type=world_name, default=None, metavar="NAME", help=help)
+
+
+def chosen_world(args: argparse.Namespace) -> World | None:
+    """The world ``--world`` names (None without the flag); a world that cannot be
+    loaded is a usage error naming its entry point."""
+    name = getattr(args, "world", None)
+    if name is None:
+        return None
+    try:
+        return load_world(name)
+    except WorldError as exc:
+        raise UsageError(f"--world {name}: {exc}") from None
 
 
 def config_file(args: argparse.Namespace) -> str | None:
     """The config file a command reads: ``--config``, else configs/default.yaml in the
-    working directory (a checkout), else None (the built-in default deployment)."""
+    working directory (a checkout) unless ``--world`` names a world other than the
+    default, else None (the world's deployment, by default the default world's)."""
     if getattr(args, "config", None):
         return str(args.config)
+    if getattr(args, "world", None) not in (None, DEFAULT_WORLD):
+        return None
     return str(CHECKOUT_CONFIG) if CHECKOUT_CONFIG.is_file() else None
 
 
 def config_from_args(
     args: argparse.Namespace, *, extra_overrides: Sequence[str] = ()
 ) -> HarnessConfig:
-    """The one way `demo`, `run`, `chat` and `check` build their config (see
-    :func:`config_file`), with ``--set``, ``extra_overrides``, ``--model`` and
-    ``--context-window`` applied in that order."""
+    """The one way `demo`, `run`, `chat`, `check` and `console` build their config (see
+    :func:`config_file`; without a file, the deployment of the ``--world`` given, else the
+    default one), with ``--set``, ``extra_overrides``, ``--model`` and ``--context-window``
+    applied in that order."""
     overrides = [*args.set, *extra_overrides]
     path = config_file(args)
     if path is not None:
         config = load_config(path, overrides=overrides)
     else:
+        world = chosen_world(args)
+        deployment = world.config_data() if world is not None else DEFAULT_DEPLOYMENT
         try:
-            config = HarnessConfig.model_validate(apply_overrides(DEFAULT_DEPLOYMENT, overrides))
+            config = HarnessConfig.model_validate(apply_overrides(deployment, overrides))
         except ValidationError as exc:
             first = exc.errors()[0]
             raise ConfigError(

@@ -17,7 +17,12 @@ import argparse
 import os
 from typing import Any
 
-from harness.cli.common import add_config_arguments, config_from_args, follow_stream
+from harness.cli.common import (
+    add_config_arguments,
+    add_world_argument,
+    config_from_args,
+    follow_stream,
+)
 
 WAIT_S = 0.5
 
@@ -27,6 +32,9 @@ def register(subparsers: Any) -> None:
         "console", help="operator console in a browser: start, watch, steer and stop tasks"
     )
     add_config_arguments(parser)
+    add_world_argument(
+        parser, help="drive this world's deployment when no --config is given (harness worlds)"
+    )
     parser.add_argument(
         "--host",
         default="127.0.0.1",

@@ -1,23 +1,23 @@
-"""``harness demo``: a whole task on the built-in simulator, offline, in well under a minute.
+"""``harness demo``: a whole task on a simulated world, offline, in well under a minute.
 
-A simulated Franka Panda (PyBullet, headless) with a camera, the offline planner model (a
-deterministic stand-in, not a language model: no API key needed), the scene graph, skills
-and memory. It streams a readable timeline and ends with the evaluator-confirmed outcome of
-every pick and place, the run id and where the report is.
+By default the default world (a simulated Franka Panda, headless, with a camera), the
+offline planner model (a deterministic stand-in, not a language model: no API key needed),
+the scene graph, skills and memory. It streams a readable timeline and ends with the
+evaluator-confirmed outcome of every pick and place, the run id and where the report is.
+``--world NAME`` runs another installed world's demo task (``harness worlds`` lists them);
+each world says which of the demo's flags it takes (:class:`worlds.WorldDemo`).
 
-Config: ``--config FILE``, else ``configs/default.yaml`` when run from a checkout, else the
-built-in defaults (so it works from an installed wheel); `run` and `chat` read the same.
-The demo offers the model the ``delegate`` tool (sub-agents). ``--scene hidden_cube`` (the
-default for an instruction that asks to find something, such as "find the yellow cube and
-put it in the tray") hides a yellow cube behind a deep tray, out of the front camera's
-view: the planner hands the search to a sub-agent with ``look``, ``find_objects`` and
-``get_object_image``, then acts on its handoff.
-"""
+Config: ``--config FILE``, else ``configs/default.yaml`` when run from a checkout (for the
+default world), else the world's own deployment (so it works from an installed wheel); `run`
+and `chat` read the same. The demo offers the model the ``delegate`` tool (sub-agents). On
+the default world, ``--scene hidden_cube`` (the default for an instruction that asks to find
+something, such as "find the yellow cube and put it in the tray") hides a yellow cube behind
+a deep tray, out of the front camera's view: the planner hands the search to a sub-agent
+with ``look``, ``find_objects`` and ``get_object_image``, then acts on its handoff."""
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -30,29 +30,33 @@ from harness.cli.common import (
     DEFAULT_DEPLOYMENT,
     UsageError,
     add_config_arguments,
+    add_world_argument,
+    chosen_world,
     config_from_args,
     exit_code_for,
     nonempty_text,
     store_flag,
     stream_task,
 )
-from harness.cli.libero_world import add_world_arguments, libero_config
 from harness.cli.live import add_live_arguments, live_viewers
 from harness.cli.render import JsonLinesRenderer, TimelineRenderer, describe_outcome
 from harness.config import HarnessConfig, with_overrides
 from harness.events import DoneEvent, EvaluationEvent, EventBase, HandoffEvent
+from worlds.contract import DEMO_FLAGS, DemoPlan, DemoRequest, World, WorldError
+from worlds.registry import default_world, find_worlds, load_world
 
 __all__ = ["DEFAULT_INSTRUCTION", "DEMO_DEFAULTS", "demo_config", "register"]
 
-DEFAULT_INSTRUCTION = "put all the cubes in the tray"
-SCENES = ("standard", "hidden_cube")
+_DEFAULT = default_world()
+assert _DEFAULT.demo is not None
+DEFAULT_INSTRUCTION = _DEFAULT.demo.instruction
 DEMO_DEFAULTS: dict[str, Any] = DEFAULT_DEPLOYMENT
 """What the demo runs when no config file is found (matches configs/default.yaml)."""
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "demo", help="run a task on the built-in simulator with the offline planner"
+        "demo", help="run a task on a simulated world with the offline planner"
     )
     add_config_arguments(parser)
     parser.add_argument(
@@ -65,12 +69,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--seed", type=int, default=None, help="object layout seed")
     parser.add_argument(
         "--scene",
-        choices=SCENES,
         default=None,
-        help="scene variant (default: hidden_cube when the instruction asks to find "
-        "something, else standard)",
+        help="scene variant (default world: standard or hidden_cube; default: hidden_cube "
+        "when the instruction asks to find something, else standard)",
     )
-    parser.add_argument("--gui", action="store_true", help="open the PyBullet window")
+    parser.add_argument("--gui", action="store_true", help="open the simulator's window")
     parser.add_argument(
         "--drop-first-grasp",
         metavar="REF",
@@ -79,103 +82,111 @@ def register(subparsers: Any) -> None:
         help="make the first grasp of REF slip (to watch the recovery)",
     )
     parser.add_argument("--json", action="store_true", help="print every event as a JSON line")
-    add_world_arguments(parser)
+    add_world_argument(
+        parser,
+        help=f"the world to run (default: {_DEFAULT.name}; harness worlds lists what is "
+        "installed, each with the extra it needs)",
+    )
+    parser.add_argument("--suite", default=None, help="the world's suite to take the task from")
+    parser.add_argument("--task", default=None, help="task index or name in the suite")
+    parser.add_argument(
+        "--init-state", type=int, default=None, help="the task's initial state index"
+    )
     add_live_arguments(parser)
     parser.set_defaults(func=run_demo)
 
 
 def demo_config(args: argparse.Namespace) -> HarnessConfig:
-    """The config file given, the checkout's default config, or the built-in defaults
-    (the same rule as `run` and `chat`), plus the demo's own flags. With ``--world libero``
-    the LIBERO deployment (see :mod:`harness.cli.libero_world`); ``args.instruction`` is
-    then the task's own language when none was given."""
-    if getattr(args, "world", "tabletop") == "libero":
-        return _libero_demo_config(args)
-    _tabletop_only(args)
-    overrides: list[str] = []
-    if args.seed is not None:
-        overrides.append(f"driver.seed={args.seed}")
-    if args.gui:
-        overrides.append("driver.gui=true")
-    for ref in args.drop_first_grasp:
-        overrides.append(f"driver.faults.drop_on_lift.{ref}=1")
-    config = config_from_args(args, extra_overrides=overrides)
-    config = with_overrides(config, ["subagents.enabled=true", *_scene_overrides(config, args)])
-    _check_demo_flags(config, args)
-    return config
+    """The config file given, the checkout's default config, or the world's deployment
+    (the same rule as `run` and `chat`), plus the world's overrides for the demo's flags;
+    ``args.instruction`` becomes the instruction the world runs (a benchmark task's own
+    language when none was given)."""
+    return _demo(args)[0]
 
 
-def _tabletop_only(args: argparse.Namespace) -> None:
-    for flag, value in (
-        ("--suite", getattr(args, "suite", None)),
-        ("--task", getattr(args, "task", None)),
-        ("--init-state", getattr(args, "init_state", None)),
-    ):
-        if value is not None:
-            raise UsageError(f"{flag} chooses a LIBERO task; add --world libero")
-
-
-def _libero_demo_config(args: argparse.Namespace) -> HarnessConfig:
-    for flag, given in (
-        ("--seed", args.seed is not None),
-        ("--scene", args.scene is not None),
-        ("--gui", args.gui),
-        ("--drop-first-grasp", bool(args.drop_first_grasp)),
-    ):
-        if given:
+def _demo(args: argparse.Namespace) -> tuple[HarnessConfig, World, DemoPlan]:
+    world = chosen_world(args) or _DEFAULT
+    explicit = getattr(args, "world", None) is not None
+    if world.demo is None:
+        having = [f.name for f in find_worlds() if _demo_flags(f.name) is not None]
+        raise UsageError(
+            f"the {world.name} world has no demo task (worlds with one: {', '.join(having)})"
+        )
+    request = _request(args)
+    _check_flags(request, world, explicit=explicit)
+    try:
+        plan = world.demo.plan(request)
+    except WorldError as exc:
+        raise UsageError(str(exc)) from None
+    config = config_from_args(args, extra_overrides=plan.overrides)
+    name = config.driver.name if config.driver is not None else None
+    if world.driver(name or "") is None and (explicit or plan.overrides):
+        wanted = ", ".join(entry.name for entry in world.drivers)
+        if explicit:
             raise UsageError(
-                f"{flag} is a tabletop flag; --world libero takes --suite, --task and --init-state"
+                f"--world {world.name} needs a config with driver {wanted}, not {name!r}"
             )
-    given = None if args.instruction == DEFAULT_INSTRUCTION else args.instruction
-    config, args.instruction = libero_config(args, given)
-    return with_overrides(config, ["subagents.enabled=true"])
+        flags = ", ".join(DEMO_FLAGS[field] for field in request.given())
+        raise UsageError(f"{flags} need the {world.name} world's driver ({wanted}), not {name!r}")
+    config = with_overrides(config, ["subagents.enabled=true"])
+    try:
+        world.demo.check(request, _driver_options(config))
+    except WorldError as exc:
+        raise UsageError(str(exc)) from None
+    args.instruction = plan.instruction
+    return config, world, plan
 
 
-def demo_scene(args: argparse.Namespace) -> str:
-    """The scene variant: ``--scene``, else hidden_cube for a search instruction."""
+def _request(args: argparse.Namespace) -> DemoRequest:
     from harness.planner.grammar import search_phrase
 
-    if getattr(args, "scene", None):
-        return str(args.scene)
-    if getattr(args, "world", "tabletop") != "tabletop":
-        return "standard"
-    return "hidden_cube" if search_phrase(args.instruction) is not None else "standard"
+    instruction = args.instruction
+    return DemoRequest(
+        instruction=None if instruction == DEFAULT_INSTRUCTION else instruction,
+        asks_to_find=search_phrase(instruction) is not None,
+        seed=args.seed,
+        scene=args.scene,
+        gui=bool(args.gui),
+        drop_first_grasp=tuple(args.drop_first_grasp),
+        suite=getattr(args, "suite", None),
+        task=getattr(args, "task", None),
+        init_state=getattr(args, "init_state", None),
+    )
 
 
-def _scene_overrides(config: HarnessConfig, args: argparse.Namespace) -> list[str]:
-    scene = demo_scene(args)
-    if scene == "standard":
-        return []
-    if config.driver is None or config.driver.name != "sim.tabletop":
-        name = config.driver.name if config.driver is not None else None
-        raise UsageError(f"--scene {scene} needs the sim.tabletop driver, not {name!r}")
-    return [f"driver.variant={scene}"]
+def _demo_flags(name: str) -> frozenset[str] | None:
+    """The demo flags world ``name`` takes (None: no demo, or it does not load)."""
+    try:
+        demo = load_world(name).demo
+    except WorldError:
+        return None
+    return demo.flags if demo is not None else None
 
 
-def _check_demo_flags(config: HarnessConfig, args: argparse.Namespace) -> None:
-    """Flags that parse but cannot work: a usage error now, not a PyBullet message or a
-    fault that silently never fires."""
-    if args.gui and sys.platform.startswith("linux"):
-        if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-            raise UsageError(
-                "--gui needs a display (DISPLAY is not set); leave it out to run headless"
+def _check_flags(request: DemoRequest, world: World, *, explicit: bool) -> None:
+    """A flag the world does not take is a usage error saying which worlds take it."""
+    assert world.demo is not None
+    for field in request.given():
+        if field in world.demo.flags:
+            continue
+        flag = DEMO_FLAGS[field]
+        owners = [f.name for f in find_worlds() if field in (_demo_flags(f.name) or frozenset())]
+        if not owners:
+            raise UsageError(f"{flag}: no installed world takes it")
+        if explicit:
+            takes = [DEMO_FLAGS[f] for f in DEMO_FLAGS if f in world.demo.flags]
+            listed = (
+                ", ".join(takes[:-1]) + " and " + takes[-1] if len(takes) > 1 else "".join(takes)
             )
-    if args.drop_first_grasp and config.driver is not None:
-        if config.driver.name != "sim.tabletop":
             raise UsageError(
-                f"--drop-first-grasp works with the sim.tabletop driver, not {config.driver.name!r}"
+                f"{flag} is a {'/'.join(owners)} flag; --world {world.name} takes "
+                + (listed or "none of the world flags")
             )
-        from embodiment.sim.world import TabletopConfig, assign_refs
+        raise UsageError(f"{flag} is a {'/'.join(owners)} flag; add --world {owners[0]}")
 
-        options = {k: v for k, v in (config.driver.model_extra or {}).items() if k != "faults"}
-        scene = TabletopConfig.model_validate(options).scene()
-        refs = [ref for ref, _ in assign_refs(scene.objects)]
-        unknown = [ref for ref in args.drop_first_grasp if ref not in refs]
-        if unknown:
-            raise UsageError(
-                f"--drop-first-grasp {unknown[0]}: no such object in the scene "
-                f"(objects: {', '.join(refs)})"
-            )
+
+def _driver_options(config: HarnessConfig) -> dict[str, Any]:
+    return dict(config.driver.model_extra or {}) if config.driver is not None else {}
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -183,7 +194,7 @@ def run_demo(args: argparse.Namespace) -> int:
     from harness.runtime.harness import Harness
 
     console = Console(highlight=False)
-    config = demo_config(args)
+    config, world, plan = _demo(args)
     offline = config.model.provider == "planner"
     if not args.json:
         who = (
@@ -191,23 +202,11 @@ def run_demo(args: argparse.Namespace) -> int:
             if offline
             else f"{config.model.provider}:{config.model.name}"
         )
-        world = "PyBullet"
-        if args.world == "libero" and config.driver is not None:
-            options = config.driver.model_extra or {}
-            world = (
-                f"LIBERO on MuJoCo, {options.get('suite', 'libero_object')} task "
-                f"{options.get('task', 0)}, initial state {options.get('init_state', 0)}"
-            )
-        console.print(
-            f"[bold]harness demo[/bold]: a simulated Franka Panda ({world}) driven by " + who
-        )
-        if args.world == "libero":
-            console.print(f"instruction: {escape(args.instruction)}")
-        if demo_scene(args) == "hidden_cube":
-            console.print(
-                "scene: hidden_cube (a yellow cube stands behind a deep tray, out of the "
-                "front camera's view; the model may delegate the search to a sub-agent)"
-            )
+        assert world.demo is not None
+        robot = world.demo.describe(_driver_options(config))
+        console.print(f"[bold]harness demo[/bold]: {escape(robot)} driven by " + who)
+        for note in plan.notes:
+            console.print(escape(note))
     started = time.monotonic()
     with Harness.from_config(config) as harness, live_viewers(args, harness, _notice) as live:
         if harness.scene is None:

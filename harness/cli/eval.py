@@ -43,9 +43,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "suite",
         nargs="?",
-        help="suite file (YAML), e.g. configs/suites/tabletop.yaml, or a LIBERO suite name "
-        "(libero_spatial, libero_object, libero_goal, libero_10, LIBERO-PRO variants such as "
-        "libero_object_swap, or NAME_corrupt)",
+        help="suite file (YAML), e.g. configs/suites/tabletop.yaml, or the name of a world's "
+        "suite (harness worlds lists them; NAME_corrupt: the same with garbled instructions)",
     )
     add_config_arguments(parser)
     parser.add_argument(
@@ -169,18 +168,16 @@ def run_eval_command(args: argparse.Namespace) -> int:
 
 
 def _suite_path(suite: str) -> str:
-    """How the manifest names a suite: a file's resolved path, a LIBERO suite's name."""
-    from harness.fleet.libero_suite import LIBERO_PREFIX, is_libero_suite
+    """How the manifest names a suite: a file's resolved path, ``WORLD:SUITE``."""
+    from harness.fleet.world_suites import suite_path
 
-    if is_libero_suite(suite):
-        return LIBERO_PREFIX + suite.removeprefix(LIBERO_PREFIX)
-    return str(Path(suite).resolve())
+    return suite_path(suite)
 
 
 def _inputs(args: argparse.Namespace) -> tuple[Any, Any, Path, Any]:
     """(suite, config, eval folder, manifest or None for --resume)."""
     from harness.fleet.journal import EvalFolder, Manifest
-    from harness.fleet.libero_suite import load_any_suite as load_suite
+    from harness.fleet.world_suites import load_any_suite as load_suite
 
     if args.resume:
         for flag, value in (("--episodes", args.episodes), ("--out", args.out)):

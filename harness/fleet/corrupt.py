@@ -3,7 +3,7 @@
 An evaluation of refusals needs instructions that cannot be carried out *correctly*:
 each corruption removes or garbles the part that says what to move or where, so the only
 right answer is to decline (an instruction that is merely reworded is a rephrasing, not a
-corruption; LIBERO-PRO's ``_lan`` suites are those). Kinds, chosen by the seed:
+corruption; a benchmark's rephrased-language suites are those). Kinds, chosen by the seed:
 
 - ``nonsense_object``: the thing to move becomes a made-up word ("pick the vorblat and
   place it in the basket");

@@ -1,12 +1,13 @@
 """One simulator per worker process, reused across its episodes.
 
-Building a LIBERO env takes 10-25 s; resetting it to another published initial state well
-under a second. A driver that can switch tasks itself (a ``select(**options)`` method, as
-``sim.libero`` has: it rebuilds only when the task changes and otherwise resets) is kept
-here between the episodes a worker runs: the episode's driver options go to ``select``
-and the same driver is handed to the episode's Harness (``Harness.from_config(...,
-driver=...)``), which then neither connects nor closes it. Drivers without ``select``
-(the PyBullet tabletop, whose build is cheap) are built per episode as before.
+Building some worlds' drivers is slow (a benchmark's MuJoCo env takes 10-25 s) while
+switching a built one to another task or initial state is fast. A driver its world declares reusable
+(:class:`worlds.DriverEntry`: ``reusable`` with its ``select_options``; it has
+``select(**options)``, which rebuilds only what the new options need) is kept here
+between the episodes a worker runs: the episode's select options go to ``select`` and
+the same driver is handed to the episode's Harness (``Harness.from_config(...,
+driver=...)``), which then neither connects nor closes it. Other drivers (cheap to
+build) are built per episode as before.
 
 The pool is per process (local workers and Ray actors each have their own); :func:`close`
 disconnects what it holds, and runs at interpreter exit.
@@ -21,19 +22,18 @@ import logging
 import threading
 from typing import Any
 
-__all__ = ["SELECT_OPTIONS", "close", "driver_for"]
+from worlds.registry import driver_entry
+
+__all__ = ["close", "driver_for"]
 
 logger = logging.getLogger("harness.fleet")
 
-SELECT_OPTIONS = ("suite", "task", "init_state")
-"""Driver options an episode may change on a pooled driver (the rest must match)."""
-_REUSABLE = frozenset({"sim.libero"})
 _lock = threading.Lock()
 _pool: dict[str, Any] = {}
 
 
-def _key(name: str, options: dict[str, Any]) -> str:
-    fixed = {k: v for k, v in options.items() if k not in SELECT_OPTIONS}
+def _key(name: str, options: dict[str, Any], select: tuple[str, ...]) -> str:
+    fixed = {k: v for k, v in options.items() if k not in select}
     return name + ":" + json.dumps(fixed, sort_keys=True, default=str)
 
 
@@ -42,10 +42,13 @@ def driver_for(config: Any) -> Any | None:
     state; None when the config's driver is not one to pool."""
     from harness.assembly.embodiment import build_profile, construct_driver
 
-    if config.driver is None or config.driver.name not in _REUSABLE:
+    if config.driver is None:
+        return None
+    entry = driver_entry(config.driver.name)
+    if entry is None or not entry.reusable:
         return None
     options = dict(config.driver.model_extra or {})
-    key = _key(config.driver.name, options)
+    key = _key(config.driver.name, options, entry.select_options)
     with _lock:
         driver = _pool.get(key)
         if driver is None:
@@ -54,7 +57,7 @@ def driver_for(config: Any) -> Any | None:
             driver.connect()
             _pool[key] = driver
             return driver
-    chosen = {k: options[k] for k in SELECT_OPTIONS if k in options}
+    chosen = {k: options[k] for k in entry.select_options if k in options}
     try:
         driver.select(**chosen)
     except Exception:

@@ -1,8 +1,8 @@
-"""The offline planner in worlds with fixtures (drawers, doors, switches): LIBERO's scenes.
+"""The offline planner in worlds with fixtures (drawers, doors, switches): kitchens, living rooms.
 
-Chosen when the world offers articulated skills (``open``, ``turn_on``...). Each turn it
-reads the instruction (:mod:`harness.planner.language`), grounds every mention in the
-Brief (:mod:`harness.planner.grounding`) and turns the steps into tool calls:
+Chosen when the tools declared to it include articulated skills (``open``, ``turn_on``...).
+Each turn it reads the instruction (:mod:`harness.planner.language`), grounds every mention
+in the Brief (:mod:`harness.planner.grounding`) and turns the steps into tool calls:
 
 - put X in/on Y: ``pick`` X, then ``place`` X on Y (the region the words name: "the
   basket" is its inside for "in", "the stove" its cooking area for "on");
@@ -10,14 +10,13 @@ Brief (:mod:`harness.planner.grounding`) and turns the steps into tool calls:
 - push X to the front of Y: ``push`` X into the marked table area.
 
 The plan is grounded once, on the first turn, and written into that turn's text (``Plan:``
-and a JSON list); later turns read it back from the transcript, because after the first
-pick "the bowl between the plate and the ramekin" is no longer between them. Progress is
-the transcript's own record: a call whose result succeeded is done; a failed one is tried
-again (the object picked again when a place failed) up to :data:`MAX_ATTEMPTS`.
+and a JSON list); later turns read it back from the transcript, because after the first pick
+"the bowl between the plate and the ramekin" is no longer between them. Progress is the
+transcript's own record: a call whose result succeeded is done; a failed one is tried again
+(the object picked again when a place failed) up to :data:`MAX_ATTEMPTS`.
 
 An instruction it cannot read, a mention nothing in the scene fits or that several fit
-equally: it moves nothing and reports why, ending ``not_achieved``.
-"""
+equally: it moves nothing and reports why, ending ``not_achieved``."""
 
 from __future__ import annotations
 

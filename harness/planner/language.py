@@ -1,6 +1,6 @@
 """Manipulation goals in everyday English, parsed into a typed goal before any grounding.
 
-The tabletop grammar (:mod:`harness.planner.grammar`) knows cubes and trays. Kitchens and
+The pick-and-place grammar (:mod:`harness.planner.grammar`) knows cubes and trays. Kitchens and
 living rooms need more: articulated fixtures ("open the middle drawer of the cabinet"),
 switches ("turn the stove on"), pushes ("slide the plate toward the front of the stove"),
 two-part tasks ("put the bowl in the bottom drawer and close it", "put both the soup and the

@@ -68,7 +68,7 @@ MAX_REPEATS = 4
 
 
 class Planner:
-    """Deterministic tabletop planner; see the module docstring."""
+    """Deterministic offline planner; see the module docstring."""
 
     def decide(self, request: ModelRequest) -> ModelResponse:
         history = _history(request)
@@ -78,7 +78,7 @@ class Planner:
         if history.subagent:
             return _search(request, history, tools)
         if household_applies(tools) and not history.revisions:
-            # a world with drawers, doors and switches (LIBERO): its own language
+            # tools for drawers, doors and switches: a household's language
             return household_decide(
                 request,
                 history.instruction,

@@ -1,4 +1,4 @@
-"""The tabletop goal resolved against the scene: which objects move where, what blocks a
+"""A pick-and-place goal resolved against the scene: which objects move where, what blocks a
 step, and what lies outside the workspace the embodiment profile states."""
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
-"""``provider: planner``: the offline tabletop planner behind the Model protocol.
+"""``provider: planner``: the offline planner behind the Model protocol.
 
-Clearly an offline stand-in, not a language model: it plans pick-and-place sequences for
-the built-in tabletop from the Brief, tool results, instruction and revisions (grammar in
-:mod:`harness.planner.grammar`). It cannot write summaries (``supports_summaries = False``),
-so compaction and memory use their deterministic fallbacks with it.
-"""
+Clearly an offline stand-in, not a language model: it plans pick-and-place sequences (and,
+when the tools offer them, drawers, doors and switches) from the Brief, the tool
+declarations and results, the instruction and revisions (grammar in
+:mod:`harness.planner.grammar` and :mod:`harness.planner.language`). It cannot write
+summaries (``supports_summaries = False``), so compaction and memory use their deterministic
+fallbacks with it."""
 
 from __future__ import annotations
 

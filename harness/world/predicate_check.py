@@ -1,14 +1,14 @@
 """The task check of a world that judges itself: a benchmark's own goal predicates.
 
-Some worlds carry their own definition of success: LIBERO's tasks end when the BDDL goal
-predicates hold, evaluated by the env's own functions. For such a world nothing of ours may
-decide: :class:`PredicateTaskCheck` asks the driver, when the model ends the task, for its
-success check (``goal_achieved()``) and for each goal predicate's value
-(``goal_predicates()``: ``(text, held, evidence)`` triples), and reports them as they are.
-The outcome is ``achieved`` exactly when the world's success check says so; the
-predicates are the evidence. A goal revised by the operator is not the benchmark's goal any
-more, so the check is ``unverified`` then (the world cannot judge a goal it was not given).
-"""
+Some worlds carry their own definition of success: a benchmark's tasks end when its goal
+predicates hold (BDDL's, for example), evaluated by the env's own functions. For such a
+world nothing of ours may decide: :class:`PredicateTaskCheck` asks the driver, when the
+model ends the task, for its success check (``goal_achieved()``) and for each goal
+predicate's value (``goal_predicates()``: ``(text, held, evidence)`` triples), and reports
+them as they are. The outcome is ``achieved`` exactly when the world's success check says
+so; the predicates are the evidence. A goal revised by the operator is not the benchmark's
+goal any more, so the check is ``unverified`` then (the world cannot judge a goal it was not
+given)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ class PredicateTaskCheck:
     Args:
         predicates: Each goal predicate now: ``(text, held, evidence)``.
         achieved: The world's own success check now.
-        name: Who judges (``checked_by`` in the evidence), e.g. ``libero``.
+        name: Who judges (``checked_by`` in the evidence): the world's name.
     """
 
     kind: Literal["programmatic", "model"] = "programmatic"
@@ -45,7 +45,7 @@ class PredicateTaskCheck:
         predicates: Callable[[], Iterable[Sequence[Any]]],
         achieved: Callable[[], bool],
         *,
-        name: str = "libero",
+        name: str = "world",
     ) -> None:
         self.predicates = predicates
         self.achieved = achieved
@@ -53,8 +53,9 @@ class PredicateTaskCheck:
 
     @classmethod
     def of(cls, driver: Any, *, name: str | None = None) -> PredicateTaskCheck:
-        """The check of a driver with ``goal_predicates()`` and ``goal_achieved()``."""
-        who = name or str(getattr(driver, "judge_name", "") or "libero")
+        """The check of a driver with ``goal_predicates()`` and ``goal_achieved()``, named
+        by its ``judge_name`` (else ``world``)."""
+        who = name or str(getattr(driver, "judge_name", "") or "world")
         return cls(driver.goal_predicates, driver.goal_achieved, name=who)
 
     def check(

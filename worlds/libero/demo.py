@@ -1,0 +1,97 @@
+"""``harness demo --world libero``: which LIBERO task, and the deployment that runs it.
+
+The task is ``--suite``/``--task``/``--init-state``; without ``--task`` the instruction is
+matched against the published task languages of LIBERO's four suites (case, spacing and
+punctuation ignored); an instruction that matches none is refused. With no config file
+the deployment is :data:`DEPLOYMENT` (offline planner, ``panda_libero`` profile,
+``sim.libero`` driver, LIBERO's goal predicates as the task check); a config file given
+with ``--config`` is used as written, with the task flags applied to its driver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from worlds.contract import DemoPlan, DemoRequest, WorldError
+from worlds.libero.config import (
+    MAIN_SUITES,
+    TaskChoiceError,
+    libero_available,
+    match_instruction,
+    resolve_task,
+)
+
+__all__ = ["DEPLOYMENT", "LiberoDemo"]
+
+DEPLOYMENT: dict[str, Any] = {
+    "model": {"provider": "planner", "name": "tabletop-planner"},
+    "embodiment": "panda_libero",
+    "driver": {"name": "sim.libero", "suite": "libero_object", "task": 0, "init_state": 0},
+    "run": {"max_turns": 60, "failure_budget": 8, "store": ".harness"},
+    "evaluation": {"required_tools": ["pick", "place"], "task_check": "auto"},
+    "context": {"episodes": {"enabled": True}},
+}
+"""What ``harness demo --world libero`` runs when no config file is given (docs/libero.md)."""
+
+
+class LiberoDemo:
+    """A published LIBERO task, chosen by flags or by its instruction."""
+
+    instruction = "(the chosen task's published instruction)"
+    flags = frozenset({"suite", "task", "init_state"})
+
+    def plan(self, request: DemoRequest) -> DemoPlan:
+        try:
+            suite, task = self._task(request.instruction, request.suite, request.task)
+            chosen = resolve_task(suite, task)
+        except TaskChoiceError as exc:
+            raise WorldError(f"--{exc.key}: {exc}", key=f"--{exc.key}", value=exc.value) from None
+        overrides = [f"driver.suite={suite}", f"driver.task={chosen.index}"]
+        if request.init_state is not None:
+            if not 0 <= request.init_state < chosen.n_init_states:
+                raise WorldError(
+                    f"--init-state: {suite} task {chosen.index} has initial states "
+                    f"0..{chosen.n_init_states - 1}, not {request.init_state}",
+                    key="--init-state",
+                    value=request.init_state,
+                )
+            overrides.append(f"driver.init_state={request.init_state}")
+        instruction = request.instruction if request.instruction is not None else chosen.language
+        return DemoPlan(instruction, tuple(overrides), (f"instruction: {instruction}",))
+
+    @staticmethod
+    def _task(
+        instruction: str | None, suite: str | None, task: str | None
+    ) -> tuple[str, int | str]:
+        """(suite, task) from the flags, else from the instruction's published language."""
+        if not libero_available():
+            raise WorldError(
+                "--world libero needs the LIBERO extra: pip install 'embodied-harness[libero]'",
+                key="--world",
+                value="libero",
+            )
+        if task is not None:
+            return suite or "libero_object", int(task) if task.isdigit() else task
+        if instruction is None:
+            return suite or "libero_object", 0
+        found = match_instruction(instruction, (suite,) if suite else MAIN_SUITES)
+        if found is None:
+            where = suite or ", ".join(MAIN_SUITES)
+            raise WorldError(
+                f"no LIBERO task in {where} has the instruction {instruction!r}; give --suite "
+                "and --task (e.g. --suite libero_object --task 0)",
+                key="instruction",
+                value=instruction,
+            )
+        return found
+
+    def check(self, request: DemoRequest, driver_options: Mapping[str, Any]) -> None:
+        return None
+
+    def describe(self, driver_options: Mapping[str, Any]) -> str:
+        return (
+            f"a simulated Franka Panda (LIBERO on MuJoCo, "
+            f"{driver_options.get('suite', 'libero_object')} task "
+            f"{driver_options.get('task', 0)}, initial state {driver_options.get('init_state', 0)})"
+        )

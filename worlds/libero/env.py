@@ -1,0 +1,194 @@
+"""LIBERO's env for the ``sim.libero`` driver: choosing a task, building, restoring, closing.
+
+Building an ``OffScreenRenderEnv`` is the slow part (5-15 s); restoring one of the task's
+published initial states is fast. This module holds those steps and the env-level
+plumbing around them (LIBERO's camera names, silencing its stdout, the physics-step hook
+for step observers), so :mod:`.driver` keeps only the
+driver's state and protocol. Nothing here imports LIBERO at module level.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from embodiment.drivers import DriverOptionError
+from embodiment.profile import EmbodimentProfile
+from worlds.libero.config import (
+    LiberoConfig,
+    LiberoTask,
+    TaskChoiceError,
+    import_libero,
+    init_states,
+    resolve_task,
+)
+from worlds.libero.control import GUARD_M, Arm, Frame, down_matrix
+from worlds.libero.geometry import LiberoGeometry
+from worlds.libero.scene import SceneCatalog
+from worlds.libero.skills import SkillPlanner
+
+__all__ = [
+    "CAMERAS",
+    "SETTLE_STEPS",
+    "Restored",
+    "build_env",
+    "check_choice",
+    "close_env",
+    "gl_current",
+    "install_step_observers",
+    "restore_state",
+]
+
+CAMERAS = {"agentview": "agentview", "wrist": "robot0_eye_in_hand"}
+"""Profile camera name -> LIBERO camera name."""
+SETTLE_STEPS = 10
+"""Controller steps with a still arm after restoring an initial state (LIBERO's own
+evaluation waits likewise while objects settle)."""
+
+Restored = tuple[SceneCatalog, Arm, LiberoGeometry, SkillPlanner]
+"""What restoring an initial state yields: the scene's catalog, the arm on the controller,
+the geometry over privileged state and the skill planner."""
+
+
+def check_choice(suite: str, task: int | str, init_state: int) -> LiberoTask:
+    """The task these options name; a wrong one is a DriverOptionError naming its key."""
+    try:
+        with quiet_stdout():
+            chosen = resolve_task(suite, task)
+    except TaskChoiceError as exc:
+        raise DriverOptionError(
+            f"driver.{exc.key}: {exc}", key=f"driver.{exc.key}", value=exc.value
+        ) from None
+    if init_state >= chosen.n_init_states:
+        raise DriverOptionError(
+            f"driver.init_state: {chosen.suite} task {chosen.index} has initial states "
+            f"0..{chosen.n_init_states - 1}, not {init_state}",
+            key="driver.init_state",
+            value=init_state,
+        )
+    return chosen
+
+
+def build_env(chosen: LiberoTask, config: LiberoConfig) -> tuple[Any, Any]:
+    """A new ``OffScreenRenderEnv`` for ``chosen``, seeded, and the task's initial states."""
+    with quiet_stdout():
+        envs = import_libero()["envs"]
+        env = envs.OffScreenRenderEnv(
+            bddl_file_name=chosen.bddl_file,
+            camera_heights=config.camera_size,
+            camera_widths=config.camera_size,
+            camera_names=list(CAMERAS.values()),
+            hard_reset=False,
+            ignore_done=True,
+            horizon=10**9,
+        )
+        env.seed(config.seed)
+        states = init_states(chosen.suite, chosen.index)
+    _release_gl(_gl_context(env))  # any thread may render next (see gl_current)
+    return env, states
+
+
+@contextlib.contextmanager
+def gl_current(env: Any) -> Any:
+    """MuJoCo's offscreen GL context current on this thread for the block, released after.
+
+    An EGL context is current on one thread at a time, and robosuite's render does not make
+    it current: a frame rendered on another thread than the one that built the env (a
+    tool's worker: ``look``, a control step's frames) reads back garbage. The caller holds
+    the driver's lock, so no two threads render at once."""
+    gl = _gl_context(env)
+    if gl is None:
+        yield
+        return
+    gl.make_current()
+    try:
+        yield
+    finally:
+        _release_gl(gl)
+
+
+def _gl_context(env: Any) -> Any:
+    context = getattr(getattr(env.env, "sim", None), "_render_context_offscreen", None)
+    return getattr(context, "gl_ctx", None)
+
+
+def _release_gl(gl: Any) -> None:
+    """Make no context current on this thread (EGL; other back ends need no release)."""
+    module = sys.modules.get(type(gl).__module__) if gl is not None else None
+    egl, display = getattr(module, "EGL", None), getattr(module, "EGL_DISPLAY", None)
+    if egl is not None and display is not None:
+        egl.eglMakeCurrent(display, egl.EGL_NO_SURFACE, egl.EGL_NO_SURFACE, egl.EGL_NO_CONTEXT)
+
+
+def restore_state(
+    env: Any, state: Any, stop: threading.Event, profile: EmbodimentProfile
+) -> Restored:
+    """Reset ``env`` to the initial ``state`` and let it settle (the caller holds the
+    driver's lock and silences stdout); the arm starts where LIBERO's state puts it."""
+    with gl_current(env):  # robosuite renders the cameras' observations on reset
+        env.reset()
+        env.set_init_state(state)
+    _disable_camera_observables(env)
+    inner = env.env
+    base = inner.sim.data.body_xpos[inner.sim.model.body_name2id("robot0_base")]
+    frame = Frame((float(base[0]), float(base[1]), float(base[2])))
+    catalog = SceneCatalog.from_env(inner)
+    arm = Arm(env, frame, stop)
+    ws = profile.workspace
+    arm.keep_out = [(zone.name, tuple(zone.min), tuple(zone.max)) for zone in profile.keep_out]  # type: ignore[misc]
+    arm.bounds = (
+        tuple(v + GUARD_M for v in ws.min),  # type: ignore[assignment]
+        tuple(v - GUARD_M for v in ws.max),
+    )
+    geo = LiberoGeometry(inner, frame, catalog)
+    planner = SkillPlanner(geo, floor_z=ws.min[2], ceiling_z=ws.max[2])
+    arm.orientation = down_matrix()
+    arm.hold(SETTLE_STEPS)
+    return catalog, arm, geo, planner
+
+
+def install_step_observers(
+    env: Any,
+    observers: list[Callable[[tuple[float, float, float]], None]],
+    arm: Callable[[], Arm | None],
+) -> None:
+    """Wrap the env's physics step so step observers see every one of them (``arm`` gives
+    the current arm, whose frame turns the gripper site into base coordinates)."""
+    sim = env.env.sim
+    original = sim.step
+    site = lambda: env.env.robots[0].eef_site_id  # noqa: E731
+
+    def step(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
+        if observers and (current := arm()) is not None:
+            point = current.frame.from_world(sim.data.site_xpos[site()])
+            for observer in observers:
+                observer(point)
+        return result
+
+    sim.step = step
+
+
+def close_env(env: Any) -> None:
+    """Close an env, ignoring what LIBERO raises or prints while it shuts down."""
+    if env is not None:
+        with contextlib.suppress(Exception), quiet_stdout():
+            env.close()
+
+
+def _disable_camera_observables(env: Any) -> None:
+    for name, observable in env.env._observables.items():
+        if name.endswith("image") or name.endswith("depth"):
+            observable.set_enabled(False)
+            observable.set_active(False)
+
+
+@contextlib.contextmanager
+def quiet_stdout() -> Any:
+    """LIBERO and robosuite print progress lines on stdout; keep them out of CLI output."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        yield

@@ -1,0 +1,74 @@
+"""Turning a ``sim.libero`` action into a skill plan and running it on the controller.
+
+:func:`plan_action` picks the :class:`~worlds.libero.skills.SkillPlanner` skill an
+action names (the same plan serves ``describe_motion`` and ``execute``), and
+:func:`run_plan` drives robosuite's OSC controller through the plan's segments (gripper
+orientation, grip, knob twist or a move) and reports which moves reached their target.
+Kept apart from :mod:`.driver`, which owns the locking, the stop event and the result.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from embodiment.geometry import point_text
+from worlds.libero.control import Arm, down_matrix, side_matrix
+from worlds.libero.skills import Plan, Refusal, SkillPlanner
+
+__all__ = ["plan_action", "run_plan"]
+
+logger = logging.getLogger("worlds.libero.driver")
+"""The driver's logger: these segment lines were logged by the driver before the split, and
+configurations that name that logger keep seeing them."""
+
+
+def plan_action(
+    planner: SkillPlanner,
+    arm: Arm,
+    action: str,
+    args: dict[str, Any],
+    home: tuple[float, float, float],
+    speed: float | None,
+) -> Plan | Refusal:
+    """The plan of ``action`` from where the gripper is now (a Refusal if it cannot be)."""
+    ee = arm.ee_position()
+    if action == "pick":
+        return planner.pick(args["ref"], ee)
+    if action == "place":
+        return planner.place(args["ref"], args["target"], args.get("relation"), ee)
+    if action == "push":
+        return planner.push(args["ref"], args["target"], ee)
+    if action in {"turn_on", "turn_off"}:
+        return planner.twist_knob(args["ref"], action == "turn_on", ee)
+    if action in {"open", "close"}:
+        return planner.drawer(args["ref"], action == "open", ee)
+    return planner.simple(action, args, ee, home, speed)
+
+
+def run_plan(arm: Arm, plan: Plan) -> list[tuple[str, bool]]:
+    """Run ``plan`` on ``arm``: (label, reached) for every move segment, in order."""
+    reached: list[tuple[str, bool]] = []
+    for segment in plan.segments:
+        if segment.facing is not None:
+            arm.orientation = side_matrix(segment.facing, segment.closing)
+        elif segment.yaw is not None:
+            arm.orientation = down_matrix(segment.yaw)
+        before = arm.steps
+        if segment.kind == "grip":
+            arm.grip(segment.close)
+        elif segment.kind == "twist":
+            arm.hold(25)
+        elif segment.target is not None:
+            ok = arm.move(segment.target, speed=segment.speed, tolerance=segment.tolerance)
+            reached.append((segment.label, ok))
+        logger.debug(
+            "%s: %d steps, gripper at %s (target %s), width %.3f",
+            segment.label,
+            arm.steps - before,
+            point_text(arm.ee_position()),
+            point_text(segment.target) if segment.target is not None else "-",
+            arm.gripper_width(),
+        )
+    arm.hold(3)
+    return reached

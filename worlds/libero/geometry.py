@@ -1,0 +1,341 @@
+"""Privileged simulator state of a LIBERO scene, in the robot-base frame.
+
+Where each object, fixture and region is and how big, what the gripper holds, a drawer's
+handle and pulling direction, a knob's axis, and LIBERO's own predicates on the current
+state. Skills use it to compute their waypoints and the post-conditions use it to judge
+them; none of it reaches the model except through the scene graph.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from worlds.libero.control import HOME_YAW, Frame, Vec3
+from worlds.libero.scene import SceneCatalog, site_box
+
+__all__ = ["Box", "Handle", "LiberoGeometry"]
+
+
+@dataclass(frozen=True)
+class Box:
+    """An axis-aligned box in the base frame: ``centre`` and full ``size``."""
+
+    centre: Vec3
+    size: Vec3
+    yaw: float = 0.0
+
+    @property
+    def top(self) -> float:
+        return self.centre[2] + self.size[2] / 2
+
+    @property
+    def bottom(self) -> float:
+        return self.centre[2] - self.size[2] / 2
+
+
+@dataclass(frozen=True)
+class Handle:
+    """Where to grasp an articulated part and which way it opens (unit vector, base frame)."""
+
+    grasp: Vec3
+    opens_towards: Vec3
+    travel_m: float
+    """How far the part moves between closed and open."""
+    closing: Vec3 = (0.0, 0.0, 1.0)
+    """The direction to close the fingers in: across the handle bar's thinner side."""
+
+
+class LiberoGeometry:
+    """Reads one LIBERO env (``env`` is the problem env, ``ControlEnv.env``)."""
+
+    def __init__(self, env: Any, frame: Frame, catalog: SceneCatalog) -> None:
+        self.env = env
+        self.frame = frame
+        self.catalog = catalog
+
+    # ------------------------------------------------------------------ boxes
+
+    def box(self, ref: str) -> Box | None:
+        item = self.catalog.get(ref)
+        if item is None:
+            return None
+        env = self.env
+        if item.kind == "region":
+            centre, half = site_box(env, ref)
+            return Box(self.frame.from_world(centre), tuple(float(2 * h) for h in half))  # type: ignore[arg-type]
+        body = env.obj_body_id[ref]
+        position = np.array(env.sim.data.body_xpos[body], dtype=float)
+        quat = np.array(env.sim.data.body_xquat[body], dtype=float)  # w, x, y, z
+        yaw = math.atan2(
+            2 * (quat[0] * quat[3] + quat[1] * quat[2]), 1 - 2 * (quat[2] ** 2 + quat[3] ** 2)
+        )
+        if item.kind == "fixture":
+            return Box(self.frame.from_world(position), (0.0, 0.0, 0.0), yaw)
+        low, high = self._extent(ref)
+        centre = (low + high) / 2
+        return Box(self.frame.from_world(centre), tuple(float(v) for v in high - low), yaw)  # type: ignore[arg-type]
+
+    def _geoms(self, ref: str) -> list[int]:
+        """The collision geoms of an object: on its body and every body below it."""
+        model = self.env.sim.model
+        root = self.env.obj_body_id[ref]
+        bodies = {root}
+        for body in range(root + 1, model.nbody):
+            if int(model.body_parentid[body]) in bodies:
+                bodies.add(body)
+        return [
+            g
+            for g in range(model.ngeom)
+            if int(model.geom_bodyid[g]) in bodies
+            and (model.geom_contype[g] != 0 or model.geom_conaffinity[g] != 0)
+        ]
+
+    def _geom_box(self, geom: int) -> tuple[np.ndarray, np.ndarray]:
+        """(low, high) world corners of one geom's bounding box."""
+        model, data = self.env.sim.model, self.env.sim.data
+        rotation = np.array(data.geom_xmat[geom], dtype=float).reshape(3, 3)
+        aabb = np.array(model.geom_aabb[geom], dtype=float)
+        centre = np.array(data.geom_xpos[geom], dtype=float) + rotation @ aabb[:3]
+        half = np.abs(rotation) @ aabb[3:]
+        return centre - half, centre + half
+
+    def _extent(self, ref: str) -> tuple[np.ndarray, np.ndarray]:
+        """World corners of the box around an object's collision geoms (its body position
+        alone when it has none)."""
+        boxes = [self._geom_box(g) for g in self._geoms(ref)]
+        if not boxes:
+            position = np.array(self.env.sim.data.body_xpos[self.env.obj_body_id[ref]])
+            return position - 0.02, position + 0.02
+        return np.min([b[0] for b in boxes], axis=0), np.max([b[1] for b in boxes], axis=0)
+
+    def hollow(self, ref: str) -> bool:
+        """Whether an object is open at the top in its middle (a bowl, a mug): no collision
+        geom over its centre reaches near its top, so a grasp there closes on nothing."""
+        low, high = self._extent(ref)
+        centre = (low + high) / 2
+        height = float(high[2] - low[2])
+        for geom in self._geoms(ref):
+            g_low, g_high = self._geom_box(geom)
+            over = g_low[0] <= centre[0] <= g_high[0] and g_low[1] <= centre[1] <= g_high[1]
+            if over and g_high[2] >= high[2] - max(0.02, 0.3 * height):
+                return False
+        return True
+
+    def _corners(self, geom: int) -> np.ndarray:
+        """The 8 world corners of one geom's bounding box (in the geom's own frame)."""
+        model, data = self.env.sim.model, self.env.sim.data
+        rotation = np.array(data.geom_xmat[geom], dtype=float).reshape(3, 3)
+        aabb = np.array(model.geom_aabb[geom], dtype=float)
+        signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
+        local = aabb[:3] + signs * aabb[3:]
+        return np.array(data.geom_xpos[geom], dtype=float) + local @ rotation.T
+
+    def grasp(self, ref: str) -> tuple[Vec3, float, float]:
+        """(grasp point in the base frame, finger yaw, width to grasp) for a top grasp.
+
+        A solid object is grasped in the middle of what lies at the fingers' height (a short
+        one 2 cm above its bottom or 3.5 cm below its top, a bottle 6 cm below its top), the
+        fingers closing across the narrowest horizontal width of its collision geoms there
+        (searched every 7.5 degrees; the nearest to the current yaw among equals); a hollow
+        one (a bowl, a mug) by the rim on the side facing the robot, the fingers closing
+        across the rim's wall, 2.5 cm below its top."""
+        low, high = self._extent(ref)
+        top = float(high[2])
+        if self.hollow(ref):
+            rim = [g for g in self._geoms(ref) if self._geom_box(g)[1][2] >= top - 0.02]
+            corners = np.vstack([self._corners(g) for g in rim])
+            r_low, r_high = corners.min(axis=0), corners.max(axis=0)
+            point = np.array([r_low[0] + 0.012, (r_low[1] + r_high[1]) / 2, top - 0.025])
+            return self.frame.from_world(point), 0.0, 0.02
+        height = float(high[2] - low[2])
+        if height > 0.1:  # a bottle: below its neck, where it is widest
+            z = max(float(low[2]) + height / 2, top - 0.06)
+        else:
+            z = max(float(low[2]) + min(0.02, height / 2), top - 0.035)
+        # the fingers close across the narrowest horizontal width of what is at their height
+        band = [
+            c
+            for g in self._geoms(ref)
+            for c in self._corners(g)
+            if self._geom_box(g)[0][2] <= z + 0.02 and self._geom_box(g)[1][2] >= z - 0.02
+        ]
+        points = np.array(band)[:, :2] if band else np.array([low[:2], high[:2]])
+        best: tuple[float, float, float, np.ndarray] | None = None
+        for yaw in np.linspace(0.0, math.pi, 24, endpoint=False):
+            u = np.array([math.cos(yaw), math.sin(yaw)])
+            v = np.array([-u[1], u[0]])
+            along, across = points @ u, points @ v
+            width = float(along.max() - along.min())
+            turn = abs((yaw - HOME_YAW + math.pi / 2) % math.pi - math.pi / 2)
+            key = (round(width, 3), turn)
+            if best is None or key < (round(best[0], 3), best[1]):
+                mid = u * (along.max() + along.min()) / 2 + v * (across.max() + across.min()) / 2
+                best = (width, turn, float(yaw), mid)
+        assert best is not None
+        width, _, yaw, mid = best
+        return self.frame.from_world((float(mid[0]), float(mid[1]), z)), yaw, width
+
+    def body_position(self, ref: str) -> Vec3:
+        body = self.env.obj_body_id[ref]
+        return self.frame.from_world(self.env.sim.data.body_xpos[body])
+
+    def speed_of(self, ref: str) -> float:
+        body = self.env.obj_body_id[ref]
+        # cvel is (angular, linear) of the body's centre of mass
+        return float(np.linalg.norm(self.env.sim.data.cvel[body][3:]))
+
+    # ------------------------------------------------------------------ the gripper
+
+    def held_ref(self) -> str | None:
+        """The movable object both fingers touch (robosuite's own grasp check)."""
+        env = self.env
+        gripper = env.robots[0].gripper
+        for ref in self.catalog.refs("object"):
+            try:
+                if env._check_grasp(gripper=gripper, object_geoms=env.get_object(ref)):
+                    return ref
+            except (AttributeError, KeyError, ValueError):
+                continue
+        return None
+
+    # ------------------------------------------------------------------ LIBERO's predicates
+
+    def predicate(self, name: str, *refs: str) -> bool:
+        """LIBERO's predicate ``name`` (``in``, ``on``, ``open``, ``close``, ``turnon``...)
+        on the current state."""
+        from libero.libero.envs.predicates import eval_predicate_fn
+
+        states = self.env.object_states_dict
+        return bool(eval_predicate_fn(name.lower(), *(states[r] for r in refs)))
+
+    def support_of(self, ref: str) -> tuple[str, str] | None:
+        """("inside", region) or ("on", thing) by LIBERO's In/On, or None."""
+        states = self.env.object_states_dict
+        if ref not in states:
+            return None
+        catalog = self.catalog
+        regions = [
+            i
+            for i in catalog.items.values()
+            if i.kind == "region" and i.ref in states and i.parent != ref
+        ]
+        for item in regions:
+            if "contain" in item.tags and self._safe("in", ref, item.ref):
+                return ("inside", item.ref)
+        near = self.box(ref)
+        for other in catalog.refs("object"):
+            if other == ref or other not in states:
+                continue
+            box = self.box(other)
+            if near is None or box is None or math.dist(near.centre[:2], box.centre[:2]) > 0.15:
+                continue
+            if self._safe("on", ref, other):
+                return ("on", other)
+        for tag in ("top", "table_area"):
+            for item in regions:
+                if tag in item.tags and self._safe("on", ref, item.ref):
+                    return ("on", item.ref)
+        return None
+
+    def _safe(self, name: str, *refs: str) -> bool:
+        try:
+            return self.predicate(name, *refs)
+        except (AssertionError, AttributeError, KeyError, TypeError, ValueError):
+            return False
+
+    # ------------------------------------------------------------------ articulation
+
+    def joint_value(self, joint: str) -> float:
+        model, data = self.env.sim.model, self.env.sim.data
+        return float(data.qpos[model.get_joint_qpos_addr(joint)])
+
+    def drawer_handle(self, ref: str) -> Handle | None:
+        """The handle of a drawer region (its joint's body): the collision geom that sticks
+        out furthest the way the drawer opens, and that direction."""
+        site = self.env.object_sites_dict.get(ref)
+        joints = list(getattr(site, "joints", None) or [])
+        if not joints:
+            return None
+        model, data = self.env.sim.model, self.env.sim.data
+        joint = model.joint_name2id(joints[0])
+        body = int(model.jnt_bodyid[joint])
+        axis = np.array(data.body_xmat[body], dtype=float).reshape(3, 3) @ model.jnt_axis[joint]
+        parent = self.env.get_object(site.parent_name)
+        props = getattr(parent, "object_properties", {}).get("articulation", {})
+        open_range = props.get("default_open_ranges") or [-0.15]
+        close_range = props.get("default_close_ranges") or [0.0]
+        towards = axis if min(open_range) > max(close_range) else -axis
+        travel = abs(float(np.mean(open_range)) - float(np.mean(close_range)))
+        geoms = [
+            g
+            for g in range(model.ngeom)
+            if int(model.geom_bodyid[g]) == body and model.geom_contype[g] != 0
+        ]
+        if not geoms:
+            return None
+        best = max(geoms, key=lambda g: float(np.dot(self._geom_box(g)[1], towards)))
+        low, high = self._geom_box(best)
+        span = high - low
+        pull = int(np.argmax(np.abs(towards)))
+        others = [axis for axis in range(3) if axis != pull]
+        thin = min(others, key=lambda axis: float(span[axis]))
+        closing = [0.0, 0.0, 0.0]
+        closing[thin] = 1.0
+        return Handle(
+            grasp=self.frame.from_world((low + high) / 2),
+            opens_towards=tuple(float(v) for v in towards),  # type: ignore[arg-type]
+            travel_m=travel,
+            closing=tuple(closing),  # type: ignore[arg-type]
+        )
+
+    def drawer_opening(self, ref: str) -> float:
+        """How far (m) a drawer region's joint is from its closed position."""
+        site = self.env.object_sites_dict[ref]
+        parent = self.env.get_object(site.parent_name)
+        props = getattr(parent, "object_properties", {}).get("articulation", {})
+        closed = float(np.mean(props.get("default_close_ranges") or [0.0]))
+        return abs(self.joint_value(site.joints[0]) - closed)
+
+    def knob(self, ref: str) -> tuple[Vec3, float, float] | None:
+        """(grasp point, finger yaw, turn in radians to switch it on) of a fixture's knob:
+        its hinge joint about the vertical and the tallest collision geom on it (the grip
+        ridge). None for a fixture without one."""
+        obj = self.env.get_object(ref)
+        if not hasattr(obj, "turn_on"):
+            return None
+        model, data = self.env.sim.model, self.env.sim.data
+        for joint_name in getattr(obj, "joints", []):
+            joint = model.joint_name2id(joint_name)
+            if int(model.jnt_type[joint]) != 3:  # mjJNT_HINGE
+                continue
+            body = int(model.jnt_bodyid[joint])
+            rotation = np.array(data.body_xmat[body], dtype=float).reshape(3, 3)
+            axis = rotation @ model.jnt_axis[joint]
+            geoms = [
+                g
+                for g in range(model.ngeom)
+                if int(model.geom_bodyid[g]) == body and model.geom_contype[g] != 0
+            ]
+            if not geoms or abs(axis[2]) < 0.9:
+                continue
+
+            def top(g: int) -> float:
+                half = np.abs(np.array(data.geom_xmat[g]).reshape(3, 3) @ model.geom_size[g])
+                return float(data.geom_xpos[g][2] + half[2])
+
+            ridge = max(geoms, key=top)
+            half = np.abs(np.array(data.geom_xmat[ridge]).reshape(3, 3) @ model.geom_size[ridge])
+            # the fingers close across the ridge's thin horizontal side
+            yaw = 0.0 if half[0] <= half[1] else math.pi / 2
+            grasp = np.array(data.geom_xpos[ridge], dtype=float)
+            grasp[2] = top(ridge) - min(0.015, half[2])
+            props = getattr(obj, "object_properties", {}).get("articulation", {})
+            on_range = props.get("default_turnon_ranges") or [0.5, 2.1]
+            turn = min(max(on_range) - 0.1, min(on_range) + 0.4)
+            sign = 1.0 if axis[2] > 0 else -1.0
+            return self.frame.from_world(grasp), yaw, sign * turn
+        return None
