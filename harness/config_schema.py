@@ -137,8 +137,8 @@ class RecordingConfig(_Section):
     control: bool = False
     """Record every control step of every physical command (the joint state measured, the
     command sent, camera frames), at the driver's control rate, in the run store: what
-    ``harness export --format lerobot`` makes a training dataset of. Drivers that offer
-    them: ``sim.tabletop`` (``control_hz``, 30 by default), ``sim.libero`` (20 Hz)."""
+    ``harness export --format lerobot`` makes a training dataset of. Drivers offer them
+    through ``embodiment.recording`` (which ones, and at which rate: ``docs/export.md``)."""
     cameras: list[str] | None = None
     """Cameras rendered at every control step (default: every camera the driver can
     render; [] records none)."""

@@ -18,7 +18,7 @@ topic                                  type                                 from
 =====================================  ===================================  ==================
 
 ``/joint_states`` names each joint as the driver does; the action's components (not
-always joints: LIBERO's are controller deltas) are named in the bag's metadata
+always joints: a controller's deltas, say) are named in the bag's metadata
 (``harness.action_names``), its ``/harness/action`` array labelled ``action``. Without
 recorded control steps, ``/joint_states`` carries each turn's ``joint_positions`` reading
 (named ``joint_1``... as the observation does not name them).
