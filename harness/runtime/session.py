@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from embodiment.types import Driver
     from harness.runtime.lane import Lane
     from harness.runtime.task import TaskState
+    from harness.world.control_log import ControlLog
 
 __all__ = ["Session", "SessionParts"]
 
@@ -117,6 +118,8 @@ class Session(SessionTools, SessionMemory):
         )
         """One physical command at a time, and the stop at the end of each task."""
         self.observation_provider = parts.observation_provider
+        self.control_log: ControlLog | None = None
+        """The driver's control steps (``recording.control``), emitted after each command."""
         self.safety = parts.safety
         self.scene = parts.scene
         self.skills = parts.skills
