@@ -47,6 +47,7 @@ __all__ = [
     "PressureConfig",
     "PriceConfig",
     "PruningConfig",
+    "RecordingConfig",
     "RunConfig",
     "SceneConfig",
     "SkillsConfig",
@@ -127,6 +128,22 @@ class ObservationConfig(_Section):
     jpeg_quality: int = Field(85, ge=10, le=100)
     max_image_side: int = Field(640, ge=32)
     """Frames larger than this are downscaled before they reach the model."""
+
+
+class RecordingConfig(_Section):
+    """What the driver's control steps record, beyond one observation per turn (see
+    :mod:`embodiment.recording` and ``docs/export.md``)."""
+
+    control: bool = False
+    """Record every control step of every physical command (the joint state measured, the
+    command sent, camera frames), at the driver's control rate, in the run store: what
+    ``harness export --format lerobot`` makes a training dataset of. Drivers offer them
+    through ``embodiment.recording`` (which ones, and at which rate: ``docs/export.md``)."""
+    cameras: list[str] | None = None
+    """Cameras rendered at every control step (default: every camera the driver can
+    render; [] records none)."""
+    image_format: Literal["jpeg", "png"] = "jpeg"
+    jpeg_quality: int = Field(90, ge=10, le=100)
 
 
 def default_driver_name() -> str:
@@ -278,6 +295,7 @@ class HarnessConfig(_Section):
     context: ContextConfig = Field(default_factory=ContextConfig)
     run: RunConfig = Field(default_factory=RunConfig)
     observation: ObservationConfig = Field(default_factory=ObservationConfig)
+    recording: RecordingConfig = Field(default_factory=RecordingConfig)
     embodiment: str | dict[str, Any] | None = "panda_tabletop"
     """A profile file path, a built-in profile name, an inline mapping, or null."""
     driver: DriverConfig | None = Field(default_factory=DriverConfig)

@@ -31,6 +31,7 @@ __all__ = [
     "OutputLimitError",
     "RateLimitError",
     "RunNotFoundError",
+    "RunStoreDamagedError",
     "RunStoreError",
     "TransientModelError",
     "UnknownContextWindowError",
@@ -239,3 +240,15 @@ class RunStoreError(HarnessError):
 
 class RunNotFoundError(RunStoreError):
     """A RUN argument names no task or session in the store (the message lists close ones)."""
+
+
+class RunStoreDamagedError(RunStoreError):
+    """The run store is damaged: a file SQLite cannot read, an empty file, or rows that do
+    not parse (:mod:`harness.store.damage`). Each line of ``lines`` names the store, the
+    task when there is one, and what is damaged; the CLI prints them and exits 4."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__(
+            "; ".join(lines) if len(lines) < 4 else f"{lines[0]} (and {len(lines) - 1} more)"
+        )
+        self.lines = lines

@@ -19,6 +19,7 @@ acts by its marker:
 from __future__ import annotations
 
 import contextlib
+import http.client as http_client
 import json
 import threading
 import time
@@ -26,6 +27,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 from harness.console.server import AttachedConsole
 from harness.errors import ContextOverflowError
@@ -192,10 +194,34 @@ def post_action(base: str, path: str, body: dict[str, Any], **headers: str) -> t
         return status, {"error": data.decode(errors="replace")}
 
 
+def exchange(link: str) -> tuple[int, dict[str, str]]:
+    """Open a link without following its redirect: (status, lower-cased headers)."""
+    parts = urlsplit(link)
+    conn = http_client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    try:
+        conn.request("GET", f"{parts.path}?{parts.query}")
+        response = conn.getresponse()
+        response.read()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}
+    finally:
+        conn.close()
+
+
+def browser_session(ui: Any) -> dict[str, str]:
+    """What a browser that opened one of the console's one-time links sends: its session
+    cookie (as a header for :func:`http`, :func:`post_action` and :func:`sse`)."""
+    status, headers = exchange(ui.url)
+    assert status == 303, (status, headers)
+    return {"Cookie": headers["set-cookie"].split(";", 1)[0]}
+
+
 @contextlib.contextmanager
-def sse(url: str, *, timeout: float = 10.0) -> Iterator[Iterator[tuple[str, Any]]]:
+def sse(
+    url: str, *, timeout: float = 10.0, headers: dict[str, str] | None = None
+) -> Iterator[Iterator[tuple[str, Any]]]:
     """A viewer's stream as (event name, data) pairs; closing it disconnects."""
-    response = urllib.request.urlopen(url, timeout=timeout)
+    request = urllib.request.Request(url, headers=headers or {})
+    response = urllib.request.urlopen(request, timeout=timeout)
 
     def messages() -> Iterator[tuple[str, Any]]:
         name, data = "message", []

@@ -38,5 +38,13 @@ def test_the_table_counts_every_click_once() -> None:
     rows = [line for line in text.splitlines() if line.startswith("| ")][1:]
     counts = {row.split("|")[1].strip(): int(row.split("|")[2]) for row in rows}
     assert counts == {"model call": 1, "motion": 2, "**all**": 3}
-    assert "| motion | 2 | 20 / 30 / 30 | 60 / 70 / 70 | 70 |" in text
+    assert "| motion | 2 | 20 / 30 / 30 / 30 | 60 / 70 / 70 | 70 |" in text
     assert "driver.stop() seen after 2 of 3 clicks" in text
+
+
+def test_percentiles_are_nearest_rank() -> None:
+    from benchmarks.console_stop import _stats
+
+    values = [float(v) for v in range(1, 21)]  # 20 clicks: 1..20 ms
+    stats = _stats(values)
+    assert (stats["median"], stats["p90"], stats["p99"], stats["max"]) == (10.5, 18.0, 20.0, 20.0)

@@ -3,15 +3,18 @@ PyBullet tabletop (real time, so a motion takes seconds) and a scripted operator
 
 One Harness, one attached console, one task loop and one browser for the module; the tests
 run in order on the same page: start and live view, a question answered in the page, a
-revision, Stop during a model call, Stop by keyboard during a motion, a second viewer
-refused, and (on a console of its own bound to 0.0.0.0) a request without the token.
+revision, Stop during a model call, Stop by keyboard during a motion, a second browser
+with the secret (it may stop, not steer, until it takes the seat over explicitly), the
+seat kept through a reload, and a browser without the secret shown nothing.
 Skipped where Chromium or Playwright is missing (Playwright's own browser download is never
 used).
 """
 
 from __future__ import annotations
 
+import http.server
 import shutil
+import threading
 import time
 from pathlib import Path
 
@@ -43,7 +46,6 @@ ARGS = [
     "--no-first-run",
 ]
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "default.yaml"
-TOKEN = "a-console-token-for-the-browser-test"
 UI_S = 15_000
 """Playwright waits (ms): generous, the machine is shared."""
 
@@ -100,7 +102,8 @@ def rig(tmp_path_factory: pytest.TempPathFactory):
             sync_api.sync_playwright() as playwright,
         ):
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            page = context.new_page()
             page.goto(ui.url)
             page.wait_for_selector("#role.operator", timeout=UI_S)
             yield Rig(harness, ui, loop, scenario, page, browser, stops)
@@ -132,7 +135,7 @@ def test_a_task_started_from_the_page_is_watched_live(rig: Rig) -> None:
     task_id = rig.loop.done[-1].task_id
     page.wait_for_selector(f"#runs td:text('{task_id}')", timeout=UI_S)
     link = page.get_attribute(f"#runs tr:has(td:text('{task_id}')) a", "href")
-    report = page.request.get(rig.ui.url.split("?")[0].rstrip("/") + link)
+    report = page.request.get(rig.ui.address.rstrip("/") + link)
     assert report.status == 200 and "describe the table" in report.text()
 
 
@@ -244,63 +247,142 @@ def test_stop_by_keyboard_during_a_motion(rig: Rig) -> None:
     assert "pick" in result
 
 
-def test_a_second_viewer_is_refused_an_action_with_a_message(rig: Rig) -> None:
+def test_a_second_browser_with_the_secret_may_stop_but_not_steer(rig: Rig) -> None:
     context = rig.browser.new_context()
-    viewer = context.new_page()
+    other = context.new_page()
     try:
-        viewer.goto(rig.ui.url)
-        viewer.wait_for_selector("#role.viewer", timeout=UI_S)
-        assert viewer.is_hidden("#claim")  # the operator's page is open
-        # A task runs (the operator's), the viewer presses Stop: refused, the task goes on.
+        other.goto(rig.ui.url)  # its own one-time link
+        other.wait_for_selector("#role.standby", timeout=UI_S)
+        assert other.is_visible("#claim")  # it may take the seat over, explicitly
         rig.scenario.release.clear()
         rig.scenario.in_slow_call.clear()
         rig.start("[slow] keep going")
         assert rig.scenario.in_slow_call.wait(15)
-        viewer.click("#stop")
-        viewer.wait_for_selector("#notice:not([hidden])", timeout=UI_S)
-        assert "read-only viewer" in viewer.inner_text("#notice")
-        assert not rig.ui.stop_requested()
-        viewer.fill("#revision", "from the viewer")
-        viewer.click("#revise")
-        viewer.wait_for_function(
-            "() => document.querySelector('#notice').textContent.includes('read-only')"
+        other.fill("#revision", "from the other browser")
+        other.click("#revise")
+        other.wait_for_function(
+            "() => document.querySelector('#notice').textContent.includes('operator seat')",
+            timeout=UI_S,
         )
         assert rig.ui.hub.state()["revisions_pending"] == 0
-        # The viewer sees the same timeline.
-        viewer.wait_for_selector("li.ev[data-type=task_started]", timeout=UI_S)
-        rig.page.click("#stop")
+        # The same timeline, and a Stop that is never refused to a holder of the secret.
+        other.wait_for_selector("li.ev[data-type=task_started]", timeout=UI_S)
+        other.click("#stop")
         assert "cancelled" in rig.done_text()
-        viewer.wait_for_selector("li.ev[data-type=done]", timeout=UI_S)
+        other.wait_for_selector("li.ev[data-type=done]", timeout=UI_S)
+        assert rig.ui.hub.stops[-1].by.startswith("page g")
+        # Taking the seat over is an explicit action; the first page becomes standby.
+        other.click("#claim")
+        other.wait_for_selector("#role.operator", timeout=UI_S)
+        rig.page.wait_for_selector("#role.standby", timeout=UI_S)
+        rig.page.click("#claim")
+        rig.page.wait_for_selector("#role.operator", timeout=UI_S)
     finally:
         rig.scenario.release.set()
         context.close()
 
 
-def test_without_the_token_a_console_beyond_localhost_shows_nothing(rig: Rig) -> None:
-    harness = Harness(model=ScriptedModel(responder=Scenario()))
+def test_the_seat_survives_a_reload(rig: Rig) -> None:
+    rig.page.reload()
+    rig.page.wait_for_selector("#role.operator", timeout=UI_S)
+    assert rig.page.url == rig.ui.address  # the link's code left the address bar
+
+
+def test_a_browser_without_the_secret_is_shown_nothing(rig: Rig) -> None:
+    context = rig.browser.new_context()
+    page = context.new_page()
     try:
-        with attach(harness, host="0.0.0.0", token=TOKEN) as ui:
-            base = f"http://127.0.0.1:{ui.access.port}"
-            context = rig.browser.new_context()
-            page = context.new_page()
-            response = page.goto(f"{base}/")
-            assert response is not None and response.status == 401
-            assert "needs its token" in page.inner_text("body")
-            assert page.query_selector("#stop") is None
-            # With the token once: a cookie, the token gone from the address bar.
-            page.goto(ui.url)
-            page.wait_for_selector("#role.operator", timeout=UI_S)
-            assert page.url == f"{base}/"
-            # A request without the cookie is refused even from the page itself.
-            status = page.evaluate(
-                "() => fetch('/api/stop', {method: 'POST', credentials: 'omit',"
-                " headers: {'Content-Type': 'application/json'},"
-                " body: JSON.stringify({client: 'x'})}).then(r => r.status)"
-            )
-            assert status == 401
-            context.close()
+        response = page.goto(rig.ui.address)
+        assert response is not None and response.status == 401
+        assert "needs its secret" in page.inner_text("body")
+        assert page.query_selector("#stop") is None
+        link = rig.ui.url
+        page.goto(link)
+        page.wait_for_selector("#role", timeout=UI_S)
+        assert page.url == rig.ui.address
+        # A request without the cookie is refused even from the page itself.
+        status = page.evaluate(
+            "() => fetch('/api/stop', {method: 'POST', credentials: 'omit',"
+            " headers: {'Content-Type': 'application/json'},"
+            " body: JSON.stringify({client: 'x'})}).then(r => r.status)"
+        )
+        assert status == 401
+        # The link is spent: another browser opening it gets nothing.
+        stranger = rig.browser.new_context()
+        response = stranger.new_page().goto(link)
+        assert response is not None and response.status == 401
+        stranger.close()
     finally:
-        harness.close()
+        context.close()
+
+
+class _AttackerPage(http.server.BaseHTTPRequestHandler):
+    """Another local user's web page: plain HTML, no policy of its own."""
+
+    def do_GET(self) -> None:
+        body = b"<!DOCTYPE html><title>elsewhere</title><p>nothing to see"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_page_elsewhere_cannot_stop_or_steer_the_robot(rig: Rig) -> None:
+    """Pages of another user's server, same site (127.0.0.1, another port: the session
+    cookie goes along) and cross-site (localhost), post with the operator's own browser:
+    the Origin check refuses the first, SameSite=Strict keeps the cookie from the second,
+    and a JSON request from either needs a preflight the console never grants."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _AttackerPage)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    rig.scenario.release.clear()
+    rig.scenario.in_slow_call.clear()
+    tries = []
+    try:
+        rig.start("[slow] hold on")
+        assert rig.scenario.in_slow_call.wait(15)
+        target = rig.ui.address.rstrip("/")
+        port = server.server_address[1]
+        for origin in (f"http://127.0.0.1:{port}/", f"http://localhost:{port}/"):
+            page = rig.page.context.new_page()  # the operator's own browser, its cookie
+            page.goto(origin)
+            tries.extend(
+                page.evaluate(
+                    """async (target) => {
+                      const out = [];
+                      const sends = [
+                        ['/api/stop', 'application/json', {}],
+                        ['/api/stop', 'text/plain', {}],
+                        ['/api/revise', 'text/plain', {text: 'drive into the wall'}],
+                        ['/api/start', 'text/plain', {instruction: 'attack'}]];
+                      for (const [path, type, body] of sends) {
+                        try {
+                          const r = await fetch(target + path, {method: 'POST',
+                            credentials: 'include', mode: type === 'text/plain' ? 'no-cors'
+                            : 'cors', headers: {'Content-Type': type},
+                            body: JSON.stringify(body)});
+                          out.push(r.type + ' ' + r.status);
+                        } catch (e) { out.push('blocked'); }
+                      }
+                      return out;
+                    }""",
+                    target,
+                )
+            )
+            page.close()
+        assert not rig.ui.stop_requested(), tries
+        assert rig.ui.hub.state()["revisions_pending"] == 0
+        assert len(tries) == 8
+        rig.page.click("#stop")
+        assert "cancelled" in rig.done_text()
+    finally:
+        rig.scenario.release.set()
+        server.shutdown()
+        server.server_close()
 
 
 def test_the_page_needs_no_build_step_and_loads_nothing_from_elsewhere(rig: Rig) -> None:
@@ -311,5 +393,5 @@ def test_the_page_needs_no_build_step_and_loads_nothing_from_elsewhere(rig: Rig)
     page.goto(rig.ui.url)
     page.wait_for_selector("#role", timeout=UI_S)
     context.close()
-    base = rig.ui.url.split("?")[0]
+    base = rig.ui.address
     assert requested and all(url.startswith(base) for url in requested), requested

@@ -1,7 +1,8 @@
 """``harness console`` as a user starts it: a real process with the default deployment (the
 PyBullet tabletop in real time, the offline planner). A task started from the page runs in
 the command's main thread; Ctrl-C in the terminal cancels it while a page is still open;
-Ctrl-C while idle leaves with exit code 0."""
+Ctrl-C while idle leaves with exit code 0. The printed link works once; the next is
+printed when it has been used."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.console_support import http, post_action, sse
+from tests.console_support import exchange, http, post_action, sse
 
 pytest.importorskip("pybullet")
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,16 +48,23 @@ def test_the_command_serves_tasks_and_the_terminal_cancels_them(tmp_path: Path) 
         assert process.stdout is not None
         first = process.stdout.readline()
         assert first.startswith("operator console: http://127.0.0.1:"), first
-        base = first.split(": ", 1)[1].strip().rstrip("/")
-        status, _, page = http(f"{base}/")
+        link = first.split(": ", 1)[1].strip()
+        base = link.split("?")[0].rstrip("/")
+        assert http(f"{base}/")[0] == 401  # the page needs the link's secret
+        status, headers = exchange(link)
+        assert status == 303
+        session = {"Cookie": headers["set-cookie"].split(";", 1)[0]}
+        assert exchange(link)[0] == 401  # spent
+        status, _, page = http(f"{base}/", headers=session)
         assert status == 200 and b"STOP" in page
         seen: list[str] = []
-        with sse(f"{base}/api/stream?client=cli-op", timeout=30) as stream:
+        with sse(f"{base}/api/stream?client=cli-op", timeout=30, headers=session) as stream:
             assert next(stream)[1]["role"] == "operator"
             status, body = post_action(
                 base,
                 "/api/start",
                 {"client": "cli-op", "instruction": "put the red cube in the tray"},
+                **session,
             )
             assert status == 200, body
             for name, data in stream:
@@ -75,6 +83,7 @@ def test_the_command_serves_tasks_and_the_terminal_cancels_them(tmp_path: Path) 
         out, err = process.communicate(timeout=30)
         assert process.returncode == 0, err
         assert "task cancelled from the terminal" in out
+        assert "link used; the next one-time link: http://127.0.0.1:" in out
         assert "Traceback" not in err
     finally:
         if process.poll() is None:

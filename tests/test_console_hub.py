@@ -1,10 +1,12 @@
-"""The console hub: one operator seat, refusals with reasons, hooks that never need a page.
+"""The console hub: one operator seat held by a secret holder, Stop for every holder,
+refusals with reasons, hooks that never need a page.
 
-The property test drives random sequences of connects, disconnects, claims and actions
-from a handful of pages against a model of the rules written here, independently of the
-hub: an action is accepted only from the page holding the seat, the seat is the first
-connected page's until it leaves, Stop turns ``stop_requested`` on only while a task runs,
-and a task's end (or a new task) clears it.
+The property test drives random sequences of connects, disconnects, claims, releases,
+stops and revisions from pages of two secret holders and a viewer against a model of the
+rules written here, independently of the hub: the first holder to connect takes a free
+seat; it keeps it through disconnects and reconnects; it moves only by an explicit take
+over or release; revisions come only from the seat; Stop is never refused to a holder and
+turns ``stop_requested`` on only while a task runs; a task's end (or a new one) clears it.
 """
 
 from __future__ import annotations
@@ -18,72 +20,99 @@ from hypothesis import strategies as st
 
 from harness.console.hub import BUFFER, ConsoleHub, Refused, TaskRequest
 
-CLIENTS = ["a", "b", "c"]
+PAGES = {"a": "g1", "b": "g2", "v": None}
+"""Page connection -> the secret holder it belongs to (``v`` is a viewer)."""
 
 
-def test_first_page_holds_the_seat_and_others_are_refused_with_a_message() -> None:
+def test_the_first_holder_takes_the_seat_and_viewers_never_do() -> None:
     hub = ConsoleHub()
-    assert hub.connect("a") == "operator"
-    assert hub.connect("b") == "viewer"
+    assert hub.connect("v", None) == "viewer"
+    assert hub.state()["seat"] is None
+    assert hub.connect("a", "g1") == "operator"
+    assert hub.connect("b", "g2") == "standby"
     hub.task_began("task_1")
-    with pytest.raises(Refused, match="read-only viewer"):
-        hub.request_stop("b")
-    assert not hub.stop_requested()
-    hub.request_stop("a")
+    with pytest.raises(Refused, match="operator seat"):
+        hub.revise("g2", "not the seat")
+    with pytest.raises(Refused, match="watching only"):
+        hub.revise(None, "a viewer")
+    assert hub.request_stop("page g2").effect == "stopping"  # any holder stops
     assert hub.stop_requested()
 
 
-def test_a_closed_operator_page_frees_the_seat_and_leaves_the_hooks_working() -> None:
+def test_the_seat_survives_a_disconnect_and_the_hooks_keep_working() -> None:
     hub = ConsoleHub()
-    hub.connect("a")
-    hub.connect("b")
+    hub.connect("a", "g1")
+    hub.connect("b", "g2")
     hub.task_began("task_1")
     hub.disconnect("a")
+    assert hub.state()["seat"] == "g1" and not hub.state()["operator_connected"]
+    assert hub.connect("b2", "g2") == "standby"  # connecting does not take a held seat
     assert hub.stop_requested() is False and hub.next_revision() is None
-    with pytest.raises(Refused):
-        hub.request_stop("b")  # a viewer must claim first
-    assert hub.claim("b") == "operator"
-    hub.revise("b", "use the blue cube")
+    assert hub.connect("a2", "g1") == "operator"  # back after a reload
+    hub.revise("g1", "use the blue cube")
     assert hub.next_revision() == "use the blue cube"
     assert hub.next_revision() is None
 
 
-def test_claiming_a_taken_seat_or_without_a_stream_is_refused() -> None:
+def test_the_seat_moves_only_by_an_explicit_take_over_or_release() -> None:
     hub = ConsoleHub()
-    hub.connect("a")
-    with pytest.raises(Refused, match="taken"):
-        hub.connect("b") and hub.claim("b")
-    with pytest.raises(Refused, match="no open stream"):
-        hub.claim("ghost")
+    hub.connect("a", "g1")
+    with pytest.raises(Refused, match="take it over"):
+        hub.claim("g2")
+    assert hub.claim("g2", take_over=True) == "operator"
+    assert hub.state()["seat_changes"][-1] == {
+        **hub.state()["seat_changes"][-1],
+        "from": "g1",
+        "to": "g2",
+    }
+    with pytest.raises(Refused, match="does not hold"):
+        hub.release("g1")
+    assert hub.release("g2") == "standby"
+    assert hub.claim("g1") == "operator"  # a free seat needs no take over
 
 
-def test_stop_applies_to_the_running_task_only() -> None:
+def test_stop_is_never_refused_and_follows_the_running_task_only() -> None:
     hub = ConsoleHub()
-    hub.connect("a")
-    with pytest.raises(Refused, match="no task is running"):
-        hub.request_stop("a")
+    assert hub.request_stop("page g1").effect == "nothing running"
+    assert not hub.stop_requested()
     hub.task_began("task_1")
-    hub.request_stop("a")
+    assert hub.request_stop("page g1", address="127.0.0.1", client="a").effect == "stopping"
+    assert hub.request_stop("script (bearer)").effect == "already stopping"
     hub.task_ended("task_1")
     assert not hub.stop_requested()
     hub.task_began("task_2")
     assert not hub.stop_requested()
     hub.task_ended("task_other")  # a stale end does not clear the running task
     assert hub.task_id == "task_2"
+    assert [s.effect for s in hub.stops] == ["nothing running", "stopping", "already stopping"]
+    assert hub.stops[1].address == "127.0.0.1" and hub.stops[1].task_id == "task_1"
+    hub.note_stop("terminal (Ctrl-C)")
+    assert hub.stops[-1].by == "terminal (Ctrl-C)" and hub.stops[-1].task_id == "task_2"
+
+
+def test_a_stop_listener_is_told_at_every_press_after_the_cancel_is_set() -> None:
+    hub = ConsoleHub()
+    told: list[bool] = []
+    hub.add_stop_listener(lambda: told.append(hub.stop_requested()))
+    hub.request_stop("page g1")  # nothing running: the robot is stopped all the same
+    hub.task_began("task_1")
+    hub.request_stop("page g1")
+    hub.request_stop("page g1")  # already stopping
+    assert told == [False, True, True]
 
 
 def test_start_is_accepted_only_while_a_loop_waits_for_tasks() -> None:
     hub = ConsoleHub()
-    hub.connect("a")
+    hub.connect("a", "g1")
     with pytest.raises(Refused, match="starts its own tasks"):
-        hub.start("a", TaskRequest(instruction="x"))
+        hub.start("g1", TaskRequest(instruction="x"))
     got: list[TaskRequest | None] = []
     waiter = threading.Thread(target=lambda: got.append(hub.next_task(5.0)))
     waiter.start()
     deadline = time.monotonic() + 2
     while not hub.state()["accepts_tasks"] and time.monotonic() < deadline:
         time.sleep(0.01)
-    hub.start("a", TaskRequest(instruction="pick", max_turns=3))
+    hub.start("g1", TaskRequest(instruction="pick", max_turns=3))
     waiter.join(2)
     assert got == [TaskRequest(instruction="pick", max_turns=3)]
     assert hub.next_task(0.01) is None
@@ -91,20 +120,20 @@ def test_start_is_accepted_only_while_a_loop_waits_for_tasks() -> None:
 
 def test_a_loop_polling_for_tasks_sends_viewers_nothing_new() -> None:
     hub = ConsoleHub()
-    hub.connect("a")
+    hub.connect("a", "g1")
     assert hub.next_task(0.001) is None
     before = hub.last_id()
     for _ in range(50):
         assert hub.next_task(0.001) is None
     assert hub.last_id() == before
     assert hub.state()["accepts_tasks"]
-    hub.start("a", TaskRequest(instruction="between polls"))  # the loop is between polls
+    hub.start("g1", TaskRequest(instruction="between polls"))  # the loop is between polls
     assert hub.next_task(0.001) == TaskRequest(instruction="between polls")
 
 
 def test_a_question_is_answered_once_by_its_id_and_redacted_for_viewers() -> None:
     hub = ConsoleHub(redact=lambda text: text.replace("sk-secret", "[REDACTED]"))
-    hub.connect("a")
+    hub.connect("a", "g1")
     answers: list[str | None] = []
     asker = threading.Thread(
         target=lambda: answers.append(
@@ -118,15 +147,15 @@ def test_a_question_is_answered_once_by_its_id_and_redacted_for_viewers() -> Non
     question = hub.state()["question"]
     assert question["text"] == "key [REDACTED]?"
     with pytest.raises(Refused, match="no longer waiting"):
-        hub.answer("a", question["id"] + 1, "wrong question")
-    with pytest.raises(Refused, match="read-only"):
-        hub.answer("b", question["id"], "not the operator")
-    hub.answer("a", question["id"], " the blue one ")
+        hub.answer("g1", question["id"] + 1, "wrong question")
+    with pytest.raises(Refused, match="operator seat"):
+        hub.answer("g2", question["id"], "not the operator")
+    hub.answer("g1", question["id"], " the blue one ")
     asker.join(2)
     assert answers == ["the blue one"]
     assert hub.state()["question"] is None
     with pytest.raises(Refused, match="no longer waiting"):
-        hub.answer("a", question["id"], "again")
+        hub.answer("g1", question["id"], "again")
 
 
 def test_a_question_gives_up_on_cancel_and_on_its_deadline() -> None:
@@ -155,9 +184,20 @@ def test_the_buffer_keeps_order_and_drops_the_oldest() -> None:
 ACTIONS = st.lists(
     st.tuples(
         st.sampled_from(
-            ["connect", "disconnect", "claim", "stop", "revise", "begin", "end", "poll"]
+            [
+                "connect",
+                "disconnect",
+                "claim",
+                "take_over",
+                "release",
+                "stop",
+                "revise",
+                "begin",
+                "end",
+                "poll",
+            ]
         ),
-        st.sampled_from(CLIENTS),
+        st.sampled_from(sorted(PAGES)),
     ),
     max_size=40,
 )
@@ -165,7 +205,7 @@ ACTIONS = st.lists(
 
 @settings(max_examples=400, deadline=None)
 @given(ACTIONS)
-def test_only_the_seat_holder_acts_and_stop_follows_the_task(actions) -> None:
+def test_the_seat_and_stop_follow_the_rules(actions) -> None:
     hub = ConsoleHub()
     # The model of the rules.
     connected: dict[str, int] = {}
@@ -173,41 +213,52 @@ def test_only_the_seat_holder_acts_and_stop_follows_the_task(actions) -> None:
     running = False
     stop = False
     revisions: list[str] = []
-    for step, (action, client) in enumerate(actions):
+    for step, (action, page) in enumerate(actions):
+        holder = PAGES[page]
         if action == "connect":
-            connected[client] = connected.get(client, 0) + 1
-            seat = seat or client
-            assert hub.connect(client) == ("operator" if seat == client else "viewer")
+            connected[page] = connected.get(page, 0) + 1
+            if holder is not None and seat is None:
+                seat = holder
+            role = "viewer" if holder is None else "operator" if seat == holder else "standby"
+            assert hub.connect(page, holder) == role
         elif action == "disconnect":
-            if not connected.get(client):
+            if not connected.get(page):
                 continue
-            connected[client] -= 1
-            if not connected[client]:
-                del connected[client]
-                if seat == client:
-                    seat = None
-            hub.disconnect(client)
-        elif action == "claim":
-            ok = client in connected and seat in (None, client)
-            if ok:
-                seat = client
-                assert hub.claim(client) == "operator"
+            connected[page] -= 1
+            if not connected[page]:
+                del connected[page]
+            hub.disconnect(page)
+        elif action in ("claim", "take_over"):
+            if holder is None:
+                continue  # the web app refuses a viewer before the hub
+            if seat in (None, holder) or action == "take_over":
+                seat = holder
+                assert hub.claim(holder, take_over=action == "take_over") == "operator"
             else:
                 with pytest.raises(Refused):
-                    hub.claim(client)
-        elif action in ("stop", "revise"):
-            ok = seat == client and running
-            act = hub.request_stop if action == "stop" else hub.revise
-            args = (client,) if action == "stop" else (client, f"rev {step}")
-            if ok:
-                act(*args)
-                if action == "stop":
-                    stop = True
-                else:
-                    revisions.append(f"rev {step}")
+                    hub.claim(holder)
+        elif action == "release":
+            if holder is not None and seat == holder:
+                seat = None
+                hub.release(holder)
             else:
                 with pytest.raises(Refused):
-                    act(*args)
+                    hub.release(holder or "")
+        elif action == "stop":
+            if holder is None:
+                continue  # refused by the web app (no secret), never reaches the hub
+            record = hub.request_stop(f"page {holder}")
+            expected = "stopping" if running and not stop else "already stopping"
+            assert record.effect == (expected if running else "nothing running")
+            stop = stop or running
+        elif action == "revise":
+            ok = holder is not None and seat == holder and running
+            if ok:
+                hub.revise(holder, f"rev {step}")
+                revisions.append(f"rev {step}")
+            else:
+                with pytest.raises(Refused):
+                    hub.revise(holder, f"rev {step}")
         elif action == "begin":
             running, stop, revisions = True, False, []
             hub.task_began("task")
@@ -220,7 +271,9 @@ def test_only_the_seat_holder_acts_and_stop_follows_the_task(actions) -> None:
             assert hub.next_revision() == expected
         assert hub.stop_requested() == stop
         state = hub.state()
-        assert state["operator_connected"] == (seat is not None)
+        assert state["seat"] == seat
+        live_holders = {PAGES[p] for p in connected} - {None}
+        assert state["operator_connected"] == (seat is not None and seat in live_holders)
         assert state["viewers"] == len(connected)
         assert state["stop_requested"] == stop
 

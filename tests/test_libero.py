@@ -22,6 +22,7 @@ from harness.events import DoneEvent, SafetyCheckEvent, ToolResultEvent
 from harness.providers import ScriptedModel, call, reply
 from worlds.libero import libero_available
 from worlds.libero.config import PROFILE as LIBERO_PROFILE
+from worlds.libero.env import gl_current
 
 pytestmark = [
     pytest.mark.long,
@@ -108,11 +109,14 @@ def test_frames_are_libero_renders_turned_upright(sim: Any) -> None:
     assert set(frames) == {"agentview", "wrist"}
     assert frames["agentview"].shape == (128, 128, 3) and frames["agentview"].dtype == np.uint8
     inner = sim.env.env
-    raw = inner.sim.render(camera_name="agentview", width=128, height=128)
+    # robosuite's own render, with MuJoCo's GL context made current on this thread (the
+    # driver releases it after each of its renders, so any thread can render next)
+    with gl_current(sim.env):
+        raw = inner.sim.render(camera_name="agentview", width=128, height=128)
+        segmentation = inner.sim.render(
+            camera_name="agentview", width=128, height=128, segmentation=True
+        )[::-1]
     assert np.array_equal(frames["agentview"], raw[::-1])
-    segmentation = inner.sim.render(
-        camera_name="agentview", width=128, height=128, segmentation=True
-    )[::-1]
     model = inner.sim.model
     geoms = segmentation[:, :, 1]  # (object type, object id) per pixel
     body_of = model.geom_bodyid

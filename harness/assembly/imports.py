@@ -22,11 +22,26 @@ def import_object(path: str, *, key: str) -> Any:
         raise ConfigError(
             f"{key}: got {path!r}; expected 'package.module:function'", key=key, value=path
         )
+    if not all(part.isidentifier() for part in module_name.split(".")):
+        # importlib raises TypeError for a relative name ("..pkg") and ValueError for
+        # others: a config names an absolute module, dotted identifiers only.
+        raise ConfigError(
+            f"{key}: got {path!r}; {module_name!r} is not an absolute module name "
+            "(dotted Python identifiers, no leading dots or spaces)",
+            key=key,
+            value=path,
+        )
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise ConfigError(
             f"{key}: cannot import {module_name!r} for {path!r}: {exc}", key=key, value=path
+        ) from exc
+    except Exception as exc:  # the module itself failed (a SyntaxError, a raise at import)
+        raise ConfigError(
+            f"{key}: importing {module_name!r} for {path!r} failed: {type(exc).__name__}: {exc}",
+            key=key,
+            value=path,
         ) from exc
     try:
         return getattr(module, attr)

@@ -5,19 +5,21 @@ Exit codes: 0 the task completed and its goal was confirmed (``outcome: achieved
 completed with no task check configured (``unverified``; the output says so); 1 the task did
 not complete, its goal was not achieved, or a configured check could not confirm it; 2 a
 configuration or usage error (one line naming the key or the flag, never a traceback);
-130 interrupted (Ctrl-C).
+3 the robot may still be moving; 4 the run store is damaged (one line per damage, naming
+the store, the task and what; what was intact was printed); 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import sqlite3
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
 from embodiment.errors import HardwareBusyError
-from harness.errors import ConfigError, RunStoreError, UsageError
+from harness.errors import ConfigError, RunStoreDamagedError, RunStoreError, UsageError
 
 __all__ = [
     "COMMANDS",
@@ -26,6 +28,7 @@ __all__ = [
     "EXIT_NOT_COMPLETED",
     "EXIT_OK",
     "EXIT_ROBOT_NOT_STOPPED",
+    "EXIT_STORE_DAMAGED",
     "main",
 ]
 
@@ -34,7 +37,13 @@ EXIT_NOT_COMPLETED = 1
 EXIT_CONFIG = 2
 EXIT_ROBOT_NOT_STOPPED = 3
 """The task ended but the robot may still be moving (``done.robot_stopped`` is false)."""
+EXIT_STORE_DAMAGED = 4
+"""The run store is damaged (a file SQLite cannot read, a row that does not parse, an
+image whose bytes no longer match its checksum, an empty file): the command printed what
+was intact and one line per damage."""
 EXIT_INTERRUPTED = 130
+DAMAGE_LINES_SHOWN = 20
+"""Damage lines printed for a damaged store (``harness runs --check`` lists them all)."""
 
 COMMANDS: tuple[str, ...] = (
     "harness.cli.run",
@@ -96,6 +105,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"configuration error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
+    except RunStoreDamagedError as exc:
+        print_damage(exc.lines)
+        return EXIT_STORE_DAMAGED
+    except sqlite3.DatabaseError as exc:  # a damaged file met outside the reader's guard
+        print(f"run store is damaged: SQLite says {' '.join(str(exc).split())!r}", file=sys.stderr)
+        return EXIT_STORE_DAMAGED
     except RunStoreError as exc:
         print(f"run store: {exc}", file=sys.stderr)
         return EXIT_CONFIG
@@ -105,6 +120,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def print_damage(lines: Sequence[str]) -> None:
+    """A damaged store's lines on stderr, at most :data:`DAMAGE_LINES_SHOWN` of them."""
+    for line in lines[:DAMAGE_LINES_SHOWN]:
+        print(line, file=sys.stderr)
+    if len(lines) > DAMAGE_LINES_SHOWN:
+        more = len(lines) - DAMAGE_LINES_SHOWN
+        print(f"... and {more} more (harness runs --check lists them all)", file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,11 +4,12 @@ Ctrl-C as cancellation, and mapping the result to an exit code."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 import signal
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -288,11 +289,19 @@ def store_folder(args: argparse.Namespace) -> Path:
     return config.resolve_path(config.run.store)
 
 
-def open_run_log(args: argparse.Namespace) -> RunLog:
-    """The run store a reading command prints from, redacting everything it reads."""
+@contextlib.contextmanager
+def open_run_log(args: argparse.Namespace) -> Iterator[RunLog]:
+    """The run store a reading command prints from, redacting everything it reads.
+
+    A damaged row is skipped while the command prints the rest; when the command is done,
+    the damage met is raised as :class:`~harness.errors.RunStoreDamagedError` (exit 4)."""
+    from harness.errors import RunStoreDamagedError
     from harness.store.reader import RunLog
 
-    return RunLog(store_folder(args), redact=True)
+    with RunLog(store_folder(args), redact=True) as log:
+        yield log
+        if log.damage:
+            raise RunStoreDamagedError([damage.line() for damage in log.damage])
 
 
 def print_run_footer(console: Any, harness: Any, task_id: str) -> None:

@@ -7,8 +7,10 @@ and its revisions as ``poll_replan``; its timeline is printed here too. Ctrl-C w
 runs cancels it (the robot is stopped) whether or not a page is open; Ctrl-C while idle
 leaves.
 
-Binding beyond 127.0.0.1 needs a token in ``$HARNESS_CONSOLE_TOKEN`` (at least 16
-characters); without one the command refuses to start.
+Acting needs the console's secret, on localhost too: the command prints a one-time link
+(a browser that opens it gets a session; the next link is printed when it is used). The
+secret is generated, or read from ``$HARNESS_CONSOLE_TOKEN`` (refused below about 128 bits).
+``--viewers`` lets clients without it watch, never act. See docs/console.md.
 """
 
 from __future__ import annotations
@@ -38,7 +40,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--host",
         default="127.0.0.1",
-        help="address to listen on (default 127.0.0.1; any other needs $HARNESS_CONSOLE_TOKEN)",
+        help="address to listen on (default 127.0.0.1, this machine only)",
+    )
+    parser.add_argument(
+        "--viewers",
+        action="store_true",
+        help="let clients without the console's secret watch (never act)",
     )
     parser.add_argument(
         "--port", type=_port, default=8765, help="port to listen on (default 8765; 0: any free)"
@@ -95,18 +102,24 @@ def console(args: argparse.Namespace) -> int:
             host=args.host,
             port=args.port,
             token=token,
+            viewers=args.viewers,
             eval_folder=args.eval_folder,
         ) as ui,
     ):
         assert isinstance(harness.user_channel, ConsoleChannel)
         print(f"operator console: {ui.url}", flush=True)
-        terminal.print("[dim]start tasks from the page; Ctrl-C cancels a task, or leaves[/dim]")
+        terminal.print(
+            "[dim]open the link once (it is spent then; a new one is printed); start tasks "
+            "from the page; Ctrl-C cancels a task, or leaves[/dim]"
+        )
         while True:
             try:
                 request = ui.next_task(WAIT_S)
             except KeyboardInterrupt:
                 terminal.print("\n[dim]console closed[/dim]")
                 return EXIT_OK
+            if not ui.access.unused_links():
+                print(f"link used; the next one-time link: {ui.url}", flush=True)
             if request is None:
                 continue
             _, interrupted = follow_stream(
@@ -119,4 +132,5 @@ def console(args: argparse.Namespace) -> int:
                 render,
             )
             if interrupted:
+                ui.hub.note_stop("terminal (Ctrl-C)")
                 terminal.print("[yellow]task cancelled from the terminal[/yellow]")

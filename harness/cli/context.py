@@ -43,9 +43,8 @@ def register(subparsers: Any) -> None:
 
 
 def context(args: argparse.Namespace) -> int:
-    from harness.cli import EXIT_OK
 
-    with open_run_log(args) as log:
+    with open_run_log(args) as log:  # printed inside: a damaged row is named after
         task = log.resolve(args.run)
         if args.lane is not None:
             lanes = log.lanes(task.id)
@@ -53,6 +52,12 @@ def context(args: argparse.Namespace) -> int:
                 return _list_lanes(task.id, lanes)
             task = _pick_lane(task.id, lanes, args.lane)
         view = log.context_at(task.id, args.turn)
+        return _print_view(args, task, view)
+
+
+def _print_view(args: argparse.Namespace, task: Any, view: Any) -> int:
+    from harness.cli import EXIT_OK
+
     rows = [row for row in view.rows if args.all or row.in_context]
     if args.json:
         for row in rows:

@@ -10,6 +10,7 @@ episodes could not be run (status ``error``), 2 usage or configuration, 130 inte
 from __future__ import annotations
 
 import argparse
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -68,10 +69,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--export",
         action="append",
-        choices=["mcap", "rrd"],
+        choices=["mcap", "rrd", "rosbag2", "lerobot"],
         default=[],
-        help="also write each finished episode for the viewers: runs/<episode>/episode.mcap "
-        "(Foxglove) or episode.rrd (Rerun) in the eval folder (repeat for both; viz extra)",
+        help="also write each finished episode: runs/<episode>/episode.mcap (Foxglove), "
+        "episode.rrd (Rerun) or episode.rosbag2 (a ROS 2 bag), or, at the end, every "
+        "episode as one LeRobot dataset in DIR/lerobot (recording.control is turned on for "
+        "it); repeat for several",
     )
     parser.add_argument(
         "--compare", nargs=2, metavar=("DIR_A", "DIR_B"), help="print B - A with 95 %% intervals"
@@ -87,9 +90,11 @@ def run_eval_command(args: argparse.Namespace) -> int:
 
     console = Console(highlight=False, stderr=True)
     for fmt in args.export:
-        from harness.export.files import require_viz
+        from harness.export.files import require_format
 
-        require_viz(fmt)
+        require_format(fmt)
+    if "lerobot" in args.export and not args.resume and not _sets(args.set, "recording.control"):
+        args.set = [*args.set, "recording.control=true"]  # a dataset needs the control steps
     suite, config, folder, manifest = _inputs(args)
     plan = plan_eval(suite, config, folder=folder, manifest=manifest, episodes=args.episodes)
     backend = choose_backend(
@@ -117,11 +122,14 @@ def run_eval_command(args: argparse.Namespace) -> int:
     with _Progress(console, total=len(plan.specs), done=done_before, remaining=remaining) as bar:
         try:
             on_record = bar.advance
-            if args.export:
-                on_record = _exporting(folder, args.export, bar.advance, console)
+            per_episode = [fmt for fmt in args.export if fmt != "lerobot"]
+            if per_episode:
+                on_record = _exporting(folder, per_episode, bar.advance, console)
             rows = run_eval(plan, backend, on_record=on_record)
         except KeyboardInterrupt:
             interrupted = True
+    if "lerobot" in args.export and not interrupted:
+        _export_dataset(folder, console)
     if interrupted:
         finished = len({r.key for r in plan.finished})
         console.print(
@@ -244,6 +252,8 @@ def _exporting(folder: Path, formats: list[str], then: Any, console: Console) ->
             store = folder / record.store
             for fmt in dict.fromkeys(formats):
                 target = store.parent / f"episode.{fmt}"
+                if fmt == "rosbag2" and target.exists():
+                    shutil.rmtree(target)  # a bag of an attempt that did not finish
                 try:
                     export_stored(store, record.run_id, format=fmt, output=target)
                 except (HarnessError, OSError) as exc:
@@ -251,6 +261,38 @@ def _exporting(folder: Path, formats: list[str], then: Any, console: Console) ->
         then(record)
 
     return on_record
+
+
+def _sets(overrides: list[str], key: str) -> bool:
+    """Whether a ``--set`` override sets ``key``."""
+    return any(item.split("=", 1)[0].strip() == key for item in overrides)
+
+
+def _export_dataset(folder: Path, console: Console) -> None:
+    """Every finished episode of the eval as one LeRobot dataset in ``folder/lerobot``
+    (written beside, then put in place of an earlier one: a resumed eval's dataset holds
+    all its episodes); a failure says why and leaves the eval's results as they are."""
+    from harness.cli.export import eval_sources
+    from harness.errors import HarnessError
+    from harness.export.files import export_dataset
+
+    target = folder / "lerobot"
+    fresh = folder / "lerobot.writing"
+    shutil.rmtree(fresh, ignore_errors=True)
+    try:
+        summary = export_dataset(eval_sources(folder), fresh)
+    except (HarnessError, OSError, ValueError) as exc:
+        shutil.rmtree(fresh, ignore_errors=True)
+        console.print(f"[yellow]no LeRobot dataset: {escape(str(exc))}[/yellow]", soft_wrap=True)
+        return
+    shutil.rmtree(target, ignore_errors=True)
+    fresh.rename(target)
+    console.print(
+        f"LeRobot dataset: {summary.episodes} episode(s), {summary.frames} frames at "
+        f"{summary.fps} fps in {escape(str(target))}"
+        + (f"; left out: {escape('; '.join(summary.skipped))}" if summary.skipped else ""),
+        soft_wrap=True,
+    )
 
 
 def summary_table(rows: list[Any], *, title: str = "") -> Table:

@@ -47,7 +47,7 @@ def add_live_arguments(parser: argparse.ArgumentParser) -> None:
         const=8765,
         type=_port,
         metavar="PORT",
-        help="serve the running task to Foxglove over WebSocket on 127.0.0.1:PORT "
+        help="serve the running task to Foxglove over WebSocket on PORT of --viewer-host "
         "(default 8765; needs the viz extra)",
     )
     parser.add_argument(
@@ -59,6 +59,13 @@ def add_live_arguments(parser: argparse.ArgumentParser) -> None:
         help="stream the running task to Rerun: web[:WEB_PORT[:GRPC_PORT]] serves the bundled "
         "web viewer (default web:9090:9876, offline), or a running viewer's URL "
         "(rerun+http://127.0.0.1:9876/proxy)",
+    )
+    parser.add_argument(
+        "--viewer-host",
+        default="127.0.0.1",
+        metavar="ADDRESS",
+        help="address the live viewers listen on (default 127.0.0.1, this machine only; "
+        "0.0.0.0 shows the cameras and events to every host that reaches it, with a warning)",
     )
     parser.add_argument(
         "--linger",
@@ -77,6 +84,10 @@ def live_viewers(
     if foxglove is None and rerun is None:
         if getattr(args, "linger", False):
             raise UsageError("--linger keeps live viewers up: add --foxglove or --rerun")
+        if getattr(args, "viewer_host", "127.0.0.1") != "127.0.0.1":
+            raise UsageError(
+                "--viewer-host is where live viewers listen: add --foxglove or --rerun"
+            )
         yield None
         return
     from harness.export.files import require_viz
@@ -87,7 +98,13 @@ def live_viewers(
     if rerun is not None:
         require_viz("rerun")
     try:
-        sink = open_live(harness, foxglove_port=foxglove, rerun=rerun, notice=notice)
+        sink = open_live(
+            harness,
+            foxglove_port=foxglove,
+            rerun=rerun,
+            host=getattr(args, "viewer_host", "127.0.0.1"),
+            notice=notice,
+        )
     except (OSError, RuntimeError) as exc:
         raise UsageError(f"cannot start the live viewer: {exc}") from None
     try:

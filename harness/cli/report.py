@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from harness.cli.common import add_store_arguments, output_path, store_folder, writing
+from harness.cli.common import (
+    add_store_arguments,
+    open_run_log,
+    output_path,
+    store_folder,
+    writing,
+)
 
 
 def register(subparsers: Any) -> None:
@@ -20,10 +26,11 @@ def register(subparsers: Any) -> None:
 
 def report(args: argparse.Namespace) -> int:
     from harness.cli import EXIT_OK
-    from harness.store.report import write_report
+    from harness.store.report import save_report
 
     output = output_path(args.output, option="--output")
-    with writing("--output", output or store_folder(args)):
-        path = write_report(store_folder(args), args.run, output)
-    print(f"wrote {path} ({path.stat().st_size // 1024} KB)")
+    with writing("--output", output or store_folder(args)), open_run_log(args) as log:
+        path = save_report(log, args.run, output)
+        # Said before a damaged store's lines: the report shows what was intact.
+        print(f"wrote {path} ({path.stat().st_size // 1024} KB)")
     return EXIT_OK

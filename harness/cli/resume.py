@@ -47,6 +47,7 @@ def resume(args: argparse.Namespace) -> int:
     with RunLog(folder) as log:
         task = log.resolve(args.session)
         session_id = task.session_id
+        _refuse_damaged(log, session_id)
         if args.config:
             config = config_from_args(args)
         else:  # the configuration recorded with the session
@@ -76,3 +77,24 @@ def resume(args: argparse.Namespace) -> int:
         if timeline is not None and done is not None:
             print_run_footer(console, harness, done.task_id)
     return exit_code_for(done, interrupted)
+
+
+def _refuse_damaged(log: Any, session_id: str) -> None:
+    """Resume rebuilds the session from every row it recorded: with one of them damaged
+    it would continue from a history that is not the one the model had, so it refuses,
+    naming what is damaged (exit 4)."""
+    from harness.errors import RunStoreDamagedError
+
+    log.session(session_id)
+    tasks = log.tasks(session_id=session_id) + log.lanes(session_id=session_id)
+    log.events(session_id=session_id)
+    log.items(session_id)
+    for lane in {""} | {task.lane for task in tasks}:
+        log.accumulated(session_id, lane=lane)
+    for task in tasks:
+        log.task_notes(task.id)
+    log.world_state(session_id)
+    if log.damage:
+        lines = [damage.line() for damage in log.damage]
+        lines.append(f"not resuming session {session_id}: its recorded history is damaged")
+        raise RunStoreDamagedError(lines)

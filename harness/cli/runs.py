@@ -1,9 +1,14 @@
-"""``harness runs``: sessions and their tasks in the run store, newest first."""
+"""``harness runs``: sessions and their tasks in the run store, newest first.
+
+``--check`` reads the whole store instead: SQLite's integrity check, every row read back
+and validated, every image hashed against its stored SHA-256 (:mod:`harness.store.check`);
+exit 0 when nothing is damaged, 4 with one line per damage otherwise."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from itertools import groupby
 from typing import Any
@@ -12,7 +17,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from harness.cli.common import add_store_arguments, open_run_log, wide_console
+from harness.cli.common import add_store_arguments, open_run_log, store_folder, wide_console
 
 STATUS_STYLE = {
     "completed": "green",
@@ -29,11 +34,20 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--session", help="only this session's tasks")
     parser.add_argument("--limit", "-n", type=int, default=20, help="tasks to list (default 20)")
     parser.add_argument("--json", action="store_true", help="one JSON object per task")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="check the whole store: SQLite's integrity check, every row and image read back "
+        "(exit 4 and one line per damage)",
+    )
     parser.set_defaults(func=runs)
 
 
 def runs(args: argparse.Namespace) -> int:
     from harness.cli import EXIT_OK
+
+    if args.check:
+        return check(args)
 
     with open_run_log(args) as log:
         tasks = log.tasks(session_id=args.session, limit=args.limit)
@@ -99,3 +113,24 @@ def _outcome(task: Any) -> str:
     style = OUTCOME_STYLE.get(task.outcome, "yellow")
     checked = "" if task.evidence.check != "none" or task.outcome != "unverified" else " (no check)"
     return f"[{style}]{task.outcome}{checked}[/{style}]"
+
+
+def check(args: argparse.Namespace) -> int:
+    from harness.cli import EXIT_OK, EXIT_STORE_DAMAGED
+    from harness.store.check import check_store
+
+    result = check_store(store_folder(args))
+    counted = ", ".join(f"{count} {table}" for table, count in result.rows.items())
+    print(
+        f"checked {result.store}: SQLite integrity "
+        f"{'ok' if not result.integrity else f'{len(result.integrity)} problem(s)'}; "
+        f"read back {counted or 'nothing'}"
+    )
+    if result.ok:
+        print("no damage found")
+        return EXIT_OK
+    lines = result.lines()
+    for line in lines:
+        print(f"  {line}")
+    print(f"run store {result.store}: {len(lines)} damaged (listed above)", file=sys.stderr)
+    return EXIT_STORE_DAMAGED

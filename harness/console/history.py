@@ -4,7 +4,11 @@ progress of a running ``harness eval`` read from its output folder.
 Past runs are read from the console's own run store only (the folder of the Harness it is
 attached to), read-only and redacted on the way out (:class:`~harness.store.reader.RunLog`
 with ``redact=True``); a task id from a request is looked up in that store and nothing else
-is opened. The eval progress is read from ``episodes.jsonl`` and ``manifest.json`` as the
+is opened. A damaged row is skipped and named (each read returns what was intact and the
+damage lines); a store that cannot be read at all raises
+:class:`~harness.errors.RunStoreDamagedError`, which the web app answers with its line.
+
+The eval progress is read from ``episodes.jsonl`` and ``manifest.json`` as the
 eval writes them; its text passes the console's redaction too.
 """
 
@@ -15,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness.errors import RunStoreError
+from harness.errors import RunNotFoundError, RunStoreDamagedError, RunStoreError
 from harness.fleet.journal import EvalFolder
 from harness.fleet.stats import OVERALL, summarize
 from harness.store.reader import RunLog
@@ -38,13 +42,16 @@ class RunHistory:
             raise RunStoreError("this session keeps its runs in memory only (run.store is null)")
         return RunLog(self.folder, redact=True)
 
-    def tasks(self) -> list[dict[str, Any]]:
+    def tasks(self) -> tuple[list[dict[str, Any]], list[str]]:
+        """The latest tasks, and the damage met reading them."""
         try:
             log = self._log()
-        except RunStoreError:
-            return []
+        except RunStoreError as exc:
+            if isinstance(exc, RunStoreDamagedError):
+                return [], exc.lines
+            return [], []
         with log:
-            return [
+            tasks = [
                 {
                     "task_id": task.id,
                     "session_id": task.session_id,
@@ -57,22 +64,57 @@ class RunHistory:
                 }
                 for task in log.tasks(limit=RUNS_LISTED)
             ]
+            return tasks, _lines(log)
 
-    def events(self, task_id: str) -> list[dict[str, Any]]:
-        """A past task's events (its lanes' too, so the page can nest them); raises
-        :class:`RunNotFoundError` for a task that is not in this store."""
+    def events(self, task_id: str) -> tuple[list[dict[str, Any]], list[str]]:
+        """A past task's events (its lanes' too, so the page can nest them), and the damage
+        met; raises :class:`RunNotFoundError` for a task that is not in this store."""
         with self._log() as log:
             task = log.task(task_id)
             events = [e.model_dump(mode="json") for e in log.events(task_id=task.id)]
             for lane in log.lanes(task.id):
                 events.extend(e.model_dump(mode="json") for e in log.events(task_id=lane.id))
-        return sorted(events, key=lambda e: e["seq"])
+            damaged = _lines(log)
+        return sorted(events, key=lambda e: e["seq"]), damaged
 
     def report(self, task_id: str) -> str:
-        """The task's self-contained HTML report (rendered from this store)."""
+        """The task's self-contained HTML report (rendered from this store; a damaged one
+        lists its damage at the top)."""
         with self._log() as log:
             task = log.task(task_id)
             return render_report(log, task.id)
+
+    def context(
+        self, session_id: str, *, task_id: str | None = None, turn: int | None = None
+    ) -> tuple[dict[str, Any], list[str]]:
+        """Every stored item of a session's task (its latest, or ``task_id`` of that
+        session) at ``turn`` (its last model call when None): its state, what the model
+        was shown of it, its token cost and why it was evicted or folded, the rows
+        ``harness context --all --json`` prints; and the damage met."""
+        with self._log() as log:
+            session = log.session(session_id)
+            task = log.task(task_id) if task_id else log.resolve(session.id)
+            if task.session_id != session.id:
+                raise RunNotFoundError(f"task {task.id} is not in session {session.id}")
+            view = log.context_at(task.id, turn)
+            snapshot = view.snapshot
+            data = {
+                "session_id": session.id,
+                "task_id": task.id,
+                "turn": view.turn,
+                "tokens": snapshot.total_tokens if snapshot else None,
+                "window": snapshot.budget_tokens if snapshot else None,
+                "threshold": snapshot.threshold_tokens if snapshot else None,
+                "sections": snapshot.sections if snapshot else {},
+                "skills": view.skills,
+                "episodes": [episode.model_dump(mode="json") for episode in view.episodes],
+                "items": [row.model_dump(mode="json") for row in view.rows],
+            }
+            return data, _lines(log)
+
+
+def _lines(log: RunLog) -> list[str]:
+    return [damage.line() for damage in log.damage]
 
 
 class EvalProgress:

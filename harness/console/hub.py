@@ -14,10 +14,14 @@ page that closes leaves the task with working hooks (the terminal's cancel still
 the run never waits for a viewer). Publishing never blocks the task: messages go into a
 bounded buffer and each viewer reads it at its own pace.
 
-Who may act: any number of viewers, one operator seat. The first page to connect takes the
-seat; the seat is free again when that page disconnects, and another page may claim it.
-Every state-changing action names its connection and is refused, with a message, unless
-that connection holds the seat.
+Who may act (the web app has already checked the secret, :mod:`harness.console.access`):
+any number of clients watch; the holders of the secret (browser sessions, scripts with the
+bearer secret) may act. **Stop is never refused** to a holder, on any page, in any state,
+and every stop is recorded with where it came from (:attr:`ConsoleHub.stops`). Start,
+answer and revise belong to **one operator seat**: the first holder to connect takes it
+when it is free, it stays with that holder through reloads and reconnects (it belongs to
+the browser session, not to a connection), and it changes hands only by an explicit action
+(another holder's "take over", or the holder's release).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import logging
 import threading
 import time
 from collections import deque
@@ -33,7 +38,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["BUFFER", "ConsoleHub", "Message", "Question", "Refused", "TaskRequest"]
+__all__ = [
+    "BUFFER",
+    "ConsoleHub",
+    "Message",
+    "Question",
+    "Refused",
+    "StopRecord",
+    "TaskRequest",
+]
+
+logger = logging.getLogger(__name__)
 
 BUFFER = 5000
 """Messages kept for viewers that connect late or fall behind (older ones are dropped;
@@ -41,6 +56,9 @@ the live state is always sent whole, so a late viewer still sees the present).""
 
 POLL_S = 0.05
 """How often a waiting question checks the task's cancel and its deadline."""
+
+STOPS_KEPT = 50
+"""Stop records kept (and shown); the log has every one."""
 
 SERVING_S = 2.0
 """A loop that asked for a task less than this long ago still serves the page's Start."""
@@ -85,6 +103,26 @@ class Question(BaseModel):
     timeout_s: float
 
 
+class StopRecord(BaseModel):
+    """One press of Stop (or the terminal's Ctrl-C): when, by whom, from where, and what
+    it did."""
+
+    model_config = ConfigDict(frozen=True)
+
+    at: float
+    by: str
+    """``page g1`` (a browser session), ``script (bearer)``, ``terminal``..."""
+    address: str = ""
+    client: str = ""
+    """The page's connection id, when it came from a page."""
+    task_id: str | None
+    """The task it stopped (None: nothing was running)."""
+    effect: str
+    """``stopping`` (the task's cancel was set, also for a task that was starting),
+    ``already stopping``, ``start cancelled`` (a task asked for and not taken yet),
+    ``nothing running``."""
+
+
 class ConsoleHub:
     """The console's state, shared by the task's thread and the web server's.
 
@@ -108,10 +146,17 @@ class ConsoleHub:
         self._wakeup: asyncio.Event | None = None
         self._seat: str | None = None
         self._connections: dict[str, int] = {}
+        self._holders: dict[str, str] = {}
+        """Connection -> the secret holder it belongs to (viewers have none)."""
         self._stop = threading.Event()
+        self.stops: list[StopRecord] = []
+        self._stop_listeners: list[Callable[[], None]] = []
         self.stop_clicked_at: float | None = None
         self._revisions: deque[str] = deque()
         self._requests: deque[TaskRequest] = deque()
+        self._starting = False
+        """A task taken from the page is starting (its ``task_started`` is not out yet)."""
+        self._stop_before_start = False
         self._waiting_for_tasks = 0
         self._last_poll: float | None = None
         self._task_id: str | None = None
@@ -138,6 +183,9 @@ class ConsoleHub:
         control script starts its own tasks). Polling sends viewers nothing new."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         with self._lock:
+            if self._starting and self._task_id is None:  # the last one never started
+                self._starting = self._stop_before_start = False
+                self._stop.clear()
             self._waiting_for_tasks += 1
             self._last_poll = time.monotonic()
             self._publish_state_locked()
@@ -148,6 +196,7 @@ class ConsoleHub:
                         return None
                     self._lock.wait(left)
                 request = self._requests.popleft()
+                self._starting = True
                 self._publish_state_locked()
                 return request
             finally:
@@ -160,11 +209,14 @@ class ConsoleHub:
         return self._last_poll is not None and time.monotonic() - self._last_poll < SERVING_S
 
     def task_began(self, task_id: str) -> None:
-        """A top-level task started: Stop and revisions now apply to it."""
+        """A top-level task started: Stop and revisions now apply to it (a Stop pressed
+        while it was starting stays pressed)."""
         with self._lock:
             self._task_id = task_id
-            self._stop.clear()
-            self.stop_clicked_at = None
+            if not self._stop_before_start:
+                self._stop.clear()
+                self.stop_clicked_at = None
+            self._starting = self._stop_before_start = False
             self._revisions.clear()
             self._publish_state_locked()
 
@@ -208,68 +260,149 @@ class ConsoleHub:
 
     # ================================================================== the operator's side
 
-    def connect(self, client: str) -> str:
-        """A page opened its stream; it takes the operator seat if the seat is free.
-        Returns its role, ``operator`` or ``viewer``."""
+    def connect(self, client: str, holder: str | None = None) -> str:
+        """A page opened its stream (``holder``: the secret holder it belongs to, None for a
+        viewer). A holder takes the operator seat when it is free. Returns the role:
+        ``operator`` (holds the seat), ``standby`` (holds the secret; may stop, may take
+        the seat over) or ``viewer``."""
         with self._lock:
             self._connections[client] = self._connections.get(client, 0) + 1
-            if self._seat is None:
-                self._seat = client
+            if holder is not None:
+                self._holders[client] = holder
+                if self._seat is None:
+                    self._seat = holder
+                    logger.info("console: the operator seat goes to %s", holder)
             self._publish_state_locked()
-            return self.role(client)
+            return self._role_locked(holder)
 
     def disconnect(self, client: str) -> None:
-        """A page's stream closed. The task is not touched: its hooks read this hub, not
-        the page."""
+        """A page's stream closed. The seat stays with its holder (a reload or a network
+        blip must not hand it to anyone) and the task is not touched: its hooks read this
+        hub, not the page."""
         with self._lock:
             count = self._connections.get(client, 0) - 1
             if count > 0:
                 self._connections[client] = count
                 return
             self._connections.pop(client, None)
-            if self._seat == client:
-                self._seat = None
+            self._holders.pop(client, None)
             self._publish_state_locked()
 
-    def role(self, client: str) -> str:
-        return "operator" if client and self._seat == client else "viewer"
-
-    def claim(self, client: str) -> str:
-        """Take the free operator seat (a connected page only)."""
+    def role(self, holder: str | None) -> str:
         with self._lock:
-            if client not in self._connections:
-                raise Refused("connect first: this page has no open stream", status=403)
-            if self._seat not in (None, client):
-                raise Refused(
-                    "the operator seat is taken by another page; this page stays read-only",
-                    status=403,
+            return self._role_locked(holder)
+
+    def _role_locked(self, holder: str | None) -> str:
+        if holder is None:
+            return "viewer"
+        return "operator" if self._seat == holder else "standby"
+
+    def claim(self, holder: str, *, take_over: bool = False) -> str:
+        """Take the operator seat: free, or held by another holder and ``take_over`` (the
+        explicit hand-over, recorded). Returns the new role."""
+        with self._lock:
+            if self._seat not in (None, holder):
+                if not take_over:
+                    raise Refused(
+                        f"the operator seat is held by {self._seat}; take it over explicitly "
+                        "(the 'take over' button) to move it to this page",
+                        status=409,
+                    )
+                logger.warning(
+                    "console: operator seat taken over from %s by %s", self._seat, holder
                 )
-            self._seat = client
+                self._state["seat_changes"] = [
+                    *self._state.get("seat_changes", [])[-9:],
+                    {"at": time.time(), "from": self._seat, "to": holder},
+                ]
+            self._seat = holder
             self._publish_state_locked()
             return "operator"
 
-    def _operator(self, client: str) -> None:
-        if not client or self._seat != client:
+    def release(self, holder: str) -> str:
+        """Leave the seat free (only its holder may)."""
+        with self._lock:
+            if self._seat != holder:
+                raise Refused("this page does not hold the operator seat", status=409)
+            self._seat = None
+            self._publish_state_locked()
+            return "standby"
+
+    def _operator(self, holder: str | None) -> None:
+        if holder is None:
             raise Refused(
-                "read-only viewer: only the operator's page may start, answer, revise or "
-                "stop (take control when the operator's page is closed)",
+                "watching only: acting needs the console's secret (open the link it printed)",
+                status=403,
+            )
+        if self._seat != holder:
+            held = f"held by {self._seat}" if self._seat else "free"
+            raise Refused(
+                f"only the operator seat may start, answer or revise (the seat is {held}; "
+                "take it over to act from this page); Stop works from any page with the secret",
                 status=403,
             )
 
-    def request_stop(self, client: str) -> None:
+    def add_stop_listener(self, listener: Callable[[], Any]) -> None:
+        """Called (from the web server's thread) at every Stop, right after the task's cancel
+        is set, running or not: :func:`harness.console.attach` stops the robot there."""
+        self._stop_listeners.append(listener)
+
+    def request_stop(self, by: str, *, address: str = "", client: str = "") -> StopRecord:
+        """Stop the running task. Never refused (the caller checked the secret); recorded
+        with where it came from, whatever the state."""
         with self._lock:
-            self._operator(client)
-            if self._task_id is None:
-                raise Refused("no task is running")
-            if not self._stop.is_set():
+            if self._task_id is None and self._requests:
+                self._requests.clear()  # asked for, not taken yet: it never starts
+                effect = "start cancelled"
+            elif self._task_id is None and self._starting:
+                effect = "stopping"  # taken, not started: it starts cancelled
+                self._stop_before_start = True
                 self.stop_clicked_at = time.time()
                 self._stop.set()
+            elif self._task_id is None:
+                effect = "nothing running"
+            elif self._stop.is_set():
+                effect = "already stopping"
+            else:
+                effect = "stopping"
+                self.stop_clicked_at = time.time()
+                self._stop.set()
+            record = StopRecord(
+                at=time.time(),
+                by=by,
+                address=address,
+                client=client,
+                task_id=self._task_id,
+                effect=effect,
+            )
+            self.stops = [*self.stops[-(STOPS_KEPT - 1) :], record]
             self._publish_state_locked()
+        for listener in list(self._stop_listeners):  # every press: stopping twice is harmless
+            try:
+                listener()
+            except Exception:
+                logger.exception("a stop listener failed")
+        logger.warning(
+            "console: Stop from %s%s: %s%s",
+            by,
+            f" ({address})" if address else "",
+            effect,
+            f" task {record.task_id}" if record.task_id else "",
+        )
+        return record
 
-    def revise(self, client: str, text: str) -> None:
+    def note_stop(self, by: str) -> None:
+        """Record a stop that did not come through the console (the terminal's Ctrl-C)."""
+        with self._lock:
+            record = StopRecord(at=time.time(), by=by, task_id=self._task_id, effect="stopping")
+            self.stops = [*self.stops[-(STOPS_KEPT - 1) :], record]
+            self._publish_state_locked()
+        logger.warning("console: Stop from %s: task %s", by, record.task_id)
+
+    def revise(self, holder: str | None, text: str) -> None:
         text = text.strip()
         with self._lock:
-            self._operator(client)
+            self._operator(holder)
             if not text:
                 raise Refused("the revision is empty", status=400)
             if self._task_id is None:
@@ -277,9 +410,9 @@ class ConsoleHub:
             self._revisions.append(text)
             self._publish_state_locked()
 
-    def start(self, client: str, request: TaskRequest) -> None:
+    def start(self, holder: str | None, request: TaskRequest) -> None:
         with self._lock:
-            self._operator(client)
+            self._operator(holder)
             if self._task_id is not None or self._requests:
                 raise Refused("a task is already running; stop it or wait for its end")
             if not self._serving():
@@ -291,9 +424,9 @@ class ConsoleHub:
             self._lock.notify_all()
             self._publish_state_locked()
 
-    def answer(self, client: str, question_id: int, text: str) -> None:
+    def answer(self, holder: str | None, question_id: int, text: str) -> None:
         with self._lock:
-            self._operator(client)
+            self._operator(holder)
             if self._question is None or self._question.id != question_id:
                 raise Refused("that question is no longer waiting for an answer")
             self._answer = text.strip()
@@ -353,8 +486,10 @@ class ConsoleHub:
             "revisions_pending": len(self._revisions),
             "accepts_tasks": self._serving() and not self._requests and self._task_id is None,
             "question": question.model_dump() if question is not None else None,
-            "operator_connected": self._seat is not None,
+            "seat": self._seat,
+            "operator_connected": self._seat is not None and self._seat in self._holders.values(),
             "viewers": len(self._connections),
+            "stops": [stop.model_dump() for stop in self.stops[-10:]],
         }
 
     def _publish_state_locked(self) -> None:

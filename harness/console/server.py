@@ -4,7 +4,8 @@
 
     from harness.console import attach
 
-    with attach(harness) as ui:                 # prints nothing; ui.url is the page
+    with attach(harness) as ui:                 # prints nothing
+        print(ui.url)                           # a one-time link for the operator's browser
         for event in harness.run_stream(
             "put the red cube in the tray",
             should_cancel=ui.stop_requested,    # the page's Stop button
@@ -12,7 +13,10 @@
         ):
             ...
 
-While attached, the console is the session's user channel (``query_user`` questions are
+Stop sets the task's cancel and stops the robot at once (``Session.halt_robot``: the
+driver's ``stop()``, which the Driver contract lets any thread call), so it is not
+waiting for the loop to reach its next check. While attached, the console is the
+session's user channel (``query_user`` questions are
 answered in the page; the tool is offered even if the Harness was built without a
 channel) and a listener of the session's events (the live view). ``run_stream()`` stays
 the one loop and runs in the caller's thread; the server only reads what the session emits
@@ -35,7 +39,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.console.access import Access
+from harness.console.access import Access, check_binding
 from harness.console.app import build_app
 from harness.console.history import EvalProgress, RunHistory
 from harness.console.hub import ConsoleHub, TaskRequest
@@ -69,15 +73,31 @@ class ConsoleChannel:
 class AttachedConsole:
     """What :func:`attach` hands the control script: the hooks and the page's address."""
 
-    def __init__(self, hub: ConsoleHub, live: LiveView, access: Access) -> None:
+    def __init__(
+        self, hub: ConsoleHub, live: LiveView, access: Access, history: RunHistory
+    ) -> None:
         self.hub = hub
         self.live = live
         self.access = access
+        self.history = history
 
     @property
     def url(self) -> str:
-        """The page (with the token, when there is one: open it once, it sets a cookie)."""
-        return self.access.url
+        """A new one-time link to the page for the operator's browser, at each read: opening
+        it gives that browser a session (a cookie) and the secret's rights; then it is
+        spent. Show it only to the operator (:attr:`address` is the bare page)."""
+        return self.access.new_link()
+
+    @property
+    def address(self) -> str:
+        """The page's bare address (no secret in it)."""
+        return self.access.address
+
+    @property
+    def secret(self) -> str:
+        """The console's secret, for scripts: ``Authorization: Bearer <secret>``."""
+        assert self.access.token is not None
+        return self.access.token
 
     def stop_requested(self) -> bool:
         """``should_cancel`` for ``run_stream()``: the operator pressed Stop."""
@@ -146,26 +166,30 @@ def attach(
     host: str = "127.0.0.1",
     port: int = 0,
     token: str | None = None,
+    viewers: bool = False,
     eval_folder: str | os.PathLike[str] | None = None,
 ) -> Iterator[AttachedConsole]:
     """Serve the operator console for ``harness``'s session while the block runs.
 
-    ``port=0`` picks a free port (``ui.url`` says which). Binding beyond loopback needs
-    ``token`` (:func:`harness.console.access.check_binding`); ``eval_folder`` shows a
-    ``harness eval`` output folder's progress too.
+    ``port=0`` picks a free port (``ui.address`` says which). Acting always needs the
+    console's secret: ``token`` (refused below about 128 bits,
+    :func:`harness.console.access.check_token`) or a generated one; ``ui.url`` hands out
+    one-time links that carry it to a browser. ``viewers=True`` lets clients without it
+    watch (never act). ``eval_folder`` shows a ``harness eval`` output folder's progress.
     """
     session = harness.session
-    Access(host=host, port=max(port, 1), token=token)  # refuse a bad binding before binding
+    check_binding(host, token)  # refuse a weak token before binding
     hub = ConsoleHub(redact=session.redactor.text)
     live = LiveView(hub, session)
     sock = _bind(host, port)
-    access = Access(host=host, port=sock.getsockname()[1], token=token)
+    access = Access(host=host, port=sock.getsockname()[1], token=token, viewers=viewers)
     store_folder = getattr(session.store, "folder", None)
+    history = RunHistory(Path(store_folder) if store_folder is not None else None)
     app = build_app(
         hub=hub,
         live=live,
         access=access,
-        history=RunHistory(Path(store_folder) if store_folder is not None else None),
+        history=history,
         evaluation=(
             EvalProgress(eval_folder, redact=session.redactor.text)
             if eval_folder is not None
@@ -173,6 +197,10 @@ def attach(
         ),
     )
     server = _Server(app, sock)
+    # Stop reaches the robot at once, whatever the loop is doing (an observation, the
+    # evaluator's settle): the task's cancel is set first, then the driver is stopped from
+    # this thread; the task ends through should_cancel as before.
+    hub.add_stop_listener(session.halt_robot)
     previous_channel = session.user_channel
     added_query_tool = "query_user" not in session.tools
     session.add_listener(live)
@@ -181,8 +209,8 @@ def attach(
         session.tools.add(query_user_tool(session))
     try:
         server.start()
-        logger.info("operator console at %s", access.url.split("?")[0])
-        yield AttachedConsole(hub, live, access)
+        logger.info("operator console at %s", access.address)
+        yield AttachedConsole(hub, live, access, history)
     finally:
         server.stop()
         session.remove_listener(live)

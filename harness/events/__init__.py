@@ -22,6 +22,7 @@ from typing import Annotated, Any
 from pydantic import Field, TypeAdapter
 
 from harness.events.acting import (
+    ControlStepsEvent,
     EvaluationEvent,
     HookDecisionEvent,
     ObservationEvent,
@@ -69,6 +70,7 @@ from harness.events.task import (
 __all__ = [
     "CompactionEvent",
     "ContextPressureEvent",
+    "ControlStepsEvent",
     "DoneEvent",
     "EpisodeEvent",
     "EvaluationEvent",
@@ -130,6 +132,7 @@ Event = Annotated[
     | ProgressEvent
     | ToolCallEvent
     | ToolResultEvent
+    | ControlStepsEvent
     | EvaluationEvent
     | ReplanEvent
     | UserQueryEvent

@@ -13,6 +13,7 @@ from harness.events.base import EventBase
 from harness.messages import Verdict
 
 __all__ = [
+    "ControlStepsEvent",
     "EvaluationEvent",
     "HookDecisionEvent",
     "ObservationEvent",
@@ -35,6 +36,34 @@ class ObservationEvent(EventBase):
     """sha256 of each encoded image (stored once in the run store)."""
     state: dict[str, Any] = Field(default_factory=dict)
     timestamp: float = 0.0
+
+
+class ControlStepsEvent(EventBase):
+    """The control steps of one physical command (``recording.control``): at the driver's
+    control rate, the state it measured and the command it sent right after, with the
+    camera frames of the same instant (stored once in the run store, by hash). Step ``k``
+    is ``times[k]``, ``states[k]``, ``actions[k]`` and ``frames[camera][k]``; see
+    :mod:`embodiment.recording` for what pairs with what."""
+
+    type: Literal["control_steps"] = "control_steps"
+    call_id: str
+    tool: str
+    segment: int = 1
+    layout: dict[str, Any]
+    """The driver's ``embodiment.recording.ControlLayout`` as JSON: rate, the name of each
+    state and action component, what they mean, its cameras."""
+    times: list[float] = Field(default_factory=list)
+    """Seconds on the driver's clock (simulated time for a simulator)."""
+    states: list[list[float]] = Field(default_factory=list)
+    actions: list[list[float]] = Field(default_factory=list)
+    frames: dict[str, list[str]] = Field(default_factory=dict)
+    """Camera -> sha256 of each step's encoded frame."""
+    started: float = 0.0
+    """Wall time (like ``time``) when the first step arrived; ``time`` is the command's
+    end. A replay places the steps between the two at the driver's own pace."""
+    dropped: int = 0
+    """Steps of the command that could not be recorded (a frame the store could not keep):
+    the steps listed are not contiguous, and a dataset leaves the task out."""
 
 
 class SceneUpdateEvent(EventBase):

@@ -30,7 +30,6 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
-from urllib.parse import quote
 
 from harness.events import EventBase
 from harness.export.foxglove_messages import (
@@ -285,25 +284,32 @@ def parse_rerun_target(text: str) -> tuple[str, int, int] | str:
 
 
 class RerunLive:
-    """A Rerun recording streamed live: to the bundled web viewer served from this process
-    (``web``: a gRPC server that buffers for late viewers plus the viewer's HTTP server;
-    works offline) or to a running viewer's URL."""
+    """A Rerun recording streamed live: to the web viewer bundled in ``rerun-sdk``, served
+    from a program of its own bound to ``host`` (``web``: a gRPC proxy that buffers for late
+    viewers plus the viewer's HTTP server; works offline; see
+    :mod:`harness.export.rerun_server`), or to a running viewer's URL."""
 
-    def __init__(self, target: tuple[str, int, int] | str, *, recording_id: str) -> None:
-        import rerun as rr
-
+    def __init__(
+        self, target: tuple[str, int, int] | str, *, recording_id: str, host: str = "127.0.0.1"
+    ) -> None:
         from harness.export.rerun_log import RerunSink, blueprint, new_recording
+        from harness.export.rerun_server import RerunServer
 
         self.recording = new_recording(recording_id)
-        self.url = ""
+        self.server: RerunServer | None = None
         if isinstance(target, tuple):
             _, web_port, grpc_port = target
-            uri = self.recording.serve_grpc(grpc_port=grpc_port, default_blueprint=blueprint())
-            rr.serve_web_viewer(web_port=web_port, open_browser=False, connect_to=uri)
-            self.url = f"http://127.0.0.1:{web_port}/?url={quote(uri, safe='')}"
+            self.server = RerunServer(web_port=web_port, grpc_port=grpc_port, host=host)
+            self.url = self.server.viewer_url
+            uri = self.server.grpc_url
         else:
-            self.recording.connect_grpc(target, default_blueprint=blueprint())
-            self.url = target
+            self.url = uri = target
+        try:
+            self.recording.connect_grpc(uri, default_blueprint=blueprint())
+        except BaseException:
+            if self.server is not None:
+                self.server.close()
+            raise
         self.sink = RerunSink(self.recording)
 
     def write(self, record: Record) -> None:
@@ -312,6 +318,8 @@ class RerunLive:
     def close(self) -> None:
         self.recording.flush()
         self.recording.disconnect()
+        if self.server is not None:
+            self.server.close()
 
 
 # ====================================================================== assembly
@@ -355,22 +363,37 @@ def open_live(
     *,
     foxglove_port: int | None = None,
     rerun: str | tuple[str, int, int] | None = None,
+    host: str = "127.0.0.1",
     notice: Callable[[str], None] = logger.info,
 ) -> LiveSink | None:
     """The live sink for ``harness`` with the viewers asked for, or None when none is
-    (nothing is imported and no thread starts). ``notice`` is told where each viewer is."""
+    (nothing is imported and no thread starts). ``notice`` is told where each viewer is.
+
+    The viewers' servers listen on ``host``, this machine only by default; any other
+    address (``0.0.0.0``: every interface) shows the robot's cameras and events to whoever
+    reaches it, and is warned about."""
     if foxglove_port is None and rerun is None:
         return None
+    from harness.export.rerun_server import is_loopback_address
+
+    if not is_loopback_address(host):
+        warning = (
+            f"the live viewers listen on {host}"
+            + (" (every interface)" if host in ("0.0.0.0", "::") else "")
+            + ": anyone who reaches it sees the cameras and events, without a password"
+        )
+        logger.warning(warning)
+        notice(f"WARNING: {warning}")
     outputs: list[LiveOutput] = []
     try:
         if foxglove_port is not None:
             cameras = [c.name for c in getattr(_profile(harness), "cameras", [])]
-            fox = FoxgloveLive(port=foxglove_port, cameras=cameras)
+            fox = FoxgloveLive(port=foxglove_port, host=host, cameras=cameras)
             outputs.append(fox)
             notice(f"Foxglove: open {fox.url} (Open connection > Foxglove WebSocket)")
         if rerun is not None:
             target = parse_rerun_target(rerun) if isinstance(rerun, str) else rerun
-            live = RerunLive(target, recording_id=harness.session_id)
+            live = RerunLive(target, recording_id=harness.session_id, host=host)
             outputs.append(live)
             notice(f"Rerun viewer: {live.url}")
     except BaseException:

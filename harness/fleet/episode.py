@@ -204,6 +204,9 @@ def run_episode(
 
     plan = spec.plan
     started = time.monotonic()
+    # Absolute: the config resolves a relative path against its own folder, not this one
+    # (an eval with --out evals/x and a suite config kept its stores under configs/).
+    folder = folder.resolve()
     base: dict[str, Any] = dict(
         store=f"{store_name or f'runs/{plan.slug}'}/store",
         worker=f"{socket.gethostname()}:{os.getpid()}",

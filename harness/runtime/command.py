@@ -82,6 +82,14 @@ def send_command(
         outcome = yield from run_handler(lane, call, tool, admitted.arguments, slot=slot)
         if outcome.pending is None:
             line.returned()
+        control_log = lane.session.control_log
+        steps = (
+            control_log.take(call_id=call.id, tool=tool.name, segment=segment)
+            if control_log
+            else None
+        )
+        if steps is not None:
+            yield lane.emit(steps)
         return Sent(admitted.arguments, outcome)
     finally:
         lane.session.robot.release(slot)

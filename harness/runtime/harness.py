@@ -64,6 +64,7 @@ from harness.runtime.stream import RunResult, TaskStream
 from harness.runtime.task import TaskState
 from harness.store import MemoryRunStore
 from harness.tools import Tool, ToolRegistry, tool
+from harness.world.control_log import start_control_log
 from harness.world.task_check import TaskCheck
 
 if TYPE_CHECKING:
@@ -204,6 +205,9 @@ class Harness(SessionView):
         session.attach_tool_sources(tool_sources)
         session.open()
         self.session = session
+        session.control_log = start_control_log(driver, store, self.config.recording)
+        if session.control_log is not None:  # closed before the driver it records
+            self._own(("control log", session.control_log.close))
 
     # ================================================================== factory
 

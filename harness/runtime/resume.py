@@ -40,7 +40,7 @@ from harness.config import HarnessConfig, resolve_config
 from harness.context import Context, ItemState, RetiredItem
 from harness.context.episodes import Episode
 from harness.context.introspection import EpisodeRow
-from harness.errors import RunStoreError
+from harness.errors import RunStoreDamagedError, RunStoreError
 from harness.events import (
     CompactionEvent,
     ContextPressureEvent,
@@ -259,6 +259,11 @@ def resume_session(
     try:
         with RunLog(folder) as log:
             point = restore_session(harness.session, log, previous_pid=stored.pid)
+            if log.damage:  # rebuilt without a row: not the history the model had
+                lines = [damage.line() for damage in log.damage]
+                raise RunStoreDamagedError(
+                    [*lines, f"not resuming session {session_id}: its history is damaged"]
+                )
     except BaseException:
         harness.close()
         raise

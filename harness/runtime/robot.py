@@ -297,6 +297,24 @@ class RobotGuard:
         if self.driver is not None:
             self.driver.stop()
 
+    def halt(self) -> bool:
+        """Stop the robot now, from any thread (an operator's Stop, before the loop has
+        read its cancel), unless another session's command holds it (stopping that is that
+        session's to do). ``driver.stop()`` may be called from any thread at any time (the
+        Driver contract); the task still ends through its cancel. Returns whether it
+        stopped the driver."""
+        if self.driver is None:
+            return False
+        holder = self.line.holder()
+        if holder is not None and holder.session != self.session:
+            return False
+        try:
+            self.driver.stop()
+        except Exception:
+            logger.exception("driver.stop() failed on the operator's Stop")
+            return False
+        return True
+
     def stop(self) -> list[SafetyEvent]:
         """Stop the robot at the end of a task; what may have left it moving, as events."""
         problems: list[SafetyEvent] = []

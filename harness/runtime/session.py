@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from embodiment.types import Driver
     from harness.runtime.lane import Lane
     from harness.runtime.task import TaskState
+    from harness.world.control_log import ControlLog
 
 __all__ = ["Session", "SessionParts"]
 
@@ -117,6 +118,8 @@ class Session(SessionTools, SessionMemory):
         )
         """One physical command at a time, and the stop at the end of each task."""
         self.observation_provider = parts.observation_provider
+        self.control_log: ControlLog | None = None
+        """The driver's control steps (``recording.control``), emitted after each command."""
         self.safety = parts.safety
         self.scene = parts.scene
         self.skills = parts.skills
@@ -368,6 +371,11 @@ class Session(SessionTools, SessionMemory):
     def interrupt_robot(self) -> None:
         """Interrupt a physical action in flight (called while the tool is blocking)."""
         self.robot.interrupt()
+
+    def halt_robot(self) -> bool:
+        """Stop the robot now, from any thread: an operator's Stop, ahead of the task's
+        cancel (:meth:`harness.runtime.robot.RobotGuard.halt`)."""
+        return self.robot.halt()
 
     def record_world_state(self, state: TaskState) -> None:
         """Record the world's state (drivers with ``snapshot()``: the simulator) so resume

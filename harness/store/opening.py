@@ -1,6 +1,11 @@
 """Opening a run store to read it: read-only SQLite (WAL readers never block the writer), a
 store of an older harness migrated once first, one of a newer harness refused, and with
 ``redact=True`` everything read redacted again on the way out.
+
+A damaged store is reported, not crashed on (:mod:`harness.store.damage`): a file SQLite
+cannot read, or an empty one, raises :class:`~harness.errors.RunStoreDamagedError` naming
+the store; a row that does not parse is skipped (or read with a default) and listed in
+:attr:`StoreFile.damage`, so the rest is still read.
 """
 
 from __future__ import annotations
@@ -15,10 +20,13 @@ from typing import Any, Self
 from harness.config import secret_sources
 from harness.errors import RunStoreError
 from harness.redact import Redactor, check_pattern
+from harness.store.damage import Damage, damaged_file, describe_problem, sqlite_failure
 from harness.store.schema import SCHEMA_VERSION, needs_migration, schema_version
 from harness.store.writer import STORE_FILENAME, connect_store
 
 __all__ = ["StoreFile"]
+
+RUN_STORE_TABLES = frozenset({"sessions", "tasks", "events", "items", "images"})
 
 
 class StoreFile:
@@ -32,16 +40,30 @@ class StoreFile:
                 f"no run store at {self.folder} (expected {self.path}); run a task first, or "
                 "point --store (or run.store in --config) at the folder"
             )
+        if self.path.stat().st_size == 0:
+            raise damaged_file(
+                self.path,
+                "the file is empty (0 bytes): the runs it held are gone, or it was never "
+                "written (a copy cut short, a disk that filled up)",
+            )
+        self.damage: list[Damage] = []
+        """Rows that did not parse, noted as they were met (each once)."""
         self._conn = self._open()
         self.redactor: Redactor | None = self._recorded_redactor() if redact else None
+
+    def note_damage(self, what: str, task_id: str | None = None) -> None:
+        damage = Damage(self.path, what, task_id)
+        if damage not in self.damage:
+            self.damage.append(damage)
 
     def _recorded_redactor(self) -> Redactor:
         patterns: dict[str, None] = {}
         env_vars: dict[str, None] = {}
-        for row in self._rows("SELECT config FROM sessions"):
+        for row in self._rows("SELECT id, config FROM sessions"):
             try:
                 found, names = secret_sources(json.loads(row["config"]))
-            except (ValueError, AttributeError):
+            except (ValueError, AttributeError, TypeError) as exc:
+                self.note_damage(f"session {row['id']}: config: {describe_problem(exc)}")
                 continue
             patterns.update((p, None) for p in found if check_pattern(p) is None)
             env_vars.update((name, None) for name in names)
@@ -55,10 +77,25 @@ class StoreFile:
         return value if self.redactor is None else self.redactor.value(value)
 
     def _open(self) -> sqlite3.Connection:
+        try:
+            return self._open_checked()
+        except sqlite3.Error as exc:
+            raise sqlite_failure(self.path, exc, "opening it") from None
+
+    def _open_checked(self) -> sqlite3.Connection:
         uri = f"file:{self.path}?mode=ro"
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA busy_timeout = 5000")
         version = schema_version(conn)
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+        if not tables >= RUN_STORE_TABLES:
+            conn.close()
+            missing = ", ".join(sorted(RUN_STORE_TABLES - tables))
+            raise damaged_file(
+                self.path,
+                "it holds no runs: SQLite reads it, but it is empty of a run store's tables "
+                f"(missing {missing})",
+            )
         if needs_migration(conn):
             conn.close()
             connect_store(self.path).close()  # migrates (the only write a reader makes)
@@ -83,4 +120,21 @@ class StoreFile:
         self.close()
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        return self._conn.execute(sql, params).fetchall()
+        try:
+            return self._conn.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            table = sql.split(" FROM ", 1)[1].split()[0] if " FROM " in sql else sql[:40]
+            raise sqlite_failure(self.path, exc, f"reading {table}") from None
+
+    def integrity_problems(self, limit: int = 20) -> list[str]:
+        """SQLite's ``PRAGMA integrity_check`` (at most ``limit`` findings; [] when ok)."""
+        found = [str(row[0]) for row in self._rows(f"PRAGMA integrity_check({int(limit)})")]
+        return [message for message in found if message != "ok"]
+
+    def _parsed(self, data: Any, *, what: str, task_id: str | None, default: Any) -> Any:
+        """``data`` (stored JSON) parsed, or ``default`` with the damage noted."""
+        try:
+            return json.loads(data) if data not in (None, "") else default
+        except (ValueError, TypeError) as exc:
+            self.note_damage(f"{what}: {describe_problem(exc)}", task_id)
+            return default

@@ -12,9 +12,11 @@ they worked for (:meth:`RunLog.lanes`), and are read like tasks by their own id.
 
 from __future__ import annotations
 
-import json
+import hashlib
 import sqlite3
 from typing import Any
+
+from pydantic import ValidationError
 
 from harness.context.introspection import EpisodeRow
 from harness.errors import RunNotFoundError
@@ -23,6 +25,7 @@ from harness.events import (
     PromptSnapshotEvent,
 )
 from harness.messages import ImagePart
+from harness.store.damage import describe_problem
 from harness.store.records import (
     ContextRow,
     ContextView,
@@ -86,7 +89,16 @@ class RunLog(TimelineReads):
             sql += " AND pos <= ?"
             params.append(until_pos)
         rows = self._rows(sql + " ORDER BY pos", params)
-        return [self._item(row) for row in rows]
+        return [item for item in map(self._intact_item, rows) if item is not None]
+
+    def _intact_item(self, row: sqlite3.Row) -> StoredItem | None:
+        """The item of a row, or None (the damage noted) when it does not parse."""
+        try:
+            return self._item(row)
+        except (ValidationError, ValueError, TypeError) as exc:
+            what = f"item {row['id']} ({row['kind']}): {describe_problem(exc)}; skipped"
+            self.note_damage(what, str(row["task_id"]))
+            return None
 
     def _item(self, row: sqlite3.Row) -> StoredItem:
         data = row["data"]
@@ -113,12 +125,21 @@ class RunLog(TimelineReads):
             "ORDER BY pos DESC LIMIT 1",
             (session_id, lane, limit),
         )
-        since, ids = (layout[0]["pos"], json.loads(layout[0]["item_ids"])) if layout else (0, [])
+        since, ids = (layout[0]["pos"], self._layout_ids(layout[0])) if layout else (0, [])
         items = {item.id: item for item in self.items(session_id, until_pos=limit, lane=lane)}
         ordered = [items[item_id] for item_id in ids if item_id in items]
         ordered.extend(item for item in items.values() if item.pos > since)
         states = self.item_states(session_id, until_pos=until_pos, lane=lane)
         return [self._at_state(item, states) for item in ordered]
+
+    def _layout_ids(self, row: sqlite3.Row) -> list[str]:
+        ids = self._parsed(
+            row["item_ids"], what=f"layout at {row['pos']}", task_id=None, default=[]
+        )
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            self.note_damage(f"layout at {row['pos']}: not a list of item ids")
+            return []
+        return ids
 
     @staticmethod
     def _at_state(item: StoredItem, states: dict[str, tuple[str, str]]) -> StoredItem:
@@ -151,7 +172,12 @@ class RunLog(TimelineReads):
             "SELECT pos, data FROM task_notes WHERE task_id = ? ORDER BY pos DESC LIMIT 1",
             (task_id,),
         )
-        return (rows[0]["pos"], self._json(rows[0]["data"])) if rows else None
+        if not rows:
+            return None
+        notes = self._parsed(rows[0]["data"], what="task notes", task_id=task_id, default=None)
+        if not isinstance(notes, dict):
+            return None
+        return rows[0]["pos"], notes if self.redactor is None else self.redactor.value(notes)
 
     def world_state(self, session_id: str) -> tuple[str, int, dict[str, Any]] | None:
         """The latest recorded state of the simulated world in a session: (task id, turn,
@@ -163,7 +189,13 @@ class RunLog(TimelineReads):
         )
         if not rows:
             return None
-        return str(rows[0]["task_id"]), int(rows[0]["turn"]), json.loads(rows[0]["data"])
+        task_id = str(rows[0]["task_id"])
+        state = self._parsed(rows[0]["data"], what="world state", task_id=task_id, default=None)
+        if not isinstance(state, dict) or not isinstance(rows[0]["turn"], int):
+            if state is not None:
+                self.note_damage("world state: not a mapping with a turn", task_id)
+            return None
+        return task_id, int(rows[0]["turn"]), state
 
     def context_at(self, task_id: str, turn: int | None = None) -> ContextView:
         """The context of the model call at ``turn`` (the task's last call when None)."""
@@ -272,6 +304,13 @@ class RunLog(TimelineReads):
         if not rows:
             return None
         row = rows[0]
+        data = row["data"]
+        if not isinstance(data, bytes) or hashlib.sha256(data).hexdigest() != sha256:
+            self.note_damage(
+                f"image {sha256[:16]}: its bytes no longer match the SHA-256 stored with them "
+                "(flipped or cut); not shown"
+            )
+            return None
         return ImagePart(
             data=bytes(row["data"]),
             media_type=row["media_type"],
@@ -279,6 +318,20 @@ class RunLog(TimelineReads):
             height=row["height"],
             label=self._text(row["label"] or ""),
         )
+
+    def verify_images(self) -> int:
+        """Hash every stored image against the SHA-256 it is stored under (damage noted);
+        returns how many were checked."""
+        count = 0
+        for row in self._rows("SELECT sha256, data FROM images"):
+            count += 1
+            sha, data = str(row["sha256"]), row["data"]
+            if not isinstance(data, bytes) or hashlib.sha256(data).hexdigest() != sha:
+                self.note_damage(
+                    f"image {sha[:16]}: its bytes no longer match the SHA-256 stored with "
+                    "them (flipped or cut)"
+                )
+        return count
 
     def image_count(self) -> int:
         return int(self._rows("SELECT COUNT(*) FROM images")[0][0])

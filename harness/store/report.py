@@ -53,6 +53,7 @@ __all__ = [
     "SECTION_COLORS",
     "context_plot_svg",
     "render_report",
+    "save_report",
     "write_report",
 ]
 
@@ -151,6 +152,14 @@ def render_report(log: RunLog, task_id: str) -> str:
     lanes = {lane.parent_call_id or "": lane for lane in log.lanes(task_id)}
     turns_html = timeline_html(log, events, given, lanes)
     done = next((e for e in reversed(events) if isinstance(e, DoneEvent)), None)
+    damage = (
+        '<div class="report"><p><strong>The run store is damaged</strong>; this page shows '
+        "what was intact:</p><ul>"
+        + "".join(f"<li>{_e(d.line())}</li>" for d in log.damage)
+        + "</ul></div>"
+        if log.damage
+        else ""
+    )
     final = (
         f'<div class="report"><p>{_badge(done.status)} {_e(done.termination_reason)}</p>'
         f"{_outcome_html(done.outcome, done.evidence)}"
@@ -166,7 +175,7 @@ def render_report(log: RunLog, task_id: str) -> str:
         f"<style>{_CSS}</style></head><body><main>"
         f"<h1>{_e(task.instruction)}</h1>"
         f'<div class="sub">task {_e(task.id)} in session {_e(task.session_id)}</div>'
-        f"{_summary(task, config)}"
+        f"{damage}{_summary(task, config)}"
         f"<h2>Result</h2>{final}{episodes_html(log, task_id)}"
         f'<h2>Context tokens per turn</h2><div class="plot">{plot_html}</div>'
         f"<h2>Timeline</h2>{turns_html}"
@@ -184,9 +193,16 @@ def write_report(
     ``store``; returns the file (default ``<store>/reports/<task>.html``). This is what
     ``harness report`` does, for scripts and the demo to call at the end of a run."""
     with RunLog(store, redact=True) as log:
-        task = log.resolve(task_id)
-        page = render_report(log, task.id)
-        path = Path(output) if output else log.folder / "reports" / f"{task.id}.html"
+        return save_report(log, task_id, output)
+
+
+def save_report(
+    log: RunLog, task_id: str = "last", output: str | os.PathLike[str] | None = None
+) -> Path:
+    """:func:`write_report` from an open store (the damage it meets stays in ``log``)."""
+    task = log.resolve(task_id)
+    page = render_report(log, task.id)
+    path = Path(output) if output else log.folder / "reports" / f"{task.id}.html"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")
     return path

@@ -9,13 +9,16 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from harness.errors import RunNotFoundError
+from pydantic import ValidationError
+
+from harness.errors import RunNotFoundError, RunStoreDamagedError
 from harness.events import (
     Event,
     OutcomeEvidence,
     parse_event,
 )
 from harness.messages import Usage
+from harness.store.damage import damaged_file, describe_problem
 from harness.store.opening import StoreFile
 from harness.store.records import StoredSession, StoredTask, process_alive
 
@@ -48,7 +51,12 @@ class TimelineReads(StoreFile):
         return self._session(rows[0])
 
     def _session(self, row: sqlite3.Row) -> StoredSession:
-        config = json.loads(row["config"])
+        config = self._parsed(
+            row["config"], what=f"session {row['id']}: config", task_id=None, default={}
+        )
+        if not isinstance(config, dict):
+            self.note_damage(f"session {row['id']}: config is not a mapping")
+            config = {}
         return StoredSession(
             id=row["id"],
             created_at=row["created_at"],
@@ -99,7 +107,27 @@ class TimelineReads(StoreFile):
             sql += " AND t.session_id = ?"
             values.append(session_id)
         sql += f" ORDER BY {order}" + (f" LIMIT {int(limit)}" if limit else "")
-        return [self._task(row) for row in self._rows(sql, values)]
+        return self._intact_tasks(self._rows(sql, values))
+
+    def every_task(self) -> list[StoredTask]:
+        """Every task and lane row that can be read (the others noted as damage)."""
+        return self._intact_tasks(
+            self._rows(
+                "SELECT t.*, s.pid AS pid, s.host AS host FROM tasks t "
+                "LEFT JOIN sessions s ON s.id = t.session_id ORDER BY t.rowid"
+            )
+        )
+
+    def _intact_tasks(self, rows: list[sqlite3.Row]) -> list[StoredTask]:
+        """The tasks of ``rows`` that can be read; the others are noted as damage."""
+        tasks = []
+        for row in rows:
+            try:
+                tasks.append(self._task(row))
+            except RunStoreDamagedError as exc:
+                for line in exc.lines:
+                    self.note_damage(line.split(" is damaged: ", 1)[-1])
+        return tasks
 
     def task(self, task_id: str) -> StoredTask:
         rows = self._rows(
@@ -112,45 +140,72 @@ class TimelineReads(StoreFile):
         return self._task(rows[0])
 
     def _task(self, row: sqlite3.Row) -> StoredTask:
+        """A task row; a damaged usage or evidence reads as empty (the damage noted), a row
+        that cannot be a task at all raises naming it."""
+        task_id = str(row["id"])
         status = row["status"]
-        turns, usage = row["turns"], Usage.model_validate(json.loads(row["usage"] or "{}"))
+        turns = row["turns"]
+        usage = self._model_of(Usage, row["usage"], what="usage", task_id=task_id)
         if status == "running":
             if not process_alive(row["pid"], row["host"]):
                 status = "interrupted"
-            turns, usage = self._progress(row["id"])
-        return StoredTask(
-            id=row["id"],
-            session_id=row["session_id"],
-            instruction=self._text(row["instruction"]),
-            status=status,
-            recorded_status=row["status"],
-            reason=self._text(row["reason"] or ""),
-            report=self._text(row["report"] or ""),
-            turns=turns,
-            usage=usage,
-            started_at=row["started_at"],
-            ended_at=row["ended_at"],
-            resumes=row["resumes"],
-            pid=row["pid"],
-            outcome=row["outcome"] or "unverified",
-            evidence=OutcomeEvidence.model_validate(json.loads(row["evidence"] or "{}")),
-            lane=row["lane"] or "",
-            parent_task_id=row["parent_task_id"],
-            parent_call_id=row["parent_call_id"],
-            parent_turn=row["parent_turn"],
+            turns, usage = self._progress(task_id)
+        evidence = self._model_of(
+            OutcomeEvidence, row["evidence"], what="evidence", task_id=task_id
         )
+        try:
+            return StoredTask(
+                id=task_id,
+                session_id=row["session_id"],
+                instruction=self._text(row["instruction"]),
+                status=status,
+                recorded_status=row["status"],
+                reason=self._text(row["reason"] or ""),
+                report=self._text(row["report"] or ""),
+                turns=turns,
+                usage=usage,
+                started_at=row["started_at"],
+                ended_at=row["ended_at"],
+                resumes=row["resumes"],
+                pid=row["pid"],
+                outcome=row["outcome"] or "unverified",
+                evidence=evidence,
+                lane=row["lane"] or "",
+                parent_task_id=row["parent_task_id"],
+                parent_call_id=row["parent_call_id"],
+                parent_turn=row["parent_turn"],
+            )
+        except (ValidationError, TypeError, ValueError) as exc:
+            raise damaged_file(
+                self.path, f"task {task_id}: its row: {describe_problem(exc)}"
+            ) from None
+
+    def _model_of(self, model: Any, data: Any, *, what: str, task_id: str) -> Any:
+        """A task's JSON column as ``model``; empty (the damage noted) when it is not one."""
+        value = self._parsed(data, what=what, task_id=task_id, default={})
+        try:
+            return model.model_validate(value)
+        except ValidationError as exc:
+            self.note_damage(f"{what}: {describe_problem(exc)}", task_id)
+            return model()
 
     def _progress(self, task_id: str) -> tuple[int, Usage]:
         """Turns and usage so far of a task that has not ended (from its events)."""
         turns = self._rows("SELECT MAX(turn) FROM events WHERE task_id = ?", (task_id,))[0][0]
         usage = Usage()
         for row in self._rows(
-            "SELECT json_extract(data, '$.usage') FROM events "
-            "WHERE task_id = ? AND type = 'model_response'",
+            "SELECT seq, data FROM events WHERE task_id = ? AND type = 'model_response'",
             (task_id,),
         ):
-            usage = usage + Usage.model_validate_json(row[0])
-        return int(turns or 0), usage
+            data = self._parsed(row[1], what=f"event {row[0]}", task_id=task_id, default={})
+            part = data.get("usage") if isinstance(data, dict) else None
+            try:
+                usage = usage + Usage.model_validate(part or {})
+            except ValidationError as exc:
+                self.note_damage(
+                    f"event {row[0]} (model_response): usage: {describe_problem(exc)}", task_id
+                )
+        return int(turns or 0) if isinstance(turns, int) else 0, usage
 
     def resolve(self, ref: str) -> StoredTask:
         """A RUN argument -> the task it names (see the module docstring)."""
@@ -214,7 +269,7 @@ class TimelineReads(StoreFile):
     ) -> list[tuple[int, Event]]:
         """Events in store order; ``task_ids`` reads several tasks at once (a task and its
         sub-agent lanes, interleaved as they happened)."""
-        sql, params = "SELECT pos, data FROM events WHERE 1", []
+        sql, params = "SELECT pos, seq, task_id, type, data FROM events WHERE 1", []
         if task_id is not None:
             sql += " AND task_id = ?"
             params.append(task_id)
@@ -234,20 +289,39 @@ class TimelineReads(StoreFile):
             sql += " AND pos <= ?"
             params.append(until_pos)
         sql += " ORDER BY pos"
-        return [(row["pos"], self._event(row["data"])) for row in self._rows(sql, params)]
+        read = ((row["pos"], self._event_of(row)) for row in self._rows(sql, params))
+        return [(pos, event) for pos, event in read if event is not None]
+
+    def _event_of(self, row: sqlite3.Row) -> Event | None:
+        """The event of a row, or None (the damage noted) when it does not parse."""
+        try:
+            return self._event(row["data"])
+        except (ValidationError, ValueError, TypeError) as exc:
+            self.note_damage(
+                f"event {row['seq']} ({row['type']}): {describe_problem(exc)}; skipped",
+                str(row["task_id"]),
+            )
+            return None
 
     def _event(self, data: str) -> Event:
         return parse_event(data if self.redactor is None else self._json(data))
 
     def raw_events(self, *, task_id: str) -> Iterator[str]:
         """The stored JSON lines of a task's events, in order (for export)."""
-        for row in self._conn.execute(
-            "SELECT data FROM events WHERE task_id = ? ORDER BY pos", (task_id,)
+        for row in self._rows(
+            "SELECT seq, type, data FROM events WHERE task_id = ? ORDER BY pos", (task_id,)
         ):
+            try:
+                value = json.loads(row["data"])
+            except (ValueError, TypeError) as exc:
+                what = f"event {row['seq']} ({row['type']}): {describe_problem(exc)}; skipped"
+                self.note_damage(what, task_id)
+                continue
             if self.redactor is None:
-                yield row[0]
+                yield row["data"]
             else:
-                yield json.dumps(self._json(row[0]), ensure_ascii=False, separators=(",", ":"))
+                value = self.redactor.value(value)
+                yield json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
     def max_seq(self, session_id: str) -> int:
         row = self._rows("SELECT MAX(seq) FROM events WHERE session_id = ?", (session_id,))
@@ -255,5 +329,8 @@ class TimelineReads(StoreFile):
 
     def call_events(self, call_id: str) -> list[Event]:
         """Every event about one tool call (call, safety check, evaluation, result)."""
-        rows = self._rows("SELECT data FROM events WHERE call_id = ? ORDER BY pos", (call_id,))
-        return [self._event(row["data"]) for row in rows]
+        rows = self._rows(
+            "SELECT pos, seq, task_id, type, data FROM events WHERE call_id = ? ORDER BY pos",
+            (call_id,),
+        )
+        return [event for event in map(self._event_of, rows) if event is not None]

@@ -175,6 +175,9 @@ class Arm:
         self.bounds: tuple[Vec3, Vec3] | None = None
         """(low, high) corners (base frame) every move's goal is kept inside: the workspace
         shrunk by GUARD_M, so the arm's overshoot when it stops at a face stays inside."""
+        self.on_control: Callable[[np.ndarray], None] | None = None
+        """Called with each controller command just before it is sent (the state it is
+        measured against is the current one): a recording's control step."""
         self.keep_out: list[tuple[str, Vec3, Vec3]] = []
         """(name, low, high) of each keep-out zone (base frame): a move that brings the
         gripper within ZONE_GUARD_M of one is stopped (:class:`NearKeepOut`)."""
@@ -198,10 +201,14 @@ class Arm:
         m = self.ee_matrix()
         return math.atan2(m[1, 0], m[0, 0])
 
-    def gripper_width(self) -> float:
+    def finger_positions(self) -> list[float]:
+        """The two finger joints' positions (m)."""
         robot = self._robot
-        q = self.env.env.sim.data.qpos[robot._ref_gripper_joint_pos_indexes]
-        return float(abs(q[0]) + abs(q[1]))
+        return [float(v) for v in self.env.env.sim.data.qpos[robot._ref_gripper_joint_pos_indexes]]
+
+    def gripper_width(self) -> float:
+        q = self.finger_positions()
+        return abs(q[0]) + abs(q[1])
 
     def joint_positions(self) -> list[float]:
         robot = self._robot
@@ -221,6 +228,8 @@ class Arm:
         rotation = _rotation_error(self.orientation, self.ee_matrix()) * ORIENTATION_GAIN
         action[3:6] = np.clip(rotation / 0.5, -0.6, 0.6)
         action[6] = self.gripper_command
+        if self.on_control is not None:
+            self.on_control(action)
         self.env.step(action)
         self.steps += 1
 

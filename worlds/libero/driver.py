@@ -23,13 +23,14 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from embodiment.geometry import rounded_point
 from embodiment.profile import EmbodimentProfile, load_profile
+from embodiment.recording import ControlLayout, ControlRecorder, ControlSink
 from embodiment.step_audit import StepAudit
 from embodiment.types import (
     ActionResult,
@@ -42,12 +43,13 @@ from embodiment.types import (
 from scene.perception import Detection
 from worlds.libero.actions import libero_actions
 from worlds.libero.config import PROFILE, LiberoConfig, LiberoTask
-from worlds.libero.control import Arm, BudgetExceeded, Interrupted, OffPath
+from worlds.libero.control import CONTROL_HZ, Arm, BudgetExceeded, Interrupted, OffPath
 from worlds.libero.env import (
     CAMERAS,
     build_env,
     check_choice,
     close_env,
+    gl_current,
     install_step_observers,
     quiet_stdout,
     restore_state,
@@ -67,7 +69,16 @@ from worlds.libero.truth import (
     scene_detections,
 )
 
-__all__ = ["CAMERAS", "LiberoSim", "PredicateResult"]
+__all__ = ["ACTION_NAMES", "CAMERAS", "JOINT_NAMES", "LiberoSim", "PredicateResult"]
+
+JOINT_NAMES = (
+    *(f"robot0_joint{index}" for index in range(1, 8)),
+    "gripper0_finger_joint1",
+    "gripper0_finger_joint2",
+)
+"""robosuite's names of the joints a control step measures, in that order."""
+ACTION_NAMES = ("delta_x", "delta_y", "delta_z", "delta_rx", "delta_ry", "delta_rz", "gripper")
+"""The components of LIBERO's 7-D action (robosuite's OSC_POSE with a gripper)."""
 
 
 class LiberoSim:
@@ -104,6 +115,21 @@ class LiberoSim:
             )
         }
         self.timings: dict[str, float] = {}
+        self._control_steps = 0
+        """Controller steps sent since the driver was made (the recording's clock)."""
+        self._recorder = ControlRecorder(
+            ControlLayout(
+                rate_hz=CONTROL_HZ,
+                state_names=JOINT_NAMES,
+                action_names=ACTION_NAMES,
+                state_description="measured positions of the Panda's 7 arm joints (rad) and "
+                "its 2 finger joints (m)",
+                action_description="LIBERO's action: robosuite's OSC_POSE command for the "
+                "step (position change, 1.0 = 5 cm; axis-angle orientation change, 1.0 = 0.5 "
+                "rad; gripper -1 open, +1 close), held for the step's 25 physics steps",
+                cameras=tuple(CAMERAS),
+            )
+        )
 
     # ================================================================== lifecycle
 
@@ -163,6 +189,7 @@ class LiberoSim:
                 self._env, self._states[index], self._stop, self.profile
             )
             self._home = self._arm.ee_position()
+            self._arm.on_control = self._record_control_step
             self.audit.restart()  # the episode starts here; LIBERO's own settling is not ours
         self.init_state = index
         self._motion = "idle"
@@ -278,6 +305,27 @@ class LiberoSim:
 
     # ================================================================== extensions
 
+    def control_layout(self) -> ControlLayout:
+        """The control steps this driver records (see :mod:`embodiment.recording`)."""
+        return self._recorder.layout
+
+    def record_control(self, sink: ControlSink | None, *, cameras: Sequence[str] = ()) -> None:
+        """Hand every controller step (20 Hz of simulated time) to ``sink``, with frames of
+        ``cameras`` rendered before the step's command is sent; ``None`` stops."""
+        with self._lock:
+            self._recorder.attach(sink, cameras)
+
+    def _record_control_step(self, action: np.ndarray) -> None:
+        """The controller step about to be sent (the caller holds the lock)."""
+        step = self._control_steps
+        self._control_steps += 1
+        if not self._recorder.active or self._arm is None:
+            return
+        arm = self._arm
+        state = [*arm.joint_positions(), *arm.finger_positions()]
+        frames = {name: self.render(name) for name in self._recorder.cameras}
+        self._recorder.emit(step / CONTROL_HZ, state, action.tolist(), frames)
+
     def describe_motion(self, action: str, arguments: dict[str, Any]) -> Motion | None:
         """The gripper waypoints ``execute`` would follow now (nothing moves)."""
         self._require()
@@ -366,7 +414,7 @@ class LiberoSim:
         if libero_name is None:
             raise ValueError(f"no camera {camera_name!r}; cameras: {', '.join(CAMERAS)}")
         size = self.config.camera_size
-        with self._lock:
+        with self._lock, gl_current(self._env):
             frame = self._env.env.sim.render(camera_name=libero_name, width=size, height=size)
         return np.ascontiguousarray(np.asarray(frame, dtype=np.uint8)[::-1, :, :3])
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -37,6 +38,7 @@ __all__ = [
     "build_env",
     "check_choice",
     "close_env",
+    "gl_current",
     "install_step_observers",
     "restore_state",
 ]
@@ -86,7 +88,40 @@ def build_env(chosen: LiberoTask, config: LiberoConfig) -> tuple[Any, Any]:
         )
         env.seed(config.seed)
         states = init_states(chosen.suite, chosen.index)
+    _release_gl(_gl_context(env))  # any thread may render next (see gl_current)
     return env, states
+
+
+@contextlib.contextmanager
+def gl_current(env: Any) -> Any:
+    """MuJoCo's offscreen GL context current on this thread for the block, released after.
+
+    An EGL context is current on one thread at a time, and robosuite's render does not make
+    it current: a frame rendered on another thread than the one that built the env (a
+    tool's worker: ``look``, a control step's frames) reads back garbage. The caller holds
+    the driver's lock, so no two threads render at once."""
+    gl = _gl_context(env)
+    if gl is None:
+        yield
+        return
+    gl.make_current()
+    try:
+        yield
+    finally:
+        _release_gl(gl)
+
+
+def _gl_context(env: Any) -> Any:
+    context = getattr(getattr(env.env, "sim", None), "_render_context_offscreen", None)
+    return getattr(context, "gl_ctx", None)
+
+
+def _release_gl(gl: Any) -> None:
+    """Make no context current on this thread (EGL; other back ends need no release)."""
+    module = sys.modules.get(type(gl).__module__) if gl is not None else None
+    egl, display = getattr(module, "EGL", None), getattr(module, "EGL_DISPLAY", None)
+    if egl is not None and display is not None:
+        egl.eglMakeCurrent(display, egl.EGL_NO_SURFACE, egl.EGL_NO_SURFACE, egl.EGL_NO_CONTEXT)
 
 
 def restore_state(
@@ -94,8 +129,9 @@ def restore_state(
 ) -> Restored:
     """Reset ``env`` to the initial ``state`` and let it settle (the caller holds the
     driver's lock and silences stdout); the arm starts where LIBERO's state puts it."""
-    env.reset()
-    env.set_init_state(state)
+    with gl_current(env):  # robosuite renders the cameras' observations on reset
+        env.reset()
+        env.set_init_state(state)
     _disable_camera_observables(env)
     inner = env.env
     base = inner.sim.data.body_xpos[inner.sim.model.body_name2id("robot0_base")]

@@ -15,8 +15,6 @@ UPPER = (2.8973, 1.7628, 2.8973, -0.0698, 2.8973, 3.7525, 2.8973)
 ARM_FORCES = (87.0, 87.0, 87.0, 87.0, 12.0, 12.0, 12.0)
 MAX_OPENING = 0.08
 GRIP_FORCE_N = 40.0
-IK_EVERY = 8
-"""Physics steps between inverse-kinematics solutions along a straight-line motion."""
 APPROACH_HEIGHT = 0.12
 LIFT_HEIGHT = 0.15
 REACH_TOLERANCE_M = 0.01

@@ -12,7 +12,6 @@ from worlds.tabletop.parts import (
     ARM_JOINTS,
     EE_LINK,
     FINGER_JOINTS,
-    IK_EVERY,
     LOWER,
     MAX_OPENING,
     REST_POSE,
@@ -43,15 +42,13 @@ class Physics:
 
     def step(self, count: int = 1) -> None:
         """Advance physics; raise :class:`Interrupted` as soon as stop() was called."""
-        pb = self.state.pb
         for _ in range(count):
             if self.state.stop.is_set():
                 raise Interrupted
             with self.state.lock:
                 if self.state.cid is None:
                     raise Interrupted
-                pb.stepSimulation(physicsClientId=self.state.cid)
-                self.state.sim_time += self.state.dt
+                self.physics_step()
             if self.state.real_time_factor > 0:
                 wall0, sim0 = self.state.pace_origin
                 due = wall0 + (self.state.sim_time - sim0) / self.state.real_time_factor
@@ -62,6 +59,27 @@ class Physics:
                 point = self.truth.ee_position()
                 for observer in self.state.step_observers:
                     observer(point)
+
+    def physics_step(self) -> None:
+        """One physics step (the caller holds the lock). A step that starts a control period
+        first sends the targets commanded since the last one to the motors and calls the
+        recording's hook (measured joints, those targets, frames): targets change only
+        there, so each recorded command is exactly the one the motors held until the next
+        control step."""
+        state = self.state
+        if state.steps % state.config.physics_per_control == 0:
+            self.send_targets()
+            if state.on_control_step is not None:
+                state.on_control_step()
+        state.pb.stepSimulation(physicsClientId=state.cid)
+        state.sim_time += state.dt
+        state.steps += 1
+
+    def to_control_step(self) -> None:
+        """Let physics run (the targets held) up to the start of the next control period,
+        so a motion's first command is sent at once and each later one a whole period on."""
+        while self.state.steps % self.state.config.physics_per_control:
+            self.step()
 
     def settle(self, steps: int) -> None:
         self.step(steps)
@@ -85,14 +103,35 @@ class Physics:
         return list(q[:7])
 
     def drive_arm(self, q: list[float]) -> None:
-        self.state.pb.setJointMotorControlArray(
-            self.state.robot,
+        """Command arm joint targets: sent to the motors at the next control step."""
+        self.state.arm_command = [float(v) for v in q]
+        self.state.targets_sent = False
+
+    def send_targets(self) -> None:
+        """The commanded arm and finger targets to the motors, now (the caller holds the
+        lock); nothing when they were sent already."""
+        state = self.state
+        if state.targets_sent:
+            return
+        pb = state.pb
+        pb.setJointMotorControlArray(
+            state.robot,
             list(ARM_JOINTS),
-            self.state.pb.POSITION_CONTROL,
-            targetPositions=q,
+            pb.POSITION_CONTROL,
+            targetPositions=state.arm_command,
             forces=list(ARM_FORCES),
-            physicsClientId=self.state.cid,
+            physicsClientId=state.cid,
         )
+        each, force = state.finger_command
+        pb.setJointMotorControlArray(
+            state.robot,
+            list(FINGER_JOINTS),
+            pb.POSITION_CONTROL,
+            targetPositions=[each, each],
+            forces=[force, force],
+            physicsClientId=state.cid,
+        )
+        state.targets_sent = True
 
     def move_line(
         self,
@@ -102,25 +141,26 @@ class Physics:
         *,
         slip_at: float | None = None,
     ) -> None:
-        """Straight-line Cartesian motion of the grasp point, IK every few steps."""
+        """Straight-line Cartesian motion of the grasp point: one inverse-kinematics target
+        per control step, each the point the line should reach by the next one."""
+        self.to_control_step()
         start = self.truth.ee_position()
         start_yaw = self.state.yaw
         distance = math.dist(start, target)
         turn = abs(yaw - start_yaw)
         # The smooth profile peaks at 1.5x the mean speed; keep the peak at `speed`.
         duration = max(1.5 * distance / speed, turn / 1.5, self.state.dt)
-        steps = max(1, math.ceil(duration * self.state.config.physics_hz))
-        for index in range(1, steps + 1):
-            linear = index / steps
+        controls = max(1, math.ceil(duration * self.state.config.control_hz))
+        for index in range(1, controls + 1):
+            linear = index / controls
             fraction = linear * linear * (3.0 - 2.0 * linear)  # smooth start and stop
-            if (index - 1) % IK_EVERY == 0 or index == steps:
-                point = tuple(s + (t - s) * fraction for s, t in zip(start, target, strict=True))
-                with self.state.lock:
-                    self.drive_arm(self.ik(point, start_yaw + (yaw - start_yaw) * fraction))  # type: ignore[arg-type]
+            point = tuple(s + (t - s) * fraction for s, t in zip(start, target, strict=True))
+            with self.state.lock:
+                self.drive_arm(self.ik(point, start_yaw + (yaw - start_yaw) * fraction))  # type: ignore[arg-type]
             if slip_at is not None and linear >= slip_at:
                 self.set_fingers(MAX_OPENING / 2, 5.0)
                 slip_at = None
-            self.step()
+            self.step(self.state.config.physics_per_control)
         self.state.yaw = yaw
         for _ in range(8):
             if math.dist(self.truth.ee_position(), target) < 0.002:
@@ -128,18 +168,13 @@ class Physics:
             self.step(10)
 
     def set_fingers(self, each: float, force: float) -> None:
+        """Command both fingers' target (each half the opening): sent at the next control
+        step."""
         self.state.finger_command = (each, force)
-        with self.state.lock:
-            self.state.pb.setJointMotorControlArray(
-                self.state.robot,
-                list(FINGER_JOINTS),
-                self.state.pb.POSITION_CONTROL,
-                targetPositions=[each, each],
-                forces=[force, force],
-                physicsClientId=self.state.cid,
-            )
+        self.state.targets_sent = False
 
     def grip(self, width: float, force: float) -> None:
+        self.to_control_step()
         self.set_fingers(width / 2, force)
         previous = self.truth.gripper_width()
         for _ in range(12):
@@ -150,7 +185,9 @@ class Physics:
             previous = current
 
     def hold(self) -> None:
-        """After a stop: command the current joint positions so the arm stays put."""
+        """After a stop: command the current joint positions so the arm stays put, sent to
+        the motors at once (a stop does not wait for the next control step; the recorded
+        command of the step it interrupted is the one the motors had until then)."""
         with self.state.lock:
             if self.state.cid is None:
                 return
@@ -159,9 +196,9 @@ class Physics:
                 for j in ARM_JOINTS
             ]
             self.drive_arm(q)
+            self.send_targets()
             for _ in range(10):
-                self.state.pb.stepSimulation(physicsClientId=self.state.cid)
-                self.state.sim_time += self.state.dt
+                self.physics_step()
 
     def add_box(
         self,
@@ -259,6 +296,8 @@ class Physics:
             pb.resetJointState(self.state.robot, joint, MAX_OPENING / 2, physicsClientId=cid)
         self.drive_arm(list(REST_POSE))
         self.set_fingers(MAX_OPENING / 2, 20.0)
+        with self.state.lock:
+            self.send_targets()
         self.state.yaw = self.measured_yaw()
 
     def measured_yaw(self) -> float:

@@ -12,7 +12,14 @@ import random
 from collections import Counter
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 __all__ = [
     "COLORS",
@@ -114,6 +121,11 @@ class TabletopConfig(_Spec):
     tray: TraySpec | None = Field(default_factory=TraySpec)
     faults: Faults = Field(default_factory=Faults)
     physics_hz: int = Field(240, ge=60, le=2000)
+    control_hz: int = Field(30, ge=5, le=240)
+    """How often the arm's and fingers' position targets may change (the physics runs
+    ``physics_hz / control_hz`` steps under each command): the rate of the control steps a
+    recording keeps and of a LeRobot dataset made from them. ``physics_hz`` must be a
+    multiple of it."""
     variant: Literal["standard", "hidden_cube"] = "standard"
     """``hidden_cube``: a deep tray straight in front of the front camera with a yellow cube
     (``yellow_cube_1``) just behind it, out of that camera's view; the other objects are
@@ -122,6 +134,22 @@ class TabletopConfig(_Spec):
     """``ground_truth``: every object is detected wherever it is; ``seen``: only objects a
     rendered camera frame has shown so far (a look with another camera can find a hidden
     one). Default: ``seen`` for the ``hidden_cube`` variant, else ``ground_truth``."""
+
+    @field_validator("control_hz")
+    @classmethod
+    def _whole_control_period(cls, value: int, info: ValidationInfo) -> int:
+        physics = info.data.get("physics_hz")
+        if isinstance(physics, int) and physics % value:
+            raise ValueError(
+                f"{value} Hz does not divide physics_hz {physics} (each command must last a "
+                "whole number of physics steps)"
+            )
+        return value
+
+    @property
+    def physics_per_control(self) -> int:
+        """Physics steps per control step."""
+        return self.physics_hz // self.control_hz
 
     @property
     def perceives_only_what_was_seen(self) -> bool:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,6 +39,7 @@ import numpy as np
 from embodiment.geometry import rounded_point
 from embodiment.profile import EmbodimentProfile, load_profile
 from embodiment.pybullet_import import import_pybullet
+from embodiment.recording import ControlLayout, ControlRecorder, ControlSink
 from embodiment.types import (
     ActionResult,
     ActionSpec,
@@ -77,7 +78,15 @@ from worlds.tabletop.state import SimState
 from worlds.tabletop.tasks import Tasks
 from worlds.tabletop.truth import GroundTruth, GroundTruthPerception
 
-__all__ = ["REST_POSE", "GroundTruthPerception", "TabletopSim"]
+__all__ = ["JOINT_NAMES", "REST_POSE", "GroundTruthPerception", "TabletopSim"]
+
+ALL_JOINTS = (*ARM_JOINTS, *FINGER_JOINTS)
+JOINT_NAMES = (
+    *(f"panda_joint{index}" for index in range(1, 8)),
+    "panda_finger_joint1",
+    "panda_finger_joint2",
+)
+"""The URDF's names of the joints a control step measures and commands, in that order."""
 
 
 class TabletopSim:
@@ -98,6 +107,19 @@ class TabletopSim:
         self.cameras = Cameras(self.state)
         self.physics = Physics(self.state, self.truth)
         self.tasks = Tasks(self.state, self.physics, self.truth, self.cameras)
+        self._recorder = ControlRecorder(
+            ControlLayout(
+                rate_hz=config.control_hz,
+                state_names=JOINT_NAMES,
+                action_names=JOINT_NAMES,
+                state_description="measured positions of the Panda's 7 arm joints (rad) and "
+                "its 2 finger joints (m, each half the gripper's opening)",
+                action_description="position targets of the same 9 joints (rad; m for each "
+                "finger), sent to PyBullet's position controllers at the step and held "
+                "until the next",
+                cameras=tuple(camera.name for camera in self.profile.cameras),
+            )
+        )
         cameras = [camera.name for camera in self.profile.cameras]
         self._specs = {
             spec.name: spec
@@ -223,8 +245,7 @@ class TabletopSim:
         self._require()
         with self.state.lock:
             for _ in range(max(1, round(seconds / self.state.dt))):
-                self.state.pb.stepSimulation(physicsClientId=self.state.cid)
-                self.state.sim_time += self.state.dt
+                self.physics.physics_step()
 
     def snapshot(self) -> dict[str, Any]:
         """The world's state as plain JSON data: every loose object's pose and velocity, the
@@ -304,7 +325,9 @@ class TabletopSim:
             self.physics.drive_arm(list(state["arm"]))
             each, force = state["finger_command"]
             self.physics.set_fingers(float(each), float(force))
+            self.physics.send_targets()
             self.state.sim_time = float(state["sim_time"])
+            self.state.steps = round(self.state.sim_time / self.state.dt)
             self.state.yaw = float(state["yaw"])
             self.state.picks = Counter(
                 {str(k): int(v) for k, v in (state.get("picks") or {}).items()}
@@ -386,6 +409,27 @@ class TabletopSim:
         return Observation(timestamp=stamp, images=images, state=state)
 
     # ================================================================== extensions
+
+    def control_layout(self) -> ControlLayout:
+        """The control steps this simulator records (see :mod:`embodiment.recording`)."""
+        return self._recorder.layout
+
+    def record_control(self, sink: ControlSink | None, *, cameras: Sequence[str] = ()) -> None:
+        """Hand every control step (``control_hz``; simulated time) to ``sink``, with frames
+        of ``cameras`` rendered at the step; ``None`` stops."""
+        with self.state.lock:
+            self._recorder.attach(sink, cameras)
+            self.state.on_control_step = self._record_control_step if sink is not None else None
+
+    def _record_control_step(self) -> None:
+        """The control step starting now (the caller holds the lock; the targets were just
+        sent): measured joints, the targets, frames."""
+        state = self.state
+        pb, cid = state.pb, state.cid
+        joints = [pb.getJointState(state.robot, j, physicsClientId=cid)[0] for j in ALL_JOINTS]
+        each = state.finger_command[0]
+        frames = {name: self.render(name) for name in self._recorder.cameras}
+        self._recorder.emit(state.sim_time, joints, [*state.arm_command, each, each], frames)
 
     def describe_motion(self, action: str, arguments: dict[str, Any]) -> Motion | None:
         """The gripper waypoints ``execute(action, arguments)`` would follow now: what the

@@ -16,7 +16,7 @@ from typing import Any
 
 from embodiment.profile import EmbodimentProfile
 from scene.perception import Detection
-from worlds.tabletop.parts import MAX_OPENING, Body
+from worlds.tabletop.parts import MAX_OPENING, REST_POSE, Body
 from worlds.tabletop.scene import Faults, TabletopConfig
 
 __all__ = ["SimState"]
@@ -59,3 +59,12 @@ class SimState:
     """Thickness of the tray's floor."""
     step_observers: list[Callable[[tuple[float, float, float]], None]] = field(default_factory=list)
     """Called with the grasp point (world frame) after every physics step of a motion."""
+    steps: int = 0
+    """Physics steps so far; a control step starts every ``config.physics_per_control``."""
+    arm_command: list[float] = field(default_factory=lambda: list(REST_POSE))
+    """The arm's joint targets as last commanded (sent to the motors at a control step)."""
+    targets_sent: bool = False
+    """Whether the motors have the commanded arm and finger targets."""
+    on_control_step: Callable[[], None] | None = None
+    """Called at the start of every control step, after the targets were sent (a
+    recording's hook; None while nothing records)."""

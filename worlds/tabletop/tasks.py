@@ -252,16 +252,18 @@ class Tasks:
         return [self.state.profile.to_world(point, frame) for point in model.ee_points(samples)]
 
     def drive_joints(self, target: Sequence[float]) -> None:
-        """The arm along the joint-space line to ``target``, at most 1 rad/s per joint."""
+        """The arm along the joint-space line to ``target``, at most 1 rad/s per joint: one
+        target per control step, each the point of the line for the next one."""
+        self.physics.to_control_step()
         start = self.joints_now()
         largest = max(abs(a - b) for a, b in zip(start, target, strict=True))
-        steps = max(1, int(largest / 1.0 * self.state.config.physics_hz))
-        for index in range(1, steps + 1):
-            fraction = index / steps
+        controls = max(1, math.ceil(largest / 1.0 * self.state.config.control_hz))
+        for index in range(1, controls + 1):
+            fraction = index / controls
             q = [a + (b - a) * fraction for a, b in zip(start, target, strict=True)]
             with self.state.lock:
                 self.physics.drive_arm(q)
-            self.physics.step()
+            self.physics.step(self.state.config.physics_per_control)
         self.physics.settle(60)
         self.state.yaw = self.physics.measured_yaw()
 

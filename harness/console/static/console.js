@@ -5,6 +5,7 @@ const $ = (id) => document.getElementById(id);
 const client = Array.from(crypto.getRandomValues(new Uint8Array(16)),
   (b) => b.toString(16).padStart(2, "0")).join("");
 let role = "viewer";
+let myHolder = null;  // this browser session's name in the seat (null: watching only)
 let lastId = 0;
 let state = {};
 let source = null;
@@ -62,6 +63,7 @@ function connect() {
   source = new EventSource(`/api/stream?client=${client}&after=${lastId}`);
   source.addEventListener("hello", (msg) => {
     const hello = JSON.parse(msg.data);
+    myHolder = hello.role === "viewer" ? null : hello.who.replace(/^page /, "");
     setRole(hello.role);
     renderState(hello.state);
   });
@@ -80,23 +82,34 @@ function connect() {
   };
 }
 
+const ROLE_NAMES = {
+  operator: "operator",
+  standby: "standby (may stop; take over to act)",
+  viewer: "viewer (watching only)",
+};
+
 function setRole(next) {
   role = next;
   const badge = $("role");
-  badge.textContent = next === "operator" ? "operator" : next === "viewer" ? "viewer (read-only)" : next;
+  badge.textContent = ROLE_NAMES[next] || next;
   badge.className = `badge ${next}`;
   document.body.dataset.role = next;
   renderClaim();
 }
 
 function renderClaim() {
-  $("claim").hidden = !(role === "viewer" && state.operator_connected === false);
+  $("claim").hidden = role !== "standby";
 }
 
 // ------------------------------------------------------------------ live state
 
 function renderState(next) {
   state = next;
+  if (role === "operator" || role === "standby") {
+    // The seat moves only by an explicit take-over; the state says who holds it now.
+    const mine = state.seat && state.seat === myHolder;
+    if (myHolder && (mine ? "operator" : "standby") !== role) setRole(mine ? "operator" : "standby");
+  }
   renderClaim();
   const task = state.task;
   const status = $("task-status");
@@ -358,7 +371,7 @@ document.addEventListener("keydown", (event) => {
   if (event.key === "Escape") { event.preventDefault(); stop(); }
 });
 $("claim").addEventListener("click", async () => {
-  const data = await act("/api/claim");
+  const data = await act("/api/claim", { take_over: true });
   if (data) setRole(data.role);
 });
 $("start-form").addEventListener("submit", async (event) => {
