@@ -7,9 +7,12 @@ harness) and for the named terminal reasons a task ends with.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.cancel import Cancelled
+
+if TYPE_CHECKING:
+    from harness.messages import ModelResponse, Usage
 
 __all__ = [
     "AuthenticationError",
@@ -110,6 +113,10 @@ class ModelError(HarnessError):
         self.status_code = status_code
         self.retry_after_s = retry_after_s
         self.provider = provider
+        self.usage: Usage | None = None
+        """What the failed request cost when the server did answer it (an answer that was
+        cut, empty or broke off after its usage arrived): never lost, the caller counts it.
+        None when the server answered nothing (a refusal, a dropped connection)."""
 
 
 class AuthenticationError(ModelError):
@@ -157,9 +164,21 @@ class OutputLimitError(IncompleteResponseError):
     kind = "output_limit"
     retryable = False
 
-    def __init__(self, message: str, *, max_output_tokens: int | None = None, **kw: Any) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        max_output_tokens: int | None = None,
+        response: ModelResponse | None = None,
+        **kw: Any,
+    ) -> None:
         super().__init__(message, **kw)
         self.max_output_tokens = max_output_tokens
+        self.response = response
+        """What arrived before the cut: its text, the cut call (``cut``, its name and the
+        partial arguments as text in ``raw_arguments``), the stop reason and the usage."""
+        if response is not None:
+            self.usage = response.usage
 
 
 class EmptyResponseError(ModelError):

@@ -128,13 +128,16 @@ class ToolCall(_Frozen):
 
     ``arguments`` is the parsed JSON object; when the model sent text that is not a JSON
     object, ``arguments`` is empty and ``raw_arguments`` keeps the text so the validation
-    error the model reads can quote it.
+    error the model reads can quote it. ``cut`` marks a call the output limit stopped
+    before it was whole: ``raw_arguments`` then holds the partial arguments as they
+    arrived, and the call is never run (its result says the limit cut it).
     """
 
     id: str
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     raw_arguments: str | None = None
+    cut: bool = False
 
 
 class ToolSpec(_Frozen):

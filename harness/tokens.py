@@ -80,6 +80,9 @@ class TokenEstimator:
     """A plausible report more than this many times the (calibrated) estimate resets the
     calibration to it at once, instead of moving the running median."""
     ignored_reports: int = 0
+    server_counted: bool = False
+    """The model's server counted a prompt for this estimator before its first decision
+    (:func:`harness.context.admission.calibrate_from_server`)."""
     recalibrations: int = 0
     """How often a far-off report reset the calibration."""
     _samples: list[float] = field(default_factory=list, repr=False)

@@ -19,7 +19,9 @@ from harness.errors import IncompleteResponseError
 from harness.messages import ModelResponse
 from harness.providers.base import Chunk, Final, RetryNotice
 from tests.wire_server import (
+    Recorded,
     Reply,
+    Responder,
     WireServer,
     anthropic_error,
     anthropic_stream,
@@ -74,6 +76,12 @@ class Turn:
     images: int = 0
 
 
+def asked_limit(request: Recorded) -> int:
+    """The output limit a recorded request asked for (either field)."""
+    body = request.body
+    return int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
+
+
 class Dialect:
     name: str
 
@@ -89,13 +97,14 @@ class Dialect:
     def tools(self, *calls: tuple[str, str, dict[str, Any]], text: str = "") -> Reply:
         raise NotImplementedError
 
-    def cut_text(self, text: str) -> Reply:
-        """A text answer the output limit stopped (``length`` / ``max_tokens``)."""
+    def cut_text(self, text: str) -> Responder:
+        """A text answer the output limit stopped (``length`` / ``max_tokens``), having
+        generated exactly the limit the request asked for (as a real server reports it)."""
         raise NotImplementedError
 
-    def cut_tools(self, *calls: tuple[str, str, dict[str, Any]], cut_json: str) -> Reply:
+    def cut_tools(self, *calls: tuple[str, str, dict[str, Any]], cut_json: str) -> Responder:
         """Whole ``calls``, then a last call (``move_to``) whose argument text the output
-        limit cut to ``cut_json``."""
+        limit cut to ``cut_json``; the usage says the whole limit was generated."""
         raise NotImplementedError
 
     def overflow(self) -> Reply:
@@ -129,12 +138,16 @@ class OpenAIDialect(Dialect):
     def tools(self, *calls: tuple[str, str, dict[str, Any]], text: str = "") -> Reply:
         return openai_stream(text, tool_calls=calls)
 
-    def cut_text(self, text: str) -> Reply:
-        return openai_stream(text, finish_reason="length")
+    def cut_text(self, text: str) -> Responder:
+        return lambda request: openai_stream(
+            text, finish_reason="length", usage=openai_usage(100, asked_limit(request))
+        )
 
-    def cut_tools(self, *calls: tuple[str, str, dict[str, Any]], cut_json: str) -> Reply:
-        return openai_stream(
-            tool_calls=[*calls, ("call_cut", "move_to", cut_json)], finish_reason="length"
+    def cut_tools(self, *calls: tuple[str, str, dict[str, Any]], cut_json: str) -> Responder:
+        return lambda request: openai_stream(
+            tool_calls=[*calls, ("call_cut", "move_to", cut_json)],
+            finish_reason="length",
+            usage=openai_usage(100, asked_limit(request)),
         )
 
     def overflow(self) -> Reply:
@@ -203,13 +216,19 @@ class AnthropicDialect(Dialect):
         blocks += [tool_use_block(call_id, name, args) for call_id, name, args in calls]
         return anthropic_stream(blocks)
 
-    def cut_text(self, text: str) -> Reply:
-        return anthropic_stream([text_block(text)], stop_reason="max_tokens")
+    def cut_text(self, text: str) -> Responder:
+        return lambda request: anthropic_stream(
+            [text_block(text)],
+            stop_reason="max_tokens",
+            usage=anthropic_usage(100, asked_limit(request)),
+        )
 
-    def cut_tools(self, *calls: tuple[str, str, dict[str, Any]], cut_json: str) -> Reply:
+    def cut_tools(self, *calls: tuple[str, str, dict[str, Any]], cut_json: str) -> Responder:
         blocks = [tool_use_block(call_id, name, args) for call_id, name, args in calls]
         blocks.append(dict(tool_use_block("toolu_cut", "move_to", {}), raw_json=cut_json))
-        return anthropic_stream(blocks, stop_reason="max_tokens")
+        return lambda request: anthropic_stream(
+            blocks, stop_reason="max_tokens", usage=anthropic_usage(100, asked_limit(request))
+        )
 
     def overflow(self) -> Reply:
         return anthropic_error(

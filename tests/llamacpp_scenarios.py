@@ -1,23 +1,39 @@
-"""What the harness must get right against llama.cpp's OpenAI-compatible server, as scenarios.
+"""What the harness must guarantee against a real OpenAI-compatible local server, as
+scenarios: llama.cpp's own ``llama-server`` (the upstream server most users run) and
+``llama-cpp-python``'s server, or any other that speaks the API.
 
-Each scenario takes a ``base_url`` and runs against whatever answers there: the real
-server (``tests/real/``, and once through a recording proxy to write the transcripts under
-``tests/fixtures/llamacpp/``), or the loopback wire server replaying those transcripts
-(``tests/test_llamacpp_replay.py``). Each has a ``check_*`` function that both use, given
-the scenario's result and the request bodies the server received, so the replayed and the
-live runs are held to the same assertions.
+Each scenario takes a ``base_url`` and runs against whatever answers there: a real server
+(``tests/real/``, and once through a recording proxy to write the transcripts under
+``tests/fixtures/llamaserver/`` and ``tests/fixtures/llamacpp/``), or the loopback wire
+server replaying those transcripts (``tests/test_llamacpp_replay.py``). Each has a
+``check_*`` function that both use, given the scenario's result and the exchanges the
+server had (requests and its answers), so the replayed and the live runs are held to the
+same assertions.
 
-``facts`` is different: plain HTTP requests that pin down the server's behaviour the
-adapter depends on (it rejects ``"content": null``; without ``tool_choice`` the tools are
-not in the prompt; streamed tool requests and streamed overflows come back as empty 200
-streams; streams carry no usage; an image part is read as text). If a new server version
-changes any of these, ``check_facts`` fails on the live run and says which.
+The checks assert what the harness guarantees with any compliant server, never one
+server's accidents: where a server may behave either way (stream tool calls or not, report
+usage in streams or not, refuse an image or read it as text) or a model's choice decides
+the path (a tool call or a text, a cut or a whole answer), every path is accepted and the
+guarantee is checked on the path taken. The guarantees: a request that offers tools says
+``tool_choice: "auto"`` and no assistant turn goes out as ``null``; a fallback to an
+unstreamed request happens only after a stream that carried nothing; an overflow is a
+:class:`ContextOverflowError` with the server's numbers; an empty answer is never a
+response; images never reach a model that does not take them; a cut call never runs and
+is recorded cut; every request the server answered is counted in ``done.usage`` (the
+oracle: the server's own usage reports in the exchanges); a task ends with exactly one
+``done``.
+
+``facts`` is different: plain HTTP requests recording the server's behaviour the adapter
+must cope with (what it does with ``"content": null``, streamed tool requests, streamed
+overflows, stream usage, image parts). ``check_facts`` asserts only what every compliant
+server does and returns the rest for the record.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import json
 import urllib.error
 import urllib.request
@@ -54,6 +70,7 @@ __all__ = [
     "check_overflow",
     "check_tool_session",
     "check_vision",
+    "cut_call",
     "empty_answer",
     "facts",
     "model_config",
@@ -99,6 +116,68 @@ def model_config(base_url: str, **overrides: Any) -> ModelConfig:
     return ModelConfig.model_validate(data)
 
 
+def chat(exchanges: list[Exchange]) -> list[Exchange]:
+    """The chat completions among ``exchanges`` (not the server's own endpoints)."""
+    return [e for e in exchanges if e.is_chat]
+
+
+def bodies_of(exchanges: list[Exchange]) -> list[dict[str, Any]]:
+    return [e.request for e in chat(exchanges)]
+
+
+def reported_usage(exchange: Exchange) -> dict[str, int] | None:
+    """The usage the server reported in one answer (whole or streamed), or None."""
+    if exchange.status != 200 or not exchange.body.strip():
+        return None
+    if "text/event-stream" in exchange.content_type:
+        found = None
+        for data in exchange.sse_data():
+            if data != "[DONE]":
+                found = json.loads(data).get("usage") or found
+        return found
+    return exchange.json().get("usage")
+
+
+def check_usage_counted(usage: Any, exchanges: list[Exchange]) -> None:
+    """Every chat request the server answered is in ``usage``: one request each, its
+    reported tokens, and the ones without a report counted as unreported (the oracle is
+    the server's own answers, not the harness's accounts)."""
+    answered = [e for e in chat(exchanges) if e.status == 200]
+    reports = [reported_usage(e) for e in answered]
+    assert usage.requests == len(answered), (usage, len(answered))
+    assert usage.prompt_tokens == sum(r["prompt_tokens"] for r in reports if r), usage
+    assert usage.output_tokens == sum(r["completion_tokens"] for r in reports if r), usage
+    assert usage.unreported_requests == sum(1 for r in reports if not r), usage
+
+
+def check_no_null_content(bodies: list[dict[str, Any]]) -> None:
+    for body in bodies:
+        assert all(m.get("content") is not None for m in body["messages"]), body
+
+
+def check_tool_choice(bodies: list[dict[str, Any]]) -> None:
+    """A request that offers tools says ``tool_choice: "auto"``; a tool-less one never
+    carries it."""
+    for body in bodies:
+        assert ("tools" in body) == (body.get("tool_choice") == "auto"), body.get("tool_choice")
+
+
+def check_fallbacks(exchanges: list[Exchange]) -> None:
+    """An unstreamed request follows only a stream that carried nothing, and is the same
+    request otherwise."""
+    calls = chat(exchanges)
+    for before, after in itertools.pairwise(calls):
+        if before.request.get("stream") and not after.request.get("stream"):
+            if after.request.get("max_tokens") == 1 or "tools" not in after.request:
+                continue
+            if before.status == 200 and not before.body.strip():
+                same = {k: v for k, v in before.request.items() if k not in STREAM_KEYS}
+                assert same == after.request
+
+
+STREAM_KEYS = ("stream", "stream_options")
+
+
 def _final(model: OpenAIChatModel, request: ModelRequest) -> tuple[ModelResponse, bool]:
     finals = [c for c in model.stream(request) if isinstance(c, Final)]
     assert len(finals) == 1
@@ -119,9 +198,9 @@ class ToolSession:
 
 def tool_session(base_url: str) -> ToolSession:
     """Two tool-offering turns and one tool-less request, as the loop and summarizer make
-    them: the first turn finds out the server cannot stream tool requests, the second
+    them: the first turn finds out whether the server streams tool requests, the second
     sends the first's tool call back (an assistant turn without text)."""
-    model = OpenAIChatModel(model_config(base_url))
+    model = OpenAIChatModel(model_config(base_url, max_output_tokens=256))
     try:
         items: list[Any] = [InstructionItem(text=INSTRUCTION)]
         request = ModelRequest(system=SYSTEM, tools=[MOVE_TO], items=items)
@@ -149,29 +228,44 @@ def tool_session(base_url: str) -> ToolSession:
         model.close()
 
 
-def check_tool_session(result: ToolSession, bodies: list[dict[str, Any]]) -> None:
-    # item 2: tools go out with tool_choice auto; the streamed try came back empty, the
-    # unstreamed one called the tool, and tool requests are no longer streamed
-    shape = [(b.get("stream", False), "tools" in b, b.get("tool_choice")) for b in bodies]
-    assert shape == [
-        (True, True, "auto"),
-        (False, True, "auto"),
-        (False, True, "auto"),
-        (True, False, None),
-    ], shape
-    assert result.streams_tool_requests is False
-    assert [c.name for c in result.first.tool_calls] == ["move_to"]
-    assert set(result.first.tool_calls[0].arguments) == {"x", "y", "z"}
-    # item 1: the assistant tool-call turn went back with "" and the server accepted it
-    for body in bodies:
-        assert all(m.get("content") is not None for m in body["messages"]), body
-    assistant = [m for m in bodies[2]["messages"] if m["role"] == "assistant"]
-    assert assistant and assistant[0]["content"] == "" and assistant[0]["tool_calls"]
-    assert result.second.tool_calls or result.second.text.strip()
-    # item 6: the stream carried no usage, and the adapter says so
+def check_tool_session(result: ToolSession, exchanges: list[Exchange]) -> None:
+    bodies = bodies_of(exchanges)
+    check_tool_choice(bodies)
+    check_no_null_content(bodies)
+    check_fallbacks(exchanges)
+    tool_requests = [b for b in bodies if "tools" in b]
+    if result.streams_tool_requests:
+        # the server streams tool calls: two streamed tool requests, nothing asked twice
+        assert [b.get("stream", False) for b in tool_requests] == [True, True]
+    else:
+        # it sent an empty stream for the first: asked again unstreamed, then never streamed
+        assert [b.get("stream", False) for b in tool_requests] == [True, False, False]
+    # whatever the model chose: a text, or calls whose arguments are an object, or (text
+    # that is no JSON object) kept raw for the error the model reads, never guessed; only
+    # the last call of an answer the output limit stopped is cut, and only after a whole one
+    for response in (result.first, result.second):
+        assert response.tool_calls or response.text.strip()
+        for call in response.tool_calls:
+            assert isinstance(call.arguments, dict)
+            assert call.raw_arguments is None or call.arguments == {}
+        cut = [c.cut for c in response.tool_calls]
+        assert not any(cut[:-1])
+        if cut and cut[-1]:
+            assert response.stop_reason == "max_tokens" and len(cut) >= 2
+            assert not response.tool_calls[0].cut and response.tool_calls[0].raw_arguments is None
+    # the assistant turn went back with its text, "" when it had none (never null), and
+    # the server accepted it
+    assistant = [m for m in tool_requests[-1]["messages"] if m["role"] == "assistant"]
+    assert assistant and assistant[0]["content"] == result.first.text
+    assert assistant[0]["tool_calls"]
+    # the summary: a text; its usage reported exactly when the stream carried it
     assert result.summary.text.strip()
-    assert result.summary_usage_reported is False
-    assert result.summary.usage.prompt_tokens == 0
+    carried = reported_usage(chat(exchanges)[-1])
+    assert result.summary_usage_reported is bool(carried)
+    if carried:
+        assert result.summary.usage.prompt_tokens == carried["prompt_tokens"]
+    else:
+        assert result.summary.usage.prompt_tokens == 0
 
 
 # =========================================================================== overflow
@@ -208,13 +302,17 @@ def overflow(base_url: str) -> Raised:
     return _raised(model, request, ContextOverflowError)
 
 
-def check_overflow(result: Raised, bodies: list[dict[str, Any]]) -> None:
-    # item 3: the streamed overflow (an empty stream) is recognised, by asking unstreamed
+def check_overflow(result: Raised, exchanges: list[Exchange]) -> None:
+    # the overflow is named, whether the server refused the stream at once (HTTP 400) or
+    # sent an empty stream and refused the unstreamed request that followed
     assert isinstance(result.error, ContextOverflowError), result.instead
-    assert [b.get("stream", False) for b in bodies] == [True, False]
-    # item 4: the server's stated window travels on the error
+    streamed = [b.get("stream", False) for b in bodies_of(exchanges)]
+    assert streamed in ([True], [True, False]), streamed
+    # the server's stated window and its count of the prompt travel on the error
     assert result.error.limit_tokens == N_CTX
     assert result.error.prompt_tokens is not None and result.error.prompt_tokens > N_CTX
+    # a refused request cost nothing: no usage is claimed for it
+    assert result.error.usage is None
 
 
 # =========================================================================== empty answer
@@ -224,16 +322,27 @@ def empty_answer(base_url: str) -> Raised:
     """A well-formed empty answer (``stop`` cuts the model's first word)."""
     stop = ["Instruction", "say", "Say"]
     model = OpenAIChatModel(
-        model_config(base_url, max_retries=3, options={"extra_body": {"stop": stop}})
+        model_config(
+            base_url,
+            max_retries=3,
+            max_output_tokens=64,
+            options={"extra_body": {"stop": stop}},
+        )
     )
     request = ModelRequest(system=SYSTEM, items=[InstructionItem(text="Say hello.")])
     return _raised(model, request, EmptyResponseError)
 
 
-def check_empty_answer(result: Raised, bodies: list[dict[str, Any]]) -> None:
-    # item 3: an empty final answer is an error, retried once (not max_retries=3 times)
-    assert isinstance(result.error, EmptyResponseError), result.instead
-    assert len(bodies) == 2 and all(b.get("stream") for b in bodies)
+def check_empty_answer(result: Raised, exchanges: list[Exchange]) -> None:
+    # an empty final answer is an error, retried once (not max_retries=3 times); a server
+    # or model that answered with text anyway took the other path: one request, a text
+    bodies = bodies_of(exchanges)
+    assert all(b.get("stream") for b in bodies)
+    if result.error is not None:
+        assert isinstance(result.error, EmptyResponseError)
+        assert len(bodies) == 2
+    else:
+        assert result.instead == "the call succeeded" and len(bodies) == 1
 
 
 # =========================================================================== vision
@@ -269,20 +378,24 @@ def vision(base_url: str) -> Vision:
         model.close()
 
 
-def check_vision(result: Vision, bodies: list[dict[str, Any]]) -> None:
-    # item 5: one probe (text alone, a flat and a noisy image), verdict remembered
+def check_vision(result: Vision, exchanges: list[Exchange]) -> None:
+    # one probe (text alone, a flat and a noisy image), verdict remembered
+    bodies = bodies_of(exchanges)
     flat, noisy = (url.split(",", 1)[0] for url in probe_images())
     probes, turns = bodies[:3], bodies[3:]
     assert [len(b["messages"][0]["content"]) for b in probes] == [1, 2, 2]
     assert all(b["max_tokens"] == 1 for b in probes)
     assert probes[1]["messages"][0]["content"][1]["image_url"]["url"].startswith(flat)
     assert probes[2]["messages"][0]["content"][1]["image_url"]["url"].startswith(noisy)
-    assert result.vision is False and "read as text" in result.reason, result.reason
+    assert result.vision is not None and result.reason.startswith("probed: ")
     assert len(turns) == 2
     for body in turns:
         last = body["messages"][-1]
-        assert isinstance(last["content"], str)  # no image part at all
-        assert BRIEF in last["content"] and "not shown" in last["content"]
+        if result.vision:
+            assert any(p.get("type") == "image_url" for p in last["content"])
+        else:  # refused or read as text: no image part at all, the Brief instead
+            assert isinstance(last["content"], str)
+            assert BRIEF in last["content"] and "not shown" in last["content"]
     assert result.response.text.strip()
 
 
@@ -325,17 +438,19 @@ def example(base_url: str) -> ExampleRun:
     )
 
 
-def check_example(result: ExampleRun, bodies: list[dict[str, Any]]) -> None:
-    # item 7: it runs (whatever a 270M model makes of the task) and ends with a summary
+def check_example(result: ExampleRun, exchanges: list[Exchange]) -> None:
+    # it runs (whatever a 270M model makes of the task) and ends with a summary
+    bodies = bodies_of(exchanges)
     assert result.code in (0, 1), (result.code, result.err)
     assert "Traceback" not in result.err + result.out
     assert "after" in result.out and "turns" in result.out, result.out[-500:]
     probes = [b for b in bodies if b.get("max_tokens") == 1]
     assert len(probes) == 3  # the camera made it probe, once
     turns = [b for b in bodies if b.get("max_tokens") != 1]
-    assert turns and all(b.get("tool_choice") == "auto" for b in turns if "tools" in b)
+    assert turns
+    check_tool_choice(turns)
+    check_no_null_content(turns)
     for body in turns:
-        assert all(m.get("content") is not None for m in body["messages"])
         parts = [m["content"] for m in body["messages"] if isinstance(m["content"], list)]
         assert not any(p.get("type") == "image_url" for c in parts for p in c)
 
@@ -344,9 +459,9 @@ def example_without_a_window(base_url: str) -> ExampleRun:
     return run_example(["--model", f"openai:{MODEL}@{base_url}", "--max-turns", "1"])
 
 
-def check_example_without_a_window(result: ExampleRun, bodies: list[dict[str, Any]]) -> None:
+def check_example_without_a_window(result: ExampleRun, exchanges: list[Exchange]) -> None:
     assert result.code == 2 and "--context-window" in result.err, result.err
-    assert "Traceback" not in result.err and bodies == []
+    assert "Traceback" not in result.err and chat(exchanges) == []
 
 
 # =========================================================================== a whole task
@@ -358,12 +473,15 @@ class Task:
     events: list[Any]
 
 
-def task(base_url: str) -> Task:
+def task(base_url: str, *, max_output_tokens: int | None = None) -> Task:
     """Three turns of the real loop driving the example's toy gantry (short system prompt:
     the 270M model follows it; the built-in one is too long for it)."""
     from harness import Harness, HarnessConfig
 
     module = load_example()
+    overrides: dict[str, Any] = {"timeout_s": 600.0}
+    if max_output_tokens is not None:
+        overrides["max_output_tokens"] = max_output_tokens
     config = HarnessConfig.model_validate(
         {
             "embodiment": None,
@@ -371,11 +489,13 @@ def task(base_url: str) -> Task:
             "run": {"store": None},
             "memory": {"enabled": False},
             "context": {"system_prompt": SYSTEM[0].text},
-            "model": model_config(base_url, timeout_s=600.0).model_dump(),
+            "model": model_config(base_url, **overrides).model_dump(exclude_unset=True),
         }
     )
     with contextlib.redirect_stdout(io.StringIO()):
         module.fit_to_window(config, N_CTX)
+    if max_output_tokens is not None:
+        config.model.max_output_tokens = max_output_tokens
     robot = module.ToyGantry()
     executed: list[tuple[str, dict[str, Any]]] = []
     original = robot.execute
@@ -395,21 +515,130 @@ def task(base_url: str) -> Task:
     return Task(executed, events)
 
 
-def check_task(result: Task, bodies: list[dict[str, Any]]) -> None:
-    # items 1 and 2 through the loop: tool calls at turn 1 and after, history accepted
-    kinds = [e.type for e in result.events]
-    assert "model_error" not in kinds, [e for e in result.events if e.type == "model_error"]
-    assert len(result.executed) >= 2 and all(a == "move_to" for a, _ in result.executed)
+def check_task(result: Task, exchanges: list[Exchange]) -> None:
+    """Whatever the model did in its three turns: one ``done``, last; every request the
+    server answered counted; nothing cut or invalid ran; the ending tells the truth."""
+    bodies = bodies_of(exchanges)
+    events = result.events
+    dones = [e for e in events if e.type == "done"]
+    assert len(dones) == 1 and events[-1] is dones[0]
+    done = dones[0]
+    check_usage_counted(done.usage, exchanges)
     turns = [b for b in bodies if b.get("max_tokens") != 1]
-    assert turns[0].get("stream") and not any(b.get("stream") for b in turns[1:])
-    assert all(b.get("tool_choice") == "auto" for b in turns)
-    later = [m for b in turns[2:] for m in b["messages"] if m["role"] == "assistant"]
-    assert later and all(m["content"] == "" and m["tool_calls"] for m in later)
+    check_tool_choice(turns)
+    check_no_null_content(turns)
+    check_fallbacks(exchanges)
+    # only whole, valid calls of the gantry's tools ran, one per turn at most
+    ran = [e for e in events if e.type == "tool_result" and e.executed]
+    assert len(result.executed) <= len(ran) <= done.turns
+    for action, arguments in result.executed:  # validated, then clamped into the box
+        if action == "move_to":
+            assert set(arguments) == {"x", "y", "z"}
+            assert all(isinstance(v, float) for v in arguments.values())
+            assert 0.02 <= arguments["z"] <= 0.5
+        else:
+            assert action == "grip" and isinstance(arguments["close"], bool)
+    for event in events:
+        if event.type == "tool_result" and event.error_kind == "output_limit":
+            assert not event.executed and "output limit cut" in event.text
+    for event in events:
+        if event.type == "model_discarded":
+            assert event.usage.requests == 1  # what a cut answer cost is never lost
+    # a report only from a whole answer; a failure names its reason
+    assert done.status in ("completed", "max_turns", "failed"), done.status
+    if done.status == "completed":
+        answers = [e for e in events if e.type == "model_response"]
+        assert answers and not answers[-1].tool_calls
+        assert answers[-1].stop_reason not in ("max_tokens", "length")
+        assert done.report == answers[-1].text
+    if done.status == "failed":
+        assert "limit" in done.termination_reason or "model error" in done.termination_reason
+
+
+def cut_call(base_url: str) -> Task:
+    """The gantry task with the output limit at 48 tokens (a user's choice, kept): the
+    model's calls are cut more often than not."""
+    return task(base_url, max_output_tokens=48)
+
+
+def check_cut_call(result: Task, exchanges: list[Exchange]) -> None:
+    check_task(result, exchanges)
     done = result.events[-1]
-    assert done.type == "done" and done.status in ("completed", "max_turns")
+    for body in bodies_of(exchanges):
+        if body.get("max_tokens") != 1:
+            assert body["max_tokens"] == 48  # a limit the user set is kept
+    cuts = [e for e in result.events if e.type == "model_discarded"]
+    for cut in cuts:
+        assert "the output limit of 48 tokens cut" in cut.reason
+        for call in cut.tool_calls:
+            assert call["name"] and "arguments_so_far" in call
+    # a cut answer is always resent (changed) once: a task that fails over cuts saw two,
+    # each named with the limit that cut it (the window has room for 48 more tokens)
+    if done.status == "failed" and "cut" in done.termination_reason:
+        assert "the output limit of 48 tokens cut" in done.termination_reason
+        assert "leaves room for only" not in done.termination_reason
+        assert len(cuts) == 2
+    resent = [b for b in bodies_of(exchanges) if b.get("max_tokens") == 48]
+    assert len(resent) >= min(len(cuts) + 1, 2) or done.status == "cancelled"
+
+
+@dataclass
+class SmallWindow:
+    offered: list[str]
+    left_out: dict[str, list[str]]
+    refusal: str | None
+    server_counted: bool
+    tools_tokens: int
+
+
+def small_window(base_url: str) -> SmallWindow:
+    """The default tabletop deployment on this server's 8k window: which tools it gets."""
+    import argparse
+    from pathlib import Path
+
+    from harness.cli.common import config_from_args
+    from harness.runtime.harness import Harness
+    from harness.store import MemoryRunStore
+
+    args = argparse.Namespace(
+        config=str(Path(__file__).resolve().parents[1] / "configs" / "default.yaml"),
+        set=["memory.enabled=false"],
+        model=f"openai:{MODEL}@{base_url}",
+        context_window=N_CTX,
+    )
+    config = config_from_args(args)
+    with Harness.from_config(config, store=MemoryRunStore()) as harness:
+        offer = harness.tool_offer()
+        context = harness.session.context
+        return SmallWindow(
+            offered=[t.name for t in offer.offered],
+            left_out=offer.left_out,
+            refusal=offer.refusal,
+            server_counted=context.estimator.server_counted,
+            tools_tokens=context.estimator.calibrated(context.tools_tokens()),
+        )
+
+
+def check_small_window(result: SmallWindow, exchanges: list[Exchange]) -> None:
+    # a smaller tool set, not a refusal; optional features only; no model call for it
+    assert result.refusal is None
+    assert result.left_out and set(result.left_out) <= {
+        "sub-agents",
+        "episodes",
+        "archive search",
+        "scene queries",
+    }
+    for core in ("move_to", "pick", "place", "update_task_notes", "recall"):
+        assert core in result.offered
+    assert chat(exchanges) == []
+    # the server's own count calibrated the estimate where the server counts
+    counted = [e for e in exchanges if e.path == "/tokenize" and e.status == 200]
+    assert result.server_counted is bool(counted)
 
 
 SCENARIOS = {
+    "small_window": (small_window, check_small_window),
+    "cut_call": (cut_call, check_cut_call),
     "tool_session": (tool_session, check_tool_session),
     "overflow": (overflow, check_overflow),
     "empty_answer": (empty_answer, check_empty_answer),
@@ -532,27 +761,24 @@ class FactView:
 
 
 def check_facts(exchanges: list[Exchange]) -> FactView:
-    """The server behaviour the adapter is built around (module docstring)."""
+    """What every compliant server does with the plain requests (module docstring); the
+    rest of each answer is kept in the view for the record."""
     view = FactView({fact.name: exchange for fact, exchange in zip(FACTS, exchanges, strict=True)})
-    null = view.by_name["content_null"]
-    assert null.status == 500 and "validation error" in null.body, null.body[:300]
+    # "" for an assistant turn without text is accepted ("content": null may or may not be)
     assert view.by_name["content_empty"].status == 200
-    without = view.json("tools_without_tool_choice")["choices"][0]["message"]
-    assert not without.get("tool_calls")
-    # without tool_choice the tools never reach the prompt: it is much shorter
-    assert view.prompt_tokens("tools_with_tool_choice") > 2 * view.prompt_tokens(
-        "tools_without_tool_choice"
-    )
-    assert view.json("tools_with_tool_choice")["choices"][0]["message"]["tool_calls"]
-    for name in ("streamed_tool_choice", "streamed_overflow"):
-        exchange = view.by_name[name]
-        assert exchange.status == 200 and exchange.body.strip() == "", (name, exchange.body)
+    assert view.by_name["content_null"].status in (200, 400, 422, 500)
+    assert view.json("tools_with_tool_choice")["choices"][0]["message"]
+    # a prompt over the window is refused with a 400 naming the window, streamed or not
+    # (a streamed one may instead come back as an empty stream)
     stated = view.json("overflow")["error"]
     assert view.by_name["overflow"].status == 400
-    assert stated["code"] == "context_length_exceeded"
-    assert f"maximum context length is {N_CTX} tokens" in stated["message"]
-    chunks = [json.loads(d) for d in view.by_name["stream_usage"].sse_data() if d != "[DONE]"]
-    assert chunks and not any(chunk.get("usage") for chunk in chunks)
-    # an image part is read as text: a noisy 16-pixel image costs hundreds of tokens
-    assert view.prompt_tokens("brief_with_image") - view.prompt_tokens("brief_alone") > 300
+    assert str(N_CTX) in json.dumps(stated)
+    streamed = view.by_name["streamed_overflow"]
+    assert streamed.status == 400 or (streamed.status == 200 and not streamed.body.strip())
+    assert view.by_name["stream_usage"].status == 200
+    # an image part is refused or read, never ignored silently with a 200 and no cost
+    with_image = view.by_name["brief_with_image"]
+    assert with_image.status != 200 or view.prompt_tokens("brief_with_image") > view.prompt_tokens(
+        "brief_alone"
+    )
     return view

@@ -74,7 +74,7 @@ def test_an_answer_cut_twice_ends_the_task_failed_with_the_reason(
     config: HarnessConfig, dialect: Dialect, server: WireServer
 ) -> None:
     cut = "Step one done, step two is to move the"
-    server.responder = lambda request: dialect.cut_text(cut)
+    server.responder = dialect.cut_text(cut)
     config.model = dialect.config(server)
     with Harness.from_config(config) as harness:
         events = run(harness)
@@ -103,7 +103,10 @@ def test_complete_calls_before_a_cut_one_run_the_first_and_answer_the_rest(
     assert driver.executed == [("move_to", WHOLE)]
     results = [e for e in events if e.type == "tool_result"]
     assert [r.executed for r in results] == [True, False, False]
-    assert {r.error_kind for r in results[1:]} == {"not_executed"}
+    # the whole second call: one tool per turn; the cut last one: cut, quoted as it arrived
+    assert [r.error_kind for r in results[1:]] == ["not_executed", "output_limit"]
+    assert "output limit cut this move_to call off" in results[2].text
+    assert repr(CUT_JSON) in results[2].text
     assert not [e for e in events if e.type in ("model_retry", "model_error")]
     assert len(server.requests) == 2
     assert done_of(events).status == "completed"
@@ -135,7 +138,7 @@ def test_a_cut_tool_call_is_never_resent_unchanged(
 def test_a_tool_call_cut_every_time_fails_after_one_changed_resend(
     config: HarnessConfig, dialect: Dialect, server: WireServer
 ) -> None:
-    server.responder = lambda request: dialect.cut_tools(cut_json=CUT_JSON)
+    server.responder = dialect.cut_tools(cut_json=CUT_JSON)
     config.model = dialect.config(server, max_retries=3)
     harness, driver = robot(config)
     with harness:
@@ -143,7 +146,9 @@ def test_a_tool_call_cut_every_time_fails_after_one_changed_resend(
     assert driver.executed == []
     assert len(server.requests) == 2
     done = done_of(events)
-    assert done.status == "failed" and "cut a tool call off" in done.termination_reason
+    assert done.status == "failed"
+    reason = done.termination_reason
+    assert "the output limit of 4096 tokens cut a tool call (move_to) off" in reason
 
 
 def test_a_configured_output_limit_is_kept_and_the_resend_changes_by_its_notice(
@@ -164,7 +169,7 @@ def test_the_adapter_never_retries_a_length_cut_call_itself(
     dialect: Dialect, server: WireServer, calls_before: int
 ) -> None:
     whole = [(f"call_{i}", "move_to", WHOLE) for i in range(calls_before)]
-    server.responder = lambda request: dialect.cut_tools(*whole, cut_json=CUT_JSON)
+    server.responder = dialect.cut_tools(*whole, cut_json=CUT_JSON)
     model = build_model(dialect.config(server, max_retries=3))
     request = ModelRequest(
         system=[SystemBlock(name="system", text="You drive a robot.")],

@@ -165,13 +165,16 @@ def test_tool_definitions_that_do_not_fit_end_the_task_at_start(config: HarnessC
         events = list(h.run_stream("anything"))
     final = done(events)
     assert final.status == "failed"
+    # the optional features went first (named in a warning), then the rest was refused
+    left_out = [e.message for e in events if e.type == "notification" and "left out" in e.message]
+    assert left_out and "archive search (search_archive)" in left_out[0]
     assert final.termination_reason.startswith(
-        "capability admission: the tool definitions (16 tools) would add about "
+        "capability admission: the tool definitions (15 tools) would add about "
     )
     assert "the ceiling is 238 tokens" in final.termination_reason
     # and it says what to do about it (a small local model's first run ends here)
     assert final.termination_reason.endswith("use a model with a larger context window.")
-    assert "subagents.enabled" in final.termination_reason
+    assert "narrow an MCP server" in final.termination_reason
     assert model.requests == []  # the model was never called with a request that cannot fit
 
 

@@ -29,9 +29,13 @@ from typing import Any
 
 from tests.wire_server import Reply, strip_images
 
-__all__ = ["FIXTURES", "Exchange", "RecordingProxy", "Transcript"]
+__all__ = ["CHAT_PATH", "FIXTURES", "UPSTREAM", "Exchange", "RecordingProxy", "Transcript"]
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "llamacpp"
+"""Recorded from ``llama-cpp-python``'s server (``llama_cpp.server``)."""
+UPSTREAM = Path(__file__).resolve().parent / "fixtures" / "llamaserver"
+"""Recorded from llama.cpp's own ``llama-server`` (the upstream server)."""
+CHAT_PATH = "/v1/chat/completions"
 
 
 @dataclass
@@ -45,6 +49,12 @@ class Exchange:
     body: str
     seconds: float = 0.0
     """How long the real server took (for the record; replays answer at once)."""
+    method: str = "POST"
+
+    @property
+    def is_chat(self) -> bool:
+        """A chat completion (the API), not one of the server's own endpoints."""
+        return self.path.rstrip("/").endswith("/chat/completions")
 
     def reply(self) -> Reply:
         return Reply(
@@ -71,8 +81,8 @@ class Transcript:
     notes: str = ""
 
     @classmethod
-    def load(cls, name: str) -> Transcript:
-        data = json.loads((FIXTURES / f"{name}.json").read_text())
+    def load(cls, name: str, folder: Path = FIXTURES) -> Transcript:
+        data = json.loads((folder / f"{name}.json").read_text())
         exchanges = [Exchange(**exchange) for exchange in data.pop("exchanges")]
         return cls(exchanges=exchanges, **data)
 
@@ -118,7 +128,14 @@ class RecordingProxy:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def forward(self, path: str, raw: bytes, send: Callable[[int, str, bytes], None]) -> None:
+    def forward(
+        self,
+        path: str,
+        raw: bytes,
+        send: Callable[[int, str, bytes], None],
+        *,
+        method: str = "POST",
+    ) -> None:
         """Forward one request; pass the response on piece by piece as it arrives
         (``send(status, content_type, piece)``, an empty piece first), then record it."""
         started = time.monotonic()
@@ -126,9 +143,9 @@ class RecordingProxy:
             self._in_flight += 1
         request = urllib.request.Request(
             self.upstream + path,
-            data=raw,
+            data=raw if method == "POST" else None,
             headers={"Content-Type": "application/json"},
-            method="POST",
+            method=method,
         )
         pieces: list[bytes] = []
         try:
@@ -143,7 +160,7 @@ class RecordingProxy:
                 pieces.append(piece)
                 send(status, content_type, piece)
         try:
-            body: Any = json.loads(raw)
+            body: Any = json.loads(raw) if raw else None
         except ValueError:
             body = raw.decode("utf-8", "replace")
         exchange = Exchange(
@@ -153,6 +170,7 @@ class RecordingProxy:
             content_type=content_type,
             body=b"".join(pieces).decode("utf-8"),
             seconds=round(time.monotonic() - started, 2),
+            method=method,
         )
         with self._lock:
             self.exchanges.append(exchange)
@@ -174,7 +192,10 @@ class _ProxyHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: Any
 
-    def do_POST(self) -> None:
+    def do_GET(self) -> None:
+        self.do_POST(method="GET")
+
+    def do_POST(self, method: str = "POST") -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         started = False
@@ -197,7 +218,7 @@ class _ProxyHandler(BaseHTTPRequestHandler):
             except OSError:  # the client gave up (a cancel, a deadline): keep recording
                 client_gone = True
 
-        self.server.proxy.forward(self.path, raw, send)
+        self.server.proxy.forward(self.path, raw, send, method=method)
         self.close_connection = True
 
     def log_message(self, format: str, *args: Any) -> None:

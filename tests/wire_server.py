@@ -34,6 +34,7 @@ from typing import Any
 __all__ = [
     "Recorded",
     "Reply",
+    "Responder",
     "WireServer",
     "anthropic_error",
     "anthropic_message",
@@ -105,6 +106,12 @@ class WireServer:
         self.responder = responder
         self.requests: list[Recorded] = []
         self._queue: deque[Reply | Responder] = deque()
+        self.routes: dict[str, deque[Reply]] = {}
+        """Replies for one path (any method), taken before the queue: a server's own
+        endpoints beside the API (``/props``, ``/tokenize``) in a replayed transcript. A
+        GET to a path without a route is answered 404, as by a server without it, and
+        kept in :attr:`unrouted` rather than :attr:`requests`."""
+        self.unrouted: list[Recorded] = []
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
@@ -150,9 +157,21 @@ class WireServer:
         self._httpd.server_close()
         self._thread.join(timeout=5)
 
+    def route(self, path: str, *replies: Reply) -> None:
+        """Answer requests to ``path`` with ``replies``, in order (see :attr:`routes`)."""
+        with self._lock:
+            self.routes.setdefault(path, deque()).extend(replies)
+
     def _answer(self, request: Recorded) -> Reply:
         with self._lock:
+            routed = self.routes.get(request.path)
+            if request.method != "POST" and not routed:
+                # A server without the endpoint; not one of the API calls tests count.
+                self.unrouted.append(request)
+                return Reply(404, {"error": {"message": "File Not Found"}})
             self.requests.append(request)
+            if routed:
+                return routed.popleft()
             step = self._queue.popleft() if self._queue else self.responder
         if step is None:
             return Reply(500, {"error": {"message": "wire server: no reply programmed"}})
@@ -163,7 +182,10 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: Any
 
-    def do_POST(self) -> None:
+    def do_GET(self) -> None:
+        self.do_POST(method="GET")
+
+    def do_POST(self, method: str = "POST") -> None:
         wire: WireServer = self.server.wire
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
@@ -172,7 +194,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = raw.decode("utf-8", "replace")
         request = Recorded(
-            method="POST",
+            method=method,
             path=self.path,
             headers={key.lower(): value for key, value in self.headers.items()},
             body=body,
@@ -222,6 +244,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(data)))
         for key, value in reply.headers.items():
             self.send_header(key, value)
+        # Said, not only done: a client that reused the connection would race the close.
+        self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(data)
         self.close_connection = True  # a body shorter than its Content-Length ends here

@@ -193,6 +193,32 @@ def check_tools(harness: Deployment) -> Iterator[CheckResult]:
         yield from check_declarations(harness, [t for t in tools if t.physical])
 
 
+def check_tool_fit(harness: Deployment) -> Iterator[CheckResult]:
+    """The selection every task starts with (``harness run`` refuses to start when it
+    fails): whether the tool definitions fit the model's window, counted by the model's
+    server where it can count, and which optional features a small window leaves out."""
+    offer_of = getattr(harness, "tool_offer", None)
+    if not callable(offer_of):
+        return
+    offer = offer_of()
+    estimator = harness.context.estimator
+    how = "as the model's server counts them" if estimator.server_counted else "estimated"
+    admission = offer.admission
+    size = (
+        f"about {admission.needed} tokens {how}, ceiling {admission.ceiling}"
+        if admission is not None
+        else how
+    )
+    if offer.refusal is not None:
+        yield CheckResult.fail("tool fit", offer.refusal)
+        return
+    notice = offer.notice()
+    if notice is not None:
+        yield CheckResult.warn("tool fit", notice)
+        return
+    yield CheckResult.ok("tool fit", f"{len(offer.offered)} tool definitions: {size}")
+
+
 def check_declarations(harness: Deployment, physical: list[Any]) -> Iterator[CheckResult]:
     """Physical tools the embodiment's envelope will block whatever the model sends,
     because their declaration does not cover their arguments (the envelope's own rule)."""
@@ -428,6 +454,7 @@ def _writable_folder(subject: str, folder: Path) -> CheckResult:
 for _name, _check in (
     ("model", check_model),
     ("tools", check_tools),
+    ("tool fit", check_tool_fit),
     ("embodiment", check_embodiment),
     ("skills", check_skills_and_memory),
     ("store", check_store),

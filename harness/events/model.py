@@ -52,15 +52,19 @@ class ModelResponseEvent(EventBase):
 
 class ModelDiscardedEvent(EventBase):
     """A model answer the harness did not act on: the operator cancelled while the call was
-    in flight. ``complete`` says whether the whole answer had arrived; ``text`` and
-    ``tool_calls`` are what had (nothing of it enters the context, and no call of it runs).
-    Anything the abandoned call delivers later is dropped."""
+    in flight, or a limit cut the answer off. ``complete`` says whether the whole answer
+    had arrived; ``text`` and ``tool_calls`` are what had (a cut call as its name and
+    ``arguments_so_far``; nothing of it enters the context, and no call of it runs).
+    ``usage`` is what the answer cost (counted in the task's usage; empty when the call
+    was abandoned before the server reported any). Anything the abandoned call delivers
+    later is dropped."""
 
     type: Literal["model_discarded"] = "model_discarded"
     reason: str
     complete: bool = False
     text: str = ""
     tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
     duration_s: float = 0.0
 
 

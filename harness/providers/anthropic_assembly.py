@@ -10,6 +10,7 @@ requests and reads the answers with it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from harness.messages import ModelResponse, ReasoningBlock, Usage, new_id
 from harness.providers.anthropic_messages import PROVIDER_TAG
 from harness.providers.base import Delta
-from harness.providers.transcript import ToolNames, complete_before_cut, tool_call
+from harness.providers.transcript import ToolNames, complete_before_cut, cut_last_call, tool_call
 
 __all__ = ["MessageAssembler"]
 
@@ -144,6 +145,7 @@ class MessageAssembler:
         ordered = [self.blocks[index] for index in sorted(self.blocks)]
         reasoning = []
         calls = []
+        last_arguments = ""
         for block in ordered:
             if block.type == "thinking":
                 reasoning.append(
@@ -158,6 +160,11 @@ class MessageAssembler:
             elif block.type == "tool_use":
                 arguments = "".join(block.json_parts) if block.json_parts else block.input
                 calls.append(tool_call(block.id, self.names.original(block.name), arguments))
+                last_arguments = (
+                    arguments if isinstance(arguments, str) else json.dumps(arguments or {})
+                )
+        if self.stop_reason == "max_tokens" and calls:
+            calls = cut_last_call(calls, last_arguments)
         usage = self.usage
         return ModelResponse(
             text="".join(block.text for block in ordered if block.type == "text"),

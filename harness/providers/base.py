@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 from harness.errors import HarnessError, ModelCancelledError
-from harness.messages import ModelRequest, ModelResponse
+from harness.messages import ModelRequest, ModelResponse, Usage
 from harness.tokens import ImageCostModel
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "Final",
     "Model",
     "RetryNotice",
+    "Spent",
     "can_summarize",
     "complete",
 ]
@@ -49,6 +50,17 @@ class RetryNotice:
 
 
 @dataclass(frozen=True)
+class Spent:
+    """A request the server answered whose answer is not this call's response: a vision
+    probe, an attempt that was retried (cut, empty, broken off), an empty stream asked
+    again unstreamed. Its ``usage`` counts like any other (nothing the server answered is
+    lost); ``what`` says which request it was."""
+
+    usage: Usage
+    what: str
+
+
+@dataclass(frozen=True)
 class Final:
     """The complete response; a model yields it only for an answer that arrived whole.
 
@@ -61,7 +73,7 @@ class Final:
     usage_reported: bool = True
 
 
-Chunk = Delta | RetryNotice | Final
+Chunk = Delta | RetryNotice | Spent | Final
 
 
 @runtime_checkable
@@ -96,16 +108,23 @@ def complete(
     passed to the model, which abandons the call once it is true; this then raises
     :class:`~harness.errors.ModelCancelledError` rather than return a partial or late
     answer. A late answer that arrives although ``cancelled()`` is already true is dropped
-    the same way.
+    the same way. The response's usage includes what the call's :class:`Spent` requests
+    cost (probes, retried attempts).
     """
     final: ModelResponse | None = None
+    spent = Usage()
     for chunk in model.stream(request, cancelled=cancelled):
         if isinstance(chunk, Final):
             final = chunk.response
+        elif isinstance(chunk, Spent):
+            spent = spent + chunk.usage
     if cancelled is not None and cancelled():
         raise ModelCancelledError(f"a call to model {model.name!r}")
     if final is None:
         raise HarnessError(f"model {model.name!r} ended its stream without a final response")
+    if spent.requests:
+        # The caller counts the response's usage: the requests spent on the way are in it.
+        final = final.model_copy(update={"usage": final.usage + spent})
     return final
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from harness.messages import ModelResponse, ReasoningBlock, Usage, new_id
 from harness.providers.base import Delta
-from harness.providers.transcript import ToolNames, complete_before_cut, tool_call
+from harness.providers.transcript import ToolNames, complete_before_cut, cut_last_call, tool_call
 
 __all__ = ["REASONING_FIELDS", "STOP_REASONS", "ChatAssembler", "usage_from_openai"]
 
@@ -155,10 +155,13 @@ class ChatAssembler:
         return call
 
     def response(self) -> ModelResponse:
+        ordered = [call for _, call in sorted(self.calls.items())]
         calls = [
             tool_call(call.id, self.names.original(call.name), "".join(call.arguments))
-            for _, call in sorted(self.calls.items())
+            for call in ordered
         ]
+        if self.finish_reason == "length" and ordered:
+            calls = cut_last_call(calls, "".join(ordered[-1].arguments))
         reasoning = []
         if self.reasoning:
             reasoning.append(

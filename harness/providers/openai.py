@@ -23,7 +23,11 @@ API and compatible servers is decided from ``base_url`` here and nowhere else:
 - a model that neither ``model.vision`` nor the built-in table describes is probed once
   (:mod:`harness.providers.vision`) before its first image is sent;
 - a stream without usage (many local servers ignore ``stream_options``) is reported as
-  such (``Final.usage_reported``), not as a call that cost nothing.
+  such (``Final.usage_reported``), not as a call that cost nothing;
+- llama.cpp's server renders and tokenizes prompts itself (``/apply-template``,
+  ``/tokenize``), so it counts a prompt in the model's own tokens on request
+  (:meth:`OpenAIChatModel.count_prompt_tokens`); another local server is asked once
+  (``GET /props``) whether it is one, a hosted API never.
 
 The SDK is imported when the first model is built (``import openai`` costs ~0.35 s).
 """
@@ -49,12 +53,14 @@ from harness.messages import (
     ModelRequest,
     RefreshedBlock,
     ToolSpec,
+    Usage,
 )
 from harness.providers.catalog import LOCAL_SERVERS
 from harness.providers.chat_assembly import REASONING_FIELDS, ChatAssembler, usage_from_openai
 from harness.providers.failures import Failure, classify_failure, timed_out, unreachable
 from harness.providers.remote import IMAGE_NOT_SENT, Assembler, RemoteModel
 from harness.providers.settings import AdapterOptions, parse_options, resolve_api_key
+from harness.providers.tls import shared_tls_context
 from harness.providers.transcript import (
     AssistantTurn,
     ToolNames,
@@ -74,6 +80,9 @@ REASONING_FAMILIES = ("o1", "o3", "o4", "gpt-5")
 """Hosted models that only accept the default temperature."""
 STREAMED_TOOLS_REFUSED = "streaming tool choice is not supported"
 """How a llama.cpp build that reports it says it cannot stream a tool request."""
+COUNT_TIMEOUT_S = 30.0
+"""How long a prompt count may take at most (it renders and tokenizes, no model runs; a
+busy CPU can still take seconds), ``model.timeout_s`` when that is shorter."""
 
 
 class OpenAIOptions(AdapterOptions):
@@ -133,6 +142,9 @@ class OpenAIChatModel(RemoteModel):
         )
         self.streams_tool_requests = True
         """False once this server has shown it cannot stream a request that offers tools."""
+        self.counts_prompts: bool | None = None if not self.hosted else False
+        """Whether the server counts prompts (:meth:`count_prompt_tokens`); None: not
+        asked yet."""
         self.vision_reason = "" if self.vision is None else "model.vision or the built-in table"
 
     def _build_client(self) -> Any:
@@ -323,6 +335,56 @@ class OpenAIChatModel(RemoteModel):
 
     # ------------------------------------------------------------------ learning the server
 
+    def count_prompt_tokens(self, request: ModelRequest) -> int | None:
+        """The server's own count of the prompt ``request`` becomes (its chat template and
+        tokenizer: what ``usage.prompt_tokens`` would say), where the server offers it:
+        llama.cpp's server (its ``/props`` says so) renders with ``/apply-template`` and
+        counts with ``/tokenize``, beside ``/v1``. None anywhere else (a server that is not
+        llama.cpp is asked once, a hosted API never) or when it cannot be reached now."""
+        if self.counts_prompts is False or not self.base_url:
+            return None
+        names = ToolNames(spec.name for spec in request.tools)
+        body: dict[str, Any] = {"messages": self.build_messages(request, names)}
+        if request.tools:
+            body["tools"] = [_tool(spec, names) for spec in request.tools]
+            body["tool_choice"] = "auto"
+        origin = _server_origin(self.base_url)
+        headers = dict(self.options.extra_headers or {})
+        if self.api_key.value:
+            headers["Authorization"] = f"Bearer {self.api_key.value}"
+        verify = shared_tls_context(self._sdk.DefaultHttpxClient)
+        try:
+            with self._sdk.DefaultHttpxClient(
+                timeout=min(COUNT_TIMEOUT_S, self.config.timeout_s),
+                headers=headers,
+                **({"verify": verify} if verify is not None else {}),
+            ) as http:
+                if self.counts_prompts is None:
+                    self.counts_prompts = _is_llama_cpp(http.get(f"{origin}/props"))
+                    log.info(
+                        "%s at %s %s prompts",
+                        self.name,
+                        self._where(),
+                        "counts" if self.counts_prompts else "does not count",
+                    )
+                    if not self.counts_prompts:
+                        return None
+                rendered = http.post(f"{origin}/apply-template", json=body)
+                rendered.raise_for_status()
+                tokens = http.post(
+                    f"{origin}/tokenize",
+                    json={
+                        "content": rendered.json()["prompt"],
+                        "add_special": True,
+                        "parse_special": True,
+                    },
+                )
+                tokens.raise_for_status()
+                return len(tokens.json()["tokens"])
+        except Exception as exc:  # unreachable, a garbled answer: no count this time
+            log.info("%s at %s did not count a prompt: %s", self.name, self._where(), exc)
+            return None
+
     def _unstreamed_retry(
         self, request: ModelRequest, payload: dict[str, Any], assembler: Assembler
     ) -> dict[str, Any] | None:
@@ -375,6 +437,8 @@ class OpenAIChatModel(RemoteModel):
                 raise
             return ProbeAnswer(rejected=str(exc))
         usage = getattr(completion, "usage", None)
+        spent = usage_from_openai(usage) if usage is not None else Usage(unreported_requests=1)
+        self._note_spent(spent.model_copy(update={"requests": 1}), "a vision probe")
         tokens = getattr(usage, "prompt_tokens", None) if usage is not None else None
         return ProbeAnswer(prompt_tokens=tokens if isinstance(tokens, int) else None)
 
@@ -388,6 +452,25 @@ def _tool(spec: ToolSpec, names: ToolNames) -> dict[str, Any]:
             "parameters": spec.parameters,
         },
     }
+
+
+def _is_llama_cpp(props: Any) -> bool:
+    """Whether a ``GET /props`` answer is llama.cpp's server's (it names its chat
+    template's capabilities and its build)."""
+    if props.status_code != 200:
+        return False
+    try:
+        data = props.json()
+    except ValueError:
+        return False
+    return isinstance(data, dict) and "chat_template_caps" in data and "build_info" in data
+
+
+def _server_origin(base_url: str) -> str:
+    """The server's root, where llama.cpp serves its own endpoints (``base_url`` less a
+    trailing ``/v1``)."""
+    root = base_url.rstrip("/")
+    return root[: -len("/v1")] if root.endswith("/v1") else root
 
 
 def _text_or_none(value: Any) -> str | None:

@@ -9,6 +9,11 @@ the SDK's streamed events (or its whole response) to an :class:`Assembler`, pass
 configured ``extra_body`` / ``extra_headers`` to the SDK, and scrubs secrets from
 anything an error says.
 
+Nothing the server answered is lost from the accounts: a request whose answer is not used
+(a probe, a retried attempt, an empty stream asked again) is reported as a
+:class:`~harness.providers.base.Spent` chunk, and the error a call ends with carries the
+usage of the answer it rejected (``ModelError.usage``).
+
 An answer is used only when it arrived whole. The assembler says when it did not (a
 stream without its terminal marker, a tool call cut by the output limit) and the attempt
 fails with :class:`IncompleteResponseError`; an answer with neither text nor a tool call
@@ -37,8 +42,8 @@ from harness.errors import (
     ModelError,
     OutputLimitError,
 )
-from harness.messages import ModelRequest, ModelResponse, RefreshedBlock
-from harness.providers.base import Chunk, Delta, Final
+from harness.messages import ModelRequest, ModelResponse, RefreshedBlock, Usage
+from harness.providers.base import Chunk, Delta, Final, Spent
 from harness.providers.catalog import known_context_window, known_vision
 from harness.providers.failures import timed_out
 from harness.providers.inflight import (
@@ -54,7 +59,7 @@ from harness.providers.transcript import ToolNames
 from harness.redact import Redactor
 from harness.tokens import ImageCostModel
 
-__all__ = ["IMAGE_NOT_SENT", "MESSAGE_MAX_CHARS", "Assembler", "RemoteModel"]
+__all__ = ["IMAGE_NOT_SENT", "MESSAGE_MAX_CHARS", "Assembler", "RemoteModel", "answered_usage"]
 
 log = logging.getLogger("harness")
 
@@ -126,6 +131,7 @@ class RemoteModel:
         self.policy = options.retry_policy(config)
         self._rng = rng or random.Random()
         self._redactor = Redactor(env_vars=[api_key.env_var] if api_key.env_var else [])
+        self._spent: list[tuple[Usage, str]] = []
         self._client = client if client is not None else self._build_client()
 
     # ------------------------------------------------------------------ subclass parts
@@ -209,16 +215,21 @@ class RemoteModel:
     def _attempt(
         self, request: ModelRequest, names: ToolNames, cancelled: Callable[[], bool]
     ) -> Iterator[Chunk]:
-        """One try: deltas as they arrive, then the Final (nothing if cancelled)."""
+        """One try: deltas as they arrive, then the Final (nothing if cancelled). What the
+        server answered and this try does not use goes out as :class:`Spent`, or on the
+        error it raises (``ModelError.usage``)."""
         try:
+            yield from self._side_requests()
             if self.vision is None and _has_images(request.refreshed):
                 self.vision = self._learn_vision(cancelled)
+                yield from self._side_requests()
             payload = self._payload(request, names)
             assembler = yield from self._exchange(payload, names, cancelled)
             reason = assembler.incomplete()
             if reason is not None and payload.get("stream"):
                 unstreamed = self._unstreamed_retry(request, payload, assembler)
                 if unstreamed is not None:
+                    yield Spent(answered_usage(assembler), "a stream that carried nothing")
                     assembler = yield from self._exchange(unstreamed, names, cancelled)
                     reason = assembler.incomplete()
                     if reason is None:
@@ -230,30 +241,58 @@ class RemoteModel:
                 f"{self.provider}: the output limit of {payload_limit(payload)} tokens cut "
                 f"the tool call off ({self._where()})",
                 max_output_tokens=payload_limit(payload),
+                response=assembler.response().model_copy(
+                    update={"usage": answered_usage(assembler)}
+                ),
                 provider=self.provider,
             )
         if reason is not None:
-            raise IncompleteResponseError(
+            error = IncompleteResponseError(
                 f"{self.provider}: incomplete response from {self._where()}: {reason}",
                 provider=self.provider,
             )
-        yield Final(self._checked(assembler.response()), usage_reported=assembler.usage_reported())
+            error.usage = answered_usage(assembler)
+            raise error
+        response = assembler.response()
+        try:
+            response = self._checked(response)
+        except ModelError as error:
+            error.usage = error.usage or answered_usage(assembler)
+            raise
+        yield Final(response, usage_reported=assembler.usage_reported())
+
+    def _side_requests(self) -> Iterator[Spent]:
+        """The usage of requests made outside a call (vision probes), reported with the
+        next call."""
+        spent, self._spent = self._spent, []
+        for usage, what in spent:
+            yield Spent(usage, what)
+
+    def _note_spent(self, usage: Usage, what: str) -> None:
+        """A request of the adapter's own (a probe) that the server answered."""
+        self._spent.append((usage, what))
 
     def _exchange(
         self, payload: dict[str, Any], names: ToolNames, cancelled: Callable[[], bool]
     ) -> Iterator[Chunk]:
         """Send ``payload`` and feed the answer to a new assembler (returned). Raises
-        :class:`Cancelled` when cancelled, a :class:`ModelError` on failure."""
+        :class:`Cancelled` when cancelled, a :class:`ModelError` on failure (with the usage
+        of what the server had answered when it broke off)."""
         streaming = bool(payload.get("stream"))
         assembler = self._assembler(names)
-        for event in self._abortable(lambda abort: self._events(payload, abort), cancelled):
-            if streaming:
-                yield from assembler.add(event)
-                continue
-            try:
-                assembler.add_whole(event)
-            except ValueError as exc:
-                raise self._malformed(exc) from None
+        try:
+            for event in self._abortable(lambda abort: self._events(payload, abort), cancelled):
+                if streaming:
+                    yield from assembler.add(event)
+                    continue
+                try:
+                    assembler.add_whole(event)
+                except ValueError as exc:
+                    raise self._malformed(exc) from None
+        except ModelError as error:
+            if assembler.events and error.usage is None:
+                error.usage = answered_usage(assembler)
+            raise
         return assembler
 
     def _call_once(
@@ -351,6 +390,14 @@ class RemoteModel:
             f"{self._scrub(str(exc))}",
             provider=self.provider,
         )
+
+
+def answered_usage(assembler: Assembler) -> Usage:
+    """What one answered request cost: the server's report, or one request whose tokens
+    are unknown (never zero) when it sent none."""
+    if assembler.usage_reported():
+        return assembler.response().usage
+    return Usage(requests=1, unreported_requests=1)
 
 
 def payload_limit(payload: dict[str, Any]) -> int | None:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from harness.errors import ModelError
-from harness.providers.base import Chunk, Delta, RetryNotice
+from harness.providers.base import Chunk, Delta, RetryNotice, Spent
 
 __all__ = [
     "CANCEL_POLL_S",
@@ -92,8 +92,9 @@ def with_retries(
 
     ``attempt`` yields the chunks of one try and raises a mapped :class:`ModelError` on
     failure. A failure after some deltas were already yielded is retried too: the notice
-    tells consumers the partial response was discarded. Returns without a ``Final`` chunk
-    when cancelled during a wait.
+    tells consumers the partial response was discarded, and a :class:`Spent` before it
+    counts what the failed attempt's answer cost. Returns without a ``Final`` chunk when
+    cancelled during a wait.
     """
     retry = 0
     while True:
@@ -108,6 +109,8 @@ def with_retries(
             wait = policy.wait_s(retry, error, rng)
             if wait is None:
                 raise _final_error(error, retry, policy) from None
+            if error.usage is not None:  # the server answered: what it cost still counts
+                yield Spent(error.usage, f"an attempt that failed ({error.kind}) and is retried")
             message = str(error)
             if partial:
                 message += " (the partial response streamed so far is discarded)"

@@ -52,6 +52,7 @@ __all__ = [
     "UserText",
     "arguments_json",
     "complete_before_cut",
+    "cut_last_call",
     "image_caption",
     "item_text",
     "parse_arguments",
@@ -270,6 +271,22 @@ def tool_call(call_id: str | None, name: str, arguments: str | dict[str, Any] | 
     return ToolCall(id=call_id or new_id("call"), name=name, arguments=parsed, raw_arguments=raw)
 
 
+def cut_last_call(calls: list[ToolCall], arguments_text: str) -> list[ToolCall]:
+    """``calls`` of an answer the output limit stopped, the last one marked ``cut`` with
+    ``arguments_text`` (what arrived of its arguments) kept as its raw arguments.
+
+    The limit stops the answer's end, so the last call may have been stopped anywhere,
+    even between a closing brace that made its arguments parse and the end of the call;
+    it is never taken as whole. The calls before it arrived whole.
+    """
+    if not calls:
+        return calls
+    last = calls[-1].model_copy(
+        update={"cut": True, "arguments": {}, "raw_arguments": arguments_text}
+    )
+    return [*calls[:-1], last]
+
+
 def complete_before_cut(calls: list[ToolCall]) -> bool:
     """Whether an answer the output limit cut still holds a complete first call.
 
@@ -278,7 +295,12 @@ def complete_before_cut(calls: list[ToolCall]) -> bool:
     tool per turn it is the only call that would run anyway (the rest are answered "not
     executed"), so nothing is lost by running it.
     """
-    return len(calls) >= 2 and bool(calls[0].name) and calls[0].raw_arguments is None
+    return (
+        len(calls) >= 2
+        and bool(calls[0].name)
+        and calls[0].raw_arguments is None
+        and not calls[0].cut
+    )
 
 
 def arguments_json(call: ToolCall) -> str:

@@ -114,6 +114,7 @@ def builtin_tools(session: Session) -> list[Tool]:
                 lambda **kw: _search_archive(session, **kw),
                 input_model=SearchArchiveArgs,
                 source="builtin",
+                optional="archive search",
             )
         )
     if session.config.context.episodes.enabled:

@@ -8,14 +8,17 @@ task with a named error and the numbers. When the provider states its limit
 (``ContextOverflowError.limit_tokens``), the session's working budget is lowered to it
 first. Any other model error, or a cancel while the call is in flight, ends the task (the
 cancel within :data:`harness.cancel.POLL_S`, the answer discarded). An answer the output
-limit cut off is discarded and the request resent changed, once (:mod:`harness.runtime.cut`).
-The decision (text, at most one tool call, or both) is recorded in Accumulated before
-anything acts on it.
+limit cut off is discarded and the request resent changed, once, with no more room for the
+answer than the window has left (:mod:`harness.runtime.cut`). Every request the server
+answered is counted in the task's usage, whether its answer is used, cut, retried or
+rejected (the adapter's ``Spent`` chunks and ``ModelError.usage``). The decision (text, at
+most one tool call, or both) is recorded in Accumulated before anything acts on it.
 """
 
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from harness.cancel import Cancelled, stream_cancellable
 from harness.config import ModelConfig, PriceConfig, chose
@@ -31,15 +34,37 @@ from harness.events import (
     ModelRetryEvent,
     PromptSnapshotEvent,
 )
-from harness.messages import AssistantItem, ModelRequest, ModelResponse, NoticeItem
-from harness.providers.base import Delta, Final, RetryNotice
+from harness.messages import (
+    AssistantItem,
+    ModelRequest,
+    ModelResponse,
+    NoticeItem,
+    ToolCall,
+    Usage,
+)
+from harness.providers.base import Delta, Final, RetryNotice, Spent
 from harness.redact import RedactingStream
-from harness.runtime.cut import CUT_RESENDS, cut_notice, is_cut_report, more_room
+from harness.runtime.cut import (
+    CUT_RESENDS,
+    MIN_ANSWER_TOKENS,
+    Cut,
+    cut_notice,
+    is_cut_report,
+    resend_limit,
+)
 from harness.runtime.lane import Lane, Steps
 from harness.runtime.refresh import compact
 from harness.runtime.task import TaskEnding
 
-__all__ = ["LATE_ANSWER_GRACE_S", "OVERFLOW_LADDER", "decide", "lower_budget", "priced"]
+__all__ = [
+    "LATE_ANSWER_GRACE_S",
+    "OVERFLOW_LADDER",
+    "count_spent",
+    "decide",
+    "lower_budget",
+    "priced",
+    "priced_usage",
+]
 
 LATE_ANSWER_GRACE_S = 0.05
 """After a cancel is seen, an answer that completes within this long is still recorded (its
@@ -55,8 +80,8 @@ def decide(lane: Lane) -> Steps[ModelResponse | TaskEnding]:
     max_output = answer_limit(lane.model_config, context.budget)
     rejected: list[int] = []
     """Estimated size of every request the provider rejected as too large."""
-    cuts: list[str] = []
-    """Why each answer the output limit cut off was discarded."""
+    cuts: list[Cut] = []
+    """Every answer a limit cut off (discarded), with the limit that did."""
     while True:
         request = context.build_request(max_output_tokens=max_output)
         yield snapshot_prompt(lane, request)
@@ -64,6 +89,7 @@ def decide(lane: Lane) -> Steps[ModelResponse | TaskEnding]:
         try:
             response = yield from call_model(lane, request)
         except ContextOverflowError as exc:
+            count_spent(lane, exc.usage)
             yield lane.emit(model_error_event(exc))
             rejected.append(lane.state.last_prompt_estimate)
             ending = yield from recover(lane, exc, rejected, max_output=max_output)
@@ -72,8 +98,19 @@ def decide(lane: Lane) -> Steps[ModelResponse | TaskEnding]:
             continue
         except OutputLimitError as exc:
             yield lane.emit(model_error_event(exc))
-            cuts.append("it cut a tool call off")
+            cut_off = exc.response or ModelResponse(
+                stop_reason="max_tokens",
+                usage=exc.usage or Usage(requests=1, unreported_requests=1),
+            )
+            cuts.append(
+                (
+                    yield from discard_cut(
+                        lane, cut_off, limit=max_output, duration_s=time.monotonic() - started
+                    )
+                )
+            )
         except ModelError as exc:
+            count_spent(lane, exc.usage)
             yield lane.emit(model_error_event(exc))
             return TaskEnding("failed", f"model error ({exc.kind}): {exc}")
         else:
@@ -82,38 +119,134 @@ def decide(lane: Lane) -> Steps[ModelResponse | TaskEnding]:
             if not is_cut_report(response):
                 yield from record_decision(lane, response, duration_s=time.monotonic() - started)
                 return response
-            yield from discard_cut(lane, response, duration_s=time.monotonic() - started)
-            cuts.append("it cut a text answer off")
+            cuts.append(
+                (
+                    yield from discard_cut(
+                        lane, response, limit=max_output, duration_s=time.monotonic() - started
+                    )
+                )
+            )
         if len(cuts) > CUT_RESENDS:
             return TaskEnding(
                 "failed",
-                f"the output limit ({max_output} tokens) cut the model's answer off "
-                f"{len(cuts)} times ({'; '.join(cuts)}); a cut answer is never a report or "
-                "a call: raise model.max_output_tokens or ask for a shorter answer",
+                f"a limit cut the model's answer off {len(cuts)} times "
+                f"({'; '.join(cut.describe() for cut in cuts)}); a cut answer is never a "
+                "report or a call: " + cut_remedy(cuts[-1]),
             )
-        roomier = more_room(
-            lane.model_config,
-            context,
-            limit=max_output,
-            prompt_tokens=lane.state.last_prompt_estimate,
+        resend = yield from room_for_resend(lane, cuts[-1])
+        if isinstance(resend, TaskEnding):
+            return resend
+        if resend < min(cuts[-1].limit, MIN_ANSWER_TOKENS):
+            return TaskEnding(
+                "failed",
+                f"{cuts[-1].describe()}, and the prompt leaves room for only "
+                f"{max(0, resend)} tokens of answer in the {context.budget.context_window}-"
+                "token window (after a forced compaction); a cut answer is never a report "
+                "or a call: " + cut_remedy(cuts[-1]),
+            )
+        lane.record(NoticeItem(text=cut_notice(cuts[-1], resend)))
+        max_output = resend
+
+
+def cut_remedy(cut: Cut) -> str:
+    """What a user can do about answers cut off by ``cut``'s limit."""
+    if cut.by_window:
+        return (
+            "the server's context window is full: give the model a larger window (the "
+            "server's context size) or lower model.context_window to what the server has"
         )
-        lane.record(NoticeItem(text=cut_notice(max_output, roomier, what=cuts[-1])))
-        max_output = roomier
+    return "raise model.max_output_tokens or ask for a shorter answer"
 
 
-def discard_cut(lane: Lane, response: ModelResponse, *, duration_s: float) -> Steps[None]:
-    """A text answer the output limit cut: its tokens count, nothing of it is used."""
-    lane.context.consume_transient()
-    lane.state.add_usage(priced(response, lane.model_config.prices).usage)
+def room_for_resend(lane: Lane, cut: Cut) -> Steps[int | TaskEnding]:
+    """The answer limit for the resend after ``cut``: the room the window has after the
+    prompt as the server counted it (plus the notice about to be added), from the
+    server's own window when that is what stopped the answer. When that is less than the
+    cut limit, a compaction is forced first to make room (the operator's cancel during it
+    ends the task)."""
+    context = lane.context
+    server_window = cut.server_window
+    if server_window is not None and server_window < context.budget.context_window * 0.99:
+        # The server's window ended before the configured one: budget with the real one.
+        lower_budget(context, server_window, max_output=None)
+    resend = _resend(lane, cut)
+    if resend < cut.limit:
+        ending = yield from compact(
+            lane,
+            force=True,
+            reason=f"{cut.describe()}; making room for the answer in the window",
+        )
+        if ending is not None and ending.status == "cancelled":
+            return ending
+        # A compaction that found nothing to fold leaves the room as it was: the resend
+        # asks for what there is (or the task ends naming the window, in decide).
+        resend = _resend(lane, cut)
+    return resend
+
+
+def _resend(lane: Lane, cut: Cut) -> int:
+    context = lane.context
+    notice = context.estimator.calibrated(context.estimator.text(cut_notice(cut, cut.limit)))
+    prompt = context.total_tokens() + notice
+    if cut.prompt_tokens is not None:
+        # The server's count of the cut prompt is the best number there is; Accumulated
+        # changed since only by what a compaction removed, which the estimate sees.
+        counted = cut.prompt_tokens + notice
+        if context.total_tokens() >= lane.state.last_prompt_estimate:
+            prompt = max(prompt, counted)
+    return resend_limit(
+        lane.model_config,
+        limit=cut.limit,
+        window=context.budget.context_window,
+        prompt_tokens=prompt,
+    )
+
+
+def discard_cut(
+    lane: Lane, response: ModelResponse, *, limit: int, duration_s: float
+) -> Steps[Cut]:
+    """An answer a limit cut (a text, or a tool call whose arguments never completed): its
+    tokens count and calibrate the estimate, nothing of it is used. Returns which limit
+    cut it."""
+    context = lane.context
+    context.consume_transient()
+    usage = priced(response, lane.model_config.prices).usage
+    lane.state.add_usage(usage)
+    reported = usage.prompt_tokens if usage.unreported_requests == 0 else 0
+    if reported:
+        context.estimator.observe_usage(
+            estimated_prompt=lane.state.last_prompt_estimate, reported_prompt=reported
+        )
+    calls = [call for call in response.tool_calls if call.cut]
+    cut = Cut(
+        what=f"a tool call ({calls[0].name or 'unnamed'})" if calls else "a text answer",
+        limit=limit,
+        window=context.budget.context_window,
+        prompt_tokens=reported or None,
+        output_tokens=usage.output_tokens if reported else None,
+    )
     yield lane.emit(
         ModelDiscardedEvent(
-            reason="the output limit cut the answer off (stop reason "
-            f"{response.stop_reason!r}); a cut answer is never a report",
+            reason=f"{cut.describe()} (stop reason {response.stop_reason!r}); a cut answer "
+            "is never a report or a call",
             complete=False,
             text=response.text,
+            tool_calls=[
+                {"id": c.id, "name": c.name, "arguments_so_far": c.raw_arguments or ""}
+                for c in calls
+            ],
+            usage=usage,
             duration_s=round(duration_s, 4),
         )
     )
+    return cut
+
+
+def count_spent(lane: Lane, usage: Usage | None) -> None:
+    """Usage of a request the server answered but the loop does not use (a probe, a
+    retried attempt, the answer of a call that failed): counted, never lost."""
+    if usage is not None and usage.requests:
+        lane.state.add_usage(priced_usage(usage, lane.model_config.prices))
 
 
 def recover(
@@ -258,6 +391,8 @@ def call_model(lane: Lane, request: ModelRequest) -> Steps[ModelResponse | TaskE
                         wait_s=chunk.wait_s,
                     )
                 )
+            elif isinstance(chunk, Spent):
+                count_spent(lane, chunk.usage)
             elif isinstance(chunk, Final):
                 final = chunk.response
                 if not chunk.usage_reported:
@@ -319,9 +454,7 @@ def record_decision(lane: Lane, response: ModelResponse, *, duration_s: float) -
             model=response.model,
             text=response.text,
             reasoning_chars=sum(len(r.text) for r in response.reasoning),
-            tool_calls=[
-                {"id": c.id, "name": c.name, "arguments": c.arguments} for c in response.tool_calls
-            ],
+            tool_calls=[call_summary(c) for c in response.tool_calls],
             stop_reason=response.stop_reason,
             usage=response.usage,
             duration_s=round(duration_s, 4),
@@ -329,11 +462,30 @@ def record_decision(lane: Lane, response: ModelResponse, *, duration_s: float) -
     )
 
 
+def call_summary(call: ToolCall) -> dict[str, Any]:
+    """A call as the ``model_response`` event shows it; a cut call with what arrived."""
+    if call.cut:
+        return {
+            "id": call.id,
+            "name": call.name,
+            "cut": True,
+            "arguments_so_far": call.raw_arguments or "",
+        }
+    return {"id": call.id, "name": call.name, "arguments": call.arguments}
+
+
 def priced(response: ModelResponse, prices: PriceConfig | None) -> ModelResponse:
     """The response with its cost filled in from the configured prices (per million)."""
-    if prices is None or response.usage.cost_usd is not None:
+    usage = priced_usage(response.usage, prices)
+    if usage is response.usage:
         return response
-    usage = response.usage
+    return response.model_copy(update={"usage": usage})
+
+
+def priced_usage(usage: Usage, prices: PriceConfig | None) -> Usage:
+    """``usage`` with its cost filled in from the configured prices (per million)."""
+    if prices is None or usage.cost_usd is not None:
+        return usage
     cache_read = prices.cache_read if prices.cache_read is not None else prices.input * 0.1
     cache_write = prices.cache_write if prices.cache_write is not None else prices.input * 1.25
     cost = (
@@ -342,7 +494,7 @@ def priced(response: ModelResponse, prices: PriceConfig | None) -> ModelResponse
         + usage.cache_read_tokens * cache_read
         + usage.cache_write_tokens * cache_write
     ) / 1e6
-    return response.model_copy(update={"usage": usage.model_copy(update={"cost_usd": cost})})
+    return usage.model_copy(update={"cost_usd": cost})
 
 
 def model_error_event(exc: ModelError) -> ModelErrorEvent:

@@ -389,6 +389,7 @@ def delegate_tool(session: Session) -> Tool:
         lambda ctx, **kw: _delegate(session, ctx, DelegateArgs.model_validate(kw)),
         input_model=DelegateArgs,
         source="builtin",
+        optional="sub-agents",
         timeout_s=float("inf"),  # bounded by the child's own turns, tokens and timeouts
     )
     tool.cancel_grace_s = SUBAGENT_GRACE_S  # type: ignore[attr-defined]

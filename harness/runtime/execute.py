@@ -1,7 +1,8 @@
 """The execute phase: the one selected tool call, through the gates, run, judged, recorded.
 
 The model may return several calls; only the first runs (one tool per turn) and the
-others are recorded as not executed. The call passes the admission gates
+others are recorded as not executed (a call the output limit cut off as cut, with what
+arrived of its arguments). The call passes the admission gates
 (:mod:`harness.runtime.gates`); a physical tool's command is admitted and sent by
 :mod:`harness.runtime.command`, the one path to a robot. It runs on a watched worker thread
 (:mod:`harness.runtime.execution`), is judged by the hidden ``evaluate_run`` hook when it is
@@ -43,14 +44,27 @@ def execute(lane: Lane, response: ModelResponse) -> Steps[TaskEnding | None]:
     first, *extra = response.tool_calls
     ending = yield from run_call(lane, first)
     for call in extra:
-        message = (
-            f"not executed: one tool per turn; only {first.name} ({first.id}) ran. "
-            "Request this call again next turn if it is still needed."
-        )
-        yield from record_result(
-            lane, call, None, ToolOutput.error(message, "not_executed"), executed=False
-        )
+        yield from record_result(lane, call, None, not_executed(call, first), executed=False)
     return ending
+
+
+def not_executed(call: ToolCall, first: ToolCall) -> ToolOutput:
+    """The answer to a call after the first of a turn: one tool per turn, or, for the call
+    the output limit cut off, that it never arrived whole."""
+    if call.cut:
+        partial = call.raw_arguments or ""
+        return ToolOutput.error(
+            f"not executed: the output limit cut this {call.name or 'tool'} call off before "
+            f"its arguments were complete ({len(partial)} characters arrived: "
+            f"{partial[:200]!r}); only {first.name} ({first.id}) ran. Request it again, "
+            "with compact arguments, next turn if it is still needed.",
+            "output_limit",
+        )
+    return ToolOutput.error(
+        f"not executed: one tool per turn; only {first.name} ({first.id}) ran. "
+        "Request this call again next turn if it is still needed.",
+        "not_executed",
+    )
 
 
 def run_call(lane: Lane, call: ToolCall) -> Steps[TaskEnding | None]:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.assembly import build as assembly
 from harness.config import HarnessConfig, resolve_config
+from harness.context.admission import ToolOffer
 from harness.context.compactor import Compactor, build_compactor
 from harness.context.introspection import context_report
 from harness.context.window import new_context
@@ -436,8 +437,15 @@ class Harness(SessionView):
 
     def tools_refusal(self) -> str | None:
         """Why the tool definitions offered now do not fit the model's window (capability
-        admission, the check every task starts with), or None when they fit. A control
-        script or the CLI can ask before starting a task: it is a configuration problem."""
+        admission, the check every task starts with), or None when they fit (perhaps
+        without optional features: :meth:`tool_offer` says which). A control script or
+        the CLI can ask before starting a task: it is a configuration problem."""
+        return self.tool_offer().refusal
+
+    def tool_offer(self) -> ToolOffer:
+        """The tools a task would be offered now, what the window leaves out and why,
+        counted by the model's server where it can count (the selection every task
+        starts with; :func:`harness.context.admission.select_tools`)."""
         return self.session.offer_tools(self.session.tools)
 
     # ================================================================== lifecycle

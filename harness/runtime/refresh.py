@@ -91,21 +91,28 @@ def nudge(lane: Lane) -> Steps[None]:
 
 
 def offer_tools(lane: Lane) -> Steps[TaskEnding | None]:
-    """Put the visible tools into Resident context and announce them."""
-    refusal = lane.session.offer_tools(lane.tools, context=lane.context)
+    """Put the tools that fit into Resident context and announce them (and, when the
+    window left optional ones out, which and why: the model is told by their absence, a
+    call to one anyway is refused with the reason)."""
+    offer = lane.session.offer_tools(lane.tools, context=lane.context, model=lane.model)
     for notice in lane.session.withheld_tool_notices():
         yield lane.emit(NotificationEvent(message=notice, level="warning"))
+    notice = offer.notice()
+    if notice is not None:
+        yield lane.emit(NotificationEvent(message=notice, level="warning"))
+    for names in offer.left_out.values():
+        for name in names:
+            lane.refusals.setdefault(name, offer.reason(name) or "not offered")
     context = lane.context
-    tools = lane.tools.visible()
     yield lane.emit(
         ToolsListedEvent(
-            tools=[t.name for t in tools],
-            physical=[t.name for t in tools if t.physical],
+            tools=[t.name for t in offer.offered],
+            physical=[t.name for t in offer.offered if t.physical],
             tokens=context.estimator.calibrated(context.tools_tokens()),
         )
     )
-    if refusal is not None:
-        return TaskEnding("failed", f"capability admission: {refusal}")
+    if offer.refusal is not None:
+        return TaskEnding("failed", f"capability admission: {offer.refusal}")
     return None
 
 

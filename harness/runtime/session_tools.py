@@ -10,9 +10,9 @@ on the class are set by ``Session.__init__``.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from harness.context.admission import admit_tool_definitions
+from harness.context.admission import ToolOffer, select_tools
 
 if TYPE_CHECKING:
     from harness.context import Context
@@ -69,13 +69,17 @@ class SessionTools:
                     notices.append(f"MCP tool {name} is not offered to the model: it {why}")
         return notices
 
-    def offer_tools(self, tools: ToolRegistry, *, context: Context | None = None) -> str | None:
-        """Put the visible definitions of ``tools`` into a lane's context (the main lane's
-        by default); the admission refusal, or None."""
+    def offer_tools(
+        self, tools: ToolRegistry, *, context: Context | None = None, model: Any = None
+    ) -> ToolOffer:
+        """Put the visible definitions of ``tools`` that fit into a lane's context (the
+        main lane's by default): all of them, or without the optional features a small
+        window cannot hold (:func:`~harness.context.admission.select_tools`), counted by
+        ``model``'s server where it can count (the session's model by default)."""
         context = context or self.context
-        context.set_tools([t.spec() for t in tools.visible()])
-        admission = admit_tool_definitions(context)
-        return None if admission.admitted else admission.refusal()
+        model = model if model is not None else getattr(self, "model", None)
+        count = getattr(model, "count_prompt_tokens", None)
+        return select_tools(context, tools.visible(), count=count if callable(count) else None)
 
     def _tool_source_text(self) -> str:
         """What tool sources ask to have in Resident: each source's optional

@@ -61,6 +61,7 @@ def workspace_tools(session: Session) -> list[Tool]:
             lambda ctx, **kw: _begin(session, ctx, **kw),
             input_model=BeginEpisodeArgs,
             source="builtin",
+            optional="episodes",
         ),
         Tool(
             "end_episode",
@@ -68,6 +69,7 @@ def workspace_tools(session: Session) -> list[Tool]:
             lambda ctx, **kw: _end(session, ctx, **kw),
             input_model=EndEpisodeArgs,
             source="builtin",
+            optional="episodes",
         ),
         Tool(
             "condense_context",
@@ -78,6 +80,7 @@ def workspace_tools(session: Session) -> list[Tool]:
             lambda ctx, **kw: _condense(session, ctx, **kw),
             input_model=CondensedMemory,
             source="builtin",
+            optional="episodes",
         ),
     ]
 

@@ -56,6 +56,10 @@ class Tool:
             the path the hardware will take for these arguments (generated tools get the
             driver's ``describe_motion``); the envelope checks every segment of it.
         source: Where the tool came from ("builtin", "mcp:ros", "config", ...).
+        optional: The feature this tool belongs to when a task can go without it
+            ("sub-agents", "episodes", "archive search"): a window too small for every
+            definition leaves such tools out, naming the feature, rather than refuse the
+            task (:func:`harness.context.admission.select_tools`). None: always offered.
     """
 
     def __init__(
@@ -72,6 +76,7 @@ class Tool:
         safety: Mapping[str, str] | None = None,
         motion: Callable[[Mapping[str, Any]], Any] | None = None,
         source: str = "user",
+        optional: str | None = None,
     ) -> None:
         if not _NAME_PATTERN.match(name):
             raise ValueError(
@@ -95,6 +100,7 @@ class Tool:
         self.safety_declared = safety is not None
         self.motion = motion
         self.source = source
+        self.optional = optional
         self.setup_timeout_s: float | None = None
         self._wants_ctx = _accepts_ctx(handler)
         self._validator: jsonschema.protocols.Validator | None = None

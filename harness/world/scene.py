@@ -180,6 +180,7 @@ class SceneAdapter:
                 self._find_objects,
                 input_model=FindObjectsArgs,
                 source="scene",
+                optional="scene queries",
             ),
             Tool(
                 "get_object_relations",
@@ -188,6 +189,7 @@ class SceneAdapter:
                 self._object_relations,
                 input_model=ObjectRelationsArgs,
                 source="scene",
+                optional="scene queries",
             ),
             Tool(
                 "get_object_image",
@@ -196,6 +198,7 @@ class SceneAdapter:
                 self._object_image,
                 input_model=ObjectImageArgs,
                 source="scene",
+                optional="scene queries",
             ),
         ]
 

