@@ -13,14 +13,23 @@ from harness.providers import ScriptedModel, call, reply
 
 
 class Channel:
-    def __init__(self, answer: str | None, *, wait: threading.Event | None = None) -> None:
+    def __init__(
+        self,
+        answer: str | None,
+        *,
+        wait: threading.Event | None = None,
+        on_ask: Callable[[], None] | None = None,
+    ) -> None:
         self.answer = answer
         self.wait = wait
+        self.on_ask = on_ask
         self.asked: list[str] = []
         self.notified: list[tuple[str, str]] = []
 
     def ask(self, question: str, *, timeout_s: float, cancelled: Callable[[], bool]) -> str | None:
         self.asked.append(question)
+        if self.on_ask is not None:
+            self.on_ask()
         if self.wait is not None:
             while not cancelled():
                 if self.wait.wait(0.01):
@@ -56,9 +65,10 @@ def test_query_user_timeout_ends_the_task_with_a_clear_reason(config: HarnessCon
 
 def test_query_user_cancelled_while_waiting(config: HarnessConfig) -> None:
     cancel = threading.Event()
-    channel = Channel(None, wait=threading.Event())
+    # The cancel comes while the question waits (not after a fixed delay, which a loaded
+    # machine can spend before the question is even asked).
+    channel = Channel(None, wait=threading.Event(), on_ask=cancel.set)
     model = ScriptedModel([call("query_user", question="Which cube?"), reply("never")])
-    threading.Timer(0.1, cancel.set).start()
     with Harness(config, model=model, user_channel=channel) as h:
         events = list(h.run_stream("pick a cube", should_cancel=cancel.is_set))
     assert events[-1].status == "cancelled"
