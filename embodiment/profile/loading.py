@@ -18,9 +18,13 @@ from embodiment.profile.model import EmbodimentProfile
 from embodiment.profile.parts import _SNAKE
 from embodiment.thea import parse_thea_markdown
 
-__all__ = ["PYBULLET_DATA", "builtin_profiles", "load_profile"]
+__all__ = ["PACKAGE_DATA", "PYBULLET_DATA", "builtin_profiles", "load_profile"]
 
 PYBULLET_DATA = "pybullet_data:"
+PACKAGE_DATA = "package:"
+"""``package:<module>/<path>``: a file inside an installed Python package, found when the
+model is loaded (so a profile naming one loads without the package, and its kinematics
+fail closed until the package is installed)."""
 """Prefix of a URDF path inside PyBullet's data package (``pybullet_data:xarm/...``)."""
 
 
@@ -107,7 +111,7 @@ def _validate(
 
 def _resolve_urdf(urdf: str, source: str, base_dir: str | Path | None) -> str:
     """A relative URDF path is relative to the profile file; it must exist."""
-    if urdf.startswith(PYBULLET_DATA):
+    if urdf.startswith((PYBULLET_DATA, PACKAGE_DATA)):
         return urdf
     path = Path(urdf).expanduser()
     if not path.is_absolute() and base_dir is not None:

@@ -222,11 +222,17 @@ class KinematicsSpec(_Model):
     """
 
     urdf: str
-    """A URDF file: a path (relative to the profile file) or ``pybullet_data:<path>`` for
-    one shipped with PyBullet's data package."""
+    """The robot's model file: a URDF (or, with MuJoCo, an MJCF ``.xml``): a path (relative
+    to the profile file), ``pybullet_data:<path>`` for one shipped with PyBullet's data
+    package, or ``package:<module>/<path>`` for one inside any installed Python package
+    (a robot description a package publishes)."""
     ee_link: str
     """The link whose origin is the end-effector point the envelope checks (the grasp
-    point, where ``ee_position`` is read)."""
+    point, where ``ee_position`` is read); with MuJoCo, a body or a site of the model."""
+    engine: Literal["pybullet", "mujoco"] | None = None
+    """The library that computes forward kinematics: PyBullet or MuJoCo (both read URDF,
+    MuJoCo also MJCF, and MuJoCo installs on every Python the harness supports). Default:
+    MuJoCo for an ``.xml`` file, PyBullet for anything else."""
     frame: str = "base"
     """The profile frame the URDF's root link sits at (moves with a mobile base)."""
     joints: list[str] | None = None
