@@ -11,7 +11,7 @@ then", "and", ";" or ","):
     find|locate|search for  [the] OBJECT  and put|place|move it  in|into|on  [the] TARGET
 
 OBJECT and TARGET are a scene ref (``red_cube_1``, ``tray_1``) or a description:
-``[COLOUR] cube``, ``tray``, ``table``. Revisions use the same grammar; "also ..." adds
+``[COLOUR] cube``, ``tray``, ``box``, ``bin``, ``basket``, ``table``. Revisions use the same grammar; "also ..." adds
 to the goal, "stop", "cancel" or "never mind" ends the task. A search goal
 ("find the yellow cube and report ...", what a sub-agent is given) names its OBJECT the
 same way (:func:`search_phrase`).
@@ -81,6 +81,10 @@ _KINDS = {
     "blocks": "cube",
     "tray": "tray",
     "trays": "tray",
+    "box": "box",
+    "boxes": "box",
+    "bin": "bin",
+    "basket": "basket",
     "table": "table",
     "object": None,
     "objects": None,
@@ -163,7 +167,7 @@ def _phrase(text: str) -> Phrase | None:
     color = words[0] if len(words) == 2 else None
     if len(words) > 2:
         return None
-    if words[-1].endswith("s") and words[-1] not in {"tray"} and kind is not None:
+    if words[-1].endswith("s") and words[-1] not in {"tray", "box"} and kind is not None:
         every = True
     if kind is None:
         every = True

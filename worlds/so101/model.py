@@ -107,9 +107,9 @@ def scene_xml(objects: tuple[SceneObject, ...], *, camera_size: tuple[int, int])
                 body,
                 "camera",
                 name="wrist",
-                pos="0.0 0.055 -0.035",
-                xyaxes="0 -1 0 0.55 0 0.83",
-                fovy="75",
+                pos="0.02 0.045 -0.035",
+                xyaxes="1 0 0 0 0.77 -0.63",
+                fovy="80",
             )
     width, height = camera_size
     option = ET.Element("option", timestep=str(PHYSICS_DT), noslip_iterations="5")

@@ -16,7 +16,7 @@ joints (the arm holds where it is) and :class:`Interrupted` unwinds the motion.
 
 from __future__ import annotations
 
-import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -158,21 +158,36 @@ class Physics:
 
     def render(self, camera: str) -> np.ndarray:
         """An HxWx3 uint8 frame from a camera of the scene (``front`` or ``wrist``)."""
-        os.environ.setdefault("MUJOCO_GL", "egl")
         with self.lock:
             if self._renderer is None:
                 self._renderer = self._mj.Renderer(self.model, self._height, self._width)
-            self._renderer.update_scene(self.data, camera=camera)
-            return np.asarray(self._renderer.render(), dtype=np.uint8).copy()
+            gl = getattr(self._renderer, "_gl_context", None)
+            if gl is not None:
+                gl.make_current()
+            try:
+                self._renderer.update_scene(self.data, camera=camera)
+                return np.asarray(self._renderer.render(), dtype=np.uint8).copy()
+            finally:
+                _release_gl(gl)
 
     def close(self) -> None:
         with self.lock:
             if self._renderer is not None:
-                try:
-                    self._renderer.close()
-                except Exception:  # already torn down with its GL context
-                    pass
+                gl = getattr(self._renderer, "_gl_context", None)
+                if gl is not None:
+                    gl.make_current()  # close() frees the context from this thread
+                self._renderer.close()
                 self._renderer = None
+
+
+def _release_gl(gl: Any) -> None:
+    """Make no GL context current on this thread (EGL binds a context to one thread at a
+    time; a render on a tool's worker thread after one on the main thread fails with
+    EGL_BAD_ACCESS unless the first thread let it go). Other back ends need nothing."""
+    module = sys.modules.get(type(gl).__module__) if gl is not None else None
+    egl, display = getattr(module, "EGL", None), getattr(module, "EGL_DISPLAY", None)
+    if egl is not None and display is not None:
+        egl.eglMakeCurrent(display, egl.EGL_NO_SURFACE, egl.EGL_NO_SURFACE, egl.EGL_NO_CONTEXT)
 
 
 def control_layout(control_hz: float, cameras: tuple[str, ...]) -> ControlLayout:
