@@ -56,6 +56,7 @@ from harness.planner.resolve import (
     _satisfied,
     _table,
     _workspace,
+    step_text,
 )
 from harness.planner.responses import _call, _claimed, _join, _say
 from harness.planner.search import SEARCH_MAX_TURNS, SEARCH_TOOLS, _search
@@ -178,7 +179,9 @@ class Planner:
             held = brief.holding
             step = next((s for s in steps if s.ref == held and s.ref not in skipped), None)
             blocker = _blocker(step, world) if step is not None else ""
-            if blocker:
+            if step is not None and step.relation == "held":
+                pass  # picked up as asked: hold it (the next object, or the report)
+            elif blocker:
                 skipped[held] = blocker
                 note = _join(note, f"Cannot put {held} {step.relation} {step.target}: {blocker}.")  # type: ignore[union-attr]
             elif step is not None and not _satisfied(step, world):
@@ -188,13 +191,15 @@ class Planner:
                     _join(note, f"Placing {held} {step.relation} {step.target}."),
                 )
             table = _table(world)
-            if table is not None and history.count("place", ref=held, target=table) < MAX_REPEATS:
+            if step is not None and step.relation == "held":
+                pass
+            elif table is not None and history.count("place", ref=held, target=table) < MAX_REPEATS:
                 return _call(
                     "place",
                     {"ref": held, "target": table, "relation": "on"},
                     _join(note, f"Putting {held} back on {table}."),
                 )
-            if "open_gripper" in tools:
+            elif "open_gripper" in tools:
                 return _call("open_gripper", {}, _join(note, f"Releasing {held}."))
 
         # 6. the next object to move
@@ -296,7 +301,7 @@ class Planner:
             if step in done:
                 continue
             reason = skipped.get(step.ref, "not reached")
-            lines.append(f"- NOT done: {step.ref} {step.relation} {step.target}: {reason}")
+            lines.append(f"- NOT done: {step_text(step)}: {reason}")
         for problem in problems or []:
             lines.append(f"- NOT done: {problem}")
         for handoff in history.handoffs:
@@ -328,8 +333,8 @@ def _progress(request: ModelRequest, history: History) -> tuple[dict[str, str], 
     steps, _, _ = _resolve(_goal(history), world, brief)
     outcome = {}
     for step in steps:
-        verdict = history.last_verdict("place", step.ref)
-        where = f"{step.ref} is {step.relation} {step.target}"
+        verdict = history.last_verdict("pick" if step.relation == "held" else "place", step.ref)
+        where = f"{step.ref} is {step_text(step).removeprefix(step.ref + ' ')}"
         if verdict is not None and verdict.status == "success":
             outcome[step.ref] = f"{where} (evaluator: {verdict.evidence})"
         elif _satisfied(step, world):
@@ -389,16 +394,18 @@ def _grasp_failures(history: History) -> Counter[str]:
 def _clause_text(clause: Clause) -> str:
     if clause.clear_table:
         return "clear the table into the tray"
+    if clause.relation == "held":
+        return f"{clause.subject.text()} picked up"
     relation = clause.relation or "in/on"
     return f"{clause.subject.text()} {relation} {clause.target.text()}"
 
 
 def _plan_text(steps: list[Step]) -> str:
-    return ", ".join(f"{s.ref} {s.relation} {s.target}" for s in steps)
+    return ", ".join(step_text(s) for s in steps)
 
 
 def _plan_notes(steps: list[Step], problems: list[str]) -> list[str]:
-    notes = [f"plan: {s.ref} {s.relation} {s.target}" for s in steps]
+    notes = [f"plan: {step_text(s)}" for s in steps]
     notes.extend(f"problem: {p}" for p in problems)
     return notes or ["nothing needs to move"]
 
@@ -406,8 +413,8 @@ def _plan_notes(steps: list[Step], problems: list[str]) -> list[str]:
 def _done_lines(history: History, steps: list[Step], world: dict[str, BriefObject] | None) -> str:
     lines = []
     for step in steps:
-        verdict = history.last_verdict("place", step.ref)
-        where = f"{step.ref} is {step.relation} {step.target}"
+        verdict = history.last_verdict("pick" if step.relation == "held" else "place", step.ref)
+        where = f"{step.ref} is {step_text(step).removeprefix(step.ref + ' ')}"
         remembered = next(
             (w for w in history.memory.get("completed_work", []) if w.startswith(f"{where} (")),
             None,

@@ -10,7 +10,10 @@ from harness.messages import ModelRequest
 from harness.planner.brief import BriefObject, ParsedBrief
 from harness.planner.grammar import Goal, Phrase
 
-__all__ = ["REACH_MARGIN_M", "Step"]
+__all__ = ["HELD", "REACH_MARGIN_M", "Step", "step_text"]
+
+HELD = "gripper"
+"""The target of a "pick up X" step: held in the gripper."""
 
 
 @dataclass(frozen=True)
@@ -20,6 +23,13 @@ class Step:
     ref: str
     target: str
     relation: str
+
+
+def step_text(step: Step) -> str:
+    """``red_cube_1 in tray_1``; ``red_cube_1 held up`` for a pick-up."""
+    if step.relation == "held":
+        return f"{step.ref} held up"
+    return f"{step.ref} {step.relation} {step.target}"
 
 
 # ====================================================================== resolving the goal
@@ -32,6 +42,14 @@ def _resolve(
     problems: list[str] = []
     missing: list[Phrase] = []
     for clause in goal.clauses:
+        if clause.relation == "held":  # pick it up and hold it: no target in the scene
+            one = _one(clause.subject, world)
+            if one is None:
+                problems.append(f"no {clause.subject.text().removeprefix('the ')} in the scene")
+                missing.append(clause.subject)
+            elif all(s.ref != one for s in steps):
+                steps.append(Step(ref=one, target=HELD, relation="held"))
+            continue
         target = _one(clause.target, world)
         if target is None:
             problems.append(f"no {clause.target.text().removeprefix('the ')} in the scene")
@@ -98,6 +116,8 @@ def _table(world: dict[str, BriefObject]) -> str | None:
 
 def _satisfied(step: Step, world: dict[str, BriefObject]) -> bool:
     item = world.get(step.ref)
+    if step.relation == "held":
+        return item is not None and item.held
     if item is None or item.held:
         return False
     return item.inside == step.target if step.relation == "in" else item.on == step.target

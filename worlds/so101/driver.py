@@ -92,7 +92,9 @@ class So101Sim:
     def connect(self) -> None:
         if self.physics is None:
             self._ik = ArmIK()
-            self._planner = SkillPlanner(self._ik, speed=self._speed)
+            self._planner = SkillPlanner(
+                self._ik, speed=self._speed, jaw_contacts=self._jaw_contacts
+            )
             self.reset()
 
     def reset(self, *, seed: int | None = None, layout: str | None = None) -> None:
@@ -167,10 +169,14 @@ class So101Sim:
             names = [args.camera] if args.camera else self._cameras
             unknown = [n for n in names if n not in self._cameras]
             if unknown:
-                return ActionResult(ok=False, message=f"no camera {unknown[0]!r} ({', '.join(self._cameras)})")
+                return ActionResult(
+                    ok=False, message=f"no camera {unknown[0]!r} ({', '.join(self._cameras)})"
+                )
             with physics.lock:
                 images = {n: physics.render(n) for n in names}
-            return ActionResult(ok=True, message=f"looked through {', '.join(names)}", data={"images": images})
+            return ActionResult(
+                ok=True, message=f"looked through {', '.join(names)}", data={"images": images}
+            )
         physics.start_motion()
         with physics.lock:
             plan = self._plan(action, args.model_dump())
@@ -183,7 +189,8 @@ class So101Sim:
                 physics.hold()
                 self._motion = "stopped"
                 return ActionResult(
-                    ok=False, interrupted=True,
+                    ok=False,
+                    interrupted=True,
                     message=f"{action} was stopped; the arm holds where it is",
                     applied=self._applied(),
                 )
@@ -308,7 +315,7 @@ class So101Sim:
                 steps = max(1, round(step.seconds * physics.control_hz))
                 start = targets[5]
                 for k in range(1, steps + 1):
-                    targets[5] = start + (step.gripper - start) * min(1.0, 2 * k / steps)
+                    targets[5] = start + (step.gripper - start) * min(1.0, 1.4 * k / steps)
                     physics.control_step(targets)
                 continue
             gripper = step.gripper if not math.isnan(step.gripper) else targets[5]
@@ -329,6 +336,9 @@ class So101Sim:
                 physics.control_step(targets)
 
     # ================================================================== helpers
+
+    def _jaw_contacts(self, arm: Sequence[float], gripper: float, ignore: set[str]) -> list[str]:
+        return self._require().jaw_contacts(arm, gripper, ignore)
 
     def _require(self) -> Physics:
         if self.physics is None:

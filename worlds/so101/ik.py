@@ -113,8 +113,8 @@ class ArmIK:
             return self.data.site_xpos[sid].copy(), self.data.site_xmat[sid].reshape(3, 3).copy()
 
     def lowest_jaw_z(self, joints: Sequence[float], gripper: float) -> float:
-        """The lowest point of the two fingertip pads (world z) with the arm at ``joints``
-        and the jaw at ``gripper`` (a bound: each pad's centre less its half-diagonal)."""
+        """The lowest point of the two fingertip pads (world z: their boxes' lowest corners)
+        with the arm at ``joints`` and the jaw at ``gripper``."""
         with self._lock:
             self.data.qpos[:] = 0.0
             self.data.qpos[self._arm_q] = np.asarray(joints, dtype=float)
@@ -123,7 +123,11 @@ class ArmIK:
             low = math.inf
             for geom in self._pads:
                 centre = self.data.geom_xpos[geom]
-                low = min(low, float(centre[2]) - float(np.linalg.norm(self.model.geom_size[geom])))
+                rotation = self.data.geom_xmat[geom].reshape(3, 3)
+                half = self.model.geom_size[geom]
+                # the lowest corner of the box: each axis's half-extent along -z
+                reach = float(np.abs(rotation[2, :]) @ half)
+                low = min(low, float(centre[2]) - reach)
             return low
 
     def solve(

@@ -25,7 +25,14 @@ from typing import Any
 import numpy as np
 
 from embodiment.recording import ControlLayout, ControlRecorder
-from worlds.so101.model import ARM_JOINTS, EE_SITE, GRIPPER_JOINT, PHYSICS_DT, SceneObject, scene_xml
+from worlds.so101.model import (
+    ARM_JOINTS,
+    EE_SITE,
+    GRIPPER_JOINT,
+    PHYSICS_DT,
+    SceneObject,
+    scene_xml,
+)
 
 __all__ = ["JOINT_NAMES", "Interrupted", "Physics"]
 
@@ -62,11 +69,10 @@ class Physics:
         ratio = 1.0 / (control_hz * PHYSICS_DT)
         if abs(ratio - round(ratio)) > 1e-6:
             raise ValueError(
-                f"control_hz: {control_hz} does not divide the physics rate "
-                f"{1 / PHYSICS_DT:.0f} Hz"
+                f"control_hz: {control_hz} does not divide the physics rate {1 / PHYSICS_DT:.0f} Hz"
             )
         self.control_hz = control_hz
-        self.substeps = int(round(ratio))
+        self.substeps = round(ratio)
         self.real_time_factor = real_time_factor
         self.lock = threading.RLock()
         self.stop_event = threading.Event()
@@ -112,6 +118,32 @@ class Physics:
             mj.mj_forward(self.model, self.data)
             for _ in range(int(settle_s / PHYSICS_DT)):
                 mj.mj_step(self.model, self.data)
+
+    def jaw_contacts(self, arm: Sequence[float], gripper: float, ignore: set[str]) -> list[str]:
+        """The bodies the jaw would touch with the arm at ``arm`` and the jaw at
+        ``gripper``, everything else where it is now (a scratch copy of the state: nothing
+        moves), other than those in ``ignore`` and the table."""
+        mj, model = self._mj, self.model
+        with self.lock:
+            scratch = mj.MjData(model)
+            scratch.qpos[:] = self.data.qpos
+            for address, value in zip(self._qpos, [*arm, gripper], strict=True):
+                scratch.qpos[address] = value
+            mj.mj_forward(model, scratch)
+            jaw = {int(model.body(n).id) for n in ("gripper", "moving_jaw_so101_v1")}
+            found = []
+            for index in range(scratch.ncon):
+                contact = scratch.contact[index]
+                bodies = (
+                    int(model.geom_bodyid[contact.geom1]),
+                    int(model.geom_bodyid[contact.geom2]),
+                )
+                for mine, other in (bodies, bodies[::-1]):
+                    if mine in jaw and other not in jaw and other != 0:
+                        name = model.body(other).name
+                        if name not in ignore and name not in found:
+                            found.append(name)
+            return found
 
     # ------------------------------------------------------------------ motion
 

@@ -81,7 +81,8 @@ class So101PostConditions:
         (x, y, z), _ = truth.pose(ref)
         relation = "in" if support[0] == "inside" else "on"
         return PostCondition(
-            status="success", evidence=f"{ref} rests {relation} {target} at ({x:.3f}, {y:.3f}, {z:.3f})"
+            status="success",
+            evidence=f"{ref} rests {relation} {target} at ({x:.3f}, {y:.3f}, {z:.3f})",
         )
 
     def _move_to(self, arguments: Mapping[str, Any]) -> PostCondition:

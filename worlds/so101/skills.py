@@ -17,7 +17,7 @@ near miss.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -47,6 +47,13 @@ CARRY_Z = 0.075
 """Grasp-point height a held cube is lifted to and carried at: its bottom clears the box's
 walls by 2.6 cm, and the wrist can still point the fingers down there (with the fingers
 down the published model reaches no higher than about 9 cm above the table)."""
+GRASP_ABOVE_CENTRE_M = 0.006
+"""The grasp point sits this far above a cube's centre: the moving jaw swings down as it
+closes, and lower it would strike the table and shove the arm aside."""
+JAW_ARC = (GRIPPER_OPEN, 0.9, 0.6, 0.4)
+"""Jaw openings (rad) at which a grasp is checked for collisions, open to near a cube."""
+TABLE_TOLERANCE_M = 0.002
+"""How far a jaw pad may press into the table at a grasp (contact, not collision)."""
 JOINT_SAMPLE_RAD = 0.04
 """Joint-space moves are sampled at most this far apart in every joint."""
 
@@ -93,16 +100,24 @@ class Refusal:
 class SkillPlanner:
     """Plans skills on the published model's kinematics (see the module docstring)."""
 
-    def __init__(self, ik: ArmIK, *, speed: float) -> None:
+    def __init__(
+        self,
+        ik: ArmIK,
+        *,
+        speed: float,
+        jaw_contacts: Callable[[Sequence[float], float, set[str]], list[str]] | None = None,
+    ) -> None:
         self.ik = ik
         self.speed = speed
+        self.jaw_contacts = jaw_contacts
+        """What the open jaw would strike at a grasp (the scene's collision check)."""
 
     # ------------------------------------------------------------------ skills
 
     def pick(
         self, ref: str, grasp: str, obj: ObjectState, joints: Sequence[float]
     ) -> Plan | Refusal:
-        centre = np.asarray(obj.position) + [0.0, 0.0, 0.002]
+        centre = np.asarray(obj.position) + np.array([0.0, 0.0, GRASP_ABOVE_CENTRE_M])
         bearing = math.atan2(centre[1], centre[0])
         if grasp == "top":
             options = [top_down(obj.yaw + k * math.pi / 2) for k in range(4)]
@@ -111,7 +126,13 @@ class SkillPlanner:
             heading = bearing if grasp == "front" else bearing + math.pi / 2
             options = [horizontal(heading)]
             approach = -np.array([math.cos(heading), math.sin(heading), 0.0])
-        chosen = self._best(centre, options, joints)
+        blocked: list[str] = []
+        chosen = self._best(centre, options, joints, clear=self._jaw_clear(ref, blocked))
+        if chosen is None and blocked:
+            return Refusal(
+                f"pick {ref} refused: at every grasp angle the arm can reach, the open jaw "
+                f"would strike {', '.join(dict.fromkeys(blocked))}; move that out of the way"
+            )
         if isinstance(chosen, IKResult) or chosen is None:
             what = {
                 "top": "with the fingers pointing down",
@@ -126,10 +147,11 @@ class SkillPlanner:
             )
         rotation, grasp_q = chosen
         lowest = self.ik.lowest_jaw_z(grasp_q, GRIPPER_OPEN)
-        if lowest < 0.0:
+        if lowest < -TABLE_TOLERANCE_M:
+            hint = "; try grasp='top'" if grasp != "top" else ""
             return Refusal(
                 f"pick {ref} refused: a '{grasp}' grasp would put the open jaw "
-                f"{-lowest * 1000:.0f} mm into the table; try grasp='top'"
+                f"{-lowest * 1000:.0f} mm into the table{hint}"
             )
         above = centre + approach * APPROACH_M
         plan = Plan(description=f"{grasp} grasp of {ref}: approach, close, lift")
@@ -176,7 +198,7 @@ class SkillPlanner:
         plan = Plan(description=f"carry {ref} over {target}, lower, release, retreat")
         start = np.asarray(grasp_point, dtype=float)
         rise = np.array([start[0], start[1], max(start[2], carry)])
-        current = self._line(plan, start, rise, None, joints, GRIPPER_CLOSED, "rise")
+        current = self._line(plan, start, rise, None, joints, GRIPPER_CLOSED, "rise", partial=True)
         if isinstance(current, Refusal):
             return current
         over = self._reach(plan, above, rotation, current, GRIPPER_CLOSED, f"over {target}")
@@ -208,9 +230,7 @@ class SkillPlanner:
         )
         return result if isinstance(result, Refusal) else plan
 
-    def joint_move(
-        self, target: Sequence[float], joints: Sequence[float], label: str
-    ) -> Plan:
+    def joint_move(self, target: Sequence[float], joints: Sequence[float], label: str) -> Plan:
         plan = Plan(description=f"{label}: a straight line in joint space")
         self._joint_path(plan, joints, target, None, label)
         return plan
@@ -231,22 +251,41 @@ class SkillPlanner:
         joints: Sequence[float],
         *,
         site: str = GRASP_SITE,
+        clear: Callable[[tuple[float, ...]], bool] | None = None,
     ) -> tuple[np.ndarray, tuple[float, ...]] | IKResult | None:
-        """The rotation of ``options`` reachable at ``point`` with the least wrist roll
-        travel, and its joints; else the closest failed attempt."""
-        best: tuple[float, np.ndarray, tuple[float, ...]] | None = None
+        """The rotation of ``options`` reachable at ``point`` (and ``clear``) with the least
+        wrist roll travel, and its joints; else the closest failed attempt (None when
+        every reachable one was not clear)."""
+        reachable: list[tuple[float, int, np.ndarray, tuple[float, ...]]] = []
         closest: IKResult | None = None
-        for rotation in options:
+        for index, rotation in enumerate(options):
             result = self.ik.solve(site, point, rotation, joints)
             if result.ok:
                 cost = abs(result.joints[4] - joints[4]) + 0.5 * abs(result.joints[0] - joints[0])
-                if best is None or cost < best[0]:
-                    best = (cost, rotation, result.joints)
+                reachable.append((cost, index, rotation, result.joints))
             elif closest is None or _badness(result) < _badness(closest):
                 closest = result
-        if best is not None:
-            return best[1], best[2]
-        return closest
+        for _, _, rotation, solution in sorted(reachable, key=lambda item: item[:2]):
+            if clear is None or clear(solution):
+                return rotation, solution
+        return None if reachable else closest
+
+    def _jaw_clear(
+        self, ref: str, blocked: list[str]
+    ) -> Callable[[tuple[float, ...]], bool] | None:
+        """A check that the open jaw at a grasp touches nothing but ``ref`` (what it would
+        strike is added to ``blocked``)."""
+        contacts = self.jaw_contacts
+        if contacts is None:
+            return None
+
+        def clear(solution: tuple[float, ...]) -> bool:
+            # the moving jaw sweeps an arc as it closes: check it along the way
+            hits = [h for g in JAW_ARC for h in contacts(solution, g, {ref})]
+            blocked.extend(hits)
+            return not hits
+
+        return clear
 
     def _reach(
         self,
@@ -276,7 +315,9 @@ class SkillPlanner:
     ) -> None:
         a, b = np.asarray(start, dtype=float), np.asarray(end, dtype=float)
         count = max(1, math.ceil(float(np.max(np.abs(b - a))) / JOINT_SAMPLE_RAD))
-        configs = tuple(tuple(float(v) for v in a + (b - a) * k / count) for k in range(1, count + 1))
+        configs = tuple(
+            tuple(float(v) for v in a + (b - a) * k / count) for k in range(1, count + 1)
+        )
         self._add(plan, configs, gripper, self.speed, label)
 
     def _line(
@@ -291,8 +332,11 @@ class SkillPlanner:
         *,
         site: str = GRASP_SITE,
         speed: float | None = None,
+        partial: bool = False,
     ) -> tuple[float, ...] | Refusal:
-        """Sample the straight line ``start -> end`` of ``site`` and solve each sample."""
+        """Sample the straight line ``start -> end`` of ``site`` and solve each sample;
+        ``partial``: stop at the last reachable sample instead of refusing (a rise that
+        the wrist cannot finish: the arm goes as high as it can)."""
         start, end = np.asarray(start, dtype=float), np.asarray(end, dtype=float)
         count = max(1, math.ceil(float(np.linalg.norm(end - start)) / LINE_STEP_M))
         current = tuple(float(v) for v in joints)
@@ -304,6 +348,8 @@ class SkillPlanner:
                 result = self.ik.solve(site, point, rot, current)
             else:
                 result = self.ik.solve(site, point, rotation, current)
+            if not result.ok and partial:
+                break
             if not result.ok:
                 return Refusal(
                     f"cannot {label} in a straight line to ({point[0]:.3f}, {point[1]:.3f}, "
@@ -311,7 +357,8 @@ class SkillPlanner:
                 )
             current = result.joints
             configs.append(current)
-        self._add(plan, tuple(configs), gripper, speed or self.speed, label)
+        if configs:
+            self._add(plan, tuple(configs), gripper, speed or self.speed, label)
         return current
 
     def _add(

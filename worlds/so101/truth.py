@@ -57,8 +57,12 @@ class GroundTruth:
 
         velocity = np.zeros(6)
         mujoco.mj_objectVelocity(
-            self.physics.model, self.physics.data, mujoco.mjtObj.mjOBJ_BODY,
-            self._body[ref], velocity, 0,
+            self.physics.model,
+            self.physics.data,
+            mujoco.mjtObj.mjOBJ_BODY,
+            self._body[ref],
+            velocity,
+            0,
         )
         return float(np.linalg.norm(velocity[3:]))
 
@@ -115,11 +119,18 @@ class GroundTruth:
             if item.kind == "box":
                 found.append(
                     Detection(
-                        ref=ref, label="box", category="container", color=item.color,
+                        ref=ref,
+                        label="box",
+                        category="container",
+                        color=item.color,
                         position=rounded_point((x, y, BOX_WALL[1] / 2)),
-                        size=(BOX_INNER[0] + 2 * BOX_WALL[0], BOX_INNER[1] + 2 * BOX_WALL[0],
-                              BOX_WALL[1]),
-                        is_open=True, provenance="ground_truth",
+                        size=(
+                            BOX_INNER[0] + 2 * BOX_WALL[0],
+                            BOX_INNER[1] + 2 * BOX_WALL[0],
+                            BOX_WALL[1],
+                        ),
+                        is_open=True,
+                        provenance="ground_truth",
                     )
                 )
                 continue
@@ -130,24 +141,36 @@ class GroundTruth:
             half = math.sin(yaw / 2), math.cos(yaw / 2)
             found.append(
                 Detection(
-                    ref=ref, label=f"{item.color} cube", category="object", color=item.color,
+                    ref=ref,
+                    label=f"{item.color} cube",
+                    category="object",
+                    color=item.color,
                     position=rounded_point((x, y, z)),
                     orientation=(0.0, 0.0, round(half[0], 4), round(half[1], 4)),
-                    size=(2 * CUBE_HALF,) * 3, provenance="ground_truth",
-                    relations=relations, attributes={"mass_kg": 0.03},
+                    size=(2 * CUBE_HALF,) * 3,
+                    provenance="ground_truth",
+                    relations=relations,
+                    attributes={"mass_kg": 0.03},
                 )
             )
         found.append(
             Detection(
-                ref="table_1", label="table", category="surface",
-                position=(0.22, 0.0, 0.0), size=(0.6, 0.8, 0.0), provenance="ground_truth",
+                ref="table_1",
+                label="table",
+                category="surface",
+                position=(0.22, 0.0, 0.0),
+                size=(0.6, 0.8, 0.0),
+                provenance="ground_truth",
             )
         )
         opening = self.gripper_opening()
         found.append(
             Detection(
-                ref="gripper", label="gripper", category="robot_part",
-                position=rounded_point(self.physics.ee_position()), size=(0.03, 0.05, 0.1),
+                ref="gripper",
+                label="gripper",
+                category="robot_part",
+                position=rounded_point(self.physics.ee_position()),
+                size=(0.03, 0.05, 0.1),
                 provenance="ground_truth",
                 attributes={
                     "state": "open" if opening > 0.6 else "closed",
@@ -159,8 +182,12 @@ class GroundTruth:
         )
         found.append(
             Detection(
-                ref="robot", label="so101 arm", category="robot", position=(0.0, 0.0, 0.0),
-                size=(0.1, 0.1, 0.12), provenance="ground_truth",
+                ref="robot",
+                label="so101 arm",
+                category="robot",
+                position=(0.0, 0.0, 0.0),
+                size=(0.1, 0.1, 0.12),
+                provenance="ground_truth",
             )
         )
         return found

@@ -18,7 +18,9 @@ WORLD = World(
     "the published model); also drives a real SO-101 through LeRobot",
     drivers=(
         DriverEntry(
-            "sim.so101", "worlds.so101.driver:So101Sim", reusable=True,
+            "sim.so101",
+            "worlds.so101.driver:So101Sim",
+            reusable=True,
             select_options=("seed", "layout"),
         ),
     ),
