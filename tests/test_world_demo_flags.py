@@ -30,7 +30,7 @@ VALUES = {
     "task": ["--task", "1"],
     "init_state": ["--init-state", "0"],
 }
-DEMO_WORLDS = ["tabletop", "libero"]
+DEMO_WORLDS = ["tabletop", "libero", "so101"]
 TRIES = {"count": 0, "refused": 0}
 
 

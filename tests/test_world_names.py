@@ -27,9 +27,10 @@ CLASSES: dict[str, tuple[str, ...]] = {
     "mobile": ("MobileManipulatorSim",),
     "libero": (),
     "fake": ("FakeRobot",),
+    "so101": ("So101Sim", "So101Demo", "So101Suites"),
 }
 """Class names of each world that code outside it would otherwise import by name."""
-CASE_INSENSITIVE = {"libero"}
+CASE_INSENSITIVE = {"libero", "so101"}
 """Worlds whose name is no ordinary word: any mention of it, in any case, names the world
 (``tabletop``, ``mobile`` and ``fake`` are also plain English, so for those only the
 identifiers count)."""

@@ -97,7 +97,7 @@ class KinematicModel:
         if self.engine == "mujoco":
             from embodiment.envelope.kinematics_mujoco import MujocoChain
 
-            self._mujoco = MujocoChain(urdf_path(spec.urdf), spec, joint_count)
+            self._mujoco = MujocoChain(urdf_path(spec.urdf), spec, joint_count, KinematicsError)
             return
         self._pb = _import_pybullet()
         self._chain = self._load()

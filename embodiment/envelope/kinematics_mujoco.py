@@ -29,25 +29,25 @@ __all__ = ["MujocoChain"]
 Vec3 = tuple[float, float, float]
 
 
-def _import_mujoco() -> Any:
-    from embodiment.envelope.kinematics import KinematicsError
-
+def _import_mujoco(error: type[Exception]) -> Any:
     try:
         import mujoco
     except ImportError as exc:
-        raise KinematicsError(
+        raise error(
             "the profile's kinematics need MuJoCo, which is not installed (pip install mujoco)"
         ) from exc
     return mujoco
 
 
 class MujocoChain:
-    """The arm chain of ``path`` for ``spec`` (joints and end effector by name)."""
+    """The arm chain of ``path`` for ``spec`` (joints and end effector by name); a model
+    that cannot be used raises ``error`` (the caller's ``KinematicsError``)."""
 
-    def __init__(self, path: str, spec: KinematicsSpec, joint_count: int) -> None:
-        from embodiment.envelope.kinematics import KinematicsError
-
-        mj = self._mj = _import_mujoco()
+    def __init__(
+        self, path: str, spec: KinematicsSpec, joint_count: int, error: type[Exception]
+    ) -> None:
+        KinematicsError = error
+        mj = self._mj = _import_mujoco(error)
         if not Path(path).is_file():
             raise KinematicsError(f"kinematics.urdf: no such file {path}")
         try:

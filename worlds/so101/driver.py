@@ -120,9 +120,9 @@ class So101Sim:
         self._motion = "idle"
         self.audit.restart()
 
-    def select(self, **options: Any) -> None:
+    def select(self, *, seed: int | None = None, layout: str | None = None) -> None:
         """Switch to another episode (a reusable driver in an eval worker)."""
-        self.reset(seed=options.get("seed"), layout=options.get("layout"))
+        self.reset(seed=seed, layout=layout)
 
     def disconnect(self) -> None:
         if self.physics is not None:
