@@ -157,15 +157,15 @@ class SkillPlanner:
         plan = Plan(description=f"{grasp} grasp of {ref}: approach, close, lift")
         first = self._reach(plan, above, rotation, joints, GRIPPER_OPEN, f"over {ref}")
         if isinstance(first, Refusal):
-            return first
+            return Refusal(f"pick {ref} refused: {first.message}")
         down = self._line(plan, above, centre, rotation, first, GRIPPER_OPEN, "descend")
         if isinstance(down, Refusal):
-            return down
+            return Refusal(f"pick {ref} refused: {down.message}")
         plan.steps.append(JawMove(GRIPPER_CLOSED, 0.7, "close"))
         lifted = np.array([centre[0], centre[1], max(CARRY_Z, centre[2] + 0.03)])
         up = self._line(plan, centre, lifted, rotation, down, GRIPPER_CLOSED, "lift")
         if isinstance(up, Refusal):
-            return up
+            return Refusal(f"pick {ref} refused: {up.message}")
         return plan
 
     def place(
@@ -200,17 +200,17 @@ class SkillPlanner:
         rise = np.array([start[0], start[1], max(start[2], carry)])
         current = self._line(plan, start, rise, None, joints, GRIPPER_CLOSED, "rise", partial=True)
         if isinstance(current, Refusal):
-            return current
+            return Refusal(f"place {ref} refused: {current.message}")
         over = self._reach(plan, above, rotation, current, GRIPPER_CLOSED, f"over {target}")
         if isinstance(over, Refusal):
-            return over
+            return Refusal(f"place {ref} refused: {over.message}")
         low = self._line(plan, above, release, rotation, over, GRIPPER_CLOSED, "lower")
         if isinstance(low, Refusal):
-            return low
+            return Refusal(f"place {ref} refused: {low.message}")
         plan.steps.append(JawMove(GRIPPER_OPEN, 0.6, "release"))
         back = self._line(plan, release, above, rotation, low, GRIPPER_OPEN, "retreat")
         if isinstance(back, Refusal):
-            return back
+            return Refusal(f"place {ref} refused: {back.message}")
         return plan
 
     def move_to(self, target: Vec3, joints: Sequence[float], speed: float) -> Plan | Refusal:
