@@ -134,7 +134,7 @@ def test_refusals_over_the_reachable_annulus_match_reach(sim) -> None:  # type: 
             position = (reach * math.cos(bearing), reach * math.sin(bearing), 0.014)
             plan = planner.pick("red_cube_1", "top", ObjectState(position, 0.0, "cube"), home)
             tried += 1
-            centre = np.asarray(position) + [0, 0, GRASP_ABOVE_CENTRE_M]
+            centre = np.asarray(position) + np.array([0, 0, GRASP_ABOVE_CENTRE_M])
             reachable = any(
                 ik.solve(GRASP_SITE, centre, top_down(k * math.pi / 2), home).ok for k in range(4)
             )
