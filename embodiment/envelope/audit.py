@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from embodiment.envelope.common import EnvelopeHost
 
@@ -64,7 +64,8 @@ class MotionAudit(EnvelopeHost):
                 methods.append("forward_kinematics")
                 parts.append(
                     f"joint targets and the joint-space path to them through forward kinematics "
-                    f"({spec.urdf}, end effector {spec.ee_link} at frame {spec.frame}): "
+                    f"({_engine_name(spec)}: {spec.urdf}, end effector {spec.ee_link} at frame "
+                    f"{spec.frame}): "
                     "workspace, keep-out zones, step"
                 )
             elif profile.safety.joint_limits_only:
@@ -129,3 +130,10 @@ class MotionAudit(EnvelopeHost):
                 + " within the profile's limits"
             )
         return MotionCheck(tool, tuple(methods), "; ".join(parts), warning)
+
+
+def _engine_name(spec: Any) -> str:
+    """The library the kinematics run on, as ``harness check`` names it."""
+    from embodiment.envelope.kinematics import engine_of
+
+    return {"mujoco": "MuJoCo", "pybullet": "PyBullet"}[engine_of(spec)]
