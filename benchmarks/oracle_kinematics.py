@@ -59,6 +59,30 @@ def _transform(rotation: np.ndarray, translation: Sequence[float]) -> np.ndarray
     return out
 
 
+URDF_TWINS: dict[tuple[str, str], tuple[str, str]] = {
+    ("so101_new_calib.xml", "gripperframe"): ("so101_new_calib.urdf", "gripper_frame_link"),
+}
+"""MJCF model and end-effector site -> the URDF published with it and its matching link
+(the oracle parses URDF only; the two files are exports of one CAD model)."""
+
+
+def _package_file(rest: str) -> str:
+    import importlib.util
+
+    module, _, inner = rest.partition("/")
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise ValueError(f"no installed package {module!r}")
+    return str(Path(next(iter(spec.submodule_search_locations))) / inner)
+
+
+def _urdf_twin(path: str, ee_link: str) -> tuple[str, str]:
+    twin = URDF_TWINS.get((Path(path).name, ee_link))
+    if twin is None:
+        raise ValueError(f"{path}: the oracle knows no URDF twin of this MJCF ({ee_link})")
+    return str(Path(path).with_name(twin[0])), twin[1]
+
+
 @dataclass(frozen=True)
 class _Joint:
     name: str
@@ -130,12 +154,16 @@ class UrdfChain:
     @classmethod
     def from_profile(cls, profile: Any) -> UrdfChain:
         spec = profile.kinematics
-        path = spec.urdf
+        path, ee_link = spec.urdf, spec.ee_link
         if path.startswith("pybullet_data:"):
             import pybullet_data
 
             path = str(Path(pybullet_data.getDataPath()) / path.removeprefix("pybullet_data:"))
-        chain = cls.from_urdf(path, spec.ee_link, len(profile.limits.joint_limits), spec.joints)
+        elif path.startswith("package:"):
+            path = _package_file(path.removeprefix("package:"))
+        if path.endswith(".xml"):  # an MJCF: the oracle reads the URDF published beside it
+            path, ee_link = _urdf_twin(path, ee_link)
+        chain = cls.from_urdf(path, ee_link, len(profile.limits.joint_limits), spec.joints)
         return cls(chain.joints, chain.movable, profile)
 
     def root_point(self, q: Sequence[float]) -> tuple[float, float, float]:

@@ -72,9 +72,23 @@ ARM_SERVER = ROOT / "tests" / "fixtures" / "mcp_arm_server.py"
 OBJECT_SIZE = 0.04
 
 
+ARM: dict[str, Any] = {"profile": "panda_tabletop"}
+"""The arm the driver-side sources attack (``--profile``: a profile name, a world's
+profile such as ``so101``, or a path); the yawed variant and the MCP server are Panda-only."""
+
+
+def use_profile(source: str) -> None:
+    """Attack ``source`` (resolved through the world registry) instead of the Panda."""
+    from worlds.registry import load_profile as world_profile
+
+    ARM["profile"] = world_profile(source)
+    _panda.cache_clear()
+
+
 @functools.cache
 def _panda() -> EmbodimentProfile:
-    data = load_profile("panda_tabletop").model_dump()
+    source = ARM["profile"]
+    data = (source if isinstance(source, EmbodimentProfile) else load_profile(source)).model_dump()
     data["safety"]["no_argument_tools"] = ["beep"]
     return EmbodimentProfile.model_validate(data)
 
@@ -751,8 +765,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=20_000, help="physical calls to try")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sources", default=",".join(SOURCES))
+    parser.add_argument(
+        "--profile",
+        help="attack this arm profile (a name, a world's profile such as so101, or a path) "
+        "with the driver, conservative and function sources, instead of the Panda",
+    )
     args = parser.parse_args(argv)
     sources = [s.strip() for s in args.sources.split(",") if s.strip()]
+    if args.profile:
+        if "mcp" in sources and args.sources != ",".join(SOURCES):
+            parser.error("--profile: the mcp source's arm server is a Panda; leave mcp out")
+        sources = [s for s in sources if s != "mcp"]
+        use_profile(args.profile)
+        for source in sources:
+            ARM_PROFILES[source] = ("panda",)
     unknown = [s for s in sources if s not in SOURCES]
     if unknown:
         parser.error(f"unknown source(s) {', '.join(unknown)}; expected {', '.join(SOURCES)}")

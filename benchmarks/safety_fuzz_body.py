@@ -60,9 +60,23 @@ CLASSES = ("defaults", "joints", "base", "profiles")
 COUNTER = {"name": "counter", "frame": "world", "min": [0.9, -1.0, 0.0], "max": [1.5, 1.0, 0.95]}
 
 
+ARM: dict[str, Any] = {"profile": "panda_tabletop"}
+"""The arm the ``joints`` class attacks (``--profile``)."""
+
+
 @functools.cache
 def panda() -> EmbodimentProfile:
-    return load_profile("panda_tabletop")
+    source = ARM["profile"]
+    return source if isinstance(source, EmbodimentProfile) else load_profile(source)
+
+
+def use_profile(source: str) -> None:
+    """The ``joints`` class on ``source`` (a world's profile such as ``so101``, a path)."""
+    from worlds.registry import load_profile as world_profile
+
+    ARM["profile"] = world_profile(source)
+    panda.cache_clear()
+    chain.cache_clear()
 
 
 @functools.cache
@@ -374,8 +388,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=20_000, help="calls to try per class")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--classes", default=",".join(CLASSES))
+    parser.add_argument(
+        "--profile", help="run the joints class on this arm profile (e.g. so101) instead"
+    )
     args = parser.parse_args(argv)
     classes = [c.strip() for c in args.classes.split(",") if c.strip()]
+    if args.profile:
+        if args.classes != ",".join(CLASSES) and classes != ["joints"]:
+            parser.error("--profile: only the joints class runs on another arm")
+        classes = ["joints"]
+        use_profile(args.profile)
     unknown = [c for c in classes if c not in CLASSES]
     if unknown:
         parser.error(f"unknown class(es) {', '.join(unknown)}; expected {', '.join(CLASSES)}")
