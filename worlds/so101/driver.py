@@ -102,13 +102,16 @@ class So101Sim:
         if seed is not None or layout is not None:
             update = {k: v for k, v in (("seed", seed), ("layout", layout)) if v is not None}
             self.config = So101Config.model_validate({**self.config.model_dump(), **update})
+        clock = 0.0
         if self.physics is not None:
+            clock = self.physics.clock() + 1.0 / self.config.control_hz
             self.physics.close()
         physics = Physics(
             layout_objects(self.config.layout, self.config.seed),
             control_hz=self.config.control_hz,
             camera_size=(self.config.width, self.config.height),
             real_time_factor=self.config.real_time_factor,
+            clock_start=clock,
         )
         physics.observers = self._observers
         physics.recorder = self._recorder

@@ -59,6 +59,7 @@ class Physics:
         control_hz: float,
         camera_size: tuple[int, int],
         real_time_factor: float = 0.0,
+        clock_start: float = 0.0,
     ) -> None:
         import mujoco
 
@@ -71,6 +72,9 @@ class Physics:
             raise ValueError(
                 f"control_hz: {control_hz} does not divide the physics rate {1 / PHYSICS_DT:.0f} Hz"
             )
+        self.clock_start = clock_start
+        """The driver's clock when this scene began (a recording's time never goes back
+        when a reused driver builds the next episode's scene)."""
         self.control_hz = control_hz
         self.substeps = round(ratio)
         self.real_time_factor = real_time_factor
@@ -91,6 +95,10 @@ class Physics:
     @property
     def time(self) -> float:
         return float(self.data.time)
+
+    def clock(self) -> float:
+        """Seconds on the driver's clock: every scene it built, one after the other."""
+        return self.clock_start + self.time
 
     def joints(self) -> list[float]:
         """Measured positions of the six joints (rad)."""
@@ -160,7 +168,7 @@ class Physics:
             recorder = self.recorder
             if recorder is not None and recorder.active:
                 frames = self.render_cameras(recorder.cameras) if self.render_cameras else {}
-                recorder.emit(self.time, self.joints(), self.targets(), frames)
+                recorder.emit(self.clock(), self.joints(), self.targets(), frames)
             for _ in range(self.substeps):
                 mj.mj_step(self.model, self.data)
                 point = self.ee_position()
