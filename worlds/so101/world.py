@@ -25,7 +25,10 @@ WORLD = World(
         ),
     ),
     profile="so101",
-    profiles={"so101": HERE / "so101.yaml"},
+    profiles={
+        "so101": HERE / "so101.yaml",
+        "so101_follower": HERE.parents[1] / "configs" / "embodiments" / "so101_follower.yaml",
+    },
     scene="driver",
     task_check="ground_truth",
     install="pip install 'embodied-harness[so101]'",
