@@ -70,14 +70,14 @@ def so101_actions(*, cameras: list[str], speed: float | None = None) -> list[Act
             "The evaluator reports whether it is really held.",
             arguments=GraspPickArgs,
             safety={"ref": "object_ref", "grasp": "free"},
-            timeout_s=60,
+            timeout_s=150,
             post_condition="{ref} is held between the gripper's fingers, lifted off its support",
         ),
         place_spec(
             PlaceArgs,
             description="Put the held object in the box (box_1) or on a cube or the table, "
             "then release it and retreat upwards.",
-            timeout_s=60,
+            timeout_s=150,
         ),
         open_gripper_spec(NoArgs),
         close_gripper_spec(NoArgs),

@@ -77,6 +77,9 @@ class LeRobotOptions(BaseModel):
     pace: bool = True
     """Wait 1/rate_hz between actions (a real robot); off for a simulated one that steps
     its own physics per action."""
+    settle_s: float = Field(0.5, ge=0)
+    """After a move, the last action is held up to this long for the joints to arrive."""
+    settle_tolerance_rad: float = Field(0.03, ge=0)
     tolerance: float = Field(0.5, ge=0)
     """A difference between the action sent and the one applied larger than this (in the
     motor's units) is reported."""
@@ -102,6 +105,7 @@ class LeRobotDriver:
         self._stop = threading.Event()
         self._lock = threading.RLock()
         self._gripper_target: float | None = None
+        self._arm_target: list[float] | None = None
         self._cameras = [c.name for c in profile.cameras]
         self._fk: Any = None
         self._specs = {s.name: s for s in self._actions()}
@@ -225,8 +229,10 @@ class LeRobotDriver:
         target = (
             self.options.gripper_open if action == "open_gripper" else self.options.gripper_closed
         )
-        arm = [measured[f"{j}.pos"] for j in self.joints]
-        return self._move([self._to_rad(v) for v in arm], target, action, jaw_only=True)
+        # the arm keeps its last commanded target (re-commanding the measured, sagging
+        # position would let gravity lower it a little more at every action)
+        arm = self._arm_target or [self._to_rad(measured[f"{j}.pos"]) for j in self.joints]
+        return self._move(list(arm), target, action, jaw_only=True)
 
     # ================================================================== extensions
 
@@ -251,6 +257,7 @@ class LeRobotDriver:
             count = max(count, round(0.5 * self.options.rate_hz))
         clipped: dict[str, tuple[float, float]] = {}
         sent: dict[str, float] = {}
+        action: dict[str, float] = {}
         for k in range(1, count + 1):
             if self._stop.is_set():
                 held = self._hold()
@@ -283,7 +290,8 @@ class LeRobotDriver:
                 self._stop.wait(period)
         if gripper is not None:
             self._gripper_target = gripper
-        final = self._measured()
+        self._arm_target = list(target)
+        final = self._settle(action, target)
         reached = [self._to_rad(final[f"{j}.pos"]) for j in self.joints]
         error = max(abs(a - b) for a, b in zip(reached, target, strict=True))
         applied_now = {
@@ -299,9 +307,31 @@ class LeRobotDriver:
             message += f"; LeRobot applied a different action than asked ({first})"
         return ActionResult(ok=not clipped, message=message, applied=applied_now)
 
+    def _settle(self, action: dict[str, float], target: list[float]) -> dict[str, float]:
+        """Hold the last action until the joints are within ``settle_tolerance_rad`` of
+        ``target`` or ``settle_s`` has passed (position servos lag the command); the
+        measured positions at the end."""
+        robot = self._require()
+        period = 1.0 / self.options.rate_hz
+        for _ in range(round(self.options.settle_s * self.options.rate_hz)):
+            measured = self._measured()
+            now = [self._to_rad(measured[f"{j}.pos"]) for j in self.joints]
+            if (
+                max(abs(a - b) for a, b in zip(now, target, strict=True))
+                <= (self.options.settle_tolerance_rad)
+                or self._stop.is_set()
+            ):
+                return measured
+            with self._lock:
+                robot.send_action(action)
+            if self.options.pace:
+                self._stop.wait(period)
+        return self._measured()
+
     def _hold(self) -> list[float]:
         robot = self._require()
         measured = self._measured()
+        self._arm_target = None  # stopped: the measured position is the new target
         action = {key: value for key, value in measured.items() if key in self._action_keys()}
         with self._lock:
             robot.send_action(action)
