@@ -485,7 +485,7 @@ class Tally:
         self.escapes.extend(other.escapes)
 
 
-def _config() -> HarnessConfig:
+def campaign_config() -> HarnessConfig:
     return HarnessConfig.model_validate(
         {
             "embodiment": None,
@@ -497,7 +497,7 @@ def _config() -> HarnessConfig:
     )
 
 
-def _tally(events: list[Any], physical: set[str], calls: tuple[Any, ...]) -> Tally:
+def tally_events(events: list[Any], physical: set[str], calls: tuple[Any, ...]) -> Tally:
     tally = Tally()
     tally.tried = sum(1 for c in calls if c.tool_calls[0].name in physical)
     outcomes = Counter(e.outcome for e in events if isinstance(e, SafetyCheckEvent))
@@ -558,7 +558,7 @@ class Campaign:
             physical_parts = physical_tools(arm, specs=specs)
             tools, kinds = [], {}
         harness = Harness(
-            _config(),
+            campaign_config(),
             model=ScriptedModel([*scenario.calls, reply("done")]),
             driver=arm,
             tools=tools,
@@ -568,7 +568,7 @@ class Campaign:
         with harness:
             events = list(harness.run_stream("fuzz"))
             physical = {t.name for t in harness.tools if t.physical}
-        tally = _tally(events, physical, scenario.calls)
+        tally = tally_events(events, physical, scenario.calls)
         for command in arm.executed:
             if source == "function":
                 # The arm records what it executed; which tool sent it decides whether it
@@ -620,7 +620,7 @@ class Campaign:
             self._log_offset = log.stat().st_size if log.exists() else 0
             driver = StateFileDriver(folder / "state.json")
             harness = Harness(
-                _config(),
+                campaign_config(),
                 model=ScriptedModel([*scenario.calls, reply("done")]),
                 driver=driver,
                 tools=[t for t in manager.tools() if t.name != "teleport"],
@@ -629,7 +629,7 @@ class Campaign:
             with harness:
                 events = list(harness.run_stream("fuzz"))
                 physical = {t.name for t in harness.tools if t.physical}
-            tally = _tally(events, physical, scenario.calls)
+            tally = tally_events(events, physical, scenario.calls)
             entries = []
             if log.exists():
                 with log.open() as handle:
@@ -684,7 +684,7 @@ def _campaign(sources: list[str], calls: int, seed: int) -> dict[str, Tally]:
                 run = _runner(campaign, source, part)
                 while part.tried < goal:
                     examples = max(1, (goal - part.tried) // 4)
-                    _generate(strategy, examples, round_seed, run)
+                    generate_calls(strategy, examples, round_seed, run)
                     round_seed += 100_000
                 tally.add(part)
     return results
@@ -697,7 +697,7 @@ def _runner(campaign: Campaign, source: str, part: Tally) -> Callable[[Scenario]
     return run
 
 
-def _generate(
+def generate_calls(
     strategy: st.SearchStrategy[Scenario], examples: int, seed: int, run: Callable[[Scenario], None]
 ) -> None:
     """Draw ``examples`` scenarios from hypothesis (no shrinking: nothing here raises)."""

@@ -249,14 +249,14 @@ def test_examples_name_the_models_the_readme_names() -> None:
 
 def test_planner_wording_names_things_once_and_plainly() -> None:
     from harness.messages import ToolCall, ToolResultItem
-    from harness.planner.policy import History, _reaction
+    from harness.planner.policy import History, reaction_to
 
     def reaction(name: str, text: str, kind: str) -> str:
         history = History()
         call = ToolCall(id="c1", name=name, arguments={"ref": "red_cube_1"})
         result = ToolResultItem(call_id="c1", name=name, text=text, is_error=True, error_kind=kind)
         history.results.append((call, result))
-        return _reaction(history)
+        return reaction_to(history)
 
     blocked = reaction("place", "blocked by the safety envelope: keep-out zone k1", "blocked")
     assert blocked == "place was blocked by the safety envelope: keep-out zone k1"
@@ -267,7 +267,7 @@ def test_planner_wording_names_things_once_and_plainly() -> None:
 
 
 def test_task_notes_reply_does_not_show_an_internal_version() -> None:
-    from harness.runtime.builtins import _update_task_notes
+    from harness.runtime.builtins import record_task_notes
     from harness.tools import ToolContext
     from memory.task_notes import TaskNotes
 
@@ -281,7 +281,7 @@ def test_task_notes_reply_does_not_show_an_internal_version() -> None:
         def lane(self, task_id: str) -> None:
             return None
 
-    reply = _update_task_notes(
+    reply = record_task_notes(
         Session(),  # type: ignore[arg-type]
         ToolContext(task_id="t"),
         phase="picking",

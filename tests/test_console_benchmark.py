@@ -3,7 +3,7 @@ counts add up (no timing is checked)."""
 
 from __future__ import annotations
 
-from benchmarks.console_stop import PHASES, _phase, table
+from benchmarks.console_stop import PHASES, phase_at_click, table
 from harness.events import ObservationEvent, PromptSnapshotEvent, ToolCallEvent
 
 
@@ -13,10 +13,10 @@ def test_the_phase_is_read_from_the_last_event_before_the_click() -> None:
         sections={}, total_tokens=1, budget_tokens=2, threshold_tokens=1, items=0, images=0
     )
     events = [(1.0, ObservationEvent()), (2.0, prompt), (3.0, motion)]
-    assert _phase(events, 0.5) == ("task start", "")
-    assert _phase(events, 1.5)[0] == PHASES["observation"]
-    assert _phase(events, 2.5) == ("model call", "prompt_snapshot")
-    assert _phase(events, 3.5) == ("motion", "tool_call")
+    assert phase_at_click(events, 0.5) == ("task start", "")
+    assert phase_at_click(events, 1.5)[0] == PHASES["observation"]
+    assert phase_at_click(events, 2.5) == ("model call", "prompt_snapshot")
+    assert phase_at_click(events, 3.5) == ("motion", "tool_call")
 
 
 def test_the_table_counts_every_click_once() -> None:
@@ -43,8 +43,8 @@ def test_the_table_counts_every_click_once() -> None:
 
 
 def test_percentiles_are_nearest_rank() -> None:
-    from benchmarks.console_stop import _stats
+    from benchmarks.console_stop import summary_stats
 
     values = [float(v) for v in range(1, 21)]  # 20 clicks: 1..20 ms
-    stats = _stats(values)
+    stats = summary_stats(values)
     assert (stats["median"], stats["p90"], stats["p99"], stats["max"]) == (10.5, 18.0, 20.0, 20.0)

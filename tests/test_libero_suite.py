@@ -223,7 +223,7 @@ def test_the_benchmark_table_counts_what_the_eval_wrote(
 
 
 def test_an_episode_records_its_simulators_step_audit() -> None:
-    from harness.fleet.episode import _step_audit
+    from harness.fleet.episode import driver_step_audit
 
     class Audited:
         def step_audit(self) -> dict[str, Any]:
@@ -233,5 +233,9 @@ def test_an_episode_records_its_simulators_step_audit() -> None:
         def step_audit(self) -> dict[str, Any]:
             raise RuntimeError("no physics")
 
-    assert _step_audit(Audited()) == {"physics_steps": 1234, "steps_outside": 0}
-    assert _step_audit(Broken()) == {} and _step_audit(object()) == {} and _step_audit(None) == {}
+    assert driver_step_audit(Audited()) == {"physics_steps": 1234, "steps_outside": 0}
+    assert (
+        driver_step_audit(Broken()) == {}
+        and driver_step_audit(object()) == {}
+        and driver_step_audit(None) == {}
+    )

@@ -372,10 +372,10 @@ def test_handshake_era_list_changed_notification_is_recognised() -> None:
     notification (the 2.x SDK passes it bare, 1.x wrapped in a ServerNotification)."""
     anyio = pytest.importorskip("anyio")
     types = pytest.importorskip("mcp").types
-    from harness.mcp.session import _notification_handler
+    from harness.mcp.session import notification_handler
 
     seen: list[str] = []
-    handle = _notification_handler(lambda: seen.append("changed"))
+    handle = notification_handler(lambda: seen.append("changed"))
     changed = types.ToolListChangedNotification(method="notifications/tools/list_changed")
     other = types.ResourceListChangedNotification(method="notifications/resources/list_changed")
     messages: list[Any] = [changed, other]

@@ -114,7 +114,7 @@ class RetiredItem:
 
 
 @dataclass
-class _Transient:
+class TransientParts:
     images: list[ImagePart] = field(default_factory=list)
 
 
@@ -144,7 +144,7 @@ class Context(ContextSizes):
         """Running sum of item_tokens over Accumulated: per-turn cost stays flat."""
         self.states: dict[str, ItemState] = {}
         self.refreshed = RefreshedBlock()
-        self._transient = _Transient()
+        self._transient = TransientParts()
         self._item_tokens: dict[str, int] = {}
         self._resident_tokens: int | None = None
         self._sent_count = 0

@@ -83,7 +83,7 @@ def builtin_tools(session: Session) -> list[Tool]:
             "update_task_notes",
             "Update the Task Notes (phase, notes to keep). They stay visible across "
             "compactions, so record plans and facts you will need later.",
-            lambda ctx, **kw: _update_task_notes(session, ctx, **kw),
+            lambda ctx, **kw: record_task_notes(session, ctx, **kw),
             input_model=UpdateTaskNotesArgs,
             source="builtin",
         ),
@@ -187,7 +187,7 @@ def _notify_user(session: Session, ctx: ToolContext, *, message: str, level: str
     return "notified"
 
 
-def _update_task_notes(
+def record_task_notes(
     session: Session,
     ctx: ToolContext,
     *,
