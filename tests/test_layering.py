@@ -35,12 +35,6 @@ WORLD_NEUTRAL = {"worlds", "worlds.contract", "worlds.registry"}
 CORE = {
     "harness.cancel",
     "harness.config",
-    "harness.config_context",
-    "harness.config_errors",
-    "harness.config_files",
-    "harness.config_mcp",
-    "harness.config_schema",
-    "harness.config_section",
     "harness.errors",
     "harness.events",
     "harness.images",

@@ -18,8 +18,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from harness.config_errors import format_validation_error
-from harness.config_schema import HarnessConfig
+from harness.config.schema import HarnessConfig
+from harness.config.wording import format_validation_error
 from harness.errors import ConfigError
 
 __all__ = [

@@ -5,14 +5,13 @@ instead of being silently ignored. ``load_config(path, overrides=[...])`` merges
 such as ``context.compaction.reserve_tokens=8192`` recursively before validation.
 
 The parts live in their own modules and are imported from here: the model tree
-(:mod:`harness.config_schema`), files and overrides (:mod:`harness.config_files`) and the
-wording of validation errors (:mod:`harness.config_errors`).
+(:mod:`harness.config.schema`), files and overrides (:mod:`harness.config.files`) and the
+wording of validation errors (:mod:`harness.config.wording`).
 """
 
 from __future__ import annotations
 
-from harness.config_errors import format_validation_error, runtime_env_secret
-from harness.config_files import (
+from harness.config.files import (
     PROFILE_ONLY_KEYS,
     apply_overrides,
     load_config,
@@ -20,7 +19,7 @@ from harness.config_files import (
     validate_config,
     with_overrides,
 )
-from harness.config_schema import (
+from harness.config.schema import (
     CompactionConfig,
     ContextConfig,
     DriverConfig,
@@ -44,6 +43,7 @@ from harness.config_schema import (
     chose,
     secret_sources,
 )
+from harness.config.wording import format_validation_error, runtime_env_secret
 
 __all__ = [
     "PROFILE_ONLY_KEYS",

@@ -5,10 +5,10 @@ instead of being silently ignored. ``load_config(path, overrides=[...])`` merges
 such as ``context.compaction.reserve_tokens=8192`` recursively before validation.
 
 This module is the model tree (imported through :mod:`harness.config`, which also
-re-exports the loaders of :mod:`harness.config_files` and the error wording of
-:mod:`harness.config_errors`). Its base class is in :mod:`harness.config_section`, and two
+re-exports the loaders of :mod:`harness.config.files` and the error wording of
+:mod:`harness.config.wording`). Its base class is in :mod:`harness.config.section`, and two
 groups of sections live in their own modules, re-exported here: the ``context`` section in
-:mod:`harness.config_context` and the ``mcp`` section in :mod:`harness.config_mcp`.
+:mod:`harness.config.context_section` and the ``mcp`` section in :mod:`harness.config.mcp_section`.
 """
 
 from __future__ import annotations
@@ -20,16 +20,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from harness.config_context import (
+from harness.config.context_section import (
     CompactionConfig,
     ContextConfig,
     EpisodesConfig,
     PressureConfig,
     PruningConfig,
 )
-from harness.config_errors import format_validation_error, runtime_env_secret
-from harness.config_mcp import MCPConfig, MCPServerConfig
-from harness.config_section import Section as _Section
+from harness.config.mcp_section import MCPConfig, MCPServerConfig
+from harness.config.section import Section as _Section
+from harness.config.wording import format_validation_error, runtime_env_secret
 
 __all__ = [
     "CompactionConfig",

@@ -1,7 +1,7 @@
 """The ``context`` section of the config: checkpoint compaction, proactive pruning, the
 pressure levels, episodes, and how tool results and the system prompt enter the context.
 
-Part of the model tree of :mod:`harness.config_schema` (which re-exports every class here,
+Part of the model tree of :mod:`harness.config.schema` (which re-exports every class here,
 as does :mod:`harness.config`); the context sections live apart because they are the
 largest group of settings that belong to one part of the harness (:mod:`harness.context`).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from harness.config_section import Section as _Section
+from harness.config.section import Section as _Section
 
 __all__ = [
     "CompactionConfig",

@@ -2,7 +2,7 @@
 to, how their tools are offered, and which of them move hardware (with what the safety
 envelope reads from their arguments).
 
-Part of the model tree of :mod:`harness.config_schema` (which re-exports both classes
+Part of the model tree of :mod:`harness.config.schema` (which re-exports both classes
 here, as does :mod:`harness.config`); the server section lives apart for its size and its
 cross-checks between tool lists.
 """
@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from harness.config_section import Section as _Section
+from harness.config.section import Section as _Section
 
 __all__ = ["MCPConfig", "MCPServerConfig"]
 
