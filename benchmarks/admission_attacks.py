@@ -34,8 +34,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from embodiment.envelope import SafetyEnvelope
 from embodiment.profile import load_profile
-from embodiment.safety import SafetyEnvelope
 from embodiment.types import ActionResult, ActionSpec, Observation
 from harness import Harness, HarnessConfig
 from harness.config import MCPServerConfig

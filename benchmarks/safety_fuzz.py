@@ -51,8 +51,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.safety_oracle import Command, judge  # noqa: E402
+from embodiment.envelope import SafetyEnvelope  # noqa: E402
 from embodiment.profile import EmbodimentProfile, load_profile  # noqa: E402
-from embodiment.safety import SafetyEnvelope  # noqa: E402
 from embodiment.types import ActionResult, ActionSpec, Observation  # noqa: E402
 from harness import Harness, HarnessConfig  # noqa: E402
 from harness.events import SafetyCheckEvent, ToolCallEvent  # noqa: E402

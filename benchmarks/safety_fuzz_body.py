@@ -53,8 +53,8 @@ from benchmarks.safety_fuzz import (  # noqa: E402
     tally_events,
 )
 from benchmarks.safety_oracle import Command, judge  # noqa: E402
+from embodiment.envelope import SafetyEnvelope  # noqa: E402
 from embodiment.profile import EmbodimentProfile, ProfileError, load_profile  # noqa: E402
-from embodiment.safety import SafetyEnvelope  # noqa: E402
 from harness import Harness  # noqa: E402
 from harness.providers import ScriptedModel, call, reply  # noqa: E402
 from harness.tools import Tool, tool  # noqa: E402

@@ -1,6 +1,6 @@
 """An independent judge of what reached a robot: was it inside the embodiment profile?
 
-It shares nothing with ``embodiment/safety.py`` or ``embodiment/geometry.py``: frames are
+It shares nothing with ``embodiment/envelope/`` or ``embodiment/geometry.py``: frames are
 composed here from the profile's data, the distance from a segment to a box is found by
 golden-section search on the (convex) distance along it rather than by the envelope's
 piecewise quadratics, and "never deeper into a zone" is checked by sampling. What it

@@ -27,7 +27,7 @@ from benchmarks.admission_attacks import (
     attack_reruns,
     run_in_threads,
 )
-from embodiment.safety import SafetyEnvelope
+from embodiment.envelope import SafetyEnvelope
 from embodiment.types import ActionResult
 from harness import Harness, HarnessConfig
 from harness.events import DoneEvent, SafetyCheckEvent, ToolResultEvent

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
+from embodiment.envelope import SafetyEnvelope
 from embodiment.profile import load_profile
-from embodiment.safety import SafetyEnvelope
 from embodiment.types import Observation
 from harness.config import HarnessConfig
 from harness.console import attach

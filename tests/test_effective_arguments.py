@@ -27,7 +27,7 @@ from benchmarks.admission_attacks import (
     attack_defaults,
     offline,
 )
-from embodiment.safety import SafetyEnvelope
+from embodiment.envelope import SafetyEnvelope
 from embodiment.types import SafetyDecision
 from harness import Harness
 from harness.config import MCPServerConfig

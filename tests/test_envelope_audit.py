@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from embodiment.envelope import SafetyEnvelope
 from embodiment.profile import load_profile
-from embodiment.safety import SafetyEnvelope
 from harness import Harness, HarnessConfig
 from harness.assembly.checks import run_checks
 from harness.providers import ScriptedModel

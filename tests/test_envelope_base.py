@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from benchmarks.oracle_kinematics import base_sweep_problems
+from embodiment.envelope import SafetyEnvelope
 from embodiment.profile import load_profile
-from embodiment.safety import SafetyEnvelope
 from embodiment.types import Observation
 
 ROOT = Path(__file__).resolve().parents[1]

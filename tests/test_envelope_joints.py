@@ -15,9 +15,8 @@ from typing import Any
 import pytest
 
 from benchmarks.oracle_kinematics import UrdfChain
-from embodiment.envelope import kinematics
+from embodiment.envelope import SafetyEnvelope, kinematics
 from embodiment.profile import load_profile
-from embodiment.safety import SafetyEnvelope
 from embodiment.types import Motion, Observation
 
 pytest.importorskip("pybullet", reason="the kinematic model needs the [sim] extra")

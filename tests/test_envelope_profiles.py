@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from embodiment.envelope import SafetyEnvelope
 from embodiment.profile import ProfileError, builtin_profiles, load_profile
-from embodiment.safety import SafetyEnvelope
 from embodiment.types import Observation
 
 ROOT = Path(__file__).resolve().parents[1]

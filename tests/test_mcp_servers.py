@@ -594,8 +594,8 @@ def test_mcp_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
 def test_physical_mcp_tools_declare_what_their_arguments_are(tmp_path: Path) -> None:
     """With the real envelope, an undeclared physical MCP tool is blocked (fail closed); a
     declared one is checked against the profile and clamped into the workspace."""
+    from embodiment.envelope import SafetyEnvelope
     from embodiment.profile import load_profile
-    from embodiment.safety import SafetyEnvelope
     from embodiment.types import Observation
 
     declared = {"x": "position.x", "y": "position.y", "z": "position.z"}

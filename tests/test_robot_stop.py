@@ -8,8 +8,8 @@ from typing import Any
 
 from rich.console import Console
 
+from embodiment.envelope import SafetyEnvelope
 from embodiment.profile import load_profile
-from embodiment.safety import SafetyEnvelope
 from harness import Harness, HarnessConfig
 from harness.cli.common import exit_code_for
 from harness.cli.render import TimelineRenderer

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from embodiment.envelope import RuleOutcome, SafetyEnvelope, SafetyRequest, segment_hits_box
 from embodiment.profile import load_profile
-from embodiment.safety import RuleOutcome, SafetyEnvelope, SafetyRequest, segment_hits_box
 from embodiment.types import Observation
 from harness import Harness, HarnessConfig
 from harness.events import SafetyCheckEvent, ToolResultEvent

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from benchmarks.safety_fuzz import StateFileDriver
+from embodiment.envelope import SafetyEnvelope
 from embodiment.profile import load_profile
-from embodiment.safety import SafetyEnvelope
 from embodiment.types import Observation
 from harness import Harness, HarnessConfig
 from harness.config import MCPServerConfig

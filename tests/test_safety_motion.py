@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from embodiment.checks import check_driver
 from embodiment.declarations import declaration_problems, schema_arguments
+from embodiment.envelope import RuleOutcome, SafetyEnvelope, SafetyRequest
 from embodiment.geometry import (
     moves_away_from_box,
     point_box_distance,
@@ -20,7 +21,6 @@ from embodiment.geometry import (
     segment_hits_box,
 )
 from embodiment.profile import ProfileError, load_profile
-from embodiment.safety import RuleOutcome, SafetyEnvelope, SafetyRequest
 from embodiment.types import ActionSpec, Motion, Observation
 from worlds.fake import FakeRobot
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
+from embodiment.envelope import SafetyEnvelope
 from embodiment.profile import load_profile
-from embodiment.safety import SafetyEnvelope
 from harness import Harness, HarnessConfig
 from harness.events import ToolResultEvent
 from harness.providers import ScriptedModel, call, reply

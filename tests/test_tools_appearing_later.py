@@ -19,7 +19,7 @@ import pytest
 from pydantic import ValidationError
 
 from benchmarks.admission_attacks import PANDA, Readings, attack_newcomers, offline
-from embodiment.safety import SafetyEnvelope
+from embodiment.envelope import SafetyEnvelope
 from harness import Harness, HarnessConfig
 from harness.config import MCPServerConfig
 from harness.events import NotificationEvent, SafetyCheckEvent, ToolResultEvent, ToolsListedEvent
