@@ -12,7 +12,7 @@ thread on their own timer, every :data:`POLL_S`:
   and whatever the call produces afterwards is dropped, never delivered;
 - without a callback the call simply runs in the caller's thread.
 
-The runtime's tool calls have their own watcher (:mod:`harness.runtime.execution`), which
+The runtime's tool calls have their own watcher (:mod:`harness.runtime.phases.tool_thread`), which
 also interrupts the robot; these are for calls that only compute.
 """
 

@@ -229,9 +229,10 @@ class StubbornRobot(FakeRobot):
 def short_grace(monkeypatch: pytest.MonkeyPatch) -> None:
     """A handler that ignores its timeout is abandoned after 0.3 s, not 5 s, and the task's
     end waits 0.1 s, not 1 s, for a pending command: the same rules, sooner."""
-    from harness.runtime import execution, robot
+    from harness.runtime import robot
+    from harness.runtime.phases import tool_thread
 
-    monkeypatch.setattr(execution, "GRACE_S", 0.3)
+    monkeypatch.setattr(tool_thread, "GRACE_S", 0.3)
     monkeypatch.setattr(robot, "FINAL_WAIT_S", 0.1)
 
 

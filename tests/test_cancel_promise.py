@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from harness import cancel
-from harness.runtime import decide, execution
+from harness.runtime.phases import decide, tool_thread
 
 PROMISE = Path(__file__).resolve().parents[1] / "docs" / "loop.md"
 
@@ -27,7 +27,7 @@ def test_the_docs_state_the_promise_the_code_names() -> None:
 def test_every_watcher_ends_a_task_within_the_promise() -> None:
     watchers = {
         "a model call (the answer's late grace)": cancel.POLL_S + decide.LATE_ANSWER_GRACE_S,
-        "a tool that ignores its cancel flag": execution.POLL_S + execution.CANCEL_GRACE_S,
+        "a tool that ignores its cancel flag": tool_thread.POLL_S + tool_thread.CANCEL_GRACE_S,
         "a summarizer, consolidation or task-check call": cancel.POLL_S,
     }
     late = {name: s for name, s in watchers.items() if s > cancel.CANCEL_LATENCY_S + 1e-9}

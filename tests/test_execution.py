@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from harness.runtime.execution import CallOutcome, run_tool
+from harness.runtime.phases.tool_thread import CallOutcome, run_tool
 from harness.tools import Tool, ToolCancelledError, ToolContext, ToolOutput
 
 

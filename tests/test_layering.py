@@ -266,7 +266,7 @@ def test_the_graph_is_not_empty() -> None:
     """Guards the test itself: a broken walk would find no cycles and no violations."""
     assert import_graph().number_of_nodes() > 100
     assert import_graph().has_edge("worlds.libero.driver", "worlds.libero.env")
-    assert import_graph().has_edge("harness.runtime.loop", "harness.runtime.decide")
+    assert import_graph().has_edge("harness.runtime.loop", "harness.runtime.phases.decide")
     assert import_graph().has_edge("harness.store.writer", "harness.store.schema")
     assert runtime_graph().number_of_edges() < import_graph().number_of_edges()
 

@@ -27,7 +27,7 @@ from harness.errors import ConfigError
 from harness.mcp import MCPManager, MCPServerError, MCPTool, ServerState
 from harness.messages import Verdict
 from harness.providers import ScriptedModel, call, reply
-from harness.runtime.execution import CallOutcome, run_tool
+from harness.runtime.phases.tool_thread import CallOutcome, run_tool
 from harness.tools import ToolArgumentError, ToolCancelledError, ToolContext
 from tests.conftest import BoxSafety, FakeDriver
 

@@ -32,7 +32,7 @@ from harness.config import MCPServerConfig
 from harness.mcp import MCPManager, MCPTool, ServerState
 from harness.mcp import server as server_module
 from harness.providers import ScriptedModel, call, reply
-from harness.runtime.execution import run_tool
+from harness.runtime.phases.tool_thread import run_tool
 from harness.tools import ToolContext
 from tests.test_mcp_servers import FIXTURE, by_remote, invoke, offline, server, wait_dead
 

@@ -244,7 +244,7 @@ def test_the_nudge_fires_once_per_lane_at_its_first_crossing(
     from types import SimpleNamespace
 
     from harness.context import Budget, Context
-    from harness.runtime.refresh import nudge
+    from harness.runtime.phases.refresh import nudge
     from harness.tokens import TokenEstimator
 
     window = 50_000

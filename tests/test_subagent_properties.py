@@ -29,7 +29,7 @@ from harness.errors import ContextOverflowError, ModelError
 from harness.events import DoneEvent, HandoffEvent
 from harness.messages import InstructionItem, ToolResultItem
 from harness.providers import ScriptedModel, call, reply
-from harness.runtime.delegation import (
+from harness.runtime.delegation.delegate import (
     BOOKKEEPING_TOOLS,
     HANDOFF_SCHEMA,
     Handoff,

@@ -30,7 +30,7 @@ from harness.events import (
 )
 from harness.messages import ModelRequest, ModelResponse, ToolResultItem
 from harness.providers import ScriptedModel, build_model, call, reply
-from harness.runtime.delegation import HANDOFF_SCHEMA, Handoff, parse_answer
+from harness.runtime.delegation.delegate import HANDOFF_SCHEMA, Handoff, parse_answer
 from harness.store import MemoryRunStore
 from tests.conftest import BoxSafety, FakeDriver, move_to_tool
 from tests.dialects import DIALECTS, Dialect

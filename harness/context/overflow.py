@@ -1,6 +1,6 @@
 """After the provider rejected a request as too large: the later steps of the recovery ladder.
 
-The runtime (:mod:`harness.runtime.decide`) climbs the ladder one step per overflow:
+The runtime (:mod:`harness.runtime.phases.decide`) climbs the ladder one step per overflow:
 
 1. a forced compaction (``Compactor.compact(force=True)``) and one resend;
 2. :data:`REFERENCE`: every body outside the newest exchange becomes a reference to its

@@ -16,7 +16,7 @@ from harness.context.admission import admit_skill
 from harness.context.archive import RECALL_MAX_CHARS
 from harness.events import NotificationEvent, SkillLoadedEvent, UserQueryEvent
 from harness.protocols import SearchableArchive
-from harness.runtime.delegation import delegate_tool
+from harness.runtime.delegation.delegate import delegate_tool
 from harness.runtime.workspace import workspace_tools
 from harness.tools import EndTask, Tool, ToolCancelledError, ToolContext, ToolOutput, close_matches
 

@@ -9,7 +9,7 @@ task with a named error and the numbers. When the provider states its limit
 first. Any other model error, or a cancel while the call is in flight, ends the task (the
 cancel within :data:`harness.cancel.POLL_S`, the answer discarded). An answer the output
 limit cut off is discarded and the request resent changed, once, with no more room for the
-answer than the window has left (:mod:`harness.runtime.cut`). Every request the server
+answer than the window has left (:mod:`harness.runtime.phases.cut`). Every request the server
 answered is counted in the task's usage, whether its answer is used, cut, retried or
 rejected (the adapter's ``Spent`` chunks and ``ModelError.usage``). The decision (text, at
 most one tool call, or both) is recorded in Accumulated before anything acts on it.
@@ -44,7 +44,8 @@ from harness.messages import (
 )
 from harness.providers.base import Delta, Final, RetryNotice, Spent
 from harness.redact import RedactingStream
-from harness.runtime.cut import (
+from harness.runtime.lane import Lane, Steps
+from harness.runtime.phases.cut import (
     CUT_RESENDS,
     MIN_ANSWER_TOKENS,
     Cut,
@@ -52,8 +53,7 @@ from harness.runtime.cut import (
     is_cut_report,
     resend_limit,
 )
-from harness.runtime.lane import Lane, Steps
-from harness.runtime.refresh import compact
+from harness.runtime.phases.refresh import compact
 from harness.runtime.task import TaskEnding
 
 __all__ = [

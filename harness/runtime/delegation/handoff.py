@@ -25,7 +25,7 @@ from harness.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from harness.runtime.contract import BOOKKEEPING_TOOLS, Contract
+from harness.runtime.delegation.contract import BOOKKEEPING_TOOLS, Contract
 from harness.runtime.task import TaskEnding
 
 __all__ = [

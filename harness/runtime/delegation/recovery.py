@@ -29,7 +29,7 @@ from harness.events import (
     RecoveryEvent,
 )
 from harness.messages import AssistantItem
-from harness.runtime.delegation import (
+from harness.runtime.delegation.delegate import (
     Contract,
     Handoff,
     LaneRecord,

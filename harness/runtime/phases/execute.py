@@ -3,12 +3,12 @@
 The model may return several calls; only the first runs (one tool per turn) and the
 others are recorded as not executed (a call the output limit cut off as cut, with what
 arrived of its arguments). The call passes the admission gates
-(:mod:`harness.runtime.gates`); a physical tool's command is admitted and sent by
+(:mod:`harness.runtime.phases.gates`); a physical tool's command is admitted and sent by
 :mod:`harness.runtime.command`, the one path to a robot. It runs on a watched worker thread
-(:mod:`harness.runtime.execution`), is judged by the hidden ``evaluate_run`` hook when it is
-a configured physical tool (in segments while the evaluator says "in progress", each
+(:mod:`harness.runtime.phases.tool_thread`), is judged by the hidden ``evaluate_run`` hook
+when it is a configured physical tool (in segments while the evaluator says "in progress", each
 segment sent through the same admission as the first), and is recorded
-(:mod:`harness.runtime.recording`). The phase returns how the task ends when the
+(:mod:`harness.runtime.phases.record`). The phase returns how the task ends when the
 call ended it (a cancel, a tool that ends the task), else None.
 """
 
@@ -23,10 +23,10 @@ from harness.cancel import Cancelled, call_cancellable
 from harness.events import EvaluationEvent, ProgressEvent, ToolCallEvent
 from harness.messages import ModelResponse, ToolCall, Verdict
 from harness.runtime.command import run_handler, send_command
-from harness.runtime.execution import CallOutcome
-from harness.runtime.gates import Admitted, Refused, admit
 from harness.runtime.lane import Lane, Steps
-from harness.runtime.recording import record_result
+from harness.runtime.phases.gates import Admitted, Refused, admit
+from harness.runtime.phases.record import record_result
+from harness.runtime.phases.tool_thread import CallOutcome
 from harness.runtime.task import TaskEnding
 from harness.tools import Tool, ToolOutput, to_jsonable
 

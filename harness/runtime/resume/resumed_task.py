@@ -1,7 +1,7 @@
 """The resumed task: what runs instead of a task's start after a crash.
 
 :func:`resume_prologue` is the prologue the ordinary loop runs for a task rebuilt by
-:mod:`harness.runtime.resume`: ``task_resumed``, the world made to agree with the context
+:mod:`harness.runtime.resume.rebuild`: ``task_resumed``, the world made to agree with the context
 (:func:`restore_world`: a simulator put back into its recorded state, a real robot
 re-observed), the task's skills reloaded, its tools offered, and each call left without a
 result answered: "interrupted, outcome unknown" for a tool that had started (it is never
@@ -21,7 +21,7 @@ from harness.events import (
 )
 from harness.messages import NoticeItem
 from harness.prompts import SUBAGENT_FINISH_UP
-from harness.runtime.delegation import (
+from harness.runtime.delegation.delegate import (
     DELEGATE_TOOL,
     SUBAGENT_GRACE_S,
     build_child,
@@ -29,15 +29,15 @@ from harness.runtime.delegation import (
     handoff_output,
     run_child,
 )
-from harness.runtime.execution import run_tool
-from harness.runtime.lane import Lane, Steps
-from harness.runtime.lane_recovery import (
+from harness.runtime.delegation.recovery import (
     NEVER_STARTED,
 )
+from harness.runtime.lane import Lane, Steps
 from harness.runtime.loop import Prologue
-from harness.runtime.recording import record_result
-from harness.runtime.refresh import offer_tools
-from harness.runtime.resume import (
+from harness.runtime.phases.record import record_result
+from harness.runtime.phases.refresh import offer_tools
+from harness.runtime.phases.tool_thread import run_tool
+from harness.runtime.resume.rebuild import (
     PendingCall,
     ResumePoint,
     WakePlan,

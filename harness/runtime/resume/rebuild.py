@@ -11,7 +11,7 @@ it, so a new process can rebuild the session as it was at the crash:
   rules the loop applied (:mod:`harness.runtime.rules`);
 - the skills the task had loaded (reloaded through ``load_skill``, so Resident is the same).
 
-The task then runs the ordinary loop with a prologue (:mod:`harness.runtime.resumed`)
+The task then runs the ordinary loop with a prologue (:mod:`harness.runtime.resume.resumed_task`)
 instead of the usual start. The world is made to agree with that context: a simulator is
 put back into the state recorded after the last turn (object poses, gripper, held
 object), a real robot is re-observed, and ``task_resumed`` says which. A tool call
@@ -21,7 +21,7 @@ event was recorded the tool had started, and nobody knows what it did, so the mo
 The call is never run again by the harness, because repeating a physical motion whose
 first attempt may have completed is how robots hit things.
 
-Sub-agent lanes are restored apart (:mod:`harness.runtime.lane_recovery`): a lane that was
+Sub-agent lanes are restored apart (:mod:`harness.runtime.delegation.recovery`): a lane that was
 working for the interrupted task's pending ``delegate`` call wakes as itself (its own
 history, its own pending calls answered the same way, plus a "finish up" notice) and its
 handoff answers the call before the task continues; inconsistent lanes are repaired or
@@ -59,12 +59,12 @@ from harness.events import (
 from harness.messages import AssistantItem, NoticeItem, ToolCall, ToolResultItem, Verdict
 from harness.prompts import SUBAGENT_REPAIR
 from harness.protocols import LaneLink
-from harness.runtime.delegation import (
+from harness.runtime.delegation.delegate import (
     DELEGATE_TOOL,
     Contract,
     Handoff,
 )
-from harness.runtime.lane_recovery import (
+from harness.runtime.delegation.recovery import (
     abandon_lane,
     contract_of_lane,
     inspect_lanes,

@@ -4,7 +4,8 @@ The budgets a call asks for are capped by ``subagents`` in the configuration; th
 narrowed to the requested names or patterns plus :data:`BOOKKEEPING_TOOLS`, never
 ``delegate`` itself, and a physical tool is withheld (with the reason the child reads)
 unless ``subagents.physical`` allows it. Running the child is
-:mod:`harness.runtime.delegation`; what it hands back, :mod:`harness.runtime.handoff`.
+:mod:`harness.runtime.delegation.delegate`; what it hands back,
+:mod:`harness.runtime.delegation.handoff`.
 """
 
 from __future__ import annotations

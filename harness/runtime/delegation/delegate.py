@@ -51,7 +51,7 @@ from harness.events import (
 from harness.messages import InstructionItem, ModelResponse, NoticeItem, new_id
 from harness.prompts import SUBAGENT_CONTRACT, SUBAGENT_REPAIR
 from harness.protocols import LaneLink
-from harness.runtime.contract import (
+from harness.runtime.delegation.contract import (
     BOOKKEEPING_TOOLS,
     DELEGATE_TOOL,
     HANDOFF_SCHEMA,
@@ -61,10 +61,16 @@ from harness.runtime.contract import (
     contract_of,
     narrow_tools,
 )
-from harness.runtime.handoff import Handoff, LaneRecord, handoff_of, parse_answer, refused_handoff
+from harness.runtime.delegation.handoff import (
+    Handoff,
+    LaneRecord,
+    handoff_of,
+    parse_answer,
+    refused_handoff,
+)
 from harness.runtime.lane import Lane, Steps
 from harness.runtime.loop import Prologue, TaskLoop
-from harness.runtime.refresh import offer_tools
+from harness.runtime.phases.refresh import offer_tools
 from harness.runtime.session import Session
 from harness.runtime.task import TaskEnding, TaskState
 from harness.tokens import TokenEstimator
