@@ -23,7 +23,7 @@ from benchmarks.replay import DecisionStats, TraceCursor, decision_replay, repla
 from benchmarks.session_trace import Trace
 from benchmarks.summarizer import DeterministicSummarizer
 from harness.config import HarnessConfig, apply_overrides
-from harness.context.compactor import NoCompaction
+from harness.context.compaction.compactor import NoCompaction
 from harness.events import CompactionEvent, DoneEvent, PromptSnapshotEvent
 from harness.store import MemoryRunStore
 

@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from harness.context.summarizer import SUMMARY_SECTIONS
+from harness.context.compaction.summarizer import SUMMARY_SECTIONS
 from harness.errors import TransientModelError
 from harness.messages import (
     AssistantItem,

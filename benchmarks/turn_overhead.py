@@ -55,7 +55,7 @@ from benchmarks.report import OUT_DIR, compact_number, markdown_table, save_json
 from benchmarks.session_trace import Trace, TraceSpec, generate_trace
 from benchmarks.summarizer import DeterministicSummarizer
 from embodiment.types import ActionResult, Observation
-from harness.context.compactor import NoCompaction
+from harness.context.compaction.compactor import NoCompaction
 from harness.events import CompactionEvent, DoneEvent, PromptSnapshotEvent
 from harness.messages import ImagePart, ModelRequest
 from harness.protocols import RunStore

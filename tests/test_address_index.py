@@ -12,8 +12,8 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.context.archive import RECALL_MAX_CHARS
-from harness.context.index import (
+from harness.context.compaction.archive import RECALL_MAX_CHARS
+from harness.context.compaction.index import (
     FANOUT,
     INDEX_HEADING,
     AddressIndex,

@@ -14,9 +14,9 @@ from typing import Any
 from harness import Harness, HarnessConfig, tool
 from harness.config import CompactionConfig, PruningConfig
 from harness.context import RETIRED_KEPT, Budget
-from harness.context.compactor import CheckpointCompactor
+from harness.context.compaction.compactor import CheckpointCompactor
+from harness.context.compaction.overflow import MINIMAL, REFERENCE, reference_bodies
 from harness.context.introspection import context_report
-from harness.context.overflow import MINIMAL, REFERENCE, reference_bodies
 from harness.messages import CheckpointItem, InstructionItem, TaskNotesItem, ToolResultItem
 from harness.providers import ScriptedModel, call, reply
 from harness.runtime.lane import Lane

@@ -10,7 +10,7 @@ import pytest
 
 from harness.config import CompactionConfig, HarnessConfig, PruningConfig
 from harness.context import Budget
-from harness.context.compactor import CheckpointCompactor, NoCompaction, build_compactor
+from harness.context.compaction.compactor import CheckpointCompactor, NoCompaction, build_compactor
 from harness.errors import ContextBudgetError
 from harness.events import CompactionEvent
 from harness.messages import (

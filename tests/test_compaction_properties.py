@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 
 from harness.config import CompactionConfig, PruningConfig
 from harness.context import Budget, Context
-from harness.context.compactor import FAILURE_TOLERANCE_SHARE, CheckpointCompactor
-from harness.context.turns import group_turns
+from harness.context.compaction.compactor import FAILURE_TOLERANCE_SHARE, CheckpointCompactor
+from harness.context.compaction.turns import group_turns
 from harness.errors import ContextBudgetError, TransientModelError
 from harness.events import CompactionEvent
 from harness.messages import (

@@ -23,9 +23,9 @@ from hypothesis import strategies as st
 from harness import Harness, HarnessConfig, tool
 from harness.config import CompactionConfig, PruningConfig
 from harness.context import Budget
-from harness.context.archive import RECALL_MAX_CHARS
-from harness.context.checkpoint import note_of
-from harness.context.compactor import CheckpointCompactor
+from harness.context.compaction.archive import RECALL_MAX_CHARS
+from harness.context.compaction.checkpoint import note_of
+from harness.context.compaction.compactor import CheckpointCompactor
 from harness.errors import ContextBudgetError, ContextOverflowError
 from harness.events import CompactionEvent, DoneEvent, EventBase, PromptSnapshotEvent
 from harness.messages import (

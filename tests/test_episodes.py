@@ -11,8 +11,8 @@ import pytest
 
 from harness import Harness, HarnessConfig, tool
 from harness.cli import EXIT_OK, main
-from harness.context.condense import MEMORY_MAX_TOKENS
-from harness.context.episodes import EpisodeBook, EpisodeError
+from harness.context.episodes.condense import MEMORY_MAX_TOKENS
+from harness.context.episodes.marks import EpisodeBook, EpisodeError
 from harness.events import CompactionEvent, EpisodeEvent, EventBase, ToolResultEvent
 from harness.messages import AssistantItem, InstructionItem, NoticeItem, ToolResultItem
 from harness.providers import ScriptedModel, call, reply

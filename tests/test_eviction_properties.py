@@ -17,12 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.context import Budget, Context
-from harness.context.archive import archive_address, item_address
-from harness.context.cleanup import apply_eviction
-from harness.context.episodes import EpisodeBook
-from harness.context.eviction import plan_eviction
-from harness.context.folds import text_estimate, token_estimate
-from harness.context.turns import protected_items
+from harness.context.compaction.archive import archive_address, item_address
+from harness.context.compaction.folds import text_estimate, token_estimate
+from harness.context.compaction.turns import protected_items
+from harness.context.episodes.marks import EpisodeBook
+from harness.context.eviction.by_structure import plan_eviction
+from harness.context.eviction.cleanup import apply_eviction
 from harness.messages import (
     AssistantItem,
     InstructionItem,
@@ -248,7 +248,7 @@ def test_condense_context_keeps_the_same_promises(built: Built, with_reference: 
     """Refused: nothing changes. Accepted: calls stay with results, the newest four exchange
     groups, the instruction and every Task Notes snapshot stay, and every replaced output's
     address is in the memory (or in the full list it points to)."""
-    from harness.context.condense import CondensedMemory, CondenseRefused, condense
+    from harness.context.episodes.condense import CondensedMemory, CondenseRefused, condense
 
     context, store, book = built.context, built.store, built.book
     CONDENSE_TRIES["examples"] += 1

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from harness import Harness, HarnessConfig, tool
 from harness.config import PressureConfig, load_config
-from harness.context.pressure import (
+from harness.context.eviction.pressure import (
     MIN_CLEANUP_SHARE,
     WINDOW_TABLE,
     default_reserve,

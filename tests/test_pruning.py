@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.config import PruningConfig
 from harness.context import Budget
-from harness.context.pruning import DEFAULT_TRIGGER_SHARE, Pruner
+from harness.context.eviction.pruning import DEFAULT_TRIGGER_SHARE, Pruner
 from harness.messages import TaskNotesItem, ToolResultItem
 from tests.histories import History, TaskSpec, TurnSpec, build_history, recall_references
 

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import base64
 
-from harness.context.summarizer import SUMMARY_SECTIONS, validate_summary
-from harness.context.summary_input import InputLimits, SummaryInput, pack_rounds, strip_media
-from harness.context.turns import group_turns
+from harness.context.compaction.summarizer import SUMMARY_SECTIONS, validate_summary
+from harness.context.compaction.summary_input import (
+    InputLimits,
+    SummaryInput,
+    pack_rounds,
+    strip_media,
+)
+from harness.context.compaction.turns import group_turns
 from harness.messages import (
     AssistantItem,
     ImageRef,

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from harness.config import CompactionConfig, PruningConfig
 from harness.context import Budget, Context
-from harness.context.compactor import CheckpointCompactor
+from harness.context.compaction.compactor import CheckpointCompactor
 from harness.messages import ImagePart, ImageRef, ToolResultItem, ToolSpec
 from harness.tokens import TokenEstimator, anthropic_image_tokens, openai_image_tokens
 from tests.histories import build_history, long_task_spec

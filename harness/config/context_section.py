@@ -62,7 +62,7 @@ class PruningConfig(_Section):
 class PressureConfig(_Section):
     """The pressure levels, as shares of the context window.
 
-    Unset levels come from the window size (``harness.context.pressure.WINDOW_TABLE``):
+    Unset levels come from the window size (``harness.context.eviction.pressure.WINDOW_TABLE``):
     up to 200K tokens the model is nudged at 70 %, a cleanup starts at 80 % and lands at
     40 %. Set levels are used as given (``harness check`` prints the levels in force).
     """

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.context.admission import admit_skill
-from harness.context.archive import RECALL_MAX_CHARS
+from harness.context.compaction.archive import RECALL_MAX_CHARS
 from harness.events import NotificationEvent, SkillLoadedEvent, UserQueryEvent
 from harness.protocols import SearchableArchive
 from harness.runtime.delegation.delegate import delegate_tool

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from harness.assembly import build as assembly
 from harness.config import HarnessConfig, resolve_config
 from harness.context.admission import ToolOffer
-from harness.context.compactor import Compactor, build_compactor
+from harness.context.compaction.compactor import Compactor, build_compactor
 from harness.context.introspection import context_report
 from harness.context.window import new_context
 from harness.errors import CloseError, RunStoreError

@@ -26,7 +26,7 @@ from harness.runtime.task import TaskEnding, TaskState
 from harness.tools import ToolRegistry
 
 if TYPE_CHECKING:
-    from harness.context.compactor import Compactor
+    from harness.context.compaction.compactor import Compactor
     from harness.world.task_check import TaskCheck
 
 __all__ = ["Conclude", "Lane", "Steps"]

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from harness.config import HarnessConfig, ModelConfig
 from harness.context import Context
-from harness.context.compactor import Compactor
+from harness.context.compaction.compactor import Compactor
 from harness.errors import HarnessBusyError, HarnessClosedError
 from harness.events import EventBase, SafetyEvent
 from harness.messages import ImagePart, Item, Usage

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.context import Context
-from harness.context.archive import archive_address
-from harness.context.compactor import build_compactor
+from harness.context.compaction.archive import archive_address
+from harness.context.compaction.compactor import build_compactor
 from harness.context.instructions import bound_instruction, instruction_limit_chars
 from harness.context.window import lane_budget
 from harness.errors import ConfigError

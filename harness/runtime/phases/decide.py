@@ -3,7 +3,7 @@
 The request is Resident, then Accumulated, then Refreshed. The call streams its deltas as
 events. A provider overflow climbs a recovery ladder, one step per rejected request:
 a forced compaction, then references instead of bodies outside the newest exchange, then a
-minimal-reference request (:mod:`harness.context.overflow`); a fourth rejection ends the
+minimal-reference request (:mod:`harness.context.compaction.overflow`); a fourth rejection ends the
 task with a named error and the numbers. When the provider states its limit
 (``ContextOverflowError.limit_tokens``), the session's working budget is lowered to it
 first. Any other model error, or a cancel while the call is in flight, ends the task (the
@@ -24,7 +24,7 @@ from harness.cancel import Cancelled, stream_cancellable
 from harness.config import ModelConfig, PriceConfig, chose
 from harness.context import Budget, Context
 from harness.context.budget import budget_error
-from harness.context.overflow import MINIMAL, REFERENCE, OverflowStep, reference_bodies
+from harness.context.compaction.overflow import MINIMAL, REFERENCE, OverflowStep, reference_bodies
 from harness.errors import ContextOverflowError, ModelError, OutputLimitError
 from harness.events import (
     ModelDeltaEvent,

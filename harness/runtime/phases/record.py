@@ -19,7 +19,7 @@ import dataclasses
 import json
 
 from harness.context import bounded_text
-from harness.context.archive import archive_address
+from harness.context.compaction.archive import archive_address
 from harness.events import ToolResultEvent
 from harness.messages import ToolCall, ToolResultItem, Verdict
 from harness.redact import Redactor

@@ -19,8 +19,8 @@ import logging
 from typing import Any
 
 from harness.cancel import Cancelled
-from harness.context.compactor import RetiresTasks
-from harness.context.pressure import nudge_text
+from harness.context.compaction.compactor import RetiresTasks
+from harness.context.eviction.pressure import nudge_text
 from harness.errors import ContextBudgetError, ModelError
 from harness.events import (
     ContextPressureEvent,

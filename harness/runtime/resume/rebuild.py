@@ -38,7 +38,7 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from harness.config import HarnessConfig, resolve_config
 from harness.context import Context, ItemState, RetiredItem
-from harness.context.episodes import Episode
+from harness.context.episodes.marks import Episode
 from harness.context.introspection import EpisodeRow
 from harness.errors import RunStoreDamagedError, RunStoreError
 from harness.events import (

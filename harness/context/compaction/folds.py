@@ -1,13 +1,13 @@
 """The two ways a prefix of Accumulated becomes the rolling checkpoint: with a model, or not.
 
 :class:`Folds` turns a fold plan into an updated checkpoint and swaps it in
-(:class:`~harness.context.checkpoint.CheckpointWriter` does the writing):
+(:class:`~harness.context.compaction.checkpoint.CheckpointWriter` does the writing):
 
 - :meth:`Folds.with_model` runs the summarizer over ordered rounds of whole turns, giving it
   the previous note to update and the instructions in force for context; a failure raises
-  :class:`~harness.context.summarizer.SummaryError` before anything changed;
+  :class:`~harness.context.compaction.summarizer.SummaryError` before anything changed;
 - :meth:`Folds.without_model` updates the previous note deterministically
-  (:mod:`harness.context.deterministic`).
+  (:mod:`harness.context.compaction.deterministic`).
 
 Either way the harness appends its address index, so what the note leaves out stays
 reachable. The sizes every fold plans with are here too: the note's limit
@@ -21,18 +21,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from harness.cancel import Cancelled
-from harness.context.checkpoint import CheckpointWriter, live_checkpoint, note_of
-from harness.context.deterministic import deterministic_note
-from harness.context.index import INLINE_ENTRIES
-from harness.context.model import ITEM_OVERHEAD_TOKENS, Context
-from harness.context.summarizer import ModelSummarizer, StaleSummaryError, SummaryError
-from harness.context.summary_input import SummaryInput, pack_rounds
-from harness.context.turns import (
+from harness.context.compaction.checkpoint import CheckpointWriter, live_checkpoint, note_of
+from harness.context.compaction.deterministic import deterministic_note
+from harness.context.compaction.index import INLINE_ENTRIES
+from harness.context.compaction.summarizer import ModelSummarizer, StaleSummaryError, SummaryError
+from harness.context.compaction.summary_input import SummaryInput, pack_rounds
+from harness.context.compaction.turns import (
     CompactionPlan,
     current_task_id,
     plan_compaction,
     protected_items,
 )
+from harness.context.model import ITEM_OVERHEAD_TOKENS, Context
 from harness.events import CompactionEvent
 from harness.messages import CheckpointItem, CheckpointSource, InstructionItem, Item, Usage, new_id
 
@@ -221,7 +221,7 @@ class Folds:
 
     def inline_entries(self, context: Context) -> int:
         """Newest entries shown in the checkpoint itself: about a quarter of the note's
-        size, between 3 and :data:`~harness.context.index.INLINE_ENTRIES`."""
+        size, between 3 and :data:`~harness.context.compaction.index.INLINE_ENTRIES`."""
         note_chars = summary_token_limit(context.budget.threshold) * CHARS_PER_SUMMARY_TOKEN
         return max(3, min(INLINE_ENTRIES, note_chars // 4 // INLINE_LINE_CHARS))
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from harness.context.eviction.pruning import Pruner
 from harness.context.model import Context
-from harness.context.pruning import Pruner
 from harness.errors import ContextBudgetError
 from harness.events import CompactionEvent
 

@@ -1,9 +1,9 @@
 """The pressure cleanup: eviction by the structure of the work, before any checkpoint fold.
 
 Runs before every model call once the request reaches the cleanup level
-(:class:`~harness.context.pressure.Pressure`) and aims for the landing level, in the order
-:mod:`harness.context.eviction` plans. An eviction that would free less than
-:data:`~harness.context.pressure.MIN_CLEANUP_SHARE` of the window changes nothing (and
+(:class:`~harness.context.eviction.pressure.Pressure`) and aims for the landing level, in the order
+:mod:`harness.context.eviction.by_structure` plans. An eviction that would free less than
+:data:`~harness.context.eviction.pressure.MIN_CLEANUP_SHARE` of the window changes nothing (and
 says so once per crossing). When eviction is skipped, or leaves the request above halfway
 between the landing and cleanup levels, the compactor's checkpoint fold follows in the
 same call: a cleanup lands deep, so the prompt cache is spent rarely.
@@ -15,22 +15,22 @@ import time
 from collections.abc import Generator
 from typing import TYPE_CHECKING
 
-from harness.context.archive import archive_item_text, archive_prose, item_address
-from harness.context.eviction import (
+from harness.context.compaction.archive import archive_item_text, archive_prose, item_address
+from harness.context.compaction.folds import ended_prose_tokens, text_estimate, token_estimate
+from harness.context.compaction.turns import protected_items
+from harness.context.eviction.by_structure import (
     PINNED_LINE_CHARS,
     PINNED_SUMMARY_TOKENS,
     plan_eviction,
     record_in_context,
 )
-from harness.context.folds import ended_prose_tokens, text_estimate, token_estimate
+from harness.context.eviction.pruning import rewrite_as_reference
 from harness.context.model import Context, ItemState
-from harness.context.pruning import rewrite_as_reference
-from harness.context.turns import protected_items
 from harness.events import CompactionEvent
 from harness.messages import Item, NoticeItem
 
 if TYPE_CHECKING:
-    from harness.context.eviction import EvictionPlan
+    from harness.context.eviction.by_structure import EvictionPlan
     from harness.protocols import RunStore
 
 __all__ = ["PINNED_HEADER", "PressureCleanup", "apply_eviction"]

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from harness.context import bounded_text
-from harness.context.archive import archive_item_text
-from harness.context.turns import TurnGroup
+from harness.context.compaction.archive import archive_item_text
+from harness.context.compaction.turns import TurnGroup
 from harness.messages import (
     AssistantItem,
     CheckpointItem,

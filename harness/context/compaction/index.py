@@ -26,8 +26,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from harness.context.archive import RECALL_MAX_CHARS, archive_address, archive_item_text
-from harness.context.turns import TASK_ENDING_PREFIX
+from harness.context.compaction.archive import RECALL_MAX_CHARS, archive_address, archive_item_text
+from harness.context.compaction.turns import TASK_ENDING_PREFIX
 from harness.messages import (
     AssistantItem,
     IndexPage,

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from harness.context import ItemState
-from harness.context.archive import archive_item_text
-from harness.context.turns import current_notes_id
+from harness.context.compaction.archive import archive_item_text
+from harness.context.compaction.turns import current_notes_id
 from harness.events import CompactionEvent
 from harness.messages import AssistantItem, Item, TaskNotesItem, ToolResultItem, new_id
 

@@ -10,7 +10,7 @@ context untouched.
 A model opts out of summarizing with ``supports_summaries = False`` (the offline planner
 does: it plans robot actions and cannot write prose), read by
 :func:`harness.providers.base.can_summarize`. The deterministic note
-(:mod:`harness.context.deterministic`) is used then, and as the fallback when the model
+(:mod:`harness.context.compaction.deterministic`) is used then, and as the fallback when the model
 keeps failing.
 """
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from harness.cancel import Cancelled, call_cancellable
 from harness.context import bounded_text
-from harness.context.summary_input import Round
+from harness.context.compaction.summary_input import Round
 from harness.messages import (
     InstructionItem,
     ModelRequest,

@@ -3,7 +3,7 @@
 An **exploration** gathers information (look around, find the mug, check the drawer) and
 must end with a concise conclusion; an **action** changes the world (pick, place, open)
 and names the completed explorations it depends on. Items recorded while an episode is
-active carry its name (``Item.episode``), so eviction (:mod:`harness.context.eviction`)
+active carry its name (``Item.episode``), so eviction (:mod:`harness.context.eviction.by_structure`)
 can archive a finished episode to its conclusion and addresses, keep an exploration while
 an action that depends on it is still in the working set, and never touch an active one.
 

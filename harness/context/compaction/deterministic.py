@@ -24,9 +24,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from harness.context.index import exchange_line
-from harness.context.summarizer import SUMMARY_SECTIONS
-from harness.context.summary_input import SummaryInput
+from harness.context.compaction.index import exchange_line
+from harness.context.compaction.summarizer import SUMMARY_SECTIONS
+from harness.context.compaction.summary_input import SummaryInput
 from harness.messages import (
     AssistantItem,
     CheckpointItem,

@@ -3,7 +3,8 @@
 Three levels, each a share of the window (:data:`WINDOW_TABLE`, the figures of the
 reference design in ``seeds/001``): at **nudge** the model is told once, per crossing, that
 its context is filling and which tools fix it; at **cleanup** the harness evicts by the
-structure of the work (:mod:`harness.context.eviction`); a cleanup aims to **land** at the
+structure of the work (:mod:`harness.context.eviction.by_structure`); a cleanup aims to **land** at
+the
 lowest level. The bigger the window, the earlier it acts: quality falls well before a
 large window is full. A cleanup that would free less than :data:`MIN_CLEANUP_SHARE` of the
 window does nothing, so the prompt cache is never spent on a few tokens.

@@ -5,7 +5,7 @@ A session has at most one live :class:`~harness.messages.CheckpointItem`. Every 
 updated one that replaces it:
 
 - the text is a one-line header the harness writes, the note (the summarizer's, or the
-  deterministic one), and the harness's address index (:mod:`harness.context.index`),
+  deterministic one), and the harness's address index (:mod:`harness.context.compaction.index`),
   extended with every exchange this fold took;
 - the metadata covers the union: turns, tasks, items folded, rounds, every writer;
 - the previous checkpoint's exact text is archived under its own address first, and the
@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from harness.context.archive import archive_item_text
-from harness.context.index import (
+from harness.context.compaction.archive import archive_item_text
+from harness.context.compaction.index import (
     INDEX_HEADING,
     INLINE_ENTRIES,
     AddressIndex,
@@ -33,7 +33,7 @@ from harness.context.model import Context, ItemState
 from harness.messages import CheckpointItem, CheckpointSource, Item, ToolResultItem, new_id
 
 if TYPE_CHECKING:
-    from harness.context.summary_input import SummaryInput
+    from harness.context.compaction.summary_input import SummaryInput
     from harness.protocols import RunStore
 
 __all__ = ["CheckpointWriter", "live_checkpoint", "note_of", "span"]

@@ -23,13 +23,13 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
-from harness.context.archive import archive_item_text
-from harness.context.checkpoint import HEADER_PREFIX
-from harness.context.index import IndexState
+from harness.context.compaction.archive import archive_item_text
+from harness.context.compaction.checkpoint import HEADER_PREFIX
+from harness.context.compaction.index import IndexState
+from harness.context.compaction.turns import current_notes_id, current_task_id
+from harness.context.eviction.pruning import latest_exchange_ids, pruned_reference
 from harness.context.instructions import MINIMAL_INSTRUCTION_CHARS, bound_instruction
 from harness.context.model import Context, ItemState, bounded_text, redacted_by
-from harness.context.pruning import latest_exchange_ids, pruned_reference
-from harness.context.turns import current_notes_id, current_task_id
 from harness.events import CompactionEvent
 from harness.messages import (
     AssistantItem,

@@ -3,14 +3,17 @@
 :class:`CheckpointCompactor` runs before every model call (and, forced, after a provider
 overflow). Each step runs only if the request is still too large after the previous one:
 
-1. **Prune** (:mod:`harness.context.pruning`): old bulky tool outputs become archive references and
+1. **Prune** (:mod:`harness.context.eviction.pruning`): old bulky tool outputs become archive
+   references and
    superseded Task Notes snapshots leave, in batches worth a prompt-cache miss.
 2. **Checkpoint**: once the estimated request reaches ``context_window - reserve_tokens``,
    an older prefix of whole turns is folded into the one rolling :class:`CheckpointItem`
-   (:mod:`harness.context.checkpoint`), its note written by the summarizer model in ordered
+   (:mod:`harness.context.compaction.checkpoint`), its note written by the summarizer model in
+   ordered
    rounds, its address index by the harness; the retained tail is whole recent turns
    within ``keep_recent_turns`` and ``keep_recent_tokens``. The running task's instruction
-   and revisions, and earlier tasks' prose, are never folded (:mod:`harness.context.turns`).
+   and revisions, and earlier tasks' prose, are never folded
+   (:mod:`harness.context.compaction.turns`).
    A failed or malformed summary leaves Accumulated exactly as it was, emits
    ``compaction``/``failed`` and backs off for ``failure_backoff_turns`` turns, after which
    the model is tried again.
@@ -39,16 +42,16 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from harness.cancel import Cancelled
 from harness.config import secret_sources
 from harness.context.budget import budget_error
-from harness.context.checkpoint import CheckpointWriter
-from harness.context.cleanup import PressureCleanup
-from harness.context.disabled import NoCompaction
-from harness.context.folds import ENDED_PROSE_SHARE, Folds, summary_token_limit
+from harness.context.compaction.checkpoint import CheckpointWriter
+from harness.context.compaction.disabled import NoCompaction
+from harness.context.compaction.folds import ENDED_PROSE_SHARE, Folds, summary_token_limit
+from harness.context.compaction.shrink import shrink_oversized
+from harness.context.compaction.summarizer import StaleSummaryError, SummaryError
+from harness.context.compaction.summary_input import InputLimits, SummaryInput
+from harness.context.compaction.turns import CompactionPlan
+from harness.context.eviction.cleanup import PressureCleanup
+from harness.context.eviction.pruning import Pruner
 from harness.context.model import Context
-from harness.context.pruning import Pruner
-from harness.context.shrink import shrink_oversized
-from harness.context.summarizer import StaleSummaryError, SummaryError
-from harness.context.summary_input import InputLimits, SummaryInput
-from harness.context.turns import CompactionPlan
 from harness.errors import ContextBudgetError
 from harness.events import CompactionEvent
 from harness.messages import CheckpointItem, Item

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from harness.context.archive import archive_item_text
+from harness.context.compaction.archive import archive_item_text
 from harness.context.instructions import bound_instruction, instruction_limit_chars
 from harness.context.model import Context, ItemState, bounded_text, redacted_by
 from harness.events import CompactionEvent

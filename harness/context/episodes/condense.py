@@ -6,7 +6,7 @@ strategies and outcomes, environment changes, constraints, open questions and
 replaces the eligible old exchange groups and completed episodes with it, in one write.
 
 Protected, always: the newest :data:`KEEP_GROUPS` exchange groups, the instruction and its
-revisions (and everything :func:`~harness.context.turns.protected_items` keeps), Task
+revisions (and everything :func:`~harness.context.compaction.turns.protected_items` keeps), Task
 Notes, active episodes, observations (results that carried camera frames), the
 checkpoint, harness notices and the pinned summary. There is one live memory: a new one
 replaces the previous (whose text stays archived), and its harness-written list of the
@@ -26,12 +26,12 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.context.archive import archive_item_text, archive_prose
-from harness.context.eviction import exchange_calls, group_episode
-from harness.context.folds import ended_prose_tokens, token_estimate
-from harness.context.index import exchange_line
+from harness.context.compaction.archive import archive_item_text, archive_prose
+from harness.context.compaction.folds import ended_prose_tokens, token_estimate
+from harness.context.compaction.index import exchange_line
+from harness.context.compaction.turns import TurnGroup, group_turns, protected_items
+from harness.context.eviction.by_structure import exchange_calls, group_episode
 from harness.context.model import Context, ItemState
-from harness.context.turns import TurnGroup, group_turns, protected_items
 from harness.messages import (
     AssistantItem,
     CheckpointItem,

@@ -1,6 +1,6 @@
 """Eviction by the structure of the work: what leaves the working set first, and how.
 
-Applied by the pressure cleanup (:mod:`harness.context.cleanup`) before any checkpoint
+Applied by the pressure cleanup (:mod:`harness.context.eviction.cleanup`) before any checkpoint
 fold, in three passes, each only while the cleanup still needs tokens:
 
 1. **Completed tool exchanges**, by priority: physical actions whose effects are now in the
@@ -15,7 +15,7 @@ fold, in three passes, each only while the cleanup still needs tokens:
    :data:`PINNED_SUMMARY_TOKENS`. The running task's instruction and revisions, the current
    Task Notes, the checkpoint and the model's condensed memory stay.
 
-Whole turn groups (:func:`~harness.context.turns.group_turns`) are the unit, so a call is
+Whole turn groups (:func:`~harness.context.compaction.turns.group_turns`) are the unit, so a call is
 never separated from its result; the newest ``keep_recent`` exchange groups are never
 touched; and every text that leaves is archived first (a tool output already is), so
 nothing leaves the archive. :func:`plan_eviction` is pure; :func:`apply_eviction` writes.
@@ -26,9 +26,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from harness.context.episodes import Episode, EpisodeBook
-from harness.context.index import exchange_line
-from harness.context.turns import TurnGroup, group_turns
+from harness.context.compaction.index import exchange_line
+from harness.context.compaction.turns import TurnGroup, group_turns
+from harness.context.episodes.marks import Episode, EpisodeBook
 from harness.messages import (
     AssistantItem,
     CheckpointItem,
@@ -60,7 +60,7 @@ RECORD_LINES = 12
 PINNED_LINE_CHARS = 160
 PINNED_LINE_TOKENS = PINNED_LINE_CHARS // 4 + 8
 KEPT_VERBATIM = ("the running task", "the current")
-"""Protection reasons (:func:`~harness.context.turns.protected_items`) even the last
+"""Protection reasons (:func:`~harness.context.compaction.turns.protected_items`) even the last
 pass respects: the running task's instruction and revisions, the current Task Notes."""
 EARLY, NORMAL, LATE = 0, 1, 2
 Tokens = Callable[[Sequence[Item]], int]
