@@ -19,7 +19,7 @@ past their limits). Each source is a different way a command reaches hardware:
 
 The driver-side sources run on the built-in Panda profile and on a yawed arm whose
 workspace and one zone are in its base frame. Every command the hardware executed is
-judged by :mod:`benchmarks.safety_oracle` (its own geometry, not the envelope's); an
+judged by :mod:`benchmarks.lib.safety_oracle` (its own geometry, not the envelope's); an
 escape is a command it finds outside the profile. Prints calls tried, allowed, clamped,
 blocked, rejected by the tool schema before the envelope, executed and escaped, per
 source and in total. ``tests/test_safety_oracle.py`` runs the same campaign with a
@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.safety_oracle import Command, judge  # noqa: E402
+from benchmarks.lib.safety_oracle import Command, judge  # noqa: E402
 from embodiment.envelope import SafetyEnvelope  # noqa: E402
 from embodiment.profile import EmbodimentProfile, load_profile  # noqa: E402
 from embodiment.types import ActionResult, ActionSpec, Observation  # noqa: E402

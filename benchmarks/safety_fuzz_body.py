@@ -4,7 +4,7 @@
 
 Four classes, each through the real loop (``Harness.run_stream`` with a ScriptedModel)
 except ``profiles``, each judged by an oracle that shares nothing with the envelope
-(:mod:`benchmarks.safety_oracle`, :mod:`benchmarks.oracle_kinematics`: its own frames,
+(:mod:`benchmarks.lib.safety_oracle`, :mod:`benchmarks.lib.oracle_kinematics`: its own frames,
 geometry and numpy forward kinematics parsed from the URDF):
 
 - ``defaults``: ``@tool(physical=True)`` functions whose Python defaults are unsafe (a
@@ -40,11 +40,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.oracle_kinematics import (  # noqa: E402
+from benchmarks.lib.oracle_kinematics import (  # noqa: E402
     UrdfChain,
     base_sweep_problems,
     joint_path_problems,
 )
+from benchmarks.lib.safety_oracle import Command, judge  # noqa: E402
 from benchmarks.safety_fuzz import (  # noqa: E402
     RecordingArm,
     Tally,
@@ -52,7 +53,6 @@ from benchmarks.safety_fuzz import (  # noqa: E402
     generate_calls,
     tally_events,
 )
-from benchmarks.safety_oracle import Command, judge  # noqa: E402
 from embodiment.envelope import SafetyEnvelope  # noqa: E402
 from embodiment.profile import EmbodimentProfile, ProfileError, load_profile  # noqa: E402
 from harness import Harness  # noqa: E402

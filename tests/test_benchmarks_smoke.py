@@ -20,13 +20,13 @@ from hypothesis import strategies as st
 
 from benchmarks import context_efficiency, turn_overhead
 from benchmarks.context_efficiency import EfficiencyOptions, run_benchmark
-from benchmarks.metering import RequestMeter, request_text
-from benchmarks.metrics import FAILED_SUMMARY, PolicyRun, measure, recalls_to
-from benchmarks.ours import OURS
-from benchmarks.policies import BASELINES
-from benchmarks.replay import reference_prefix
-from benchmarks.session_trace import TraceSpec, generate_trace
-from benchmarks.summarizer import (
+from benchmarks.lib.metering import RequestMeter, request_text
+from benchmarks.lib.metrics import FAILED_SUMMARY, PolicyRun, measure, recalls_to
+from benchmarks.lib.ours import OURS
+from benchmarks.lib.policies import BASELINES
+from benchmarks.lib.replay import reference_prefix
+from benchmarks.lib.session_trace import TraceSpec, generate_trace
+from benchmarks.lib.summarizer import (
     SECTIONS,
     DeterministicSummarizer,
     SummaryFailedError,

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.oracle_kinematics import base_sweep_problems
+from benchmarks.lib.oracle_kinematics import base_sweep_problems
 from embodiment.envelope import SafetyEnvelope
 from embodiment.profile import load_profile
 from embodiment.types import Observation

@@ -4,7 +4,7 @@ Each target below is inside the Panda's joint limits and within one joint step o
 home pose, which is all the old envelope checked. Mapped through the Panda's URDF they
 leave the workspace, come within the base zone's margin, or pass out of the workspace on
 the way. The expected gripper positions are checked against an independent forward
-kinematics (``benchmarks.safety_oracle``, numpy over the URDF), not the envelope's.
+kinematics (``benchmarks.lib.safety_oracle``, numpy over the URDF), not the envelope's.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.oracle_kinematics import UrdfChain
+from benchmarks.lib.oracle_kinematics import UrdfChain
 from embodiment.envelope import SafetyEnvelope, kinematics
 from embodiment.profile import load_profile
 from embodiment.types import Motion, Observation

@@ -4,7 +4,7 @@ Hypothesis drives the real loop (Harness + ScriptedModel) with random physical c
 random start states, for each way a command reaches hardware (tools generated from a
 driver that describes its motions, the same driver without descriptions,
 ``@tool(physical=True)`` functions, and a stdio MCP server's physical tools), and an
-oracle with its own geometry (``benchmarks/safety_oracle.py``) judges every command the
+oracle with its own geometry (``benchmarks/lib/safety_oracle.py``) judges every command the
 hardware executed. The example count is bounded for CI; ``python -m
 benchmarks.safety_fuzz`` runs the same campaign at 20,000+ calls and prints the counts.
 """
@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from benchmarks.lib.safety_oracle import Command, judge
 from benchmarks.safety_fuzz import PROFILES, Campaign, Scenario, Tally, scenarios
-from benchmarks.safety_oracle import Command, judge
 from harness.providers import call
 
 pytest.importorskip("mcp")

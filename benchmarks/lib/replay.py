@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchmarks.session_trace import PHYSICAL_TOOLS, Trace, TraceTurn
+from benchmarks.lib.session_trace import PHYSICAL_TOOLS, Trace, TraceTurn
 from embodiment.types import Observation, SafetyDecision
 from harness.config import HarnessConfig, ObservationConfig
 from harness.context import RESIDENT_ORDER

@@ -44,11 +44,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
-from benchmarks.metering import RequestMeter, unmatched_tool_items
-from benchmarks.metrics import FAILED_SUMMARY, PolicyRun
-from benchmarks.replay import ReferencePrefix, TraceFrames, call_id_for
-from benchmarks.session_trace import Trace
-from benchmarks.summarizer import DeterministicSummarizer, SummaryFailedError, render_item
+from benchmarks.lib.metering import RequestMeter, unmatched_tool_items
+from benchmarks.lib.metrics import FAILED_SUMMARY, PolicyRun
+from benchmarks.lib.replay import ReferencePrefix, TraceFrames, call_id_for
+from benchmarks.lib.session_trace import Trace
+from benchmarks.lib.summarizer import DeterministicSummarizer, SummaryFailedError, render_item
 from harness.context import Budget, bounded_text
 from harness.messages import (
     AssistantItem,

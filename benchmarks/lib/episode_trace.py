@@ -1,6 +1,6 @@
 """The benchmark trace as a model using the episode tools would run it (``episodes``).
 
-The same seeded session (:mod:`benchmarks.session_trace`), with the bookkeeping turns a
+The same seeded session (:mod:`benchmarks.lib.session_trace`), with the bookkeeping turns a
 model adds when it marks the structure of its work: ``begin_episode`` before a span,
 ``end_episode`` after it (an exploration concludes with the first line of its last
 output), and ``condense_context`` after every :data:`CONDENSE_EVERY` completed actions.
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.session_trace import PHYSICAL_TOOLS, Trace, TraceTask, TraceTurn
+from benchmarks.lib.session_trace import PHYSICAL_TOOLS, Trace, TraceTask, TraceTurn
 
 __all__ = ["CONDENSE_EVERY", "MIN_SPAN", "EpisodeMarks", "mark_episodes"]
 

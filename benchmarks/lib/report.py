@@ -14,7 +14,7 @@ from typing import Any
 
 __all__ = ["OUT_DIR", "compact_number", "markdown_table", "save_json", "save_plot"]
 
-OUT_DIR = Path(__file__).resolve().parent / "out"
+OUT_DIR = Path(__file__).resolve().parents[1] / "out"
 
 
 def compact_number(value: float) -> str:

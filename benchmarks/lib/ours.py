@@ -17,11 +17,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.metering import RequestMeter
-from benchmarks.metrics import FAILED_SUMMARY, PRUNE, PolicyRun
-from benchmarks.replay import DecisionStats, TraceCursor, decision_replay, replay_harness
-from benchmarks.session_trace import Trace
-from benchmarks.summarizer import DeterministicSummarizer
+from benchmarks.lib.metering import RequestMeter
+from benchmarks.lib.metrics import FAILED_SUMMARY, PRUNE, PolicyRun
+from benchmarks.lib.replay import DecisionStats, TraceCursor, decision_replay, replay_harness
+from benchmarks.lib.session_trace import Trace
+from benchmarks.lib.summarizer import DeterministicSummarizer
 from harness.config import HarnessConfig, apply_overrides
 from harness.context.compaction.compactor import NoCompaction
 from harness.events import CompactionEvent, DoneEvent, PromptSnapshotEvent

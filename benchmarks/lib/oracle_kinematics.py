@@ -6,7 +6,7 @@ end-effector link (a revolute joint rotates about its axis by Rodrigues' formula
 prismatic one translates along it). Nothing here calls PyBullet or
 ``embodiment.envelope.kinematics``; only the URDF file is shared (found through
 ``pybullet_data`` for the ``pybullet_data:`` prefix). Frames are composed from the
-profile's numbers by :mod:`benchmarks.safety_oracle`'s own frame code.
+profile's numbers by :mod:`benchmarks.lib.safety_oracle`'s own frame code.
 
 It judges what a joint or base command really did, with the true (curved) paths sampled
 finely: the joint-space line mapped through this FK, and the gripper carried by a base
@@ -154,7 +154,7 @@ class UrdfChain:
     def world_point(
         self, q: Sequence[float], base_pose: Sequence[float] | None = None
     ) -> tuple[float, float, float]:
-        from benchmarks.safety_oracle import frame_to_world
+        from benchmarks.lib.safety_oracle import frame_to_world
 
         return frame_to_world(
             self.profile, self.root_point(q), self.profile.kinematics.frame, base_pose
@@ -217,7 +217,7 @@ def _path_problems(
     base_from: Sequence[float] | None = None,
     base_to: Sequence[float] | None = None,
 ) -> list[str]:
-    from benchmarks.safety_oracle import in_workspace, moves_with_base, zone_distance
+    from benchmarks.lib.safety_oracle import in_workspace, moves_with_base, zone_distance
 
     problems: list[str] = []
     margin = profile.safety.keep_out_margin_m

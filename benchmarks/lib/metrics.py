@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
-from benchmarks.metering import RequestMeter, Segment, request_text, unmatched_tool_items
-from benchmarks.session_trace import Trace
-from benchmarks.summarizer import ADDRESS_PATTERN, DeterministicSummarizer
+from benchmarks.lib.metering import RequestMeter, Segment, request_text, unmatched_tool_items
+from benchmarks.lib.session_trace import Trace
+from benchmarks.lib.summarizer import ADDRESS_PATTERN, DeterministicSummarizer
 from harness.messages import ModelRequest
 
 __all__ = [
