@@ -1,8 +1,8 @@
-"""Run every benchmark with its defaults; optionally record the tables in the README.
+"""The two headline benchmarks with their defaults; optionally their tables in the README.
 
-    python -m benchmarks                  # both benchmarks, tables printed (context
-                                          # efficiency on four traces/summarizers)
-    python -m benchmarks --update-readme  # ... and the "Latest results" section rewritten
+    python -m benchmarks.headline                  # both, tables printed (context
+                                                   # efficiency on four traces/summarizers)
+    python -m benchmarks.headline --update-readme  # ... and "Latest results" rewritten
 
 The README section records the date, the commit and this command, so re-measuring after a
 change (for example when the compactor lands on main) is this one command.
@@ -73,7 +73,7 @@ def update_readme(sections: dict[str, str], *, readme: Path = README) -> None:
         START,
         "",
         f"Measured {datetime.date.today().isoformat()} on this machine ({cpus} cores, shared "
-        f"with other work) at commit `{_commit()}`, with `python -m benchmarks "
+        f"with other work) at commit `{_commit()}`, with `python -m benchmarks.headline "
         "--update-readme`.",
     ]
     for title, section in sections.items():
@@ -86,7 +86,8 @@ def update_readme(sections: dict[str, str], *, readme: Path = README) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks", description="Run every benchmark with its defaults."
+        prog="python -m benchmarks.headline",
+        description="Run both headline benchmarks with their defaults.",
     )
     parser.add_argument("--update-readme", action="store_true", help="record the tables")
     args = parser.parse_args(argv)
