@@ -22,7 +22,7 @@ workspace and one zone are in its base frame. Every command the hardware execute
 judged by :mod:`benchmarks.lib.safety_oracle` (its own geometry, not the envelope's); an
 escape is a command it finds outside the profile. Prints calls tried, allowed, clamped,
 blocked, rejected by the tool schema before the envelope, executed and escaped, per
-source and in total. ``tests/test_safety_oracle.py`` runs the same campaign with a
+source and in total. ``tests/embodiment/test_safety_oracle.py`` runs the same campaign with a
 bounded example count (and hypothesis shrinking an escape to its smallest call list).
 The classes of issue 25 (left-out arguments with unsafe defaults, joint targets through the
 URDF's kinematics, base sweeps, broken profiles) are in :mod:`benchmarks.safety_fuzz_body`.

@@ -21,7 +21,7 @@ geometry and numpy forward kinematics parsed from the URDF):
   an escape is one that loads (or fails without naming the key).
 
 Prints, per class: calls tried, allowed, clamped, blocked, executed and escaped.
-``tests/test_safety_fuzz_body.py`` runs a bounded version of each class.
+``tests/embodiment/test_safety_fuzz_body.py`` runs a bounded version of each class.
 """
 
 from __future__ import annotations

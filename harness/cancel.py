@@ -43,7 +43,7 @@ POLL_S = 0.1
 CANCEL_LATENCY_S = 0.15
 """What the README promises: a cancel ends the task within about this long whatever is in
 flight (plus the driver's stop time). Every watcher's poll plus its grace stays within it
-(tests/test_cancel_promise.py); ``benchmarks/cancel_latency.py`` measures it."""
+(tests/runtime/test_cancel_promise.py); ``benchmarks/cancel_latency.py`` measures it."""
 
 _ITEM, _END, _ERROR = "item", "end", "error"
 

@@ -12,7 +12,8 @@ version of it.
 
 ``tests/fixtures/envelope_golden.jsonl.gz`` holds the decisions of the envelope as it was
 before it became a list of rule objects (recorded with
-``python -m tests.envelope_golden --write``); ``tests/test_envelope_golden.py`` checks that
+``python -m tests.envelope_golden --write``); ``tests/embodiment/test_envelope_golden.py`` checks
+that
 today's envelope gives the same outcome, arguments, violations and reason for every call.
 """
 
