@@ -275,6 +275,12 @@ PROJECT = (*PACKAGES, "benchmarks", "tests", "examples")
 """Every folder of the project's own Python: the import-hygiene checks below read them all."""
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@functools.cache
 def _project_modules() -> dict[str, Path]:
     found: dict[str, Path] = {}
     for package in PROJECT:
@@ -283,11 +289,11 @@ def _project_modules() -> dict[str, Path]:
     return found
 
 
-def private_imports_in(name: str, source: str, known: dict[str, Path]) -> list[str]:
+def private_imports_in(name: str, source: str | ast.Module, known: dict[str, Path]) -> list[str]:
     """``from module import _name`` statements in ``source`` (module ``name``) naming
     another project module's private name."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(ast.parse(source) if isinstance(source, str) else source):
         if isinstance(node, ast.ImportFrom) and node.module and node.module in known:
             found += [
                 f"{name} imports {node.module}.{alias.name}"
@@ -302,7 +308,7 @@ def _private_imports(package: str) -> list[str]:
     found = []
     for name, path in known.items():
         if name.split(".")[0] == package:
-            found += private_imports_in(name, path.read_text(encoding="utf-8"), known)
+            found += private_imports_in(name, _tree(path), known)
     return found
 
 
@@ -334,7 +340,7 @@ MAX_PROJECT_BASES = 2
 
 def project_bases(known: dict[str, Path]) -> dict[str, list[str]]:
     """``module.Class`` -> the names of its base classes that are project classes."""
-    trees = {name: ast.parse(path.read_text(encoding="utf-8")) for name, path in known.items()}
+    trees = {name: _tree(path) for name, path in known.items()}
     project_classes = {
         node.name
         for tree in trees.values()
