@@ -54,8 +54,8 @@ from harness.planner.resolve import (
     out_of_reach,
     resolve_phrase,
     satisfied,
-    table_ref,
     step_text,
+    table_ref,
     workspace_of,
 )
 from harness.planner.responses import claimed, join_sentences, say, tool_call

@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.lib.oracle_kinematics import UrdfChain
-from embodiment.envelope.kinematics import engine_of, kinematic_model, urdf_path
 from embodiment.envelope import SafetyEnvelope
+from embodiment.envelope.kinematics import engine_of, kinematic_model, urdf_path
 from embodiment.types import Observation
 from worlds.registry import load_profile
 
