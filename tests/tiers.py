@@ -35,9 +35,6 @@ SLOW_FILES: dict[str, str] = {
     "test_demo": "servers",
     "test_world_plugins": "servers",
     "test_benchmarks_smoke": "servers",
-    "test_so101_world": "long",  # MuJoCo episodes of the SO-101
-    "test_so101_export": "long",
-    "test_so101_lerobot": "long",
 }
 """Test files (by name) that start a browser, Ray or server processes, and the marker that
 says which."""

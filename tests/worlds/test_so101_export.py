@@ -16,7 +16,10 @@ import pytest
 from worlds.registry import load_world
 
 WORLD = load_world("so101")
-pytestmark = pytest.mark.skipif(bool(WORLD.missing()), reason=f"needs {WORLD.install}")
+pytestmark = [
+    pytest.mark.long,  # MuJoCo episodes: out of the fast tier
+    pytest.mark.skipif(bool(WORLD.missing()), reason=f"needs {WORLD.install}"),
+]
 pytest.importorskip("pyarrow")
 pytest.importorskip("av")
 pytest.importorskip("rosbags")

@@ -25,6 +25,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 HERE_HAS_LEROBOT = importlib.util.find_spec("lerobot") is not None
 OTHER = os.environ.get("HARNESS_LEROBOT_PYTHON", "")
+pytestmark = pytest.mark.long  # LeRobot's interpreter and MuJoCo episodes
 inside = pytest.mark.skipif(
     not HERE_HAS_LEROBOT or importlib.util.find_spec("mink") is None,
     reason="needs LeRobot and the so101 extra in this interpreter (or HARNESS_LEROBOT_PYTHON)",

@@ -18,9 +18,10 @@ from harness.world.task_check import GroundTruthTaskCheck
 from worlds.registry import load_world
 
 WORLD = load_world("so101")
-pytestmark = pytest.mark.skipif(
-    bool(WORLD.missing()), reason=f"the SO-101 world needs {WORLD.install}"
-)
+pytestmark = [
+    pytest.mark.long,  # MuJoCo episodes: out of the fast tier
+    pytest.mark.skipif(bool(WORLD.missing()), reason=f"the SO-101 world needs {WORLD.install}"),
+]
 
 
 @pytest.fixture(scope="module")
