@@ -40,7 +40,7 @@ from tests.dataset_stores import (
 PYTHON = os.environ.get("HARNESS_LEROBOT_PYTHON", "")
 
 
-def _lerobot_ready() -> bool:
+def lerobot_ready() -> bool:
     if not PYTHON or not Path(PYTHON).exists():
         return False
     probe = subprocess.run(
@@ -53,7 +53,7 @@ def _lerobot_ready() -> bool:
 
 
 pytestmark = pytest.mark.skipif(
-    not _lerobot_ready(),
+    not lerobot_ready(),
     reason="set HARNESS_LEROBOT_PYTHON to a Python with lerobot installed (docs/export.md)",
 )
 

@@ -69,9 +69,9 @@ def test_the_run_exports_as_a_lerobot_dataset_with_the_follower_s_names(run, tmp
     times = np.asarray(steps["times"])
     assert np.all(np.diff(times) > 0)  # the driver's clock only goes forward
 
-    from tests.export.test_export_lerobot_load import PYTHON, _lerobot_ready, load_with_lerobot
+    from tests.export.test_export_lerobot_load import PYTHON, lerobot_ready, load_with_lerobot
 
-    if not _lerobot_ready():
+    if not lerobot_ready():
         pytest.skip("set HARNESS_LEROBOT_PYTHON to load it with LeRobot (docs/export.md)")
     assert PYTHON
     got = load_with_lerobot(tmp_path / "ds", tmp_path, every=11)
