@@ -26,7 +26,13 @@ _STYLE = {"ok": "green", "warn": "yellow", "fail": "red"}
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("check", help="validate a config and the parts it names")
+    parser = subparsers.add_parser(
+        "check",
+        help="validate a config and the parts it names",
+        description="Build everything a config (or a world's deployment) names, exactly as "
+        "harness run would, and run the checks, without starting a task or moving the "
+        "robot; exit 2 when something failed.",
+    )
     add_config_arguments(parser)
     add_world_argument(
         parser, help="check this world's deployment when no --config is given (harness worlds)"

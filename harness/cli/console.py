@@ -27,11 +27,18 @@ from harness.cli.common import (
 )
 
 WAIT_S = 0.5
+DEFAULT_PORT = 8770
+"""The console's port: not Foxglove's 8765 (``--foxglove``), so both can run at once."""
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "console", help="operator console in a browser: start, watch, steer and stop tasks"
+        "console",
+        help="operator console in a browser: start, watch, steer and stop tasks",
+        description="Serve the operator console on this machine and print a one-time link "
+        "for your browser: start tasks, watch the camera, the timeline and the context gauge, "
+        "answer the robot's questions, revise and stop. A simulated task runs as fast as it "
+        "can; --set driver.real_time_factor=1 paces the tabletop's motions in real time.",
     )
     add_config_arguments(parser)
     add_world_argument(
@@ -48,7 +55,10 @@ def register(subparsers: Any) -> None:
         help="let clients without the console's secret watch (never act)",
     )
     parser.add_argument(
-        "--port", type=_port, default=8765, help="port to listen on (default 8765; 0: any free)"
+        "--port",
+        type=_port,
+        default=DEFAULT_PORT,
+        help=f"port to listen on (default {DEFAULT_PORT}; 0: any free)",
     )
     parser.add_argument(
         "--eval",
@@ -81,7 +91,7 @@ def console(args: argparse.Namespace) -> int:
         )
     from harness.assembly.build import build_redactor
     from harness.cli import EXIT_OK
-    from harness.cli.render import TimelineRenderer, wide_console
+    from harness.cli.render import TimelineRenderer, timeline_console
     from harness.console import attach
     from harness.console.access import TOKEN_ENV, check_binding
     from harness.console.server import ConsoleChannel
@@ -92,7 +102,7 @@ def console(args: argparse.Namespace) -> int:
     if args.eval_folder and not os.path.isdir(args.eval_folder):
         raise UsageError(f"--eval {args.eval_folder}: no such folder")
     config = config_from_args(args)
-    terminal = wide_console()
+    terminal = timeline_console()
     redactor = build_redactor(config)
     render = TimelineRenderer(terminal, redactor=redactor)
     with (

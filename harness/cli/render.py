@@ -17,6 +17,7 @@ __all__ = [
     "TimelineRenderer",
     "describe_outcome",
     "redacted",
+    "timeline_console",
     "wide_console",
 ]
 
@@ -27,6 +28,16 @@ def wide_console() -> Console:
     console = Console(highlight=False)
     if not console.is_terminal:
         console = Console(highlight=False, width=160)
+    return console
+
+
+def timeline_console() -> Console:
+    """A console for a timeline: wrapped at the terminal's width, or, when the output goes
+    to a file or a pipe, one line per event, never wrapped (a line split mid-word, or a JSON
+    argument split in two, is no use to ``grep`` or a log reader)."""
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, soft_wrap=True)
     return console
 
 
@@ -77,7 +88,7 @@ class TimelineRenderer:
         show_prompt: bool = False,
         redactor: Redactor | None = None,
     ) -> None:
-        self.console = console or wide_console()
+        self.console = console or timeline_console()
         self.show_prompt = show_prompt
         self.redactor = redactor
         self._streaming = False

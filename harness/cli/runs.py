@@ -29,7 +29,12 @@ OUTCOME_STYLE = {"achieved": "green", "not_achieved": "red", "unverified": "yell
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("runs", help="list recorded sessions and tasks")
+    parser = subparsers.add_parser(
+        "runs",
+        help="list recorded sessions and tasks",
+        description="List the run store's sessions and tasks, newest first: status, outcome, "
+        "turns, tokens, cost and the task's time (from its start to its done event).",
+    )
     add_store_arguments(parser)
     parser.add_argument("--session", help="only this session's tasks")
     parser.add_argument("--limit", "-n", type=int, default=20, help="tasks to list (default 20)")
