@@ -47,6 +47,7 @@ def ray_folder() -> Iterator[Path]:
     saved = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), saved) if p)
     ray.init(
+        address="local",  # its own, whatever else runs on the machine (RAY_ADDRESS, ray start)
         num_cpus=2,
         include_dashboard=False,
         _temp_dir=str(folder),
