@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.cli import EXIT_INTERRUPTED, build_parser, main
 from harness.cli.common import config_from_args, store_folder
@@ -275,3 +277,64 @@ def test_ctrl_c_while_the_commands_load_is_interrupted_not_a_traceback(
     monkeypatch.setattr(importlib, "import_module", interrupted)
     assert main(["demo"]) == EXIT_INTERRUPTED
     assert capsys.readouterr().err.strip() == "interrupted"
+
+
+# ============================================================================ item 6: the report
+
+
+def test_the_report_shows_a_plan_as_a_list_and_a_short_call_on_one_line() -> None:
+    from harness.store.report_timeline import call_html
+
+    assert call_html("pick", {"ref": "blue_cube_1"}) == "<b>pick</b>(ref=blue_cube_1)"
+    plan = ["plan: blue_cube_1 in tray_1", "plan: green_cube_1 in tray_1"]
+    html = call_html("update_task_notes", {"add_notes": plan, "phase": "planned"})
+    assert "[" not in html and "&quot;" not in html
+    assert html.count("<li>plan: ") == 2 and "<i>phase</i>: planned" in html
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(arguments=st.dictionaries(st.text(max_size=10), _json_values, max_size=4))
+def test_call_arguments_are_escaped_and_none_is_lost(arguments: dict[str, Any]) -> None:
+    """Oracle: the page's text (tags removed, entities decoded) holds every key and every
+    plain value's text, and no markup comes from the arguments."""
+    import html as html_module
+    import re
+
+    from harness.store.report_timeline import call_html
+
+    page = call_html("tool<x>", arguments)
+    assert "<x>" not in page
+    tags = re.findall(r"<[^>]*>", page)
+    assert set(tags) <= {
+        "<b>",
+        "</b>",
+        "<ul>",
+        "</ul>",
+        '<ul class="args">',
+        "<li>",
+        "</li>",
+        "<i>",
+        "</i>",
+    }
+    text = html_module.unescape(re.sub(r"<[^>]*>", " ", page))
+
+    def leaves(value: Any) -> list[str]:
+        if isinstance(value, dict):
+            return [k for k in value] + [t for v in value.values() for t in leaves(v)]
+        if isinstance(value, list):
+            return [t for v in value for t in leaves(v)]
+        return [value if isinstance(value, str) else json.dumps(value)]
+
+    for key, value in arguments.items():
+        assert key in text
+        if isinstance(value, (str, int, bool)) or value is None:
+            assert leaves(value)[0] in text
+        elif isinstance(value, list) and all(not isinstance(v, (list, dict)) for v in value):
+            assert all(item in text for item in leaves(value))
