@@ -37,8 +37,9 @@ def register(subparsers: Any) -> None:
         help="operator console in a browser: start, watch, steer and stop tasks",
         description="Serve the operator console on this machine and print a one-time link "
         "for your browser: start tasks, watch the camera, the timeline and the context gauge, "
-        "answer the robot's questions, revise and stop. A simulated task runs as fast as it "
-        "can; --set driver.real_time_factor=1 paces the tabletop's motions in real time.",
+        "answer the robot's questions, revise and stop. A simulator that runs as fast as it "
+        "can (the default world's does) is paced in real time with --set "
+        "driver.real_time_factor=1, to watch its motions.",
     )
     add_config_arguments(parser)
     add_world_argument(
@@ -122,6 +123,11 @@ def console(args: argparse.Namespace) -> int:
             "[dim]open the link once (it is spent then; a new one is printed); start tasks "
             "from the page; Ctrl-C cancels a task, or leaves[/dim]"
         )
+        if getattr(harness.driver, "real_time_factor", None) == 0:
+            terminal.print(
+                "[dim]the simulator runs as fast as it can (a task may end in seconds): "
+                "--set driver.real_time_factor=1 paces its motions in real time[/dim]"
+            )
         while True:
             try:
                 request = ui.next_task(WAIT_S)
