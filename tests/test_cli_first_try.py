@@ -244,9 +244,10 @@ def test_a_piped_timeline_keeps_each_event_on_one_line(
     out = capsys.readouterr().out
     decide = [line for line in out.splitlines() if " decide " in line]
     assert len(decide) == 1, out
-    arguments = decide[0].split("update_task_notes(", 1)[1].rstrip(")")
-    assert json.loads(arguments + ("" if arguments.endswith("}") else '"]}'))  # cut at 160
-    assert len(decide[0]) > 80
+    shown = decide[0].split("update_task_notes(", 1)[1].removesuffix(")")
+    whole = json.dumps({"add_notes": [note]}, separators=(",", ":"))
+    assert len(decide[0]) > 80 and len(whole) > 160
+    assert shown.endswith("…") and whole.startswith(shown[:-1])  # cut, and marked as cut
 
 
 # ============================================================================ Ctrl-C

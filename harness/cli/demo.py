@@ -348,8 +348,8 @@ def _summary(
         f"{len(confirmed)} action(s), reported {len(failed)} failure(s)"
     )
     console.print(
-        f"time: the task {took.removeprefix('in ')} (from its start to its end, as harness "
-        f"runs and the report say); {elapsed:.1f} s with starting the world"
+        f"time: the task's, from its start to its end (harness runs and the report give the "
+        f"same); {elapsed:.1f} s with starting the world"
     )
     if done is not None:
         style = "green" if done.succeeded else "red"

@@ -22,6 +22,10 @@ __all__ = [
 ]
 
 
+DECISION_CHARS = 160
+"""A decision's arguments shown on its timeline line, at most (``…`` marks a cut)."""
+
+
 def wide_console() -> Console:
     """A console for tables: the terminal's width, or 160 columns when the output goes to
     a file or a pipe (rich would otherwise assume 80 and squeeze ids)."""
@@ -211,7 +215,9 @@ class TimelineRenderer:
         self._streamed_text = False
         for call in e.tool_calls:
             args = json.dumps(call.get("arguments", {}), separators=(",", ":"))
-            self._line(e.turn, "decide", f"{call['name']}({args[:160]})", "blue")
+            if len(args) > DECISION_CHARS:  # cut, and said to be (the report has it whole)
+                args = args[: DECISION_CHARS - 1] + "…"
+            self._line(e.turn, "decide", f"{call['name']}({args})", "blue")
 
     def _on_model_retry(self, e: Any) -> None:
         self._line(
