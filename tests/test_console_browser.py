@@ -78,6 +78,7 @@ def rig(tmp_path_factory: pytest.TempPathFactory):
         CONFIG,
         overrides=[
             f"run.store={folder / 'store'}",
+            f"memory.path={folder / 'memory'}",  # never the checkout's
             "driver.real_time_factor=1.0",
             "run.query_user_timeout_s=60",
             "subagents.enabled=true",

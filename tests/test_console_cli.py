@@ -55,6 +55,8 @@ def test_the_command_serves_tasks_and_the_terminal_cancels_them(tmp_path: Path) 
             "-s",
             f"run.store={tmp_path / 'store'}",
             "-s",
+            f"memory.path={tmp_path / 'memory'}",  # never the checkout's
+            "-s",
             "driver.real_time_factor=1.0",
         ],
         cwd=tmp_path,

@@ -131,14 +131,13 @@ def test_real_provider_example_needs_a_key() -> None:
 @pytest.mark.skipif(not HAS_SIM, reason="needs the [sim] extra")
 @pytest.mark.skipif(not HAS_SCENE, reason="needs the scene package (scene graph and Brief)")
 def test_control_script_example_revises_through_its_queue(tmp_path: Path) -> None:
+    import yaml
+
     config = tmp_path / "config.yaml"
-    text = (
-        (ROOT / "configs" / "default.yaml")
-        .read_text()
-        .replace("store: .harness", f"store: {tmp_path / 'store'}")
-    )
-    text = text.replace("path: .harness/memory", f"path: {tmp_path / 'memory'}")
-    config.write_text(text)
+    data = yaml.safe_load((ROOT / "configs" / "default.yaml").read_text())
+    data["run"]["store"] = str(tmp_path / "store")  # never the checkout's store
+    data["memory"]["path"] = str(tmp_path / "memory")
+    config.write_text(yaml.safe_dump(data))
     done = subprocess.run(
         [
             sys.executable,
