@@ -238,7 +238,11 @@ def _summary(task: StoredTask, config: dict[str, Any]) -> str:
         ("started", _e(_when(task.started_at))),
         (
             "duration",
-            _e(f"{task.duration_s:.1f} s" if task.duration_s is not None else "-")
+            _e(
+                f"{task.duration_s:.1f} s (the task, from its start to its end)"
+                if task.duration_s is not None
+                else "-"
+            )
             + (_e(f" (resumed {task.resumes}x after a crash)") if task.resumes else ""),
         ),
     ]
