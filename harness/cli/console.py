@@ -128,14 +128,21 @@ def console(args: argparse.Namespace) -> int:
                 "[dim]the simulator runs as fast as it can (a task may end in seconds): "
                 "--set driver.real_time_factor=1 paces its motions in real time[/dim]"
             )
+        interrupted = False
         while True:
+            # No task runs here: a Ctrl-C anywhere in this block leaves (also one pressed
+            # while the last task's end is still being said).
             try:
+                if interrupted:
+                    interrupted = False
+                    ui.hub.note_stop("terminal (Ctrl-C)")
+                    terminal.print("[yellow]task cancelled from the terminal[/yellow]")
                 request = ui.next_task(WAIT_S)
+                if not ui.access.unused_links():
+                    print(f"link used; the next one-time link: {ui.url}", flush=True)
             except KeyboardInterrupt:
                 terminal.print("\n[dim]console closed[/dim]")
                 return EXIT_OK
-            if not ui.access.unused_links():
-                print(f"link used; the next one-time link: {ui.url}", flush=True)
             if request is None:
                 continue
             _, interrupted = follow_stream(
@@ -147,6 +154,3 @@ def console(args: argparse.Namespace) -> int:
                 ),
                 render,
             )
-            if interrupted:
-                ui.hub.note_stop("terminal (Ctrl-C)")
-                terminal.print("[yellow]task cancelled from the terminal[/yellow]")
