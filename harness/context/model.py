@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from harness.context.bounds import bounded_text, redacted_by
-from harness.context.episodes import EpisodeBook
-from harness.context.pressure import Pressure
+from harness.context.episodes.marks import EpisodeBook
+from harness.context.eviction.pressure import Pressure
 from harness.context.sizes import ITEM_OVERHEAD_TOKENS, ContextSizes
 from harness.messages import (
     ImagePart,
@@ -86,7 +86,7 @@ class Budget:
     context_window: int
     reserve_tokens: int
     pressure: Pressure | None = None
-    """The nudge and cleanup levels (:mod:`harness.context.pressure`); None: only the
+    """The nudge and cleanup levels (:mod:`harness.context.eviction.pressure`); None: only the
     checkpoint threshold applies."""
 
     @property
@@ -114,7 +114,7 @@ class RetiredItem:
 
 
 @dataclass
-class _Transient:
+class TransientParts:
     images: list[ImagePart] = field(default_factory=list)
 
 
@@ -144,7 +144,7 @@ class Context(ContextSizes):
         """Running sum of item_tokens over Accumulated: per-turn cost stays flat."""
         self.states: dict[str, ItemState] = {}
         self.refreshed = RefreshedBlock()
-        self._transient = _Transient()
+        self._transient = TransientParts()
         self._item_tokens: dict[str, int] = {}
         self._resident_tokens: int | None = None
         self._sent_count = 0
@@ -164,7 +164,7 @@ class Context(ContextSizes):
         """The episodes of this context's tasks (``begin_episode`` / ``end_episode``)."""
         self.version = 0
         """Bumped by every change to Accumulated: a model condensation planned at one
-        version is stale at another (:mod:`harness.context.folds`)."""
+        version is stale at another (:mod:`harness.context.compaction.folds`)."""
 
     def child(
         self, *, budget: Budget | None = None, estimator: TokenEstimator | None = None
