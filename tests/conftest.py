@@ -8,7 +8,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +149,9 @@ class FakeDriver:
         self.motion_s = motion_s
         self.stops = 0
         self._stop = threading.Event()
+        self.moving = threading.Event()
+        """Set when a motion begins: a test cancels on it, never on a timer that a busy
+        machine can fire before the motion (or the model call before it) has started."""
         self.position = [0.0, 0.0, 0.0]
         self.executed: list[tuple[str, dict[str, Any]]] = []
 
@@ -168,6 +171,7 @@ class FakeDriver:
     def execute(self, action: str, arguments: dict[str, Any]) -> ActionResult:
         self._stop.clear()
         self.executed.append((action, dict(arguments)))
+        self.moving.set()
         deadline = time.monotonic() + self.motion_s
         while time.monotonic() < deadline:
             if self._stop.wait(0.005):
@@ -183,6 +187,19 @@ class FakeDriver:
 
     def disconnect(self) -> None:
         self.log.append("disconnect")
+
+
+def when_set(event: threading.Event, action: Callable[[], object]) -> threading.Thread:
+    """Run ``action`` on a thread of its own once ``event`` is set (a hang guard of 60 s:
+    the action runs then anyway, and the test's own assertions say what never happened)."""
+
+    def wait_then_act() -> None:
+        event.wait(60)
+        action()
+
+    thread = threading.Thread(target=wait_then_act, daemon=True)
+    thread.start()
+    return thread
 
 
 def move_to_tool(driver: FakeDriver, *, timeout_s: float | None = None) -> Tool:

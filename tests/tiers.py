@@ -45,6 +45,8 @@ SLOW_TESTS = frozenset(
         "tests/cli/test_cli_first_day.py::test_an_unknown_window_names_the_flag",
         "tests/cli/test_cli_first_day.py::test_check_runs_the_driver_checks_against_the_profile",
         "tests/cli/test_cli_first_day.py::test_report_summary_first_failed_results_marked_and_frames_enlarge",
+        "tests/cli/test_cli_first_try.py::test_demo_takes_max_turns",
+        "tests/cli/test_cli_first_try.py::test_the_cli_module_imports_nothing_heavy_before_main_runs",
         "tests/cli/test_cli_usage_errors.py::test_an_unwritable_output_is_a_usage_error_in_one_line",
         "tests/console/test_console_http.py::test_a_closed_page_neither_stops_nor_stalls_the_run_and_the_terminal_still_cancels",
         "tests/console/test_console_http.py::test_a_stop_is_accepted_only_from_a_secret_holder",

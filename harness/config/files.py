@@ -123,6 +123,8 @@ def load_config(
     if path is not None:
         file = Path(path)
         source = str(file)
+        if file.is_dir():
+            raise ConfigError(_folder_not_config(file), key=None, value=str(file))
         if not file.is_file():
             raise ConfigError(f"config file not found: {file}", key=None, value=str(file))
         if file.suffix.lower() in (".md", ".markdown"):
@@ -131,8 +133,14 @@ def load_config(
             loaded = yaml.safe_load(file.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
             raise ConfigError(f"{file}: not valid YAML: {exc}") from exc
-        if loaded is None:
-            loaded = {}
+        if loaded is None:  # nothing but blank lines and comments: a mistake, not a config
+            raise ConfigError(
+                f"{file} is empty: a harness config names at least its model and robot "
+                "(configs/default.yaml is an example; harness worlds lists the built-in "
+                "deployments)",
+                key=None,
+                value=str(file),
+            )
         if not isinstance(loaded, dict):
             raise ConfigError(
                 f"{file}: the top level must be a mapping, got {type(loaded).__name__}"
@@ -141,7 +149,40 @@ def load_config(
             raise ConfigError(_profile_not_config(file, "an embodiment profile"))
         data = loaded
         base_dir = str(file.resolve().parent)
-    return validate_config(apply_overrides(data, overrides), source=source, base_dir=base_dir)
+    merged = apply_overrides(data, overrides)
+    try:
+        return validate_config(merged, source=source, base_dir=base_dir)
+    except ConfigError as exc:
+        if not overrides or merged == data:
+            raise
+        validate_config(data, source=source)  # the file's own error, when it has one
+        # The file alone is valid: an override is what is wrong, so the error names it.
+        return validate_config(
+            merged, source=_override_source(overrides, exc.key), base_dir=base_dir
+        )
+
+
+def _override_source(overrides: Iterable[str] | Mapping[str, Any], key: str | None) -> str:
+    """How an error names the overrides: ``--set KEY=VALUE``, the one whose key is (or
+    holds, or lies under) the bad ``key`` when one does, else every one given."""
+    if isinstance(overrides, Mapping):
+        return "the overrides"
+    given = list(overrides)
+
+    def related(override: str) -> bool:
+        name = override.partition("=")[0].strip()
+        return bool(key) and (
+            name == key or key.startswith(name + ".") or name.startswith(f"{key}.")
+        )
+
+    return " ".join(f"--set {o}" for o in ([o for o in given if related(o)] or given))
+
+
+def _folder_not_config(folder: Path) -> str:
+    """A folder given where a config file belongs, with the YAML files it holds."""
+    found = sorted(p.name for p in folder.glob("*.y*ml") if p.is_file())
+    hint = f" (YAML files in it: {', '.join(found[:5])})" if found else ""
+    return f"{folder} is a folder, not a config file; give a YAML file{hint}"
 
 
 def validate_config(
@@ -154,7 +195,9 @@ def validate_config(
         first = exc.errors()[0]
         key = ".".join(str(part) for part in first["loc"])
         raise ConfigError(
-            format_validation_error(exc, source=source), key=key, value=first.get("input")
+            format_validation_error(exc, source=source, schema=HarnessConfig),
+            key=key,
+            value=first.get("input"),
         ) from None
     if base_dir is not None:
         config.base_dir = base_dir

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from harness.redact import SECRET_KEY_PATTERN, Redactor, secret_values
 
@@ -49,8 +49,11 @@ def _strings(value: Any, where: str) -> Iterable[tuple[str, str]]:
             yield from _strings(item, f"{where}.{index}")
 
 
-def format_validation_error(error: ValidationError, *, source: str = "config") -> str:
-    """One line per problem: dotted key, bad value, what was expected."""
+def format_validation_error(
+    error: ValidationError, *, source: str = "config", schema: type[BaseModel] | None = None
+) -> str:
+    """One line per problem (a single problem on the line that names the source): dotted
+    key, bad value, what was expected."""
     lines = [f"invalid {source}:"]
     problems = error.errors()
     missing = [p for p in problems if p["type"] == "missing"]
@@ -76,12 +79,14 @@ def format_validation_error(error: ValidationError, *, source: str = "config") -
         if problem["type"] == "value_error":  # our own validators: their words, no prefix
             message = str(problem.get("ctx", {}).get("error", message))
         if problem["type"] == "extra_forbidden":
-            hint = _likely_meant(problem["loc"], missing)
+            hint = _likely_meant(problem["loc"], missing) or _known_key_like(problem["loc"], schema)
             lines.append(f"  {key}: unknown key (value {shown}); check the spelling{hint}")
         elif problem["type"] == "missing":
             lines.append(f"  {key}: required key is missing")
         else:
             lines.append(f"  {key}: got {shown}; expected {message[0].lower()}{message[1:]}")
+    if len(lines) == 2:  # one problem: one line (what a terminal user reads at a glance)
+        return f"{lines[0]} {lines[1].strip()}"
     return "\n".join(lines)
 
 
@@ -99,3 +104,33 @@ def _closest(loc: tuple[Any, ...], missing: list[Any]) -> str | None:
     siblings = [str(p["loc"][-1]) for p in missing if tuple(p["loc"][:-1]) == tuple(loc[:-1])]
     close = difflib.get_close_matches(str(loc[-1]), siblings, n=1, cutoff=0.7)
     return close[0] if close else None
+
+
+def _known_key_like(loc: tuple[Any, ...], schema: type[BaseModel] | None) -> str:
+    """`` (did you mean 'run.max_turns'?)`` when ``schema`` has a key at the unknown key's
+    level spelled like it (a typo of an optional key, which nothing reports missing)."""
+    import difflib
+
+    model = schema
+    for part in loc[:-1]:
+        field = model.model_fields.get(str(part)) if model is not None else None
+        model = _model_in(field.annotation) if field is not None else None
+    if model is None:
+        return ""
+    close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1, cutoff=0.7)
+    if not close:
+        return ""
+    return f" (did you mean {'.'.join([*map(str, loc[:-1]), close[0]])!r}?)"
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model an annotation holds (``Section | None`` -> ``Section``), if one."""
+    from typing import get_args
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None

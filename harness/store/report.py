@@ -94,6 +94,7 @@ margin-right:8px;color:#3a4450}
 .ev.eval-process{border-color:#d4a017}
 .ev.compaction{border-color:#d4a017;background:#fffbea}.ev.note{border-color:#9aa5b1}
 .ev.unknown{border-color:#d4a017;background:#fffbea}
+ul.args{margin:2px 0 0;padding-left:18px}ul.args ul{margin:0;padding-left:18px}
 pre{white-space:pre-wrap;word-break:break-word;font-size:12.5px;margin:4px 0 0;
 font-family:ui-monospace,SFMono-Regular,Menlo,monospace}
 .badge{display:inline-block;padding:1px 7px;border-radius:10px;font-size:12px;color:#fff}
@@ -237,7 +238,11 @@ def _summary(task: StoredTask, config: dict[str, Any]) -> str:
         ("started", esc(when_text(task.started_at))),
         (
             "duration",
-            esc(f"{task.duration_s:.1f} s" if task.duration_s is not None else "-")
+            esc(
+                f"{task.duration_s:.1f} s (the task, from its start to its end)"
+                if task.duration_s is not None
+                else "-"
+            )
             + (esc(f" (resumed {task.resumes}x after a crash)") if task.resumes else ""),
         ),
     ]

@@ -151,6 +151,43 @@ def _args(arguments: Any) -> str:
     return esc(json.dumps(arguments, ensure_ascii=False, sort_keys=True))
 
 
+INLINE_ARGUMENTS_CHARS = 80
+"""Arguments shorter than this, all plain values, read best on the call's line."""
+
+
+def call_html(name: str, arguments: Any) -> str:
+    """A tool call as a reader takes it in: ``pick(ref=blue_cube_1)`` on one line when its
+    arguments are a few plain values, else the name and one line per argument, a list as a
+    bulleted list (a plan of three steps is three lines, not a JSON array)."""
+    if not isinstance(arguments, dict):
+        return f"<b>{esc(name)}</b>({_args(arguments)})"
+    plain = all(_plain(value) for value in arguments.values())
+    inline = ", ".join(f"{key}={_value_text(value)}" for key, value in sorted(arguments.items()))
+    if plain and len(inline) <= INLINE_ARGUMENTS_CHARS:
+        return f"<b>{esc(name)}</b>({esc(inline)})"
+    rows = "".join(
+        f"<li><i>{esc(str(key))}</i>: {_value_html(value)}</li>"
+        for key, value in sorted(arguments.items())
+    )
+    return f'<b>{esc(name)}</b><ul class="args">{rows}</ul>'
+
+
+def _plain(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
+def _value_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _value_html(value: Any) -> str:
+    if isinstance(value, list) and value and all(_plain(item) for item in value):
+        return "<ul>" + "".join(f"<li>{esc(_value_text(item))}</li>" for item in value) + "</ul>"
+    if _plain(value):
+        return esc(_value_text(value))
+    return _args(value)
+
+
 def _event_html(log: RunLog, e: Event) -> str:
     kind = e.type
     marked = episode_event_html(e)
@@ -182,8 +219,7 @@ def _event_html(log: RunLog, e: Event) -> str:
         if e.text:
             parts.append(f"<pre>{esc(e.text)}</pre>")
         for call in e.tool_calls:
-            name, arguments = esc(call["name"]), _args(call.get("arguments"))
-            parts.append(f"<div>decides <b>{name}</b>({arguments})</div>")
+            parts.append(f"<div>decides {call_html(call['name'], call.get('arguments'))}</div>")
         u = e.usage
         tokens = (
             f"{u.prompt_tokens} in / {u.output_tokens} out"
@@ -203,7 +239,7 @@ def _event_html(log: RunLog, e: Event) -> str:
         return _block("error", "robot", f"<b>{esc(e.problem)}</b> {esc(e.reason)}")
     if kind == "tool_call":
         physical = " (physical)" if e.physical else ""
-        return _block("call", "call", f"<b>{esc(e.name)}</b>({_args(e.arguments)}){esc(physical)}")
+        return _block("call", "call", call_html(e.name, e.arguments) + esc(physical))
     if kind == "tool_result":
         return _result_html(log, e)
     if kind == "evaluation":

@@ -170,6 +170,10 @@ def test_check_reports_each_part(tmp_path: Path, capsys: pytest.CaptureFixture[s
     for expected in ("config", "model", "scripted:scripted", "context", "tools", "run store"):
         assert expected in out, expected
     assert "0 failed" in out
+    assert not (tmp_path / "store").exists()  # a check creates no store: it would be created
+    (tmp_path / "store").mkdir()
+    assert main(["check", "--config", str(config)]) == EXIT_OK  # an existing one is opened
+    assert "0 sessions" in capsys.readouterr().out
     with RunLog(tmp_path / "store") as log:
         assert log.sessions() == []  # a check records no session
 

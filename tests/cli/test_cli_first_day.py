@@ -177,10 +177,19 @@ def test_demo_run_chat_and_check_read_the_same_config(
         assert dumps["run"]["evaluation"]["required_tools"] == ["pick", "place"]
 
 
-def test_the_built_in_defaults_are_the_checkout_config() -> None:
-    checkout = load_config(ROOT / "configs" / "default.yaml").model_dump()
-    built_in = HarnessConfig.model_validate(DEFAULT_DEPLOYMENT).model_dump()
-    assert checkout == built_in
+def test_the_built_in_defaults_are_the_checkout_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same deployment, with its store and memory in the same folders when run from
+    the checkout's root (the file's paths are relative to configs/, the defaults' to the
+    working directory)."""
+    monkeypatch.chdir(ROOT)
+    checkout = load_config(ROOT / "configs" / "default.yaml")
+    built_in = HarnessConfig.model_validate(DEFAULT_DEPLOYMENT)
+    for config in (checkout, built_in):
+        assert config.run.store is not None
+        assert config.resolve_path(config.run.store).resolve() == ROOT / ".harness"
+        assert config.resolve_path(config.memory.path).resolve() == ROOT / ".harness" / "memory"
+    paths = {"run": {"store"}, "memory": {"path"}}
+    assert checkout.model_dump(exclude=paths) == built_in.model_dump(exclude=paths)
 
 
 def test_every_relative_path_in_a_config_file_is_relative_to_its_folder(

@@ -110,8 +110,9 @@ def test_a_typo_in_a_suite_key_leads_with_the_unknown_key(
     assert main(["eval", str(suite), "--out", str(tmp_path / "eval")]) == 2
     lines = capsys.readouterr().err.splitlines()
     assert "Traceback" not in "\n".join(lines)
-    assert "tasks.0.instrucion: unknown key" in lines[1] and "check the spelling" in lines[1]
-    assert "did you mean 'instruction'?" in lines[1]
+    assert len(lines) == 1  # one problem, one line
+    assert "tasks.0.instrucion: unknown key" in lines[0] and "check the spelling" in lines[0]
+    assert "did you mean 'instruction'?" in lines[0]
     assert not [line for line in lines if "instruction: required key is missing" in line]
 
 

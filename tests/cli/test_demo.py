@@ -131,14 +131,13 @@ def test_real_provider_example_needs_a_key() -> None:
 @pytest.mark.skipif(not HAS_SIM, reason="needs the [sim] extra")
 @pytest.mark.skipif(not HAS_SCENE, reason="needs the scene package (scene graph and Brief)")
 def test_control_script_example_revises_through_its_queue(tmp_path: Path) -> None:
+    import yaml
+
     config = tmp_path / "config.yaml"
-    text = (
-        (ROOT / "configs" / "default.yaml")
-        .read_text()
-        .replace("store: .harness", f"store: {tmp_path / 'store'}")
-    )
-    text = text.replace("path: .harness/memory", f"path: {tmp_path / 'memory'}")
-    config.write_text(text)
+    data = yaml.safe_load((ROOT / "configs" / "default.yaml").read_text())
+    data["run"]["store"] = str(tmp_path / "store")  # never the checkout's store
+    data["memory"]["path"] = str(tmp_path / "memory")
+    config.write_text(yaml.safe_dump(data))
     done = subprocess.run(
         [
             sys.executable,
@@ -159,3 +158,47 @@ def test_control_script_example_revises_through_its_queue(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stdout + done.stderr
     assert "[replan] also put the blue cube in the tray" in done.stdout
     assert "Result: 2 of 2 objects" in done.stdout
+
+
+@pytest.mark.sim
+@pytest.mark.skipif(not HAS_SIM, reason="needs the [sim] extra")
+@pytest.mark.skipif(not HAS_SCENE, reason="needs the scene package (scene graph and Brief)")
+def test_two_demos_match_to_the_token_and_say_the_task_time_harness_runs_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Run as a user would, twice in the same folder (one store, the built-in deployment):
+    the second demo sees what the first saw, token for token (the first one's memory is not
+    read: every demo starts from an empty one), and the time it prints is the task's time
+    the store recorded (what `harness runs` and the report show)."""
+    import re
+
+    from harness.cli import main
+    from harness.store.reader import RunLog
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "--json"]) == 0
+    assert main(["demo"]) == 0
+    printed = capsys.readouterr().out
+    with RunLog(tmp_path / ".harness") as log:
+        second, first = log.tasks()
+        runs = []
+        for task in (first, second):
+            events = log.events(task_id=task.id)
+            runs.append(
+                {
+                    "usage": [e.usage for e in events if e.type == "model_response"],
+                    "results": [
+                        re.sub(r"(task|call)_[0-9a-f]{16}", "ID", e.text)
+                        for e in events
+                        if e.type == "tool_result"
+                    ],
+                    "tokens": [
+                        (e.total_tokens, e.sections) for e in events if e.type == "prompt_snapshot"
+                    ],
+                }
+            )
+        assert all(runs[0].values()) and runs[0] == runs[1]
+        assert first.usage == second.usage and first.usage.input_tokens > 0
+        assert second.duration_s is not None
+        assert f"completed in {second.duration_s:.1f} s, 23 turns" in printed
+    assert not (tmp_path / ".harness" / "memory").exists()  # the demo's memory was its own

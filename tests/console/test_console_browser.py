@@ -78,6 +78,7 @@ def rig(tmp_path_factory: pytest.TempPathFactory):
         CONFIG,
         overrides=[
             f"run.store={folder / 'store'}",
+            f"memory.path={folder / 'memory'}",  # never the checkout's
             "driver.real_time_factor=1.0",
             "run.query_user_timeout_s=60",
             "subagents.enabled=true",
@@ -137,6 +138,44 @@ def test_a_task_started_from_the_page_is_watched_live(rig: Rig) -> None:
     link = page.get_attribute(f"#runs tr:has(td:text('{task_id}')) a", "href")
     report = page.request.get(rig.ui.address.rstrip("/") + link)
     assert report.status == 200 and "describe the table" in report.text()
+
+
+GAUGE_BOXES = """() => {
+  const box = (e) => { const r = e.getBoundingClientRect();
+    return {text: e.textContent, left: r.left, right: r.right, top: r.top, bottom: r.bottom,
+            right_edge: e.classList.contains('right')}; };
+  return {marks: [...document.querySelectorAll('#gauge-marks .mark')].map(box),
+          labels: [...document.querySelectorAll('#gauge-labels .label')].map(box),
+          text: box(document.querySelector('#gauge-text'))};
+}"""
+
+
+def test_an_error_banner_goes_once_a_task_starts_and_gauge_names_never_overlap(
+    rig: Rig,
+) -> None:
+    """Issue 44: the empty-instruction banner stayed up through the next (successful) task;
+    the names of the gauge's marks 5 % apart printed over each other."""
+    page = rig.page
+    page.wait_for_selector("#start:not([disabled])", timeout=UI_S)
+    page.fill("#instruction", "")
+    page.click("#start")
+    page.wait_for_selector("#notice:not([hidden])", timeout=UI_S)
+    assert "say what the robot should do" in page.inner_text("#notice")
+    rig.start("describe the table")
+    assert "completed" in rig.done_text()
+    assert page.is_hidden("#notice")
+    boxes = page.evaluate(GAUGE_BOXES)
+    marks, labels, text = boxes["marks"], boxes["labels"], boxes["text"]
+    assert len(labels) == len(marks) >= 2, boxes
+    for mark, label in zip(marks, labels, strict=True):
+        edge = label["right"] if label["right_edge"] else label["left"]
+        assert abs(edge - mark["left"]) <= 3, (mark, label)  # the name starts or ends at its mark
+        assert label["top"] >= mark["bottom"]  # under the bar, not over it
+        assert label["bottom"] <= text["top"]  # above the numbers, not over them
+    for i, a in enumerate(labels):
+        for b in labels[i + 1 :]:
+            apart = a["right"] <= b["left"] or b["right"] <= a["left"]
+            assert apart or a["bottom"] <= b["top"] or b["bottom"] <= a["top"], (a, b)
 
 
 def test_a_question_is_answered_in_the_page(rig: Rig) -> None:

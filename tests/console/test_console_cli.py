@@ -10,7 +10,7 @@ import os
 import signal
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 import pytest
@@ -19,6 +19,25 @@ from tests.console_support import exchange, http, post_action, sse
 
 pytest.importorskip("pybullet")
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def _lines_until(process: subprocess.Popen[str], wanted: str) -> list[str]:
+    """The process's output lines up to the first holding ``wanted`` (read on a thread:
+    the hang guard of 120 s fails the test instead of blocking it)."""
+    lines: list[str] = []
+    found = threading.Event()
+
+    def read() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line)
+            if wanted in line:
+                found.set()
+                return
+
+    threading.Thread(target=read, daemon=True).start()
+    assert found.wait(120), "".join(lines)
+    return lines
 
 
 def test_the_command_serves_tasks_and_the_terminal_cancels_them(tmp_path: Path) -> None:
@@ -35,6 +54,8 @@ def test_the_command_serves_tasks_and_the_terminal_cancels_them(tmp_path: Path) 
             "0",
             "-s",
             f"run.store={tmp_path / 'store'}",
+            "-s",
+            f"memory.path={tmp_path / 'memory'}",  # never the checkout's
             "-s",
             "driver.real_time_factor=1.0",
         ],
@@ -77,10 +98,13 @@ def test_the_command_serves_tasks_and_the_terminal_cancels_them(tmp_path: Path) 
                     assert data["status"] == "cancelled"
                     break
         assert "tool_call" in seen
-        # Idle again (waiting for the next task from the page): Ctrl-C leaves.
-        time.sleep(0.5)
+        # Idle again (waiting for the next task from the page) once the command has said
+        # the task ended: Ctrl-C leaves. (A Ctrl-C while the task is still being wound
+        # up is a second Ctrl-C during the task, which interrupts: that is not this test.)
+        lines = _lines_until(process, "task cancelled from the terminal")
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=30)
+        out = "".join(lines) + out
         assert process.returncode == 0, err
         assert "task cancelled from the terminal" in out
         assert "link used; the next one-time link: http://127.0.0.1:" in out

@@ -36,12 +36,16 @@ def test_a_second_holder_is_refused_at_once_naming_the_first(tmp_path: Path) -> 
 
 def test_a_waiting_holder_gets_the_lease_when_it_is_released(tmp_path: Path) -> None:
     first = HardwareLease("arm", folder=tmp_path).acquire()
-    threading.Timer(0.4, first.release).start()
-    second = HardwareLease("arm", folder=tmp_path, timeout_s=10)
-    started = time.monotonic()
-    second.acquire()
-    waited = time.monotonic() - started
-    assert 0.3 < waited < 5
+    released = threading.Event()
+
+    def release() -> None:
+        released.set()  # before the release: the waiter cannot have the lease earlier
+        first.release()
+
+    threading.Timer(0.4, release).start()
+    second = HardwareLease("arm", folder=tmp_path, timeout_s=30)
+    second.acquire()  # waits (its timeout is the hang guard), then gets it
+    assert released.is_set()
     second.release()
 
 
@@ -194,12 +198,17 @@ def _build_with(robot: object, lease_dir: Path) -> None:
 
 def test_a_harness_in_a_thread_waits_for_the_lease(tmp_path: Path) -> None:
     first = Harness.from_config(None, overrides=_overrides(tmp_path, "arm"))
-    threading.Timer(0.5, first.close).start()
-    started = time.monotonic()
+    closing = threading.Event()
+
+    def close() -> None:
+        closing.set()  # before the close: the second cannot have the lease earlier
+        first.close()
+
+    threading.Timer(0.5, close).start()
     second = Harness.from_config(
-        None, overrides=_overrides(tmp_path, "arm", **{"driver.lease_timeout_s": "20"})
+        None, overrides=_overrides(tmp_path, "arm", **{"driver.lease_timeout_s": "30"})
     )
-    assert time.monotonic() - started >= 0.4
+    assert closing.is_set()  # it waited for the first to close
     second.close()
 
 

@@ -131,6 +131,13 @@ def foxglove_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[SimRun, Foxg
             )
             client = FoxgloveClient(ws)
             client.wait_for_channels({"/camera/front/image", "/tf", "/log", "/harness/tool_call"})
+            # The protocol does not acknowledge a subscription: the server's channels say
+            # when it has taken it (a message logged before that is not sent to the client).
+            server = sink.outputs[0]
+            wait_until(
+                lambda: all(channel.has_sinks() for channel in server.channels.values()),
+                "the server never registered the client's subscriptions",
+            )
             state.update(sink=sink, client=client)
 
         def feed(event: Any) -> None:
@@ -138,18 +145,33 @@ def foxglove_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[SimRun, Foxg
 
         run = run_sim_task(tmp_path_factory.mktemp("live") / "store", sink=feed, before=attach)
         sink, client = state["sink"], state["client"]
-        sink.close()
-        # Every event's /log message, and the done message (channels are not ordered
-        # against each other: /log's last message may come after /harness/done).
+        # Every event sent to the server, then every event's /log message and the done
+        # message received (channels are not ordered against each other: /log's last
+        # message may come after /harness/done), and only then the server stopped: it has
+        # no flush, and stopping drops what it still queues for a client.
+        wait_until(
+            lambda: sink.sent + sink.dropped + sink.failures >= len(run.events), "events unsent"
+        )
         logged = sum(1 for e in run.events if e.type != "model_delta")  # type: ignore[attr-defined]
-        deadline = time.monotonic() + HANG_GUARD_S
-        while time.monotonic() < deadline and (
-            not client.received.get("/harness/done")
-            or len(client.received.get("/log", [])) < logged
-        ):
-            time.sleep(0.05)
+        wait_until(
+            lambda: (
+                bool(client.received.get("/harness/done"))
+                and len(client.received.get("/log", [])) >= logged
+            ),
+            "the client never received every message",
+        )
+        sink.close()
         client.close()
     return run, client, sink
+
+
+def wait_until(condition: Any, what: str) -> None:
+    """Until ``condition()`` holds (a hang guard, not a timing: the test fails only if it
+    never holds)."""
+    deadline = time.monotonic() + HANG_GUARD_S
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.02)
 
 
 def test_foxglove_client_receives_every_channel_while_the_task_runs(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -271,14 +272,23 @@ def test_ctrl_c_cancels_running_episodes_and_records_only_finished_ones(tmp_path
 
 
 def test_an_unreachable_ray_cluster_is_a_usage_error_and_leaves_no_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """An address where nothing can answer, whatever else runs on the machine (``auto``
+    would find a cluster another process started): a port this test holds bound and never
+    listens on, so every connection to it is refused."""
     pytest.importorskip("ray")
-    monkeypatch.delenv("RAY_ADDRESS", raising=False)
     write_deployment(tmp_path)
     suite = write_suite(tmp_path)
     out = tmp_path / "eval"
-    assert main(["eval", str(suite), "--ray", "auto", "--out", str(out)]) == 2
-    err = capsys.readouterr().err
-    assert "--ray: could not reach auto" in err and "Traceback" not in err
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        for address in (
+            f"127.0.0.1:{held.getsockname()[1]}",
+            f"ray://127.0.0.1:{held.getsockname()[1]}",
+        ):
+            assert main(["eval", str(suite), "--ray", address, "--out", str(out)]) == 2
+            err = capsys.readouterr().err
+            assert f"--ray: could not reach {address}: nothing answers there" in err, err
+            assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not out.exists()  # nothing to --resume: the eval never began

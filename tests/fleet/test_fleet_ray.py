@@ -47,6 +47,7 @@ def ray_folder() -> Iterator[Path]:
     saved = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), saved) if p)
     ray.init(
+        address="local",  # its own, whatever else runs on the machine (RAY_ADDRESS, ray start)
         num_cpus=2,
         include_dashboard=False,
         _temp_dir=str(folder),
@@ -171,3 +172,44 @@ def test_a_secret_in_runtime_env_is_a_config_error_that_does_not_print_it(
     assert "fleet.runtime_env" in err and "fleet.forward_env" in err
     assert "Traceback" not in err and SHAPED not in err and "anything-at-all" not in err
     assert not out.exists()
+
+
+PROBE = """
+import os, sys
+from pathlib import Path
+from harness.config import FleetConfig
+from harness.fleet.ray_backend import RayBackend
+backend = RayBackend(address=None, workers=1, runs=Path(sys.argv[1]), fleet=FleetConfig())
+backend.connect(1)
+import ray
+print(ray.get_runtime_context().gcs_address, backend.actual_workers)
+ray.shutdown()
+"""
+
+
+def test_a_local_ray_is_its_own_whatever_ray_address_says(tmp_path: Path) -> None:
+    """``--ray`` alone starts a Ray of its own: RAY_ADDRESS (or the last ``ray start`` on
+    the machine) pointing elsewhere is not joined. Here it points at a port held bound and
+    never listening: joining it would fail."""
+    import socket
+    import subprocess
+    import sys
+
+    ray_tmp = Path(tempfile.mkdtemp(prefix="hr", dir="/tmp"))  # short: Ray's socket paths
+    try:
+        with socket.socket() as held:
+            held.bind(("127.0.0.1", 0))
+            elsewhere = f"127.0.0.1:{held.getsockname()[1]}"
+            env = {**os.environ, "RAY_ADDRESS": elsewhere, "PYTHONPATH": str(ROOT)}
+            done = subprocess.run(
+                [sys.executable, "-c", PROBE, str(tmp_path)],
+                env={**env, "RAY_TMPDIR": str(ray_tmp)},
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+    finally:
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    address, workers = done.stdout.split()
+    assert address != elsewhere and workers == "1"

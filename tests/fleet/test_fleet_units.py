@@ -361,3 +361,20 @@ def test_the_forkserver_preload_starts_no_thread_and_prints_nothing() -> None:
     if importlib.util.find_spec("pybullet") is not None:  # the sim extra
         expected.append("pybullet")
     assert threads == 1 and loaded == expected, result.stderr
+
+
+def test_a_cluster_address_is_probed_before_ray_retries_it_for_minutes() -> None:
+    import socket
+
+    from harness.fleet.ray_backend import unreachable
+
+    with socket.socket() as listening, socket.socket() as closed:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        closed.bind(("127.0.0.1", 0))  # bound, never listening: refused
+        up, down = listening.getsockname()[1], closed.getsockname()[1]
+        assert unreachable(f"127.0.0.1:{up}", 5.0) is None
+        assert unreachable(f"ray://127.0.0.1:{up}", 5.0) is None
+        for address in (f"127.0.0.1:{down}", f"ray://127.0.0.1:{down}"):
+            assert "nothing answers there" in (unreachable(address, 5.0) or "")
+    assert unreachable("auto", 5.0) is None  # Ray's own lookup

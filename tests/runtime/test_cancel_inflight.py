@@ -349,12 +349,11 @@ def test_a_cancel_wins_over_a_tool_that_ignores_it(config: HarnessConfig) -> Non
 def test_a_cancel_during_a_physical_motion_ends_after_the_drivers_stop(
     config: HarnessConfig,
 ) -> None:
-    from tests.conftest import BoxSafety, move_to_tool
+    from tests.conftest import BoxSafety, move_to_tool, when_set
 
     operator = Operator()
     driver = FakeDriver(motion_s=30.0)
     model = ScriptedModel([call("move_to", x=0.1, y=0.1, z=0.1), reply("never")])
-    timer = threading.Timer(0.3, operator.press)
     with Harness(
         config,
         model=model,
@@ -362,7 +361,7 @@ def test_a_cancel_during_a_physical_motion_ends_after_the_drivers_stop(
         safety=BoxSafety(),
         physical_tools=[move_to_tool(driver)],
     ) as h:
-        timer.start()
+        when_set(driver.moving, operator.press)  # during the motion, never before it
         events, latency = run(h, operator)
     assert latency < BOUND_S and driver.stops >= 1
     assert done_of(events).status == "cancelled"

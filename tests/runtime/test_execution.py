@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -74,11 +75,14 @@ class _Preparing(Tool):
         self.prepare_s = prepare_s
         self.work_s = work_s
         self.sent: list[bool] = []
+        self.asked = threading.Event()
+        """Set once the handler has asked whether it may send."""
 
     def invoke(self, arguments: Any, ctx: ToolContext) -> ToolOutput:
         time.sleep(self.prepare_s)
         allowed = ctx.mark_sent()
         self.sent.append(allowed)
+        self.asked.set()
         if not allowed:
             raise ToolCancelledError("not sent")
         if ctx.wait(self.work_s):
@@ -119,8 +123,8 @@ def test_a_request_not_sent_within_the_setup_time_is_not_executed() -> None:
     outcome, interrupts = _run_prepared(tool)
     assert outcome.output.error_kind == "not_sent" and not outcome.output.executed
     assert interrupts == []  # nothing moved, so nothing is interrupted
-    time.sleep(0.7)
-    assert tool.sent == [False]  # the late handler was told not to send
+    assert tool.asked.wait(60)  # the late handler, however late, ...
+    assert tool.sent == [False]  # ... was told not to send
 
 
 def test_a_sent_request_that_overruns_is_timed_out_and_interrupted() -> None:

@@ -21,7 +21,7 @@ from harness.messages import (
     ToolResultItem,
 )
 from harness.providers import ScriptedModel, call, reply
-from tests.conftest import BoxSafety, FakeDriver, RecordingScene, move_to_tool
+from tests.conftest import BoxSafety, FakeDriver, RecordingScene, move_to_tool, when_set
 
 
 @tool
@@ -308,7 +308,6 @@ def test_cancel_during_physical_tool_stops_robot(config: HarnessConfig, log: lis
     driver = FakeDriver(log, motion_s=30.0)
     cancel = threading.Event()
     model = ScriptedModel([call("move_to", x=0.1, y=0.1, z=0.1), reply("never")])
-    timer = threading.Timer(0.2, cancel.set)
     with Harness(
         config,
         model=model,
@@ -316,7 +315,7 @@ def test_cancel_during_physical_tool_stops_robot(config: HarnessConfig, log: lis
         safety=BoxSafety(),
         physical_tools=[move_to_tool(driver)],
     ) as h:
-        timer.start()
+        when_set(driver.moving, cancel.set)  # during the motion, however busy the machine
         events = run_all(h, should_cancel=cancel.is_set)
     done = dones(events)[0]
     assert done.status == "cancelled"

@@ -123,7 +123,10 @@ def test_stop_from_another_thread_interrupts_a_motion(sim: Any) -> None:
         )
     )
     worker.start()
-    time.sleep(0.2)
+    deadline = time.monotonic() + 60  # a hang guard: the stop comes once the arm moves
+    while sim.state.motion != "moving" and worker.is_alive():
+        assert time.monotonic() < deadline, "the motion never began"
+        time.sleep(0.01)
     sim.stop()
     worker.join(30)
     assert not worker.is_alive()
