@@ -62,6 +62,8 @@ class OursRun:
     snapshots: list[PromptSnapshotEvent] = field(default_factory=list)
     compaction_events: list[CompactionEvent] = field(default_factory=list)
     done: DoneEvent | None = None
+    store: MemoryRunStore | None = None
+    """The run's store (its archive is what ``recall`` and ``search_archive`` read)."""
 
     @property
     def real_compactor(self) -> bool:
@@ -95,7 +97,7 @@ def run_ours(
         summarizer=summarizer,
         archive=store.archive_get,
     )
-    result = OursRun(run=run, compactor=type(harness.compactor).__name__)
+    result = OursRun(run=run, compactor=type(harness.compactor).__name__, store=store)
     actions: dict[int, list[str]] = {}
     with harness:
         for task in trace.tasks:

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from harness.context.archive import archive_item_text, archive_prose
 from harness.context.eviction import exchange_calls, group_episode
 from harness.context.folds import ended_prose_tokens, token_estimate
-from harness.context.index import exchange_line
+from harness.context.index import exchange_line, listed_lines
 from harness.context.model import Context, ItemState
 from harness.context.turns import TurnGroup, group_turns, protected_items
 from harness.messages import (
@@ -177,7 +177,9 @@ def condense(
                 if isinstance(item, ToolResultItem):
                     lines.append(exchange_line(calls.get(item.call_id), item, str))
                 elif isinstance(item, NoticeItem):
-                    lines.extend(x for x in item.text.splitlines() if x.startswith("- "))
+                    # an episode record's exchanges themselves, read back whole when the
+                    # record in context was cut: one recall of the memory's list each
+                    lines.extend(listed_lines(item, store))
     if not leaving and previous is None:
         raise CondenseRefused(
             f"nothing to condense yet: the newest {KEEP_GROUPS} exchange groups, the "

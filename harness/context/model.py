@@ -259,6 +259,13 @@ class Context(ContextSizes):
         ``replace`` so token totals and the cache-stable prefix stay right."""
         return self._accumulated
 
+    @property
+    def stable_items(self) -> int:
+        """Leading Accumulated items unchanged since the previous request: what a provider's
+        prompt cache still serves. Changing an item at or after ``stable_items - 1`` costs
+        no cache write the next request would not pay anyway."""
+        return min(self._sent_count, self._dirty_from)
+
     def append(self, item: Item) -> Item:
         self.version += 1
         self._accumulated.append(item)
