@@ -53,7 +53,7 @@ __all__ = [
 MEMORY_MAX_TOKENS = 2000
 KEEP_GROUPS = 4
 """The newest exchange groups stay verbatim: the model is still working with them."""
-LINES_KEPT = 20
+LINES_KEPT = 6
 """Replaced exchanges listed in the memory itself; the full list is archived beside it."""
 MEMORY_HEADING = "[condensed memory, written by the model with condense_context"
 LISTED_AT = re.compile(r"replaced exchanges are listed at (archive://\S+?)[\];]")
