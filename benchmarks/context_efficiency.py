@@ -39,9 +39,12 @@ __all__ = ["EfficiencyOptions", "EfficiencyResults", "main", "render", "run_benc
 EPISODES = "episodes"
 """``ours`` on the trace as a model using the episode tools runs it
 (:mod:`benchmarks.episode_trace`), with the pressure levels of the window table."""
-EPISODE_SETTINGS = ("context.episodes.enabled=true", "context.pressure.nudge_at=0.7")
-"""What the ``episodes`` row adds to ``ours``'s config: the tools, and pressure levels
-(the reserve is set, so without a level there would be no cleanup before the fold)."""
+EPISODE_SETTINGS = ("context.episodes.enabled=true",)
+"""What the ``episodes`` row sets: the tools (on in the default deployment ``ours`` runs
+too; there the model never calls them, so from its second task they are not offered)."""
+NO_EPISODE_TOOLS = "context.episodes.enabled=false"
+"""The baselines' tool definitions: the default's, without the episode tools (the
+published policies have none; ``ours`` offers them only while they pay)."""
 POLICY_ORDER = (*BASELINES, OURS)
 """What :class:`EfficiencyOptions` runs by default: the same trace for every policy."""
 ALL_POLICIES = (*POLICY_ORDER, EPISODES)
@@ -108,7 +111,15 @@ def run_benchmark(options: EfficiencyOptions) -> EfficiencyResults:
             keep_addresses=options.summary_addresses,
         )
 
-    prefix = reference_prefix(trace, config)
+    prefix = reference_prefix(
+        trace,
+        ours_config(
+            trace,
+            window=options.window,
+            reserve=options.reserve,
+            overrides=[*options.overrides, NO_EPISODE_TOOLS],
+        ),
+    )
     frames = TraceFrames(trace, observation=config.observation)
     metrics: list[PolicyMetrics] = []
     seconds: dict[str, float] = {}

@@ -63,7 +63,7 @@ def replay(session: Session) -> tuple[Trace, OursRun]:
             tasks=session.tasks,
         )
     )
-    overrides: list[str] = []
+    overrides: list[str] = ["context.episodes.enabled=false"]
     if session.episodes:
         trace, _ = mark_episodes(
             trace, min_span=session.min_span, condense_every=session.condense_every

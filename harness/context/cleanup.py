@@ -90,6 +90,7 @@ class PressureCleanup:
                 )
             return True
         apply_eviction(context, plan, self.store)
+        context.episode_ledger.hold_out(plan.episode_tokens)
         self._said_skip = False
         after = context.total_tokens()
         names = ", ".join(plan.episodes) or "none"

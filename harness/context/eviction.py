@@ -143,6 +143,8 @@ class EvictionPlan:
     """Pinned notes that collapse into the rolling summary (pass 3), oldest first."""
     reasons: dict[str, str] = field(default_factory=dict)
     freed_tokens: int = 0
+    episode_tokens: int = 0
+    """Of ``freed_tokens``: what archiving episodes freed (pass 2)."""
 
     @property
     def empty(self) -> bool:
@@ -339,6 +341,7 @@ def plan_eviction(
         for item in leaving:
             plan.reasons[item.id] = f"completed {episode.kind} episode {episode.name} archived"
         plan.freed_tokens += gain
+        plan.episode_tokens += gain
         in_working_set.discard(episode.name)
     if plan.freed_tokens >= need:
         return plan

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from harness.context.bounds import bounded_text, redacted_by
+from harness.context.episode_ledger import EpisodeLedger
 from harness.context.episodes import EpisodeBook
 from harness.context.pressure import Pressure
 from harness.context.sizes import ITEM_OVERHEAD_TOKENS, ContextSizes
@@ -162,6 +163,8 @@ class Context(ContextSizes):
         failed probe): frames are then not counted against the budget."""
         self.episodes = EpisodeBook()
         """The episodes of this context's tasks (``begin_episode`` / ``end_episode``)."""
+        self.episode_ledger = EpisodeLedger()
+        """What the episode tools spent and saved so far (whether a task offers them)."""
         self.version = 0
         """Bumped by every change to Accumulated: a model condensation planned at one
         version is stale at another (:mod:`harness.context.folds`)."""
