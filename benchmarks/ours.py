@@ -25,7 +25,7 @@ from benchmarks.metrics import FAILED_SUMMARY, PRUNE, PolicyRun
 from benchmarks.replay import DecisionStats, TraceCursor, decision_replay, replay_harness
 from benchmarks.session_trace import Trace
 from benchmarks.summarizer import DeterministicSummarizer
-from harness.config import HarnessConfig, apply_overrides
+from harness.config import HarnessConfig, PressureConfig, apply_overrides
 from harness.context.compactor import NoCompaction
 from harness.context.pressure import derive_pressure
 from harness.events import CompactionEvent, DoneEvent, PromptSnapshotEvent
@@ -43,16 +43,19 @@ DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.y
 
 def default_context(window: int, reserve: int) -> dict[str, Any]:
     """``configs/default.yaml``'s ``context`` section with the comparison's window and
-    reserve. The default leaves the reserve unset, so its pressure levels come from the
-    window table; setting the reserve would turn them off (a configured threshold is the
-    only level), so the levels the default derives for this window are written out."""
+    reserve. The default leaves the reserve unset, so its pressure levels (its own, and
+    the window table's for any it leaves null) hold; setting the reserve would turn unset
+    ones off (a configured threshold is the only level), so the levels the default has
+    for this window are written out."""
     context = dict(yaml.safe_load(DEFAULT_CONFIG.read_text(encoding="utf-8"))["context"])
     context["compaction"] = {
         **context.get("compaction", {}),
         "context_window": window,
         "reserve_tokens": reserve,
     }
-    pressure = derive_pressure(window, window - reserve, None)
+    pressure = derive_pressure(
+        window, window - reserve, PressureConfig.model_validate(context.get("pressure") or {})
+    )
     if pressure is not None:
         levels = {
             "nudge_at": pressure.nudge_tokens / window,

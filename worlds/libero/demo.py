@@ -32,7 +32,7 @@ DEPLOYMENT: dict[str, Any] = {
     "evaluation": {"required_tools": ["pick", "place"], "task_check": "auto"},
     "context": {
         "episodes": {"enabled": True},
-        "pressure": {"nudge_at": 0.55, "cleanup_at": 0.6, "land_at": 0.3},
+        "pressure": {"nudge_at": 0.6, "cleanup_at": 0.65, "land_at": 0.25},
     },
 }
 """What ``harness demo --world libero`` runs when no config file is given (docs/libero.md)."""
