@@ -4,10 +4,10 @@
     python -m benchmarks.context_efficiency --turns 2000 --window 128000 --reserve 16384
     python -m benchmarks.context_efficiency --tasks 4 --summary-addresses none
 
-Every policy gets the same seeded trace (see :mod:`benchmarks.session_trace`), the same window
+Every policy gets the same seeded trace (see :mod:`benchmarks.lib.session_trace`), the same window
 and reserve, the same token estimator and the same deterministic summarizer (which fails
-on a seeded schedule); see :mod:`benchmarks.policies` for the baselines and their sources,
-:mod:`benchmarks.ours` for the real Harness run, :mod:`benchmarks.metrics` for what each
+on a seeded schedule); see :mod:`benchmarks.lib.policies` for the baselines and their sources,
+:mod:`benchmarks.lib.ours` for the real Harness run, :mod:`benchmarks.lib.metrics` for what each
 column means. Prints a Markdown table, writes ``benchmarks/out/context_efficiency.json``
 and a plot. Ratios are against ``full`` from the same run.
 """
@@ -22,15 +22,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from benchmarks.episode_trace import mark_episodes
-from benchmarks.metering import RequestMeter
-from benchmarks.metrics import PolicyMetrics, measure
-from benchmarks.ours import OURS, OursRun, ours_config, run_ours
-from benchmarks.policies import BASELINES, simulate
-from benchmarks.replay import TraceFrames, reference_prefix
-from benchmarks.report import OUT_DIR, compact_number, markdown_table, save_json, save_plot
-from benchmarks.session_trace import Trace, TraceSpec, generate_trace
-from benchmarks.summarizer import DeterministicSummarizer
+from benchmarks.lib.episode_trace import mark_episodes
+from benchmarks.lib.metering import RequestMeter
+from benchmarks.lib.metrics import PolicyMetrics, measure
+from benchmarks.lib.ours import OURS, OursRun, ours_config, run_ours
+from benchmarks.lib.policies import BASELINES, simulate
+from benchmarks.lib.replay import TraceFrames, reference_prefix
+from benchmarks.lib.report import OUT_DIR, compact_number, markdown_table, save_json, save_plot
+from benchmarks.lib.session_trace import Trace, TraceSpec, generate_trace
+from benchmarks.lib.summarizer import DeterministicSummarizer
 from harness.context import Budget
 from harness.messages import ModelRequest
 from harness.tokens import ImageCostModel, TokenEstimator
@@ -39,7 +39,7 @@ __all__ = ["EfficiencyOptions", "EfficiencyResults", "main", "render", "run_benc
 
 EPISODES = "episodes"
 """``ours`` on the trace as a model using the episode tools runs it
-(:mod:`benchmarks.episode_trace`), with the pressure levels of the window table."""
+(:mod:`benchmarks.lib.episode_trace`), with the default deployment's pressure levels."""
 EPISODE_SETTINGS = ("context.episodes.enabled=true",)
 """What the ``episodes`` row sets: the tools (on in the default deployment ``ours`` runs
 too; there the model never calls them, so from its second task they are not offered)."""

@@ -19,10 +19,10 @@ past their limits). Each source is a different way a command reaches hardware:
 
 The driver-side sources run on the built-in Panda profile and on a yawed arm whose
 workspace and one zone are in its base frame. Every command the hardware executed is
-judged by :mod:`benchmarks.safety_oracle` (its own geometry, not the envelope's); an
+judged by :mod:`benchmarks.lib.safety_oracle` (its own geometry, not the envelope's); an
 escape is a command it finds outside the profile. Prints calls tried, allowed, clamped,
 blocked, rejected by the tool schema before the envelope, executed and escaped, per
-source and in total. ``tests/test_safety_oracle.py`` runs the same campaign with a
+source and in total. ``tests/embodiment/test_safety_oracle.py`` runs the same campaign with a
 bounded example count (and hypothesis shrinking an escape to its smallest call list).
 The classes of issue 25 (left-out arguments with unsafe defaults, joint targets through the
 URDF's kinematics, base sweeps, broken profiles) are in :mod:`benchmarks.safety_fuzz_body`.
@@ -50,9 +50,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.safety_oracle import Command, judge  # noqa: E402
+from benchmarks.lib.safety_oracle import Command, judge  # noqa: E402
+from embodiment.envelope import SafetyEnvelope  # noqa: E402
 from embodiment.profile import EmbodimentProfile, load_profile  # noqa: E402
-from embodiment.safety import SafetyEnvelope  # noqa: E402
 from embodiment.types import ActionResult, ActionSpec, Observation  # noqa: E402
 from harness import Harness, HarnessConfig  # noqa: E402
 from harness.events import SafetyCheckEvent, ToolCallEvent  # noqa: E402
@@ -485,7 +485,7 @@ class Tally:
         self.escapes.extend(other.escapes)
 
 
-def _config() -> HarnessConfig:
+def campaign_config() -> HarnessConfig:
     return HarnessConfig.model_validate(
         {
             "embodiment": None,
@@ -497,7 +497,7 @@ def _config() -> HarnessConfig:
     )
 
 
-def _tally(events: list[Any], physical: set[str], calls: tuple[Any, ...]) -> Tally:
+def tally_events(events: list[Any], physical: set[str], calls: tuple[Any, ...]) -> Tally:
     tally = Tally()
     tally.tried = sum(1 for c in calls if c.tool_calls[0].name in physical)
     outcomes = Counter(e.outcome for e in events if isinstance(e, SafetyCheckEvent))
@@ -558,7 +558,7 @@ class Campaign:
             physical_parts = physical_tools(arm, specs=specs)
             tools, kinds = [], {}
         harness = Harness(
-            _config(),
+            campaign_config(),
             model=ScriptedModel([*scenario.calls, reply("done")]),
             driver=arm,
             tools=tools,
@@ -568,7 +568,7 @@ class Campaign:
         with harness:
             events = list(harness.run_stream("fuzz"))
             physical = {t.name for t in harness.tools if t.physical}
-        tally = _tally(events, physical, scenario.calls)
+        tally = tally_events(events, physical, scenario.calls)
         for command in arm.executed:
             if source == "function":
                 # The arm records what it executed; which tool sent it decides whether it
@@ -620,7 +620,7 @@ class Campaign:
             self._log_offset = log.stat().st_size if log.exists() else 0
             driver = StateFileDriver(folder / "state.json")
             harness = Harness(
-                _config(),
+                campaign_config(),
                 model=ScriptedModel([*scenario.calls, reply("done")]),
                 driver=driver,
                 tools=[t for t in manager.tools() if t.name != "teleport"],
@@ -629,7 +629,7 @@ class Campaign:
             with harness:
                 events = list(harness.run_stream("fuzz"))
                 physical = {t.name for t in harness.tools if t.physical}
-            tally = _tally(events, physical, scenario.calls)
+            tally = tally_events(events, physical, scenario.calls)
             entries = []
             if log.exists():
                 with log.open() as handle:
@@ -684,7 +684,7 @@ def _campaign(sources: list[str], calls: int, seed: int) -> dict[str, Tally]:
                 run = _runner(campaign, source, part)
                 while part.tried < goal:
                     examples = max(1, (goal - part.tried) // 4)
-                    _generate(strategy, examples, round_seed, run)
+                    generate_calls(strategy, examples, round_seed, run)
                     round_seed += 100_000
                 tally.add(part)
     return results
@@ -697,7 +697,7 @@ def _runner(campaign: Campaign, source: str, part: Tally) -> Callable[[Scenario]
     return run
 
 
-def _generate(
+def generate_calls(
     strategy: st.SearchStrategy[Scenario], examples: int, seed: int, run: Callable[[Scenario], None]
 ) -> None:
     """Draw ``examples`` scenarios from hypothesis (no shrinking: nothing here raises)."""

@@ -4,7 +4,7 @@
 
 Four classes, each through the real loop (``Harness.run_stream`` with a ScriptedModel)
 except ``profiles``, each judged by an oracle that shares nothing with the envelope
-(:mod:`benchmarks.safety_oracle`, :mod:`benchmarks.oracle_kinematics`: its own frames,
+(:mod:`benchmarks.lib.safety_oracle`, :mod:`benchmarks.lib.oracle_kinematics`: its own frames,
 geometry and numpy forward kinematics parsed from the URDF):
 
 - ``defaults``: ``@tool(physical=True)`` functions whose Python defaults are unsafe (a
@@ -21,7 +21,7 @@ geometry and numpy forward kinematics parsed from the URDF):
   an escape is one that loads (or fails without naming the key).
 
 Prints, per class: calls tried, allowed, clamped, blocked, executed and escaped.
-``tests/test_safety_fuzz_body.py`` runs a bounded version of each class.
+``tests/embodiment/test_safety_fuzz_body.py`` runs a bounded version of each class.
 """
 
 from __future__ import annotations
@@ -40,15 +40,21 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.oracle_kinematics import (  # noqa: E402
+from benchmarks.lib.oracle_kinematics import (  # noqa: E402
     UrdfChain,
     base_sweep_problems,
     joint_path_problems,
 )
-from benchmarks.safety_fuzz import RecordingArm, Tally, _config, _generate, _tally  # noqa: E402
-from benchmarks.safety_oracle import Command, judge  # noqa: E402
+from benchmarks.lib.safety_oracle import Command, judge  # noqa: E402
+from benchmarks.safety_fuzz import (  # noqa: E402
+    RecordingArm,
+    Tally,
+    campaign_config,
+    generate_calls,
+    tally_events,
+)
+from embodiment.envelope import SafetyEnvelope  # noqa: E402
 from embodiment.profile import EmbodimentProfile, ProfileError, load_profile  # noqa: E402
-from embodiment.safety import SafetyEnvelope  # noqa: E402
 from harness import Harness  # noqa: E402
 from harness.providers import ScriptedModel, call, reply  # noqa: E402
 from harness.tools import Tool, tool  # noqa: E402
@@ -275,7 +281,7 @@ class BodyCampaign:
         else:
             parts = physical_tools(arm)
         harness = Harness(
-            _config(),
+            campaign_config(),
             model=ScriptedModel([*calls, reply("done")]),
             driver=arm,
             tools=tools,
@@ -285,7 +291,7 @@ class BodyCampaign:
         with harness:
             events = list(harness.run_stream("fuzz"))
             physical = {t.name for t in harness.tools if t.physical}
-        tally = _tally(events, physical, tuple(calls))
+        tally = tally_events(events, physical, tuple(calls))
         for command, base_before, base_after, joints_after in arm.moves:
             if kind == "defaults":
                 command.kinds = DEFAULT_KINDS.get(command.tool)
@@ -347,7 +353,7 @@ def campaign(classes: list[str], calls: int, seed: int) -> dict[str, Tally]:
 
         while tally.tried < calls:
             per_example = 1 if kind == "profiles" else 4
-            _generate(strategy, max(1, (calls - tally.tried) // per_example), round_seed, run)
+            generate_calls(strategy, max(1, (calls - tally.tried) // per_example), round_seed, run)
             round_seed += 100_000
     return results
 

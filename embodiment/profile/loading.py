@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from embodiment.errors import ProfileError
 from embodiment.profile.model import EmbodimentProfile
-from embodiment.profile.parts import _SNAKE
+from embodiment.profile.parts import SNAKE_CASE
 from embodiment.thea import parse_thea_markdown
 
 __all__ = ["PYBULLET_DATA", "builtin_profiles", "load_profile"]
@@ -44,7 +44,7 @@ def load_profile(
     if isinstance(source, Mapping):
         return _validate(dict(source), "(inline mapping)", base_dir=base_dir)
     text = str(source)
-    if isinstance(source, str) and _SNAKE.match(text) and text in builtin_profiles():
+    if isinstance(source, str) and SNAKE_CASE.match(text) and text in builtin_profiles():
         resource = resources.files("embodiment") / "profiles" / f"{text}.yaml"
         return _validate(_read_yaml(resource.read_text("utf-8"), text), text, base_dir=None)
     path = Path(text).expanduser()

@@ -36,7 +36,7 @@ from harness.planner.grounding import (
     is_region,
     viewer_left,
 )
-from harness.planner.history import _find_arguments
+from harness.planner.history import find_arguments
 from harness.planner.language import Mention, Step, Task, parse_task
 from harness.planner.lexicon import stem
 from harness.prompts import OUTCOME_ACHIEVED_LINE, OUTCOME_NOT_ACHIEVED_LINE
@@ -90,7 +90,7 @@ def decide(
             ):
                 return _call(
                     "find_objects",
-                    _find_arguments(tools, exc.missing),
+                    find_arguments(tools, exc.missing),
                     text=f"The Brief leaves objects out; looking for the {exc.missing}.",
                 )
             return _report(f"I did not move anything: {exc}.", achieved=False)

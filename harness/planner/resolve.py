@@ -25,7 +25,7 @@ class Step:
 # ====================================================================== resolving the goal
 
 
-def _resolve(
+def resolve_phrase(
     goal: Goal, world: dict[str, BriefObject], brief: ParsedBrief
 ) -> tuple[list[Step], list[str], list[Phrase]]:
     steps: list[Step] = []
@@ -41,7 +41,7 @@ def _resolve(
         if world[target].is_container:
             relation = "in"
         if clause.clear_table:
-            table = _table(world)
+            table = table_ref(world)
             subjects = [
                 o.ref
                 for o in world.values()
@@ -49,7 +49,7 @@ def _resolve(
             ]
         elif clause.subject.every:
             subjects = [
-                o.ref for o in world.values() if _movable(o) and _matches(clause.subject, o)
+                o.ref for o in world.values() if _movable(o) and phrase_matches(clause.subject, o)
             ]
             if (
                 brief.omitted
@@ -74,7 +74,7 @@ def _movable(item: BriefObject) -> bool:
     return not item.is_container and item.kind not in {"table", "surface", "floor", "shelf"}
 
 
-def _matches(phrase: Phrase, item: BriefObject) -> bool:
+def phrase_matches(phrase: Phrase, item: BriefObject) -> bool:
     if phrase.ref:
         return item.ref == phrase.ref
     if phrase.kind and item.kind != phrase.kind:
@@ -86,24 +86,24 @@ def _one(phrase: Phrase, world: dict[str, BriefObject]) -> str | None:
     if phrase.ref:
         return phrase.ref if phrase.ref in world else None
     if phrase.kind == "table":
-        return _table(world)
-    candidates = sorted(o.ref for o in world.values() if _matches(phrase, o))
+        return table_ref(world)
+    candidates = sorted(o.ref for o in world.values() if phrase_matches(phrase, o))
     return candidates[0] if candidates else None
 
 
-def _table(world: dict[str, BriefObject]) -> str | None:
+def table_ref(world: dict[str, BriefObject]) -> str | None:
     tables = sorted(o.ref for o in world.values() if o.kind == "table")
     return tables[0] if tables else None
 
 
-def _satisfied(step: Step, world: dict[str, BriefObject]) -> bool:
+def satisfied(step: Step, world: dict[str, BriefObject]) -> bool:
     item = world.get(step.ref)
     if item is None or item.held:
         return False
     return item.inside == step.target if step.relation == "in" else item.on == step.target
 
 
-def _blocker(step: Step, world: dict[str, BriefObject]) -> str:
+def blocker_of(step: Step, world: dict[str, BriefObject]) -> str:
     if step.ref not in world:
         return f"{step.ref} is no longer in the scene"
     if step.relation == "on":
@@ -126,7 +126,7 @@ REACH_MARGIN_M = 0.02
 clamps overshoots that small)."""
 
 
-def _workspace(request: ModelRequest) -> tuple[float, float, float, float] | None:
+def workspace_of(request: ModelRequest) -> tuple[float, float, float, float] | None:
     """The reachable x and y ranges the embodiment profile states, if it states them."""
     for block in request.system:
         if block.name == "embodiment" and (match := _WORKSPACE.search(block.text)):
@@ -134,7 +134,7 @@ def _workspace(request: ModelRequest) -> tuple[float, float, float, float] | Non
     return None
 
 
-def _out_of_reach(
+def out_of_reach(
     step: Step, world: dict[str, BriefObject], reach: tuple[float, float, float, float] | None
 ) -> str:
     """Why ``step`` cannot be done within the workspace (the object or its target lies

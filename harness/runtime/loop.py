@@ -28,10 +28,10 @@ from harness.events import (
     TaskStartedEvent,
 )
 from harness.messages import InstructionItem, NoticeItem, RevisionItem
-from harness.runtime.decide import decide
-from harness.runtime.execute import execute
 from harness.runtime.lane import Lane, Steps
-from harness.runtime.refresh import offer_tools, refresh, retire_ended_tasks
+from harness.runtime.phases.decide import decide
+from harness.runtime.phases.execute import execute
+from harness.runtime.phases.refresh import offer_tools, refresh, retire_ended_tasks
 from harness.runtime.task import TaskEnding
 from harness.world.task_check import judge_task
 

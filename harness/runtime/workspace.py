@@ -2,8 +2,8 @@
 ``condense_context``.
 
 ``begin_episode`` / ``end_episode`` mark the structure of the work (the rules are in
-:mod:`harness.context.episodes`); ``condense_context`` replaces old exchanges with the
-model's own bounded memory (:mod:`harness.context.condense`). A refusal is an ordinary
+:mod:`harness.context.episodes.marks`); ``condense_context`` replaces old exchanges with the
+model's own bounded memory (:mod:`harness.context.episodes.condense`). A refusal is an ordinary
 tool error whose text says why and what to do; the context is then unchanged.
 """
 
@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.context.condense import CondensedMemory, CondenseRefused, condense
-from harness.context.episodes import CONCLUSION_MAX_CHARS, EpisodeError
+from harness.context.episodes.condense import CondensedMemory, CondenseRefused, condense
+from harness.context.episodes.marks import CONCLUSION_MAX_CHARS, EpisodeError
 from harness.events import CompactionEvent, EpisodeEvent
 from harness.tools import Tool, ToolContext, ToolOutput
 
