@@ -37,7 +37,7 @@ OURS = "ours"
 SOURCE = "this project: the real Harness (Context, compactor, pruning, archive) on this branch"
 
 
-DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.yaml"
+DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "default.yaml"
 """The deployment a user starts from: its ``context`` section is what ``ours`` runs."""
 
 
