@@ -41,8 +41,12 @@ def _kind(turn: TraceTurn) -> str:
     return "action" if turn.tool in PHYSICAL_TOOLS else "exploration"
 
 
-def mark_episodes(trace: Trace) -> tuple[Trace, EpisodeMarks]:
-    """The marked trace and what it added (see the module docstring)."""
+def mark_episodes(
+    trace: Trace, *, min_span: int = MIN_SPAN, condense_every: int = CONDENSE_EVERY
+) -> tuple[Trace, EpisodeMarks]:
+    """The marked trace and what it added (see the module docstring); ``min_span`` and
+    ``condense_every`` replace :data:`MIN_SPAN` and :data:`CONDENSE_EVERY` (the property
+    tests vary the episode boundaries with them)."""
     marks = EpisodeMarks()
     turns: list[TraceTurn] = []
     renumber: dict[int, int] = {}
@@ -73,7 +77,7 @@ def mark_episodes(trace: Trace) -> tuple[Trace, EpisodeMarks]:
         for number in range(task.first_turn, task.last_turn + 1):
             turn = trace.at(number)
             kind = _kind(turn) if turn.tool is not None else ""
-            if active is not None and ((kind != active[0] and length >= MIN_SPAN) or not kind):
+            if active is not None and ((kind != active[0] and length >= min_span) or not kind):
                 name = active[1]
                 last = turns[-1].output.splitlines()[0] if turns[-1].output else "done"
                 add(
@@ -87,7 +91,7 @@ def mark_episodes(trace: Trace) -> tuple[Trace, EpisodeMarks]:
                 else:
                     actions_since += 1
                 active = None
-                if actions_since >= CONDENSE_EVERY and kind:
+                if actions_since >= condense_every and kind:
                     actions_since = 0
                     add(
                         turn,

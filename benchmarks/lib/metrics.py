@@ -18,7 +18,8 @@ same meter and the same rules for every policy:
   ``via_index``; else *lost* (including probes after a run ended early);
 - **invariant violations**, counted in requests: a tool call without its result or a
   result without its call; the Resident part (system prompt, profile, tool definitions)
-  differing from the first request; conversation items rewritten after a failed summary
+  differing from the first request of its task (the specification assembles the tool
+  definitions at each task's start); conversation items rewritten after a failed summary
   with no successful compaction step; rewritten with no compaction step at all.
 """
 
@@ -142,6 +143,7 @@ def measure(run: PolicyRun, trace: Trace, meter: RequestMeter, *, window: int) -
     previous_breakpoint = 0
     previous_items: list[str] = []
     resident_key: tuple[str, ...] | None = None
+    task_starts = {task.first_turn for task in trace.tasks}
     for index, request in enumerate(run.requests):
         segments = meter.segments(request)
         total = sum(s.tokens for s in segments)
@@ -158,8 +160,8 @@ def measure(run: PolicyRun, trace: Trace, meter: RequestMeter, *, window: int) -
         if calls or results:
             violations.orphan_tool_items += 1
         key = _resident_key(request, segments)
-        if resident_key is None:
-            resident_key = key
+        if resident_key is None or index + 1 in task_starts:
+            resident_key = key  # tool definitions are assembled at each task's start
         elif key != resident_key:
             violations.resident_changed += 1
         items = [s.key for s in segments if s.part == "item"]

@@ -15,15 +15,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from benchmarks.lib.metering import RequestMeter
 from benchmarks.lib.metrics import FAILED_SUMMARY, PRUNE, PolicyRun
 from benchmarks.lib.replay import DecisionStats, TraceCursor, decision_replay, replay_harness
 from benchmarks.lib.session_trace import Trace
 from benchmarks.lib.summarizer import DeterministicSummarizer
-from harness.config import HarnessConfig, apply_overrides
+from harness.config import HarnessConfig, PressureConfig, apply_overrides
 from harness.context.compaction.compactor import NoCompaction
+from harness.context.eviction.pressure import derive_pressure
 from harness.events import CompactionEvent, DoneEvent, PromptSnapshotEvent
 from harness.store import MemoryRunStore
 
@@ -33,14 +37,44 @@ OURS = "ours"
 SOURCE = "this project: the real Harness (Context, compactor, pruning, archive) on this branch"
 
 
+DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "default.yaml"
+"""The deployment a user starts from: its ``context`` section is what ``ours`` runs."""
+
+
+def default_context(window: int, reserve: int) -> dict[str, Any]:
+    """``configs/default.yaml``'s ``context`` section with the comparison's window and
+    reserve. The default leaves the reserve unset, so its pressure levels (its own, and
+    the window table's for any it leaves null) hold; setting the reserve would turn unset
+    ones off (a configured threshold is the only level), so the levels the default has
+    for this window are written out."""
+    context = dict(yaml.safe_load(DEFAULT_CONFIG.read_text(encoding="utf-8"))["context"])
+    context["compaction"] = {
+        **context.get("compaction", {}),
+        "context_window": window,
+        "reserve_tokens": reserve,
+    }
+    pressure = derive_pressure(
+        window, window - reserve, PressureConfig.model_validate(context.get("pressure") or {})
+    )
+    if pressure is not None:
+        levels = {
+            "nudge_at": pressure.nudge_tokens / window,
+            "cleanup_at": pressure.cleanup_tokens / window,
+            "land_at": pressure.land_tokens / window,
+        }
+        context["pressure"] = {**context.get("pressure", {}), **levels}
+    return context
+
+
 def ours_config(
     trace: Trace, *, window: int, reserve: int, overrides: Iterable[str] = ()
 ) -> HarnessConfig:
-    """The Harness config of the replay: the comparison's window and reserve, the
-    project's defaults for everything else, then ``overrides`` (``key.path=value``)."""
+    """The Harness config of the replay: the comparison's window and reserve, the default
+    deployment's context settings (:func:`default_context`), the library's defaults for
+    everything else, then ``overrides`` (``key.path=value``)."""
     data: dict[str, Any] = {
         "model": {"provider": "scripted", "name": "trace-replay", "context_window": window},
-        "context": {"compaction": {"context_window": window, "reserve_tokens": reserve}},
+        "context": default_context(window, reserve),
         "run": {
             "max_turns": len(trace.turns),
             "failure_budget": len(trace.turns) + 1,
@@ -62,6 +96,8 @@ class OursRun:
     snapshots: list[PromptSnapshotEvent] = field(default_factory=list)
     compaction_events: list[CompactionEvent] = field(default_factory=list)
     done: DoneEvent | None = None
+    store: MemoryRunStore | None = None
+    """The run's store (its archive is what ``recall`` and ``search_archive`` read)."""
 
     @property
     def real_compactor(self) -> bool:
@@ -95,7 +131,7 @@ def run_ours(
         summarizer=summarizer,
         archive=store.archive_get,
     )
-    result = OursRun(run=run, compactor=type(harness.compactor).__name__)
+    result = OursRun(run=run, compactor=type(harness.compactor).__name__, store=store)
     actions: dict[int, list[str]] = {}
     with harness:
         for task in trace.tasks:

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from harness.context.bounds import bounded_text, redacted_by
+from harness.context.episodes.ledger import EpisodeLedger
 from harness.context.episodes.marks import EpisodeBook
 from harness.context.eviction.pressure import Pressure
 from harness.context.sizes import ITEM_OVERHEAD_TOKENS, ContextSizes
@@ -162,6 +163,8 @@ class Context(ContextSizes):
         failed probe): frames are then not counted against the budget."""
         self.episodes = EpisodeBook()
         """The episodes of this context's tasks (``begin_episode`` / ``end_episode``)."""
+        self.episode_ledger = EpisodeLedger()
+        """What the episode tools spent and saved so far (whether a task offers them)."""
         self.version = 0
         """Bumped by every change to Accumulated: a model condensation planned at one
         version is stale at another (:mod:`harness.context.compaction.folds`)."""
@@ -258,6 +261,13 @@ class Context(ContextSizes):
         """The Accumulated items in order. Read-only: change them through ``append`` and
         ``replace`` so token totals and the cache-stable prefix stay right."""
         return self._accumulated
+
+    @property
+    def stable_items(self) -> int:
+        """Leading Accumulated items unchanged since the previous request: what a provider's
+        prompt cache still serves. Changing an item at or after ``stable_items - 1`` costs
+        no cache write the next request would not pay anyway."""
+        return min(self._sent_count, self._dirty_from)
 
     def append(self, item: Item) -> Item:
         self.version += 1

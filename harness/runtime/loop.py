@@ -196,6 +196,17 @@ def start_task(lane: Lane) -> Steps[TaskEnding | None]:
     session.sync_tool_sources()
     for line in session.unavailable_sources():
         yield lane.emit(NotificationEvent(message=session.redactor.text(line), level="warning"))
+    if any(getattr(t, "optional", None) == "episodes" for t in lane.tools.visible()):
+        ledger = lane.context.episode_ledger
+        state.episode_tools = ledger.offer()
+        if state.episode_tools:
+            ledger.tasks_offered += 1
+        else:
+            yield lane.emit(
+                NotificationEvent(
+                    message=f"episode tools not offered in this task: {ledger.describe()}"
+                )
+            )
     ending = yield from offer_tools(lane)
     yield from retire_ended_tasks(lane)
     for image in state.images:

@@ -95,7 +95,9 @@ def context_of(session: Session, task_id: str) -> Context:
 def _begin(
     session: Session, ctx: ToolContext, *, kind: str, name: str, depends_on: list[str]
 ) -> ToolOutput:
-    book = context_of(session, ctx.task_id).episodes
+    context = context_of(session, ctx.task_id)
+    context.episode_ledger.charge(context.total_tokens())
+    book = context.episodes
     try:
         episode = book.begin(
             task_id=ctx.task_id,
@@ -116,7 +118,9 @@ def _begin(
 
 
 def _end(session: Session, ctx: ToolContext, *, name: str, conclusion: str) -> ToolOutput:
-    book = context_of(session, ctx.task_id).episodes
+    context = context_of(session, ctx.task_id)
+    context.episode_ledger.charge(context.total_tokens())
+    book = context.episodes
     try:
         episode = book.end(task_id=ctx.task_id, turn=ctx.turn, name=name, conclusion=conclusion)
     except EpisodeError as exc:
@@ -138,6 +142,7 @@ def _end(session: Session, ctx: ToolContext, *, name: str, conclusion: str) -> T
 
 def _condense(session: Session, ctx: ToolContext, **fields: object) -> ToolOutput:
     context = context_of(session, ctx.task_id)
+    context.episode_ledger.charge(context.total_tokens())
     started = time.monotonic()
     try:
         done = condense(
@@ -150,6 +155,7 @@ def _condense(session: Session, ctx: ToolContext, **fields: object) -> ToolOutpu
         )
     except CondenseRefused as exc:
         return ToolOutput.error(f"condense_context refused: {exc}; nothing changed", "refused")
+    context.episode_ledger.hold_out(done.tokens_before - done.tokens_after)
     lane = session.lane(ctx.task_id)
     if lane is not None:
         lane.sync_item_states()

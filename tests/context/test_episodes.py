@@ -4,6 +4,7 @@ items that know their episode, the run store, ``harness context`` and the HTML r
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -219,7 +220,7 @@ def test_condense_replaces_old_exchanges_keeps_the_newest_four_and_one_live_memo
         call("condense_context", **memory(completed_work=["looked at thirteen areas"])),
         reply("done"),
     ]
-    events, items, _ = run_condense(script)
+    events, items, h = run_condense(script)
     explicit = [e for e in events if isinstance(e, CompactionEvent) and e.mode == "explicit"]
     assert [e.status for e in explicit] == ["completed", "completed"]
     assert all(e.tokens_after < e.tokens_before for e in explicit)
@@ -228,9 +229,14 @@ def test_condense_replaces_old_exchanges_keeps_the_newest_four_and_one_live_memo
     text = memories[0].text
     assert "looked at thirteen areas" in text and "is the fork clean?" not in text
     assert "and the previous memory" in text
-    # every replaced exchange keeps its address in context (carried over from the first)
+    # every replaced exchange keeps its address in context (carried over from the first):
+    # the newest few listed in the memory, all of them in the full list one recall away
+    listed = re.search(r"replaced exchanges are listed at (archive://\S+?)[\];]", text)
+    assert listed is not None
+    full = h.session.read_archive(listed.group(1)) or ""
     for index in range(10):
-        assert f'look({{"area": "a{index}"}})' in text, index
+        assert f'look({{"area": "a{index}"}})' in full, index
+    assert 'look({"area": "a9"})' in text
     # the newest four exchange groups (three looks and the call itself) stay verbatim
     kept = [i for i in items if isinstance(i, ToolResultItem) and i.name == "look"]
     assert [i.text.split(":")[0] for i in kept] == [f"area a{n}" for n in (10, 11, 12)]
@@ -264,7 +270,9 @@ def test_condense_refusals_leave_the_context_unchanged(script: list[Any], reason
     before: list[list[str]] = []
 
     def decide(request: Any) -> Any:
-        before.append([i.id for i in request.items])
+        # superseded Task Notes snapshots leave as the next one arrives (pruning, no cache
+        # cost): everything else must stay
+        before.append([i.id for i in request.items if i.kind != "task_notes"])
         step = script[len(before) - 1] if len(before) <= len(script) else reply("done")
         return step
 

@@ -195,6 +195,7 @@ class CheckpointCompactor:
         fold = self.folds.retire(context, running_task=running_task)
         if fold is None:
             return
+        context.episode_ledger.release()
         tasks = ", ".join(dict.fromkeys(item.task_id or "session" for item in fold.folded))
         yield fold.event(
             status="completed",
@@ -368,6 +369,7 @@ class CheckpointCompactor:
             )
             return False
         self.consecutive_failures = 0
+        context.episode_ledger.release()
         yield fold.event(
             status="completed",
             mode="checkpoint",
@@ -403,6 +405,7 @@ class CheckpointCompactor:
             )
             return
         self.consecutive_failures = 0
+        context.episode_ledger.release()
         yield fold.event(
             status="fallback",
             mode="deterministic",

@@ -51,6 +51,7 @@ __all__ = [
     "IndexState",
     "exchange_line",
     "index_entries",
+    "listed_lines",
 ]
 
 PAGE_CHARS = RECALL_MAX_CHARS
@@ -124,12 +125,12 @@ def index_entries(
         elif isinstance(item, NoticeItem) and item.text.startswith(TASK_ENDING_PREFIX):
             entries.append(_prose_entry(item, "task ending", item.text, store, clean))
         elif isinstance(item, NoticeItem) and item.purpose in ("episode", "memory", "pinned"):
-            entries.extend(_listed_lines(item, store))
+            entries.extend(listed_lines(item, store))
             entries.append(_prose_entry(item, item.purpose, item.text, store, clean))
     return entries
 
 
-def _listed_lines(item: NoticeItem, store: RunStore | None) -> list[str]:
+def listed_lines(item: NoticeItem, store: RunStore | None) -> list[str]:
     """The address lines of one of the harness's own lists (an archived episode's record,
     the model's memory, collapsed notes), with the lines of any full list it points to read
     back from the archive: folded into the index, each keeps the depth of a native entry."""

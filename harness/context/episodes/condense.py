@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.context.compaction.archive import archive_item_text, archive_prose
 from harness.context.compaction.folds import ended_prose_tokens, token_estimate
-from harness.context.compaction.index import exchange_line
+from harness.context.compaction.index import exchange_line, listed_lines
 from harness.context.compaction.turns import TurnGroup, group_turns, protected_items
 from harness.context.eviction.by_structure import exchange_calls, group_episode
 from harness.context.model import Context, ItemState
@@ -53,7 +53,7 @@ __all__ = [
 MEMORY_MAX_TOKENS = 2000
 KEEP_GROUPS = 4
 """The newest exchange groups stay verbatim: the model is still working with them."""
-LINES_KEPT = 20
+LINES_KEPT = 6
 """Replaced exchanges listed in the memory itself; the full list is archived beside it."""
 MEMORY_HEADING = "[condensed memory, written by the model with condense_context"
 LISTED_AT = re.compile(r"replaced exchanges are listed at (archive://\S+?)[\];]")
@@ -177,7 +177,9 @@ def condense(
                 if isinstance(item, ToolResultItem):
                     lines.append(exchange_line(calls.get(item.call_id), item, str))
                 elif isinstance(item, NoticeItem):
-                    lines.extend(x for x in item.text.splitlines() if x.startswith("- "))
+                    # an episode record's exchanges themselves, read back whole when the
+                    # record in context was cut: one recall of the memory's list each
+                    lines.extend(listed_lines(item, store))
     if not leaving and previous is None:
         raise CondenseRefused(
             f"nothing to condense yet: the newest {KEEP_GROUPS} exchange groups, the "

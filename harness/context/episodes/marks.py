@@ -37,8 +37,11 @@ CONCLUSION_MAX_CHARS = 600
 EPISODES_KEPT = 512
 """Ended episodes the book remembers (the run store keeps every ``episode`` event)."""
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
-RENDER_COMPLETED = 6
-"""Newest ended episodes listed in the status line the model sees each turn."""
+RENDER_COMPLETED = 1
+"""Newest ended episodes listed in the status line the model sees each turn. The line is
+Refreshed context, sent uncached with every request, so it names only what the next
+decision needs (the active episode, the one just ended, for ``depends_on``); every ended
+episode's conclusion is in its record or the checkpoint."""
 
 
 class EpisodeError(ValueError):

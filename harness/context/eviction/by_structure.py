@@ -55,7 +55,7 @@ __all__ = [
 PINNED_SUMMARY_TOKENS = 400
 ADDRESS_ROOM = "archive://task_0123456789abcdef/item_0123456789abcdef/exchanges"
 """An address as long as the ones records point to (for planning their size)."""
-RECORD_LINES = 12
+RECORD_LINES = 4
 """Exchange lines an episode record lists; the rest are counted (``search_archive``)."""
 PINNED_LINE_CHARS = 160
 PINNED_LINE_TOKENS = PINNED_LINE_CHARS // 4 + 8
@@ -143,6 +143,8 @@ class EvictionPlan:
     """Pinned notes that collapse into the rolling summary (pass 3), oldest first."""
     reasons: dict[str, str] = field(default_factory=dict)
     freed_tokens: int = 0
+    episode_tokens: int = 0
+    """Of ``freed_tokens``: what archiving episodes freed (pass 2)."""
 
     @property
     def empty(self) -> bool:
@@ -181,6 +183,41 @@ def record_in_context(record: str, every: str) -> str:
     return "\n".join(
         [*lines[: RECORD_LINES + 2], f"- ... {more} more exchanges of this episode: {every}"]
     )
+
+
+def _batch_after_first_change(
+    plan: EvictionPlan,
+    candidates: list[tuple[int, int, list[ToolResultItem]]],
+    groups: Sequence[TurnGroup],
+    text_tokens: Callable[[str], int],
+) -> None:
+    """Everything after the first item the plan changes is written to the provider's cache
+    again anyway: evict every other eligible output there in the same pass (errors and
+    failed actions excepted: they are kept longest), so the next cleanup comes later and
+    rewrites less. What stays verbatim is what came before the first change."""
+    if not plan.rewrites:
+        return
+    first = min(
+        index
+        for _, index, results in candidates
+        if any(result.id in plan.rewrites for result in results)
+    )
+    for priority, index, results in candidates:
+        if index <= first or priority == LATE:
+            continue
+        for result in results:
+            if result.id in plan.rewrites:
+                continue
+            reference = evicted_reference(result)
+            gain = text_tokens(result.text) - text_tokens(reference)
+            if gain <= 0:
+                continue
+            plan.rewrites[result.id] = reference
+            plan.reasons[result.id] = (
+                f"completed {result.name} exchange evicted with the batch (after the first "
+                f"change, rewritten anyway); exact output at {result.archive}"
+            )
+            plan.freed_tokens += gain
 
 
 def plan_eviction(
@@ -249,6 +286,7 @@ def plan_eviction(
                 f"{('early', 'normal', 'late')[priority]}); exact output at {result.archive}"
             )
             plan.freed_tokens += gain
+    _batch_after_first_change(plan, candidates, groups, text_tokens)
     if plan.freed_tokens >= need or not archive:
         return plan
 
@@ -303,6 +341,7 @@ def plan_eviction(
         for item in leaving:
             plan.reasons[item.id] = f"completed {episode.kind} episode {episode.name} archived"
         plan.freed_tokens += gain
+        plan.episode_tokens += gain
         in_working_set.discard(episode.name)
     if plan.freed_tokens >= need:
         return plan

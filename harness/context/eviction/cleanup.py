@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from harness.context.compaction.archive import archive_item_text, archive_prose, item_address
 from harness.context.compaction.folds import ended_prose_tokens, text_estimate, token_estimate
+from harness.context.compaction.index import ARCHIVE_ADDRESS, listed_lines
 from harness.context.compaction.turns import protected_items
 from harness.context.eviction.by_structure import (
     PINNED_LINE_CHARS,
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["PINNED_HEADER", "PressureCleanup", "apply_eviction"]
 
 PINNED_HEADER = "[pinned notes collapsed by the harness, oldest first; exact texts by address]"
+EVERY_LINE = "; every line: "
 
 
 class PressureCleanup:
@@ -88,6 +90,7 @@ class PressureCleanup:
                 )
             return True
         apply_eviction(context, plan, self.store)
+        context.episode_ledger.hold_out(plan.episode_tokens)
         self._said_skip = False
         after = context.total_tokens()
         names = ", ".join(plan.episodes) or "none"
@@ -120,7 +123,7 @@ def apply_eviction(context: Context, plan: EvictionPlan, store: RunStore | None)
         (i for i in context.accumulated if isinstance(i, NoticeItem) and i.purpose == "pinned"),
         None,
     )
-    lines: list[str] = [] if previous is None else previous.text.splitlines()[1:]
+    lines = carried_lines(previous, store)
     new_items: list[Item] = []
     summary_at: int | None = None
     placed: set[str] = set()
@@ -147,6 +150,10 @@ def apply_eviction(context: Context, plan: EvictionPlan, store: RunStore | None)
         if item.id in collapsed:
             address = archive_item_text(store, item, _text_of(item)) or item_address(item)
             lines.append(_pinned_line(item, address))
+            if isinstance(item, NoticeItem) and item.purpose == "episode":
+                # the record's exchanges join the list themselves: each output stays one
+                # recall of the list away, however often the list is carried over
+                lines.extend(line for line in listed_lines(item, store) if line not in lines)
             states[item.id] = context.changed_state(
                 item, "summarized", f"{plan.reasons[item.id]}; exact text at {address}"
             )
@@ -165,7 +172,27 @@ def apply_eviction(context: Context, plan: EvictionPlan, store: RunStore | None)
         new_items.insert(
             summary_at, _rolling_summary(context, store, previous, lines, anchor=anchor)
         )
+    elif previous is not None and summary_at is not None:
+        # Nothing collapsed this time: the summary stays where it was, unchanged (it is
+        # the only place in context that leads to the notes it replaced).
+        new_items.insert(summary_at, previous)
     context.replace(new_items, states=states)
+
+
+def carried_lines(previous: NoticeItem | None, store: RunStore | None) -> list[str]:
+    """Every line of the previous rolling summary: the archived full list when it named
+    one (its header's ``every line``), else the lines it showed. Carried whole into the
+    next summary, so no line is ever further away than the newest list."""
+    if previous is None:
+        return []
+    header, *shown = previous.text.splitlines()
+    _, marker, rest = header.partition(EVERY_LINE)
+    listed = ARCHIVE_ADDRESS.match(rest.strip()) if marker else None
+    if listed is not None and store is not None:
+        full = store.archive_get(listed.group(0))
+        if full is not None:
+            return full.splitlines()
+    return shown
 
 
 def _text_of(item: Item) -> str:
@@ -200,7 +227,7 @@ def _rolling_summary(
     estimate = context.estimator.text
     if estimate("\n".join([header, *lines])) > PINNED_SUMMARY_TOKENS:
         every = archive_item_text(store, summary, "\n".join(lines), part="lines")
-        header += f"; every line: {every}"
+        header += f"{EVERY_LINE}{every}"
         while lines and estimate("\n".join([header, *lines])) > PINNED_SUMMARY_TOKENS:
             lines = lines[1:]
     return summary.model_copy(update={"text": "\n".join([header, *lines])})

@@ -15,6 +15,12 @@ The pass is applied only if it reclaims at least ``min_reclaim_tokens``: every c
 early item invalidates the provider's prompt cache from that point on, so changes are made
 in batches worth the cache miss, never a few tokens per turn. A pruned item's text is one
 short line, so a second pass over a pruned context finds nothing to do.
+
+What costs no cache miss is done at once, at any size (:meth:`Pruner.free_start`): the
+snapshot that ended the previous request is superseded by the one this turn appends, and
+nothing cached follows it, so it leaves now instead of being re-read every turn until the
+next batch (most of a long task's request was such snapshots). Likewise, once another step
+has changed an item this turn, everything prunable after that item goes in the same write.
 """
 
 from __future__ import annotations
@@ -84,8 +90,9 @@ class Pruner:
             return self.config.trigger_tokens
         return int(budget.threshold * DEFAULT_TRIGGER_SHARE)
 
-    def plan(self, context: Context) -> PrunePlan:
-        """Everything prunable now, with the tokens it would reclaim (nothing is changed)."""
+    def plan(self, context: Context, *, start: int = 0) -> PrunePlan:
+        """Everything prunable now from Accumulated index ``start`` on, with the tokens it
+        would reclaim (nothing is changed)."""
         items = context.accumulated
         plan = PrunePlan()
         if not items:
@@ -102,9 +109,11 @@ class Pruner:
         estimate = context.estimator.text
         reclaim = 0
         states = context.states
-        for item in items:
-            if item.id in protected or item.id == current:
+        for item in items[start:]:
+            if item.id == current:
                 continue
+            if item.id in protected and not (start and isinstance(item, TaskNotesItem)):
+                continue  # a superseded snapshot leaves the recent items for free
             if item.id in states and states[item.id].status == "pruned":
                 continue  # already a one-line reference
             if isinstance(item, TaskNotesItem):
@@ -152,25 +161,34 @@ class Pruner:
         context.replace(new_items, states=states)
 
     def run(self, context: Context) -> Iterator[CompactionEvent]:
-        """One pass: applied only above the trigger and when it reclaims enough."""
+        """One pass: the whole working set above the trigger when it reclaims enough;
+        else, at any size, only what changes no cached item (:meth:`free_start`)."""
         if not self.config.enabled:
             return
         before = context.total_tokens()
         trigger = self.trigger_tokens(context.budget)
-        if before < trigger:
-            return
         started = time.monotonic()
-        plan = self.plan(context)
-        if plan.empty or plan.reclaim_tokens < self.config.min_reclaim_tokens:
+        plan = self.plan(context) if before >= trigger else PrunePlan()
+        if before >= trigger and plan.reclaim_tokens >= self.config.min_reclaim_tokens:
+            why = f"request of about {before} tokens passed the pruning trigger ({trigger})"
+        elif context.stable_items:
+            start = self.free_start(context)
+            plan = self.plan(context, start=start)
+            why = (
+                f"nothing before item {start} changes (the provider's prompt cache keeps "
+                "serving it)"
+            )
+        else:
+            return
+        if plan.empty:
             return
         self.apply(context, plan)
         yield CompactionEvent(
             status="completed",
             mode="prune",
             reason=(
-                f"request of about {before} tokens passed the pruning trigger ({trigger}); "
-                f"pruned {len(plan.rewrites)} old tool outputs and {len(plan.removals)} "
-                "superseded Task Notes snapshots"
+                f"{why}; pruned {len(plan.rewrites)} old tool outputs and "
+                f"{len(plan.removals)} superseded Task Notes snapshots"
             ),
             tokens_before=before,
             tokens_after=context.total_tokens(),
@@ -178,6 +196,16 @@ class Pruner:
             items_retained=len(context.accumulated),
             duration_s=round(time.monotonic() - started, 6),
         )
+
+    @staticmethod
+    def free_start(context: Context) -> int:
+        """The first Accumulated index whose change costs no prompt-cache write the next
+        request does not pay anyway: the last item of the previous request (usually the
+        Task Notes snapshot it ended with, superseded by now) and everything after it, or
+        everything from the first item another step changed this turn. (Before this
+        context's first request nothing is free: a resumed session's provider may still
+        hold its prefix.)"""
+        return max(0, context.stable_items - 1)
 
 
 def rewrite_as_reference(

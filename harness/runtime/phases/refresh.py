@@ -55,6 +55,7 @@ def refresh(lane: Lane) -> Steps[TaskEnding | None]:
     if ending is not None:
         return ending
     ending = yield from compact(lane, force=False, reason="")
+    lane.context.episode_ledger.tick()
     if ending is None:
         yield from nudge(lane)
     return ending
@@ -94,7 +95,16 @@ def offer_tools(lane: Lane) -> Steps[TaskEnding | None]:
     """Put the tools that fit into Resident context and announce them (and, when the
     window left optional ones out, which and why: the model is told by their absence, a
     call to one anyway is refused with the reason)."""
-    offer = lane.session.offer_tools(lane.tools, context=lane.context, model=lane.model)
+    withheld = _withheld_episode_tools(lane)
+    offer = lane.session.offer_tools(
+        lane.tools, context=lane.context, model=lane.model, exclude=frozenset(withheld)
+    )
+    for name in withheld:
+        lane.refusals.setdefault(
+            name,
+            "not offered in this task: " + lane.context.episode_ledger.describe() + " (the "
+            "harness evicts and folds without them)",
+        )
     for notice in lane.session.withheld_tool_notices():
         yield lane.emit(NotificationEvent(message=notice, level="warning"))
     notice = offer.notice()
@@ -114,6 +124,13 @@ def offer_tools(lane: Lane) -> Steps[TaskEnding | None]:
     if offer.refusal is not None:
         return TaskEnding("failed", f"capability admission: {offer.refusal}")
     return None
+
+
+def _withheld_episode_tools(lane: Lane) -> list[str]:
+    """The episode tools this task does not offer (see :attr:`TaskState.episode_tools`)."""
+    if lane.state.episode_tools:
+        return []
+    return [t.name for t in lane.tools.visible() if getattr(t, "optional", None) == "episodes"]
 
 
 def snapshot_task_notes(lane: Lane) -> None:
