@@ -159,7 +159,7 @@ def test_labels_are_what_a_person_calls_the_thing() -> None:
     [
         (["demo", "--suite", "libero_object"], "add --world libero"),
         (["demo", "--task", "3"], "add --world libero"),
-        (["demo", "--world", "libero", "--seed", "3"], "--seed is a tabletop flag"),
+        (["demo", "--world", "libero", "--seed", "3"], "--seed is a tabletop/so101 flag"),
         (["demo", "--world", "libero", "--drop-first-grasp", "x_1"], "tabletop flag"),
         (["demo", "--world", "moon"], "invalid choice"),
     ],
