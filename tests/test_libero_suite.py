@@ -268,6 +268,39 @@ def test_the_benchmark_table_counts_what_the_eval_wrote(
         record.update(physics_steps=1000, steps_outside=int(i == 2))
     (folder / "episodes.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
     assert rows([folder])[0]["steps"] == "8,000 / 1"
+    assert rows([folder])[0]["denied"] == "-"  # no claims kept: never shown as clean
+
+
+def test_the_benchmark_counts_reports_that_claim_what_the_check_denies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from benchmarks.libero_suites import failures, main, rows
+
+    folder = tmp_path / "libero_goal"
+    folder.mkdir()
+    (folder / "manifest.json").write_text(json.dumps({"suite": "libero_goal"}))
+    denied = "0 of 1 LIBERO goal predicates hold; not: (On plate_1 main_table_stove_front_region)"
+    records = [
+        {"task": "t5", "success": False, "claim": "achieved", "outcome": "not_achieved",
+         "status": "completed", "report": "All 1 steps succeeded", "outcome_summary": denied},
+        {"task": "t5", "success": False, "claim": "not_achieved", "outcome": "not_achieved",
+         "status": "completed", "report": "Plan: push.\nGave up: push plate_1 to x tried 3",
+         "outcome_summary": denied},
+        {"task": "t7", "success": True, "claim": "achieved", "outcome": "achieved",
+         "status": "completed"},
+    ]  # fmt: skip
+    (folder / "episodes.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    assert rows([folder])[0]["denied"] == "1"
+    grouped = failures([folder])
+    assert grouped[("libero_goal", "push", "(On plate main_table_stove_front_region)")] == 1
+    assert (
+        grouped[("libero_goal", "(no skill failed)", "(On plate main_table_stove_front_region)")]
+        == 1
+    )
+    assert main([str(folder)]) == 0
+    assert "| libero_goal | push | (On plate main_table_stove_front_region) | 1 |" in (
+        capsys.readouterr().out
+    )
 
 
 def test_an_episode_records_its_simulators_step_audit() -> None:
