@@ -245,7 +245,7 @@ def _table_area(anchor: Mention, side: str, scene: Scene) -> str:
 # ====================================================================== progress
 
 
-_SIDE = re.compile(r"\b(?:left|right|front|back|behind)\b")
+_SIDE = re.compile(r"\b(?:left|right)\b")
 
 
 def frame_note(instruction: str, request: ModelRequest) -> str:

@@ -179,6 +179,30 @@ class LiberoGeometry:
         width, _, yaw, mid = best
         return self.frame.from_world((float(mid[0]), float(mid[1]), z)), yaw, width
 
+    def blocked(self, low: Vec3, high: Vec3, *, ignore: tuple[str, ...] = ()) -> str | None:
+        """The name of a collision geom of the scene (not the robot's, not those of the
+        objects in ``ignore``) whose box overlaps the base-frame box ``low``..``high``, or
+        None: whether the fingers fit there."""
+        model = self.env.sim.model
+        skip: set[int] = set()
+        for ref in ignore:
+            if ref in self.env.obj_body_id:
+                skip.update(self._geoms(ref))
+        lo = self.frame.to_world(low)
+        hi = self.frame.to_world(high)
+        for geom in range(model.ngeom):
+            if geom in skip or (
+                model.geom_contype[geom] == 0 and model.geom_conaffinity[geom] == 0
+            ):
+                continue
+            body = model.body(int(model.geom_bodyid[geom])).name
+            if body.startswith(("robot0_", "gripper0_", "mount0_")) or body == "world":
+                continue
+            g_low, g_high = self._geom_box(geom)
+            if np.all(g_low < hi) and np.all(g_high > lo):
+                return model.geom(geom).name or body
+        return None
+
     def body_position(self, ref: str) -> Vec3:
         body = self.env.obj_body_id[ref]
         return self.frame.from_world(self.env.sim.data.body_xpos[body])
