@@ -351,6 +351,16 @@ class Arm:
         for _ in range(steps):
             self.step()
 
+    def turn(self, steps: int = 25) -> None:
+        """Turn to the held orientation where the gripper is, for ``steps`` controller steps
+        (or until turned), pulling the gripper back to where it started: a wrist turning in
+        place otherwise drifts the fingers by centimetres."""
+        anchor = self.ee_world()
+        for _ in range(steps):
+            if float(np.linalg.norm(_rotation_error(self.orientation, self.ee_matrix()))) < 0.02:
+                break
+            self.step(self._guarded(self.ee_world(), (anchor - self.ee_world()) * POSITION_GAIN))
+
 
 class BudgetExceeded(Exception):
     """A skill used up ``max_steps_per_action`` controller steps."""

@@ -58,7 +58,7 @@ def run_plan(arm: Arm, plan: Plan) -> list[tuple[str, bool]]:
         if segment.kind == "grip":
             arm.grip(segment.close)
         elif segment.kind == "twist":
-            arm.hold(25)
+            arm.turn(25)
         elif segment.target is not None:
             ok = arm.move(segment.target, speed=segment.speed, tolerance=segment.tolerance)
             reached.append((segment.label, ok))

@@ -325,6 +325,7 @@ class SkillPlanner:
                 Segment("grip", "open", close=False),
                 *self._rise(ee, carry),
                 Segment("move", "approach", at(out, carry)),
+                Segment("twist", "turn", facing=facing, closing=closing),
                 Segment("move", "face", at(out), facing=facing, closing=closing),
                 Segment(
                     "move",
@@ -339,31 +340,40 @@ class SkillPlanner:
                 Segment("move", "pull", at(end), speed=SLOW, facing=facing, closing=closing),
                 Segment("grip", "release", close=False, facing=facing, closing=closing),
                 Segment(
-                    "move", "back off", at(end + towards[:2] * 0.08), speed=SLOW, facing=facing
-                ),
-                Segment("move", "clear", at(end + towards[:2] * 0.08, carry), yaw=HOME_YAW),
-            ]
-        else:
-            front = handle_xy + towards[:2] * 0.03
-            segments = [
-                Segment("grip", "close", close=True),
-                *self._rise(ee, carry),
-                Segment("move", "approach", at(out, carry)),
-                Segment("move", "face", at(out), facing=facing, closing=closing),
-                Segment("move", "touch", at(front), speed=SLOW, facing=facing, closing=closing),
-                Segment(
                     "move",
-                    "push",
-                    at(end + towards[:2] * 0.03),
+                    "back off",
+                    at(end + towards[:2] * 0.08),
                     speed=SLOW,
                     facing=facing,
                     closing=closing,
                 ),
-                Segment("move", "back off", at(out), facing=facing, closing=closing),
-                Segment("move", "clear", at(out, carry), yaw=HOME_YAW),
+                *self._clear(at(end + towards[:2] * 0.08, carry), facing, closing),
+            ]
+        else:
+            # pointing down, the closed fingers come down in front of the handle and push it
+            # in: the wrist never turns sideways (which the arm could not hold while pushing)
+            across = float(np.arctan2(towards[1], towards[0])) + np.pi / 2
+            front = handle_xy + towards[:2] * 0.04
+            segments = [
+                Segment("grip", "close", close=True, yaw=across),
+                *self._rise(ee, carry),
+                Segment("move", "approach", at(front, carry), yaw=across),
+                Segment("move", "lower", at(front), speed=SLOW, yaw=across),
+                Segment("move", "push", at(end + towards[:2] * 0.01), speed=SLOW, yaw=across),
+                Segment("move", "back off", at(end + towards[:2] * 0.06), yaw=across),
+                Segment("move", "clear", at(end + towards[:2] * 0.06, carry), yaw=HOME_YAW),
             ]
         verb = "grasp the handle, pull it open" if open_it else "push it shut"
         return Plan(tuple(segments), f"approach {ref}, {verb}, retreat")
+
+    @staticmethod
+    def _clear(up: Vec3, facing: Vec3, closing: Vec3) -> list[Segment]:
+        """Up out of the way still facing the cabinet, then the wrist turned back to point
+        down where the arm is free (turning while moving low pulled it off its line)."""
+        return [
+            Segment("move", "clear", up, facing=facing, closing=closing),
+            Segment("twist", "turn back", yaw=HOME_YAW),
+        ]
 
     def simple(
         self,
