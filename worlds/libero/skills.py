@@ -152,7 +152,10 @@ class SkillPlanner:
             what = f"it holds {held}" if held else "it holds nothing"
             return Refusal(f"{ref} is not in the gripper ({what}); pick it first")
         item = self.geo.catalog.items[target]
-        if relation == "in" and "contain" not in item.tags:
+        # "in the bowl": a hollow object (a bowl, a mug) holds things without a region of
+        # its own; anything else without a contain region does not
+        hollow = item.kind == "object" and self.geo.hollow(target)
+        if relation == "in" and "contain" not in item.tags and not hollow:
             return Refusal(f"{target} ({item.label}) is not something to put things in; use 'on'")
         if item.drawer and not self.geo.predicate("open", target):
             return Refusal(f"{target} ({item.label}) is closed; open it first")
