@@ -77,3 +77,16 @@ def test_a_move_that_starts_near_a_zone_may_still_leave_it() -> None:
     a = arm(env)
     a.keep_out = [("robot_base", (-0.30, -0.16, -0.05), (0.16, 0.16, 0.15))]
     assert a.move((0.40, 0.0, 0.20), speed=0.1) is True
+
+
+def test_a_wrist_turning_in_place_keeps_the_gripper_where_it_was() -> None:
+    """Arm.turn (a twist segment: the wrist turning to face a cabinet, or back) pulls the
+    gripper back to where the turn started while the controller drifts it: without that the
+    drift over 25 steps (5 cm here) moved the fingers off the path the envelope checked."""
+    env = DriftingEnv((0.5, 0.0, 0.3), drift=(0.002, 0.0, 0.0))
+    a = arm(env)
+    a.orientation = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])  # never reached
+    a.turn(25)
+    assert len(env.trace) == 25
+    worst = max(float(np.linalg.norm(p - np.array([0.5, 0.0, 0.3]))) for p in env.trace)
+    assert worst < 0.01, worst

@@ -359,7 +359,8 @@ class Arm:
         for _ in range(steps):
             if float(np.linalg.norm(_rotation_error(self.orientation, self.ee_matrix()))) < 0.02:
                 break
-            self.step(self._guarded(self.ee_world(), (anchor - self.ee_world()) * POSITION_GAIN))
+            pull = (anchor - self.ee_world()) * POSITION_GAIN * TRACKING
+            self.step(self._guarded(self.ee_world(), pull))
 
 
 class BudgetExceeded(Exception):
