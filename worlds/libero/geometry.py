@@ -146,11 +146,7 @@ class LiberoGeometry:
         low, high = self._extent(ref)
         top = float(high[2])
         if self.hollow(ref):
-            rim = [g for g in self._geoms(ref) if self._geom_box(g)[1][2] >= top - 0.02]
-            corners = np.vstack([self._corners(g) for g in rim])
-            r_low, r_high = corners.min(axis=0), corners.max(axis=0)
-            point = np.array([r_low[0] + 0.012, (r_low[1] + r_high[1]) / 2, top - 0.025])
-            return self.frame.from_world(point), 0.0, 0.02
+            return self._rim_grasp(ref, top)
         height = float(high[2] - low[2])
         if height > 0.1:  # a bottle: below its neck, where it is widest
             z = max(float(low[2]) + height / 2, top - 0.06)
@@ -202,6 +198,30 @@ class LiberoGeometry:
             if np.all(g_low < hi) and np.all(g_high > lo):
                 return model.geom(geom).name or body
         return None
+
+    def _rim_grasp(self, ref: str, top: float) -> tuple[Vec3, float, float]:
+        """A hollow object's rim: the side facing the robot, else (another object standing
+        close there) the first side where the open fingers have room, in the order facing
+        the robot, left, right, far (the fingers close across the rim's wall)."""
+        rim = [g for g in self._geoms(ref) if self._geom_box(g)[1][2] >= top - 0.02]
+        corners = np.vstack([self._corners(g) for g in rim])
+        r_low, r_high = corners.min(axis=0), corners.max(axis=0)
+        cx, cy, z = (r_low[0] + r_high[0]) / 2, (r_low[1] + r_high[1]) / 2, top - 0.025
+        sides = [
+            (np.array([r_low[0] + 0.012, cy, z]), 0.0),
+            (np.array([cx, r_high[1] - 0.012, z]), math.pi / 2),
+            (np.array([cx, r_low[1] + 0.012, z]), math.pi / 2),
+            (np.array([r_high[0] - 0.012, cy, z]), 0.0),
+        ]
+        for point, yaw in sides:
+            here = self.frame.from_world(point)
+            along = 0.05 if yaw == 0.0 else 0.015
+            across = 0.015 if yaw == 0.0 else 0.05
+            low = (here[0] - along, here[1] - across, here[2] - 0.01)
+            high = (here[0] + along, here[1] + across, here[2] + 0.08)
+            if self.blocked(low, high, ignore=(ref,)) is None:
+                return here, yaw, 0.02
+        return self.frame.from_world(sides[0][0]), 0.0, 0.02
 
     def body_position(self, ref: str) -> Vec3:
         body = self.env.obj_body_id[ref]
