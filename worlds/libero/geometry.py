@@ -207,21 +207,25 @@ class LiberoGeometry:
         corners = np.vstack([self._corners(g) for g in rim])
         r_low, r_high = corners.min(axis=0), corners.max(axis=0)
         cx, cy, z = (r_low[0] + r_high[0]) / 2, (r_low[1] + r_high[1]) / 2, top - 0.025
+        # fingers closing along x: of the two wrist turns that do it, the one the Panda's
+        # wrist reaches on that side of the table (at y = +0.3 the other stalled 4-6 cm short)
+        across = math.pi if self.frame.from_world((cx, cy, z))[1] > 0 else 0.0
         sides = [
-            (np.array([r_low[0] + 0.012, cy, z]), 0.0),
+            (np.array([r_low[0] + 0.012, cy, z]), across),
             (np.array([cx, r_high[1] - 0.012, z]), math.pi / 2),
             (np.array([cx, r_low[1] + 0.012, z]), math.pi / 2),
-            (np.array([r_high[0] - 0.012, cy, z]), 0.0),
+            (np.array([r_high[0] - 0.012, cy, z]), across),
         ]
         for point, yaw in sides:
             here = self.frame.from_world(point)
-            along = 0.05 if yaw == 0.0 else 0.015
-            across = 0.015 if yaw == 0.0 else 0.05
-            low = (here[0] - along, here[1] - across, here[2] - 0.01)
-            high = (here[0] + along, here[1] + across, here[2] + 0.08)
+            x_closing = yaw != math.pi / 2
+            along = 0.05 if x_closing else 0.015
+            wide = 0.015 if x_closing else 0.05
+            low = (here[0] - along, here[1] - wide, here[2] - 0.01)
+            high = (here[0] + along, here[1] + wide, here[2] + 0.08)
             if self.blocked(low, high, ignore=(ref,)) is None:
                 return here, yaw, 0.02
-        return self.frame.from_world(sides[0][0]), 0.0, 0.02
+        return self.frame.from_world(sides[0][0]), sides[0][1], 0.02
 
     def body_position(self, ref: str) -> Vec3:
         body = self.env.obj_body_id[ref]

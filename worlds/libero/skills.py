@@ -128,9 +128,14 @@ class SkillPlanner:
         grasp_z = max(grasp_z, self.floor_z + 0.01)
         above = min(self.ceiling_z - 0.02, max(box.top + ABOVE_M, grasp_z + 0.04))
         lift = self._carry(grasp_z + 0.15)
+        # over the grasp at the height the gripper travels at (turning the wrist up there),
+        # then straight down: a diagonal descent turning the wrist low stalled short of a
+        # bowl at the side of the table (libero_spatial task 1)
+        travel = self._carry(above, ee[2])
         segments = [
             Segment("grip", "open", close=False, yaw=yaw),
-            *self._rise(ee, above),
+            *self._rise(ee, travel),
+            Segment("move", "over", (x, y, travel), yaw=yaw),
             Segment("move", "approach", (x, y, above), yaw=yaw),
             Segment("move", "grasp", (x, y, grasp_z), speed=SLOW, tolerance=0.004, yaw=yaw),
             Segment("grip", "close", close=True, yaw=yaw),
@@ -286,9 +291,14 @@ class SkillPlanner:
         (x, y, z), yaw, turn = knob
         above = max(z + ABOVE_M, CARRY_Z - 0.05)
         angle = turn if on else -turn
+        # over the grasp at the height the gripper travels at (turning the wrist up there),
+        # then straight down: a diagonal descent turning the wrist low stalled short of a
+        # bowl at the side of the table (libero_spatial task 1)
+        travel = self._carry(above, ee[2])
         segments = [
             Segment("grip", "open", close=False, yaw=yaw),
-            *self._rise(ee, above),
+            *self._rise(ee, travel),
+            Segment("move", "over", (x, y, travel), yaw=yaw),
             Segment("move", "approach", (x, y, above), yaw=yaw),
             Segment("move", "grasp", (x, y, z), speed=SLOW, yaw=yaw, tolerance=0.004),
             Segment("grip", "close", close=True, yaw=yaw),
