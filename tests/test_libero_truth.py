@@ -56,6 +56,11 @@ def test_the_eval_deployment_judges_every_physical_skill() -> None:
     physical -= {"move_to", "open_gripper", "close_gripper", "home"}
     required = set(resolve_config(DEFAULT_CONFIG).evaluation.required_tools)
     assert physical <= required, physical - required
+    from harness import HarnessConfig
+    from worlds.libero.demo import DEPLOYMENT
+
+    demo = HarnessConfig.model_validate(DEPLOYMENT).evaluation.required_tools
+    assert physical <= set(demo), physical - set(demo)
 
 
 def test_a_push_that_misses_is_judged_failed_and_never_reported_achieved(
