@@ -241,3 +241,41 @@ def test_a_repeated_refusal_ends_the_plan_with_its_reason() -> None:
     final = episode.turn(scene)
     assert not final.tool_calls and "was refused: not run" in final.text
     assert final.text.endswith("Outcome: not achieved")
+
+
+# LIBERO-PRO's libero_spatial_task task 0, initial states 0 and 1 (robot-base frame, read from
+# the simulator once): the ramekin at (0.46, 0.195), the plate at (0.75, 0.203)
+PRO_STATE_0 = {
+    "akita_black_bowl_1": (0.369, 0.230, 0.013),
+    "akita_black_bowl_2": (0.488, 0.324, 0.013),
+}
+PRO_STATE_1 = {
+    "akita_black_bowl_1": (0.612, 0.190, 0.013),
+    "akita_black_bowl_2": (0.492, 0.312, 0.013),
+}
+NOT_BETWEEN = (
+    "Pick the akita black bowl not between the plate and the ramekin and place it on the plate"
+)
+
+
+def _pro_scene(bowls: dict[str, tuple[float, float, float]]) -> list[Any]:
+    entries = kitchen(bowls)
+    moved = {
+        "plate_1": (0.75, 0.203, -0.003),
+        "glazed_rim_porcelain_ramekin_1": (0.46, 0.195, 0.009),
+    }
+    return [(r, lab, t, moved.get(r, p), x) for r, lab, t, p, x in entries]
+
+
+def test_not_between_picks_the_other_bowl_when_one_is_between() -> None:
+    actions = plan_actions(parse_task(NOT_BETWEEN), parse_brief(brief(_pro_scene(PRO_STATE_1))))
+    assert actions[0] == ("pick", {"ref": "akita_black_bowl_2"})
+
+
+def test_not_between_when_neither_bowl_is_between_is_asked_not_guessed() -> None:
+    """Initial state 0: one bowl lies beyond the ramekin, the other beside the line's end;
+    neither is between the plate and the ramekin, so both fit "not between" (the planner
+    used to take the one farther from the midpoint and report success LIBERO denied)."""
+    with pytest.raises(Unresolved) as caught:
+        plan_actions(parse_task(NOT_BETWEEN), parse_brief(brief(_pro_scene(PRO_STATE_0))))
+    assert caught.value.candidates == ("akita_black_bowl_1", "akita_black_bowl_2")

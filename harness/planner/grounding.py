@@ -72,7 +72,9 @@ def viewer_left(embodiment_text: str) -> tuple[float, float]:
 RESTING_LIMIT_M = 0.10
 """How far (in the plane) something may be from what it is said to be on, in or at."""
 NEAR_LIMIT_M = 0.30
-"""How far something may be from what it is said to be next to (or between)."""
+"""How far something may be from what it is said to be next to."""
+BETWEEN_LIMIT_M = 0.10
+"""How far something may be from the line between two things and still be between them."""
 MARGIN_M = 0.03
 """How much closer the best candidate must be than the next for a spatial qualifier to
 decide between them."""
@@ -377,9 +379,7 @@ def _qualify(
 
     def score(item: BriefObject) -> float:
         if qualifier.relation == "between":
-            (a, b) = anchors[:2]
-            mid = tuple((p + q) / 2 for p, q in zip(a.position, b.position, strict=True))
-            return _xy_distance(item, mid)  # type: ignore[arg-type]
+            return _between(item, anchors[0], anchors[1])
         anchor = anchors[0]
         related = {item.on, item.inside}
         if (
@@ -399,7 +399,9 @@ def _qualify(
     ranked = sorted(candidates, key=lambda c: (score(c), c.ref))
     if not ranked:
         raise Unresolved(f"nothing fits {mention.text()}")
-    limit = NEAR_LIMIT_M if qualifier.relation in ("near", "between") else RESTING_LIMIT_M
+    limit = {"near": NEAR_LIMIT_M, "between": BETWEEN_LIMIT_M}.get(
+        qualifier.relation, RESTING_LIMIT_M
+    )
     if not qualifier.negated and score(ranked[0]) > limit:
         raise Unresolved(f"I see nothing that is {mention.text()}")
     if qualifier.negated:
@@ -426,6 +428,22 @@ def _qualify(
             candidates=tuple(sorted(c.ref for c in tied)),
         )
     return ranked[: max(1, mention.count)]
+
+
+def _between(item: BriefObject, a: BriefObject, b: BriefObject) -> float:
+    """How far ``item`` is from lying between ``a`` and ``b`` (plane, metres): its distance
+    from the segment joining them when it is alongside the segment's middle part, else that
+    distance plus a metre (beyond either end is not between, however close to the line)."""
+    ax, ay = a.position[:2]
+    bx, by = b.position[:2]
+    px, py = item.position[:2]
+    dx, dy = bx - ax, by - ay
+    length2 = dx * dx + dy * dy
+    if length2 < 1e-9:
+        return math.dist((px, py), (ax, ay)) + 1.0
+    t = ((px - ax) * dx + (py - ay) * dy) / length2
+    off = abs((px - ax) * dy - (py - ay) * dx) / math.sqrt(length2)
+    return off if 0.15 <= t <= 0.85 else off + 1.0
 
 
 def _by_direction(
