@@ -90,3 +90,18 @@ def test_a_wrist_turning_in_place_keeps_the_gripper_where_it_was() -> None:
     assert len(env.trace) == 25
     worst = max(float(np.linalg.norm(p - np.array([0.5, 0.0, 0.3]))) for p in env.trace)
     assert worst < 0.01, worst
+
+
+def test_a_wrist_turn_drifting_towards_a_keep_out_zone_stops_outside_it() -> None:
+    """A knob turned next to the robot base (libero_goal_task 7, LIBERO-PRO's 'turn off the
+    stove') drifted the gripper into the base's zone during the turn: 18 physics steps
+    outside the profile. A turn now stops like a move does."""
+    from worlds.libero.control import ZONE_GUARD_M, NearKeepOut
+
+    env = DriftingEnv((0.20, 0.0, 0.10), drift=(-0.01, 0.0, 0.0))
+    a = arm(env)
+    a.keep_out = [("robot_base", (-0.3, -0.16, -0.05), (0.16, 0.16, 0.15))]
+    a.orientation = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
+    with pytest.raises(NearKeepOut):
+        a.turn(25)
+    assert min(p[0] for p in env.trace) > 0.16 + ZONE_GUARD_M - 0.011
