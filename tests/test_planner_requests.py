@@ -279,3 +279,20 @@ def test_not_between_when_neither_bowl_is_between_is_asked_not_guessed() -> None
     with pytest.raises(Unresolved) as caught:
         plan_actions(parse_task(NOT_BETWEEN), parse_brief(brief(_pro_scene(PRO_STATE_0))))
     assert caught.value.candidates == ("akita_black_bowl_1", "akita_black_bowl_2")
+
+
+def test_a_place_the_evaluator_denies_is_not_done_whatever_the_brief_says() -> None:
+    """LIBERO-PRO's libero_goal_object task 8: the evaluator (LIBERO's On) said the bowl
+    was not on the plate, the Brief's geometry showed it there, and the planner reported
+    success LIBERO denied. The latest verdict of a call now wins over the Brief."""
+    one = {"akita_black_bowl_1": (0.5, 0.3, 0.02)}
+    free = brief(kitchen(one))
+    held = brief(kitchen(one), holding="akita_black_bowl_1")
+    shown_on = brief(kitchen(one, {"akita_black_bowl_1": "on plate_1"}))
+    episode = Episode("put the bowl on the plate", BASE_TOOLS)
+    ok = Verdict(status="success", evidence="held")
+    denied = Verdict(status="failure", evidence="LIBERO On(bowl, plate) does not hold")
+    assert episode.turn(free, evaluation=ok).tool_calls[0].name == "pick"
+    assert episode.turn(held, evaluation=denied).tool_calls[0].name == "place"
+    after = episode.turn(shown_on)
+    assert after.tool_calls and after.tool_calls[0].name == "pick"  # tried again, not claimed

@@ -329,6 +329,7 @@ def _next(plan: list[Action], items: list[Any], brief: ParsedBrief) -> tuple[str
 
     tries: Counter[int] = Counter()
     succeeded: set[int] = set()
+    last: dict[int, bool] = {}  # each call's latest verdict
     for call, ok, blocked in results:
         for index, (name, arguments) in enumerate(plan):
             if (call.name, call.arguments) == (name, arguments):
@@ -336,11 +337,12 @@ def _next(plan: list[Action], items: list[Any], brief: ParsedBrief) -> tuple[str
                     why = f"{name} {_args_text(arguments)} was refused: {reason(call.id)}"
                     return why, _GIVE_UP
                 tries[index] += 1
+                last[index] = ok
                 if ok:
                     succeeded.add(index)
                 break
     for index, (name, arguments) in enumerate(plan):
-        if _done(plan, index, brief, succeeded):
+        if _done(plan, index, brief, succeeded, last):
             continue
         if tries[index] >= MAX_ATTEMPTS:
             return f"{name} {_args_text(arguments)} tried {tries[index]} times", _GIVE_UP
@@ -350,8 +352,24 @@ def _next(plan: list[Action], items: list[Any], brief: ParsedBrief) -> tuple[str
     return None
 
 
-def _done(plan: list[Action], index: int, brief: ParsedBrief, succeeded: set[int]) -> bool:
+def _done(
+    plan: list[Action],
+    index: int,
+    brief: ParsedBrief,
+    succeeded: set[int],
+    last: dict[int, bool] | None = None,
+) -> bool:
     name, arguments = plan[index]
+    last = last or {}
+    if name == "pick" and brief.holding == arguments["ref"]:
+        return True
+    # a call whose latest try the evaluator judged failed is not done (nor the pick before a
+    # place judged failed), whatever the Brief's own relations say: LIBERO's On found no
+    # contact where the scene graph saw the bowl above the plate
+    if last.get(index) is False or (
+        name == "pick" and _needs_pick(plan, index + 1) and last.get(index + 1) is False
+    ):
+        return False
     if name in _STATE_TAGS or name == "push":
         # succeeded when it ran, and still so now: a later step may have undone it
         return index in succeeded and _holds(name, arguments, brief) is not False
