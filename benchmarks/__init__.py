@@ -1,4 +1,4 @@
-"""Measured comparisons: context efficiency against published policies, and per-turn
-overhead of the Harness. Run ``python -m benchmarks`` (see ``benchmarks/README.md``)."""
+"""Measured comparisons: context efficiency against published policies, per-turn overhead
+of the Harness, and more. ``python -m benchmarks`` lists them (``benchmarks/README.md``)."""
 
 __all__: list[str] = []

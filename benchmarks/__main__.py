@@ -1,106 +1,65 @@
-"""Run every benchmark with its defaults; optionally record the tables in the README.
+"""What you can run here: ``python -m benchmarks`` lists every benchmark, one line each.
 
-    python -m benchmarks                  # both benchmarks, tables printed (context
-                                          # efficiency on four traces/summarizers)
-    python -m benchmarks --update-readme  # ... and the "Latest results" section rewritten
+    python -m benchmarks                      # the list
+    python -m benchmarks NAME [OPTIONS...]    # run one (same as python -m benchmarks.NAME)
 
-The README section records the date, the commit and this command, so re-measuring after a
-change (for example when the compactor lands on main) is this one command.
+Each benchmark is a module of this folder with its own ``--help``; what they share lives
+in :mod:`benchmarks.lib` and is not listed. ``benchmarks/README.md`` says what each
+measures and what it found.
 """
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import datetime
-import io
-import os
-import re
-import subprocess
+import runpy
 import sys
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 
-from benchmarks import context_efficiency, turn_overhead
+__all__ = ["BENCHMARKS", "listing", "main"]
 
-__all__ = ["main", "update_readme"]
-
-README = Path(__file__).resolve().parent / "README.md"
-CONTEXT_RUNS: tuple[tuple[str, ...], ...] = (
-    (),
-    ("--summary-addresses", "none"),
-    ("--tasks", "4"),
-    ("--tasks", "4", "--summary-addresses", "none"),
-)
-"""The context-efficiency runs recorded: the default trace and a session of four tasks,
-each with the default summarizer and with one that writes no addresses."""
-START, END = "<!-- results:start -->", "<!-- results:end -->"
-_FILE_NOTES = re.compile(r"^(JSON|plot) (written|skipped).*$", re.MULTILINE)
-
-
-def _captured(run: Callable[[Sequence[str]], int], argv: Sequence[str]) -> str:
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):
-        code = run(argv)
-    text = buffer.getvalue()
-    print(text, end="")
-    if code != 0:
-        raise SystemExit(code)
-    return _FILE_NOTES.sub("", text).strip()
+BENCHMARKS: dict[str, str] = {
+    "headline": "context efficiency and turn overhead with their defaults (--update-readme)",
+    "context_efficiency": "context policies side by side: tokens, cache, cost, facts kept",
+    "turn_overhead": "harness overhead per turn vs history length, loop rate, memory",
+    "providers": "provider adapters over the official SDKs: payload build, streaming",
+    "embodiment_costs": "simulator start, camera render, pick/place, envelope, planner, demo",
+    "scene_brief": "Brief rendering and scene-graph update time vs number of objects",
+    "mcp_calls": "what the harness adds to an MCP tool call vs the bare SDK",
+    "skills_memory": "skills and memory per task and per turn",
+    "run_store": "what recording costs per turn: memory vs SQLite",
+    "subagents": "the same search inline and delegated to a sub-agent",
+    "eval_throughput": "harness eval episodes per minute: local workers and Ray actors",
+    "cancel_latency": "time from the operator's cancel to done, in every phase that can block",
+    "console_stop": "the console's Stop clicked in Chromium during a real-time task",
+    "live_viewers": "the demo with --foxglove/--rerun off and on: cost per turn, drops",
+    "safety_fuzz": "the safety envelope attacked through the real loop, every tool source",
+    "safety_fuzz_body": "the envelope attacked with defaults, joint paths, base sweeps, profiles",
+    "admission_attacks": "what reaches a robot: left-out arguments, re-runs, two Harnesses",
+    "libero_world": "what the LIBERO world's skills reach and what an episode costs",
+    "libero_suites": "the offline planner's success on LIBERO suites from harness eval folders",
+}
+"""Every benchmark a user runs, by module name, with what it measures in one line."""
 
 
-def _commit() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "log", "-1", "--format=%h %s"],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=README.parent,
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown commit"
-    return out.stdout.strip()
-
-
-def update_readme(sections: dict[str, str], *, readme: Path = README) -> None:
-    """Replace the text between the results markers of ``readme``."""
-    text = readme.read_text(encoding="utf-8")
-    if START not in text or END not in text:
-        raise ValueError(f"{readme} has no {START} ... {END} markers")
-    cpus = os.cpu_count() or 0
-    body = [
-        START,
-        "",
-        f"Measured {datetime.date.today().isoformat()} on this machine ({cpus} cores, shared "
-        f"with other work) at commit `{_commit()}`, with `python -m benchmarks "
-        "--update-readme`.",
-    ]
-    for title, section in sections.items():
-        body += ["", f"### {title}", "", section]
-    body += ["", END]
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    readme.write_text(head + "\n".join(body) + tail, encoding="utf-8")
+def listing() -> str:
+    width = max(len(name) for name in BENCHMARKS)
+    lines = [f"  {name:<{width}}  {what}" for name, what in BENCHMARKS.items()]
+    return (
+        "Benchmarks (python -m benchmarks NAME [--help], or python -m benchmarks.NAME):\n"
+        + "\n".join(lines)
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks", description="Run every benchmark with its defaults."
-    )
-    parser.add_argument("--update-readme", action="store_true", help="record the tables")
-    args = parser.parse_args(argv)
-    sections = {
-        f"Context efficiency (`python -m benchmarks.context_efficiency{' ' if options else ''}"
-        f"{' '.join(options)}`)": _captured(context_efficiency.main, options)
-        for options in CONTEXT_RUNS
-    }
-    sections["Turn overhead (`python -m benchmarks.turn_overhead`)"] = _captured(
-        turn_overhead.main, []
-    )
-    if args.update_readme:
-        update_readme(sections)
-        print(f"\n{README} updated")
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "list"):
+        print(listing())
+        return 0
+    name, rest = args[0], args[1:]
+    if name not in BENCHMARKS:
+        print(f"python -m benchmarks: no benchmark {name!r}\n{listing()}", file=sys.stderr)
+        return 2
+    sys.argv = [f"benchmarks.{name}", *rest]
+    runpy.run_module(f"benchmarks.{name}", run_name="__main__", alter_sys=True)
     return 0
 
 

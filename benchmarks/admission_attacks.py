@@ -34,8 +34,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from embodiment.envelope import SafetyEnvelope
 from embodiment.profile import load_profile
-from embodiment.safety import SafetyEnvelope
 from embodiment.types import ActionResult, ActionSpec, Observation
 from harness import Harness, HarnessConfig
 from harness.config import MCPServerConfig
@@ -304,7 +304,7 @@ def _arm_call(rng: random.Random) -> Any:
 
 
 def attack_defaults(calls: int, seed: int) -> Tally:
-    from benchmarks.mcp_recording import RecordingServer
+    from benchmarks.lib.mcp_recording import RecordingServer
 
     rng = random.Random(seed)
     tally = Tally()
@@ -429,7 +429,7 @@ def attack_overlap(calls: int) -> Tally:
 
 
 def attack_newcomers(tries: int) -> Tally:
-    from benchmarks.mcp_recording import RecordingServer
+    from benchmarks.lib.mcp_recording import RecordingServer
 
     move = {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]}
     grow = {

@@ -86,7 +86,7 @@ PHASES = {
 """The phase in flight at the click, by the last event emitted before it."""
 
 
-def _phase(events: list[tuple[float, EventBase]], clicked: float) -> tuple[str, str]:
+def phase_at_click(events: list[tuple[float, EventBase]], clicked: float) -> tuple[str, str]:
     before = [event for stamp, event in events if stamp <= clicked]
     if not before:
         return "task start", ""
@@ -104,7 +104,7 @@ def _percentile(ordered: list[float], share: float) -> float:
     return ordered[rank - 1]
 
 
-def _stats(values: list[float]) -> dict[str, float]:
+def summary_stats(values: list[float]) -> dict[str, float]:
     ordered = sorted(values)
     return {
         "median": statistics.median(ordered),
@@ -192,7 +192,7 @@ def run(clicks: int, seed: int, max_delay: float) -> dict[str, Any]:
                         continue
                     emitted = next(stamp for stamp, e in events if e is done or e.seq == done.seq)
                     after = [s for s in stops[stops_before:] if s >= clicked]
-                    phase, last_event = _phase(events, clicked)
+                    phase, last_event = phase_at_click(events, clicked)
                     trials.append(
                         {
                             "phase": phase,
@@ -230,8 +230,8 @@ def table(result: dict[str, Any]) -> str:
     for phase in [*phases, "all"]:
         rows = trials if phase == "all" else [t for t in trials if t["phase"] == phase]
         to_stop = [t["to_stop_ms"] for t in rows if t["to_stop_ms"] is not None]
-        stop = _stats(to_stop) if to_stop else None
-        done = _stats([t["to_done_ms"] for t in rows])
+        stop = summary_stats(to_stop) if to_stop else None
+        done = summary_stats([t["to_done_ms"] for t in rows])
         shown = statistics.median(t["shown_ms"] for t in rows)
         stop_text = (
             f"{stop['median']:.0f} / {stop['p90']:.0f} / {stop['p99']:.0f} / {stop['max']:.0f}"

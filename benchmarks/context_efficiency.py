@@ -4,10 +4,10 @@
     python -m benchmarks.context_efficiency --turns 2000 --window 128000 --reserve 16384
     python -m benchmarks.context_efficiency --tasks 4 --summary-addresses none
 
-Every policy gets the same seeded trace (see :mod:`benchmarks.session_trace`), the same window
+Every policy gets the same seeded trace (see :mod:`benchmarks.lib.session_trace`), the same window
 and reserve, the same token estimator and the same deterministic summarizer (which fails
-on a seeded schedule); see :mod:`benchmarks.policies` for the baselines and their sources,
-:mod:`benchmarks.ours` for the real Harness run, :mod:`benchmarks.metrics` for what each
+on a seeded schedule); see :mod:`benchmarks.lib.policies` for the baselines and their sources,
+:mod:`benchmarks.lib.ours` for the real Harness run, :mod:`benchmarks.lib.metrics` for what each
 column means. Prints a Markdown table, writes ``benchmarks/out/context_efficiency.json``
 and a plot. Ratios are against ``full`` from the same run.
 """
@@ -22,26 +22,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from benchmarks.episode_trace import mark_episodes
-from benchmarks.metering import RequestMeter
-from benchmarks.metrics import PolicyMetrics, measure
-from benchmarks.ours import OURS, OursRun, ours_config, run_ours
-from benchmarks.policies import BASELINES, simulate
-from benchmarks.replay import TraceFrames, reference_prefix
-from benchmarks.report import OUT_DIR, compact_number, markdown_table, save_json, save_plot
-from benchmarks.session_trace import Trace, TraceSpec, generate_trace
-from benchmarks.summarizer import DeterministicSummarizer
+from benchmarks.lib.episode_trace import mark_episodes
+from benchmarks.lib.metering import RequestMeter
+from benchmarks.lib.metrics import PolicyMetrics, measure
+from benchmarks.lib.ours import OURS, OursRun, ours_config, run_ours
+from benchmarks.lib.policies import BASELINES, simulate
+from benchmarks.lib.replay import TraceFrames, reference_prefix
+from benchmarks.lib.report import OUT_DIR, compact_number, markdown_table, save_json, save_plot
+from benchmarks.lib.session_trace import Trace, TraceSpec, generate_trace
+from benchmarks.lib.summarizer import DeterministicSummarizer
 from harness.context import Budget
+from harness.messages import ModelRequest
 from harness.tokens import ImageCostModel, TokenEstimator
 
 __all__ = ["EfficiencyOptions", "EfficiencyResults", "main", "render", "run_benchmark"]
 
 EPISODES = "episodes"
 """``ours`` on the trace as a model using the episode tools runs it
-(:mod:`benchmarks.episode_trace`), with the pressure levels of the window table."""
-EPISODE_SETTINGS = ("context.episodes.enabled=true", "context.pressure.nudge_at=0.7")
-"""What the ``episodes`` row adds to ``ours``'s config: the tools, and pressure levels
-(the reserve is set, so without a level there would be no cleanup before the fold)."""
+(:mod:`benchmarks.lib.episode_trace`), with the default deployment's pressure levels."""
+EPISODE_SETTINGS = ("context.episodes.enabled=true",)
+"""What the ``episodes`` row sets: the tools (on in the default deployment ``ours`` runs
+too; there the model never calls them, so from its second task they are not offered)."""
+NO_EPISODE_TOOLS = "context.episodes.enabled=false"
+"""The baselines' tool definitions: the default's, without the episode tools (the
+published policies have none; ``ours`` offers them only while they pay)."""
 POLICY_ORDER = (*BASELINES, OURS)
 """What :class:`EfficiencyOptions` runs by default: the same trace for every policy."""
 ALL_POLICIES = (*POLICY_ORDER, EPISODES)
@@ -79,6 +83,8 @@ class EfficiencyResults:
     """The bookkeeping turns the ``episodes`` trace added."""
     snapshot_mismatches: int = 0
     """Requests whose meter total differs from the Harness's own prompt_snapshot."""
+    image_tokens: dict[str, int] = field(default_factory=dict)
+    """Per policy: tokens of the camera frames its requests carried (all uncached)."""
 
     def by_policy(self) -> dict[str, PolicyMetrics]:
         return {m.policy: m for m in self.metrics}
@@ -108,9 +114,18 @@ def run_benchmark(options: EfficiencyOptions) -> EfficiencyResults:
             keep_addresses=options.summary_addresses,
         )
 
-    prefix = reference_prefix(trace, config)
+    prefix = reference_prefix(
+        trace,
+        ours_config(
+            trace,
+            window=options.window,
+            reserve=options.reserve,
+            overrides=[*options.overrides, NO_EPISODE_TOOLS],
+        ),
+    )
     frames = TraceFrames(trace, observation=config.observation)
     metrics: list[PolicyMetrics] = []
+    images: dict[str, int] = {}
     seconds: dict[str, float] = {}
     ours: OursRun | None = None
     mismatches = 0
@@ -136,6 +151,7 @@ def run_benchmark(options: EfficiencyOptions) -> EfficiencyResults:
                 f"condense_context runs it (+{marks}), pressure levels of the window table"
             )
             metrics.append(measure(episodes.run, marked, meter, window=options.window))
+            images[name] = _image_tokens(episodes.run.requests, meter)
             seconds[name] = time.perf_counter() - started
             continue
         if name == OURS:
@@ -150,6 +166,7 @@ def run_benchmark(options: EfficiencyOptions) -> EfficiencyResults:
             policy = BASELINES[name](budget=budget, meter=meter, summarizer=summarizer())
             run = simulate(policy, trace, prefix, frames)
         metrics.append(measure(run, trace, meter, window=options.window))
+        images[name] = _image_tokens(run.requests, meter)
         seconds[name] = time.perf_counter() - started
     return EfficiencyResults(
         options,
@@ -160,6 +177,16 @@ def run_benchmark(options: EfficiencyOptions) -> EfficiencyResults:
         snapshot_mismatches=mismatches,
         episodes=episodes,
         episode_marks=marks,
+        image_tokens=images,
+    )
+
+
+def _image_tokens(requests: Sequence[ModelRequest], meter: RequestMeter) -> int:
+    return sum(
+        meter.estimator.image(image.width, image.height)
+        for request in requests
+        if request.refreshed is not None
+        for image in request.refreshed.images
     )
 
 
@@ -286,6 +313,14 @@ def render(results: EfficiencyResults) -> str:
         ratio, best = versus
         lines.append("")
         lines.append(f"ours: effective cost {ratio:.2f}x the best published policy ({best})")
+        episodes = results.by_policy().get(EPISODES)
+        if episodes is not None:
+            best_cost = results.by_policy()[best].effective_cost
+            lines.append(
+                f"episodes: effective cost {episodes.effective_cost / best_cost:.2f}x the best "
+                f"published policy ({best})"
+            )
+    lines.extend(_image_lines(results))
     if ours is not None:
         lines.append("")
         lines.append(
@@ -299,6 +334,31 @@ def render(results: EfficiencyResults) -> str:
                 "compaction branch is on main."
             )
     return "\n".join(lines)
+
+
+def _image_lines(results: EfficiencyResults) -> list[str]:
+    """What the camera frames cost: per request, and as a share of each of our rows."""
+    by_policy = results.by_policy()
+    lines = []
+    for name in (OURS, EPISODES):
+        m = by_policy.get(name)
+        tokens = results.image_tokens.get(name, 0)
+        if m is None or not m.requests or not tokens:
+            continue
+        width, height = results.trace.spec.image_size
+        per_request = tokens / m.requests
+        lines.append(
+            f"{name}: observation images {per_request:.0f} tokens per request (one "
+            f"{width}x{height} frame by the {results.options.image_cost} formula, after the "
+            f"cache breakpoint so never cached): {compact_number(tokens)} in all, "
+            f"{tokens / m.effective_cost:.0%} of its effective cost, "
+            f"{per_request / (m.input_tokens / m.requests):.0%} of its average request. The "
+            "default sends the current frame only (Refreshed, replaced before every call; "
+            "never in the history, a placeholder in what the summarizer reads): kept in the "
+            "history as a transcript keeps them, the last 10 frames alone would add "
+            f"{compact_number(10 * per_request)} tokens to every request"
+        )
+    return lines
 
 
 def plot(results: EfficiencyResults, *, out_dir: Path = OUT_DIR) -> tuple[Path | None, str]:

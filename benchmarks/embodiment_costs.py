@@ -12,8 +12,8 @@ import statistics
 import time
 from collections.abc import Callable
 
+from embodiment.envelope import SafetyEnvelope
 from embodiment.profile import load_profile
-from embodiment.safety import SafetyEnvelope
 from embodiment.types import Observation
 from harness.messages import InstructionItem, ModelRequest, RefreshedBlock, SystemBlock, ToolSpec
 from harness.planner import Planner

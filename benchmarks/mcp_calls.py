@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from harness.config import MCPServerConfig  # noqa: E402
 from harness.mcp import MCPManager, MCPTool  # noqa: E402
-from harness.runtime.execution import run_tool  # noqa: E402
+from harness.runtime.phases.tool_thread import run_tool  # noqa: E402
 
 FIXTURE = str(ROOT / "tests" / "fixtures" / "mcp_robot_server.py")
 ARGS = [FIXTURE, "--name", "bench"]

@@ -19,10 +19,10 @@ past their limits). Each source is a different way a command reaches hardware:
 
 The driver-side sources run on the built-in Panda profile and on a yawed arm whose
 workspace and one zone are in its base frame. Every command the hardware executed is
-judged by :mod:`benchmarks.safety_oracle` (its own geometry, not the envelope's); an
+judged by :mod:`benchmarks.lib.safety_oracle` (its own geometry, not the envelope's); an
 escape is a command it finds outside the profile. Prints calls tried, allowed, clamped,
 blocked, rejected by the tool schema before the envelope, executed and escaped, per
-source and in total. ``tests/test_safety_oracle.py`` runs the same campaign with a
+source and in total. ``tests/embodiment/test_safety_oracle.py`` runs the same campaign with a
 bounded example count (and hypothesis shrinking an escape to its smallest call list).
 The classes of issue 25 (left-out arguments with unsafe defaults, joint targets through the
 URDF's kinematics, base sweeps, broken profiles) are in :mod:`benchmarks.safety_fuzz_body`.
@@ -50,9 +50,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.safety_oracle import Command, judge  # noqa: E402
+from benchmarks.lib.safety_oracle import Command, judge  # noqa: E402
+from embodiment.envelope import SafetyEnvelope  # noqa: E402
 from embodiment.profile import EmbodimentProfile, load_profile  # noqa: E402
-from embodiment.safety import SafetyEnvelope  # noqa: E402
 from embodiment.types import ActionResult, ActionSpec, Observation  # noqa: E402
 from harness import Harness, HarnessConfig  # noqa: E402
 from harness.events import SafetyCheckEvent, ToolCallEvent  # noqa: E402
@@ -72,9 +72,23 @@ ARM_SERVER = ROOT / "tests" / "fixtures" / "mcp_arm_server.py"
 OBJECT_SIZE = 0.04
 
 
+ARM: dict[str, Any] = {"profile": "panda_tabletop"}
+"""The arm the driver-side sources attack (``--profile``: a profile name, a world's
+profile such as ``so101``, or a path); the yawed variant and the MCP server are Panda-only."""
+
+
+def use_profile(source: str) -> None:
+    """Attack ``source`` (resolved through the world registry) instead of the Panda."""
+    from worlds.registry import load_profile as world_profile
+
+    ARM["profile"] = world_profile(source)
+    _panda.cache_clear()
+
+
 @functools.cache
 def _panda() -> EmbodimentProfile:
-    data = load_profile("panda_tabletop").model_dump()
+    source = ARM["profile"]
+    data = (source if isinstance(source, EmbodimentProfile) else load_profile(source)).model_dump()
     data["safety"]["no_argument_tools"] = ["beep"]
     return EmbodimentProfile.model_validate(data)
 
@@ -485,7 +499,7 @@ class Tally:
         self.escapes.extend(other.escapes)
 
 
-def _config() -> HarnessConfig:
+def campaign_config() -> HarnessConfig:
     return HarnessConfig.model_validate(
         {
             "embodiment": None,
@@ -497,7 +511,7 @@ def _config() -> HarnessConfig:
     )
 
 
-def _tally(events: list[Any], physical: set[str], calls: tuple[Any, ...]) -> Tally:
+def tally_events(events: list[Any], physical: set[str], calls: tuple[Any, ...]) -> Tally:
     tally = Tally()
     tally.tried = sum(1 for c in calls if c.tool_calls[0].name in physical)
     outcomes = Counter(e.outcome for e in events if isinstance(e, SafetyCheckEvent))
@@ -558,7 +572,7 @@ class Campaign:
             physical_parts = physical_tools(arm, specs=specs)
             tools, kinds = [], {}
         harness = Harness(
-            _config(),
+            campaign_config(),
             model=ScriptedModel([*scenario.calls, reply("done")]),
             driver=arm,
             tools=tools,
@@ -568,7 +582,7 @@ class Campaign:
         with harness:
             events = list(harness.run_stream("fuzz"))
             physical = {t.name for t in harness.tools if t.physical}
-        tally = _tally(events, physical, scenario.calls)
+        tally = tally_events(events, physical, scenario.calls)
         for command in arm.executed:
             if source == "function":
                 # The arm records what it executed; which tool sent it decides whether it
@@ -620,7 +634,7 @@ class Campaign:
             self._log_offset = log.stat().st_size if log.exists() else 0
             driver = StateFileDriver(folder / "state.json")
             harness = Harness(
-                _config(),
+                campaign_config(),
                 model=ScriptedModel([*scenario.calls, reply("done")]),
                 driver=driver,
                 tools=[t for t in manager.tools() if t.name != "teleport"],
@@ -629,7 +643,7 @@ class Campaign:
             with harness:
                 events = list(harness.run_stream("fuzz"))
                 physical = {t.name for t in harness.tools if t.physical}
-            tally = _tally(events, physical, scenario.calls)
+            tally = tally_events(events, physical, scenario.calls)
             entries = []
             if log.exists():
                 with log.open() as handle:
@@ -684,7 +698,7 @@ def _campaign(sources: list[str], calls: int, seed: int) -> dict[str, Tally]:
                 run = _runner(campaign, source, part)
                 while part.tried < goal:
                     examples = max(1, (goal - part.tried) // 4)
-                    _generate(strategy, examples, round_seed, run)
+                    generate_calls(strategy, examples, round_seed, run)
                     round_seed += 100_000
                 tally.add(part)
     return results
@@ -697,7 +711,7 @@ def _runner(campaign: Campaign, source: str, part: Tally) -> Callable[[Scenario]
     return run
 
 
-def _generate(
+def generate_calls(
     strategy: st.SearchStrategy[Scenario], examples: int, seed: int, run: Callable[[Scenario], None]
 ) -> None:
     """Draw ``examples`` scenarios from hypothesis (no shrinking: nothing here raises)."""
@@ -751,8 +765,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=20_000, help="physical calls to try")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sources", default=",".join(SOURCES))
+    parser.add_argument(
+        "--profile",
+        help="attack this arm profile (a name, a world's profile such as so101, or a path) "
+        "with the driver, conservative and function sources, instead of the Panda",
+    )
     args = parser.parse_args(argv)
     sources = [s.strip() for s in args.sources.split(",") if s.strip()]
+    if args.profile:
+        if "mcp" in sources and args.sources != ",".join(SOURCES):
+            parser.error("--profile: the mcp source's arm server is a Panda; leave mcp out")
+        sources = [s for s in sources if s != "mcp"]
+        use_profile(args.profile)
+        for source in sources:
+            ARM_PROFILES[source] = ("panda",)
     unknown = [s for s in sources if s not in SOURCES]
     if unknown:
         parser.error(f"unknown source(s) {', '.join(unknown)}; expected {', '.join(SOURCES)}")

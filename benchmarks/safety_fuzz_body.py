@@ -4,7 +4,7 @@
 
 Four classes, each through the real loop (``Harness.run_stream`` with a ScriptedModel)
 except ``profiles``, each judged by an oracle that shares nothing with the envelope
-(:mod:`benchmarks.safety_oracle`, :mod:`benchmarks.oracle_kinematics`: its own frames,
+(:mod:`benchmarks.lib.safety_oracle`, :mod:`benchmarks.lib.oracle_kinematics`: its own frames,
 geometry and numpy forward kinematics parsed from the URDF):
 
 - ``defaults``: ``@tool(physical=True)`` functions whose Python defaults are unsafe (a
@@ -21,7 +21,7 @@ geometry and numpy forward kinematics parsed from the URDF):
   an escape is one that loads (or fails without naming the key).
 
 Prints, per class: calls tried, allowed, clamped, blocked, executed and escaped.
-``tests/test_safety_fuzz_body.py`` runs a bounded version of each class.
+``tests/embodiment/test_safety_fuzz_body.py`` runs a bounded version of each class.
 """
 
 from __future__ import annotations
@@ -40,15 +40,21 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.oracle_kinematics import (  # noqa: E402
+from benchmarks.lib.oracle_kinematics import (  # noqa: E402
     UrdfChain,
     base_sweep_problems,
     joint_path_problems,
 )
-from benchmarks.safety_fuzz import RecordingArm, Tally, _config, _generate, _tally  # noqa: E402
-from benchmarks.safety_oracle import Command, judge  # noqa: E402
+from benchmarks.lib.safety_oracle import Command, judge  # noqa: E402
+from benchmarks.safety_fuzz import (  # noqa: E402
+    RecordingArm,
+    Tally,
+    campaign_config,
+    generate_calls,
+    tally_events,
+)
+from embodiment.envelope import SafetyEnvelope  # noqa: E402
 from embodiment.profile import EmbodimentProfile, ProfileError, load_profile  # noqa: E402
-from embodiment.safety import SafetyEnvelope  # noqa: E402
 from harness import Harness  # noqa: E402
 from harness.providers import ScriptedModel, call, reply  # noqa: E402
 from harness.tools import Tool, tool  # noqa: E402
@@ -60,9 +66,23 @@ CLASSES = ("defaults", "joints", "base", "profiles")
 COUNTER = {"name": "counter", "frame": "world", "min": [0.9, -1.0, 0.0], "max": [1.5, 1.0, 0.95]}
 
 
+ARM: dict[str, Any] = {"profile": "panda_tabletop"}
+"""The arm the ``joints`` class attacks (``--profile``)."""
+
+
 @functools.cache
 def panda() -> EmbodimentProfile:
-    return load_profile("panda_tabletop")
+    source = ARM["profile"]
+    return source if isinstance(source, EmbodimentProfile) else load_profile(source)
+
+
+def use_profile(source: str) -> None:
+    """The ``joints`` class on ``source`` (a world's profile such as ``so101``, a path)."""
+    from worlds.registry import load_profile as world_profile
+
+    ARM["profile"] = world_profile(source)
+    panda.cache_clear()
+    chain.cache_clear()
 
 
 @functools.cache
@@ -275,7 +295,7 @@ class BodyCampaign:
         else:
             parts = physical_tools(arm)
         harness = Harness(
-            _config(),
+            campaign_config(),
             model=ScriptedModel([*calls, reply("done")]),
             driver=arm,
             tools=tools,
@@ -285,7 +305,7 @@ class BodyCampaign:
         with harness:
             events = list(harness.run_stream("fuzz"))
             physical = {t.name for t in harness.tools if t.physical}
-        tally = _tally(events, physical, tuple(calls))
+        tally = tally_events(events, physical, tuple(calls))
         for command, base_before, base_after, joints_after in arm.moves:
             if kind == "defaults":
                 command.kinds = DEFAULT_KINDS.get(command.tool)
@@ -347,7 +367,7 @@ def campaign(classes: list[str], calls: int, seed: int) -> dict[str, Tally]:
 
         while tally.tried < calls:
             per_example = 1 if kind == "profiles" else 4
-            _generate(strategy, max(1, (calls - tally.tried) // per_example), round_seed, run)
+            generate_calls(strategy, max(1, (calls - tally.tried) // per_example), round_seed, run)
             round_seed += 100_000
     return results
 
@@ -374,8 +394,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=20_000, help="calls to try per class")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--classes", default=",".join(CLASSES))
+    parser.add_argument(
+        "--profile", help="run the joints class on this arm profile (e.g. so101) instead"
+    )
     args = parser.parse_args(argv)
     classes = [c.strip() for c in args.classes.split(",") if c.strip()]
+    if args.profile:
+        if args.classes != ",".join(CLASSES) and classes != ["joints"]:
+            parser.error("--profile: only the joints class runs on another arm")
+        classes = ["joints"]
+        use_profile(args.profile)
     unknown = [c for c in classes if c not in CLASSES]
     if unknown:
         parser.error(f"unknown class(es) {', '.join(unknown)}; expected {', '.join(CLASSES)}")

@@ -7,7 +7,7 @@
 the result, Task Notes, the observation (JPEG encoding, hashing, storing), the Brief,
 compaction and pruning passes (without their summarizer calls), building the request,
 events, the tool thread. It is measured on a real Harness replaying a seeded trace (see
-:mod:`benchmarks.session_trace`) with a :class:`~harness.providers.scripted.ScriptedModel` and a
+:mod:`benchmarks.lib.session_trace`) with a :class:`~harness.providers.scripted.ScriptedModel` and a
 null driver whose ``observe`` returns a camera frame every turn; wall time between two
 consecutive ``prompt_snapshot`` events, minus the time spent inside the model (decision
 and summarizer) and inside the driver.
@@ -49,13 +49,19 @@ from typing import Any, Literal
 
 import numpy as np
 
-from benchmarks.ours import ours_config
-from benchmarks.replay import CAMERA, DecisionStats, TraceCursor, decision_replay, replay_harness
-from benchmarks.report import OUT_DIR, compact_number, markdown_table, save_json, save_plot
-from benchmarks.session_trace import Trace, TraceSpec, generate_trace
-from benchmarks.summarizer import DeterministicSummarizer
+from benchmarks.lib.ours import ours_config
+from benchmarks.lib.replay import (
+    CAMERA,
+    DecisionStats,
+    TraceCursor,
+    decision_replay,
+    replay_harness,
+)
+from benchmarks.lib.report import OUT_DIR, compact_number, markdown_table, save_json, save_plot
+from benchmarks.lib.session_trace import Trace, TraceSpec, generate_trace
+from benchmarks.lib.summarizer import DeterministicSummarizer
 from embodiment.types import ActionResult, Observation
-from harness.context.compactor import NoCompaction
+from harness.context.compaction.compactor import NoCompaction
 from harness.events import CompactionEvent, DoneEvent, PromptSnapshotEvent
 from harness.messages import ImagePart, ModelRequest
 from harness.protocols import RunStore

@@ -1,7 +1,7 @@
 """The "Every module" section of docs/architecture.md, generated from the tree.
 
 Each package's modules are listed with the first paragraph of their docstring (what the
-module owns), so the page cannot drift from the code: ``tests/test_docs_index.py`` fails
+module owns), so the page cannot drift from the code: ``tests/project/test_docs_index.py`` fails
 when it does, and ``python docs/module_index.py --write`` brings it back in line.
 """
 

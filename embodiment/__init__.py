@@ -5,8 +5,8 @@ Nothing here imports the harness: a driver author needs only numpy and pydantic.
 
 from embodiment.checks import CheckResult, DriverReport, check_driver
 from embodiment.drivers import DRIVERS, DriverOptionError, instantiate_driver, register_driver
+from embodiment.envelope import RuleOutcome, SafetyEnvelope, SafetyRequest, SafetyRule
 from embodiment.profile import EmbodimentProfile, ProfileError, load_profile, render_profile
-from embodiment.safety import RuleOutcome, SafetyEnvelope, SafetyRequest, SafetyRule
 from embodiment.types import (
     SAFETY_KINDS,
     ActionResult,

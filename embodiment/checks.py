@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from embodiment.envelope import SafetyEnvelope
 from embodiment.profile import EmbodimentProfile
-from embodiment.safety import SafetyEnvelope
 from embodiment.types import ActionResult, ActionSpec, Motion, Observation
 
 __all__ = ["CheckResult", "DriverReport", "check_driver"]

@@ -61,7 +61,7 @@ SAFETY_KINDS: dict[str, str] = {
 }
 """The vocabulary of ``Tool.safety``/``ActionSpec.safety``: argument name -> kind.
 
-The safety envelope (``embodiment/safety.py``) interprets each kind; an argument with an
+The safety envelope (:mod:`embodiment.envelope`) interprets each kind; an argument with an
 unknown kind is a declaration error, caught when the tool is generated. Every argument of a
 physical tool needs a kind: an argument without one blocks the call (``free`` is the
 explicit way to say "this one cannot move anything").

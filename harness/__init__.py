@@ -21,7 +21,7 @@ if TYPE_CHECKING:
         ModelError,
     )
     from harness.events import DoneEvent, Event
-    from harness.runtime.delegation import Handoff
+    from harness.runtime.delegation.delegate import Handoff
     from harness.runtime.harness import Harness, RunResult, TaskStream
     from harness.tools import Tool, ToolContext, ToolOutput, tool
 
@@ -59,7 +59,7 @@ _HOMES = {
     "ModelError": "harness.errors",
     "DoneEvent": "harness.events",
     "Event": "harness.events",
-    "Handoff": "harness.runtime.delegation",
+    "Handoff": "harness.runtime.delegation.delegate",
     "Harness": "harness.runtime.harness",
     "RunResult": "harness.runtime.harness",
     "TaskStream": "harness.runtime.harness",

@@ -12,7 +12,7 @@ thread on their own timer, every :data:`POLL_S`:
   and whatever the call produces afterwards is dropped, never delivered;
 - without a callback the call simply runs in the caller's thread.
 
-The runtime's tool calls have their own watcher (:mod:`harness.runtime.execution`), which
+The runtime's tool calls have their own watcher (:mod:`harness.runtime.phases.tool_thread`), which
 also interrupts the robot; these are for calls that only compute.
 """
 
@@ -43,7 +43,7 @@ POLL_S = 0.1
 CANCEL_LATENCY_S = 0.15
 """What the README promises: a cancel ends the task within about this long whatever is in
 flight (plus the driver's stop time). Every watcher's poll plus its grace stays within it
-(tests/test_cancel_promise.py); ``benchmarks/cancel_latency.py`` measures it."""
+(tests/runtime/test_cancel_promise.py); ``benchmarks/cancel_latency.py`` measures it."""
 
 _ITEM, _END, _ERROR = "item", "end", "error"
 

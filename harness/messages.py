@@ -243,7 +243,7 @@ class ToolResultItem(_ItemBase):
 
 
 class IndexPage(_Frozen):
-    """One archived page of a checkpoint's address index (see ``harness.context.index``).
+    """One archived page of a checkpoint's address index (see ``harness.context.compaction.index``).
 
     A level-1 page lists folded exchanges, one line each with the address of the exact
     output; a level-``n`` page lists pages of level ``n - 1``.

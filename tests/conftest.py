@@ -8,7 +8,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from harness.messages import Verdict
 from harness.protocols import SceneRefresh
 from harness.tools import Tool
 from tests.dialects import DIALECTS, Dialect
+from tests.tiers import SLOW_FILES, SLOW_MARKERS, SLOW_TESTS
 from tests.wire_server import WireServer
 
 # A worker holds every collected test, hypothesis and the SDKs: a heap on which each full
@@ -91,7 +92,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--hardware", action="store_true", help="run tests that need a robot")
 
 
+def _tier(item: pytest.Item) -> None:
+    """Marks an item by what it starts, and ``slow`` when that keeps it out of the fast
+    tier (the README names both tiers)."""
+    what = SLOW_FILES.get(item.path.stem)
+    if what is not None:
+        item.add_marker(getattr(pytest.mark, what))
+    test = item.nodeid.split("[", 1)[0]
+    if test in SLOW_TESTS or any(item.get_closest_marker(name) for name in SLOW_MARKERS):
+        item.add_marker(pytest.mark.slow)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        _tier(item)
     # Files marked ``long`` first (a stable sort): xdist hands files out in this order, so
     # the longest start at once and the short ones fill in around them, rather than one
     # worker starting a 40-second file while the others have finished.
@@ -135,6 +149,9 @@ class FakeDriver:
         self.motion_s = motion_s
         self.stops = 0
         self._stop = threading.Event()
+        self.moving = threading.Event()
+        """Set when a motion begins: a test cancels on it, never on a timer that a busy
+        machine can fire before the motion (or the model call before it) has started."""
         self.position = [0.0, 0.0, 0.0]
         self.executed: list[tuple[str, dict[str, Any]]] = []
 
@@ -154,6 +171,7 @@ class FakeDriver:
     def execute(self, action: str, arguments: dict[str, Any]) -> ActionResult:
         self._stop.clear()
         self.executed.append((action, dict(arguments)))
+        self.moving.set()
         deadline = time.monotonic() + self.motion_s
         while time.monotonic() < deadline:
             if self._stop.wait(0.005):
@@ -169,6 +187,19 @@ class FakeDriver:
 
     def disconnect(self) -> None:
         self.log.append("disconnect")
+
+
+def when_set(event: threading.Event, action: Callable[[], object]) -> threading.Thread:
+    """Run ``action`` on a thread of its own once ``event`` is set (a hang guard of 60 s:
+    the action runs then anyway, and the test's own assertions say what never happened)."""
+
+    def wait_then_act() -> None:
+        event.wait(60)
+        action()
+
+    thread = threading.Thread(target=wait_then_act, daemon=True)
+    thread.start()
+    return thread
 
 
 def move_to_tool(driver: FakeDriver, *, timeout_s: float | None = None) -> Tool:
@@ -229,9 +260,10 @@ class StubbornRobot(FakeRobot):
 def short_grace(monkeypatch: pytest.MonkeyPatch) -> None:
     """A handler that ignores its timeout is abandoned after 0.3 s, not 5 s, and the task's
     end waits 0.1 s, not 1 s, for a pending command: the same rules, sooner."""
-    from harness.runtime import execution, robot
+    from harness.runtime import robot
+    from harness.runtime.phases import tool_thread
 
-    monkeypatch.setattr(execution, "GRACE_S", 0.3)
+    monkeypatch.setattr(tool_thread, "GRACE_S", 0.3)
     monkeypatch.setattr(robot, "FINAL_WAIT_S", 0.1)
 
 

@@ -5,7 +5,7 @@ scenarios: llama.cpp's own ``llama-server`` (the upstream server most users run)
 Each scenario takes a ``base_url`` and runs against whatever answers there: a real server
 (``tests/real/``, and once through a recording proxy to write the transcripts under
 ``tests/fixtures/llamaserver/`` and ``tests/fixtures/llamacpp/``), or the loopback wire
-server replaying those transcripts (``tests/test_llamacpp_replay.py``). Each has a
+server replaying those transcripts (``tests/providers/test_llamacpp_replay.py``). Each has a
 ``check_*`` function that both use, given the scenario's result and the exchanges the
 server had (requests and its answers), so the replayed and the live runs are held to the
 same assertions.

@@ -1,4 +1,4 @@
-"""The in-process recording MCP server of :mod:`benchmarks.mcp_recording`, for tests
+"""The in-process recording MCP server of :mod:`benchmarks.lib.mcp_recording`, for tests
 (skipped where the ``mcp`` extra or uvicorn is missing)."""
 
 from __future__ import annotations
@@ -8,6 +8,6 @@ import pytest
 pytest.importorskip("mcp.server.lowlevel")
 pytest.importorskip("uvicorn")
 
-from benchmarks.mcp_recording import RecordingServer
+from benchmarks.lib.mcp_recording import RecordingServer
 
 __all__ = ["RecordingServer"]

@@ -1,6 +1,6 @@
 """Plant secrets everywhere a session can see them, run it, and collect every sink.
 
-Used by tests/test_secrets.py. The oracle here knows nothing of the harness's redactor:
+Used by tests/core/test_secrets.py. The oracle here knows nothing of the harness's redactor:
 it counts whole keys and every 10-character window of each key in raw bytes (any
 fragment of 10 or more characters contains such a window).
 

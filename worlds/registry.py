@@ -66,6 +66,7 @@ BUILTIN_WORLDS: dict[str, str] = {
     "mobile": "worlds.mobile.world:WORLD",
     "libero": "worlds.libero.world:WORLD",
     "fake": "worlds.fake.world:WORLD",
+    "so101": "worlds.so101.world:WORLD",
 }
 """The worlds shipped with the harness: name -> ``module:attribute`` of its World."""
 DEFAULT_WORLD = "tabletop"

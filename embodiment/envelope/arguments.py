@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from embodiment.envelope.common import EnvelopeHost, Verdict
+from embodiment.envelope.common import Call, Verdict
+from embodiment.profile import EmbodimentProfile
 
-__all__ = ["ArgumentChecks", "schema_default"]
+__all__ = ["CompleteArguments", "schema_default"]
 
 KEEPS_CURRENT = frozenset({"position.x", "position.y", "position.z"})
 """Kinds whose absence means "stay where you are", not "use a value of your own"."""
@@ -33,8 +34,19 @@ def schema_default(schema: Mapping[str, Any] | None, name: str) -> tuple[bool, A
     return False, None
 
 
-class ArgumentChecks(EnvelopeHost):
-    """Fills schema defaults and blocks needed arguments that have none (mixed in)."""
+class CompleteArguments:
+    """Fills schema defaults and blocks needed arguments that have none (the first built-in
+    rule: when it blocks, no later rule runs, since they all need the complete set)."""
+
+    name = "arguments"
+    ends_on_block = True
+    needs_unblocked = False
+
+    def __init__(self, profile: EmbodimentProfile) -> None:
+        self.profile = profile
+
+    def apply(self, call: Call, verdict: Verdict) -> None:
+        self._complete_arguments(verdict, call.kinds)
 
     def _complete_arguments(self, verdict: Verdict, kinds: Mapping[str, str]) -> None:
         args = verdict.arguments

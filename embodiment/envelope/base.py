@@ -7,16 +7,25 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from embodiment.envelope.common import EnvelopeHost, Verdict, finite_value
+from embodiment.envelope.common import Call, Verdict, finite_value
+from embodiment.profile import EmbodimentProfile
 from embodiment.types import Observation, reading
 
-__all__ = ["BaseChecks"]
+__all__ = ["BaseLimits"]
 
 
-class BaseChecks(EnvelopeHost):
-    """``distance`` / ``direction`` / ``angle`` / ``navigation`` arguments (mixed in)."""
+class BaseLimits:
+    """``distance`` / ``direction`` / ``angle`` / ``navigation`` arguments (a built-in rule)."""
 
-    # ------------------------------------------------------------------ base motion
+    name = "base"
+    ends_on_block = False
+    needs_unblocked = False
+
+    def __init__(self, profile: EmbodimentProfile) -> None:
+        self.profile = profile
+
+    def apply(self, call: Call, verdict: Verdict) -> None:
+        self._check_base(verdict, call.name, call.kinds, call.observation)
 
     def _check_base(
         self,

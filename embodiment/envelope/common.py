@@ -1,6 +1,6 @@
-"""What every check family of the safety envelope shares: the verdict a call builds up
-(admitted arguments, clamps, blocks), the numeric helpers, and the host attributes the
-family mixins read (the profile, the locator).
+"""What every rule of the safety envelope shares: the call a rule reads (:class:`Call`),
+the verdict the rules build up together (admitted arguments, clamps, blocks), and the
+numeric helpers.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from embodiment.profile import EmbodimentProfile
 from embodiment.types import Motion, Observation, SafetyDecision
 
 __all__ = [
@@ -18,7 +17,7 @@ __all__ = [
     "JOINT_TOLERANCE_RAD",
     "POSITION_KINDS",
     "REF_KINDS",
-    "EnvelopeHost",
+    "Call",
     "MotionSource",
     "Vec3",
     "Verdict",
@@ -64,14 +63,16 @@ class Verdict:
         self.blocks.append(message)
 
 
-class EnvelopeHost:
-    """The attributes every check family reads from the :class:`SafetyEnvelope` it is
-    mixed into."""
+@dataclass(frozen=True)
+class Call:
+    """The call every built-in rule reads: the tool's name, its declared kinds, the fresh
+    observation the envelope checked the readings of, and how its driver describes the
+    motion (None: it cannot)."""
 
-    profile: EmbodimentProfile
-    locator: Any
-    clock: Callable[[], float]
-    observe: Callable[[], Observation] | None
+    name: str
+    kinds: Mapping[str, str]
+    observation: Observation | None
+    motion: MotionSource | None = None
 
 
 def blocked(violations: list[str]) -> SafetyDecision:

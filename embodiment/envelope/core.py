@@ -26,8 +26,11 @@ back within their limits).
 It fails closed: no observation, a missing, stale or non-finite reading, an object it
 cannot locate, an argument without a declared kind, a schema it cannot enumerate, a
 motion description that fails, or an exception inside a check all block the motion.
-Custom rules (:class:`SafetyRule`) run after the built-in checks and may clamp or block
-further; whatever they return is checked again, so they can never loosen a decision.
+The built-in checks are an ordered list of rule objects (:func:`builtin_rules`, one per
+family: arguments, positions, refs, scalars, joints, base, joint-space path, base sweep,
+motion path), each built from the profile and testable alone. Custom rules
+(:class:`SafetyRule`) run after them and may clamp or block further; whatever they return
+is checked by the built-in rules again, so they can never loosen a decision.
 
 These checks are orchestration safeguards for a language model's commands. They do not
 replace the robot's own emergency stop, collision avoidance or actuator limits.
@@ -41,38 +44,51 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from embodiment.declarations import declaration_problems
-from embodiment.envelope.arguments import ArgumentChecks
-from embodiment.envelope.audit import MotionAudit
-from embodiment.envelope.base import BaseChecks
-from embodiment.envelope.common import MotionSource, Verdict, blocked
-from embodiment.envelope.joints import JointChecks
-from embodiment.envelope.jointspace import JointSpaceChecks
-from embodiment.envelope.motion import MotionChecks
-from embodiment.envelope.positions import PositionChecks
-from embodiment.envelope.readings import ReadingChecks
-from embodiment.envelope.refs import RefChecks
-from embodiment.envelope.rules import RuleOutcome, SafetyRequest, SafetyRule
-from embodiment.envelope.scalars import ScalarChecks
-from embodiment.envelope.sweep import BaseSweepChecks
+from embodiment.envelope.arguments import CompleteArguments
+from embodiment.envelope.audit import MotionCheck, motion_check
+from embodiment.envelope.base import BaseLimits
+from embodiment.envelope.common import Call, MotionSource, Verdict, blocked
+from embodiment.envelope.frames import Frames
+from embodiment.envelope.joints import JointLimits
+from embodiment.envelope.jointspace import JointSpacePath
+from embodiment.envelope.kinematics import KinematicModel
+from embodiment.envelope.motion import MotionPath
+from embodiment.envelope.paths import Paths
+from embodiment.envelope.positions import PositionLimits
+from embodiment.envelope.readings import Readings
+from embodiment.envelope.refs import RefLimits
+from embodiment.envelope.rules import EnvelopeRule, RuleOutcome, SafetyRequest, SafetyRule
+from embodiment.envelope.scalars import ScalarLimits
+from embodiment.envelope.sweep import BaseSweep
 from embodiment.profile import EmbodimentProfile
 from embodiment.types import Locator, Observation, SafetyDecision
 
-__all__ = ["RuleOutcome", "SafetyEnvelope", "SafetyRequest", "SafetyRule"]
+__all__ = ["RuleOutcome", "SafetyEnvelope", "SafetyRequest", "SafetyRule", "builtin_rules"]
 
 
-class SafetyEnvelope(
-    ArgumentChecks,
-    ReadingChecks,
-    PositionChecks,
-    RefChecks,
-    MotionChecks,
-    ScalarChecks,
-    JointChecks,
-    JointSpaceChecks,
-    BaseChecks,
-    BaseSweepChecks,
-    MotionAudit,
-):
+def builtin_rules(
+    profile: EmbodimentProfile, *, locator: Locator | None = None
+) -> list[EnvelopeRule]:
+    """The built-in rules in the order they run: the arguments completed first (a block
+    there ends the check), the limits of each kind of argument, then the paths (run only
+    on a call nothing has blocked), the joint-space path and the base sweep before the
+    motion path, which is described for the arguments as the earlier rules left them."""
+    frames = Frames(profile)
+    paths = Paths(profile, frames)
+    return [
+        CompleteArguments(profile),
+        PositionLimits(profile, frames),
+        RefLimits(profile, locator, frames),
+        ScalarLimits(profile),
+        JointLimits(profile),
+        BaseLimits(profile),
+        JointSpacePath(profile, paths),
+        BaseSweep(profile, frames),
+        MotionPath(profile, paths),
+    ]
+
+
+class SafetyEnvelope:
     """The profile's limits, applied to each physical call (a ``SafetyGate``).
 
     Args:
@@ -100,9 +116,35 @@ class SafetyEnvelope(
         self.rules = list(rules)
         self.clock = clock
         self.stats: Counter[str] = Counter()
+        self.readings = Readings(profile, clock=clock, observe=observe)
+        self.builtin: tuple[EnvelopeRule, ...] = tuple(builtin_rules(profile, locator=locator))
+        """The built-in rules, in order (fixed: a deployment adds rules, never removes)."""
 
     def add_rule(self, rule: SafetyRule) -> None:
         self.rules.append(rule)
+
+    # ------------------------------------------------------------------ questions
+
+    def required_readings(self, kinds: Mapping[str, str]) -> list[str]:
+        """The readings a call with these kinds needs (``harness check`` lists them)."""
+        return self.readings.required_readings(kinds)
+
+    def reading_problems(
+        self, observation: Observation | None, kinds: Mapping[str, str]
+    ) -> list[str]:
+        """What is missing or invalid among those readings in ``observation``."""
+        return self.readings.reading_problems(observation, kinds)
+
+    def kinematics(self) -> KinematicModel | None:
+        """The profile's kinematic model (None: it has none); raises
+        :class:`~embodiment.envelope.kinematics.KinematicsError` when it cannot be built."""
+        return JointSpacePath(self.profile).kinematics()
+
+    def motion_check(
+        self, tool: str, kinds: Mapping[str, str] | None, *, describes_motion: bool
+    ) -> MotionCheck:
+        """How a call of ``tool`` is checked (:func:`~embodiment.envelope.audit.motion_check`)."""
+        return motion_check(self.profile, tool, kinds, describes_motion=describes_motion)
 
     # ------------------------------------------------------------------ SafetyGate
 
@@ -181,10 +223,10 @@ class SafetyEnvelope(
         if problems:
             return blocked(problems)
         kinds = kinds or {}
-        observation, problem = self._fresh(observation)
+        observation, problem = self.readings.fresh(observation)
         if problem:
             return blocked([problem])
-        problems = self.reading_problems(observation, kinds)
+        problems = self.readings.reading_problems(observation, kinds)
         if problems:
             return blocked(problems)
 
@@ -242,23 +284,16 @@ class SafetyEnvelope(
         motion: MotionSource | None,
         schema: Mapping[str, Any] | None,
     ) -> Verdict:
-        """Every built-in check, in order; the motion is described for the arguments as
-        the earlier checks left them."""
+        """Every built-in rule, in order, on one verdict; the motion is described for the
+        arguments as the earlier rules left them."""
         verdict = Verdict(arguments=dict(arguments), schema=schema)
-        verdict.base_pose = self._base_pose(observation)
-        verdict.ee = self._ee(observation)
-        self._complete_arguments(verdict, kinds)
-        if verdict.blocks:
-            return verdict
-        self._check_positions(verdict, kinds)
-        self._check_refs(verdict, kinds)
-        self._check_scalars(verdict, kinds)
-        self._check_joints(verdict, kinds, observation)
-        self._check_base(verdict, name, kinds, observation)
-        if not verdict.blocks:
-            self._check_joint_motion(verdict, name, kinds, observation)
-        if not verdict.blocks:
-            self._check_base_sweep(verdict, name, kinds)
-        if not verdict.blocks:
-            self._check_motion(verdict, name, motion)
+        verdict.base_pose = self.readings.base_pose(observation)
+        verdict.ee = self.readings.ee(observation)
+        call = Call(name=name, kinds=kinds, observation=observation, motion=motion)
+        for rule in self.builtin:
+            if rule.needs_unblocked and verdict.blocks:
+                continue
+            rule.apply(call, verdict)
+            if rule.ends_on_block and verdict.blocks:
+                break
         return verdict

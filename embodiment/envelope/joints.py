@@ -9,17 +9,28 @@ from collections.abc import Mapping
 from embodiment.envelope.common import (
     EPSILON,
     JOINT_TOLERANCE_RAD,
-    EnvelopeHost,
+    Call,
     Verdict,
     finite_value,
 )
+from embodiment.profile import EmbodimentProfile
 from embodiment.types import Observation, reading
 
-__all__ = ["JointChecks"]
+__all__ = ["JointLimits"]
 
 
-class JointChecks(EnvelopeHost):
-    """``joints`` arguments (mixed into the envelope)."""
+class JointLimits:
+    """``joints`` arguments (a built-in rule)."""
+
+    name = "joints"
+    ends_on_block = False
+    needs_unblocked = False
+
+    def __init__(self, profile: EmbodimentProfile) -> None:
+        self.profile = profile
+
+    def apply(self, call: Call, verdict: Verdict) -> None:
+        self._check_joints(verdict, call.kinds, call.observation)
 
     def _check_joints(
         self, verdict: Verdict, kinds: Mapping[str, str], observation: Observation | None

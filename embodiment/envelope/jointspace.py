@@ -16,15 +16,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from embodiment.envelope.common import EnvelopeHost, Verdict, finite_value
+from embodiment.envelope.common import Call, Verdict, finite_value
 from embodiment.envelope.kinematics import KinematicModel, KinematicsError, kinematic_model
+from embodiment.envelope.paths import Paths
+from embodiment.profile import EmbodimentProfile
 from embodiment.types import Observation, reading
 
-__all__ = ["JointSpaceChecks"]
+__all__ = ["JointSpacePath"]
 
 
-class JointSpaceChecks(EnvelopeHost):
-    """Forward kinematics of ``joints`` targets and their paths (mixed into the envelope)."""
+class JointSpacePath:
+    """Forward kinematics of ``joints`` targets and their paths (a built-in rule; runs only
+    on a call no earlier rule blocked)."""
+
+    name = "joint_space"
+    ends_on_block = False
+    needs_unblocked = True
+
+    def __init__(self, profile: EmbodimentProfile, paths: Paths | None = None) -> None:
+        self.profile = profile
+        self.paths = paths or Paths(profile)
+
+    def apply(self, call: Call, verdict: Verdict) -> None:
+        self._check_joint_motion(verdict, call.name, call.kinds, call.observation)
 
     def kinematics(self) -> KinematicModel | None:
         """The profile's kinematic model (None: it has none); raises
@@ -78,7 +92,7 @@ class JointSpaceChecks(EnvelopeHost):
             start = self._kinematic_to_world(verdict, model.ee_point(now))
             samples, slack = model.path(now, [float(v) for v in target])
             path = [self._kinematic_to_world(verdict, point) for point in samples]
-            self._check_path(
+            self.paths.check_path(
                 verdict, name, start, path, slack=slack, what="joint-space path (kinematics)"
             )
             if verdict.blocks:

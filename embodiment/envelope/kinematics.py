@@ -4,15 +4,22 @@ The envelope maps every joint-space target, and samples of the joint-space line 
 through this model to the end-effector point, and checks that path like a Cartesian
 motion. The simulator's joint tools use the same model (:func:`kinematic_model`).
 
-Library: PyBullet in ``DIRECT`` mode (no window, no physics stepping: joints are set with
-``resetJointState`` and ``getLinkState(computeForwardKinematics=True)`` returns the link
-frame). Chosen over pinocchio because it is already the simulator's dependency (the
-``sim`` extra), ships the Panda and xArm URDFs in ``pybullet_data``, and parses URDFs
-the same way the simulator that executes the motion does, so the envelope checks the arm
-that moves; pinocchio would add a second, large native dependency and a second URDF
-parser whose conventions could differ from the simulator's. PyBullet is imported only
-when a profile has a kinematic model: without it installed such a profile fails closed
-(every joint-space call is blocked, and the error says what to install).
+Library: the simulator's own, so the envelope checks the arm that moves with the same
+parser and conventions as the simulator that executes the motion (``kinematics.engine``):
+
+- PyBullet in ``DIRECT`` mode (no window, no physics stepping: joints are set with
+  ``resetJointState`` and ``getLinkState(computeForwardKinematics=True)`` returns the link
+  frame), for the PyBullet worlds (it ships the Panda and xArm URDFs in ``pybullet_data``);
+- MuJoCo (:mod:`embodiment.envelope.kinematics_mujoco`: ``mj_kinematics`` on the model's
+  own data, no physics step), for MJCF models and MuJoCo worlds. MuJoCo has wheels for
+  every Python the harness supports (PyBullet 3.2.7 has none for 3.12), so a profile that
+  must work next to LeRobot (Python >= 3.12) uses it. It was chosen over pinocchio for
+  the same reason as PyBullet: it is already the simulator's dependency, and a second
+  parser could read the model differently from the simulator.
+
+The library is imported only when a profile has a kinematic model: without it installed
+such a profile fails closed (every joint-space call is blocked, and the error says what
+to install).
 
 Between two samples the true (curved) end-effector path can leave the chord joining
 them. :meth:`KinematicModel.deviation_bound` bounds that: moving joint ``i`` by ``dq_i``
@@ -35,10 +42,11 @@ from xml.etree import ElementTree
 
 from embodiment.profile import KinematicsSpec
 
-__all__ = ["KinematicModel", "KinematicsError", "kinematic_model", "urdf_path"]
+__all__ = ["KinematicModel", "KinematicsError", "engine_of", "kinematic_model", "urdf_path"]
 
 log = logging.getLogger(__name__)
 PYBULLET_DATA = "pybullet_data:"
+PACKAGE_DATA = "package:"
 Vec3 = tuple[float, float, float]
 SAMPLE_BOUND_M = 0.005
 """How far the curve may leave the chords between samples; samples are spaced to keep
@@ -51,7 +59,10 @@ class KinematicsError(RuntimeError):
 
 
 def urdf_path(urdf: str) -> str:
-    """The file a profile's ``kinematics.urdf`` names (``pybullet_data:`` resolved)."""
+    """The file a profile's ``kinematics.urdf`` names (``pybullet_data:`` and
+    ``package:<module>/<path>`` resolved)."""
+    if urdf.startswith(PACKAGE_DATA):
+        return _package_file(urdf)
     if not urdf.startswith(PYBULLET_DATA):
         return urdf
     try:
@@ -81,8 +92,20 @@ class KinematicModel:
         self.spec = spec
         self.joint_count = joint_count
         self._lock = threading.Lock()
+        self.engine = engine_of(spec)
+        self._mujoco: Any = None
+        if self.engine == "mujoco":
+            from embodiment.envelope.kinematics_mujoco import MujocoChain
+
+            self._mujoco = MujocoChain(urdf_path(spec.urdf), spec, joint_count, KinematicsError)
+            return
         self._pb = _import_pybullet()
         self._chain = self._load()
+
+    @property
+    def reach(self) -> tuple[float, ...]:
+        """Per arm joint: a bound on the distance from its axis to the end effector."""
+        return self._mujoco.reach if self._mujoco is not None else self._chain.reach
 
     def _load(self) -> _Chain:
         pb = self._pb
@@ -151,6 +174,9 @@ class KinematicModel:
         return self.ee_points([joints])[0]
 
     def ee_points(self, configurations: Sequence[Sequence[float]]) -> list[Vec3]:
+        if self._mujoco is not None:
+            with self._lock:
+                return self._mujoco.points(configurations)
         pb, chain = self._pb, self._chain
         points: list[Vec3] = []
         with self._lock:
@@ -171,13 +197,13 @@ class KinematicModel:
     def deviation_bound(self, start: Sequence[float], end: Sequence[float], samples: int) -> float:
         """How far the end effector can be from the nearest of ``samples`` evenly spaced
         samples of the joint-space line ``start -> end`` (see the module docstring)."""
-        travel = sum(r * abs(b - a) for r, a, b in zip(self._chain.reach, start, end, strict=True))
+        travel = sum(r * abs(b - a) for r, a, b in zip(self.reach, start, end, strict=True))
         return travel / max(1, samples) / 2
 
     def path(self, start: Sequence[float], end: Sequence[float]) -> tuple[list[Vec3], float]:
         """Samples of the end-effector path along the joint-space line (``start``
         excluded, ``end`` included) and the deviation bound that holds between them."""
-        travel = sum(r * abs(b - a) for r, a, b in zip(self._chain.reach, start, end, strict=True))
+        travel = sum(r * abs(b - a) for r, a, b in zip(self.reach, start, end, strict=True))
         count = min(MAX_SAMPLES, max(1, math.ceil(travel / (2 * SAMPLE_BOUND_M))))
         configurations = [
             [a + (b - a) * index / count for a, b in zip(start, end, strict=True)]
@@ -186,6 +212,8 @@ class KinematicModel:
         return self.ee_points(configurations), self.deviation_bound(start, end, count)
 
     def close(self) -> None:
+        if self._mujoco is not None:
+            return  # plain data, freed with the object
         try:
             self._pb.disconnect(physicsClientId=self._chain.client)
         except Exception:  # already gone
@@ -198,12 +226,38 @@ _MODELS_LOCK = threading.Lock()
 
 def kinematic_model(spec: KinematicsSpec, joint_count: int) -> KinematicModel:
     """The (shared, cached) model of ``spec``; raises :class:`KinematicsError`."""
-    key = (spec.urdf, spec.ee_link, tuple(spec.joints or ()), joint_count)
+    key = (spec.urdf, spec.ee_link, tuple(spec.joints or ()), joint_count, engine_of(spec))
     with _MODELS_LOCK:
         model = _MODELS.get(key)
         if model is None:
             model = _MODELS[key] = KinematicModel(spec, joint_count)
         return model
+
+
+def engine_of(spec: KinematicsSpec) -> str:
+    """The library that computes ``spec``'s kinematics (see ``KinematicsSpec.engine``)."""
+    if spec.engine is not None:
+        return spec.engine
+    return "mujoco" if spec.urdf.lower().endswith(".xml") else "pybullet"
+
+
+def _package_file(urdf: str) -> str:
+    """``package:<module>/<path>`` -> the file inside the installed package."""
+    import importlib.util
+
+    rest = urdf.removeprefix(PACKAGE_DATA)
+    module, _, inner = rest.partition("/")
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        spec = None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    if not locations or not inner:
+        raise KinematicsError(
+            f"kinematics.urdf {urdf!r}: no installed package {module!r} holds it "
+            f"(pip install the package that ships the robot's model)"
+        )
+    return str(Path(locations[0]) / inner)
 
 
 def _joint_offsets(path: str) -> dict[str, float]:

@@ -1,39 +1,32 @@
 """The path a call will execute: the driver's described waypoints, or the conservative
 assumptions (straight line to a position target, the swept box of an approach to a ref);
 every segment inside the workspace, clear of every keep-out zone by the margin and within
-one step of where it starts.
+one step of where it starts (:mod:`embodiment.envelope.paths`).
 """
 
 from __future__ import annotations
 
-import math
-
-from embodiment.envelope.common import (
-    EPSILON,
-    EnvelopeHost,
-    MotionSource,
-    Vec3,
-    Verdict,
-    clear,
-    xyz,
-)
-from embodiment.geometry import (
-    box_box_distance,
-    moves_away_from_box,
-    point_box_distance,
-    segment_box_distance,
-)
-from embodiment.geometry import segment_hits_box as _hits
-from embodiment.profile import Box
+from embodiment.envelope.common import Call, MotionSource, Verdict
+from embodiment.envelope.paths import Paths
+from embodiment.profile import EmbodimentProfile
 from embodiment.types import Motion
 
-__all__ = ["MotionChecks"]
+__all__ = ["MotionPath"]
 
 
-class MotionChecks(EnvelopeHost):
-    """Motion paths (mixed into the envelope)."""
+class MotionPath:
+    """Motion paths (a built-in rule; runs only on a call no earlier rule blocked)."""
 
-    # ------------------------------------------------------------------ the motion
+    name = "motion"
+    ends_on_block = False
+    needs_unblocked = True
+
+    def __init__(self, profile: EmbodimentProfile, paths: Paths | None = None) -> None:
+        self.profile = profile
+        self.paths = paths or Paths(profile)
+
+    def apply(self, call: Call, verdict: Verdict) -> None:
+        self._check_motion(verdict, call.name, call.motion)
 
     def _check_motion(self, verdict: Verdict, name: str, motion: MotionSource | None) -> None:
         """Every segment of the path the call will execute: the driver's description for
@@ -58,139 +51,21 @@ class MotionChecks(EnvelopeHost):
                     return
                 path = [tuple(float(v) for v in p) for p in described.waypoints]
                 if path:
-                    if self._started(verdict, name):
-                        self._check_path(verdict, name, verdict.ee, path)  # type: ignore[arg-type]
+                    if self.paths.started(verdict, name):
+                        self.paths.check_path(verdict, name, verdict.ee, path)  # type: ignore[arg-type]
                     return
                 # Described with no waypoints: nothing was said about where it goes, so the
                 # conservative assumptions below apply (they used to be skipped).
-        if verdict.targets and self._started(verdict, name):
-            self._check_path(verdict, name, verdict.ee, list(verdict.targets))  # type: ignore[arg-type]
+        if verdict.targets and self.paths.started(verdict, name):
+            self.paths.check_path(verdict, name, verdict.ee, list(verdict.targets))  # type: ignore[arg-type]
         refs = list(verdict.refs.items())
         destinations = [(a, p) for a, (kind, p) in refs if kind == "target_ref"] or [
             (a, p) for a, (_, p) in refs
         ]
         for arg, (x, y, z) in destinations:
-            if verdict.blocks or not self._started(verdict, name):
+            if verdict.blocks or not self.paths.started(verdict, name):
                 return
             above = (x, y, z + self.profile.safety.approach_height_m)
-            self._check_swept_box(verdict, name, str(verdict.arguments[arg]), [(x, y, z), above])
-
-    def _started(self, verdict: Verdict, name: str) -> bool:
-        if verdict.ee is None:
-            verdict.block(f"missing_reading:ee_position: needed to check {name}'s motion")
-            return False
-        return True
-
-    def _check_swept_box(self, verdict: Verdict, name: str, ref: str, points: list[Vec3]) -> None:
-        """The box spanned by the gripper and ``points`` (world axes): inside the
-        workspace, within one step of the gripper, and the margin clear of every zone."""
-        start = verdict.ee
-        assert start is not None
-        corners_of = [start, *points]
-        low = [min(p[i] for p in corners_of) for i in range(3)]
-        high = [max(p[i] for p in corners_of) for i in range(3)]
-        corners = [
-            (x, y, z)
-            for x in (low[0], high[0])
-            for y in (low[1], high[1])
-            for z in (low[2], high[2])
-        ]
-        profile = self.profile
-        assumption = (
-            f"{name} of {ref} without a motion description is assumed to stay between the "
-            f"gripper, {ref} and {profile.safety.approach_height_m:.3f} m above it"
-        )
-        for corner in corners:
-            if not self._in_workspace(verdict, corner):
-                verdict.block(
-                    f"workspace_bounds: {assumption}, which reaches {xyz(corner)}, outside the "
-                    f"reachable workspace ({profile.workspace.span()})"
-                )
-                return
-        reach = max(math.dist(start, corner) for corner in corners)
-        if reach > profile.limits.max_step_m + EPSILON:
-            verdict.block(
-                f"step_limit: {assumption}, which reaches {reach:.3f} m from the gripper (max "
-                f"{profile.limits.max_step_m:.3f} m per motion); move closer first"
+            self.paths.check_swept_box(
+                verdict, name, str(verdict.arguments[arg]), [(x, y, z), above]
             )
-            return
-        margin = profile.safety.keep_out_margin_m
-        for zone in profile.keep_out:
-            local = [self._zone_local(verdict, corner, zone) for corner in corners]
-            box_low = [min(p[i] for p in local) for i in range(3)]
-            box_high = [max(p[i] for p in local) for i in range(3)]
-            gap = box_box_distance(box_low, box_high, zone.min, zone.max)
-            if not clear(gap, margin):
-                verdict.block(
-                    f"keep_out:{zone.name}: {assumption}, which comes {gap:.3f} m from the zone "
-                    f"(keep {margin:.3f} m clear); move clear of it first, or describe the motion"
-                )
-                return
-
-    def _check_path(
-        self,
-        verdict: Verdict,
-        name: str,
-        start: Vec3,
-        path: list[Vec3],
-        *,
-        slack: float = 0.0,
-        what: str = "motion",
-    ) -> None:
-        """Every point inside the workspace, within one step of ``start``, and every
-        segment the margin clear of each zone. ``slack`` is how far the real path may be
-        from these segments (a sampled curve): every bound is tightened by it."""
-        profile = self.profile
-        ws = profile.workspace
-        limit = profile.limits.max_step_m
-        margin = profile.safety.keep_out_margin_m + slack
-        previous = start
-        for point in path:
-            if not self._in_workspace(verdict, point, slack):
-                beyond = f" (within {slack:.3f} m of its edge)" if slack else ""
-                verdict.block(
-                    f"workspace_bounds: {name}'s {what} goes to {xyz(point)}, outside the "
-                    f"reachable workspace{beyond} ({ws.frame} frame: {ws.span()})"
-                )
-                return
-            if math.dist(start, point) + slack > limit + EPSILON:
-                verdict.block(
-                    f"step_limit: {name}'s {what} reaches {xyz(point)}, "
-                    f"{math.dist(start, point):.3f} m from the gripper (max {limit:.3f} m per "
-                    "motion); move closer first"
-                )
-                return
-            for zone in profile.keep_out:
-                problem = self._segment_problem(verdict, previous, point, zone, margin)
-                if problem:
-                    verdict.block(f"keep_out:{zone.name}: {name}'s {what} {problem}")
-                    return
-            previous = point
-
-    def _segment_problem(
-        self, verdict: Verdict, start: Vec3, end: Vec3, zone: Box, margin: float
-    ) -> str:
-        a = self._zone_local(verdict, start, zone)
-        b = self._zone_local(verdict, end, zone)
-        if clear(point_box_distance(a, zone.min, zone.max), margin):
-            gap = segment_box_distance(a, b, zone.min, zone.max)
-            if clear(gap, margin):
-                return ""
-            if _hits(a, b, zone.min, zone.max):
-                return (
-                    f"from {xyz(start)} to {xyz(end)}: the straight path crosses the zone; "
-                    "go around it in two motions"
-                )
-            return (
-                f"from {xyz(start)} to {xyz(end)} passes {gap:.3f} m from the zone "
-                f"(keep {margin:.3f} m clear); go around it"
-            )
-        # The reading is already inside the zone or its margin: only straight out.
-        if moves_away_from_box(a, b, zone.min, zone.max) and clear(
-            point_box_distance(b, zone.min, zone.max), margin
-        ):
-            return ""
-        return (
-            f"starts at {xyz(start)}, inside the zone or within {margin:.3f} m of it; only a "
-            f"motion straight away from it that ends {margin:.3f} m clear is allowed"
-        )

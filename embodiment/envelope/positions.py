@@ -1,7 +1,6 @@
 """Cartesian targets: workspace bounds (a small overshoot clamped onto the edge), keep-out
 zones with their margin, and the per-call step limit, for ``position`` and
-``position.x/y/z`` arguments; and the frame conversions (workspace, zones, live base pose)
-the other families use.
+``position.x/y/z`` arguments.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from collections.abc import Mapping
 
 from embodiment.envelope.common import (
     EPSILON,
-    EnvelopeHost,
+    Call,
     Vec3,
     Verdict,
     clear,
@@ -19,44 +18,25 @@ from embodiment.envelope.common import (
     schema_defaults,
     xyz,
 )
-from embodiment.geometry import point_box_distance
-from embodiment.profile import Box
+from embodiment.envelope.frames import Frames
+from embodiment.profile import EmbodimentProfile
 
-__all__ = ["PositionChecks"]
+__all__ = ["PositionLimits"]
 
 
-class PositionChecks(EnvelopeHost):
-    """Positions, the workspace and keep-out zones (mixed into the envelope)."""
+class PositionLimits:
+    """Positions, the workspace and keep-out zones (a built-in rule)."""
 
-    # ------------------------------------------------------------------ frames
+    name = "positions"
+    ends_on_block = False
+    needs_unblocked = False
 
-    def _in_workspace(self, verdict: Verdict, point: Vec3, inset: float = 0.0) -> bool:
-        """Inside the workspace, and at least ``inset`` from its faces."""
-        ws = self.profile.workspace
-        local = self.profile.from_world(point, ws.frame, base_pose=verdict.base_pose)
-        return all(
-            lo + inset <= v <= hi - inset for v, lo, hi in zip(local, ws.min, ws.max, strict=True)
-        )
+    def __init__(self, profile: EmbodimentProfile, frames: Frames | None = None) -> None:
+        self.profile = profile
+        self.frames = frames or Frames(profile)
 
-    def _zone_local(self, verdict: Verdict, point: Vec3, zone: Box) -> Vec3:
-        return self.profile.from_world(point, zone.frame, base_pose=verdict.base_pose)
-
-    def _zone_distance(self, verdict: Verdict, point: Vec3, zone: Box) -> float:
-        return point_box_distance(self._zone_local(verdict, point, zone), zone.min, zone.max)
-
-    def _onto_workspace(self, verdict: Verdict, point: Vec3) -> Vec3:
-        """``point`` moved onto the workspace if a floating-point round trip through the
-        workspace frame left it a hair outside (it never moves more than that)."""
-        if self._in_workspace(verdict, point):
-            return point
-        profile, ws = self.profile, self.profile.workspace
-        local = profile.from_world(point, ws.frame, base_pose=verdict.base_pose)
-        inset = tuple(
-            min(hi - EPSILON, max(lo + EPSILON, v))
-            for v, lo, hi in zip(local, ws.min, ws.max, strict=True)
-        )
-        moved = profile.to_world(inset, ws.frame, base_pose=verdict.base_pose)  # type: ignore[arg-type]
-        return moved if math.dist(moved, point) < 1e-6 else point
+    def apply(self, call: Call, verdict: Verdict) -> None:
+        self._check_positions(verdict, call.kinds)
 
     # ------------------------------------------------------------------ positions
 
@@ -138,7 +118,7 @@ class PositionChecks(EnvelopeHost):
                     f"reachable workspace ({ws.frame} frame: {ws.span()})"
                 )
                 return None
-            clamped = self._onto_workspace(
+            clamped = self.frames.onto_workspace(
                 verdict, profile.to_world(clamped_local, ws.frame, base_pose=base_pose)
             )
             verdict.clamp(
@@ -148,7 +128,7 @@ class PositionChecks(EnvelopeHost):
             target = clamped
         margin = profile.safety.keep_out_margin_m
         for zone in profile.keep_out:
-            gap = self._zone_distance(verdict, target, zone)
+            gap = self.frames.zone_distance(verdict, target, zone)
             if gap == 0:
                 verdict.block(f"keep_out:{zone.name}: {label} {xyz(target)} is inside the zone")
                 return None
@@ -163,9 +143,9 @@ class PositionChecks(EnvelopeHost):
         if distance > limit:
             scale = limit / distance
             shortened = tuple(e + (t - e) * scale for e, t in zip(ee, target, strict=True))
-            if not self._in_workspace(verdict, shortened):  # type: ignore[arg-type]
-                shortened = self._onto_workspace(verdict, shortened)  # type: ignore[arg-type]
-                if math.dist(ee, shortened) > limit + EPSILON or not self._in_workspace(
+            if not self.frames.in_workspace(verdict, shortened):  # type: ignore[arg-type]
+                shortened = self.frames.onto_workspace(verdict, shortened)  # type: ignore[arg-type]
+                if math.dist(ee, shortened) > limit + EPSILON or not self.frames.in_workspace(
                     verdict, shortened
                 ):
                     verdict.block(

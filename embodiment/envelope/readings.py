@@ -4,20 +4,38 @@ maximum age) and every required reading present and finite before any motion.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
-from embodiment.envelope.common import EnvelopeHost, Vec3, finite_value
+from embodiment.envelope.common import Vec3, finite_value
+from embodiment.profile import EmbodimentProfile
 from embodiment.types import Observation, reading
 
-__all__ = ["ReadingChecks"]
+__all__ = ["Readings"]
 
 
-class ReadingChecks(EnvelopeHost):
-    """Reading freshness and presence (mixed into the envelope)."""
+class Readings:
+    """Reading freshness and presence: checked before any rule runs, since every rule
+    reads them.
 
-    # ------------------------------------------------------------------ readings
+    Args:
+        profile: Which readings are required and how old they may be.
+        clock: Time source for reading ages.
+        observe: Takes a fresh observation when the given one is too old (None: a stale
+            reading blocks).
+    """
 
-    def _fresh(self, observation: Observation | None) -> tuple[Observation | None, str]:
+    def __init__(
+        self,
+        profile: EmbodimentProfile,
+        *,
+        clock: Callable[[], float],
+        observe: Callable[[], Observation] | None = None,
+    ) -> None:
+        self.profile = profile
+        self.clock = clock
+        self.observe = observe
+
+    def fresh(self, observation: Observation | None) -> tuple[Observation | None, str]:
         max_age = self.profile.safety.max_reading_age_s
         stale = observation is None or self.clock() - observation.timestamp > max_age
         if not stale:
@@ -54,13 +72,13 @@ class ReadingChecks(EnvelopeHost):
                 problems.append(f"invalid_reading:{name}: negative clearance {value!r}")
         return problems
 
-    def _base_pose(self, observation: Observation | None) -> tuple[float, float, float] | None:
+    def base_pose(self, observation: Observation | None) -> tuple[float, float, float] | None:
         if not self.profile.mobile:
             return None
         value = reading(observation, "base_pose")
         return (float(value[0]), float(value[1]), float(value[2]))
 
-    def _ee(self, observation: Observation | None) -> Vec3 | None:
+    def ee(self, observation: Observation | None) -> Vec3 | None:
         value = reading(observation, "ee_position")
         if value is None or not finite_value(value) or len(value) != 3:
             return None

@@ -5,17 +5,33 @@ with margin) and whether an object to grasp is within the payload.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
-from embodiment.envelope.common import EPSILON, REF_KINDS, EnvelopeHost, Verdict, clear, xyz
+from embodiment.envelope.common import EPSILON, REF_KINDS, Call, Verdict, clear, xyz
+from embodiment.envelope.frames import Frames
+from embodiment.profile import EmbodimentProfile
 from embodiment.types import ObjectInfo
 
-__all__ = ["RefChecks"]
+__all__ = ["RefLimits"]
 
 
-class RefChecks(EnvelopeHost):
-    """``object_ref`` / ``target_ref`` arguments (mixed into the envelope)."""
+class RefLimits:
+    """``object_ref`` / ``target_ref`` arguments (a built-in rule). Without a locator,
+    every call with a ref is blocked."""
 
-    # ------------------------------------------------------------------ refs
+    name = "refs"
+    ends_on_block = False
+    needs_unblocked = False
+
+    def __init__(
+        self, profile: EmbodimentProfile, locator: Any = None, frames: Frames | None = None
+    ) -> None:
+        self.profile = profile
+        self.locator = locator
+        self.frames = frames or Frames(profile)
+
+    def apply(self, call: Call, verdict: Verdict) -> None:
+        self._check_refs(verdict, call.kinds)
 
     def _check_refs(self, verdict: Verdict, kinds: Mapping[str, str]) -> None:
         """Where each ref is: inside the workspace in x and y; in z its centre may sit
@@ -84,7 +100,7 @@ class RefChecks(EnvelopeHost):
                 verdict.block(f"workspace_bounds: {ref} at {xyz(position)} {problem}")
                 continue
             for zone in profile.keep_out:
-                gap = self._zone_distance(verdict, position, zone)  # type: ignore[arg-type]
+                gap = self.frames.zone_distance(verdict, position, zone)  # type: ignore[arg-type]
                 if not clear(gap, margin):
                     where = "inside the zone" if gap == 0 else f"{gap:.3f} m from the zone"
                     verdict.block(

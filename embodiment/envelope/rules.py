@@ -1,4 +1,13 @@
-"""Custom rules: a deployment's own checks, run after the built-in ones."""
+"""The two kinds of rule the envelope composes.
+
+- :class:`EnvelopeRule`: a built-in rule (arguments, positions, refs, scalars, joints,
+  base, joint-space path, base sweep, motion path). It reads the :class:`Call` and adds
+  its clamps and blocks to the :class:`Verdict` the rules build up together, the way a
+  Gymnasium ``ActionWrapper`` (``ClipAction``) rewrites an action and passes it on: each
+  is constructed from the profile alone (plus a locator for refs) and testable alone.
+- :class:`SafetyRule`: a deployment's own check, run after the built-in ones on the call
+  as they left it; whatever it returns is checked by the built-in rules again.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +15,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from embodiment.envelope.common import Vec3
+from embodiment.envelope.common import Call, Vec3, Verdict
 from embodiment.geometry import segment_hits_box as _hits
 from embodiment.profile import Box, EmbodimentProfile
 from embodiment.types import Observation
 
-__all__ = ["RuleOutcome", "SafetyRequest", "SafetyRule", "segment_hits_box"]
+__all__ = ["EnvelopeRule", "RuleOutcome", "SafetyRequest", "SafetyRule", "segment_hits_box"]
+
+
+class EnvelopeRule(Protocol):
+    """A built-in rule: adds clamps (rewriting ``verdict.arguments``) and blocks.
+
+    ``ends_on_block``: when it blocks, no later rule runs (the argument completion every
+    later rule relies on). ``needs_unblocked``: it runs only on a call no earlier rule has
+    blocked (the path checks, which need admitted targets).
+    """
+
+    name: str
+    ends_on_block: bool
+    needs_unblocked: bool
+
+    def apply(self, call: Call, verdict: Verdict) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -6,15 +6,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from embodiment.envelope.common import EnvelopeHost, Verdict, finite_value
+from embodiment.envelope.common import Call, Verdict, finite_value
+from embodiment.profile import EmbodimentProfile
 
-__all__ = ["ScalarChecks"]
+__all__ = ["ScalarLimits"]
 
 
-class ScalarChecks(EnvelopeHost):
-    """Speed, force and width (mixed into the envelope)."""
+class ScalarLimits:
+    """Speed, force and width (a built-in rule)."""
 
-    # ------------------------------------------------------------------ scalars
+    name = "scalars"
+    ends_on_block = False
+    needs_unblocked = False
+
+    def __init__(self, profile: EmbodimentProfile) -> None:
+        self.profile = profile
+
+    def apply(self, call: Call, verdict: Verdict) -> None:
+        self._check_scalars(verdict, call.kinds)
 
     def _check_scalars(self, verdict: Verdict, kinds: Mapping[str, str]) -> None:
         limits = self.profile.limits

@@ -19,11 +19,12 @@ import itertools
 import math
 from collections.abc import Mapping
 
-from embodiment.envelope.common import EPSILON, EnvelopeHost, Vec3, Verdict, clear, xyz
+from embodiment.envelope.common import EPSILON, Call, Vec3, Verdict, clear, xyz
+from embodiment.envelope.frames import Frames
 from embodiment.geometry import segment_box_distance
-from embodiment.profile import Box
+from embodiment.profile import Box, EmbodimentProfile
 
-__all__ = ["BaseSweepChecks", "moves_with_base"]
+__all__ = ["BaseSweep", "moves_with_base"]
 
 ARC_SAG_M = 0.001
 """Largest distance between a turn's arc and the chords the envelope checks."""
@@ -39,8 +40,20 @@ def moves_with_base(frames: Mapping[str, object], frame: str) -> bool:
     return frame == "base"
 
 
-class BaseSweepChecks(EnvelopeHost):
-    """The gripper's swept path during base moves and turns (mixed into the envelope)."""
+class BaseSweep:
+    """The gripper's swept path during base moves and turns (a built-in rule; runs only on
+    a call no earlier rule blocked)."""
+
+    name = "base_sweep"
+    ends_on_block = False
+    needs_unblocked = True
+
+    def __init__(self, profile: EmbodimentProfile, frames: Frames | None = None) -> None:
+        self.profile = profile
+        self.frames = frames or Frames(profile)
+
+    def apply(self, call: Call, verdict: Verdict) -> None:
+        self._check_base_sweep(verdict, call.name, call.kinds)
 
     def _check_base_sweep(self, verdict: Verdict, name: str, kinds: Mapping[str, str]) -> None:
         moves = [(arg, kind) for arg, kind in kinds.items() if kind in ("distance", "angle")]
@@ -164,7 +177,7 @@ class BaseSweepChecks(EnvelopeHost):
         fixed_workspace = not moves_with_base(profile.frames, profile.workspace.frame)
         ws = profile.workspace
         for point in points[1:]:
-            if fixed_workspace and not self._in_workspace(verdict, point, slack):
+            if fixed_workspace and not self.frames.in_workspace(verdict, point, slack):
                 return "workspace_bounds", (
                     f"reaches {xyz(point)}, outside the reachable workspace ({ws.frame} frame: "
                     f"{ws.span()})"

@@ -15,12 +15,16 @@ from pydantic import ValidationError
 
 from embodiment.errors import ProfileError
 from embodiment.profile.model import EmbodimentProfile
-from embodiment.profile.parts import _SNAKE
+from embodiment.profile.parts import SNAKE_CASE
 from embodiment.thea import parse_thea_markdown
 
-__all__ = ["PYBULLET_DATA", "builtin_profiles", "load_profile"]
+__all__ = ["PACKAGE_DATA", "PYBULLET_DATA", "builtin_profiles", "load_profile"]
 
 PYBULLET_DATA = "pybullet_data:"
+PACKAGE_DATA = "package:"
+"""``package:<module>/<path>``: a file inside an installed Python package, found when the
+model is loaded (so a profile naming one loads without the package, and its kinematics
+fail closed until the package is installed)."""
 """Prefix of a URDF path inside PyBullet's data package (``pybullet_data:xarm/...``)."""
 
 
@@ -44,7 +48,7 @@ def load_profile(
     if isinstance(source, Mapping):
         return _validate(dict(source), "(inline mapping)", base_dir=base_dir)
     text = str(source)
-    if isinstance(source, str) and _SNAKE.match(text) and text in builtin_profiles():
+    if isinstance(source, str) and SNAKE_CASE.match(text) and text in builtin_profiles():
         resource = resources.files("embodiment") / "profiles" / f"{text}.yaml"
         return _validate(_read_yaml(resource.read_text("utf-8"), text), text, base_dir=None)
     path = Path(text).expanduser()
@@ -107,7 +111,7 @@ def _validate(
 
 def _resolve_urdf(urdf: str, source: str, base_dir: str | Path | None) -> str:
     """A relative URDF path is relative to the profile file; it must exist."""
-    if urdf.startswith(PYBULLET_DATA):
+    if urdf.startswith((PYBULLET_DATA, PACKAGE_DATA)):
         return urdf
     path = Path(urdf).expanduser()
     if not path.is_absolute() and base_dir is not None:

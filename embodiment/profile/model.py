@@ -9,9 +9,9 @@ import math
 from pydantic import Field, field_validator, model_validator
 
 from embodiment.profile.parts import (
-    _SNAKE,
     MOBILE_KINDS,
     SENSOR_MODALITIES,
+    SNAKE_CASE,
     BaseSpec,
     Box,
     CameraSpec,
@@ -22,14 +22,14 @@ from embodiment.profile.parts import (
     KinematicsSpec,
     Limits,
     SafetySettings,
+    StrictModel,
     Vec3,
-    _Model,
 )
 
 __all__ = ["EmbodimentProfile"]
 
 
-class EmbodimentProfile(_Model):
+class EmbodimentProfile(StrictModel):
     """Everything stable about the body: validated at startup, rendered for the model."""
 
     name: str
@@ -53,7 +53,7 @@ class EmbodimentProfile(_Model):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        if not _SNAKE.match(value):
+        if not SNAKE_CASE.match(value):
             raise ValueError(f"{value!r} must be snake_case (a-z, 0-9, _)")
         return value
 

@@ -48,11 +48,11 @@ SENSOR_MODALITIES: tuple[str, ...] = (
     "odometry",
     "audio",
 )
-_SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
+SNAKE_CASE = re.compile(r"^[a-z][a-z0-9_]*$")
 MOBILE_KINDS = frozenset({"mobile_base", "mobile_manipulator", "humanoid", "quadruped"})
 
 
-class _Model(BaseModel):
+class StrictModel(BaseModel):
     # Fail closed: no number in a profile may be infinite or NaN (``.inf`` would switch a
     # limit off, ``gt=0`` alone accepts it); one rule for every part.
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
@@ -63,7 +63,7 @@ def _finite(values: tuple[float, ...], what: str) -> None:
         raise ValueError(f"{what} {values} must be finite numbers")
 
 
-class FramePose(_Model):
+class FramePose(StrictModel):
     """A frame's pose in its parent: a translation and a rotation about z (radians)."""
 
     parent: str = "world"
@@ -77,7 +77,7 @@ class FramePose(_Model):
         return value
 
 
-class Box(_Model):
+class Box(StrictModel):
     """An axis-aligned box in a named frame."""
 
     frame: str = "world"
@@ -120,12 +120,12 @@ class KeepOutZone(Box):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        if not _SNAKE.match(value):
+        if not SNAKE_CASE.match(value):
             raise ValueError(f"keep-out zone name {value!r} must be snake_case")
         return value
 
 
-class Footprint(_Model):
+class Footprint(StrictModel):
     """The base's occupied footprint, used for motion clearance."""
 
     shape: Literal["box", "circle"] = "box"
@@ -152,7 +152,7 @@ class Footprint(_Model):
         return f"{self.size[0]:.3f} x {self.size[1]:.3f} m"
 
 
-class BaseSpec(_Model):
+class BaseSpec(StrictModel):
     """The base: footprint, how it moves, and the limits on each base motion."""
 
     footprint: Footprint
@@ -177,7 +177,7 @@ class BaseSpec(_Model):
     """Which observation reading holds the clearance in each direction (metres)."""
 
 
-class CameraSpec(_Model):
+class CameraSpec(StrictModel):
     """A camera: where it is (relative to a frame, usually the base) and what it sees."""
 
     name: str
@@ -196,12 +196,12 @@ class CameraSpec(_Model):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        if not _SNAKE.match(value):
+        if not SNAKE_CASE.match(value):
             raise ValueError(f"camera name {value!r} must be snake_case")
         return value
 
 
-class GripperSpec(_Model):
+class GripperSpec(StrictModel):
     """An end effector and the pose it starts in."""
 
     name: str = "gripper"
@@ -214,7 +214,7 @@ class GripperSpec(_Model):
     description: str = ""
 
 
-class KinematicsSpec(_Model):
+class KinematicsSpec(StrictModel):
     """The arm's kinematic model: a URDF whose root link is mounted at ``frame``.
 
     The envelope maps every joint-space target, and the path to it, through this model's
@@ -222,11 +222,17 @@ class KinematicsSpec(_Model):
     """
 
     urdf: str
-    """A URDF file: a path (relative to the profile file) or ``pybullet_data:<path>`` for
-    one shipped with PyBullet's data package."""
+    """The robot's model file: a URDF (or, with MuJoCo, an MJCF ``.xml``): a path (relative
+    to the profile file), ``pybullet_data:<path>`` for one shipped with PyBullet's data
+    package, or ``package:<module>/<path>`` for one inside any installed Python package
+    (a robot description a package publishes)."""
     ee_link: str
     """The link whose origin is the end-effector point the envelope checks (the grasp
-    point, where ``ee_position`` is read)."""
+    point, where ``ee_position`` is read); with MuJoCo, a body or a site of the model."""
+    engine: Literal["pybullet", "mujoco"] | None = None
+    """The library that computes forward kinematics: PyBullet or MuJoCo (both read URDF,
+    MuJoCo also MJCF, and MuJoCo installs on every Python the harness supports). Default:
+    MuJoCo for an ``.xml`` file, PyBullet for anything else."""
     frame: str = "base"
     """The profile frame the URDF's root link sits at (moves with a mobile base)."""
     joints: list[str] | None = None
@@ -238,7 +244,7 @@ class KinematicsSpec(_Model):
     ``initial_position`` (simulators and the kinematic fake start there)."""
 
 
-class Limits(_Model):
+class Limits(StrictModel):
     """Physical limits. The envelope clamps or blocks anything beyond them."""
 
     payload_kg: float = Field(gt=0)
@@ -279,7 +285,7 @@ class Limits(_Model):
         return self
 
 
-class SafetySettings(_Model):
+class SafetySettings(StrictModel):
     """How the envelope treats readings and borderline targets."""
 
     required_readings: list[str] = Field(default_factory=list)

@@ -320,11 +320,15 @@ def check_skills_and_memory(harness: Deployment) -> Iterator[CheckResult]:
 
 
 def check_store(harness: Deployment) -> Iterator[CheckResult]:
-    """Opens (creating or migrating) the configured store folder, records nothing."""
+    """Opens (migrating) the configured store folder and records nothing; a folder that
+    is not there yet is only checked to be creatable (a check leaves no folder behind)."""
     if not harness.config.run.store:
         yield CheckResult.warn("run store", "run.store is null: runs are kept in memory only")
         return
     folder = harness.config.resolve_path(harness.config.run.store)
+    if not folder.exists():
+        yield _writable_folder("run store", folder)
+        return
     try:
         SQLiteRunStore(folder).close()
         with RunLog(folder) as log:

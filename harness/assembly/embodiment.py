@@ -13,9 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 from embodiment.drivers import DriverOptionError
+from embodiment.envelope import SafetyEnvelope
 from embodiment.lease import HardwareLease, hardware_identity
 from embodiment.profile import EmbodimentProfile, ProfileError, render_profile
-from embodiment.safety import SafetyEnvelope
 from embodiment.types import ActionSpec
 from harness.config import HarnessConfig
 from harness.errors import ConfigError

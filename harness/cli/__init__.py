@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import sqlite3
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from embodiment.errors import HardwareBusyError
-from harness.errors import ConfigError, RunStoreDamagedError, RunStoreError, UsageError
+# Only the standard library above: this module is what the `harness` script imports first,
+# and a Ctrl-C during the imports below (pydantic, the config, the commands: most of the
+# first second) must end as "interrupted", not as a traceback.
 
 __all__ = [
     "COMMANDS",
@@ -92,6 +92,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``harness`` command: the exit code (see the module docstring)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # before a command began (importing, parsing) or after it
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    import sqlite3
+
+    from embodiment.errors import HardwareBusyError
+    from harness.errors import ConfigError, RunStoreDamagedError, RunStoreError, UsageError
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

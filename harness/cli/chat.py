@@ -37,7 +37,12 @@ HELP = (
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("chat", help="interactive session: one task per line")
+    parser = subparsers.add_parser(
+        "chat",
+        help="interactive session: one task per line",
+        description="An interactive session: each line you type is a task; /reset, /context "
+        "and /quit; Ctrl-C cancels the running task, a second one exits.",
+    )
     add_config_arguments(parser)
     parser.set_defaults(func=chat)
 

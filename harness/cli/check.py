@@ -9,6 +9,8 @@ would (driver, profile, skills, memory, store, MCP servers), then runs the named
 from __future__ import annotations
 
 import argparse
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -26,7 +28,13 @@ _STYLE = {"ok": "green", "warn": "yellow", "fail": "red"}
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("check", help="validate a config and the parts it names")
+    parser = subparsers.add_parser(
+        "check",
+        help="validate a config and the parts it names",
+        description="Build everything a config (or a world's deployment) names, exactly as "
+        "harness run would, and run the checks, without starting a task or moving the "
+        "robot; exit 2 when something failed.",
+    )
     add_config_arguments(parser)
     add_world_argument(
         parser, help="check this world's deployment when no --config is given (harness worlds)"
@@ -35,20 +43,34 @@ def register(subparsers: Any) -> None:
 
 
 def check(args: argparse.Namespace) -> int:
+    config = config_from_args(args)
+    with tempfile.TemporaryDirectory(prefix="harness-check-") as scratch:
+        return _check(args, config, Path(scratch))
+
+
+def _check(args: argparse.Namespace, config: Any, scratch: Path) -> int:
     from harness.assembly.checks import CheckResult, run_checks
     from harness.cli import EXIT_CONFIG, EXIT_OK
+    from harness.config import with_overrides
     from harness.mcp.server import MCPServerError
     from harness.runtime.harness import Harness
     from harness.store import MemoryRunStore
 
     console = wide_console()
-    config = config_from_args(args)
     world = getattr(args, "world", None)
     source = f"(the {world} world's deployment)" if world else "(built-in defaults)"
     _print(console, CheckResult.ok("config", config_file(args) or source))
+    # A check leaves nothing behind: a memory folder that is not there yet is checked to be
+    # creatable (the memory check reads the configured path), and the Harness is built
+    # with a scratch one instead.
+    memory = config.memory
+    built = config
+    if memory.enabled and not config.resolve_path(memory.path).exists():
+        built = with_overrides(config, [f"memory.path={scratch / 'memory'}"])
     try:
         # A check records no session: the store folder is checked on its own.
-        harness = Harness.from_config(config, store=MemoryRunStore())
+        harness = Harness.from_config(built, store=MemoryRunStore())
+        harness.config.memory.path = memory.path
     except MCPServerError as exc:
         for result in _server_start_results(exc):
             _print(console, result)

@@ -9,6 +9,7 @@ import os
 import shlex
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,9 +33,12 @@ if TYPE_CHECKING:
     from harness.store.reader import RunLog
 
 __all__ = [
+    "RUN_HELP",
     "CancelOnInterrupt",
     "UsageError",
     "add_config_arguments",
+    "add_max_turns_argument",
+    "add_run_argument",
     "add_store_arguments",
     "add_world_argument",
     "apply_model_arguments",
@@ -46,6 +50,7 @@ __all__ = [
     "open_run_log",
     "positive_int",
     "print_run_footer",
+    "resolve_run",
     "store_flag",
     "store_folder",
     "stream_task",
@@ -88,6 +93,30 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="the model's context window in tokens (needed for models the built-in table "
         "does not know, such as a local server's)",
+    )
+
+
+RUN_HELP = (
+    "task id, session id (its latest task), a unique prefix, or 'last'; omitted: the last "
+    "task recorded in the store (the command says which it took)"
+)
+"""The help of every reading command's RUN argument."""
+
+
+def add_run_argument(parser: argparse.ArgumentParser, *, help: str = RUN_HELP) -> None:
+    """The optional RUN argument of ``show``, ``context``, ``report`` and ``export``."""
+    parser.add_argument("run", nargs="?", default="last", metavar="RUN", help=help)
+
+
+def add_max_turns_argument(parser: argparse.ArgumentParser) -> None:
+    """``--max-turns N`` of the commands that run a task (``run``, ``demo``, ``resume``)."""
+    parser.add_argument(
+        "--max-turns",
+        type=positive_int("--max-turns"),
+        default=None,
+        metavar="N",
+        help="end the task after N turns (default: run.max_turns of the config, 60 in "
+        "configs/default.yaml)",
     )
 
 
@@ -168,7 +197,7 @@ def config_from_args(
         except ValidationError as exc:
             first = exc.errors()[0]
             raise ConfigError(
-                format_validation_error(exc, source="--set"),
+                format_validation_error(exc, source="--set", schema=HarnessConfig),
                 key=".".join(str(part) for part in first["loc"]),
                 value=first.get("input"),
             ) from None
@@ -304,6 +333,28 @@ def open_run_log(args: argparse.Namespace) -> Iterator[RunLog]:
             raise RunStoreDamagedError([damage.line() for damage in log.damage])
 
 
+LAST_REFS = ("last", "latest", "")
+"""What a RUN argument says to mean the newest task (:meth:`RunLog.resolve`)."""
+
+
+def resolve_run(log: RunLog, ref: str) -> Any:
+    """The task ``ref`` names in ``log``; for ``last`` (or RUN omitted) the command says on
+    stderr which task and which store it took, so a run in another store is never taken
+    for the one meant."""
+    import sys
+
+    task = log.resolve(ref)
+    if ref.strip() in LAST_REFS:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(task.started_at))
+        print(
+            f"last task in {store_shown(log.folder)}: {task.id} ({when}, {task.status}) "
+            f"{task.instruction[:60]!r}",
+            file=sys.stderr,
+            flush=True,
+        )
+    return task
+
+
 def print_run_footer(console: Any, harness: Any, task_id: str) -> None:
     """Where the run was recorded and how to look at it again."""
     store = harness.store
@@ -322,10 +373,13 @@ def print_run_footer(console: Any, harness: Any, task_id: str) -> None:
 def store_flag(folder: Path) -> str:
     """`` --store DIR`` so a printed command works from any folder (it is the absolute
     path, or the path as given when that is relative to here)."""
+    return f" --store {shlex.quote(store_shown(folder))}"
+
+
+def store_shown(folder: Path) -> str:
+    """A store folder as printed: relative to here when it is below here, else absolute."""
     shown = os.path.relpath(folder) if folder.is_absolute() else str(folder)
-    if shown.startswith(".."):
-        shown = str(folder)
-    return f" --store {shlex.quote(shown)}"
+    return str(folder) if shown.startswith("..") else shown
 
 
 def exit_code_for(done: DoneEvent | None, interrupted: bool) -> int:

@@ -27,11 +27,19 @@ from harness.cli.common import (
 )
 
 WAIT_S = 0.5
+DEFAULT_PORT = 8770
+"""The console's port: not Foxglove's 8765 (``--foxglove``), so both can run at once."""
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "console", help="operator console in a browser: start, watch, steer and stop tasks"
+        "console",
+        help="operator console in a browser: start, watch, steer and stop tasks",
+        description="Serve the operator console on this machine and print a one-time link "
+        "for your browser: start tasks, watch the camera, the timeline and the context gauge, "
+        "answer the robot's questions, revise and stop. A simulator that runs as fast as it "
+        "can (the default world's does) is paced in real time with --set "
+        "driver.real_time_factor=1, to watch its motions.",
     )
     add_config_arguments(parser)
     add_world_argument(
@@ -48,7 +56,10 @@ def register(subparsers: Any) -> None:
         help="let clients without the console's secret watch (never act)",
     )
     parser.add_argument(
-        "--port", type=_port, default=8765, help="port to listen on (default 8765; 0: any free)"
+        "--port",
+        type=_port,
+        default=DEFAULT_PORT,
+        help=f"port to listen on (default {DEFAULT_PORT}; 0: any free)",
     )
     parser.add_argument(
         "--eval",
@@ -81,7 +92,7 @@ def console(args: argparse.Namespace) -> int:
         )
     from harness.assembly.build import build_redactor
     from harness.cli import EXIT_OK
-    from harness.cli.render import TimelineRenderer, wide_console
+    from harness.cli.render import TimelineRenderer, timeline_console
     from harness.console import attach
     from harness.console.access import TOKEN_ENV, check_binding
     from harness.console.server import ConsoleChannel
@@ -92,7 +103,7 @@ def console(args: argparse.Namespace) -> int:
     if args.eval_folder and not os.path.isdir(args.eval_folder):
         raise UsageError(f"--eval {args.eval_folder}: no such folder")
     config = config_from_args(args)
-    terminal = wide_console()
+    terminal = timeline_console()
     redactor = build_redactor(config)
     render = TimelineRenderer(terminal, redactor=redactor)
     with (
@@ -112,14 +123,26 @@ def console(args: argparse.Namespace) -> int:
             "[dim]open the link once (it is spent then; a new one is printed); start tasks "
             "from the page; Ctrl-C cancels a task, or leaves[/dim]"
         )
+        if getattr(harness.driver, "real_time_factor", None) == 0:
+            terminal.print(
+                "[dim]the simulator runs as fast as it can (a task may end in seconds): "
+                "--set driver.real_time_factor=1 paces its motions in real time[/dim]"
+            )
+        interrupted = False
         while True:
+            # No task runs here: a Ctrl-C anywhere in this block leaves (also one pressed
+            # while the last task's end is still being said).
             try:
+                if interrupted:
+                    interrupted = False
+                    ui.hub.note_stop("terminal (Ctrl-C)")
+                    terminal.print("[yellow]task cancelled from the terminal[/yellow]")
                 request = ui.next_task(WAIT_S)
+                if not ui.access.unused_links():
+                    print(f"link used; the next one-time link: {ui.url}", flush=True)
             except KeyboardInterrupt:
                 terminal.print("\n[dim]console closed[/dim]")
                 return EXIT_OK
-            if not ui.access.unused_links():
-                print(f"link used; the next one-time link: {ui.url}", flush=True)
             if request is None:
                 continue
             _, interrupted = follow_stream(
@@ -131,6 +154,3 @@ def console(args: argparse.Namespace) -> int:
                 ),
                 render,
             )
-            if interrupted:
-                ui.hub.note_stop("terminal (Ctrl-C)")
-                terminal.print("[yellow]task cancelled from the terminal[/yellow]")

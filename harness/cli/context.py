@@ -20,14 +20,25 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from harness.cli.common import add_store_arguments, open_run_log, wide_console
+from harness.cli.common import (
+    add_run_argument,
+    add_store_arguments,
+    open_run_log,
+    resolve_run,
+    wide_console,
+)
 
 STATE_STYLE = {"verbatim": "", "truncated": "yellow", "pruned": "magenta", "summarized": "cyan"}
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("context", help="per-item context state at a turn")
-    parser.add_argument("run", nargs="?", default="last", help="task id, session id or 'last'")
+    parser = subparsers.add_parser(
+        "context",
+        help="per-item context state at a turn",
+        description="Every item the model saw at a turn of a recorded task (RUN omitted: the "
+        "last task in the store): its lifetime, state, tokens and why it changed.",
+    )
+    add_run_argument(parser)
     add_store_arguments(parser)
     parser.add_argument("--turn", "-t", type=int, help="turn to show (default: the last)")
     parser.add_argument("--all", action="store_true", help="include items that left context")
@@ -45,7 +56,7 @@ def register(subparsers: Any) -> None:
 def context(args: argparse.Namespace) -> int:
 
     with open_run_log(args) as log:  # printed inside: a damaged row is named after
-        task = log.resolve(args.run)
+        task = resolve_run(log, args.run)
         if args.lane is not None:
             lanes = log.lanes(task.id)
             if not args.lane:

@@ -18,7 +18,10 @@ with ``look``, ``find_objects`` and ``get_object_image``, then acts on its hando
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -30,6 +33,7 @@ from harness.cli.common import (
     DEFAULT_DEPLOYMENT,
     UsageError,
     add_config_arguments,
+    add_max_turns_argument,
     add_world_argument,
     chosen_world,
     config_from_args,
@@ -39,13 +43,20 @@ from harness.cli.common import (
     stream_task,
 )
 from harness.cli.live import add_live_arguments, live_viewers
-from harness.cli.render import JsonLinesRenderer, TimelineRenderer, describe_outcome
+from harness.cli.render import (
+    JsonLinesRenderer,
+    TimelineRenderer,
+    describe_outcome,
+    timeline_console,
+)
 from harness.config import HarnessConfig, with_overrides
 from harness.events import DoneEvent, EvaluationEvent, EventBase, HandoffEvent
 from worlds.contract import DEMO_FLAGS, DemoPlan, DemoRequest, World, WorldError
 from worlds.registry import default_world, find_worlds, load_world
 
 __all__ = ["DEFAULT_INSTRUCTION", "DEMO_DEFAULTS", "demo_config", "register"]
+
+logger = logging.getLogger(__name__)
 
 _DEFAULT = default_world()
 assert _DEFAULT.demo is not None
@@ -56,7 +67,12 @@ DEMO_DEFAULTS: dict[str, Any] = DEFAULT_DEPLOYMENT
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "demo", help="run a task on a simulated world with the offline planner"
+        "demo",
+        help="run a task on a simulated world with the offline planner",
+        description="Run a whole task on a simulated world, offline: the offline planner (a "
+        "deterministic stand-in for a language model; no API key) drives the default world, "
+        "or the one --world names. Prints a line per step, then the outcome the simulator "
+        "confirmed and how to look at the run again.",
     )
     add_config_arguments(parser)
     parser.add_argument(
@@ -82,6 +98,7 @@ def register(subparsers: Any) -> None:
         help="make the first grasp of REF slip (to watch the recovery)",
     )
     parser.add_argument("--json", action="store_true", help="print every event as a JSON line")
+    add_max_turns_argument(parser)
     add_world_argument(
         parser,
         help=f"the world to run (default: {_DEFAULT.name}; harness worlds lists what is "
@@ -190,12 +207,41 @@ def _driver_options(config: HarnessConfig) -> dict[str, Any]:
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    console = timeline_console()
+    config, world, plan = _demo(args)
+    offline = config.model.provider == "planner"
+    fresh = _fresh_memory(args, config)
+    with contextlib.ExitStack() as stack:
+        if fresh:
+            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="harness-demo-"))
+            config = with_overrides(config, [f"memory.path={folder}"])
+        return _run(args, console, config, world, plan, offline=offline, fresh_memory=fresh)
+
+
+def _fresh_memory(args: argparse.Namespace, config: HarnessConfig) -> bool:
+    """Whether the demo starts from an empty memory: yes for the built-in deployments
+    (no ``--config``, no ``--set memory.*``), so two demos match to the token; a deployment
+    of your own keeps ``memory.path`` between its runs, as ``harness run`` does. (What a run
+    reads at its start, the tool experience of earlier runs, is part of what the model
+    sees: a demo that read the last demo's would differ from it.)"""
+    if getattr(args, "config", None) or not config.memory.enabled:
+        return False
+    return not any(o.partition("=")[0].strip().startswith("memory") for o in args.set)
+
+
+def _run(
+    args: argparse.Namespace,
+    console: Console,
+    config: HarnessConfig,
+    world: World,
+    plan: DemoPlan,
+    *,
+    offline: bool,
+    fresh_memory: bool,
+) -> int:
     from harness.cli import EXIT_NOT_COMPLETED
     from harness.runtime.harness import Harness
 
-    console = Console(highlight=False)
-    config, world, plan = _demo(args)
-    offline = config.model.provider == "planner"
     if not args.json:
         who = (
             "the offline planner (a deterministic stand-in, not a language model; no API key)"
@@ -207,6 +253,11 @@ def run_demo(args: argparse.Namespace) -> int:
         console.print(f"[bold]harness demo[/bold]: {escape(robot)} driven by " + who)
         for note in plan.notes:
             console.print(escape(note))
+        if fresh_memory:
+            console.print(
+                "memory: empty at the start, so every demo runs the same (a deployment keeps "
+                "its memory.path between runs)"
+            )
     started = time.monotonic()
     with Harness.from_config(config) as harness, live_viewers(args, harness, _notice) as live:
         if harness.scene is None:
@@ -217,9 +268,12 @@ def run_demo(args: argparse.Namespace) -> int:
             return EXIT_NOT_COMPLETED
         verdicts: list[EvaluationEvent] = []
         handoffs: list[HandoffEvent] = []
+        task_started: list[float] = []
         render = JsonLinesRenderer() if args.json else TimelineRenderer(console)
 
         def show(event: EventBase) -> None:
+            if event.type == "task_started" and not event.task_id.startswith("lane"):  # type: ignore[attr-defined]
+                task_started.append(event.time)
             if isinstance(event, EvaluationEvent):
                 verdicts.append(event)
             elif isinstance(event, HandoffEvent):
@@ -227,12 +281,34 @@ def run_demo(args: argparse.Namespace) -> int:
             render(event)
 
         done, interrupted = stream_task(
-            harness, args.instruction, live.wrap(show) if live is not None else show
+            harness,
+            args.instruction,
+            live.wrap(show) if live is not None else show,
+            max_turns=args.max_turns,
         )
         elapsed = time.monotonic() - started
         if not args.json:
-            _summary(console, harness, done, verdicts, elapsed, handoffs)
+            task_s = _task_seconds(harness, done, task_started[:1])
+            _summary(console, harness, done, verdicts, (task_s, elapsed), handoffs)
     return exit_code_for(done, interrupted)
+
+
+def _task_seconds(harness: Any, done: DoneEvent | None, started: list[float]) -> float | None:
+    """The task's time as ``harness runs`` and the report give it: from the task's start to
+    its end as the run store recorded them (from its first event to ``done`` when the run
+    was kept in memory only)."""
+    folder = getattr(harness.store, "folder", None)
+    if done is None:
+        return None
+    if folder is not None:
+        from harness.store.reader import RunLog
+
+        try:
+            with RunLog(folder) as log:
+                return log.task(done.task_id).duration_s
+        except Exception:  # the summary must not fail on a store it just wrote
+            logger.debug("the task's time could not be read back", exc_info=True)
+    return done.time - started[0] if started else None
 
 
 def _notice(text: str) -> None:
@@ -244,9 +320,11 @@ def _summary(
     harness: Any,
     done: DoneEvent | None,
     verdicts: list[EvaluationEvent],
-    elapsed: float,
+    seconds: tuple[float | None, float],
     handoffs: list[HandoffEvent],
 ) -> None:
+    """The result: ``seconds`` is (the task's time, as ``harness runs`` and the report say;
+    the whole command's, with building the world and the harness)."""
     console.print()
     console.rule("result")
     for handoff in handoffs:
@@ -263,9 +341,15 @@ def _summary(
     status = done.status if done is not None else "unknown"
     turns = done.turns if done is not None else 0
     style = "green" if status == "completed" else "red"
+    task_s, elapsed = seconds
+    took = f"in {task_s:.1f} s" if task_s is not None else "(its time unknown)"
     console.print(
-        f"[{style}]{status}[/{style}] in {elapsed:.1f} s, {turns} turns; evaluator confirmed "
+        f"[{style}]{status}[/{style}] {took}, {turns} turns; evaluator confirmed "
         f"{len(confirmed)} action(s), reported {len(failed)} failure(s)"
+    )
+    console.print(
+        f"time: the task's, from its start to its end (harness runs and the report give the "
+        f"same); {elapsed:.1f} s with starting the world"
     )
     if done is not None:
         style = "green" if done.succeeded else "red"

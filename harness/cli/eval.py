@@ -196,7 +196,7 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, Any, Path, Any]:
         if args.set:
             raise UsageError("--set cannot be used with --resume (the eval keeps its config)")
         folder = Path(args.resume).expanduser()
-        manifest = EvalFolder(folder).manifest()
+        manifest = EvalFolder(folder).manifest(named_by="--resume")
         if args.suite and _suite_path(args.suite) != manifest.suite_path:
             raise UsageError(
                 f"--resume {folder}: that eval ran the suite {manifest.suite_path}, not "
@@ -387,7 +387,7 @@ def _compare(args: argparse.Namespace) -> int:
     if args.suite or args.resume or args.episodes or args.ray or args.workers or args.out:
         raise UsageError("--compare DIR_A DIR_B takes no suite and no run options")
     folders = [EvalFolder(Path(d).expanduser()) for d in args.compare]
-    manifests = [f.manifest() for f in folders]
+    manifests = [f.manifest(named_by="--compare") for f in folders]
     records = [f.records() for f in folders]
     order = {key: index for index, key in enumerate(manifests[0].episodes)}
     ordered = sorted(records[0], key=lambda r: order.get(r.key, len(order)))

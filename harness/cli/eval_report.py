@@ -8,7 +8,10 @@ from typing import Any
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "eval-report", help="write the HTML page of an eval (table, chart, episode reports)"
+        "eval-report",
+        help="write the HTML page of an eval (table, chart, episode reports)",
+        description="Write one HTML page of an eval folder (harness eval --out): the success "
+        "table, the chart and a link to every episode's report.",
     )
     parser.add_argument("folder", metavar="DIR", help="the eval folder (harness eval --out)")
     parser.add_argument("--output", "-o", help="HTML file to write (default: DIR/report.html)")

@@ -30,7 +30,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.cli.common import UsageError, add_store_arguments, open_run_log
+from harness.cli.common import (
+    RUN_HELP,
+    UsageError,
+    add_store_arguments,
+    open_run_log,
+    resolve_run,
+)
 
 
 def register(subparsers: Any) -> None:
@@ -38,16 +44,24 @@ def register(subparsers: Any) -> None:
         "export",
         help="export a recorded task as JSON lines, MCAP (Foxglove), RRD (Rerun) or a ROS 2 "
         "bag; tasks or an eval's episodes as a LeRobot dataset",
+        description="Write a recorded task (RUN omitted: the last task in the store) as JSON "
+        "lines, for Foxglove or Rerun, or as a ROS 2 bag; tasks or an eval's episodes as a "
+        "LeRobot dataset.",
     )
     parser.add_argument(
         "run",
         nargs="?",
         default="last",
-        help="task id, session id or 'last'; or an eval folder (--format lerobot|rosbag2)",
+        metavar="RUN",
+        help=RUN_HELP + "; or an eval folder (--format lerobot|rosbag2)",
     )
     add_store_arguments(parser)
     parser.add_argument(
-        "--format", choices=["jsonl", "mcap", "rrd", "rosbag2", "lerobot"], default="jsonl"
+        "--format",
+        choices=["jsonl", "mcap", "rrd", "rosbag2", "lerobot"],
+        default="jsonl",
+        help="jsonl (default: JSON lines, see --what), mcap (Foxglove), rrd (Rerun), rosbag2 "
+        "(a ROS 2 bag) or lerobot (a LeRobot dataset)",
     )
     parser.add_argument(
         "--only-achieved",
@@ -100,7 +114,7 @@ def export(args: argparse.Namespace) -> int:
     output_path(args.output, option="--output")
     what = args.what or "events"
     with open_run_log(args) as log:
-        task = log.resolve(args.run)
+        task = resolve_run(log, args.run)
         if what == "events":
             records = (json.loads(line) for line in log.raw_events(task_id=task.id))
         elif what == "items":
@@ -145,7 +159,7 @@ def _export_viewer(args: argparse.Namespace) -> int:
 
     output_path(args.output, option="--output")
     with open_run_log(args) as log:
-        task = log.resolve(args.run)
+        task = resolve_run(log, args.run)
         count = export_task(log, task, format=args.format, output=args.output)
     viewer = "Foxglove" if args.format == "mcap" else "Rerun: rerun " + args.output
     print(f"wrote {count} messages of {task.id} to {args.output} ({viewer})", file=sys.stderr)
@@ -211,9 +225,14 @@ def _export_data(args: argparse.Namespace, eval_dir: Path | None) -> int:
     if eval_dir is not None:
         sources = eval_sources(eval_dir)
     else:
+        from harness.cli.common import LAST_REFS
         from harness.export.episodes import run_sources
 
-        sources = run_sources(store_folder(args), args.run)
+        run = args.run
+        if run.strip() in LAST_REFS:  # said on stderr: which task, which store
+            with open_run_log(args) as log:
+                run = resolve_run(log, run).id
+        sources = run_sources(store_folder(args), run)
     with writing("--output", args.output):
         if args.format == "lerobot":
             from harness.export.files import export_dataset

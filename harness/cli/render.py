@@ -17,8 +17,13 @@ __all__ = [
     "TimelineRenderer",
     "describe_outcome",
     "redacted",
+    "timeline_console",
     "wide_console",
 ]
+
+
+DECISION_CHARS = 160
+"""A decision's arguments shown on its timeline line, at most (``…`` marks a cut)."""
 
 
 def wide_console() -> Console:
@@ -27,6 +32,16 @@ def wide_console() -> Console:
     console = Console(highlight=False)
     if not console.is_terminal:
         console = Console(highlight=False, width=160)
+    return console
+
+
+def timeline_console() -> Console:
+    """A console for a timeline: wrapped at the terminal's width, or, when the output goes
+    to a file or a pipe, one line per event, never wrapped (a line split mid-word, or a JSON
+    argument split in two, is no use to ``grep`` or a log reader)."""
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, soft_wrap=True)
     return console
 
 
@@ -77,7 +92,7 @@ class TimelineRenderer:
         show_prompt: bool = False,
         redactor: Redactor | None = None,
     ) -> None:
-        self.console = console or wide_console()
+        self.console = console or timeline_console()
         self.show_prompt = show_prompt
         self.redactor = redactor
         self._streaming = False
@@ -200,7 +215,9 @@ class TimelineRenderer:
         self._streamed_text = False
         for call in e.tool_calls:
             args = json.dumps(call.get("arguments", {}), separators=(",", ":"))
-            self._line(e.turn, "decide", f"{call['name']}({args[:160]})", "blue")
+            if len(args) > DECISION_CHARS:  # cut, and said to be (the report has it whole)
+                args = args[: DECISION_CHARS - 1] + "…"
+            self._line(e.turn, "decide", f"{call['name']}({args})", "blue")
 
     def _on_model_retry(self, e: Any) -> None:
         self._line(

@@ -13,25 +13,31 @@ from typing import Any
 
 from harness.cli.common import (
     add_config_arguments,
+    add_max_turns_argument,
     add_store_arguments,
     apply_model_arguments,
     config_from_args,
     exit_code_for,
     follow_stream,
-    positive_int,
     print_run_footer,
+    resolve_run,
     store_folder,
 )
-from harness.cli.render import JsonLinesRenderer, TimelineRenderer, wide_console
+from harness.cli.render import JsonLinesRenderer, TimelineRenderer, timeline_console
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("resume", help="continue a session's task after a crash")
+    parser = subparsers.add_parser(
+        "resume",
+        help="continue a session's task after a crash",
+        description="Continue the task a crashed or killed process left running, from what "
+        "its run store recorded (harness runs marks such tasks interrupted).",
+    )
     parser.add_argument("session", help="session id (or a task id, or 'last')")
     add_config_arguments(parser)
     add_store_arguments(parser, with_config=False)
     parser.add_argument("--json", action="store_true", help="print every event as a JSON line")
-    parser.add_argument("--max-turns", type=positive_int("--max-turns"), default=None)
+    add_max_turns_argument(parser)
     parser.set_defaults(func=resume)
 
 
@@ -45,7 +51,7 @@ def resume(args: argparse.Namespace) -> int:
 
     folder = store_folder(args)
     with RunLog(folder) as log:
-        task = log.resolve(args.session)
+        task = resolve_run(log, args.session)
         session_id = task.session_id
         _refuse_damaged(log, session_id)
         if args.config:
@@ -55,7 +61,7 @@ def resume(args: argparse.Namespace) -> int:
             config = HarnessConfig.model_validate(apply_overrides(stored, args.set))
             config = apply_model_arguments(config, args)
     config.run.store = str(folder)  # resume where the session was read from
-    console = wide_console()
+    console = timeline_console()
     redactor = build_redactor(config)
     timeline = None if args.json else TimelineRenderer(console, redactor=redactor)
     render = timeline or JsonLinesRenderer(redactor=redactor)

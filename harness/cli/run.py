@@ -8,10 +8,10 @@ from typing import Any
 
 from harness.cli.common import (
     add_config_arguments,
+    add_max_turns_argument,
     config_from_args,
     exit_code_for,
     nonempty_text,
-    positive_int,
     print_run_footer,
     require_tools_fit,
     stream_task,
@@ -21,10 +21,15 @@ from harness.cli.render import JsonLinesRenderer, TimelineRenderer
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("run", help="run one task and stream its events")
+    parser = subparsers.add_parser(
+        "run",
+        help="run one task and stream its events",
+        description="Run one task with the config's model and robot, printing a line per "
+        "step (--json: one event per line); exit 0 when its goal was confirmed.",
+    )
     add_config_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print every event as a JSON line")
-    parser.add_argument("--max-turns", type=positive_int("--max-turns"), default=None)
+    add_max_turns_argument(parser)
     add_live_arguments(parser)
     parser.add_argument(
         "instruction", type=nonempty_text("the instruction"), help="what the robot should do"

@@ -29,7 +29,12 @@ OUTCOME_STYLE = {"achieved": "green", "not_achieved": "red", "unverified": "yell
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("runs", help="list recorded sessions and tasks")
+    parser = subparsers.add_parser(
+        "runs",
+        help="list recorded sessions and tasks",
+        description="List the run store's sessions and tasks, newest first: status, outcome, "
+        "turns, tokens, cost and the task's time (from its start to its done event).",
+    )
     add_store_arguments(parser)
     parser.add_argument("--session", help="only this session's tasks")
     parser.add_argument("--limit", "-n", type=int, default=20, help="tasks to list (default 20)")
@@ -68,6 +73,10 @@ def runs(args: argparse.Namespace) -> int:
                 f"{session.pid} on {session.host}"
             )
             console.print(_table(session_tasks))
+        console.print(
+            "[dim]time: each task's, from its start to its end (what the demo and the report "
+            "give); tokens: the prompt's in, the model's out[/dim]"
+        )
         interrupted = [t for t in tasks if t.status == "interrupted"]
         if interrupted:
             console.print(
@@ -86,7 +95,7 @@ def _table(tasks: list[Any]) -> Table:
     table.add_column("turns", justify="right", min_width=5)
     table.add_column("tokens in/out", justify="right", no_wrap=True, min_width=13)
     table.add_column("cost", justify="right", min_width=7)
-    table.add_column("time", justify="right", min_width=6)
+    table.add_column("time", justify="right", min_width=6)  # the task's: start to end
     table.add_column("instruction", no_wrap=True, overflow="ellipsis", min_width=12)
     for task in tasks:
         style = STATUS_STYLE.get(task.status, "red")

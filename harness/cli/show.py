@@ -16,16 +16,21 @@ from typing import Any
 
 from rich.markup import escape
 
-from harness.cli.common import add_store_arguments, open_run_log
-from harness.cli.render import TimelineRenderer, wide_console
+from harness.cli.common import add_run_argument, add_store_arguments, open_run_log, resolve_run
+from harness.cli.render import TimelineRenderer, timeline_console
 from harness.events import task_succeeded
 
 FOLLOW_POLL_S = 0.5
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("show", help="the timeline of a recorded task")
-    parser.add_argument("run", nargs="?", default="last", help="task id, session id or 'last'")
+    parser = subparsers.add_parser(
+        "show",
+        help="the timeline of a recorded task",
+        description="Print a recorded task's timeline as it looked live (RUN omitted: the "
+        "last task in the store); --follow keeps printing a running one.",
+    )
+    add_run_argument(parser)
     add_store_arguments(parser)
     parser.add_argument("--prompt", action="store_true", help="show token counts per turn")
     parser.add_argument("--follow", "-f", action="store_true", help="follow a running task")
@@ -38,10 +43,10 @@ def register(subparsers: Any) -> None:
 def show(args: argparse.Namespace) -> int:
     from harness.cli import EXIT_NOT_COMPLETED, EXIT_OK
 
-    console = wide_console()
+    console = timeline_console()
     with open_run_log(args) as log:
         render = TimelineRenderer(console, show_prompt=args.prompt, redactor=log.redactor)
-        task = log.resolve(args.run)
+        task = resolve_run(log, args.run)
         console.print(
             f"[bold]{task.id}[/bold] in session {task.session_id}: [cyan]{escape(task.status)}"
             f"[/cyan]" + (f", resumed {task.resumes}x" if task.resumes else "")

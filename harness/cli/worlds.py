@@ -24,7 +24,11 @@ __all__ = ["register", "rows"]
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "worlds", help="list the installed worlds and robot drivers, their suites and extras"
+        "worlds",
+        help="list the installed worlds and robot drivers, their suites and extras",
+        description="List the worlds and robot drivers installed (built in or from "
+        "packages' entry points), with their suites, demo, task check and the extra each "
+        "needs.",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per world/driver")
     parser.set_defaults(func=list_worlds)

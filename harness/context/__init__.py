@@ -3,25 +3,16 @@
 - :mod:`~harness.context.model`: the three lifetimes (Resident, Accumulated, Refreshed)
   and request assembly, with its token accounting in :mod:`~harness.context.sizes` and
   the bounding of long text in :mod:`~harness.context.bounds`;
-- :mod:`~harness.context.archive`: archive addresses and the text an archived item stands for;
-- :mod:`~harness.context.turns`: reading Accumulated as whole turns, what a fold may never
-  take (the instruction, revisions, earlier tasks' prose), planning a fold;
-- :mod:`~harness.context.compactor`: the compaction pipeline (prune, checkpoint, shrink),
-  and folding an ended task's traffic when the next one starts;
-- :mod:`~harness.context.folds`, :mod:`~harness.context.checkpoint`,
-  :mod:`~harness.context.index`: the one rolling checkpoint, with or without a model, and
-  the harness's address index of every folded exchange;
-- :mod:`~harness.context.pruning`, :mod:`~harness.context.summarizer`,
-  :mod:`~harness.context.summary_input`, :mod:`~harness.context.deterministic`,
-  :mod:`~harness.context.shrink`: the steps;
+- :mod:`~harness.context.compaction`: the one rolling checkpoint (the pipeline, whole
+  turns, folds with or without a model, the address index, summaries, the last steps and
+  the provider-overflow ladder);
+- :mod:`~harness.context.eviction`: pressure levels, proactive pruning, and eviction by
+  the structure of the work under pressure;
+- :mod:`~harness.context.episodes`: the structure of the work (episodes) and the model's
+  own condensation;
 - :mod:`~harness.context.instructions`: an oversized instruction as an authoritative
   reference;
-- :mod:`~harness.context.overflow`: the later steps of the provider-overflow ladder;
 - :mod:`~harness.context.budget`: why a request cannot fit, with the numbers;
-- :mod:`~harness.context.episodes`, :mod:`~harness.context.eviction`,
-  :mod:`~harness.context.cleanup`, :mod:`~harness.context.pressure`,
-  :mod:`~harness.context.condense`: the structure of the work (episodes), eviction by it
-  under pressure, the window-derived pressure levels and the model's own condensation;
 - :mod:`~harness.context.admission`: capability admission of tool definitions and skills;
 - :mod:`~harness.context.introspection`: what the model sees, item by item.
 

@@ -1,7 +1,7 @@
 """The operator's words are never folded; an oversized one becomes an authoritative reference.
 
 A task's instruction and its revisions stay in Accumulated context verbatim for the whole
-task (:func:`harness.context.turns.protected_items`). One too large to carry on every
+task (:func:`harness.context.compaction.turns.protected_items`). One too large to carry on every
 request is archived exactly and enters the context as a bounded reference: a notice that
 it is the operator's complete instruction, its beginning and end, and the address where
 ``recall`` reads all of it. Nothing of it is ever summarized.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.context.archive import archive_address
+from harness.context.compaction.archive import archive_address
 from harness.context.model import Budget, bounded_text, redacted_by
 from harness.messages import InstructionItem, RevisionItem
 

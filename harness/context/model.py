@@ -34,8 +34,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from harness.context.bounds import bounded_text, redacted_by
-from harness.context.episodes import EpisodeBook
-from harness.context.pressure import Pressure
+from harness.context.episodes.ledger import EpisodeLedger
+from harness.context.episodes.marks import EpisodeBook
+from harness.context.eviction.pressure import Pressure
 from harness.context.sizes import ITEM_OVERHEAD_TOKENS, ContextSizes
 from harness.messages import (
     ImagePart,
@@ -86,7 +87,7 @@ class Budget:
     context_window: int
     reserve_tokens: int
     pressure: Pressure | None = None
-    """The nudge and cleanup levels (:mod:`harness.context.pressure`); None: only the
+    """The nudge and cleanup levels (:mod:`harness.context.eviction.pressure`); None: only the
     checkpoint threshold applies."""
 
     @property
@@ -114,7 +115,7 @@ class RetiredItem:
 
 
 @dataclass
-class _Transient:
+class TransientParts:
     images: list[ImagePart] = field(default_factory=list)
 
 
@@ -144,7 +145,7 @@ class Context(ContextSizes):
         """Running sum of item_tokens over Accumulated: per-turn cost stays flat."""
         self.states: dict[str, ItemState] = {}
         self.refreshed = RefreshedBlock()
-        self._transient = _Transient()
+        self._transient = TransientParts()
         self._item_tokens: dict[str, int] = {}
         self._resident_tokens: int | None = None
         self._sent_count = 0
@@ -162,9 +163,11 @@ class Context(ContextSizes):
         failed probe): frames are then not counted against the budget."""
         self.episodes = EpisodeBook()
         """The episodes of this context's tasks (``begin_episode`` / ``end_episode``)."""
+        self.episode_ledger = EpisodeLedger()
+        """What the episode tools spent and saved so far (whether a task offers them)."""
         self.version = 0
         """Bumped by every change to Accumulated: a model condensation planned at one
-        version is stale at another (:mod:`harness.context.folds`)."""
+        version is stale at another (:mod:`harness.context.compaction.folds`)."""
 
     def child(
         self, *, budget: Budget | None = None, estimator: TokenEstimator | None = None
@@ -258,6 +261,13 @@ class Context(ContextSizes):
         """The Accumulated items in order. Read-only: change them through ``append`` and
         ``replace`` so token totals and the cache-stable prefix stay right."""
         return self._accumulated
+
+    @property
+    def stable_items(self) -> int:
+        """Leading Accumulated items unchanged since the previous request: what a provider's
+        prompt cache still serves. Changing an item at or after ``stable_items - 1`` costs
+        no cache write the next request would not pay anyway."""
+        return min(self._sent_count, self._dirty_from)
 
     def append(self, item: Item) -> Item:
         self.version += 1

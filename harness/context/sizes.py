@@ -27,7 +27,7 @@ from harness.messages import (
 )
 
 if TYPE_CHECKING:
-    from harness.context.model import Context, _Transient
+    from harness.context.model import Context, TransientParts
     from harness.tokens import TokenEstimator
 
 __all__ = ["ITEM_OVERHEAD_TOKENS", "ContextSizes"]
@@ -49,7 +49,7 @@ class ContextSizes:
     _tools_tokens: int
     _accumulated_raw: int
     _item_tokens: dict[str, int]
-    _transient: _Transient
+    _transient: TransientParts
     _merged_resident: Callable[[], dict[str, SystemBlock]]
 
     def item_tokens(self, item: Item) -> int:

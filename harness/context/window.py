@@ -7,8 +7,8 @@ an unknown window is an error, never a guess.
 from __future__ import annotations
 
 from harness.config import HarnessConfig, chose
+from harness.context.eviction.pressure import default_reserve, derive_pressure
 from harness.context.model import Budget, Context
-from harness.context.pressure import default_reserve, derive_pressure
 from harness.errors import ConfigError, UnknownContextWindowError
 from harness.providers.base import Model
 from harness.providers.catalog import known_context_window
@@ -78,7 +78,7 @@ def reserve_configured(config: HarnessConfig) -> bool:
 
 def configured_reserve(config: HarnessConfig, window: int) -> int:
     """``context.compaction.reserve_tokens`` as the config chose it, else the default
-    scaled to the window (:func:`~harness.context.pressure.default_reserve`)."""
+    scaled to the window (:func:`~harness.context.eviction.pressure.default_reserve`)."""
     if reserve_configured(config):
         return config.context.compaction.reserve_tokens
     return default_reserve(window)

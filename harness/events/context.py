@@ -33,8 +33,10 @@ class CompactionEvent(EventBase):
     ] = "checkpoint"
     """``task_end``: an ended task's tool traffic folded into the checkpoint when the next
     task starts; ``reference`` and ``minimal_reference``: the later steps of the recovery
-    from a provider overflow (:mod:`harness.context.overflow`); ``eviction``: the pressure
-    cleanup by the structure of the work (:mod:`harness.context.eviction`); ``explicit``:
+    from a provider overflow (:mod:`harness.context.compaction.overflow`); ``eviction``: the
+    pressure
+    cleanup by the structure of the work (:mod:`harness.context.eviction.by_structure`);
+    ``explicit``:
     the model's own ``condense_context``."""
     reason: str = ""
     tokens_before: int = 0

@@ -14,7 +14,8 @@ __all__ = ["HandoffEvent", "HandoffStatus", "LaneStartedEvent", "RecoveryEvent"]
 
 
 HandoffStatus = Literal["completed", "failed", "interrupted", "provider_error", "budget_exhausted"]
-"""How a sub-agent's work ended, as its parent reads it (see ``harness.runtime.delegation``)."""
+"""How a sub-agent's work ended, as its parent reads it
+(see ``harness.runtime.delegation.delegate``)."""
 
 
 class LaneStartedEvent(EventBase):

@@ -28,7 +28,8 @@ logger = logging.getLogger(__name__)
 def recorded_profile(log: RunLog, session_id: str) -> Any:
     """The embodiment profile the session ran with, or None (none configured, or its file
     cannot be read any more: a warning says which)."""
-    from embodiment.profile import ProfileError, load_profile
+    from embodiment.profile import ProfileError
+    from worlds.registry import load_profile  # a name may be a world's profile
 
     source = log.session(session_id).config.get("embodiment")
     if source is None:

@@ -281,7 +281,7 @@ def run_episode(
     return EpisodeRecord.of(
         plan,
         **base,
-        **_step_audit(audited),
+        **driver_step_audit(audited),
         status=done.status,
         outcome=done.outcome,
         outcome_summary=done.evidence.summary[:REPORT_CHARS],
@@ -305,7 +305,7 @@ def run_episode(
     )
 
 
-def _step_audit(driver: Any) -> dict[str, int]:
+def driver_step_audit(driver: Any) -> dict[str, int]:
     """The episode's physics-step audit, when its simulator keeps one (``step_audit()``)."""
     audit = getattr(driver, "step_audit", None)
     if not callable(audit):

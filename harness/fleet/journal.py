@@ -98,9 +98,14 @@ class EvalFolder:
             ) from None
         self.episodes_path.touch()
 
-    def manifest(self) -> Manifest:
+    def manifest(self, *, named_by: str = "") -> Manifest:
+        """The eval's manifest; a folder without one is a usage error naming the folder as
+        the command's user gave it (``named_by``: the option that named it, if any)."""
         if not self.exists():
-            raise UsageError(f"--resume {self.folder}: no eval there (no {MANIFEST})")
+            given = f"{named_by} {self.folder}" if named_by else str(self.folder)
+            raise UsageError(
+                f"{given}: no eval there (no {MANIFEST}; harness eval SUITE --out DIR makes one)"
+            )
         try:
             return Manifest.model_validate_json(self.manifest_path.read_text(encoding="utf-8"))
         except ValidationError as exc:

@@ -42,14 +42,30 @@ from harness.errors import UsageError
 from harness.fleet.dispatch import Dispatch
 from harness.fleet.episode import EpisodeRecord, EpisodeSpec, run_episode
 
-__all__ = ["EpisodeActor", "RayBackend", "forwarded_env", "import_ray"]
+__all__ = ["EpisodeActor", "RayBackend", "forwarded_env", "import_ray", "unreachable"]
 
 logger = logging.getLogger("harness.fleet")
 
 POLL_S = 0.25
 UNPLACED_WARNING_S = 60.0
 STOP_GRACE_S = 30.0
+CONNECT_PROBE_S = 10.0
+"""How long a cluster's address is given to accept a connection before the eval starts."""
 INSTALL_HINT = "pip install 'embodied-harness[fleet]'"
+
+
+def unreachable(address: str, timeout_s: float) -> str | None:
+    """Why nothing answers at ``address`` (``HOST:PORT`` or ``ray://HOST:PORT``), or None
+    when something does (or the address is ``auto``, which Ray looks up itself). Asked
+    before ``ray.init``, which retries an address that does not answer for minutes."""
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return None
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+            return None
+    except OSError as exc:
+        return f"nothing answers there ({exc.strerror or exc})"
 
 
 def import_ray() -> Any:
@@ -137,8 +153,9 @@ class RayBackend:
     """Episodes on Ray actors (see the module docstring).
 
     Args:
-        address: None starts a local Ray for the run (stopped at the end); ``auto`` or
-            ``ray://HOST:PORT`` joins an existing cluster.
+        address: None starts a local Ray of its own for the run (stopped at the end);
+            ``auto``, ``HOST:PORT`` or ``ray://HOST:PORT`` joins an existing cluster (an
+            address where nothing answers is a usage error at once).
         workers: Actors to start (None: as many as the cluster's CPUs allow).
         runs: Where the episodes' folders are unpacked.
         fleet: Resource requests, attempts and the runtime environment.
@@ -192,7 +209,14 @@ class RayBackend:
             if self.fleet.num_gpus:
                 options["num_gpus"] = math.ceil((self.workers or 1) * self.fleet.num_gpus)
             options["include_dashboard"] = False
+            # "local": a Ray of its own, always. Without it ray.init() joins whatever
+            # RAY_ADDRESS or the last `ray start` on this machine points at, and refuses
+            # the num_cpus asked for here.
+            options["address"] = "local"
         else:
+            why = unreachable(self.address, CONNECT_PROBE_S)
+            if why is not None:
+                raise UsageError(f"--ray: could not reach {self.address}: {why}")
             options["address"] = self.address
         try:
             ray.init(**options)

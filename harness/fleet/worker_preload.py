@@ -8,7 +8,7 @@ process that did.
 
 A model's SDK is not among them: ``anthropic`` alone takes 1.1 s, an offline episode
 never needs it, and an episode that does imports its own. None of these imports starts a
-thread (``tests/test_fleet_units.py`` checks), which is what makes forking from the
+thread (``tests/fleet/test_fleet_units.py`` checks), which is what makes forking from the
 forkserver safe.
 """
 

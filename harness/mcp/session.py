@@ -178,7 +178,7 @@ def _client_info() -> Any:
     return mcp.types.Implementation(name="embodied-harness", version=ours)
 
 
-def _notification_handler(
+def notification_handler(
     on_tools_changed: Callable[[], None], health: SessionHealth | None = None
 ) -> Callable[[Any], Awaitable[None]]:
     health = health or SessionHealth()
@@ -254,7 +254,7 @@ async def _open_v2(
         client = await stack.enter_async_context(
             Client(
                 target,
-                message_handler=_notification_handler(on_tools_changed, health),
+                message_handler=notification_handler(on_tools_changed, health),
                 logging_callback=_logging_callback(log),
                 log_level=SERVER_LOG_LEVEL,  # the opt-in of 2026-07-28 connections
                 client_info=_client_info(),
@@ -365,7 +365,7 @@ async def _open_v1(
             ClientSession(
                 read_stream,
                 write,
-                message_handler=_notification_handler(on_tools_changed, health),
+                message_handler=notification_handler(on_tools_changed, health),
                 logging_callback=_logging_callback(log),
                 client_info=_client_info(),
             )

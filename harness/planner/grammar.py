@@ -4,6 +4,7 @@ Sentences it understands (case-insensitive; clauses may be chained with "then", 
 then", "and", ";" or ","):
 
     put|place|move|drop  [the] OBJECT  in|into|inside|on|onto  [the] TARGET
+    pick up|lift|grab    [the] OBJECT  [up]              (grasp it and hold it up)
     stack                [the] OBJECT  on|onto [top of]          [the] TARGET
     put|place|move  all [the] [COLOUR] cubes|objects  in|into|on  [the] TARGET
     put|place|move  everything  in|into|on  [the] TARGET
@@ -11,10 +12,10 @@ then", "and", ";" or ","):
     find|locate|search for  [the] OBJECT  and put|place|move it  in|into|on  [the] TARGET
 
 OBJECT and TARGET are a scene ref (``red_cube_1``, ``tray_1``) or a description:
-``[COLOUR] cube``, ``tray``, ``table``. Revisions use the same grammar; "also ..." adds
-to the goal, "stop", "cancel" or "never mind" ends the task. A search goal
-("find the yellow cube and report ...", what a sub-agent is given) names its OBJECT the
-same way (:func:`search_phrase`).
+``[COLOUR] cube``, ``tray``, ``box``, ``bin``, ``basket``, ``table``. Revisions use the
+same grammar; "also ..." adds to the goal, "stop", "cancel" or "never mind" ends the
+task. A search goal ("find the yellow cube and report ...", what a sub-agent is given)
+names its OBJECT the same way (:func:`search_phrase`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ __all__ = ["GRAMMAR_HELP", "Clause", "Goal", "Phrase", "parse_instruction", "sea
 
 GRAMMAR_HELP = (
     'I understand: "put the red cube in the tray", "stack the blue cube on the green cube", '
+    '"pick up the red cube", '
     '"put all cubes in the tray", "put everything in the tray", "clear the table" (clauses '
     'can be chained with "then").'
 )
@@ -54,8 +56,9 @@ class Clause:
 
     subject: Phrase
     target: Phrase
-    relation: Literal["in", "on"] | None
-    """None: "in" for containers, "on" otherwise."""
+    relation: Literal["in", "on", "held"] | None
+    """None: "in" for containers, "on" otherwise; "held": picked up and held (the target
+    is then the gripper)."""
     clear_table: bool = False
 
 
@@ -81,6 +84,10 @@ _KINDS = {
     "blocks": "cube",
     "tray": "tray",
     "trays": "tray",
+    "box": "box",
+    "boxes": "box",
+    "bin": "bin",
+    "basket": "basket",
     "table": "table",
     "object": None,
     "objects": None,
@@ -93,6 +100,9 @@ _SEARCH = r"(?:please\s+)?(?:find|locate|search\s+for|look\s+for)"
 _FIND_THEN = re.compile(
     rf"^{_SEARCH}\s+(?P<object>.+?)\s+and\s+(?:then\s+)?(?P<verb>{_VERB})\s+(?:it|them)\s+"
     r"(?P<rest>.+)$"
+)
+_PICK_UP = re.compile(
+    r"^(?:please\s+)?(?:pick\s+up|pick|lift|grab|grasp)\s+(?P<subject>.+?)(?:\s+up)?$"
 )
 _FIND = re.compile(rf"^{_SEARCH}\s+(?P<object>.+?)(?:\s+and\s+.*|\s*[;,:].*)?$")
 _CLAUSE = re.compile(
@@ -135,7 +145,11 @@ def _clause(text: str) -> Clause | None:
         )
     match = _CLAUSE.match(text)
     if match is None:
-        return None
+        picked = _PICK_UP.match(text)
+        subject = _phrase(picked.group("subject")) if picked else None
+        if subject is None:
+            return None
+        return Clause(subject=subject, target=Phrase(kind="gripper"), relation="held")
     subject = _phrase(match.group("subject"))
     target = _phrase(match.group("target"))
     if subject is None or target is None or target.every:
@@ -163,7 +177,7 @@ def _phrase(text: str) -> Phrase | None:
     color = words[0] if len(words) == 2 else None
     if len(words) > 2:
         return None
-    if words[-1].endswith("s") and words[-1] not in {"tray"} and kind is not None:
+    if words[-1].endswith("s") and words[-1] not in {"tray", "box"} and kind is not None:
         every = True
     if kind is None:
         every = True

@@ -78,7 +78,7 @@ class History:
             if call is not None
             and call.name == "pick"
             and call.arguments.get("ref") == ref
-            and _failed(result)
+            and failed_result(result)
             and result.error_kind != "blocked"
             and result.error_kind not in UNSETTLED_KINDS
         )
@@ -105,7 +105,7 @@ UNSETTLED_KINDS = frozenset({"interrupted", "not_executed", "outcome_unknown", "
 never ran): not counted as failed grasps."""
 
 
-def _failed(result: ToolResultItem) -> bool:
+def failed_result(result: ToolResultItem) -> bool:
     return result.is_error or (
         result.evaluation is not None and result.evaluation.status == "failure"
     )
@@ -114,7 +114,7 @@ def _failed(result: ToolResultItem) -> bool:
 # ====================================================================== reading the request
 
 
-def _history(request: ModelRequest) -> History:
+def history_of(request: ModelRequest) -> History:
     items = list(request.items)
     start = max(
         (i for i, item in enumerate(items) if isinstance(item, InstructionItem)), default=None
@@ -151,7 +151,7 @@ def _history(request: ModelRequest) -> History:
     return history
 
 
-def _goal(history: History, *, upto: int | None = None) -> Goal:
+def goal_of(history: History, *, upto: int | None = None) -> Goal:
     goal = parse_instruction(history.instruction)
     for revision in history.revisions[: upto if upto is not None else history.acknowledged]:
         parsed = parse_instruction(revision)
@@ -189,7 +189,7 @@ def _read_handoff(history: History, text: str) -> None:
         )
 
 
-def _query_for(phrase: Phrase) -> str:
+def query_for(phrase: Phrase) -> str:
     return " ".join(w for w in (phrase.color, phrase.kind) if w) or "object"
 
 
@@ -200,7 +200,7 @@ def _query_of(arguments: dict[str, Any]) -> str:
     return json.dumps(arguments, sort_keys=True)
 
 
-def _find_arguments(tools: dict[str, Any], query: str) -> dict[str, Any]:
+def find_arguments(tools: dict[str, Any], query: str) -> dict[str, Any]:
     properties = tools["find_objects"].parameters.get("properties", {})
     for key in ("label", "query", "text", "name"):
         if key in properties:

@@ -37,7 +37,7 @@ from harness.planner.grounding import (
     is_region,
     viewer_left,
 )
-from harness.planner.history import _find_arguments
+from harness.planner.history import find_arguments
 from harness.planner.language import Mention, Step, Task, parse_task
 from harness.planner.lexicon import stem
 from harness.prompts import OUTCOME_ACHIEVED_LINE, OUTCOME_NOT_ACHIEVED_LINE
@@ -102,7 +102,7 @@ def decide(
             ):
                 return _call(
                     "find_objects",
-                    _find_arguments(tools, exc.missing),
+                    find_arguments(tools, exc.missing),
                     text=f"The Brief leaves objects out; looking for the {exc.missing}.",
                 )
             named = f" (candidates: {', '.join(exc.candidates)})" if exc.candidates else ""

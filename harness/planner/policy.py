@@ -40,25 +40,26 @@ from harness.planner.history import (
     REVISION_PREFIX,
     UNSETTLED_KINDS,
     History,
-    _failed,
-    _find_arguments,
-    _goal,
-    _history,
-    _query_for,
+    failed_result,
+    find_arguments,
+    goal_of,
+    history_of,
+    query_for,
 )
 from harness.planner.household import applies as household_applies
 from harness.planner.household import decide as household_decide
 from harness.planner.resolve import (
     Step,
-    _blocker,
-    _out_of_reach,
-    _resolve,
-    _satisfied,
-    _table,
-    _workspace,
+    blocker_of,
+    out_of_reach,
+    resolve_phrase,
+    satisfied,
+    step_text,
+    table_ref,
+    workspace_of,
 )
-from harness.planner.responses import _call, _claimed, _join, _say
-from harness.planner.search import SEARCH_MAX_TURNS, SEARCH_TOOLS, _search
+from harness.planner.responses import claimed, join_sentences, say, tool_call
+from harness.planner.search import SEARCH_MAX_TURNS, SEARCH_TOOLS, search_step
 
 __all__ = ["MAX_GRASP_ATTEMPTS", "History", "Planner"]
 
@@ -71,12 +72,12 @@ class Planner:
     """Deterministic offline planner; see the module docstring."""
 
     def decide(self, request: ModelRequest) -> ModelResponse:
-        history = _history(request)
+        history = history_of(request)
         tools = {spec.name: spec for spec in request.tools}
         if not history.instruction:
-            return _say(_claimed("There is no instruction to act on.", achieved=False))
+            return say(claimed("There is no instruction to act on.", achieved=False))
         if history.subagent:
-            return _search(request, history, tools)
+            return search_step(request, history, tools)
         if household_applies(tools) and not history.revisions:
             # tools for drawers, doors and switches: a household's language
             return household_decide(
@@ -95,7 +96,7 @@ class Planner:
             history.acknowledged += 1
         response = self._decide(request, history, tools)
         if prefix:
-            response = response.model_copy(update={"text": _join(prefix, response.text)})
+            response = response.model_copy(update={"text": join_sentences(prefix, response.text)})
         if "begin_episode" not in tools:
             return response
         outcome, remaining = _progress(request, history)
@@ -107,21 +108,21 @@ class Planner:
     def _decide(
         self, request: ModelRequest, history: History, tools: dict[str, Any]
     ) -> ModelResponse:
-        goal = _goal(history)
+        goal = goal_of(history)
         if goal.stop:
-            return _say(_claimed(self._report(history, goal, None, [], stopped=True), False))
+            return say(claimed(self._report(history, goal, None, [], stopped=True), False))
         if goal.problem:
-            return _say(_claimed(goal.problem, achieved=False))
+            return say(claimed(goal.problem, achieved=False))
         brief_text = request.refreshed.brief if request.refreshed else ""
         if not brief_text:
             if "find_objects" in tools and not history.called("find_objects"):
-                return _call(
+                return tool_call(
                     "find_objects",
-                    _find_arguments(tools, "object"),
+                    find_arguments(tools, "object"),
                     "No scene brief; looking objects up.",
                 )
-            return _say(
-                _claimed(
+            return say(
+                claimed(
                     "I cannot see the scene: no Scene Brief reached me, so I cannot plan "
                     "pick and place actions.",
                     achieved=False,
@@ -133,25 +134,25 @@ class Planner:
         # 2. skill and plan
         skill = self._skill_to_load(request, history, goal, tools)
         if skill is not None:
-            return _call("load_skill", {"name": skill}, f"Loading the {skill} skill.")
-        steps, problems, missing = _resolve(goal, world, brief)
-        reach = _workspace(request)
+            return tool_call("load_skill", {"name": skill}, f"Loading the {skill} skill.")
+        steps, problems, missing = resolve_phrase(goal, world, brief)
+        reach = workspace_of(request)
 
         # 3. objects the Brief left out
         if missing and "find_objects" in tools:
             for phrase in missing:
-                query = _query_for(phrase)
+                query = query_for(phrase)
                 if query not in history.find_queries:
-                    return _call(
+                    return tool_call(
                         "find_objects",
-                        _find_arguments(tools, query),
+                        find_arguments(tools, query),
                         f"Looking for {phrase.text()} (not all objects are in the brief).",
                     )
         if missing and "delegate" in tools:
             for phrase in missing:
-                if phrase.every or history.delegated_for(_query_for(phrase)):
+                if phrase.every or history.delegated_for(query_for(phrase)):
                     continue
-                return _call(
+                return tool_call(
                     "delegate",
                     {
                         "goal": f"find {phrase.text()} and report its ref, position and how "
@@ -163,7 +164,7 @@ class Planner:
                     "find_objects: a sub-agent searches for it.",
                 )
         if "update_task_notes" in tools and not history.called("update_task_notes"):
-            return _call(
+            return tool_call(
                 "update_task_notes",
                 {"phase": "planned", "add_notes": _plan_notes(steps, problems)},
                 f"Plan: {_plan_text(steps) or 'nothing to move'}.",
@@ -171,54 +172,61 @@ class Planner:
 
         # 4. the last result
         skipped = _skipped(history, steps)
-        note = _reaction(history)
+        note = reaction_to(history)
 
         # 5. something in hand
         if brief.holding:
             held = brief.holding
             step = next((s for s in steps if s.ref == held and s.ref not in skipped), None)
-            blocker = _blocker(step, world) if step is not None else ""
-            if blocker:
+            blocker = blocker_of(step, world) if step is not None else ""
+            if step is not None and step.relation == "held":
+                pass  # picked up as asked: hold it (the next object, or the report)
+            elif blocker:
                 skipped[held] = blocker
-                note = _join(note, f"Cannot put {held} {step.relation} {step.target}: {blocker}.")  # type: ignore[union-attr]
-            elif step is not None and not _satisfied(step, world):
-                return _call(
+                note = join_sentences(
+                    note,
+                    f"Cannot put {held} {step.relation} {step.target}: {blocker}.",  # type: ignore[union-attr]
+                )
+            elif step is not None and not satisfied(step, world):
+                return tool_call(
                     "place",
                     {"ref": held, "target": step.target, "relation": step.relation},
-                    _join(note, f"Placing {held} {step.relation} {step.target}."),
+                    join_sentences(note, f"Placing {held} {step.relation} {step.target}."),
                 )
-            table = _table(world)
-            if table is not None and history.count("place", ref=held, target=table) < MAX_REPEATS:
-                return _call(
+            table = table_ref(world)
+            if step is not None and step.relation == "held":
+                pass
+            elif table is not None and history.count("place", ref=held, target=table) < MAX_REPEATS:
+                return tool_call(
                     "place",
                     {"ref": held, "target": table, "relation": "on"},
-                    _join(note, f"Putting {held} back on {table}."),
+                    join_sentences(note, f"Putting {held} back on {table}."),
                 )
-            if "open_gripper" in tools:
-                return _call("open_gripper", {}, _join(note, f"Releasing {held}."))
+            elif "open_gripper" in tools:
+                return tool_call("open_gripper", {}, join_sentences(note, f"Releasing {held}."))
 
         # 6. the next object to move
         for index, step in enumerate(steps):
-            if step.ref in skipped or _satisfied(step, world):
+            if step.ref in skipped or satisfied(step, world):
                 continue
-            blocker = _blocker(step, world) or _out_of_reach(step, world, reach)
+            blocker = blocker_of(step, world) or out_of_reach(step, world, reach)
             if blocker:
                 skipped[step.ref] = blocker
                 continue
             if history.count("pick", ref=step.ref) >= MAX_REPEATS + MAX_GRASP_ATTEMPTS:
                 skipped[step.ref] = "too many attempts"
                 continue
-            remaining = sum(1 for s in steps if not _satisfied(s, world) and s.ref not in skipped)
-            return _call(
+            remaining = sum(1 for s in steps if not satisfied(s, world) and s.ref not in skipped)
+            return tool_call(
                 "pick",
                 {"ref": step.ref},
-                _join(
+                join_sentences(
                     note, f"Picking {step.ref} ({index + 1} of {len(steps)}; {remaining} to go)."
                 ),
             )
 
         # 7. done
-        return _say(
+        return say(
             self._report(
                 history, goal, brief, steps, skipped=skipped, world=world, problems=problems
             )
@@ -242,12 +250,12 @@ class Planner:
             )
             notes = {"add_notes": [f"ignored revision: {revision}"]}
         else:
-            goal = _goal(history, upto=history.acknowledged + 1)
+            goal = goal_of(history, upto=history.acknowledged + 1)
             summary = "; ".join(_clause_text(c) for c in goal.clauses)
             text = f"{REVISION_PREFIX} the goal is now: {summary}."
             notes = {"phase": "replanned", "add_notes": [f"goal revised to: {summary}"]}
         if "update_task_notes" in tools:
-            return _call("update_task_notes", notes, text), text
+            return tool_call("update_task_notes", notes, text), text
         return None, text
 
     def _skill_to_load(
@@ -284,7 +292,7 @@ class Planner:
             )
         skipped = skipped or {}
         world = world or {}
-        done = [s for s in steps if _satisfied(s, world)]
+        done = [s for s in steps if satisfied(s, world)]
         lines = [
             f"Task: {history.instruction}"
             + (f" (revised: {goal_text})" if history.revisions else ""),
@@ -296,7 +304,7 @@ class Planner:
             if step in done:
                 continue
             reason = skipped.get(step.ref, "not reached")
-            lines.append(f"- NOT done: {step.ref} {step.relation} {step.target}: {reason}")
+            lines.append(f"- NOT done: {step_text(step)}: {reason}")
         for problem in problems or []:
             lines.append(f"- NOT done: {problem}")
         for handoff in history.handoffs:
@@ -315,7 +323,7 @@ class Planner:
         if retries:
             lines.append("Recovered from failed grasps: " + ", ".join(retries) + ".")
         achieved = bool(steps) and len(done) == len(steps) and not problems
-        return _claimed("\n".join(lines), achieved=achieved)
+        return claimed("\n".join(lines), achieved=achieved)
 
 
 def _progress(request: ModelRequest, history: History) -> tuple[dict[str, str], int]:
@@ -325,16 +333,16 @@ def _progress(request: ModelRequest, history: History) -> tuple[dict[str, str], 
         return {}, 0
     brief = parse_brief(brief_text)
     world = {**history.found, **brief.objects}
-    steps, _, _ = _resolve(_goal(history), world, brief)
+    steps, _, _ = resolve_phrase(goal_of(history), world, brief)
     outcome = {}
     for step in steps:
-        verdict = history.last_verdict("place", step.ref)
-        where = f"{step.ref} is {step.relation} {step.target}"
+        verdict = history.last_verdict("pick" if step.relation == "held" else "place", step.ref)
+        where = f"{step.ref} is {step_text(step).removeprefix(step.ref + ' ')}"
         if verdict is not None and verdict.status == "success":
             outcome[step.ref] = f"{where} (evaluator: {verdict.evidence})"
-        elif _satisfied(step, world):
+        elif satisfied(step, world):
             outcome[step.ref] = f"{where} (per the scene brief)"
-    return outcome, sum(1 for step in steps if not _satisfied(step, world))
+    return outcome, sum(1 for step in steps if not satisfied(step, world))
 
 
 def _skipped(history: History, steps: list[Step]) -> dict[str, str]:
@@ -348,11 +356,11 @@ def _skipped(history: History, steps: list[Step]) -> dict[str, str]:
     return skipped
 
 
-def _reaction(history: History) -> str:
+def reaction_to(history: History) -> str:
     if not history.results:
         return ""
     call, result = history.results[-1]
-    if call is None or not _failed(result):
+    if call is None or not failed_result(result):
         return ""
     ref = call.arguments.get("ref", "")
     evidence = result.evaluation.evidence if result.evaluation else result.text.splitlines()[0]
@@ -378,7 +386,7 @@ def _grasp_failures(history: History) -> Counter[str]:
         if (
             call is not None
             and call.name == "pick"
-            and _failed(result)
+            and failed_result(result)
             and result.error_kind != "blocked"
             and result.error_kind not in UNSETTLED_KINDS
         ):
@@ -389,16 +397,18 @@ def _grasp_failures(history: History) -> Counter[str]:
 def _clause_text(clause: Clause) -> str:
     if clause.clear_table:
         return "clear the table into the tray"
+    if clause.relation == "held":
+        return f"{clause.subject.text()} picked up"
     relation = clause.relation or "in/on"
     return f"{clause.subject.text()} {relation} {clause.target.text()}"
 
 
 def _plan_text(steps: list[Step]) -> str:
-    return ", ".join(f"{s.ref} {s.relation} {s.target}" for s in steps)
+    return ", ".join(step_text(s) for s in steps)
 
 
 def _plan_notes(steps: list[Step], problems: list[str]) -> list[str]:
-    notes = [f"plan: {s.ref} {s.relation} {s.target}" for s in steps]
+    notes = [f"plan: {step_text(s)}" for s in steps]
     notes.extend(f"problem: {p}" for p in problems)
     return notes or ["nothing needs to move"]
 
@@ -406,8 +416,8 @@ def _plan_notes(steps: list[Step], problems: list[str]) -> list[str]:
 def _done_lines(history: History, steps: list[Step], world: dict[str, BriefObject] | None) -> str:
     lines = []
     for step in steps:
-        verdict = history.last_verdict("place", step.ref)
-        where = f"{step.ref} is {step.relation} {step.target}"
+        verdict = history.last_verdict("pick" if step.relation == "held" else "place", step.ref)
+        where = f"{step.ref} is {step_text(step).removeprefix(step.ref + ' ')}"
         remembered = next(
             (w for w in history.memory.get("completed_work", []) if w.startswith(f"{where} (")),
             None,

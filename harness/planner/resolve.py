@@ -10,7 +10,10 @@ from harness.messages import ModelRequest
 from harness.planner.brief import BriefObject, ParsedBrief
 from harness.planner.grammar import Goal, Phrase
 
-__all__ = ["REACH_MARGIN_M", "Step"]
+__all__ = ["HELD", "REACH_MARGIN_M", "Step", "step_text"]
+
+HELD = "gripper"
+"""The target of a "pick up X" step: held in the gripper."""
 
 
 @dataclass(frozen=True)
@@ -22,16 +25,31 @@ class Step:
     relation: str
 
 
+def step_text(step: Step) -> str:
+    """``red_cube_1 in tray_1``; ``red_cube_1 held up`` for a pick-up."""
+    if step.relation == "held":
+        return f"{step.ref} held up"
+    return f"{step.ref} {step.relation} {step.target}"
+
+
 # ====================================================================== resolving the goal
 
 
-def _resolve(
+def resolve_phrase(
     goal: Goal, world: dict[str, BriefObject], brief: ParsedBrief
 ) -> tuple[list[Step], list[str], list[Phrase]]:
     steps: list[Step] = []
     problems: list[str] = []
     missing: list[Phrase] = []
     for clause in goal.clauses:
+        if clause.relation == "held":  # pick it up and hold it: no target in the scene
+            one = _one(clause.subject, world)
+            if one is None:
+                problems.append(f"no {clause.subject.text().removeprefix('the ')} in the scene")
+                missing.append(clause.subject)
+            elif all(s.ref != one for s in steps):
+                steps.append(Step(ref=one, target=HELD, relation="held"))
+            continue
         target = _one(clause.target, world)
         if target is None:
             problems.append(f"no {clause.target.text().removeprefix('the ')} in the scene")
@@ -41,7 +59,7 @@ def _resolve(
         if world[target].is_container:
             relation = "in"
         if clause.clear_table:
-            table = _table(world)
+            table = table_ref(world)
             subjects = [
                 o.ref
                 for o in world.values()
@@ -49,7 +67,7 @@ def _resolve(
             ]
         elif clause.subject.every:
             subjects = [
-                o.ref for o in world.values() if _movable(o) and _matches(clause.subject, o)
+                o.ref for o in world.values() if _movable(o) and phrase_matches(clause.subject, o)
             ]
             if (
                 brief.omitted
@@ -74,7 +92,7 @@ def _movable(item: BriefObject) -> bool:
     return not item.is_container and item.kind not in {"table", "surface", "floor", "shelf"}
 
 
-def _matches(phrase: Phrase, item: BriefObject) -> bool:
+def phrase_matches(phrase: Phrase, item: BriefObject) -> bool:
     if phrase.ref:
         return item.ref == phrase.ref
     if phrase.kind and item.kind != phrase.kind:
@@ -86,24 +104,26 @@ def _one(phrase: Phrase, world: dict[str, BriefObject]) -> str | None:
     if phrase.ref:
         return phrase.ref if phrase.ref in world else None
     if phrase.kind == "table":
-        return _table(world)
-    candidates = sorted(o.ref for o in world.values() if _matches(phrase, o))
+        return table_ref(world)
+    candidates = sorted(o.ref for o in world.values() if phrase_matches(phrase, o))
     return candidates[0] if candidates else None
 
 
-def _table(world: dict[str, BriefObject]) -> str | None:
+def table_ref(world: dict[str, BriefObject]) -> str | None:
     tables = sorted(o.ref for o in world.values() if o.kind == "table")
     return tables[0] if tables else None
 
 
-def _satisfied(step: Step, world: dict[str, BriefObject]) -> bool:
+def satisfied(step: Step, world: dict[str, BriefObject]) -> bool:
     item = world.get(step.ref)
+    if step.relation == "held":
+        return item is not None and item.held
     if item is None or item.held:
         return False
     return item.inside == step.target if step.relation == "in" else item.on == step.target
 
 
-def _blocker(step: Step, world: dict[str, BriefObject]) -> str:
+def blocker_of(step: Step, world: dict[str, BriefObject]) -> str:
     if step.ref not in world:
         return f"{step.ref} is no longer in the scene"
     if step.relation == "on":
@@ -126,7 +146,7 @@ REACH_MARGIN_M = 0.02
 clamps overshoots that small)."""
 
 
-def _workspace(request: ModelRequest) -> tuple[float, float, float, float] | None:
+def workspace_of(request: ModelRequest) -> tuple[float, float, float, float] | None:
     """The reachable x and y ranges the embodiment profile states, if it states them."""
     for block in request.system:
         if block.name == "embodiment" and (match := _WORKSPACE.search(block.text)):
@@ -134,7 +154,7 @@ def _workspace(request: ModelRequest) -> tuple[float, float, float, float] | Non
     return None
 
 
-def _out_of_reach(
+def out_of_reach(
     step: Step, world: dict[str, BriefObject], reach: tuple[float, float, float, float] | None
 ) -> str:
     """Why ``step`` cannot be done within the workspace (the object or its target lies

@@ -11,9 +11,9 @@ from typing import Any
 from harness.messages import ModelRequest, ModelResponse
 from harness.planner.brief import ParsedBrief, parse_brief
 from harness.planner.grammar import search_phrase
-from harness.planner.history import History, _find_arguments, _query_for
-from harness.planner.resolve import _matches
-from harness.planner.responses import _call, _say
+from harness.planner.history import History, find_arguments, query_for
+from harness.planner.resolve import phrase_matches
+from harness.planner.responses import say, tool_call
 
 __all__ = ["SEARCH_MAX_TURNS", "SEARCH_TOOLS"]
 
@@ -22,7 +22,7 @@ SEARCH_TOOLS = ("look", "find_objects", "get_object_image")
 SEARCH_MAX_TURNS = 10
 
 
-def _search(request: ModelRequest, history: History, tools: dict[str, Any]) -> ModelResponse:
+def search_step(request: ModelRequest, history: History, tools: dict[str, Any]) -> ModelResponse:
     """A sub-agent's search for the object its goal names (see the module docstring)."""
     phrase = search_phrase(history.instruction)
     if phrase is None:
@@ -34,7 +34,7 @@ def _search(request: ModelRequest, history: History, tools: dict[str, Any]) -> M
     wanted = phrase.text()
     brief = parse_brief(request.refreshed.brief) if request.refreshed else ParsedBrief()
     world = {**history.found, **brief.objects}
-    matches = sorted(ref for ref, item in world.items() if _matches(phrase, item))
+    matches = sorted(ref for ref, item in world.items() if phrase_matches(phrase, item))
     evidence = [
         result.archive
         for call, result in history.results
@@ -46,7 +46,7 @@ def _search(request: ModelRequest, history: History, tools: dict[str, Any]) -> M
         ref = matches[0]
         item = world[ref]
         if "get_object_image" in tools and not history.count("get_object_image", ref=ref):
-            return _call("get_object_image", {"ref": ref}, f"Found {ref}; a closer look.")
+            return tool_call("get_object_image", {"ref": ref}, f"Found {ref}; a closer look.")
         where = ", ".join(f"{v:.3f}" for v in item.position)
         source = "the Scene Brief" if ref in brief.objects else "find_objects"
         verification = [f"listed by {source}"]
@@ -71,9 +71,9 @@ def _search(request: ModelRequest, history: History, tools: dict[str, Any]) -> M
         )
     last = history.calls[-1].name if history.calls else ""
     if "find_objects" in tools and last != "find_objects":
-        return _call(
+        return tool_call(
             "find_objects",
-            _find_arguments(tools, _query_for(phrase)),
+            find_arguments(tools, query_for(phrase)),
             f"Is {wanted} known to the scene graph?",
         )
     cameras = _cameras(tools.get("look"))
@@ -81,7 +81,7 @@ def _search(request: ModelRequest, history: History, tools: dict[str, Any]) -> M
     remaining = [camera for camera in cameras if camera not in looked]
     if "look" in tools and remaining:
         camera = remaining[0]
-        return _call(
+        return tool_call(
             "look",
             {"camera": camera} if camera else {},
             f"{wanted.capitalize()} is not known yet: looking with the {camera or 'main'} camera.",
@@ -107,4 +107,4 @@ def _cameras(look: Any) -> list[str | None]:
 def _handoff(status: str, summary: str, **fields: Any) -> ModelResponse:
     data: dict[str, Any] = {"status": status, "summary": summary, "findings": []}
     data.update({key: value for key, value in fields.items() if value})
-    return _say(json.dumps(data))
+    return say(json.dumps(data))

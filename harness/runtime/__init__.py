@@ -11,11 +11,9 @@
 - :mod:`~harness.runtime.rules`: the bookkeeping rules the loop and resume both apply;
 - :mod:`~harness.runtime.lane`: a running task as the phases see it;
 - :mod:`~harness.runtime.loop`: the turn loop, reading top to bottom, and its phases in
-  :mod:`~harness.runtime.refresh`, :mod:`~harness.runtime.decide`,
-  :mod:`~harness.runtime.gates` (admission), :mod:`~harness.runtime.execute`,
-  :mod:`~harness.runtime.execution` (the watched worker thread) and
-  :mod:`~harness.runtime.recording`;
+  :mod:`~harness.runtime.phases` (refresh, decide, gates, execute, record);
 - :mod:`~harness.runtime.builtins`: the built-in tools;
+- :mod:`~harness.runtime.delegation`: sub-agents (contract, child lane, handoff, recovery);
 - :mod:`~harness.runtime.resume`: continuing a task after a crash.
 """
 

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.context.admission import admit_skill
-from harness.context.archive import RECALL_MAX_CHARS
+from harness.context.compaction.archive import RECALL_MAX_CHARS
 from harness.events import NotificationEvent, SkillLoadedEvent, UserQueryEvent
 from harness.protocols import SearchableArchive
-from harness.runtime.delegation import delegate_tool
+from harness.runtime.delegation.delegate import delegate_tool
 from harness.runtime.workspace import workspace_tools
 from harness.tools import EndTask, Tool, ToolCancelledError, ToolContext, ToolOutput, close_matches
 
@@ -83,7 +83,7 @@ def builtin_tools(session: Session) -> list[Tool]:
             "update_task_notes",
             "Update the Task Notes (phase, notes to keep). They stay visible across "
             "compactions, so record plans and facts you will need later.",
-            lambda ctx, **kw: _update_task_notes(session, ctx, **kw),
+            lambda ctx, **kw: record_task_notes(session, ctx, **kw),
             input_model=UpdateTaskNotesArgs,
             source="builtin",
         ),
@@ -187,7 +187,7 @@ def _notify_user(session: Session, ctx: ToolContext, *, message: str, level: str
     return "notified"
 
 
-def _update_task_notes(
+def record_task_notes(
     session: Session,
     ctx: ToolContext,
     *,

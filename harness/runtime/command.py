@@ -5,7 +5,7 @@ A physical tool reaches its driver (or its MCP server) only through :func:`send_
 the first command of a call and every re-run of a segmented one alike. It takes the
 robot's slot (:class:`~harness.runtime.robot.RobotLine`, shared by every session driving
 the same robot, waiting up to the tool's timeout for another session's command), and
-holding it passes the gates (:mod:`harness.runtime.gates`): driver idle, readings taken
+holding it passes the gates (:mod:`harness.runtime.phases.gates`): driver idle, readings taken
 after the robot's latest command, the envelope, not cancelled. The slot is held until the
 driver returns, so no other command can be checked against readings this one is about to
 make stale, and none can overlap it. :func:`run_handler` refuses to run a physical tool
@@ -20,8 +20,8 @@ from typing import Any
 
 from harness.events import ProgressEvent, ToolCallEvent
 from harness.messages import ToolCall
-from harness.runtime.execution import CallOutcome, run_tool
-from harness.runtime.gates import (
+from harness.runtime.lane import Lane, Steps
+from harness.runtime.phases.gates import (
     Admitted,
     Refused,
     driver_idle,
@@ -29,7 +29,7 @@ from harness.runtime.gates import (
     not_cancelled,
     safety_envelope,
 )
-from harness.runtime.lane import Lane, Steps
+from harness.runtime.phases.tool_thread import CallOutcome, run_tool
 from harness.runtime.robot import Slot
 from harness.tools import Tool, ToolOutput, to_jsonable
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from harness.assembly import build as assembly
 from harness.config import HarnessConfig, resolve_config
 from harness.context.admission import ToolOffer
-from harness.context.compactor import Compactor, build_compactor
+from harness.context.compaction.compactor import Compactor, build_compactor
 from harness.context.introspection import context_report
 from harness.context.window import new_context
 from harness.errors import CloseError, RunStoreError
@@ -44,7 +44,7 @@ from harness.providers import build_model
 from harness.providers.base import Model
 from harness.redact import Redactor
 from harness.runtime.builtins import builtin_tools
-from harness.runtime.delegation import (
+from harness.runtime.delegation.delegate import (
     Contract,
     DelegateArgs,
     Handoff,
@@ -56,8 +56,8 @@ from harness.runtime.delegation import (
 )
 from harness.runtime.lane import Lane
 from harness.runtime.loop import TaskLoop
-from harness.runtime.resume import ResumePoint, resume_session
-from harness.runtime.resumed import resume_prologue
+from harness.runtime.resume.rebuild import ResumePoint, resume_session
+from harness.runtime.resume.resumed_task import resume_prologue
 from harness.runtime.session import Session, SessionParts
 from harness.runtime.session_view import SessionView
 from harness.runtime.stream import RunResult, TaskStream

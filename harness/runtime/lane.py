@@ -3,9 +3,9 @@
 A :class:`Lane` bundles the session (the parts that outlive the task), the task's own
 :class:`~harness.runtime.task.TaskState`, the tools this lane may call, the context it
 works in, the model it asks, and the operator's callbacks. The phases
-(:mod:`~harness.runtime.refresh`, :mod:`~harness.runtime.decide`,
-:mod:`~harness.runtime.execute`, ...) are functions of a lane, so a second lane over the
-same session (a sub-agent, :mod:`~harness.runtime.delegation`) runs the same loop with
+(:mod:`~harness.runtime.phases.refresh`, :mod:`~harness.runtime.phases.decide`,
+:mod:`~harness.runtime.phases.execute`, ...) are functions of a lane, so a second lane over the
+same session (a sub-agent, :mod:`~harness.runtime.delegation.delegate`) runs the same loop with
 narrowed tools, a child view of the context and, if configured, another model.
 """
 
@@ -26,7 +26,7 @@ from harness.runtime.task import TaskEnding, TaskState
 from harness.tools import ToolRegistry
 
 if TYPE_CHECKING:
-    from harness.context.compactor import Compactor
+    from harness.context.compaction.compactor import Compactor
     from harness.world.task_check import TaskCheck
 
 __all__ = ["Conclude", "Lane", "Steps"]

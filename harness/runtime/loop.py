@@ -28,10 +28,10 @@ from harness.events import (
     TaskStartedEvent,
 )
 from harness.messages import InstructionItem, NoticeItem, RevisionItem
-from harness.runtime.decide import decide
-from harness.runtime.execute import execute
 from harness.runtime.lane import Lane, Steps
-from harness.runtime.refresh import offer_tools, refresh, retire_ended_tasks
+from harness.runtime.phases.decide import decide
+from harness.runtime.phases.execute import execute
+from harness.runtime.phases.refresh import offer_tools, refresh, retire_ended_tasks
 from harness.runtime.task import TaskEnding
 from harness.world.task_check import judge_task
 
@@ -196,6 +196,17 @@ def start_task(lane: Lane) -> Steps[TaskEnding | None]:
     session.sync_tool_sources()
     for line in session.unavailable_sources():
         yield lane.emit(NotificationEvent(message=session.redactor.text(line), level="warning"))
+    if any(getattr(t, "optional", None) == "episodes" for t in lane.tools.visible()):
+        ledger = lane.context.episode_ledger
+        state.episode_tools = ledger.offer()
+        if state.episode_tools:
+            ledger.tasks_offered += 1
+        else:
+            yield lane.emit(
+                NotificationEvent(
+                    message=f"episode tools not offered in this task: {ledger.describe()}"
+                )
+            )
     ending = yield from offer_tools(lane)
     yield from retire_ended_tasks(lane)
     for image in state.images:

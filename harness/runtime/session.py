@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from harness.config import HarnessConfig, ModelConfig
 from harness.context import Context
-from harness.context.compactor import Compactor
+from harness.context.compaction.compactor import Compactor
 from harness.errors import HarnessBusyError, HarnessClosedError
 from harness.events import EventBase, SafetyEvent
 from harness.messages import ImagePart, Item, Usage
@@ -220,7 +220,7 @@ class Session(SessionTools, SessionMemory):
         This is the one place every event passes on its way out, so the run store, the
         control script iterating ``run_stream()`` and the CLI all get the same redacted
         event. (Streamed model text is redacted as a stream before it gets here; see
-        :func:`harness.runtime.decide.call_model`.) Locked: a sub-agent lane emits from its
+        :func:`harness.runtime.phases.decide.call_model`.) Locked: a sub-agent lane emits from its
         parent's tool thread, and the sequence number and the store's order must agree."""
         with self._emit_lock:
             self._seq += 1

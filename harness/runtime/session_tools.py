@@ -70,7 +70,12 @@ class SessionTools:
         return notices
 
     def offer_tools(
-        self, tools: ToolRegistry, *, context: Context | None = None, model: Any = None
+        self,
+        tools: ToolRegistry,
+        *,
+        context: Context | None = None,
+        model: Any = None,
+        exclude: frozenset[str] = frozenset(),
     ) -> ToolOffer:
         """Put the visible definitions of ``tools`` that fit into a lane's context (the
         main lane's by default): all of them, or without the optional features a small
@@ -79,7 +84,8 @@ class SessionTools:
         context = context or self.context
         model = model if model is not None else getattr(self, "model", None)
         count = getattr(model, "count_prompt_tokens", None)
-        return select_tools(context, tools.visible(), count=count if callable(count) else None)
+        visible = [tool for tool in tools.visible() if tool.name not in exclude]
+        return select_tools(context, visible, count=count if callable(count) else None)
 
     def _tool_source_text(self) -> str:
         """What tool sources ask to have in Resident: each source's optional

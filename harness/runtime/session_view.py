@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from embodiment.types import Driver
     from harness.context import Context
-    from harness.context.compactor import Compactor
+    from harness.context.compaction.compactor import Compactor
     from harness.protocols import (
         Evaluator,
         MemoryProvider,

@@ -83,6 +83,9 @@ class TaskState:
     """The Task Notes version last appended to Accumulated."""
     notes_text_sent: str = ""
     """The Task Notes text last appended (a new version with the same text is not sent)."""
+    episode_tools: bool = True
+    """The episode tools are offered in this task (decided at its start from what they
+    spent and saved so far: :class:`~harness.context.episodes.ledger.EpisodeLedger`)."""
     nudged: bool = False
     """The pressure nudge was sent in this task (lane): it is sent once and never repeated."""
     last_prompt_estimate: int = 0

@@ -2,8 +2,8 @@
 ``condense_context``.
 
 ``begin_episode`` / ``end_episode`` mark the structure of the work (the rules are in
-:mod:`harness.context.episodes`); ``condense_context`` replaces old exchanges with the
-model's own bounded memory (:mod:`harness.context.condense`). A refusal is an ordinary
+:mod:`harness.context.episodes.marks`); ``condense_context`` replaces old exchanges with the
+model's own bounded memory (:mod:`harness.context.episodes.condense`). A refusal is an ordinary
 tool error whose text says why and what to do; the context is then unchanged.
 """
 
@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.context.condense import CondensedMemory, CondenseRefused, condense
-from harness.context.episodes import CONCLUSION_MAX_CHARS, EpisodeError
+from harness.context.episodes.condense import CondensedMemory, CondenseRefused, condense
+from harness.context.episodes.marks import CONCLUSION_MAX_CHARS, EpisodeError
 from harness.events import CompactionEvent, EpisodeEvent
 from harness.tools import Tool, ToolContext, ToolOutput
 
@@ -95,7 +95,9 @@ def context_of(session: Session, task_id: str) -> Context:
 def _begin(
     session: Session, ctx: ToolContext, *, kind: str, name: str, depends_on: list[str]
 ) -> ToolOutput:
-    book = context_of(session, ctx.task_id).episodes
+    context = context_of(session, ctx.task_id)
+    context.episode_ledger.charge(context.total_tokens())
+    book = context.episodes
     try:
         episode = book.begin(
             task_id=ctx.task_id,
@@ -116,7 +118,9 @@ def _begin(
 
 
 def _end(session: Session, ctx: ToolContext, *, name: str, conclusion: str) -> ToolOutput:
-    book = context_of(session, ctx.task_id).episodes
+    context = context_of(session, ctx.task_id)
+    context.episode_ledger.charge(context.total_tokens())
+    book = context.episodes
     try:
         episode = book.end(task_id=ctx.task_id, turn=ctx.turn, name=name, conclusion=conclusion)
     except EpisodeError as exc:
@@ -138,6 +142,7 @@ def _end(session: Session, ctx: ToolContext, *, name: str, conclusion: str) -> T
 
 def _condense(session: Session, ctx: ToolContext, **fields: object) -> ToolOutput:
     context = context_of(session, ctx.task_id)
+    context.episode_ledger.charge(context.total_tokens())
     started = time.monotonic()
     try:
         done = condense(
@@ -150,6 +155,7 @@ def _condense(session: Session, ctx: ToolContext, **fields: object) -> ToolOutpu
         )
     except CondenseRefused as exc:
         return ToolOutput.error(f"condense_context refused: {exc}; nothing changed", "refused")
+    context.episode_ledger.hold_out(done.tokens_before - done.tokens_after)
     lane = session.lane(ctx.task_id)
     if lane is not None:
         lane.sync_item_states()

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.context.archive import archive_hit
+from harness.context.compaction.archive import archive_hit
 from harness.events import EventBase, ToolResultEvent
 from harness.messages import ImagePart, Item
 from harness.protocols import ArchiveHit, LaneLink

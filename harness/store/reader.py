@@ -32,8 +32,8 @@ from harness.store.records import (
     StoredItem,
     StoredSession,
     StoredTask,
-    _item_adapter,
-    _preview,
+    item_adapter,
+    item_preview,
     process_alive,
 )
 from harness.store.timeline import TimelineReads
@@ -103,9 +103,9 @@ class RunLog(TimelineReads):
     def _item(self, row: sqlite3.Row) -> StoredItem:
         data = row["data"]
         return StoredItem(
-            item=_item_adapter.validate_json(data)
+            item=item_adapter.validate_json(data)
             if self.redactor is None
-            else _item_adapter.validate_python(self._json(data)),
+            else item_adapter.validate_python(self._json(data)),
             pos=row["pos"],
             lifetime=row["lifetime"],
             tokens=row["tokens"],
@@ -278,7 +278,7 @@ class RunLog(TimelineReads):
             tokens=stored.tokens if in_context else 0,
             original_tokens=0 if in_context else stored.tokens,
             in_context=in_context,
-            preview=_preview(item),
+            preview=item_preview(item),
             episode=item.episode,
         )
 

@@ -29,7 +29,7 @@ __all__ = [
     "process_alive",
 ]
 
-_item_adapter: TypeAdapter[Item] = TypeAdapter(Item)
+item_adapter: TypeAdapter[Item] = TypeAdapter(Item)
 
 
 class _Record(BaseModel):
@@ -122,7 +122,7 @@ def process_alive(pid: int | None, host: str | None) -> bool:
     return is_alive(pid)
 
 
-def _preview(item: Item, limit: int = 80) -> str:
+def item_preview(item: Item, limit: int = 80) -> str:
     """One line: a decision's tool call first (then its text), otherwise the item's text."""
     text = getattr(item, "text", "") or ""
     calls = getattr(item, "tool_calls", None)

@@ -40,11 +40,11 @@ from harness.store.report_plot import (
     token_table,
 )
 from harness.store.report_timeline import (
-    _badge,
-    _e,
-    _outcome_html,
-    _when,
+    badge_html,
+    esc,
+    outcome_html,
     timeline_html,
+    when_text,
 )
 
 __all__ = [
@@ -94,6 +94,7 @@ margin-right:8px;color:#3a4450}
 .ev.eval-process{border-color:#d4a017}
 .ev.compaction{border-color:#d4a017;background:#fffbea}.ev.note{border-color:#9aa5b1}
 .ev.unknown{border-color:#d4a017;background:#fffbea}
+ul.args{margin:2px 0 0;padding-left:18px}ul.args ul{margin:0;padding-left:18px}
 pre{white-space:pre-wrap;word-break:break-word;font-size:12.5px;margin:4px 0 0;
 font-family:ui-monospace,SFMono-Regular,Menlo,monospace}
 .badge{display:inline-block;padding:1px 7px;border-radius:10px;font-size:12px;color:#fff}
@@ -155,31 +156,31 @@ def render_report(log: RunLog, task_id: str) -> str:
     damage = (
         '<div class="report"><p><strong>The run store is damaged</strong>; this page shows '
         "what was intact:</p><ul>"
-        + "".join(f"<li>{_e(d.line())}</li>" for d in log.damage)
+        + "".join(f"<li>{esc(d.line())}</li>" for d in log.damage)
         + "</ul></div>"
         if log.damage
         else ""
     )
     final = (
-        f'<div class="report"><p>{_badge(done.status)} {_e(done.termination_reason)}</p>'
-        f"{_outcome_html(done.outcome, done.evidence)}"
-        f"<pre>{_e(done.report)}</pre></div>"
+        f'<div class="report"><p>{badge_html(done.status)} {esc(done.termination_reason)}</p>'
+        f"{outcome_html(done.outcome, done.evidence)}"
+        f"<pre>{esc(done.report)}</pre></div>"
         if done is not None
-        else f'<div class="report"><p>{_badge(task.status)} the task has no done event '
+        else f'<div class="report"><p>{badge_html(task.status)} the task has no done event '
         "(it is running, or its process died: <code>harness resume "
-        f"{_e(task.session_id)}</code>)</p></div>"
+        f"{esc(task.session_id)}</code>)</p></div>"
     )
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-        f"<title>{_e(task.id)}: {_e(task.instruction[:80])}</title>"
+        f"<title>{esc(task.id)}: {esc(task.instruction[:80])}</title>"
         f"<style>{_CSS}</style></head><body><main>"
-        f"<h1>{_e(task.instruction)}</h1>"
-        f'<div class="sub">task {_e(task.id)} in session {_e(task.session_id)}</div>'
+        f"<h1>{esc(task.instruction)}</h1>"
+        f'<div class="sub">task {esc(task.id)} in session {esc(task.session_id)}</div>'
         f"{damage}{_summary(task, config)}"
         f"<h2>Result</h2>{final}{episodes_html(log, task_id)}"
         f'<h2>Context tokens per turn</h2><div class="plot">{plot_html}</div>'
         f"<h2>Timeline</h2>{turns_html}"
-        f'<p class="sub">generated {_e(_when(time.time()))} by embodied-harness</p>'
+        f'<p class="sub">generated {esc(when_text(time.time()))} by embodied-harness</p>'
         "</main></body></html>\n"
     )
 
@@ -212,18 +213,18 @@ def _summary(task: StoredTask, config: dict[str, Any]) -> str:
     model = config.get("model") or {}
     u = task.usage
     rows = [
-        ("status", _badge(task.status) + (f" {_e(task.reason)}" if task.reason else "")),
+        ("status", badge_html(task.status) + (f" {esc(task.reason)}" if task.reason else "")),
         (
             "outcome",
-            _badge(task.outcome)
-            + (f" {_e(task.evidence.checked_by)}: " if task.evidence.checked_by else " ")
-            + _e(task.evidence.summary),
+            badge_html(task.outcome)
+            + (f" {esc(task.evidence.checked_by)}: " if task.evidence.checked_by else " ")
+            + esc(task.evidence.summary),
         ),
-        ("turns", _e(task.turns)),
-        ("model", _e(f"{model.get('provider', '?')}:{model.get('name', '?')}")),
+        ("turns", esc(task.turns)),
+        ("model", esc(f"{model.get('provider', '?')}:{model.get('name', '?')}")),
         (
             "tokens",
-            _e(
+            esc(
                 f"{u.prompt_tokens} in ({u.cache_read_tokens} cached) / {u.output_tokens} out, "
                 f"{u.requests} model calls"
                 + (
@@ -233,12 +234,16 @@ def _summary(task: StoredTask, config: dict[str, Any]) -> str:
                 )
             ),
         ),
-        ("cost", _e(f"${u.cost_usd:.4f}" if u.cost_usd is not None else "not priced")),
-        ("started", _e(_when(task.started_at))),
+        ("cost", esc(f"${u.cost_usd:.4f}" if u.cost_usd is not None else "not priced")),
+        ("started", esc(when_text(task.started_at))),
         (
             "duration",
-            _e(f"{task.duration_s:.1f} s" if task.duration_s is not None else "-")
-            + (_e(f" (resumed {task.resumes}x after a crash)") if task.resumes else ""),
+            esc(
+                f"{task.duration_s:.1f} s (the task, from its start to its end)"
+                if task.duration_s is not None
+                else "-"
+            )
+            + (esc(f" (resumed {task.resumes}x after a crash)") if task.resumes else ""),
         ),
     ]
     body = "".join(f"<tr><td>{name}</td><td>{value}</td></tr>" for name, value in rows)

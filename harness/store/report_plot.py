@@ -13,7 +13,7 @@ from harness.events import (
     CompactionEvent,
     PromptSnapshotEvent,
 )
-from harness.store.report_timeline import _e
+from harness.store.report_timeline import esc
 
 __all__ = ["PLOT_SECTIONS", "SECTION_COLORS", "context_plot_svg", "token_table"]
 
@@ -104,11 +104,11 @@ def context_plot_svg(
 
 
 def token_table(snapshots: list[PromptSnapshotEvent]) -> str:
-    head = "".join(f"<th>{_e(name)}</th>" for name in ("turn", *PLOT_SECTIONS, "total"))
+    head = "".join(f"<th>{esc(name)}</th>" for name in ("turn", *PLOT_SECTIONS, "total"))
     rows = "".join(
         "<tr>"
         + "".join(
-            f"<td>{_e(v)}</td>"
+            f"<td>{esc(v)}</td>"
             for v in (s.turn, *(s.sections.get(n, 0) for n in PLOT_SECTIONS), s.total_tokens)
         )
         + "</tr>"

@@ -31,23 +31,23 @@ __all__ = ["timeline_html"]
 RESULT_PREVIEW_CHARS = 4000
 
 
-def _e(value: Any) -> str:
+def esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _badge(status: str) -> str:
-    return f'<span class="badge b-{_e(status)}">{_e(status)}</span>'
+def badge_html(status: str) -> str:
+    return f'<span class="badge b-{esc(status)}">{esc(status)}</span>'
 
 
-def _outcome_html(outcome: str, evidence: OutcomeEvidence) -> str:
+def outcome_html(outcome: str, evidence: OutcomeEvidence) -> str:
     """The goal's outcome, who judged it, and each condition that held or did not."""
-    who = f"{_e(evidence.checked_by)}: " if evidence.checked_by else ""
+    who = f"{esc(evidence.checked_by)}: " if evidence.checked_by else ""
     rows = "".join(
         f'<li><span class="badge b-{"held" if c.held else "unheld"}">'
-        f"{'held' if c.held else 'not held'}</span> {_e(c.condition)}: {_e(c.evidence)}</li>"
+        f"{'held' if c.held else 'not held'}</span> {esc(c.condition)}: {esc(c.evidence)}</li>"
         for c in evidence.conditions
     )
-    return f'<p class="outcome">outcome {_badge(outcome)} {who}{_e(evidence.summary)}</p>' + (
+    return f'<p class="outcome">outcome {badge_html(outcome)} {who}{esc(evidence.summary)}</p>' + (
         f"<ul>{rows}</ul>" if rows else ""
     )
 
@@ -56,7 +56,7 @@ def _data_uri(image: ImagePart) -> str:
     return f"data:{image.media_type};base64,{base64.b64encode(image.data).decode('ascii')}"
 
 
-def _when(stamp: float | None) -> str:
+def when_text(stamp: float | None) -> str:
     return "-" if stamp is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stamp))
 
 
@@ -79,8 +79,8 @@ def _lane_html(log: RunLog, lane: StoredTask) -> str:
     status = handoff.status if handoff is not None else lane.status
     u = lane.usage
     head = (
-        f"sub-agent lane {_e(lane.id)} {_badge(status)} {lane.turns} turns, "
-        f"{u.prompt_tokens} in / {u.output_tokens} out tokens: {_e(lane.instruction[:160])}"
+        f"sub-agent lane {esc(lane.id)} {badge_html(status)} {lane.turns} turns, "
+        f"{u.prompt_tokens} in / {u.output_tokens} out tokens: {esc(lane.instruction[:160])}"
     )
     return (
         f'<details class="lane" open><summary>{head}</summary>'
@@ -130,25 +130,62 @@ def _frames_html(log: RunLog, hashes: list[str], cameras: dict[str, list[int]] |
         label = names[index] if index < len(names) else ""
         if image is None:
             parts.append(
-                f'<div class="missing">{_e(label)} frame not kept<br>'
+                f'<div class="missing">{esc(label)} frame not kept<br>'
                 "(run.image_retention_every)</div>"
             )
             continue
         caption = f"{image.label or label} {image.width}x{image.height}"
         parts.append(
-            f'<figure><img alt="{_e(caption)}" title="click to enlarge" '
+            f'<figure><img alt="{esc(caption)}" title="click to enlarge" '
             f'onclick="this.classList.toggle(\'big\')" src="{_data_uri(image)}">'
-            f"<figcaption>{_e(caption)}</figcaption></figure>"
+            f"<figcaption>{esc(caption)}</figcaption></figure>"
         )
     return "".join(parts)
 
 
 def _block(css: str, tag: str, content: str) -> str:
-    return f'<div class="ev {css}"><span class="tag">{_e(tag)}</span>{content}</div>'
+    return f'<div class="ev {css}"><span class="tag">{esc(tag)}</span>{content}</div>'
 
 
 def _args(arguments: Any) -> str:
-    return _e(json.dumps(arguments, ensure_ascii=False, sort_keys=True))
+    return esc(json.dumps(arguments, ensure_ascii=False, sort_keys=True))
+
+
+INLINE_ARGUMENTS_CHARS = 80
+"""Arguments shorter than this, all plain values, read best on the call's line."""
+
+
+def call_html(name: str, arguments: Any) -> str:
+    """A tool call as a reader takes it in: ``pick(ref=blue_cube_1)`` on one line when its
+    arguments are a few plain values, else the name and one line per argument, a list as a
+    bulleted list (a plan of three steps is three lines, not a JSON array)."""
+    if not isinstance(arguments, dict):
+        return f"<b>{esc(name)}</b>({_args(arguments)})"
+    plain = all(_plain(value) for value in arguments.values())
+    inline = ", ".join(f"{key}={_value_text(value)}" for key, value in sorted(arguments.items()))
+    if plain and len(inline) <= INLINE_ARGUMENTS_CHARS:
+        return f"<b>{esc(name)}</b>({esc(inline)})"
+    rows = "".join(
+        f"<li><i>{esc(str(key))}</i>: {_value_html(value)}</li>"
+        for key, value in sorted(arguments.items())
+    )
+    return f'<b>{esc(name)}</b><ul class="args">{rows}</ul>'
+
+
+def _plain(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
+def _value_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _value_html(value: Any) -> str:
+    if isinstance(value, list) and value and all(_plain(item) for item in value):
+        return "<ul>" + "".join(f"<li>{esc(_value_text(item))}</li>" for item in value) + "</ul>"
+    if _plain(value):
+        return esc(_value_text(value))
+    return _args(value)
 
 
 def _event_html(log: RunLog, e: Event) -> str:
@@ -157,22 +194,22 @@ def _event_html(log: RunLog, e: Event) -> str:
     if marked is not None:
         return _block(*marked)
     if kind == "task_started":
-        return _block("note", "task", _e(e.instruction) + _e(f" (max {e.max_turns} turns)"))
+        return _block("note", "task", esc(e.instruction) + esc(f" (max {e.max_turns} turns)"))
     if kind == "task_resumed":
         calls = e.describe_interrupted()
         text = f"after a crash (pid {e.previous_pid}), from turn {e.from_turn}"
         text += f"; interrupted: {calls}" if calls else ""
         text += f"; {e.describe_world()}" if e.describe_world() else ""
-        return _block("unknown", "resumed", _e(text))
+        return _block("unknown", "resumed", esc(text))
     if kind == "tools_listed":
-        return _block("note", "tools", _e(f"{', '.join(e.tools)} ({e.tokens} tokens)"))
+        return _block("note", "tools", esc(f"{', '.join(e.tools)} ({e.tokens} tokens)"))
     if kind == "skill_loaded":
-        return _block("note", "skill", _e(f"loaded {e.name} ({e.tokens} tokens)"))
+        return _block("note", "skill", esc(f"loaded {e.name} ({e.tokens} tokens)"))
     if kind == "scene_update":
         return _block(
             "note",
             "scene",
-            _e(
+            esc(
                 f"{e.objects} objects; +{len(e.added)} ~{len(e.changed)} -{len(e.removed)}; "
                 f"brief {e.brief_tokens} tokens"
             ),
@@ -180,30 +217,29 @@ def _event_html(log: RunLog, e: Event) -> str:
     if kind == "model_response":
         parts = []
         if e.text:
-            parts.append(f"<pre>{_e(e.text)}</pre>")
+            parts.append(f"<pre>{esc(e.text)}</pre>")
         for call in e.tool_calls:
-            name, arguments = _e(call["name"]), _args(call.get("arguments"))
-            parts.append(f"<div>decides <b>{name}</b>({arguments})</div>")
+            parts.append(f"<div>decides {call_html(call['name'], call.get('arguments'))}</div>")
         u = e.usage
         tokens = (
             f"{u.prompt_tokens} in / {u.output_tokens} out"
             if u.complete
             else "usage not reported by the provider"
         )
-        parts.append(f'<div class="sub">{_e(e.model)}: {tokens}, {e.duration_s:.2f} s</div>')
+        parts.append(f'<div class="sub">{esc(e.model)}: {tokens}, {e.duration_s:.2f} s</div>')
         return _block("model", "model", "".join(parts))
     if kind == "safety_check":
-        detail = _e(e.reason or ", ".join(e.violations))
+        detail = esc(e.reason or ", ".join(e.violations))
         if e.outcome == "clamp":
             detail += f"<div>requested {_args(e.requested)} &rarr; applied {_args(e.applied)}</div>"
-        return _block("safety", "safety", f"{_badge(e.outcome)} {_e(e.tool)} {detail}")
+        return _block("safety", "safety", f"{badge_html(e.outcome)} {esc(e.tool)} {detail}")
     if kind == "hook_decision":
-        return _block("safety", "hook", _e(f"{e.hook} {e.action} {e.tool}: {e.reason}"))
+        return _block("safety", "hook", esc(f"{e.hook} {e.action} {e.tool}: {e.reason}"))
     if kind == "safety":
-        return _block("error", "robot", f"<b>{_e(e.problem)}</b> {_e(e.reason)}")
+        return _block("error", "robot", f"<b>{esc(e.problem)}</b> {esc(e.reason)}")
     if kind == "tool_call":
         physical = " (physical)" if e.physical else ""
-        return _block("call", "call", f"<b>{_e(e.name)}</b>({_args(e.arguments)}){_e(physical)}")
+        return _block("call", "call", call_html(e.name, e.arguments) + esc(physical))
     if kind == "tool_result":
         return _result_html(log, e)
     if kind == "evaluation":
@@ -211,7 +247,8 @@ def _event_html(log: RunLog, e: Event) -> str:
         return _block(
             f"eval-{verdict.status}",
             "evaluate",
-            f"{_badge(verdict.status)} {_e(e.tool)} segment {e.segment}: {_e(verdict.evidence)}",
+            f"{badge_html(verdict.status)} {esc(e.tool)} segment {e.segment}: "
+            f"{esc(verdict.evidence)}",
         )
     if kind == "compaction":
         if e.status == "started":
@@ -220,43 +257,43 @@ def _event_html(log: RunLog, e: Event) -> str:
             f"{e.mode} {e.status}: {e.tokens_before} &rarr; {e.tokens_after} tokens, "
             f"{e.items_folded} items folded, {e.items_retained} kept, {e.rounds} rounds"
         )
-        reason = f"<div>{_e(e.reason)}</div>" if e.reason else ""
+        reason = f"<div>{esc(e.reason)}</div>" if e.reason else ""
         return _block("compaction", "compaction", text + reason)
     if kind == "replan":
-        return _block("note", "replan", _e(e.revision))
+        return _block("note", "replan", esc(e.revision))
     if kind == "user_query":
         text = e.question if e.status == "asked" else f"{e.status}: {e.answer or ''}"
-        return _block("note", "ask user", _e(text))
+        return _block("note", "ask user", esc(text))
     if kind == "notification":
-        return _block("note", f"notify {e.level}", _e(e.message))
+        return _block("note", f"notify {e.level}", esc(e.message))
     if kind == "progress" and e.source != "model":
-        return _block("note", "progress", _e(e.text))
+        return _block("note", "progress", esc(e.text))
     if kind == "model_error":
-        return _block("error", "model error", _e(f"{e.kind}: {e.message}"))
+        return _block("error", "model error", esc(f"{e.kind}: {e.message}"))
     if kind == "model_retry":
-        return _block("error", "retry", _e(f"{e.error_kind}: {e.message} (wait {e.wait_s:.1f} s)"))
+        return _block("error", "retry", esc(f"{e.error_kind}: {e.message} (wait {e.wait_s:.1f} s)"))
     if kind == "lane_started":
         withheld = f"; withheld: {', '.join(e.withheld)}" if e.withheld else ""
         text = f"{e.goal} (tools: {', '.join(e.tools) or 'none'}{withheld}; model {e.model})"
-        return _block("note", "sub-agent", _e(text))
+        return _block("note", "sub-agent", esc(text))
     if kind == "handoff":
         content = json.dumps(e.handoff, ensure_ascii=False, indent=1)
         return _block(
             "result" if e.status == "completed" else "error",
             "handoff",
-            f"{_badge(e.status)}<pre>{_e(content)}</pre>",
+            f"{badge_html(e.status)}<pre>{esc(content)}</pre>",
         )
     if kind == "recovery":
         text = f"{e.resumed} resumed, {e.repaired} repaired, {e.abandoned} abandoned"
-        details = "".join(f"<div>{_e(d)}</div>" for d in e.details)
-        return _block("note", "recovery", _e(text) + details)
+        details = "".join(f"<div>{esc(d)}</div>" for d in e.details)
+        return _block("note", "recovery", esc(text) + details)
     if kind == "memory_consolidation":
         return _block(
-            "note", "memory", _e(f"{e.status}: kept {len(e.kept)}, rejected {len(e.rejected)}")
+            "note", "memory", esc(f"{e.status}: kept {len(e.kept)}, rejected {len(e.rejected)}")
         )
     if kind == "model_discarded":
         what = "complete answer" if e.complete else "answer in flight"
-        return _block("note", "discarded", _e(f"model {what}: {e.reason}"))
+        return _block("note", "discarded", esc(f"model {what}: {e.reason}"))
     if kind == "done":
         robot = " <b>The robot may still be moving.</b>" if e.robot_stopped is False else ""
         good = (
@@ -265,8 +302,8 @@ def _event_html(log: RunLog, e: Event) -> str:
         return _block(
             "result" if good else "error",
             "done",
-            f"{_badge(e.status)} after {e.turns} turns: {_e(e.termination_reason)} "
-            f"&middot; outcome {_badge(e.outcome)}{robot}",
+            f"{badge_html(e.status)} after {e.turns} turns: {esc(e.termination_reason)} "
+            f"&middot; outcome {badge_html(e.outcome)}{robot}",
         )
     return ""  # model deltas, prompt snapshots (in the header), observations (as frames)
 
@@ -279,15 +316,15 @@ def _result_html(log: RunLog, e: ToolResultEvent) -> str:
     kind = f" [{e.error_kind}]" if e.error_kind else ""
     text = e.text
     full = log.archive(e.archive) if e.archive else None
-    body = f"<pre>{_e(text[:RESULT_PREVIEW_CHARS])}</pre>"
+    body = f"<pre>{esc(text[:RESULT_PREVIEW_CHARS])}</pre>"
     if full is not None and len(full) > len(text):
         body += (
-            f"<details><summary>exact output ({len(full)} characters, {_e(e.archive)})"
-            f"</summary><pre>{_e(full)}</pre></details>"
+            f"<details><summary>exact output ({len(full)} characters, {esc(e.archive)})"
+            f"</summary><pre>{esc(full)}</pre></details>"
         )
     images = _frames_html(log, e.images, None) if e.images else ""
     if images:
         body += f'<div class="frames">{images}</div>'
-    verdict = f" {_badge(e.evaluation.status)}" if e.evaluation is not None else ""
-    head = f"<b>{_e(e.name)}</b>{_e(kind)}{verdict} <span>{e.duration_s:.2f} s</span>"
+    verdict = f" {badge_html(e.evaluation.status)}" if e.evaluation is not None else ""
+    head = f"<b>{esc(e.name)}</b>{esc(kind)}{verdict} <span>{e.duration_s:.2f} s</span>"
     return _block(css, "result", head + body)

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from harness.context.archive import archive_hit, query_terms
+from harness.context.compaction.archive import archive_hit, query_terms
 from harness.errors import RunStoreError
 from harness.events import EventBase, ToolResultEvent
 from harness.messages import FORMAT_VERSION, ImagePart, Item
@@ -372,7 +372,7 @@ class SQLiteRunStore(RedactingStore):
     def archive_search(self, session_id: str, query: str, *, limit: int) -> list[ArchiveHit]:
         """Archived outputs of the session matching ``query``, newest first: the phrase in
         the output, or every word of it in the tool name, arguments or output
-        (:func:`harness.context.archive.archive_hit`)."""
+        (:func:`harness.context.compaction.archive.archive_hit`)."""
         terms = query_terms(query) or [query.lower()]
         # Every word occurring somewhere is necessary for either rule: SQLite narrows the
         # rows, the exact rule is applied below.

@@ -275,6 +275,8 @@ class GroundTruthTaskCheck:
         return things, ""
 
     def _clause(self, clause: Clause, things: Mapping[str, _Thing]) -> list[GoalCondition]:
+        if clause.relation == "held":
+            return self._held(clause, things)
         targets = [t for t in things.values() if _names(clause.target, t)]
         relation = clause.relation or "in/on"
         if clause.clear_table:
@@ -297,6 +299,35 @@ class GroundTruthTaskCheck:
                     return [result.model_copy(update={"condition": wanted})]
             return [_failed(wanted, "; ".join(r.evidence for r in results[:3]))]
         return [self._where(s, targets, relation) for s in subjects]
+
+    def _held(self, clause: Clause, things: Mapping[str, _Thing]) -> list[GoalCondition]:
+        """ "pick up X": X is in the gripper, lifted (the driver's ``pick`` check)."""
+        wanted = f"{clause.subject.text()} picked up"
+        subjects = [t for t in things.values() if t.movable and _names(clause.subject, t)]
+        if not subjects:
+            what = clause.subject.text().removeprefix("the ")
+            return [_failed(wanted, f"there is no {what} in the scene")]
+        results = []
+        for thing in subjects:
+            verdict = (
+                self.post_conditions.check("pick", {"ref": thing.ref}, None)
+                if self.post_conditions is not None
+                else None
+            )
+            if verdict is not None:
+                held, evidence = verdict.status == "success", verdict.evidence
+            else:
+                held = thing.held
+                evidence = f"{thing.ref} is {'' if held else 'not '}in the gripper"
+            results.append(
+                GoalCondition(condition=f"{thing.ref} picked up", held=held, evidence=evidence)
+            )
+        if clause.subject.every:
+            return results
+        chosen = next((r for r in results if r.held), None)
+        if chosen is not None:
+            return [chosen.model_copy(update={"condition": wanted})]
+        return [_failed(wanted, "; ".join(r.evidence for r in results[:3]))]
 
     def _clear_table(
         self, things: Mapping[str, _Thing], trays: Sequence[_Thing]

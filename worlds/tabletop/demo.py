@@ -28,7 +28,10 @@ DEPLOYMENT: dict[str, Any] = {
     "driver": {"name": "sim.tabletop", "seed": 0},
     "run": {"max_turns": 60, "failure_budget": 8, "store": ".harness"},
     "evaluation": {"required_tools": ["pick", "place"]},
-    "context": {"episodes": {"enabled": True}},
+    "context": {
+        "episodes": {"enabled": True},
+        "pressure": {"nudge_at": 0.6, "cleanup_at": 0.65, "land_at": 0.25},
+    },
 }
 _HIDDEN_CUBE_NOTE = (
     "scene: hidden_cube (a yellow cube stands behind a deep tray, out of the front camera's "

@@ -54,7 +54,13 @@ async function act(path, body = {}) {
     notice(data.error || `${path}: ${response.status}`);
     return null;
   }
+  clearError();  // what the banner complained about has been put right
   return data;
+}
+
+function clearError() {
+  const box = $("notice");
+  if (box.className === "error") box.hidden = true;
 }
 
 // ------------------------------------------------------------------ the stream
@@ -113,6 +119,7 @@ function renderState(next) {
   renderClaim();
   const task = state.task;
   const status = $("task-status");
+  if (state.task_id) clearError();  // a task runs: an earlier complaint is history
   if (state.task_id) {
     status.textContent = state.stop_requested ? "stopping…" : `running · turn ${task ? task.turn : 0}`;
     status.className = "badge running";
@@ -180,6 +187,27 @@ function renderRobot(robot) {
   if (robot.alarm) row("alarm", robot.alarm, "moving");
 }
 
+// Each mark's name under the bar, starting at its mark (ending there when it would run
+// off the right edge), on the first row where it overlaps no other name: the names of
+// marks a few pixels apart (nudge at 70 %, cleanup at 75 %) never print over each other.
+function layoutLabels(container, placed) {
+  const width = container.clientWidth;
+  const rowEnds = [];
+  for (const [share, label] of placed) {
+    const size = label.offsetWidth;
+    const x = (share / 100) * width;
+    const right = x + size > width;
+    const left = right ? x - size : x;
+    label.classList.toggle("right", right);
+    let row = rowEnds.findIndex((end) => left >= end + 6);
+    if (row < 0) { row = rowEnds.length; rowEnds.push(0); }
+    rowEnds[row] = left + size;
+    label.style.left = `${left}px`;
+    label.style.top = `${row * 13}px`;
+  }
+  container.style.height = `${rowEnds.length * 13}px`;
+}
+
 function renderGauge(gauge, compactions) {
   const bar = $("gauge");
   const text = $("gauge-text");
@@ -193,19 +221,25 @@ function renderGauge(gauge, compactions) {
   for (const part of ["resident", "accumulated", "refreshed"]) {
     bar.querySelector(`.${part}`).style.width = `${(100 * gauge[part]) / window}%`;
   }
-  const mark = (name, tokens) => {
-    if (!tokens) return;
-    const share = Math.min(100, (100 * tokens) / window);
-    const m = el("span", `mark ${name}${share > 70 ? " right" : ""}`, name);
-    m.style.left = `${share}%`;
-    m.title = `${name} at ${tokens} tokens`;
-    marks.append(m);
-  };
   const levels = new Map();  // tokens -> names (levels often coincide: one mark, both names)
   for (const [name, tokens] of [["nudge", gauge.nudge], ["cleanup", gauge.cleanup], ["compaction", gauge.threshold]]) {
     if (tokens) levels.set(tokens, [...(levels.get(tokens) || []), name]);
   }
-  for (const [tokens, names] of levels) mark(names.join("/"), tokens);
+  const labels = $("gauge-labels");
+  labels.replaceChildren();
+  const placed = [];
+  for (const [tokens, names] of [...levels].sort((a, b) => a[0] - b[0])) {
+    const share = Math.min(100, (100 * tokens) / window);
+    const m = el("span", "mark");
+    m.style.left = `${share}%`;
+    m.title = `${names.join("/")} at ${tokens} tokens`;
+    marks.append(m);
+    const label = el("span", "label", names.join("/"));
+    label.title = m.title;
+    labels.append(label);
+    placed.push([share, label]);
+  }
+  layoutLabels(labels, placed);
   text.textContent = `${gauge.total} of ${window} tokens · Resident ${gauge.resident} · ` +
     `Accumulated ${gauge.accumulated} · Refreshed ${gauge.refreshed}`;
   const list = $("compactions");

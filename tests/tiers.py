@@ -1,0 +1,127 @@
+"""The two test tiers: which tests stay out of the fast one, and why.
+
+``python -m pytest -m "not slow"`` is the fast tier a developer runs after every change:
+every unit and property test, and nothing that starts a browser, MuJoCo (LIBERO), Ray or
+server processes. ``python -m pytest`` runs everything (the README's and CI's command).
+
+A test is ``slow`` (``tests/conftest.py`` marks it) when its file is in
+:data:`SLOW_FILES` (what it starts), when it carries the ``long`` or ``libero`` marker, or
+when it is in :data:`SLOW_TESTS`: the example-based tests that took more than a second in
+a measured run of the whole fast tier (``--durations=0`` on the shared 2-core machine;
+end-to-end episodes in PyBullet, crash-and-resume subprocesses, timeouts that must
+expire). Property tests (``@given``) stay in the fast tier whatever they take.
+``tests/project/test_tiers.py`` checks that every name here still names a test.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SLOW_FILES", "SLOW_MARKERS", "SLOW_TESTS"]
+
+SLOW_MARKERS = ("long", "libero", "browser", "ray", "servers")
+"""Markers that keep a test out of the fast tier."""
+
+SLOW_FILES: dict[str, str] = {
+    "test_report_chromium": "browser",
+    "test_console_browser": "browser",
+    "test_console_attacks": "browser",
+    "test_export_live": "browser",
+    "test_fleet_ray": "ray",
+    "test_fleet_eval": "ray",
+    "test_ray_archive": "ray",
+    "test_mcp_servers": "servers",
+    "test_mcp_third_party": "servers",
+    "test_cli_commands": "servers",
+    "test_console_cli": "servers",
+    "test_demo": "servers",
+    "test_world_plugins": "servers",
+    "test_benchmarks_smoke": "servers",
+}
+"""Test files (by name) that start a browser, Ray or server processes, and the marker that
+says which."""
+
+SLOW_TESTS = frozenset(
+    {
+        "tests/cli/test_cli_first_day.py::test_a_missing_object_is_named_without_a_stray_article",
+        "tests/cli/test_cli_first_day.py::test_an_unknown_window_names_the_flag",
+        "tests/cli/test_cli_first_day.py::test_check_runs_the_driver_checks_against_the_profile",
+        "tests/cli/test_cli_first_day.py::test_report_summary_first_failed_results_marked_and_frames_enlarge",
+        "tests/cli/test_cli_first_try.py::test_demo_takes_max_turns",
+        "tests/cli/test_cli_first_try.py::test_the_cli_module_imports_nothing_heavy_before_main_runs",
+        "tests/cli/test_cli_usage_errors.py::test_an_unwritable_output_is_a_usage_error_in_one_line",
+        "tests/console/test_console_http.py::test_a_closed_page_neither_stops_nor_stalls_the_run_and_the_terminal_still_cancels",
+        "tests/console/test_console_http.py::test_a_stop_is_accepted_only_from_a_secret_holder",
+        "tests/console/test_console_http.py::test_nothing_the_console_serves_carries_the_secret",
+        "tests/console/test_console_http.py::test_past_runs_and_reports_come_from_its_own_store_only",
+        "tests/console/test_console_http.py::test_without_the_secret_every_route_answers_401_and_nothing_else",
+        "tests/context/test_compaction.py::test_deterministic_checkpoint_stays_bounded_for_a_long_history",
+        "tests/context/test_compaction_harness.py::test_a_long_session_stays_under_the_window_and_every_original_is_recallable",
+        "tests/context/test_context_fidelity.py::test_the_first_exchange_of_a_long_compacted_task_is_two_recalls_away",
+        "tests/context/test_episodes.py::test_a_reference_of_another_session_is_refused_and_one_of_this_session_accepted",
+        "tests/context/test_episodes.py::test_items_know_their_episode_and_the_store_and_cli_show_episodes",
+        "tests/core/test_secret_scan.py::test_no_planted_secret_in_the_eval_folder",
+        "tests/embodiment/test_control_recording.py::test_recorded_steps_are_what_pybullet_measured_and_was_commanded",
+        "tests/embodiment/test_envelope_golden.py::test_every_recorded_decision_is_made_again_word_for_word",
+        "tests/embodiment/test_lease.py::test_another_process_holds_it_until_it_dies",
+        "tests/embodiment/test_lease.py::test_the_simulator_takes_no_lease",
+        "tests/embodiment/test_safety_findings.py::test_3_mcp_move_arm_with_only_x_y_z_speed_declared_never_moves",
+        "tests/embodiment/test_safety_findings.py::test_4_mcp_move_free_with_an_excessive_speed_never_moves",
+        "tests/embodiment/test_safety_motion.py::test_the_simulator_follows_its_own_description",
+        "tests/export/test_export_files.py::test_eval_export_writes_a_readable_file_per_episode",
+        "tests/export/test_export_files.py::test_mcap_reads_back_with_foxglove_schemas_in_order",
+        "tests/fleet/test_fleet_units.py::test_the_forkserver_preload_starts_no_thread_and_prints_nothing",
+        "tests/planner/test_planner.py::test_planner_answers_a_replan_from_a_queue",
+        "tests/planner/test_planner.py::test_planner_puts_all_the_cubes_in_the_tray",
+        "tests/planner/test_planner.py::test_planner_stacks_and_recovers_from_a_failed_grasp",
+        "tests/planner/test_planner_episodes.py::test_the_planner_explores_acts_and_condenses_on_the_simulator",
+        "tests/planner/test_planner_household.py::test_corruption_sweep_counts",
+        "tests/project/test_benchmark_live.py::test_live_rows_run_off_and_on_side_by_side",
+        "tests/project/test_layering.py::test_libraries_never_import_the_harness",
+        "tests/project/test_layering.py::test_no_class_has_more_than_two_project_base_classes",
+        "tests/project/test_layering.py::test_no_module_imports_another_modules_private_name",
+        "tests/project/test_layering.py::test_there_are_no_import_cycles",
+        "tests/project/test_readme.py::test_readme_control_script_runs",
+        "tests/providers/test_llamacpp_replay.py::test_scenario_replayed",
+        "tests/providers/test_local_model.py::test_check_and_run_agree_on_the_tools_a_window_holds",
+        "tests/providers/test_providers_common.py::test_importing_the_registry_does_not_import_the_sdks",
+        "tests/providers/test_providers_common.py::test_model_specs_and_local_server_presets",
+        "tests/providers/test_providers_openai.py::test_payload_snapshot_for_a_tool_exchange_with_an_image",
+        "tests/runtime/test_admission.py::test_300_randomised_segmented_moves_never_enter_the_margin",
+        "tests/runtime/test_admission.py::test_two_harnesses_on_one_mcp_robot_never_overlap_commands",
+        "tests/runtime/test_cancel_inflight.py::test_a_cancel_during_a_blocking_model_call_wins_and_the_late_answer_is_dropped",
+        "tests/runtime/test_cancel_inflight.py::test_a_cancel_during_a_blocking_summarizer_call_wins_and_leaves_the_context",
+        "tests/runtime/test_cancel_inflight.py::test_a_cancel_during_memory_consolidation_wins_and_writes_nothing",
+        "tests/runtime/test_effective_arguments.py::test_randomised_calls_leaving_arguments_out_never_run_unsafe_defaults",
+        "tests/runtime/test_execution.py::test_a_request_not_sent_within_the_setup_time_is_not_executed",
+        "tests/runtime/test_execution.py::test_the_send_gate_never_reports_a_sent_request_as_not_sent",
+        "tests/runtime/test_isolation.py::test_a_huge_resource_is_read_in_bounded_memory",
+        "tests/runtime/test_outcome.py::test_a_profile_that_blocks_every_motion_is_not_achieved",
+        "tests/runtime/test_outcome.py::test_an_instruction_folded_away_still_is_checked",
+        "tests/runtime/test_outcome.py::test_harness_run_exit_codes_follow_the_outcome",
+        "tests/runtime/test_outcome.py::test_issue_examples_on_the_simulator",
+        "tests/runtime/test_resume.py::test_a_resumed_session_has_the_context_it_had",
+        "tests/runtime/test_resume.py::test_a_turn_that_died_before_its_decision_runs_again",
+        "tests/runtime/test_resume.py::test_resume_through_the_console_script",
+        "tests/runtime/test_resume.py::test_sigkill_loses_no_event_and_resume_continues_the_task",
+        "tests/runtime/test_resume_world.py::test_a_held_cube_is_still_held_after_a_resume",
+        "tests/runtime/test_resume_world.py::test_placed_cubes_stay_placed_across_a_resume",
+        "tests/runtime/test_subagent_demo.py::test_harness_demo_shows_the_sub_agent",
+        "tests/runtime/test_subagent_demo.py::test_the_planner_finds_the_hidden_cube_through_a_sub_agent",
+        "tests/runtime/test_subagent_resume.py::test_the_crash_left_a_running_lane_inside_a_running_task",
+        "tests/runtime/test_subagent_store.py::test_compaction_inside_the_lane_never_touches_the_main_lane",
+        "tests/runtime/test_subagent_store.py::test_harness_context_shows_a_lane",
+        "tests/runtime/test_subagent_store.py::test_the_report_nests_the_lane_under_its_call",
+        "tests/runtime/test_subagents.py::test_child_requests_share_the_resident_prefix_byte_for_byte",
+        "tests/skills_memory/test_memory_store.py::test_process_killed_mid_write_leaves_the_old_file",
+        "tests/skills_memory/test_memory_store.py::test_sessions_sharing_a_folder_do_not_lose_updates",
+        "tests/store/test_store_damage.py::test_a_damaged_file_is_one_line_naming_the_store",
+        "tests/store/test_store_damage.py::test_an_event_with_invalid_json_is_skipped_and_named",
+        "tests/store/test_store_damage.py::test_damage_anywhere_in_the_file_never_gives_a_traceback",
+        "tests/store/test_store_damage.py::test_flipped_bytes_in_a_stored_image_are_found",
+        "tests/worlds/test_libero_suite.py::test_selected_episodes_run_task_by_task",
+        "tests/worlds/test_libero_units.py::test_a_libero_task_that_does_not_exist_is_a_usage_error",
+        "tests/worlds/test_sim.py::test_pick_and_place_are_confirmed_by_the_evaluator",
+        "tests/worlds/test_sim_frames.py::test_every_frame_handed_out_is_the_one_drawn_afresh",
+        "tests/worlds/test_sim_mobile.py::test_random_joint_and_base_commands_never_leave_the_profile",
+    }
+)
+"""``path::test`` of example-based tests measured over a second each (parameters aside)."""

