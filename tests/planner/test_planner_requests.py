@@ -37,7 +37,7 @@ from harness.planner.lexicon import normalise
 from tests.libero_briefs import brief, kitchen, living_room
 
 DATA = json.loads(
-    (Path(__file__).parent / "libero_data" / "published_instructions.json").read_text()
+    (Path(__file__).parents[1] / "libero_data" / "published_instructions.json").read_text()
 )
 PUBLISHED = sorted({t["instruction"] for t in DATA["tasks"]})
 POLITE = [
