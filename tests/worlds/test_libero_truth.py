@@ -49,7 +49,7 @@ def done_of(events: list[Any]) -> DoneEvent:
 
 
 def test_the_eval_deployment_judges_every_physical_skill() -> None:
-    from harness.config_files import resolve_config
+    from harness.config.files import resolve_config
     from worlds.libero.actions import libero_actions
 
     physical = {s.name for s in libero_actions(cameras=["agentview"]) if s.physical}
