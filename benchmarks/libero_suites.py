@@ -7,8 +7,10 @@
 Reads each eval folder's ``episodes.jsonl`` (what ``harness eval`` wrote; nothing is
 re-run) and prints, per suite: episodes run, achieved, the success rate with its 95 %
 Wilson interval, safety-envelope blocks, the physics steps the simulator audited against
-the profile and how many of them had the gripper outside it, and the mean wall time of an
-episode; then the published success rates this project cites (:data:`PUBLISHED`), each
+the profile and how many of them had the gripper outside it, the episodes whose report
+claimed ``achieved`` while LIBERO's check denied it, and the mean wall time of an
+episode; then the failed episodes grouped by the skill given up on and the goal predicate
+LIBERO found false; then the published success rates this project cites (:data:`PUBLISHED`), each
 with its source. Our rows use privileged skills (motions computed from the simulator's
 object poses) and a scripted planner; the published rows are learned visuomotor policies.
 The two are not the same kind of system, and the table says so.
@@ -18,13 +20,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
+from collections import Counter
 from pathlib import Path
 
 from harness.fleet.stats import wilson_interval
 
-__all__ = ["PUBLISHED", "main", "rows"]
+__all__ = ["PUBLISHED", "failures", "main", "rows"]
 
 PUBLISHED: dict[str, dict[str, float]] = {
     "OpenVLA (fine-tuned)": {
@@ -80,12 +84,56 @@ def rows(folders: list[Path]) -> list[dict[str, object]]:
                 "high": high,
                 "blocks": sum(int(r.get("safety_blocks", 0)) for r in records),
                 "errors": sum(1 for r in records if r.get("status") == "error"),
+                "denied": _denied(records),
                 **_steps(records),
                 "wall_s": statistics.mean(float(r.get("wall_s", 0.0)) for r in records),
                 **_reuse(records),
             }
         )
     return out
+
+
+def _denied(records: list[dict[str, object]]) -> str:
+    """Episodes whose report claimed ``achieved`` while the task check said otherwise
+    ("-" where no record kept the claim, as in folders written before it was kept)."""
+    if not any("claim" in r for r in records):
+        return "-"
+    return str(
+        sum(1 for r in records if r.get("claim") == "achieved" and r.get("outcome") != "achieved")
+    )
+
+
+_GAVE_UP = re.compile(r"^Gave up: (?P<tool>[a-z_]+) ")
+_NOT_HELD = re.compile(r"not: (?P<first>\((?P<name>[A-Za-z]+) [^)]*\))")
+
+
+def failures(folders: list[Path]) -> Counter[tuple[str, str, str]]:
+    """Failed episodes grouped by (suite, the skill the planner gave up on, the first goal
+    predicate LIBERO's check found false, with object numbers dropped)."""
+    grouped: Counter[tuple[str, str, str]] = Counter()
+    for folder in folders:
+        records_file = folder / "episodes.jsonl"
+        if not records_file.is_file():
+            continue
+        suite = json.loads((folder / "manifest.json").read_text()).get("suite", folder.name)
+        for line in records_file.read_text().splitlines():
+            record = json.loads(line) if line else None
+            if record is None or record.get("success"):
+                continue
+            skill = "(no skill failed)"
+            for text in str(record.get("report", "")).splitlines():
+                if match := _GAVE_UP.match(text):
+                    skill = match["tool"]
+                    break
+                if text.startswith("I did not move anything"):
+                    skill = "(refused: " + text.split(":", 1)[-1].strip()[:40] + ")"
+                    break
+            if record.get("status") not in ("completed",):
+                skill = f"({record.get('status')})"
+            found = _NOT_HELD.search(str(record.get("outcome_summary", "")))
+            check = re.sub(r"_\d+", "", found["first"]) if found else "-"
+            grouped[(str(suite), skill, check)] += 1
+    return grouped
 
 
 def _steps(records: list[dict[str, object]]) -> dict[str, str]:
@@ -162,18 +210,25 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(
         "| suite | success check | tasks | episodes | successes | rate | 95 % Wilson | "
-        "envelope blocks | physics steps / outside the profile | errors | s / episode | "
-        "env built / reset (s) |"
+        "envelope blocks | physics steps / outside the profile | errors | reports claiming "
+        "what the check denies | s / episode | env built / reset (s) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for row in table:
         print(
             f"| {row['suite']} | {row['check']} | {row['tasks']} | {row['episodes']} | "
             f"{row['successes']} | {100 * row['rate']:.0f} % | "  # type: ignore[operator]
             f"{100 * row['low']:.0f}-{100 * row['high']:.0f} % | {row['blocks']} | "  # type: ignore[operator]
-            f"{row['steps']} | {row['errors']} | {row['wall_s']:.0f} | "
+            f"{row['steps']} | {row['errors']} | {row['denied']} | {row['wall_s']:.0f} | "
             f"{_s(row['first_s'])} / {_s(row['reset_s'])} |"
         )
+    grouped = failures(args.folders)
+    if grouped:
+        print()
+        print("| suite | failed skill | first goal predicate LIBERO found false | episodes |")
+        print("|---|---|---|---|")
+        for (suite, skill, check), count in sorted(grouped.items(), key=lambda i: (i[0][0], -i[1])):
+            print(f"| {suite} | {skill} | {check} | {count} |")
     if args.tasks:
         print()
         print("| suite | task | episodes | successes | how the others ended |")

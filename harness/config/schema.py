@@ -107,6 +107,10 @@ class RunConfig(_Section):
     max_turns: int = Field(100, ge=1)
     failure_budget: int = Field(20, ge=1)
     """Consecutive failed tool turns that end the task."""
+    repeated_refusals: int = Field(2, ge=1)
+    """A call identical to one refused since anything last moved is not run; the model reads
+    that the reason still holds. This many such repeats in one task end it ``failed``
+    (stuck)."""
     store: str | None = ".harness"
     """Run store folder (SQLite), relative to the config file's folder like every configured
     path (the working directory without a config file); null keeps the run in memory only."""

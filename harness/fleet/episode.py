@@ -83,6 +83,9 @@ class EpisodeRecord(BaseModel):
     """The harness's task-level verdict (the ``done`` event's ``outcome``)."""
     outcome_summary: str = ""
     """Why (the ``done`` event's ``evidence.summary``: which goal conditions held)."""
+    claim: Literal["achieved", "not_achieved"] | None = None
+    """What the model's report claimed (its ``Outcome:`` line): a claim of ``achieved`` on
+    an episode whose check says otherwise is a report contradicting the check."""
     success: bool = False
     """The suite's success check applied (:func:`judge`)."""
     check: SuccessCheck = "achieved"
@@ -282,6 +285,7 @@ def run_episode(
         status=done.status,
         outcome=done.outcome,
         outcome_summary=done.evidence.summary[:REPORT_CHARS],
+        claim=done.evidence.claim,
         termination_reason=done.termination_reason,
         report=done.report[:REPORT_CHARS],
         turns=done.turns,

@@ -72,7 +72,9 @@ def viewer_left(embodiment_text: str) -> tuple[float, float]:
 RESTING_LIMIT_M = 0.10
 """How far (in the plane) something may be from what it is said to be on, in or at."""
 NEAR_LIMIT_M = 0.30
-"""How far something may be from what it is said to be next to (or between)."""
+"""How far something may be from what it is said to be next to."""
+BETWEEN_LIMIT_M = 0.10
+"""How far something may be from the line between two things and still be between them."""
 MARGIN_M = 0.03
 """How much closer the best candidate must be than the next for a spatial qualifier to
 decide between them."""
@@ -83,9 +85,13 @@ class Unresolved(Exception):
     words of a thing the scene does not show (worth a ``find_objects`` when the Brief left
     objects out)."""
 
-    def __init__(self, message: str, *, missing: str = "") -> None:
+    def __init__(
+        self, message: str, *, missing: str = "", candidates: tuple[str, ...] = ()
+    ) -> None:
         super().__init__(message)
         self.missing = missing
+        self.candidates = candidates
+        """The refs that fit equally (an ambiguity the user may settle), else ()."""
 
 
 @dataclass
@@ -95,6 +101,9 @@ class Scene:
     items: dict[str, BriefObject]
     left: tuple[float, float] = VIEWER_LEFT
     """What the instruction's "left" means, as an xy direction (:func:`viewer_left`)."""
+    answers: tuple[str, ...] = ()
+    """The user's answers to the planner's questions, latest last: they settle a choice
+    between things that fit a mention equally (:func:`settle`)."""
 
     def regions_of(self, ref: str) -> list[BriefObject]:
         return [
@@ -224,8 +233,44 @@ def _ground_one(
         return sorted(o.ref for o in candidates)
     if len(candidates) < mention.count:
         raise Unresolved(f"I see {len(candidates)} of the {mention.count} {mention.text()} named")
+    chosen = settle(candidates, scene)
+    if chosen is not None and mention.count == 1:
+        return [chosen.ref]
     refs = ", ".join(sorted(o.ref for o in candidates))
-    raise Unresolved(f"{mention.text()} could be any of {refs}; the instruction does not say which")
+    raise Unresolved(
+        f"{mention.text()} could be any of {refs}; the instruction does not say which",
+        candidates=tuple(sorted(o.ref for o in candidates)),
+    )
+
+
+def settle(candidates: list[BriefObject], scene: Scene) -> BriefObject | None:
+    """The one candidate the user's latest answer that names exactly one picks: by its
+    ref, by a direction word ("the left one": in the same frame as the instruction's), or
+    by words of its label the others lack; None when no answer decides."""
+    for answer in reversed(scene.answers):
+        text = answer.lower()
+        named = [c for c in candidates if c.ref in text]
+        if len(named) == 1:
+            return named[0]
+        words = re.findall(r"[a-z]+", text)
+        for direction in ("left", "right", "front", "back", "top", "bottom"):
+            if direction in words:
+                try:
+                    return _by_direction(candidates, direction, Mention(words=("one",)), scene)[0]
+                except Unresolved:
+                    break
+        own = [
+            c
+            for c in candidates
+            if any(
+                stem(w) in {stem(x) for x in _label_words(c)}
+                and not all(stem(w) in {stem(x) for x in _label_words(o)} for o in candidates)
+                for w in words
+            )
+        ]
+        if len(own) == 1:
+            return own[0]
+    return None
 
 
 def ground_part(mention: Mention, scene: Scene) -> BriefObject:
@@ -262,8 +307,14 @@ def ground_part(mention: Mention, scene: Scene) -> BriefObject:
     best = max(s for s, _ in scored)
     found = [r for s, r in scored if s >= best - 1e-9]
     if len(found) > 1:
+        chosen = settle(found, scene)
+        if chosen is not None:
+            return chosen
         refs = ", ".join(sorted(r.ref for r in found))
-        raise Unresolved(f"{mention.text()} could be any of {refs}")
+        raise Unresolved(
+            f"{mention.text()} could be any of {refs}",
+            candidates=tuple(sorted(r.ref for r in found)),
+        )
     return found[0]
 
 
@@ -328,9 +379,7 @@ def _qualify(
 
     def score(item: BriefObject) -> float:
         if qualifier.relation == "between":
-            (a, b) = anchors[:2]
-            mid = tuple((p + q) / 2 for p, q in zip(a.position, b.position, strict=True))
-            return _xy_distance(item, mid)  # type: ignore[arg-type]
+            return _between(item, anchors[0], anchors[1])
         anchor = anchors[0]
         related = {item.on, item.inside}
         if (
@@ -350,17 +399,51 @@ def _qualify(
     ranked = sorted(candidates, key=lambda c: (score(c), c.ref))
     if not ranked:
         raise Unresolved(f"nothing fits {mention.text()}")
-    limit = NEAR_LIMIT_M if qualifier.relation in ("near", "between") else RESTING_LIMIT_M
+    limit = {"near": NEAR_LIMIT_M, "between": BETWEEN_LIMIT_M}.get(
+        qualifier.relation, RESTING_LIMIT_M
+    )
     if not qualifier.negated and score(ranked[0]) > limit:
         raise Unresolved(f"I see nothing that is {mention.text()}")
     if qualifier.negated:
+        if score(ranked[0]) > limit and len(ranked) > 1:  # nothing is there: all fit "not"
+            chosen = settle(ranked, scene)
+            if chosen is not None:
+                return [chosen]
+            raise Unresolved(
+                f"nothing is {mention.text().split(' not ', 1)[-1]}, so every one of "
+                f"{', '.join(c.ref for c in ranked)} fits {mention.text()}",
+                candidates=tuple(sorted(c.ref for c in ranked)),
+            )
         rest = ranked[1:]
         if len(ranked) >= 2 and score(ranked[1]) - score(ranked[0]) < MARGIN_M:
             raise Unresolved(f"I cannot tell which is meant by {mention.text()}")
         return rest
     if len(ranked) >= 2 and score(ranked[1]) - score(ranked[0]) < MARGIN_M:
-        raise Unresolved(f"{ranked[0].ref} and {ranked[1].ref} fit {mention.text()} equally well")
+        tied = [c for c in ranked if score(c) - score(ranked[0]) < MARGIN_M]
+        chosen = settle(tied, scene)
+        if chosen is not None:
+            return [chosen]
+        raise Unresolved(
+            f"{ranked[0].ref} and {ranked[1].ref} fit {mention.text()} equally well",
+            candidates=tuple(sorted(c.ref for c in tied)),
+        )
     return ranked[: max(1, mention.count)]
+
+
+def _between(item: BriefObject, a: BriefObject, b: BriefObject) -> float:
+    """How far ``item`` is from lying between ``a`` and ``b`` (plane, metres): its distance
+    from the segment joining them when it is alongside the segment's middle part, else that
+    distance plus a metre (beyond either end is not between, however close to the line)."""
+    ax, ay = a.position[:2]
+    bx, by = b.position[:2]
+    px, py = item.position[:2]
+    dx, dy = bx - ax, by - ay
+    length2 = dx * dx + dy * dy
+    if length2 < 1e-9:
+        return math.dist((px, py), (ax, ay)) + 1.0
+    t = ((px - ax) * dx + (py - ay) * dy) / length2
+    off = abs((px - ax) * dy - (py - ay) * dx) / math.sqrt(length2)
+    return off if 0.15 <= t <= 0.85 else off + 1.0
 
 
 def _by_direction(
@@ -384,5 +467,8 @@ def _by_direction(
         first = ranked[0].position[0] * ax + ranked[0].position[1] * ay
         second = ranked[1].position[0] * ax + ranked[1].position[1] * ay
         if first - second < MARGIN_M:
-            raise Unresolved(f"{ranked[0].ref} and {ranked[1].ref} are side by side")
+            raise Unresolved(
+                f"{ranked[0].ref} and {ranked[1].ref} are side by side",
+                candidates=(ranked[0].ref, ranked[1].ref),
+            )
     return ranked[:1]

@@ -21,6 +21,7 @@ equally: it moves nothing and reports why, ending ``not_achieved``."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from typing import Any
 
@@ -46,6 +47,8 @@ __all__ = ["ARTICULATED_TOOLS", "MAX_ATTEMPTS", "Action", "decide", "plan_action
 ARTICULATED_TOOLS = frozenset({"open", "close", "turn_on", "turn_off", "push"})
 """Tools whose presence says the world has fixtures: this planner takes over."""
 MAX_ATTEMPTS = 3
+MAX_QUESTIONS = 2
+"""Questions to the user about one instruction before an ambiguity is a refusal."""
 PLAN_PREFIX = "Plan: "
 _SIDE_WORD = {"right_of": "right", "left_of": "left", "front_of": "front", "behind": "back"}
 
@@ -79,9 +82,18 @@ def decide(
             return _report("I cannot see the scene (no Scene Brief), so I did not move.", False)
         brief = parse_brief(brief_text)
         embodiment = "\n".join(b.text for b in request.system if b.name == "embodiment")
+        answers = _answers(items)
         try:
-            plan = plan_actions(task, brief, found=found, left=viewer_left(embodiment))
+            plan = plan_actions(
+                task, brief, found=found, left=viewer_left(embodiment), answers=answers
+            )
         except Unresolved as exc:
+            if exc.candidates and "query_user" in tools and len(answers) < MAX_QUESTIONS:
+                return _call(
+                    "query_user",
+                    {"question": f"{exc}. Which one do you mean: {', '.join(exc.candidates)}?"},
+                    text=f"The instruction is ambiguous ({exc}); asking.",
+                )
             if (
                 exc.missing
                 and brief.omitted
@@ -93,7 +105,8 @@ def decide(
                     find_arguments(tools, exc.missing),
                     text=f"The Brief leaves objects out; looking for the {exc.missing}.",
                 )
-            return _report(f"I did not move anything: {exc}.", achieved=False)
+            named = f" (candidates: {', '.join(exc.candidates)})" if exc.candidates else ""
+            return _report(f"I did not move anything: {exc}{named}.", achieved=False)
         missing = [name for name, _ in plan if name not in tools]
         if missing:
             return _report(
@@ -107,11 +120,12 @@ def decide(
         return _call(*first[1], text=f"{text}\n{first[0]}")
     brief = parse_brief(request.refreshed.brief) if request.refreshed else ParsedBrief()
     step = _next(plan, items, brief)
+    frame = frame_note(instruction, request)
     if step is None:
-        return _report(_summary(plan, items, done=True), achieved=True)
+        return _report(_summary(plan, items, done=True) + frame, achieved=True)
     note, action = step
     if action is _GIVE_UP:
-        return _report(_summary(plan, items, done=False, reason=note), achieved=False)
+        return _report(_summary(plan, items, done=False, reason=note) + frame, achieved=False)
     return _call(*action, text=note)
 
 
@@ -124,11 +138,13 @@ def plan_actions(
     *,
     found: dict[str, BriefObject] | None = None,
     left: tuple[float, float] = VIEWER_LEFT,
+    answers: tuple[str, ...] = (),
 ) -> list[Action]:
     """The tool calls that do ``task`` in the scene ``brief`` shows (and the objects
     ``find_objects`` reported); raises :class:`Unresolved` for a mention it cannot
-    ground. ``left`` is the viewer's left (:func:`~harness.planner.grounding.viewer_left`)."""
-    scene = Scene({**(found or {}), **brief.objects}, left=left)
+    ground. ``left`` is the viewer's left (:func:`~harness.planner.grounding.viewer_left`);
+    ``answers`` the user's answers to its questions, which settle ambiguities."""
+    scene = Scene({**(found or {}), **brief.objects}, left=left, answers=answers)
     actions: list[Action] = []
     for step in task.steps:
         actions.extend(_step_actions(step, scene))
@@ -229,6 +245,41 @@ def _table_area(anchor: Mention, side: str, scene: Scene) -> str:
 # ====================================================================== progress
 
 
+_SIDE = re.compile(r"\b(?:left|right)\b")
+
+
+def frame_note(instruction: str, request: ModelRequest) -> str:
+    """The frame the instruction's relative positions were read in, for the report (an
+    empty string when it names none): left and right as seen through the embodiment's
+    first camera (:func:`~harness.planner.grounding.viewer_left`), front and behind along
+    the robot's reach."""
+    if not _SIDE.search(instruction.lower()):
+        return ""
+    embodiment = "\n".join(b.text for b in request.system if b.name == "embodiment")
+    lx, ly = (v + 0.0 for v in viewer_left(embodiment))  # no "-0.00"
+    camera = _CAMERA_NAME.search(embodiment)
+    seen = f"camera {camera['name']}" if camera else "a camera facing the robot (none stated)"
+    return (
+        f"\nFrame: left/right as seen through {seen}: left is the robot-base direction "
+        f"({lx:.2f}, {ly:.2f}), right the opposite; front is away from the robot (+x), "
+        'back towards it; marked areas ("the front of the stove") are the scene\'s own.'
+    )
+
+
+_CAMERA_NAME = re.compile(r"^Camera (?P<name>[a-z0-9_]+):", re.MULTILINE)
+
+
+def _answers(items: list[Any]) -> tuple[str, ...]:
+    """The user's answers to ``query_user`` in this task, oldest first."""
+    from harness.messages import ToolResultItem
+
+    return tuple(
+        item.text.removeprefix("The user answered:").strip()
+        for item in items
+        if isinstance(item, ToolResultItem) and item.name == "query_user" and not item.is_error
+    )
+
+
 def _plan_of(items: list[Any]) -> list[Action] | None:
     for item in items:
         if isinstance(item, AssistantItem) and item.text.startswith(PLAN_PREFIX):
@@ -241,7 +292,9 @@ def _plan_of(items: list[Any]) -> list[Action] | None:
 
 
 def _results(items: list[Any]) -> list[tuple[ToolCall, bool, bool]]:
-    """(call, succeeded, blocked by the envelope) for every call that has a result."""
+    """(call, succeeded, refused for good) for every call that has a result: refused for
+    good is a call the envelope blocked, or one the harness answered that it repeats a
+    refusal whose reason still holds (asking again changes nothing)."""
     from harness.messages import ToolResultItem
 
     calls: dict[str, ToolCall] = {}
@@ -254,7 +307,8 @@ def _results(items: list[Any]) -> list[tuple[ToolCall, bool, bool]]:
             failed = item.is_error or (
                 item.evaluation is not None and item.evaluation.status == "failure"
             )
-            out.append((calls[item.call_id], not failed, item.error_kind == "blocked"))
+            final = item.error_kind in ("blocked", "repeated_refusal")
+            out.append((calls[item.call_id], not failed, final))
     return out
 
 
@@ -268,20 +322,27 @@ def _next(plan: list[Action], items: list[Any], brief: ParsedBrief) -> tuple[str
     done; each call is tried at most :data:`MAX_ATTEMPTS` times, and one the envelope
     blocked is not asked again."""
     results = _results(items)
+
+    def reason(call_id: str) -> str:
+        texts = [i.text for i in items if getattr(i, "call_id", None) == call_id]
+        return texts[-1].splitlines()[0][:300] if texts else "no reason given"
+
     tries: Counter[int] = Counter()
     succeeded: set[int] = set()
+    last: dict[int, bool] = {}  # each call's latest verdict
     for call, ok, blocked in results:
         for index, (name, arguments) in enumerate(plan):
             if (call.name, call.arguments) == (name, arguments):
-                if blocked:  # the envelope refused this motion: asking again changes nothing
-                    why = f"the safety envelope blocked {name} {_args_text(arguments)}"
+                if blocked:  # refused for a reason that still holds: asking again changes nothing
+                    why = f"{name} {_args_text(arguments)} was refused: {reason(call.id)}"
                     return why, _GIVE_UP
                 tries[index] += 1
+                last[index] = ok
                 if ok:
                     succeeded.add(index)
                 break
     for index, (name, arguments) in enumerate(plan):
-        if _done(plan, index, brief, succeeded):
+        if _done(plan, index, brief, succeeded, last):
             continue
         if tries[index] >= MAX_ATTEMPTS:
             return f"{name} {_args_text(arguments)} tried {tries[index]} times", _GIVE_UP
@@ -291,8 +352,27 @@ def _next(plan: list[Action], items: list[Any], brief: ParsedBrief) -> tuple[str
     return None
 
 
-def _done(plan: list[Action], index: int, brief: ParsedBrief, succeeded: set[int]) -> bool:
+def _done(
+    plan: list[Action],
+    index: int,
+    brief: ParsedBrief,
+    succeeded: set[int],
+    last: dict[int, bool] | None = None,
+) -> bool:
     name, arguments = plan[index]
+    last = last or {}
+    if name == "pick" and brief.holding == arguments["ref"]:
+        return True
+    # a call whose latest try the evaluator judged failed is not done (nor the pick before a
+    # place judged failed), whatever the Brief's own relations say: LIBERO's On found no
+    # contact where the scene graph saw the bowl above the plate
+    if last.get(index) is False or (
+        name == "pick" and _needs_pick(plan, index + 1) and last.get(index + 1) is False
+    ):
+        return False
+    if name in _STATE_TAGS or name == "push":
+        # succeeded when it ran, and still so now: a later step may have undone it
+        return index in succeeded and _holds(name, arguments, brief) is not False
     if name == "place":
         where = _resting(arguments["ref"], arguments["target"], brief)
         return index in succeeded if where is None else where
@@ -302,6 +382,32 @@ def _done(plan: list[Action], index: int, brief: ParsedBrief, succeeded: set[int
         where = _resting(arguments["ref"], plan[index + 1][1]["target"], brief)
         return (index + 1 in succeeded) if where is None else where
     return index in succeeded
+
+
+_STATE_TAGS = {
+    "open": ("open", "closed"),
+    "close": ("closed", "open"),
+    "turn_on": ("state=on", "state=off"),
+    "turn_off": ("state=off", "state=on"),
+}
+"""Brief tags saying an articulated step's result holds / does not hold now."""
+
+
+def _holds(name: str, arguments: dict[str, Any], brief: ParsedBrief) -> bool | None:
+    """Whether the Brief shows the result of an articulated step or a push now (the world
+    writes those tags and relations from LIBERO's own predicates); None when it does not
+    say."""
+    if name == "push":
+        return _resting(arguments["ref"], arguments["target"], brief)
+    item = brief.objects.get(arguments.get("ref", ""))
+    if item is None or name not in _STATE_TAGS:
+        return None
+    yes, no = _STATE_TAGS[name]
+    if yes in item.tags:
+        return True
+    if no in item.tags:
+        return False
+    return None
 
 
 def _resting(ref: str, target: str, brief: ParsedBrief) -> bool | None:

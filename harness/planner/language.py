@@ -90,9 +90,33 @@ _NUMBERS = {"two": 2, "both": 2, "three": 3}
 # ====================================================================== parsing
 
 
+_POLITE = re.compile(
+    r"^(?:(?:hey|hi|ok|okay|so|robot|now)\s*,?\s+)*"
+    r"(?:(?:could|can|would|will)\s+you(?:\s+please|\s+kindly)?(?:\s+go\s+ahead\s+and)?"
+    r"|please\s+(?:could|can|would|will)\s+you"
+    r"|(?:i\s+would|i'd|i\s+should)\s+like\s+(?:you\s+)?to"
+    r"|i\s+(?:want|need)\s+you\s+to|you\s+(?:should|need\s+to|must)"
+    r"|(?:let's|let\s+us)|go\s+ahead\s+and|kindly|please)\s+"
+)
+_POLITE_TAIL = re.compile(r"(?:\s*,?\s+(?:please|for\s+me|if\s+you\s+can|thanks|thank\s+you))+$")
+
+
+def plain_request(text: str) -> str:
+    """A request without its courtesy: "could you please put the bowl on the plate?",
+    "I'd like you to open the drawer, please" are "put the bowl on the plate", "open the
+    drawer" (``text`` already normalised)."""
+    previous = None
+    while previous != text:
+        previous = text
+        text = _POLITE.sub("", text).strip()
+        text = _POLITE_TAIL.sub("", text).strip().rstrip(",").strip()
+    return text
+
+
 def parse_task(text: str) -> Task:
-    """The :class:`Task` an instruction asks for (``problem`` set when it cannot be read)."""
-    cleaned = normalise(text)
+    """The :class:`Task` an instruction asks for (``problem`` set when it cannot be read).
+    A question or a polite form asks for the same ("can you put ...?")."""
+    cleaned = plain_request(normalise(text))
     if not cleaned:
         return Task(problem="the instruction is empty")
     if not re.match(rf"^(?:please\s+)?(?:now\s+)?{_VERB}\b", cleaned):

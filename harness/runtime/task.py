@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from harness.events import TaskStatus
 from harness.messages import ImagePart, Usage, new_id
 from harness.protocols import LaneLink
+from harness.runtime.refusals import RefusalMemory
 from harness.runtime.rules import (
     RecordedResult,
     counts_toward_failure_budget,
@@ -89,6 +90,8 @@ class TaskState:
     """The pressure nudge was sent in this task (lane): it is sent once and never repeated."""
     last_prompt_estimate: int = 0
     ending: TaskEnding | None = None
+    refused: RefusalMemory = field(default_factory=RefusalMemory)
+    """Calls refused since the world last changed (:mod:`harness.runtime.refusals`)."""
 
     def add_usage(self, usage: Usage | None) -> None:
         if usage is not None:

@@ -77,3 +77,31 @@ def test_a_move_that_starts_near_a_zone_may_still_leave_it() -> None:
     a = arm(env)
     a.keep_out = [("robot_base", (-0.30, -0.16, -0.05), (0.16, 0.16, 0.15))]
     assert a.move((0.40, 0.0, 0.20), speed=0.1) is True
+
+
+def test_a_wrist_turning_in_place_keeps_the_gripper_where_it_was() -> None:
+    """Arm.turn (a twist segment: the wrist turning to face a cabinet, or back) pulls the
+    gripper back to where the turn started while the controller drifts it: without that the
+    drift over 25 steps (5 cm here) moved the fingers off the path the envelope checked."""
+    env = DriftingEnv((0.5, 0.0, 0.3), drift=(0.002, 0.0, 0.0))
+    a = arm(env)
+    a.orientation = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])  # never reached
+    a.turn(25)
+    assert len(env.trace) == 25
+    worst = max(float(np.linalg.norm(p - np.array([0.5, 0.0, 0.3]))) for p in env.trace)
+    assert worst < 0.01, worst
+
+
+def test_a_wrist_turn_drifting_towards_a_keep_out_zone_stops_outside_it() -> None:
+    """A knob turned next to the robot base (libero_goal_task 7, LIBERO-PRO's 'turn off the
+    stove') drifted the gripper into the base's zone during the turn: 18 physics steps
+    outside the profile. A turn now stops like a move does."""
+    from worlds.libero.control import ZONE_GUARD_M, NearKeepOut
+
+    env = DriftingEnv((0.20, 0.0, 0.10), drift=(-0.01, 0.0, 0.0))
+    a = arm(env)
+    a.keep_out = [("robot_base", (-0.3, -0.16, -0.05), (0.16, 0.16, 0.15))]
+    a.orientation = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
+    with pytest.raises(NearKeepOut):
+        a.turn(25)
+    assert min(p[0] for p in env.trace) > 0.16 + ZONE_GUARD_M - 0.011

@@ -5,8 +5,9 @@ states and assets) is an optional extra. Nothing here imports it at module impor
 :func:`import_libero` does, after setting ``MUJOCO_GL=egl`` when no GL backend was chosen
 (MuJoCo reads it once, at its first import, and renders on the CPU only through EGL or
 OSMesa). Task selection reads LIBERO's benchmark registry: a suite name, a task index or
-name, an initial-state index. Matching an instruction to a task reads the task's published
-language, never its goal predicates.
+name, an initial-state index. A task's instruction is LIBERO's published task language
+(:func:`instruction_of`); matching an instruction to a task reads it, never the goal
+predicates.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ __all__ = [
     "LiberoTask",
     "TaskChoiceError",
     "import_libero",
+    "instruction_of",
     "libero_available",
     "match_instruction",
     "resolve_task",
@@ -120,6 +122,26 @@ def import_libero() -> dict[str, ModuleType]:
     return _MODULES
 
 
+REWORDED_VARIANTS = ("_lan", "_task")
+"""LIBERO-PRO variants whose point is new words: ``_lan`` rephrases the instruction, ``_task``
+changes the task (its goal) while the registry keeps the original task's name and language.
+LIBERO-PRO publishes their words only in the variant's BDDL file, so for these (and only
+these) the instruction is the BDDL's ``(:language ...)``."""
+_LANGUAGE = re.compile(r"\(:language\s+(?P<text>[^)]*)\)")
+
+
+def instruction_of(suite: str, info: Any, bddl_file: str | os.PathLike[str]) -> str:
+    """The instruction a task is given: LIBERO's published task language (``info.language``,
+    what published policies are given), except for a reworded LIBERO-PRO variant
+    (:data:`REWORDED_VARIANTS`), whose words are its own."""
+    if suite.endswith(REWORDED_VARIANTS):
+        path = Path(bddl_file)
+        found = _LANGUAGE.search(path.read_text(encoding="utf-8")) if path.is_file() else None
+        if found is not None and found["text"].strip():
+            return " ".join(found["text"].split())
+    return str(info.language)
+
+
 def _suite(name: str) -> Any:
     benchmark = import_libero()["benchmark"]
     suites = benchmark.get_benchmark_dict()
@@ -158,7 +180,7 @@ def resolve_task(suite: str, task: int | str) -> LiberoTask:
         suite=suite,
         index=index,
         name=info.name,
-        language=info.language,
+        language=instruction_of(suite, info, bddl),
         bddl_file=bddl,
         n_init_states=len(bench.get_task_init_states(index)),
     )
@@ -178,12 +200,16 @@ def _normal(text: str) -> str:
 def match_instruction(
     instruction: str, suites: tuple[str, ...] = MAIN_SUITES
 ) -> tuple[str, int] | None:
-    """(suite, task index) of the first task whose published language is ``instruction``
-    (case, spacing and punctuation ignored), or None."""
+    """(suite, task index) of the first task whose instruction (:func:`instruction_of`) is
+    ``instruction`` (case, spacing and punctuation ignored), or None."""
     wanted = _normal(instruction)
     for name in suites:
         bench = _suite(name)
         for index in range(bench.n_tasks):
-            if _normal(bench.get_task(index).language) == wanted:
+            info = bench.get_task(index)
+            if _normal(info.language) == wanted or (
+                name.endswith(REWORDED_VARIANTS)
+                and _normal(resolve_task(name, index).language) == wanted
+            ):
                 return name, index
     return None

@@ -351,6 +351,25 @@ class Arm:
         for _ in range(steps):
             self.step()
 
+    def turn(self, steps: int = 25) -> None:
+        """Turn to the held orientation where the gripper is, for ``steps`` controller steps
+        (or until turned), pulling the gripper back to where it started: a wrist turning in
+        place otherwise drifts the fingers by centimetres."""
+        anchor = self.ee_world()
+        closest = self._zone_distances(anchor)
+        for _ in range(steps):
+            here = self.ee_world()
+            # the same stops as a move's: a turn is described to the envelope as no motion
+            self._check_keep_out(here, closest)
+            off = float(np.linalg.norm(here - anchor))
+            if off > TRACK_LIMIT_M:
+                self.orientation = self.ee_matrix()
+                raise OffPath(off)
+            if float(np.linalg.norm(_rotation_error(self.orientation, self.ee_matrix()))) < 0.02:
+                break
+            pull = (anchor - here) * POSITION_GAIN * TRACKING
+            self.step(self._guarded(here, pull))
+
 
 class BudgetExceeded(Exception):
     """A skill used up ``max_steps_per_action`` controller steps."""

@@ -22,14 +22,17 @@ from worlds.libero.config import (
     resolve_task,
 )
 
-__all__ = ["DEPLOYMENT", "LiberoDemo"]
+__all__ = ["DEPLOYMENT", "PHYSICAL_SKILLS", "LiberoDemo"]
+
+PHYSICAL_SKILLS = ("pick", "place", "push", "open", "close", "turn_on", "turn_off")
+"""The skills that change the scene: each is judged after it runs by LIBERO's predicates."""
 
 DEPLOYMENT: dict[str, Any] = {
     "model": {"provider": "planner", "name": "tabletop-planner"},
     "embodiment": "panda_libero",
     "driver": {"name": "sim.libero", "suite": "libero_object", "task": 0, "init_state": 0},
     "run": {"max_turns": 60, "failure_budget": 8, "store": ".harness"},
-    "evaluation": {"required_tools": ["pick", "place"], "task_check": "auto"},
+    "evaluation": {"required_tools": list(PHYSICAL_SKILLS), "task_check": "auto"},
     "context": {
         "episodes": {"enabled": True},
         "pressure": {"nudge_at": 0.6, "cleanup_at": 0.65, "land_at": 0.25},

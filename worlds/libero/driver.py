@@ -57,7 +57,7 @@ from worlds.libero.env import (
 from worlds.libero.env import (
     SETTLE_STEPS as SETTLE_STEPS,
 )
-from worlds.libero.execution import plan_action, run_plan
+from worlds.libero.execution import plan_action, run_plan, settle
 from worlds.libero.geometry import LiberoGeometry
 from worlds.libero.postconditions import LiberoPostConditions
 from worlds.libero.scene import SceneCatalog
@@ -252,6 +252,7 @@ class LiberoSim:
             arm.steps, arm.budget = 0, self.config.max_steps_per_action
             try:
                 reached = run_plan(arm, plan)
+                settle(arm, self._speeds)
             except Interrupted:
                 self._motion = "stopped"
                 arm.budget = None
@@ -425,6 +426,10 @@ class LiberoSim:
         assert planner is not None and arm is not None
         speed = self.profile.limits.default_speed_m_s
         return plan_action(planner, arm, action, args, self._home, speed)
+
+    def _speeds(self) -> list[float]:
+        geo = self.geometry
+        return [geo.speed_of(ref) for ref in self._catalog.refs("object")]
 
     def _before(self, action: str, args: dict[str, Any]) -> dict[str, Any]:
         ref = args.get("ref")

@@ -58,7 +58,7 @@ def run_plan(arm: Arm, plan: Plan) -> list[tuple[str, bool]]:
         if segment.kind == "grip":
             arm.grip(segment.close)
         elif segment.kind == "twist":
-            arm.hold(25)
+            arm.turn(25)
         elif segment.target is not None:
             ok = arm.move(segment.target, speed=segment.speed, tolerance=segment.tolerance)
             reached.append((segment.label, ok))
@@ -72,3 +72,20 @@ def run_plan(arm: Arm, plan: Plan) -> list[tuple[str, bool]]:
         )
     arm.hold(3)
     return reached
+
+
+SETTLED_M_S = 0.01
+"""A movable object slower than this has come to rest."""
+SETTLE_MAX_STEPS = 30
+
+
+def settle(arm: Arm, speeds: Any) -> int:
+    """Hold still until every movable object has come to rest (``speeds()``: their speeds,
+    m/s), at most SETTLE_MAX_STEPS controller steps; the steps taken. A skill's result is
+    judged afterwards: a mug still rocking on the plate it was released on passed LIBERO's
+    On when judged at once and had slid off by the end of the task (libero_10 task 4)."""
+    for step in range(SETTLE_MAX_STEPS):
+        if max(speeds(), default=0.0) < SETTLED_M_S:
+            return step
+        arm.hold(1)
+    return SETTLE_MAX_STEPS

@@ -146,11 +146,7 @@ class LiberoGeometry:
         low, high = self._extent(ref)
         top = float(high[2])
         if self.hollow(ref):
-            rim = [g for g in self._geoms(ref) if self._geom_box(g)[1][2] >= top - 0.02]
-            corners = np.vstack([self._corners(g) for g in rim])
-            r_low, r_high = corners.min(axis=0), corners.max(axis=0)
-            point = np.array([r_low[0] + 0.012, (r_low[1] + r_high[1]) / 2, top - 0.025])
-            return self.frame.from_world(point), 0.0, 0.02
+            return self._rim_grasp(ref, top)
         height = float(high[2] - low[2])
         if height > 0.1:  # a bottle: below its neck, where it is widest
             z = max(float(low[2]) + height / 2, top - 0.06)
@@ -178,6 +174,58 @@ class LiberoGeometry:
         assert best is not None
         width, _, yaw, mid = best
         return self.frame.from_world((float(mid[0]), float(mid[1]), z)), yaw, width
+
+    def blocked(self, low: Vec3, high: Vec3, *, ignore: tuple[str, ...] = ()) -> str | None:
+        """The name of a collision geom of the scene (not the robot's, not those of the
+        objects in ``ignore``) whose box overlaps the base-frame box ``low``..``high``, or
+        None: whether the fingers fit there."""
+        model = self.env.sim.model
+        skip: set[int] = set()
+        for ref in ignore:
+            if ref in self.env.obj_body_id:
+                skip.update(self._geoms(ref))
+        lo = self.frame.to_world(low)
+        hi = self.frame.to_world(high)
+        for geom in range(model.ngeom):
+            if geom in skip or (
+                model.geom_contype[geom] == 0 and model.geom_conaffinity[geom] == 0
+            ):
+                continue
+            body = model.body(int(model.geom_bodyid[geom])).name
+            if body.startswith(("robot0_", "gripper0_", "mount0_")) or body == "world":
+                continue
+            g_low, g_high = self._geom_box(geom)
+            if np.all(g_low < hi) and np.all(g_high > lo):
+                return model.geom(geom).name or body
+        return None
+
+    def _rim_grasp(self, ref: str, top: float) -> tuple[Vec3, float, float]:
+        """A hollow object's rim: the side facing the robot, else (another object standing
+        close there) the first side where the open fingers have room, in the order facing
+        the robot, left, right, far (the fingers close across the rim's wall)."""
+        rim = [g for g in self._geoms(ref) if self._geom_box(g)[1][2] >= top - 0.02]
+        corners = np.vstack([self._corners(g) for g in rim])
+        r_low, r_high = corners.min(axis=0), corners.max(axis=0)
+        cx, cy, z = (r_low[0] + r_high[0]) / 2, (r_low[1] + r_high[1]) / 2, top - 0.025
+        # fingers closing along x: of the two wrist turns that do it, the one the Panda's
+        # wrist reaches on that side of the table (at y = +0.3 the other stalled 4-6 cm short)
+        across = math.pi if self.frame.from_world((cx, cy, z))[1] > 0 else 0.0
+        sides = [
+            (np.array([r_low[0] + 0.012, cy, z]), across),
+            (np.array([cx, r_high[1] - 0.012, z]), math.pi / 2),
+            (np.array([cx, r_low[1] + 0.012, z]), math.pi / 2),
+            (np.array([r_high[0] - 0.012, cy, z]), across),
+        ]
+        for point, yaw in sides:
+            here = self.frame.from_world(point)
+            x_closing = yaw != math.pi / 2
+            along = 0.05 if x_closing else 0.015
+            wide = 0.015 if x_closing else 0.05
+            low = (here[0] - along, here[1] - wide, here[2] - 0.01)
+            high = (here[0] + along, here[1] + wide, here[2] + 0.08)
+            if self.blocked(low, high, ignore=(ref,)) is None:
+                return here, yaw, 0.02
+        return self.frame.from_world(sides[0][0]), sides[0][1], 0.02
 
     def body_position(self, ref: str) -> Vec3:
         body = self.env.obj_body_id[ref]
@@ -283,8 +331,11 @@ class LiberoGeometry:
         pull = int(np.argmax(np.abs(towards)))
         others = [axis for axis in range(3) if axis != pull]
         thin = min(others, key=lambda axis: float(span[axis]))
+        # the fingers close across the bar; of the two ways to hold the wrist for that, the
+        # one with the closing direction pointing down is within the Panda's wrist range at
+        # LIBERO's cabinets (the other stalled 5-9 cm short of the handle)
         closing = [0.0, 0.0, 0.0]
-        closing[thin] = 1.0
+        closing[thin] = -1.0
         return Handle(
             grasp=self.frame.from_world((low + high) / 2),
             opens_towards=tuple(float(v) for v in towards),  # type: ignore[arg-type]

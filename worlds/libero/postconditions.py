@@ -85,7 +85,10 @@ class LiberoPostConditions:
         if geo.held_ref() == ref:
             return self._fail(f"{ref} is still in the gripper")
         target, relation = resolve_target(geo.catalog, target, args.get("relation"))
-        predicate = "in" if relation == "in" else "on"
+        # LIBERO's In is about regions; a thing put in a hollow object (a bowl) rests on it,
+        # which is LIBERO's On (in contact, above it): what its goals ask for such a place
+        region = geo.catalog.items[target].kind == "region"
+        predicate = "in" if relation == "in" and region else "on"
         if geo.predicate(predicate, ref, target):
             return self._ok(f"LIBERO {predicate.capitalize()}({ref}, {target}) holds")
         return self._fail(

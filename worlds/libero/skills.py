@@ -12,13 +12,14 @@ nothing moves.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
 from worlds.libero.control import HOME_YAW, Vec3
-from worlds.libero.geometry import LiberoGeometry
+from worlds.libero.geometry import Box, LiberoGeometry
 from worlds.libero.scene import resolve_target
 
 __all__ = ["Plan", "Refusal", "Segment", "SkillPlanner"]
@@ -30,6 +31,10 @@ ABOVE_M = 0.08
 CLEARANCE_M = 0.05
 MAX_GRASP_M = 0.078
 """Widest thing the fingers close around (they open to 0.08 m)."""
+HAND_HALF_M = 0.09
+"""Half the Panda hand's length along the fingers' closing direction (above the fingers)."""
+HAND_THICK_M = 0.03
+"""Half its thickness across that direction."""
 FAST = 0.3
 SLOW = 0.12
 
@@ -123,9 +128,14 @@ class SkillPlanner:
         grasp_z = max(grasp_z, self.floor_z + 0.01)
         above = min(self.ceiling_z - 0.02, max(box.top + ABOVE_M, grasp_z + 0.04))
         lift = self._carry(grasp_z + 0.15)
+        # over the grasp at the height the gripper travels at (turning the wrist up there),
+        # then straight down: a diagonal descent turning the wrist low stalled short of a
+        # bowl at the side of the table (libero_spatial task 1)
+        travel = self._carry(above, ee[2])
         segments = [
             Segment("grip", "open", close=False, yaw=yaw),
-            *self._rise(ee, above),
+            *self._rise(ee, travel),
+            Segment("move", "over", (x, y, travel), yaw=yaw),
             Segment("move", "approach", (x, y, above), yaw=yaw),
             Segment("move", "grasp", (x, y, grasp_z), speed=SLOW, tolerance=0.004, yaw=yaw),
             Segment("grip", "close", close=True, yaw=yaw),
@@ -147,7 +157,10 @@ class SkillPlanner:
             what = f"it holds {held}" if held else "it holds nothing"
             return Refusal(f"{ref} is not in the gripper ({what}); pick it first")
         item = self.geo.catalog.items[target]
-        if relation == "in" and "contain" not in item.tags:
+        # "in the bowl": a hollow object (a bowl, a mug) holds things without a region of
+        # its own; anything else without a contain region does not
+        hollow = item.kind == "object" and self.geo.hollow(target)
+        if relation == "in" and "contain" not in item.tags and not hollow:
             return Refusal(f"{target} ({item.label}) is not something to put things in; use 'on'")
         if item.drawer and not self.geo.predicate("open", target):
             return Refusal(f"{target} ({item.label}) is closed; open it first")
@@ -178,6 +191,10 @@ class SkillPlanner:
         return Plan(tuple(segments), f"transport, lower {relation} {target}, release, retreat")
 
     def push(self, ref: str, target: str, ee: Vec3) -> Plan | Refusal:
+        """Slide ``ref`` into ``target`` with the closed fingers: straight there when the
+        place to start from (behind the object, opposite the target) is free, else in two
+        legs along the base's axes, each started from a free side; refused when no way
+        starts from free space (the fingers would come down on something)."""
         refusal = self._kind(ref, "object") or self._kind(target, "region")
         if refusal is not None:
             return refusal
@@ -188,24 +205,79 @@ class SkillPlanner:
         assert obj is not None and goal is not None
         start = np.array(obj.centre[:2])
         end = np.array(goal.centre[:2])
-        distance = float(np.linalg.norm(end - start))
-        if distance < 0.005:
+        if float(np.linalg.norm(end - start)) < 0.005:
             return Refusal(f"{ref} is already at {target}")
-        direction = (end - start) / distance
-        radius = obj.size[0] / 2
-        behind = start - direction * (radius + 0.04)
-        finish = end - direction * (radius + 0.005)
-        z = max(obj.bottom + 0.015, self.floor_z + 0.01)
+        z = max(obj.bottom + min(0.015, obj.size[2] / 3), self.floor_z + 0.005)
         above = max(obj.top + ABOVE_M, z + 0.05)
-        segments = [
-            Segment("grip", "close", close=True),
-            *self._rise(ee, above),
-            Segment("move", "approach", (float(behind[0]), float(behind[1]), above)),
-            Segment("move", "lower", (float(behind[0]), float(behind[1]), z), speed=SLOW),
-            Segment("move", "push", (float(finish[0]), float(finish[1]), z), speed=SLOW),
-            Segment("move", "retreat", (float(finish[0]), float(finish[1]), above), speed=SLOW),
+        travel = self._carry(above, ee[2])
+        corner = np.array([end[0], start[1]]), np.array([start[0], end[1]])
+        routes = [[start, end], [start, corner[0], end], [start, corner[1], end]]
+        blocked = ""
+        for route in routes:
+            legs = list(itertools.pairwise(route))
+            if any(float(np.linalg.norm(b - a)) < 0.005 for a, b in legs):
+                continue
+            plans = [self._push_leg(ref, obj, a, b, z, above, travel) for a, b in legs]
+            if all(isinstance(p, list) for p in plans):
+                segments = [Segment("grip", "close", close=True), *self._rise(ee, travel)]
+                for leg in plans:
+                    segments.extend(leg)  # type: ignore[arg-type]
+                how = "in one push" if len(legs) == 1 else "in two pushes"
+                return Plan(
+                    tuple(segments), f"push {ref} to {target} {how} from behind it, retreat"
+                )
+            blocked = next(p for p in plans if isinstance(p, str))
+        return Refusal(f"cannot push {ref}: no free place to start from ({blocked})")
+
+    def _push_leg(
+        self,
+        ref: str,
+        obj: Box,
+        start: np.ndarray,
+        end: np.ndarray,
+        z: float,
+        above: float,
+        travel: float,
+    ) -> list[Segment] | str:
+        """One straight push of ``ref`` from ``start`` to ``end`` (its centre, xy), or why
+        the fingers cannot come down behind it."""
+        distance = float(np.linalg.norm(end - start))
+        direction = (end - start) / distance
+        radius = float(abs(direction[0]) * obj.size[0] + abs(direction[1]) * obj.size[1]) / 2
+        flat = obj.size[2] < 0.03 and min(obj.size[:2]) > 0.08
+        if flat:
+            # a plate: the fingers come down inside it, against the far wall of
+            # its rim, and drag it (outside, they ride up over a sloped rim)
+            # (down in its middle, then across to the far rim's inner wall and on until the
+            # middle is where it should be)
+            behind = start
+            finish = end + direction * max(radius - 0.02, 0.0)
+            z = obj.bottom + 0.004
+        else:
+            behind = start - direction * (radius + 0.02)
+            finish = end - direction * (radius + 0.005)
+        # the fingers close across the push (their flat side meets the object), so the hand,
+        # 0.2 m long along the closing direction, lies sideways above the place it comes down
+        yaw = float(np.arctan2(direction[1], direction[0])) + np.pi / 2
+        side = np.array([-direction[1], direction[0]])
+        bx, by = float(behind[0]), float(behind[1])
+        tips = ((bx - 0.012, by - 0.012, z), (bx + 0.012, by + 0.012, z + 0.05))
+        reach = np.abs(side) * HAND_HALF_M + np.abs(direction) * HAND_THICK_M
+        hand = (
+            (bx - float(reach[0]), by - float(reach[1]), z + 0.05),
+            (bx + float(reach[0]), by + float(reach[1]), above),
+        )
+        for low, high in (tips, hand) if not flat else (hand,):
+            hit = self.geo.blocked(low, high, ignore=(ref,))
+            if hit is not None:
+                return f"{hit} is behind {ref}"
+        f = (float(finish[0]), float(finish[1]))
+        return [
+            Segment("move", "approach", (bx, by, travel), yaw=yaw),
+            Segment("move", "lower", (bx, by, z), speed=SLOW, yaw=yaw),
+            Segment("move", "push", (*f, z), speed=SLOW, yaw=yaw),
+            Segment("move", "retreat", (*f, travel), speed=SLOW, yaw=yaw),
         ]
-        return Plan(tuple(segments), f"approach behind {ref}, push it to {target}, retreat")
 
     def twist_knob(self, ref: str, on: bool, ee: Vec3) -> Plan | Refusal:
         refusal = self._kind(ref, "fixture")
@@ -219,9 +291,14 @@ class SkillPlanner:
         (x, y, z), yaw, turn = knob
         above = max(z + ABOVE_M, CARRY_Z - 0.05)
         angle = turn if on else -turn
+        # over the grasp at the height the gripper travels at (turning the wrist up there),
+        # then straight down: a diagonal descent turning the wrist low stalled short of a
+        # bowl at the side of the table (libero_spatial task 1)
+        travel = self._carry(above, ee[2])
         segments = [
             Segment("grip", "open", close=False, yaw=yaw),
-            *self._rise(ee, above),
+            *self._rise(ee, travel),
+            Segment("move", "over", (x, y, travel), yaw=yaw),
             Segment("move", "approach", (x, y, above), yaw=yaw),
             Segment("move", "grasp", (x, y, z), speed=SLOW, yaw=yaw, tolerance=0.004),
             Segment("grip", "close", close=True, yaw=yaw),
@@ -261,6 +338,7 @@ class SkillPlanner:
                 Segment("grip", "open", close=False),
                 *self._rise(ee, carry),
                 Segment("move", "approach", at(out, carry)),
+                Segment("twist", "turn", facing=facing, closing=closing),
                 Segment("move", "face", at(out), facing=facing, closing=closing),
                 Segment(
                     "move",
@@ -275,31 +353,40 @@ class SkillPlanner:
                 Segment("move", "pull", at(end), speed=SLOW, facing=facing, closing=closing),
                 Segment("grip", "release", close=False, facing=facing, closing=closing),
                 Segment(
-                    "move", "back off", at(end + towards[:2] * 0.08), speed=SLOW, facing=facing
-                ),
-                Segment("move", "clear", at(end + towards[:2] * 0.08, carry), yaw=HOME_YAW),
-            ]
-        else:
-            front = handle_xy + towards[:2] * 0.03
-            segments = [
-                Segment("grip", "close", close=True),
-                *self._rise(ee, carry),
-                Segment("move", "approach", at(out, carry)),
-                Segment("move", "face", at(out), facing=facing, closing=closing),
-                Segment("move", "touch", at(front), speed=SLOW, facing=facing, closing=closing),
-                Segment(
                     "move",
-                    "push",
-                    at(end + towards[:2] * 0.03),
+                    "back off",
+                    at(end + towards[:2] * 0.08),
                     speed=SLOW,
                     facing=facing,
                     closing=closing,
                 ),
-                Segment("move", "back off", at(out), facing=facing, closing=closing),
-                Segment("move", "clear", at(out, carry), yaw=HOME_YAW),
+                *self._clear(at(end + towards[:2] * 0.08, carry), facing, closing),
+            ]
+        else:
+            # pointing down, the closed fingers come down in front of the handle and push it
+            # in: the wrist never turns sideways (which the arm could not hold while pushing)
+            across = float(np.arctan2(towards[1], towards[0])) + np.pi / 2
+            front = handle_xy + towards[:2] * 0.04
+            segments = [
+                Segment("grip", "close", close=True, yaw=across),
+                *self._rise(ee, carry),
+                Segment("move", "approach", at(front, carry), yaw=across),
+                Segment("move", "lower", at(front), speed=SLOW, yaw=across),
+                Segment("move", "push", at(end + towards[:2] * 0.01), speed=SLOW, yaw=across),
+                Segment("move", "back off", at(end + towards[:2] * 0.06), yaw=across),
+                Segment("move", "clear", at(end + towards[:2] * 0.06, carry), yaw=HOME_YAW),
             ]
         verb = "grasp the handle, pull it open" if open_it else "push it shut"
         return Plan(tuple(segments), f"approach {ref}, {verb}, retreat")
+
+    @staticmethod
+    def _clear(up: Vec3, facing: Vec3, closing: Vec3) -> list[Segment]:
+        """Up out of the way still facing the cabinet, then the wrist turned back to point
+        down where the arm is free (turning while moving low pulled it off its line)."""
+        return [
+            Segment("move", "clear", up, facing=facing, closing=closing),
+            Segment("twist", "turn back", yaw=HOME_YAW),
+        ]
 
     def simple(
         self,

@@ -3,11 +3,15 @@
 ``harness eval libero_spatial`` (or ``libero_object``, ``libero_goal``, ``libero_10``, and
 LIBERO-PRO's perturbed variants such as ``libero_object_swap``, ``libero_goal_lan``,
 ``libero_spatial_task``, ``libero_10_object``) is one task per published task, its
-instruction the BDDL's own ``(:language ...)`` (for LIBERO-PRO's rephrased suites, the
-rephrasing), its episodes the task's published initial states in order
-(``driver.init_state`` = the episode's seed), judged by LIBERO's own goal predicates
-(``check: programmatic``). Tasks are dispatched task by task, so a pooled driver rebuilds
-its env once per task.
+instruction LIBERO's published task language (the ``language`` of the benchmark's task
+object, what published policies are given and what ``harness demo`` uses), never the BDDL
+file's own ``(:language ...)`` text, which differs for many tasks; LIBERO-PRO's variants
+keep the published language of the task they perturb, except the reworded ones (``_lan``:
+the rephrasing, ``_task``: the changed task), whose words LIBERO-PRO publishes only in
+their BDDL (:func:`~worlds.libero.config.instruction_of`). Its episodes are the task's
+published initial states in order (``driver.init_state`` = the episode's seed), judged by
+LIBERO's own goal predicates (``check: programmatic``). Tasks are dispatched task by
+task, so a pooled driver rebuilds its env once per task.
 
 Reading the registry defines the episodes, the way a suite file does; nothing here reaches
 the model but the instruction. LIBERO (the ``libero`` extra) is imported only when a suite
@@ -23,7 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from worlds.contract import SuiteSpec, SuiteTaskSpec, WorldError
-from worlds.libero.config import MAIN_SUITES
+from worlds.libero.config import MAIN_SUITES, instruction_of
 
 __all__ = ["DEFAULT_CONFIG", "LiberoSuites", "published_tasks"]
 
@@ -32,13 +36,13 @@ DEFAULT_CONFIG = Path(__file__).resolve().parent / "eval.yaml"
 ACTING_TOOLS = ("pick", "push", "open", "close", "turn_on", "turn_off")
 """The LIBERO skills that change the scene (none may run when the answer is a refusal)."""
 _NAME = re.compile(r"^libero_[a-z0-9_.]+$")
-_LANGUAGE = re.compile(r"\(:language\s+(?P<text>[^)]*)\)")
 _MAX_TURNS = 24
 
 
 @lru_cache(maxsize=32)
 def published_tasks(suite: str) -> tuple[tuple[str, str, int], ...]:
-    """(task name, instruction, number of initial states) of every task of ``suite``."""
+    """(task name, published instruction, number of initial states) of every task of
+    ``suite``."""
     os.environ.setdefault("MUJOCO_GL", "egl")
     try:
         from libero.libero import benchmark, get_libero_path
@@ -63,13 +67,11 @@ def published_tasks(suite: str) -> tuple[tuple[str, str, int], ...]:
     for index in range(bench.n_tasks):
         task = bench.get_task(index)
         bddl = Path(get_libero_path("bddl_files")) / task.problem_folder / task.bddl_file
-        found = _LANGUAGE.search(bddl.read_text(encoding="utf-8")) if bddl.is_file() else None
-        language = found["text"].strip() if found else task.language
         try:
             count = len(bench.get_task_init_states(index))
         except (OSError, ValueError):
             count = 0
-        tasks.append((task.name, language, count))
+        tasks.append((task.name, instruction_of(suite, task, bddl), count))
     return tuple(tasks)
 
 

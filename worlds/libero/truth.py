@@ -94,10 +94,24 @@ def scene_detections(
             attributes["tags"] = list(item.tags)
         is_open: bool | None = None
         if item.drawer:
-            is_open = geo.predicate("open", ref)
+            # LIBERO's Open and Close leave a gap between them: a drawer pulled part way is
+            # neither, and the scene must not call it closed when LIBERO would not
+            if geo.predicate("open", ref):
+                is_open = True
+            elif geo.predicate("close", ref):
+                is_open = False
+            else:
+                attributes["state"] = "ajar"
             attributes["open"] = is_open
         if item.kind == "fixture" and geo.knob(ref) is not None:
-            attributes["state"] = "on" if geo.predicate("turnon", ref) else "off"
+            # likewise TurnOn and TurnOff (a knob at exactly 0 is neither: TurnOff needs < 0)
+            attributes["state"] = (
+                "on"
+                if geo.predicate("turnon", ref)
+                else "off"
+                if geo.predicate("turnoff", ref)
+                else "neither"
+            )
         relations: list[tuple[str, str]] = []
         if item.kind == "object" and ref != held:
             support = geo.support_of(ref)

@@ -48,6 +48,19 @@ def execute(lane: Lane, response: ModelResponse) -> Steps[TaskEnding | None]:
     return ending
 
 
+def stuck(lane: Lane, call: ToolCall) -> TaskEnding | None:
+    """The ``failed`` ending once ``run.repeated_refusals`` repeats were answered."""
+    limit = lane.session.config.run.repeated_refusals
+    count = lane.state.refused.notices
+    if count < limit:
+        return None
+    return TaskEnding(
+        "failed",
+        f"stuck: {count} calls repeated a refusal whose reason still held, the last "
+        f"{call.name} (run.repeated_refusals={limit})",
+    )
+
+
 def not_executed(call: ToolCall, first: ToolCall) -> ToolOutput:
     """The answer to a call after the first of a turn: one tool per turn, or, for the call
     the output limit cut off, that it never arrived whole."""
@@ -68,6 +81,10 @@ def not_executed(call: ToolCall, first: ToolCall) -> ToolOutput:
 
 
 def run_call(lane: Lane, call: ToolCall) -> Steps[TaskEnding | None]:
+    notice = lane.state.refused.repeat(call)
+    if notice is not None:  # refused before, nothing moved since: the reason still holds
+        yield from record_result(lane, call, lane.tools.get(call.name), notice, executed=False)
+        return stuck(lane, call)
     admission = yield from admit(lane, call)
     if isinstance(admission, Refused):
         yield from record_result(lane, call, admission.tool, admission.output, executed=False)

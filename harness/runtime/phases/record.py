@@ -86,6 +86,8 @@ def record_result(
         output, turn=state.turn, tool=call.name, executed=executed, verdict=verdict
     )
     outcome = state.account(result)
+    physical = bool(tool and tool.physical)
+    state.refused.note(call, output, turn=state.turn, physical=physical, executed=executed)
     if outcome is not None:
         session.record_tool_outcome(outcome)
     yield lane.emit(
