@@ -364,7 +364,7 @@ def _done(
     if name == "pick" and brief.holding == arguments["ref"]:
         return True
     # a call whose latest try the evaluator judged failed is not done (nor the pick before a
-    # place judged failed), whatever the Brief's own relations say: LIBERO's On found no
+    # place judged failed), whatever the Brief's own relations say: a world's own 'on' check found no
     # contact where the scene graph saw the bowl above the plate
     if last.get(index) is False or (
         name == "pick" and _needs_pick(plan, index + 1) and last.get(index + 1) is False
@@ -395,7 +395,7 @@ _STATE_TAGS = {
 
 def _holds(name: str, arguments: dict[str, Any], brief: ParsedBrief) -> bool | None:
     """Whether the Brief shows the result of an articulated step or a push now (the world
-    writes those tags and relations from LIBERO's own predicates); None when it does not
+    writes those tags and relations from its own task predicates); None when it does not
     say."""
     if name == "push":
         return _resting(arguments["ref"], arguments["target"], brief)
