@@ -364,8 +364,8 @@ def _done(
     if name == "pick" and brief.holding == arguments["ref"]:
         return True
     # a call whose latest try the evaluator judged failed is not done (nor the pick before a
-    # place judged failed), whatever the Brief's own relations say: a world's own 'on' check found no
-    # contact where the scene graph saw the bowl above the plate
+    # place judged failed), whatever the Brief's own relations say: a world's own 'on' check
+    # found no contact where the scene graph saw the bowl above the plate
     if last.get(index) is False or (
         name == "pick" and _needs_pick(plan, index + 1) and last.get(index + 1) is False
     ):
