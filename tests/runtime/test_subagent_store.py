@@ -116,7 +116,9 @@ def test_compaction_inside_the_lane_never_touches_the_main_lane(tmp_path: Path) 
     compactions = [
         e
         for e in recorded.events
-        if isinstance(e, CompactionEvent) and e.status in ("completed", "fallback")
+        if isinstance(e, CompactionEvent)
+        and e.status in ("completed", "fallback")
+        and e.mode != "prune"  # each lane drops its own superseded Task Notes snapshot
     ]
     assert compactions and all(e.task_id == recorded.lane for e in compactions)
     with RunLog(recorded.store) as log:
