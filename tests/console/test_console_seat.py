@@ -255,7 +255,10 @@ def test_generated_and_random_tokens_pass() -> None:
     import secrets
 
     access = Access(host="127.0.0.1", port=1)
-    assert access.token and estimated_bits(access.token) >= 2 * MIN_TOKEN_BITS
+    # a generated secret (256 random bits) passes the check a supplied one must pass; the
+    # estimator reads the characters, so it may credit a random draw with fewer than 256
+    check_token(access.token)
+    assert estimated_bits(access.token) >= MIN_TOKEN_BITS
     passed = sum(estimated_bits(secrets.token_urlsafe(24)) >= MIN_TOKEN_BITS for _ in range(200))
     assert passed == 200
 

@@ -403,7 +403,15 @@ def test_no_command_outside_the_envelope_reaches_the_driver(sequence: list[Any])
     with harness_for(robot, MOBILE, [*sequence, reply("done")]) as h:
         events = list(h.run_stream("random calls"))
     checks = [e for e in events if isinstance(e, SafetyCheckEvent)]
-    assert len(checks) == len(sequence)  # every physical call was checked
+    sent = [e for e in events if isinstance(e, ToolResultEvent)]  # one per call answered
+    # an identical call refused while nothing moved is answered with a notice, not run
+    # again (harness/runtime/refusals.py); every other physical call was checked
+    repeats = [
+        e for e in events if isinstance(e, ToolResultEvent) and e.error_kind == "repeated_refusal"
+    ]
+    assert len(checks) + len(repeats) == len(sent)
+    stuck = events[-1].termination_reason.startswith("stuck: ")  # type: ignore[attr-defined]
+    assert len(sent) == len(sequence) or (stuck and len(sent) < len(sequence))
     assert len(robot.executed) <= len([c for c in checks if c.outcome != "block"])
     for command in robot.executed:
         assert_inside_envelope(MOBILE, command)
