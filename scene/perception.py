@@ -10,7 +10,14 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Detection", "NodeCategory", "Perception", "Provenance"]
+__all__ = [
+    "Detection",
+    "DetectionSource",
+    "GroundTruthPerception",
+    "NodeCategory",
+    "Perception",
+    "Provenance",
+]
 
 NodeCategory = Literal["object", "container", "surface", "robot", "robot_part"]
 Provenance = Literal["ground_truth", "detector", "user", "evaluator"]
@@ -49,3 +56,20 @@ class Perception(Protocol):
     """Turns an observation into detections (ground truth, or a detector's output)."""
 
     def perceive(self, observation: Any) -> list[Detection]: ...
+
+
+class DetectionSource(Protocol):
+    """A simulator that keeps the detections of its latest observation (ground truth)."""
+
+    def latest_detections(self, timestamp: float | None) -> list[Detection]: ...
+
+
+class GroundTruthPerception:
+    """A simulator's ground truth through the Perception protocol: every simulated world
+    serves its detections this way, so the adapter lives here once."""
+
+    def __init__(self, sim: DetectionSource) -> None:
+        self.sim = sim
+
+    def perceive(self, observation: Any) -> list[Detection]:
+        return self.sim.latest_detections(getattr(observation, "timestamp", None))

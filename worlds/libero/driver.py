@@ -40,7 +40,7 @@ from embodiment.types import (
     Observation,
     validated_call,
 )
-from scene.perception import Detection
+from scene.perception import Detection, GroundTruthPerception
 from worlds.libero.actions import libero_actions
 from worlds.libero.config import PROFILE, LiberoConfig, LiberoTask
 from worlds.libero.control import CONTROL_HZ, Arm, BudgetExceeded, Interrupted, OffPath
@@ -63,7 +63,6 @@ from worlds.libero.postconditions import LiberoPostConditions
 from worlds.libero.scene import SceneCatalog
 from worlds.libero.skills import Plan, Refusal, SkillPlanner
 from worlds.libero.truth import (
-    LiberoGroundTruth,
     PredicateResult,
     goal_predicate_results,
     scene_detections,
@@ -352,7 +351,7 @@ class LiberoSim:
         return ObjectInfo(position=box.centre, size=size)
 
     def perception(self) -> Any:
-        return LiberoGroundTruth(self)
+        return GroundTruthPerception(self)
 
     def post_conditions(self) -> LiberoPostConditions:
         return LiberoPostConditions(self)

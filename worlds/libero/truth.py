@@ -2,7 +2,7 @@
 
 :func:`scene_detections` reads every catalogued thing, the gripper and the robot from
 privileged simulator state (base frame) as :class:`~scene.perception.Detection` objects,
-and :class:`LiberoGroundTruth` serves them through the scene package's Perception protocol.
+and :class:`scene.perception.GroundTruthPerception` serves them as Perception.
 :func:`goal_predicate_results` evaluates the task's BDDL goal predicates with the env's
 own functions, each with its evidence (:class:`PredicateResult`). Kept apart from
 :mod:`.driver` so what the world *is* (as opposed to how the arm is driven) reads in one
@@ -19,7 +19,7 @@ from worlds.libero.geometry import LiberoGeometry
 from worlds.libero.scene import SceneCatalog
 
 if TYPE_CHECKING:
-    from worlds.libero.driver import LiberoSim
+    pass
 
 __all__ = ["PredicateResult", "goal_predicate_results", "scene_detections"]
 
@@ -158,13 +158,3 @@ def scene_detections(
         )
     )
     return found
-
-
-class LiberoGroundTruth:
-    """The simulator's ground truth through the scene package's Perception protocol."""
-
-    def __init__(self, sim: LiberoSim) -> None:
-        self.sim = sim
-
-    def perceive(self, observation: Any) -> list[Detection]:
-        return self.sim.latest_detections(getattr(observation, "timestamp", None))

@@ -29,7 +29,7 @@ from embodiment.types import (
     Observation,
     validated_call,
 )
-from scene.perception import Detection
+from scene.perception import Detection, GroundTruthPerception
 from worlds.so101.actions import so101_actions
 from worlds.so101.ik import ArmIK
 from worlds.so101.model import CUBE_HALF, GRASP_SITE
@@ -37,7 +37,7 @@ from worlds.so101.physics import GRIPPER_OPEN, Interrupted, Physics, control_lay
 from worlds.so101.postconditions import So101PostConditions
 from worlds.so101.scene import So101Config, layout_objects
 from worlds.so101.skills import HOME, JawMove, ObjectState, Plan, Refusal, SkillPlanner, yaw_of
-from worlds.so101.truth import GroundTruth, GroundTruthPerception
+from worlds.so101.truth import GroundTruth
 
 __all__ = ["PROFILE", "So101Sim"]
 

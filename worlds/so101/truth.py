@@ -5,7 +5,6 @@ and the task check read (never the model directly)."""
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
@@ -14,7 +13,7 @@ from scene.perception import Detection
 from worlds.so101.model import BOX_INNER, BOX_WALL, CUBE_HALF
 from worlds.so101.physics import Physics
 
-__all__ = ["GroundTruth", "GroundTruthPerception"]
+__all__ = ["GroundTruth"]
 
 FIXED_JAW_BODY = "gripper"
 MOVING_JAW_BODY = "moving_jaw_so101_v1"
@@ -191,13 +190,3 @@ class GroundTruth:
             )
         )
         return found
-
-
-class GroundTruthPerception:
-    """The simulator's ground truth through the scene package's Perception protocol."""
-
-    def __init__(self, sim: Any) -> None:
-        self.sim = sim
-
-    def perceive(self, observation: Any) -> list[Detection]:
-        return self.sim.latest_detections(getattr(observation, "timestamp", None))

@@ -48,7 +48,7 @@ from embodiment.types import (
     Observation,
     validated_call,
 )
-from scene.perception import Detection
+from scene.perception import Detection, GroundTruthPerception
 from worlds.tabletop.actions import (
     tabletop_actions,
 )
@@ -76,7 +76,7 @@ from worlds.tabletop.scene import (
 )
 from worlds.tabletop.state import SimState
 from worlds.tabletop.tasks import Tasks
-from worlds.tabletop.truth import GroundTruth, GroundTruthPerception
+from worlds.tabletop.truth import GroundTruth
 
 __all__ = ["JOINT_NAMES", "REST_POSE", "GroundTruthPerception", "TabletopSim"]
 

@@ -4,8 +4,6 @@ what, and the detections perception and the evaluator read (never the model dire
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from embodiment.geometry import rounded_point
@@ -210,14 +208,3 @@ class GroundTruth:
         if truth is not None and timestamp is not None and abs(truth[0] - timestamp) < 1e-6:
             return truth[1]
         return self.detections()
-
-
-class GroundTruthPerception:
-    """The simulator's ground truth through the scene package's Perception protocol."""
-
-    def __init__(self, sim: Any) -> None:
-        self.sim = sim
-
-    def perceive(self, observation: Any) -> list[Detection]:
-        timestamp = getattr(observation, "timestamp", None)
-        return self.sim.latest_detections(timestamp)
