@@ -125,6 +125,9 @@ def test_stop_reaches_the_driver_while_the_loop_is_blocked(hold: str, tmp_path: 
         status, _ = post_action(base, "/api/claim", {"take_over": True}, **page)
         assert status == 200
         robot.armed.set()  # the first observation of the task (or the evaluation) holds
+        # the page's Start is taken only while the task loop waits for one (a loaded machine
+        # may not have started waiting yet: 409 "not waiting for one from the page")
+        wait_for(lambda: ui.hub.state()["accepts_tasks"])
         status, body = post_action(base, "/api/start", {"instruction": "move"}, **page)
         assert status == 200, body
         assert robot.blocked.wait(HANG_GUARD_S), f"the {hold} phase never started"
