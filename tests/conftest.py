@@ -29,7 +29,16 @@ from harness.messages import Verdict
 from harness.protocols import SceneRefresh
 from harness.tools import Tool
 from tests.dialects import DIALECTS, Dialect
-from tests.tiers import SLOW_FILES, SLOW_MARKERS, SLOW_TESTS
+from tests.tiers import (
+    FAST_EXAMPLES,
+    FAST_PROFILE,
+    FULL_PROFILE,
+    SLOW_FILES,
+    SLOW_MARKERS,
+    SLOW_TESTS,
+    is_fast_tier,
+    leaves_out_slow,
+)
 from tests.wire_server import WireServer
 
 # A worker holds every collected test, hypothesis and the SDKs: a heap on which each full
@@ -42,8 +51,32 @@ gc.set_threshold(50_000, 20, 20)
 # Property tests assert what holds, not how fast: hypothesis's default 200 ms deadline per
 # example is a timing assertion, and a busy machine failed one (a 320 ms example whose rerun
 # took 0.05 ms). Each test's own settings still apply on top.
-settings.register_profile("harness", deadline=None)
-settings.load_profile("harness")
+# The fast tier (``-m "not slow"``) loads its own profile in ``pytest_configure``, before any
+# test module is imported, so ``examples(N)`` in the tests scales each count (tests/tiers.py).
+settings.register_profile(FULL_PROFILE, deadline=None)
+settings.register_profile(
+    FAST_PROFILE, parent=settings.get_profile(FULL_PROFILE), max_examples=FAST_EXAMPLES
+)
+settings.load_profile(FULL_PROFILE)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Loads the fast tier's hypothesis profile when the run is the fast tier (an explicit
+    ``--hypothesis-profile`` wins)."""
+    if config.getoption("hypothesis_profile", None):
+        return
+    if is_fast_tier(config.getoption("markexpr", "") or ""):
+        settings.load_profile(FAST_PROFILE)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """With ``-m "not slow"``, a file of :data:`SLOW_FILES` is not imported at all: every
+    test in it would be deselected, and importing it costs each worker Ray's, Playwright's
+    or the servers' imports."""
+    slow_file = collection_path.suffix == ".py" and collection_path.stem in SLOW_FILES
+    if slow_file and leaves_out_slow(config.getoption("markexpr", "") or ""):
+        return True
+    return None
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

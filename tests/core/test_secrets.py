@@ -41,6 +41,7 @@ from tests.secret_planting import (
     one_char,
     plant_and_run,
 )
+from tests.tiers import examples
 
 pytest.importorskip("mcp")
 pytestmark = [
@@ -255,7 +256,7 @@ _filler = st.text(
 ) | st.sampled_from(["s", "sk-", "sk-proj-", "bearer ", "api_key=", "hpk_", "ROBOT-", "\n"])
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     parts=st.lists(
         st.tuples(_filler, st.sampled_from([*PLANTED.values(), CUSTOM_SECRET])), max_size=4

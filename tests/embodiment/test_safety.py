@@ -18,6 +18,7 @@ from harness import Harness, HarnessConfig
 from harness.events import SafetyCheckEvent, ToolResultEvent
 from harness.providers import ScriptedModel, call, reply
 from harness.world.physical import physical_tools
+from tests.tiers import examples
 from worlds.fake import FakeRobot
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -389,7 +390,7 @@ def assert_inside_envelope(profile: Any, command: dict[str, Any]) -> None:
         assert args["force"] is None or args["force"] <= limits.max_force_n + eps
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(calls, min_size=1, max_size=8))
 def test_no_command_outside_the_envelope_reaches_the_driver(sequence: list[Any]) -> None:
     robot = RecordingRobot(

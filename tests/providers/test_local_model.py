@@ -30,6 +30,7 @@ from harness.messages import AssistantItem
 from harness.tools import Tool
 from tests.conftest import BoxSafety, FakeDriver, move_to_tool
 from tests.dialects import OPENAI, Dialect, asked_limit
+from tests.tiers import examples
 from tests.wire_server import (
     Recorded,
     Reply,
@@ -118,7 +119,7 @@ def _planned(kind: str, prompt: int, completion: int) -> Any:
 
 
 @settings(
-    max_examples=40,
+    max_examples=examples(40),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
@@ -369,7 +370,7 @@ def test_optional_features_leave_in_order_and_only_as_needed() -> None:
     assert seen_orders == set(range(len(OPTIONAL_FEATURES) + 1))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     whole=st.lists(
         st.dictionaries(st.sampled_from("xyz"), st.floats(-1, 1, allow_nan=False)), max_size=3

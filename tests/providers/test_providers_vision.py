@@ -25,6 +25,7 @@ from harness.providers.catalog import known_vision
 from harness.providers.openai import OpenAIChatModel
 from harness.providers.vision import ProbeAnswer, judge, probe_images
 from tests.dialects import OPENAI
+from tests.tiers import examples
 from tests.wire_server import Recorded, Reply, WireServer, openai_completion, openai_error
 from tests.wire_server import openai_usage as usage
 
@@ -105,7 +106,7 @@ kinds = st.one_of(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(kind=kinds)
 def test_the_probe_tells_every_kind_of_server_apart(kind: tuple[str, Server]) -> None:
     name, server = kind

@@ -36,6 +36,7 @@ from harness.world.task_check import (
 from scene.perception import Detection
 from tests.conftest import FakeDriver
 from tests.fixtures.cli import scripted_config
+from tests.tiers import examples
 
 # ====================================================================== scenes
 
@@ -187,7 +188,7 @@ COLORS = ("red", "green", "blue", "yellow")
 PLACES = ("table_1", "tray_1", "held")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     where=st.lists(st.sampled_from(PLACES), min_size=1, max_size=4),
     wanted=st.lists(st.sampled_from(COLORS), min_size=1, max_size=3, unique=True),

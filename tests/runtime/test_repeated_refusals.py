@@ -25,6 +25,7 @@ from harness.runtime.refusals import REPEATED_REFUSAL, RefusalMemory, is_refusal
 from harness.tools import Tool, ToolOutput
 from harness.world.physical import action_output
 from tests.conftest import BoxSafety, FakeDriver, move_to_tool
+from tests.tiers import examples
 
 
 class DrawerRobot(FakeDriver):
@@ -127,7 +128,7 @@ def test_a_failed_motion_is_not_a_refusal(config: HarnessConfig) -> None:
     assert not is_refusal(ToolOutput.error("slow", "timeout"), physical=True)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.lists(
         st.tuples(
