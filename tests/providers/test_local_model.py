@@ -28,7 +28,7 @@ from harness.context.admission import OPTIONAL_FEATURES
 from harness.events import DoneEvent, EventBase
 from harness.messages import AssistantItem
 from harness.tools import Tool
-from tests.conftest import BoxSafety, FakeDriver, move_to_tool
+from tests.conftest import BoxSafety, fake_robot, move_to_tool
 from tests.dialects import OPENAI, Dialect, asked_limit
 from tests.tiers import examples
 from tests.wire_server import (
@@ -39,6 +39,7 @@ from tests.wire_server import (
     openai_stream,
     openai_usage,
 )
+from worlds.fake import FakeRobot
 
 ROOT = Path(__file__).resolve().parents[2]
 WHOLE = {"x": 0.1, "y": 0.2, "z": 0.3}
@@ -50,8 +51,8 @@ def done_of(events: list[EventBase]) -> DoneEvent:
     return dones[0]
 
 
-def robot(config: HarnessConfig) -> tuple[Harness, FakeDriver]:
-    driver = FakeDriver()
+def robot(config: HarnessConfig) -> tuple[Harness, FakeRobot]:
+    driver = fake_robot()
     harness = Harness.from_config(
         config, driver=driver, safety=BoxSafety(), physical_tools=[move_to_tool(driver)]
     )
