@@ -18,7 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.console.hub import BUFFER, ConsoleHub, Refused, TaskRequest
+from harness.console.hub import BUFFER, ConsoleHub
+from harness.console.hub_types import Refused, TaskRequest
 from tests.tiers import examples
 
 PAGES = {"a": "g1", "b": "g2", "v": None}

@@ -493,3 +493,18 @@ def test_the_inheritance_rule_sees_chains_and_spares_interfaces() -> None:
     assert inherited_project_classes(table, frozenset({("Mixin", "Part")}))["m.Big"] == ["Mixin"]
     assert inherited["m.Fine"] == ["Part"]
     assert "m.Data" not in inherited and "m.Shape" not in inherited
+
+
+MAX_MODULE_LINES = 500
+
+
+def test_no_package_module_is_longer_than_500_lines() -> None:
+    """A module of the packages past about 500 lines holds more than one responsibility:
+    it is split by responsibility (what it does), not by line count. (Test files and
+    benchmarks, long lists of cases, are not counted.)"""
+    long = {}
+    for name, path in _modules().items():
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > MAX_MODULE_LINES:
+            long[name] = lines
+    assert long == {}

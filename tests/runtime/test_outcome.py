@@ -25,9 +25,9 @@ from harness.providers import ScriptedModel, call, reply
 from harness.store import SQLiteRunStore
 from harness.store.reader import RunLog
 from harness.store.writer import STORE_FILENAME
+from harness.world.model_task_check import ModelTaskCheck
 from harness.world.task_check import (
     GroundTruthTaskCheck,
-    ModelTaskCheck,
     TaskCheckResult,
     judge_task,
     report_claim,
