@@ -23,18 +23,18 @@ from concurrent import futures
 from typing import Any
 
 from harness.config import MCPServerConfig
-from harness.mcp.loop_thread import LoopThread
-from harness.mcp.processes import find_processes, is_alive
-from harness.mcp.processes import terminate as _terminate
-from harness.mcp.replies import ServerReplies
-from harness.mcp.serving import ServerLoopSide
-from harness.mcp.session import (
+from harness.mcp.client_session import (
     INVALID_REQUEST,
     Endpoint,
     describe,
     is_connection_error,
     leaf_error,
 )
+from harness.mcp.loop_thread import LoopThread
+from harness.mcp.processes import find_processes, is_alive
+from harness.mcp.processes import terminate as _terminate
+from harness.mcp.replies import ServerReplies
+from harness.mcp.serving import ServerLoopSide
 from harness.mcp.status import (
     MARGIN_S,
     PROBE_TIMEOUT_S,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.config import MCPServerConfig
-from harness.mcp.session import Endpoint, describe, leaf_error
+from harness.mcp.client_session import Endpoint, describe, leaf_error
 from harness.mcp.status import ServerState
 from harness.mcp.stderr_log import RedactedLog
 from harness.tools import ToolOutput

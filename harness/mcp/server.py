@@ -29,6 +29,11 @@ from pathlib import Path
 from typing import Any, TextIO, cast
 
 from harness.config import MCPServerConfig, ObservationConfig
+from harness.mcp.client_session import (
+    Endpoint,
+    describe,
+    is_connection_error,
+)
 from harness.mcp.convert import to_tool_output
 from harness.mcp.health import ServerHealth
 from harness.mcp.logs import ServerLog
@@ -39,11 +44,6 @@ from harness.mcp.processes import terminate as _terminate
 from harness.mcp.replies import ServerReplies, output_schema
 from harness.mcp.resources import MAX_REMEMBERED_LINKS, ResourceLinks
 from harness.mcp.serving import ServerLoopSide
-from harness.mcp.session import (
-    Endpoint,
-    describe,
-    is_connection_error,
-)
 from harness.mcp.status import (
     MARGIN_S,
     POLL_S,

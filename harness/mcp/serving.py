@@ -20,8 +20,8 @@ from typing import Any, TextIO
 import anyio
 
 from harness.config import MCPServerConfig
+from harness.mcp.client_session import Endpoint, Session, open_session
 from harness.mcp.logs import ServerLog
-from harness.mcp.session import Endpoint, Session, open_session
 from harness.mcp.status import MARGIN_S
 
 __all__ = ["ServerLoopSide"]

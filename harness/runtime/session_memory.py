@@ -1,5 +1,5 @@
 """The session's side of durable memory: Task Notes snapshots, tool-experience ledgers,
-the consolidation of what a task taught (a :class:`~memory.report.TaskRecord`), and the
+the consolidation of what a task taught (a :class:`~memory.task_record.TaskRecord`), and the
 model cost and operator's cancel of memory's model-backed helpers.
 
 A :class:`~harness.runtime.session.Session` owns one :class:`SessionMemory`
@@ -20,7 +20,7 @@ from harness.events import MemoryConsolidationEvent
 from harness.messages import Usage
 from harness.protocols import ToolResultLog
 from harness.runtime.rules import RecordedResult, enters_task_notes
-from memory.report import TaskRecord, ToolOutcome
+from memory.task_record import TaskRecord, ToolOutcome
 
 if TYPE_CHECKING:
     from harness.config import HarnessConfig

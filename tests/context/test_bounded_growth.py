@@ -22,7 +22,7 @@ from harness.providers import ScriptedModel, call, reply
 from harness.runtime.lane import Lane
 from harness.runtime.phases.refresh import snapshot_task_notes
 from harness.runtime.task import OUTCOMES_KEPT, TaskState
-from memory.report import ConsolidationReport, TaskRecord, ToolOutcome
+from memory.task_record import ConsolidationReport, TaskRecord, ToolOutcome
 from tests.histories import TaskSpec, TurnSpec, append_turns, build_history, recall_references
 
 

@@ -371,8 +371,8 @@ def test_memory_files_are_redacted_but_peoples_text_is_kept(
 ) -> None:
     """The store redacts what it writes whole (Task Notes, ledgers) and the lessons it
     adds to MEMORY.md; a line a person wrote there is theirs and stays byte for byte."""
-    from memory.report import TaskRecord, ToolOutcome
     from memory.store import MemoryStore
+    from memory.task_record import TaskRecord, ToolOutcome
 
     class Proposer:
         name = "a model that saw the key"

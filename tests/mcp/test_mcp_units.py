@@ -372,7 +372,7 @@ def test_handshake_era_list_changed_notification_is_recognised() -> None:
     notification (the 2.x SDK passes it bare, 1.x wrapped in a ServerNotification)."""
     anyio = pytest.importorskip("anyio")
     types = pytest.importorskip("mcp").types
-    from harness.mcp.session import notification_handler
+    from harness.mcp.client_session import notification_handler
 
     seen: list[str] = []
     handle = notification_handler(lambda: seen.append("changed"))
