@@ -32,7 +32,7 @@ from harness.events import (
 from harness.messages import AssistantItem, ModelRequest, ModelResponse
 from harness.providers import ScriptedModel, call, reply
 from harness.tools import ToolContext
-from harness.world.task_check import ModelTaskCheck
+from harness.world.model_task_check import ModelTaskCheck
 from memory.store import MemoryStore
 from tests.conftest import fake_robot
 from tests.dialects import DIALECTS, Dialect
