@@ -5,14 +5,15 @@ budget check read.
 
 A :class:`~harness.context.model.Context` owns one :class:`ContextSizes` (``sizes``) and
 tells it what changed; it lives apart so the context model reads as the three lifetimes
-and their assembly. It reads the context through its public surface only (estimator,
-parent, Resident blocks, Refreshed block, transient images, ``images_visible``).
+and their assembly. It reads the context through its public surface only
+(:class:`Measured`: estimator, parent, Resident blocks, Refreshed block, transient images,
+``images_visible``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from harness.messages import (
     AssistantItem,
@@ -27,9 +28,28 @@ from harness.messages import (
 )
 
 if TYPE_CHECKING:
-    from harness.context.model import Context
+    from harness.messages import ImagePart, RefreshedBlock, SystemBlock
+    from harness.tokens import TokenEstimator
 
-__all__ = ["ITEM_OVERHEAD_TOKENS", "ContextSizes"]
+__all__ = ["ITEM_OVERHEAD_TOKENS", "ContextSizes", "Measured"]
+
+
+class Measured(Protocol):
+    """What :class:`ContextSizes` reads of the context it measures (a
+    :class:`~harness.context.model.Context`), so this module needs nothing of the model."""
+
+    estimator: TokenEstimator
+    refreshed: RefreshedBlock
+    images_visible: bool
+
+    @property
+    def parent(self) -> object | None: ...
+
+    @property
+    def transient_images(self) -> list[ImagePart]: ...
+
+    def resident_blocks(self) -> list[SystemBlock]: ...
+
 
 ITEM_OVERHEAD_TOKENS = 4
 """Per-message framing tokens (role markers and separators) added by every provider."""
@@ -39,7 +59,7 @@ class ContextSizes:
     """Token estimates of one context, item by item and section by section (see the module
     docstring)."""
 
-    def __init__(self, context: Context) -> None:
+    def __init__(self, context: Measured) -> None:
         self._context = context
         self._item_tokens: dict[str, int] = {}
         self._resident_tokens: int | None = None
