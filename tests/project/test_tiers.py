@@ -75,3 +75,16 @@ def test_every_property_count_is_stated_through_examples() -> None:
             if re.search(r"max_examples=\d", line):
                 bare.append(f"{path.relative_to(ROOT)}:{number}")
     assert bare == []
+
+
+def test_this_run_loaded_the_profile_its_tier_asks_for(pytestconfig: pytest.Config) -> None:
+    """The wiring in tests/conftest.py: ``-m "not slow"`` runs with the fast profile, any
+    other run with the full one (unless ``--hypothesis-profile`` chose)."""
+    from hypothesis import settings
+
+    from tests.tiers import FAST_EXAMPLES, FULL_EXAMPLES, is_fast_tier
+
+    if pytestconfig.getoption("hypothesis_profile", None):
+        pytest.skip("an explicit --hypothesis-profile chose the profile")
+    fast = is_fast_tier(pytestconfig.getoption("markexpr", "") or "")
+    assert settings.default.max_examples == (FAST_EXAMPLES if fast else FULL_EXAMPLES)
