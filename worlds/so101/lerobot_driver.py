@@ -13,7 +13,9 @@ so101_follower, port: /dev/ttyACM0, id: my_arm}`` (the fields of that type's
   ``rate_hz``, no joint faster than ``max_joint_speed_rad_s``; LeRobot returns the action
   it really sent (it clips with ``max_relative_target``), and every difference from what
   was asked is reported in the result (``applied.clipped``), never hidden;
-- ``open_gripper`` / ``close_gripper`` to the gripper motor's target;
+- ``open_gripper`` / ``close_gripper`` to the gripper motor's target, moved there over
+  ``gripper_ramp_s`` (as the world's own jaw closes): one jump would drive the jaw into the
+  object at its motor's full speed, a shove that pushes a small object off the grasp;
 - ``stop()`` (any thread) to holding the measured position at the next step.
 
 ``connect``/``disconnect`` are LeRobot's, called when the session starts and ends;
@@ -72,6 +74,11 @@ class LeRobotOptions(BaseModel):
     gripper_open: float = 70.0
     """The gripper motor's target when open (LeRobot's 0..100 range for the SO-101)."""
     gripper_closed: float = 0.0
+    gripper_ramp_s: float = Field(0.5, ge=0)
+    """A jaw move's target goes from the measured opening to the goal over this long, then
+    is held ``gripper_hold_s``: the jaw meets the object at a walking pace, not at its
+    motor's full speed (0: one jump)."""
+    gripper_hold_s: float = Field(0.2, ge=0)
     rate_hz: float = Field(30.0, gt=0, le=200)
     max_joint_speed_rad_s: float = Field(0.5, gt=0)
     pace: bool = True
@@ -253,8 +260,13 @@ class LeRobotDriver:
         travel = max(abs(b - a) for a, b in zip(begin, target, strict=True))
         period = 1.0 / self.options.rate_hz
         count = max(1, math.ceil(travel / (self.options.max_joint_speed_rad_s * period)))
-        if jaw_only:
-            count = max(count, round(0.5 * self.options.rate_hz))
+        ramp = 0
+        gripper_start = gripper
+        if jaw_only and gripper is not None and self.options.gripper:
+            ramp = round(self.options.gripper_ramp_s * self.options.rate_hz)
+            hold = round(self.options.gripper_hold_s * self.options.rate_hz)
+            count = max(count, ramp + hold, 1)
+            gripper_start = start.get(f"{self.options.gripper}.pos", gripper)
         clipped: dict[str, tuple[float, float]] = {}
         sent: dict[str, float] = {}
         action: dict[str, float] = {}
@@ -270,7 +282,10 @@ class LeRobotDriver:
             q = [a + (b - a) * k / count for a, b in zip(begin, target, strict=True)]
             action = {f"{j}.pos": self._from_rad(v) for j, v in zip(self.joints, q, strict=True)}
             if self.options.gripper and gripper is not None:
-                action[f"{self.options.gripper}.pos"] = float(gripper)
+                jaw = gripper
+                if ramp and gripper_start is not None and k < ramp:
+                    jaw = gripper_start + (gripper - gripper_start) * k / ramp
+                action[f"{self.options.gripper}.pos"] = float(jaw)
             with self._lock:
                 if self._recorder.active:
                     state = self._measured()
