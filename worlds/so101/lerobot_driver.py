@@ -14,8 +14,8 @@ so101_follower, port: /dev/ttyACM0, id: my_arm}`` (the fields of that type's
   it really sent (it clips with ``max_relative_target``), and every difference from what
   was asked is reported in the result (``applied.clipped``), never hidden;
 - ``open_gripper`` / ``close_gripper`` to the gripper motor's target, moved there over
-  ``gripper_ramp_s`` (as the world's own jaw closes): one jump would drive the jaw into the
-  object at its motor's full speed, a shove that pushes a small object off the grasp;
+  ``gripper_ramp_s`` (as the simulated world's own jaw closes): one jump would drive the
+  jaw into the object at its motor's full speed, a knock on the object and the gears;
 - ``stop()`` (any thread) to holding the measured position at the next step.
 
 ``connect``/``disconnect`` are LeRobot's, called when the session starts and ends;

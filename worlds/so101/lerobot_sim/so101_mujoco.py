@@ -9,10 +9,12 @@ period of the simulator (1/25 s of simulated time).
 
 ``connect`` ends with ``configure()``, as the real follower's does, and does what that
 writes to the motors that the published model does not already have: the gripper motor's
-torque limited to half (``gripper_torque_limit``). Without it the simulated jaw, sent a
-closed target in one action, slams shut with the full torque of an arm motor, squeezes
-the cube deep into the soft contacts and shoves it towards the jaw's tips, where it
-slips out on the way; the real jaw cannot squeeze that hard.
+torque limited to half (``gripper_torque_limit``). Without it the simulated jaw squeezes
+with the full torque of an arm motor: sent LeRobot's closed target (0), it kept closing
+after it met the cube (seed 0 of ``place``: from 0.16 to -0.07 rad as the lift began),
+drew the cube about 7 mm off the fingertip pads into the jaws' angled bodies, and the
+wedged cube popped out at the carry's first turn. With the follower's half torque the
+jaw stops on the cube (0.13 rad) and the pads carry it.
 """
 
 from __future__ import annotations
