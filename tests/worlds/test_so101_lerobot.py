@@ -57,7 +57,7 @@ def test_in_lerobot_s_interpreter(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     progress = done.stdout.split()[0]  # one character per test (-q)
-    assert set(progress) <= {".", "s"} and progress.count(".") >= 8, done.stdout
+    assert set(progress) <= {".", "s"} and progress.count(".") >= 9, done.stdout
 
 
 def driver(tmp_path: Path, **robot: object):  # type: ignore[no-untyped-def]
@@ -141,8 +141,9 @@ SUITE = {
 @inside
 def test_the_jaw_closes_in_steps_with_the_follower_s_gripper_torque(tmp_path: Path) -> None:
     """The driver moves the gripper's target over ``gripper_ramp_s`` (never one jump into
-    the object), and the sim robot's ``configure()`` gives its gripper motor half the
-    model's torque, as the real follower's writes ``Max_Torque_Limit`` 500 of 1000."""
+    the object), never more than ``gripper_squeeze`` past the measured jaw, and the sim
+    robot's ``configure()`` gives its gripper motor half the model's torque, as the real
+    follower's writes ``Max_Torque_Limit`` 500 of 1000."""
     import mujoco
 
     from worlds.so101.model import model_path
@@ -158,22 +159,25 @@ def test_the_jaw_closes_in_steps_with_the_follower_s_gripper_torque(tmp_path: Pa
         assert list(full) == pytest.approx([-3.35, 3.35])  # the published STS3215's
 
         sent: list[float] = []
+        measured: list[float] = []
         original = arm.robot.send_action
 
         def recording(action):  # type: ignore[no-untyped-def]
+            measured.append(float(arm.robot.get_observation()["gripper.pos"]))
             sent.append(float(action["gripper.pos"]))
             return original(action)
 
         arm.robot.send_action = recording
         start = arm.observe().state["gripper_position"]
-        assert arm.execute("close_gripper", {}).ok
-        steps = [b - a for a, b in zip([start, *sent], sent, strict=False)]
+        closing = arm.execute("close_gripper", {})
+        assert closing.ok, closing.message
         ramp = round(arm.options.gripper_ramp_s * arm.options.rate_hz)
-        assert all(step <= 1e-9 for step in steps)  # never opens on the way
-        assert max(abs(step) for step in steps) <= start / ramp + 0.01  # 1/ramp of the way
-        assert sent[-1] == 0.0 and sent.count(0.0) >= round(
-            arm.options.gripper_hold_s * arm.options.rate_hz
-        )
+        squeeze = arm.options.gripper_squeeze
+        assert ramp > 5 and squeeze is not None
+        for k, (goal, jaw) in enumerate(zip(sent, measured, strict=True), start=1):
+            assert goal >= start * (1 - min(k, ramp) / ramp) - 0.01  # never ahead of the ramp
+            assert goal >= jaw - squeeze - 1e-6  # never more than the squeeze past the jaw
+        assert sent[-1] == 0.0 and measured[-1] < squeeze
         assert arm.observe().state["gripper"] == "closed"
 
         arm.options = arm.options.model_copy(update={"gripper_ramp_s": 0.0})
@@ -185,20 +189,26 @@ def test_the_jaw_closes_in_steps_with_the_follower_s_gripper_torque(tmp_path: Pa
 
 
 @inside
-@pytest.mark.parametrize("task", list(SUITE))
-def test_the_suite_s_tasks_through_lerobot_s_api(task: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("task", "limit"), [*((task, None) for task in SUITE), ("place", 5.0)], ids=str
+)
+def test_the_suite_s_tasks_through_lerobot_s_api(
+    task: str, limit: float | None, tmp_path: Path
+) -> None:
     """Each task of ``so101_tabletop`` (seed 0), sent as joint targets and jaw moves through
     the driver, so through LeRobot's ``send_action`` (planned on the published model by the
     world's skill planner, from the simulator's ground truth: the robot has no camera-based
     object positions), judged by the same ground-truth task check as the direct world.
     Every planned sample is its own ``move_joints`` (the arm stops at each), so a carried
-    cube is shaken more than in the direct world's continuous motion."""
+    cube is shaken more than in the direct world's continuous motion. ``limit``: LeRobot's
+    ``max_relative_target`` of a first run on a real arm (docs/so101.md); every result
+    must be ok, so nothing, the jaw's squeeze on the carried cube included, was clipped."""
     from harness.world.task_check import GroundTruthTaskCheck
     from worlds.so101.model import GRASP_SITE
     from worlds.so101.skills import JawMove, ObjectState, Segment, yaw_of
 
     instruction, moves = SUITE[task]
-    arm = driver(tmp_path, cameras_on=False, layout=task)
+    arm = driver(tmp_path, cameras_on=False, layout=task, max_relative_target=limit)
     arm.connect()
     try:
         sim = arm.robot.sim
@@ -209,11 +219,13 @@ def test_the_suite_s_tasks_through_lerobot_s_api(task: str, tmp_path: Path) -> N
             for step in plan.steps:
                 if isinstance(step, JawMove):
                     name = "close_gripper" if step.gripper < 0.5 else "open_gripper"
-                    assert arm.execute(name, {}).ok
+                    result = arm.execute(name, {})
+                    assert result.ok, result.message
                     continue
                 assert isinstance(step, Segment)
                 for config in step.configs:  # every sample: a Cartesian line stays straight
-                    assert arm.execute("move_joints", {"joints": list(config)}).ok
+                    result = arm.execute("move_joints", {"joints": list(config)})
+                    assert result.ok, result.message
 
         for ref, target in moves:
             joints = arm.observe().state["joint_positions"]

@@ -15,7 +15,9 @@ so101_follower, port: /dev/ttyACM0, id: my_arm}`` (the fields of that type's
   was asked is reported in the result (``applied.clipped``), never hidden;
 - ``open_gripper`` / ``close_gripper`` to the gripper motor's target, moved there over
   ``gripper_ramp_s`` (as the simulated world's own jaw closes): one jump would drive the
-  jaw into the object at its motor's full speed, a knock on the object and the gears;
+  jaw into the object at its motor's full speed, a knock on the object and the gears.
+  Closing, the goal stays within ``gripper_squeeze`` of the measured jaw (close until
+  contact, then press with a bounded force);
 - ``stop()`` (any thread) to holding the measured position at the next step.
 
 ``connect``/``disconnect`` are LeRobot's, called when the session starts and ends;
@@ -79,6 +81,12 @@ class LeRobotOptions(BaseModel):
     is held ``gripper_hold_s``: the jaw meets the object at a walking pace, not at its
     motor's full speed (0: one jump)."""
     gripper_hold_s: float = Field(0.2, ge=0)
+    gripper_squeeze: float | None = Field(5.0, gt=0)
+    """Closing, the jaw's goal is never more than this (the gripper's units) past where the
+    jaw is measured: it stops at an object and presses it with that much position error,
+    not with its motor's full torque, and a goal within the robot's ``max_relative_target``
+    is not clipped by LeRobot (a goal of 0 with a cube holding the jaw at 16 would be, at
+    every action while the cube is carried). None: the goal is ``gripper_closed``."""
     rate_hz: float = Field(30.0, gt=0, le=200)
     max_joint_speed_rad_s: float = Field(0.5, gt=0)
     pace: bool = True
@@ -285,7 +293,8 @@ class LeRobotDriver:
                 jaw = gripper
                 if ramp and gripper_start is not None and k < ramp:
                     jaw = gripper_start + (gripper - gripper_start) * k / ramp
-                action[f"{self.options.gripper}.pos"] = float(jaw)
+                now = self._measured() if jaw_only and k > 1 else start
+                action[f"{self.options.gripper}.pos"] = self._squeezed(jaw, now)
             with self._lock:
                 if self._recorder.active:
                     state = self._measured()
@@ -306,6 +315,8 @@ class LeRobotDriver:
         if gripper is not None:
             self._gripper_target = gripper
         self._arm_target = list(target)
+        if jaw_only and gripper is not None and self.options.gripper:
+            action = self._settle_jaw(action, gripper, clipped)
         final = self._settle(action, target)
         reached = [self._to_rad(final[f"{j}.pos"]) for j in self.joints]
         error = max(abs(a - b) for a, b in zip(reached, target, strict=True))
@@ -315,12 +326,53 @@ class LeRobotDriver:
             "clipped": {key: list(pair) for key, pair in clipped.items()},
         }
         message = f"{label}: {count} actions sent; joints within {error:.3f} rad of the target"
+        if jaw_only and self.options.gripper:
+            message += f"; the jaw at {final[f'{self.options.gripper}.pos']:.1f}"
         if clipped:
             first = ", ".join(
                 f"{k} asked {a} applied {b}" for k, (a, b) in list(clipped.items())[:3]
             )
             message += f"; LeRobot applied a different action than asked ({first})"
         return ActionResult(ok=not clipped, message=message, applied=applied_now)
+
+    def _settle_jaw(
+        self, action: dict[str, float], goal: float, clipped: dict[str, tuple[float, float]]
+    ) -> dict[str, float]:
+        """Close until contact: while the jaw still moves (more than 0.5 of its units per
+        action) short of ``goal``, keep sending its squeezed goal, up to ``settle_s``
+        (a close with ``gripper_squeeze`` advances the goal only as the jaw follows)."""
+        robot = self._require()
+        key = f"{self.options.gripper}.pos"
+        previous: float | None = None
+        for _ in range(round(self.options.settle_s * self.options.rate_hz)):
+            measured = self._measured()
+            jaw = measured[key]
+            arrived = abs(jaw - goal) <= self.options.tolerance
+            if arrived or (previous is not None and abs(jaw - previous) < 0.5):
+                break
+            if self._stop.is_set():
+                break
+            previous = jaw
+            action = {**action, key: self._squeezed(goal, measured)}
+            with self._lock:
+                applied = robot.send_action(action)
+            got = float(applied.get(key, math.nan))
+            if not abs(got - action[key]) <= self.options.tolerance:
+                clipped[key] = (round(action[key], 3), round(got, 3))
+            if self.options.pace:
+                self._stop.wait(1.0 / self.options.rate_hz)
+        return action
+
+    def _squeezed(self, goal: float, measured: dict[str, float]) -> float:
+        """``goal`` for the jaw, no more than ``gripper_squeeze`` past its measured position
+        in the closing direction (opening is never limited)."""
+        squeeze = self.options.gripper_squeeze
+        now = measured.get(f"{self.options.gripper}.pos")
+        if squeeze is None or now is None:
+            return float(goal)
+        if self.options.gripper_closed < self.options.gripper_open:  # closing lowers it
+            return float(goal if goal >= now else max(goal, now - squeeze))
+        return float(goal if goal <= now else min(goal, now + squeeze))
 
     def _settle(self, action: dict[str, float], target: list[float]) -> dict[str, float]:
         """Hold the last action until the joints are within ``settle_tolerance_rad`` of
