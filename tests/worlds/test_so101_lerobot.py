@@ -141,7 +141,7 @@ SUITE = {
 @inside
 def test_the_jaw_closes_in_steps_with_the_follower_s_gripper_torque(tmp_path: Path) -> None:
     """The driver moves the gripper's target over ``gripper_ramp_s`` (never one jump into
-    the object), never more than ``gripper_squeeze`` past the measured jaw, and the sim
+    the object), never more than ``gripper_lead`` from the measured jaw, and the sim
     robot's ``configure()`` gives its gripper motor half the model's torque, as the real
     follower's writes ``Max_Torque_Limit`` 500 of 1000."""
     import mujoco
@@ -172,18 +172,18 @@ def test_the_jaw_closes_in_steps_with_the_follower_s_gripper_torque(tmp_path: Pa
         closing = arm.execute("close_gripper", {})
         assert closing.ok, closing.message
         ramp = round(arm.options.gripper_ramp_s * arm.options.rate_hz)
-        squeeze = arm.options.gripper_squeeze
-        assert ramp > 5 and squeeze is not None
+        lead = arm.options.gripper_lead
+        assert ramp > 5 and lead is not None
         for k, (goal, jaw) in enumerate(zip(sent, measured, strict=True), start=1):
             assert goal >= start * (1 - min(k, ramp) / ramp) - 0.01  # never ahead of the ramp
-            assert goal >= jaw - squeeze - 1e-6  # never more than the squeeze past the jaw
-        assert sent[-1] == 0.0 and measured[-1] < squeeze
+            assert abs(goal - jaw) <= lead + 1e-6  # never more than the lead from the jaw
+        assert sent[-1] == 0.0 and measured[-1] < lead
         assert arm.observe().state["gripper"] == "closed"
 
-        arm.options = arm.options.model_copy(update={"gripper_ramp_s": 0.0})
+        arm.options = arm.options.model_copy(update={"gripper_ramp_s": 0.0, "gripper_lead": None})
         sent.clear()
         assert arm.execute("open_gripper", {}).ok
-        assert set(sent) == {arm.options.gripper_open}  # 0: one jump, as asked
+        assert set(sent) == {arm.options.gripper_open}  # one jump, as asked
     finally:
         arm.disconnect()
 

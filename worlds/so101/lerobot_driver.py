@@ -16,8 +16,8 @@ so101_follower, port: /dev/ttyACM0, id: my_arm}`` (the fields of that type's
 - ``open_gripper`` / ``close_gripper`` to the gripper motor's target, moved there over
   ``gripper_ramp_s`` (as the simulated world's own jaw closes): one jump would drive the
   jaw into the object at its motor's full speed, a knock on the object and the gears.
-  Closing, the goal stays within ``gripper_squeeze`` of the measured jaw (close until
-  contact, then press with a bounded force);
+  The goal stays within ``gripper_lead`` of the measured jaw (close until contact, then
+  press with a bounded force);
 - ``stop()`` (any thread) to holding the measured position at the next step.
 
 ``connect``/``disconnect`` are LeRobot's, called when the session starts and ends;
@@ -81,12 +81,12 @@ class LeRobotOptions(BaseModel):
     is held ``gripper_hold_s``: the jaw meets the object at a walking pace, not at its
     motor's full speed (0: one jump)."""
     gripper_hold_s: float = Field(0.2, ge=0)
-    gripper_squeeze: float | None = Field(5.0, gt=0)
-    """Closing, the jaw's goal is never more than this (the gripper's units) past where the
-    jaw is measured: it stops at an object and presses it with that much position error,
-    not with its motor's full torque, and a goal within the robot's ``max_relative_target``
-    is not clipped by LeRobot (a goal of 0 with a cube holding the jaw at 16 would be, at
-    every action while the cube is carried). None: the goal is ``gripper_closed``."""
+    gripper_lead: float | None = Field(5.0, gt=0)
+    """The jaw's goal is never more than this (the gripper's units) from where the jaw is
+    measured: closing, it stops at an object and presses it with that much position error,
+    not with its motor's full torque; and a goal within the robot's ``max_relative_target``
+    is never clipped by LeRobot (a goal of 0 with a cube holding the jaw at 16 would be, at
+    every action while the cube is carried). None: the goal is the ramp's."""
     rate_hz: float = Field(30.0, gt=0, le=200)
     max_joint_speed_rad_s: float = Field(0.5, gt=0)
     pace: bool = True
@@ -294,7 +294,7 @@ class LeRobotDriver:
                 if ramp and gripper_start is not None and k < ramp:
                     jaw = gripper_start + (gripper - gripper_start) * k / ramp
                 now = self._measured() if jaw_only and k > 1 else start
-                action[f"{self.options.gripper}.pos"] = self._squeezed(jaw, now)
+                action[f"{self.options.gripper}.pos"] = self._within_lead(jaw, now)
             with self._lock:
                 if self._recorder.active:
                     state = self._measured()
@@ -339,8 +339,8 @@ class LeRobotDriver:
         self, action: dict[str, float], goal: float, clipped: dict[str, tuple[float, float]]
     ) -> dict[str, float]:
         """Close until contact: while the jaw still moves (more than 0.5 of its units per
-        action) short of ``goal``, keep sending its squeezed goal, up to ``settle_s``
-        (a close with ``gripper_squeeze`` advances the goal only as the jaw follows)."""
+        action) short of ``goal``, keep sending its goal, up to ``settle_s``
+        (with ``gripper_lead`` the goal advances only as the jaw follows)."""
         robot = self._require()
         key = f"{self.options.gripper}.pos"
         previous: float | None = None
@@ -353,7 +353,7 @@ class LeRobotDriver:
             if self._stop.is_set():
                 break
             previous = jaw
-            action = {**action, key: self._squeezed(goal, measured)}
+            action = {**action, key: self._within_lead(goal, measured)}
             with self._lock:
                 applied = robot.send_action(action)
             got = float(applied.get(key, math.nan))
@@ -363,16 +363,13 @@ class LeRobotDriver:
                 self._stop.wait(1.0 / self.options.rate_hz)
         return action
 
-    def _squeezed(self, goal: float, measured: dict[str, float]) -> float:
-        """``goal`` for the jaw, no more than ``gripper_squeeze`` past its measured position
-        in the closing direction (opening is never limited)."""
-        squeeze = self.options.gripper_squeeze
+    def _within_lead(self, goal: float, measured: dict[str, float]) -> float:
+        """``goal`` for the jaw, no more than ``gripper_lead`` from its measured position."""
+        lead = self.options.gripper_lead
         now = measured.get(f"{self.options.gripper}.pos")
-        if squeeze is None or now is None:
+        if lead is None or now is None:
             return float(goal)
-        if self.options.gripper_closed < self.options.gripper_open:  # closing lowers it
-            return float(goal if goal >= now else max(goal, now - squeeze))
-        return float(goal if goal <= now else min(goal, now + squeeze))
+        return float(min(max(goal, now - lead), now + lead))
 
     def _settle(self, action: dict[str, float], target: list[float]) -> dict[str, float]:
         """Hold the last action until the joints are within ``settle_tolerance_rad`` of
