@@ -25,16 +25,18 @@ from harness.context.eviction.by_structure import (
     plan_eviction,
     record_in_context,
 )
+from harness.context.eviction.carrying import CacheCost, CarryingCost
 from harness.context.eviction.pruning import rewrite_as_reference
 from harness.context.model import Context, ItemState
 from harness.events import CompactionEvent
-from harness.messages import Item, NoticeItem
+from harness.messages import CheckpointItem, Item, NoticeItem
 
 if TYPE_CHECKING:
     from harness.context.eviction.by_structure import EvictionPlan
+    from harness.context.eviction.pressure import Pressure
     from harness.protocols import RunStore
 
-__all__ = ["PINNED_HEADER", "PressureCleanup", "apply_eviction"]
+__all__ = ["PINNED_HEADER", "PressureCleanup", "apply_eviction", "kept_prefix"]
 
 PINNED_HEADER = "[pinned notes collapsed by the harness, oldest first; exact texts by address]"
 EVERY_LINE = "; every line: "
@@ -47,17 +49,26 @@ class PressureCleanup:
         self.store = store
         self.keep_recent = keep_recent
         self._said_skip = False
+        self.carrying: CarryingCost | None = None
+        """The cost rule's account (:mod:`harness.context.eviction.carrying`), made on the
+        first call of a context whose pressure has cache prices."""
+        self.fold_reason = ""
+        """Why the fold this call asks for follows (empty: the cleanup level's reason)."""
 
     def run(self, context: Context) -> Generator[CompactionEvent, None, bool]:
-        """Evict if the request reached the cleanup level; returns True when a checkpoint
-        fold must follow (eviction could not land halfway to the landing level)."""
+        """Evict if the request reached the cleanup level, or below it when a cleanup pays
+        for itself at the cache's prices; returns True when a checkpoint fold must follow
+        (eviction at the cleanup level could not land halfway to the landing level)."""
         pressure = context.budget.pressure
         if pressure is None:
             return False
         before = context.total_tokens()
-        if before < pressure.cleanup_tokens:
+        self.fold_reason = ""
+        if before < self._ceiling(context, pressure):
             self._said_skip = False
-            return False
+            if pressure.cost is None:
+                return False
+            return (yield from self._when_it_pays(context, pressure.cost, before))
         halfway = (pressure.land_tokens + pressure.cleanup_tokens) // 2
         started = time.monotonic()
         tokens = token_estimate(context)
@@ -89,10 +100,13 @@ class PressureCleanup:
                     tokens_after=before,
                 )
             return True
+        kept = kept_prefix(context, plan)
         apply_eviction(context, plan, self.store)
         context.episode_ledger.hold_out(plan.episode_tokens)
         self._said_skip = False
         after = context.total_tokens()
+        if self.carrying is not None:
+            self.carrying.applied(_accumulated(context), kept_prefix=kept)
         names = ", ".join(plan.episodes) or "none"
         yield CompactionEvent(
             status="completed",
@@ -108,6 +122,104 @@ class PressureCleanup:
             duration_s=round(time.monotonic() - started, 6),
         )
         return after > halfway
+
+    def _ceiling(self, context: Context, pressure: Pressure) -> int:
+        """The cleanup level, or, when the part no cleanup can touch (system blocks, tool
+        definitions, Refreshed, images) already reaches it, that floor plus the least a
+        cleanup must free: a level under the floor would evict on every request and fold
+        after each. The compaction threshold still caps it."""
+        floor = context.fixed_tokens()
+        if floor < pressure.cleanup_tokens:
+            return pressure.cleanup_tokens
+        return min(floor + pressure.min_free_tokens, context.budget.threshold)
+
+    def _when_it_pays(
+        self, context: Context, prices: CacheCost, before: int
+    ) -> Generator[CompactionEvent, None, bool]:
+        """The cost rule below the cleanup level (module docstring of
+        :mod:`harness.context.eviction.carrying`): evict every eligible completed output
+        and episode once the carrying cost since the last cleanup reached the cost of the
+        rewrite, if the plan frees enough to pay for its own rewrite; True when a
+        checkpoint fold must follow (carrying what eviction leaves has cost a fold)."""
+        if self.carrying is None or self.carrying.prices != prices:
+            self.carrying = CarryingCost(prices)
+        carrying = self.carrying
+        accumulated = _accumulated(context)
+        checkpoint = next(
+            (item.id for item in context.accumulated if isinstance(item, CheckpointItem)), None
+        )
+        if not carrying.observe(accumulated, checkpoint=checkpoint):
+            return False
+        started = time.monotonic()
+        tokens = token_estimate(context)
+        floor = context.fixed_tokens()
+        plan = plan_eviction(
+            context.accumulated,
+            book=context.episodes,
+            tokens=tokens,
+            text_tokens=text_estimate(context),
+            need=before - floor,
+            protected=protected_items(
+                context.accumulated, tokens=tokens, ended_prose_tokens=ended_prose_tokens(context)
+            ),
+            keep_recent=self.keep_recent,
+            archive=self.store is not None,
+            last_resort_below=carrying.min_free(accumulated),
+        )
+        kept = kept_prefix(context, plan)
+        rewritten = max(0, accumulated - plan.freed_tokens - kept)
+        if plan.empty or not carrying.worth(freed=plan.freed_tokens, rewritten=rewritten):
+            carrying.declined(accumulated - plan.freed_tokens)
+            return self._fold_due(carrying)
+        cycle = carrying.requests
+        apply_eviction(context, plan, self.store)
+        context.episode_ledger.hold_out(plan.episode_tokens)
+        carrying.applied(_accumulated(context), kept_prefix=kept)
+        names = ", ".join(plan.episodes) or "none"
+        yield CompactionEvent(
+            status="completed",
+            mode="eviction",
+            reason=f"carrying the evictable tokens for {cycle} requests cost what a "
+            f"rewrite of about {rewritten} cached tokens costs (cache prices: read "
+            f"x{prices.read_price:g}, write x{prices.write_price:g}): evicted "
+            f"{len(plan.rewrites)} completed tool outputs, archived {len(plan.episodes)} "
+            f"completed episode(s) ({names}), collapsed {len(plan.collapsed)} pinned note(s)",
+            tokens_before=before,
+            tokens_after=context.total_tokens(),
+            items_folded=len(plan.rewrites) + len(plan.removed()),
+            items_retained=len(context.accumulated),
+            duration_s=round(time.monotonic() - started, 6),
+        )
+        return self._fold_due(carrying)
+
+    def _fold_due(self, carrying: CarryingCost) -> bool:
+        residue, cost = carrying.residue(), carrying.fold_cost()
+        if not carrying.fold_due():
+            return False
+        self.fold_reason = (
+            f"cache-aware cleanup: the {residue} tokens eviction leaves behind (references, "
+            f"records, notes) have cost, carried since the last fold, what a fold costs "
+            f"(about {cost:.0f} token-equivalents: the summarizer reading them and the "
+            "rewrite of the rest)"
+        )
+        return True
+
+
+def kept_prefix(context: Context, plan: EvictionPlan) -> int:
+    """Tokens of the Accumulated items before the first one ``plan`` changes: the part a
+    cleanup leaves cached."""
+    changed = set(plan.rewrites) | plan.removed()
+    total = 0
+    for item in context.accumulated:
+        if item.id in changed:
+            break
+        total += context.item_tokens(item)
+    return context.estimator.calibrated(total)
+
+
+def _accumulated(context: Context) -> int:
+    """Accumulated's calibrated estimate (the unit every plan counts in)."""
+    return context.estimator.calibrated(context.accumulated_tokens())
 
 
 def apply_eviction(context: Context, plan: EvictionPlan, store: RunStore | None) -> None:
