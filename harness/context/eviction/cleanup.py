@@ -64,12 +64,13 @@ class PressureCleanup:
             return False
         before = context.total_tokens()
         self.fold_reason = ""
-        if before < self._ceiling(context, pressure):
+        cleanup, land = self._levels(context, pressure)
+        if before < cleanup:
             self._said_skip = False
             if pressure.cost is None:
                 return False
             return (yield from self._when_it_pays(context, pressure.cost, before))
-        halfway = (pressure.land_tokens + pressure.cleanup_tokens) // 2
+        halfway = (land + cleanup) // 2
         started = time.monotonic()
         tokens = token_estimate(context)
         plan = plan_eviction(
@@ -77,7 +78,7 @@ class PressureCleanup:
             book=context.episodes,
             tokens=tokens,
             text_tokens=text_estimate(context),
-            need=before - pressure.land_tokens,
+            need=before - land,
             protected=protected_items(
                 context.accumulated, tokens=tokens, ended_prose_tokens=ended_prose_tokens(context)
             ),
@@ -92,7 +93,7 @@ class PressureCleanup:
                     status="skipped",
                     mode="eviction",
                     reason=f"the request of about {before} tokens reached the cleanup level "
-                    f"({pressure.cleanup_tokens}), but eviction could free only about "
+                    f"({cleanup}), but eviction could free only about "
                     f"{plan.freed_tokens} tokens, less than the {pressure.min_free_tokens} "
                     "(15 % of the window) a cleanup must free; nothing was evicted and the "
                     "checkpoint fold takes over",
@@ -112,7 +113,7 @@ class PressureCleanup:
             status="completed",
             mode="eviction",
             reason=f"the request of about {before} tokens reached the cleanup level "
-            f"({pressure.cleanup_tokens}; aiming for {pressure.land_tokens}): evicted "
+            f"({cleanup}; aiming for {land}): evicted "
             f"{len(plan.rewrites)} completed tool outputs, archived {len(plan.episodes)} "
             f"completed episode(s) ({names}), collapsed {len(plan.collapsed)} pinned note(s)",
             tokens_before=before,
@@ -123,15 +124,17 @@ class PressureCleanup:
         )
         return after > halfway
 
-    def _ceiling(self, context: Context, pressure: Pressure) -> int:
-        """The cleanup level, or, when the part no cleanup can touch (system blocks, tool
-        definitions, Refreshed, images) already reaches it, that floor plus the least a
-        cleanup must free: a level under the floor would evict on every request and fold
-        after each. The compaction threshold still caps it."""
+    def _levels(self, context: Context, pressure: Pressure) -> tuple[int, int]:
+        """(cleanup level, landing level) in force. When the part no cleanup can touch
+        (system blocks, tool definitions, Refreshed, images) already reaches the cleanup
+        level, a level under it would plan, skip and fold on every request: the cleanup
+        level moves to that floor plus the least a cleanup must free (the compaction
+        threshold still caps it) and the landing level to the floor itself."""
         floor = context.fixed_tokens()
         if floor < pressure.cleanup_tokens:
-            return pressure.cleanup_tokens
-        return min(floor + pressure.min_free_tokens, context.budget.threshold)
+            return pressure.cleanup_tokens, pressure.land_tokens
+        cleanup = min(floor + pressure.min_free_tokens, context.budget.threshold)
+        return cleanup, min(floor, cleanup - 1)
 
     def _when_it_pays(
         self, context: Context, prices: CacheCost, before: int
