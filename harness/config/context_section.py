@@ -65,6 +65,8 @@ class PressureConfig(_Section):
     Unset levels come from the window size (``harness.context.eviction.pressure.WINDOW_TABLE``):
     up to 200K tokens the model is nudged at 70 %, a cleanup starts at 80 % and lands at
     40 %. Set levels are used as given (``harness check`` prints the levels in force).
+    With ``cache_aware`` they are ceilings, and cleanups below them follow the prompt
+    cache's prices (``harness.context.eviction.carrying``).
     """
 
     enabled: bool = True

@@ -7,6 +7,11 @@ Runs before every model call once the request reaches the cleanup level
 says so once per crossing). When eviction is skipped, or leaves the request above halfway
 between the landing and cleanup levels, the compactor's checkpoint fold follows in the
 same call: a cleanup lands deep, so the prompt cache is spent rarely.
+
+With cache prices on the levels (``context.pressure.cache_aware``), a cleanup also runs
+below the cleanup level, whenever it pays for itself
+(:mod:`harness.context.eviction.carrying`): it evicts every eligible output and completed
+episode, and asks for a fold once what eviction leaves behind has cost a fold.
 """
 
 from __future__ import annotations

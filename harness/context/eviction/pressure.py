@@ -17,6 +17,13 @@ the threshold is the cleanup level unless ``cleanup_at`` says otherwise. A clean
 first; when eviction alone cannot bring the request down to halfway between the landing
 and cleanup levels, the checkpoint fold follows at once.
 The reserve itself, left unset, scales down for small windows (:func:`default_reserve`).
+
+With ``context.pressure.cache_aware`` (the default deployment's setting) the levels are
+ceilings: below the cleanup level, a cleanup runs when it pays for itself at the prompt
+cache's prices (:mod:`harness.context.eviction.carrying`), a rule in which the window does
+not appear. The shares answer "how full may the window get before attention suffers";
+the prices answer "when is evicting cheaper than carrying", which no share of the window
+can (issue 43: 65 % was about right at 32k and far too late at 64k).
 """
 
 from __future__ import annotations
