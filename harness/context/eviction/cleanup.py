@@ -59,6 +59,8 @@ class PressureCleanup:
         first call of a context whose pressure has cache prices."""
         self.fold_reason = ""
         """Why the fold this call asks for follows (empty: the cleanup level's reason)."""
+        self._owner = 0
+        """``id`` of the context the account belongs to (a new context starts a new one)."""
 
     def run(self, context: Context) -> Generator[CompactionEvent, None, bool]:
         """Evict if the request reached the cleanup level, or below it when a cleanup pays
@@ -149,8 +151,8 @@ class PressureCleanup:
         and episode once the carrying cost since the last cleanup reached the cost of the
         rewrite, if the plan frees enough to pay for its own rewrite; True when a
         checkpoint fold must follow (carrying what eviction leaves has cost a fold)."""
-        if self.carrying is None or self.carrying.prices != prices:
-            self.carrying = CarryingCost(prices)
+        if self.carrying is None or self.carrying.prices != prices or self._owner != id(context):
+            self.carrying, self._owner = CarryingCost(prices), id(context)  # one per context
         carrying = self.carrying
         accumulated = _accumulated(context)
         checkpoint = next(
