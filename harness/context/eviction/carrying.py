@@ -89,7 +89,9 @@ class CarryingCost:
             self.checkpoint = checkpoint
             self.fold_base, self.residue_held = accumulated, 0.0
         if self.base is None or accumulated < self.base:
-            self._restart(accumulated, kept_prefix=min(self.kept_prefix, accumulated))
+            # something else shrank the context (a fold rewrites it whole): no prefix is
+            # known to stay cached, so the next cleanup is assumed to rewrite all of it
+            self._restart(accumulated, kept_prefix=0)
             self.fold_base = min(self.fold_base, accumulated)
             return False
         self.requests += 1
@@ -130,9 +132,10 @@ class CarryingCost:
         """A cleanup landed at ``accumulated`` tokens, unchanged before ``kept_prefix``."""
         self._restart(accumulated, kept_prefix=kept_prefix)
 
-    def declined(self, leaves: int) -> None:
-        """A plan was not worth it: ``leaves`` (what it would have left) is the new base."""
-        self._restart(leaves, kept_prefix=self.kept_prefix)
+    def declined(self, leaves: int, *, kept_prefix: int) -> None:
+        """A plan was not worth it: ``leaves`` (what it would have left) is the new base,
+        and its own prefix, ``kept_prefix``, says what the next one will rewrite."""
+        self._restart(leaves, kept_prefix=kept_prefix)
 
     def _restart(self, base: int, *, kept_prefix: int) -> None:
         self.base = base

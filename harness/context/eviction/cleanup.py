@@ -113,7 +113,7 @@ class PressureCleanup:
         context.episode_ledger.hold_out(plan.episode_tokens)
         self._said_skip = False
         after = context.total_tokens()
-        if self.carrying is not None:
+        if self.carrying is not None and self._owner == id(context):
             self.carrying.applied(_accumulated(context), kept_prefix=kept)
         names = ", ".join(plan.episodes) or "none"
         yield CompactionEvent(
@@ -179,7 +179,7 @@ class PressureCleanup:
         kept = kept_prefix(context, plan)
         rewritten = max(0, accumulated - plan.freed_tokens - kept)
         if plan.empty or not carrying.worth(freed=plan.freed_tokens, rewritten=rewritten):
-            carrying.declined(accumulated - plan.freed_tokens)
+            carrying.declined(accumulated - plan.freed_tokens, kept_prefix=kept)
             return self._fold_due(carrying)
         cycle = carrying.requests
         apply_eviction(context, plan, self.store)
