@@ -157,7 +157,7 @@ def evictions(events: list[EventBase]) -> list[CompactionEvent]:
 
 def test_the_rule_does_not_depend_on_the_window_and_the_table_alone_waits() -> None:
     """The same session in a 128k, a 1M and a 4M window: the cost rule evicts at the same
-    requests with the same sizes (the window is not in the rule); without it nothing is
+    requests at the same sizes (the window is not in the rule); without it nothing is
     evicted, since the window table's levels are never reached."""
     cost = {"pressure": {"cache_aware": True}}
     runs = {window: session(window, 200, **cost) for window in (128_000, 1_000_000, 4_000_000)}
@@ -166,7 +166,13 @@ def test_the_rule_does_not_depend_on_the_window_and_the_table_alone_waits() -> N
         for window, events in runs.items()
     }
     assert len(shapes[128_000]) >= 3 and all("cache" in e.reason for e in evictions(runs[128_000]))
-    assert shapes[128_000] == shapes[1_000_000] == shapes[4_000_000]
+    # the same requests; sizes within a few tokens (a fold's text may quote the budget)
+    for window in (1_000_000, 4_000_000):
+        assert [turn for turn, _, _ in shapes[window]] == [t for t, _, _ in shapes[128_000]]
+        for (_, before, after), (_, before2, after2) in zip(
+            shapes[128_000], shapes[window], strict=True
+        ):
+            assert abs(before - before2) <= 20 and abs(after - after2) <= 20
     # the account never stalls: a cleanup in every stretch of 30 requests, and a long
     # session stays far below the table's levels (80 % of 128k)
     turns = [e.turn for e in evictions(runs[128_000])]
