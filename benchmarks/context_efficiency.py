@@ -148,7 +148,7 @@ def run_benchmark(options: EfficiencyOptions) -> EfficiencyResults:
             episodes.run.name = EPISODES
             episodes.run.source = (
                 f"ours on the trace as a model using begin_episode, end_episode and "
-                f"condense_context runs it (+{marks}), pressure levels of the window table"
+                f"condense_context runs it (+{marks}), the default deployment's context settings"
             )
             metrics.append(measure(episodes.run, marked, meter, window=options.window))
             images[name] = _image_tokens(episodes.run.requests, meter)
