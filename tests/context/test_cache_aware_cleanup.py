@@ -19,6 +19,7 @@ from harness.errors import ConfigError
 from harness.events import CompactionEvent, DoneEvent, EventBase, PromptSnapshotEvent
 from harness.messages import ModelRequest, ModelResponse
 from harness.providers import ScriptedModel, call, reply
+from tests.tiers import examples
 
 READ, WRITE = 0.1, 1.25
 
@@ -33,7 +34,7 @@ def first_trigger(base: int, growth: int, prices: CacheCost) -> int:
     raise AssertionError("never triggered")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     base=st.integers(200, 200_000),
     growth=st.integers(20, 5_000),

@@ -32,9 +32,9 @@ from harness.events import (
 from harness.messages import AssistantItem, ModelRequest, ModelResponse
 from harness.providers import ScriptedModel, call, reply
 from harness.tools import ToolContext
-from harness.world.task_check import ModelTaskCheck
+from harness.world.model_task_check import ModelTaskCheck
 from memory.store import MemoryStore
-from tests.conftest import FakeDriver
+from tests.conftest import fake_robot
 from tests.dialects import DIALECTS, Dialect
 from tests.fixtures.blocking import Operator, run_until_done
 from tests.fixtures.blocking import blocking as blocking_responder
@@ -315,7 +315,7 @@ def test_a_cancel_during_a_model_task_check_wins_and_the_outcome_is_unverified(
         ),
         name="judge",
     )
-    driver = FakeDriver()
+    driver = fake_robot()
     check = ModelTaskCheck(judge, driver.observe)
     with Harness(
         config, model=ScriptedModel([reply("done")]), driver=driver, task_check=check
@@ -356,7 +356,7 @@ def test_a_cancel_during_a_physical_motion_ends_after_the_drivers_stop(
     from tests.conftest import BoxSafety, move_to_tool, when_set
 
     operator = Operator()
-    driver = FakeDriver(motion_s=30.0)
+    driver = fake_robot(motion_s=30.0)
     model = ScriptedModel([call("move_to", x=0.1, y=0.1, z=0.1), reply("never")])
     with Harness(
         config,
@@ -382,7 +382,7 @@ def test_a_cancel_during_a_vision_model_evaluation_wins(config: HarnessConfig) -
         ),
         name="judge",
     )
-    driver = FakeDriver()
+    driver = fake_robot()
     evaluator = ModelEvaluator(judge, post_conditions={"move_to": "the gripper is at {x}"})
     config.evaluation.required_tools = ["move_to"]
     model = ScriptedModel([call("move_to", x=0.1, y=0.1, z=0.1), reply("never")])

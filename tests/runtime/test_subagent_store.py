@@ -19,8 +19,8 @@ from harness.messages import ToolResultItem
 from harness.providers import ScriptedModel, call, reply
 from harness.store import SQLiteRunStore
 from harness.store.reader import RunLog
-from harness.store.report import render_report
 from harness.store.schema import SCHEMA_VERSION, migrate, schema_version
+from harness.store.task_page import render_report
 from harness.store.writer import STORE_FILENAME
 from harness.tools import tool
 from tests.runtime.test_subagents import FOUND, answer, config, delegate, look
