@@ -321,6 +321,11 @@ class Motion(BaseModel):
 
     waypoints: list[tuple[float, float, float]] = Field(default_factory=list)
     description: str = ""
+    refused: str | None = None
+    """Why ``execute`` would refuse these arguments now without moving (None: it would
+    run). The envelope still checks the conservative path of a refused call (a driver's
+    word is not a proof that nothing moves); when that check blocks, the block carries
+    this reason too, so the model reads why the driver cannot do it, not only a box."""
 
     @field_validator("waypoints")
     @classmethod

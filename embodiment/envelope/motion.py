@@ -29,6 +29,17 @@ class MotionPath:
         self._check_motion(verdict, call.name, call.motion)
 
     def _check_motion(self, verdict: Verdict, name: str, motion: MotionSource | None) -> None:
+        """The path check (:meth:`_check_path`); a block of a call the driver said it would
+        refuse anyway also says the driver's reason (:attr:`Motion.refused`)."""
+        refusal: list[str] = []
+        blocks_before = len(verdict.blocks)
+        self._check_path(verdict, name, motion, refusal)
+        if refusal and len(verdict.blocks) > blocks_before:
+            verdict.blocks[-1] += f"; the driver would refuse {name} anyway: {refusal[0]}"
+
+    def _check_path(
+        self, verdict: Verdict, name: str, motion: MotionSource | None, refusal: list[str]
+    ) -> None:
         """Every segment of the path the call will execute: the driver's description for
         the admitted arguments, or, when it has none, the conservative assumptions: a
         position target is reached in a straight line, and a ref is approached within the
@@ -49,6 +60,8 @@ class MotionPath:
                         f"{type(described).__name__}, not a Motion"
                     )
                     return
+                if described.refused:
+                    refusal.append(described.refused)
                 path = [tuple(float(v) for v in p) for p in described.waypoints]
                 if path:
                     if self.paths.started(verdict, name):

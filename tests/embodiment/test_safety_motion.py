@@ -280,6 +280,32 @@ def test_without_a_description_a_ref_is_checked_with_the_approach_box() -> None:
     assert env.check_call("pick", {"ref": "cube"}, kinds, high).outcome == "allow"
 
 
+def test_a_refusal_the_driver_foresaw_is_still_checked_and_its_block_says_why() -> None:
+    """A driver that says it would refuse a call (``Motion.refused``) is not taken at its
+    word: the conservative path is checked as for a driver that says nothing. When that
+    check blocks, the model reads the driver's reason too (an unreachable grasp read as a
+    bare keep-out box sent the SO-101 planner round in circles), never in place of it."""
+    robot = FakeRobot(PANDA, objects={"cube": (0.5, 0.0, 0.645)}, describes_motion=False)
+    env = SafetyEnvelope(PANDA, locator=robot)
+    kinds = {"ref": "object_ref"}
+    why = "cube is beyond the wrist's reach from above"
+
+    def refuses(arguments: dict[str, Any]) -> Motion:
+        return Motion(description=f"refused: {why}", refused=why)
+
+    beside = readings([0.25, -0.3, 1.0])  # the approach box nears the base's zone
+    blocked = env.check_call("pick", {"ref": "cube"}, kinds, beside, motion=refuses)
+    assert blocked.outcome == "block"
+    assert "assumed to stay between" in blocked.reason and why in blocked.reason
+    silent = env.check_call("pick", {"ref": "cube"}, kinds, beside)
+    assert silent.outcome == "block" and why not in silent.reason
+    # Where the conservative path is clear the call goes on: the driver answers it.
+    above = readings([0.5, 0.0, 0.9])
+    assert env.check_call("pick", {"ref": "cube"}, kinds, above, motion=refuses).outcome == (
+        "allow"
+    )
+
+
 def test_a_rules_rewrite_passes_every_check_again() -> None:
     class Reckless:
         name = "reckless"
@@ -358,5 +384,6 @@ def test_the_simulator_follows_its_own_description(sim: Any) -> None:
     home = sim.describe_motion("home", {})
     assert math.dist(home.waypoints[-1], sim.home_position()) < 0.005
     assert sim.describe_motion("pick", {"ref": "tray_1"}) == Motion(
-        description="refused: tray_1 is a tray; it cannot be picked"
+        description="refused: tray_1 is a tray; it cannot be picked",
+        refused="tray_1 is a tray; it cannot be picked",
     )

@@ -336,7 +336,7 @@ class LiberoSim:
         with self._lock:
             plan = self._plan(action, args.model_dump())
         if isinstance(plan, Refusal):
-            return Motion(description=f"refused: {plan.message}")
+            return Motion(description=f"refused: {plan.message}", refused=plan.message)
         return Motion(waypoints=list(plan.waypoints), description=plan.description)
 
     def locate(self, ref: str) -> ObjectInfo | None:

@@ -223,7 +223,7 @@ class So101Sim:
         with physics.lock:
             plan = self._plan(action, args.model_dump())
         if isinstance(plan, Refusal):
-            return Motion(description=f"refused: {plan.message}")
+            return Motion(description=f"refused: {plan.message}", refused=plan.message)
         return Motion(waypoints=plan.waypoints, description=plan.description)
 
     def locate(self, ref: str) -> ObjectInfo | None:

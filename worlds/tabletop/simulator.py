@@ -366,12 +366,12 @@ class TabletopSim:
             if action == "pick":
                 plan = self.tasks.pick_plan(args)
                 if isinstance(plan, ActionResult):
-                    return Motion(description=f"refused: {plan.message}")
+                    return Motion(description=f"refused: {plan.message}", refused=plan.message)
                 return Motion(waypoints=list(plan.waypoints), description="approach, grasp, lift")
             if action == "place":
                 plan = self.tasks.place_plan(args)
                 if isinstance(plan, ActionResult):
-                    return Motion(description=f"refused: {plan.message}")
+                    return Motion(description=f"refused: {plan.message}", refused=plan.message)
                 return Motion(
                     waypoints=list(plan.waypoints), description="carry, lower, release, retreat"
                 )
