@@ -20,6 +20,12 @@ from worlds.libero.scene import SceneCatalog, site_box
 __all__ = ["Box", "Handle", "LiberoGeometry"]
 
 
+BOTTLE_DEPTH_M = 0.04
+"""How far below a tall object's top the fingers close on its neck: the Panda's fingers reach
+about 4.5 cm below its palm; at 6 cm the palm came down on a wine bottle's neck, stalled and
+tipped it, and the fingers closed on the very top of the neck."""
+
+
 @dataclass(frozen=True)
 class Box:
     """An axis-aligned box in the base frame: ``centre`` and full ``size``."""
@@ -148,8 +154,8 @@ class LiberoGeometry:
         if self.hollow(ref):
             return self._rim_grasp(ref, top)
         height = float(high[2] - low[2])
-        if height > 0.1:  # a bottle: below its neck, where it is widest
-            z = max(float(low[2]) + height / 2, top - 0.06)
+        if height > 0.1:  # a bottle, by its neck: as deep as the hand goes above its top
+            z = max(float(low[2]) + height / 2, top - BOTTLE_DEPTH_M)
         else:
             z = max(float(low[2]) + min(0.02, height / 2), top - 0.035)
         # the fingers close across the narrowest horizontal width of what is at their height
@@ -239,12 +245,16 @@ class LiberoGeometry:
     # ------------------------------------------------------------------ the gripper
 
     def held_ref(self) -> str | None:
-        """The movable object both fingers touch (robosuite's own grasp check)."""
+        """The movable object both fingers touch (robosuite's own grasp check, with each
+        finger's whole collision body rather than its pad alone: a wine bottle held by its
+        neck, lifted 0.15 m, touches one pad and the other finger above its pad, and the pads
+        alone called it loose, so the pick was retried and the bottle dropped)."""
         env = self.env
-        gripper = env.robots[0].gripper
+        groups = env.robots[0].gripper.important_geoms
+        fingers = [list(groups["left_finger"]), list(groups["right_finger"])]
         for ref in self.catalog.refs("object"):
             try:
-                if env._check_grasp(gripper=gripper, object_geoms=env.get_object(ref)):
+                if env._check_grasp(gripper=fingers, object_geoms=env.get_object(ref)):
                     return ref
             except (AttributeError, KeyError, ValueError):
                 continue
