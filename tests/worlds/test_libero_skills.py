@@ -65,3 +65,20 @@ def test_a_wine_bottle_is_picked_by_its_neck_and_put_on_the_cabinet(state: int) 
         assert world.held_ref() is None
     finally:
         world.disconnect()
+
+
+@pytest.mark.parametrize("state", [0, 2])
+def test_grasps_come_down_where_the_fingers_and_the_hand_have_room(state: int) -> None:
+    """libero_10 task 1 failed 3/3: the fingers closing across the cream cheese came down
+    on the milk beside it (state 0), the hand over the butter on the basket's wall
+    (state 2); the grasp now slides along the object or turns to where there is room."""
+    world = _world("libero_10", 1, state)
+    try:
+        for ref in ("cream_cheese_1", "butter_1"):
+            assert world.execute("pick", {"ref": ref}).ok
+            assert world.held_ref() == ref
+            args = {"ref": ref, "target": "basket_1", "relation": "in"}
+            assert world.execute("place", args).ok
+            assert _holds(world, "in", ref, "basket_1_contain_region")
+    finally:
+        world.disconnect()
