@@ -282,6 +282,29 @@ class LiberoGeometry:
                 return here, yaw, 0.02
         return self.frame.from_world(sides[0][0]), sides[0][1], 0.02
 
+    def closing_yaw(self) -> float:
+        """The direction the fingers close in now (radians about the vertical, base frame;
+        the ``yaw`` of a top grasp)."""
+        data, model = self.env.sim.data, self.env.sim.model
+        left = data.body_xpos[model.body_name2id("gripper0_leftfinger")]
+        right = data.body_xpos[model.body_name2id("gripper0_rightfinger")]
+        return math.atan2(float(right[1] - left[1]), float(right[0] - left[0]))
+
+    def region_axes(self, ref: str) -> tuple[tuple[float, float], tuple[float, float]] | None:
+        """((narrow width, its direction's yaw), (long width, its yaw)) of a region's
+        footprint from its site's size and orientation; None for anything else."""
+        site = self.env.object_sites_dict.get(ref)
+        size = getattr(site, "size", None)
+        if site is None or size is None or len(size) < 2:
+            return None
+        matrix = np.array(self.env.sim.data.get_site_xmat(ref), dtype=float).reshape(3, 3)
+        axes = [
+            (2 * float(size[i]), math.atan2(float(matrix[1, i]), float(matrix[0, i])))
+            for i in (0, 1)
+        ]
+        axes.sort()
+        return axes[0], axes[1]
+
     def body_position(self, ref: str) -> Vec3:
         body = self.env.obj_body_id[ref]
         return self.frame.from_world(self.env.sim.data.body_xpos[body])
