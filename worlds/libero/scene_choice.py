@@ -54,10 +54,12 @@ _FILLER = frozenset(
         "do", "let", "put", "place", "set", "move", "pick", "take", "grab", "lift", "get",
         "bring", "pull", "push", "slide", "turn", "switch", "open", "close", "shut", "leave",
         "make", "sure", "kindly", "robot", "first", "after", "once", "now", "other", "another",
-        "same", "rest", "thank", "thanks"
+        "same", "rest", "thank", "thanks", "table", "floor", "center", "centre", "surface",
+        "area", "edge", "corner", "spot"
     }
 )  # fmt: skip
-"""Words that name no thing (the thing-words of an instruction are the rest)."""
+"""Words that name no thing (the thing-words of an instruction are the rest); the table
+and its areas are where things are, in every scene."""
 _OPEN = re.compile(r"\b(?:open|opens|opening|close|closes|closing|shut|shuts|shutting)\b")
 _SWITCH = re.compile(
     r"\b(?:turn|switch|power)(?:s|ed|ing)?\s+(?:\w+\s+){0,4}?(?:on|off)\b|\b(?:ignite|"
