@@ -41,9 +41,9 @@ from harness.errors import ContextOverflowError  # noqa: E402
 from harness.events import DoneEvent  # noqa: E402
 from harness.messages import ModelRequest, ModelResponse  # noqa: E402
 from harness.providers import ScriptedModel, call, reply  # noqa: E402
-from harness.world.task_check import ModelTaskCheck  # noqa: E402
+from harness.world.model_task_check import ModelTaskCheck  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
-from tests.conftest import BoxSafety, FakeDriver, move_to_tool  # noqa: E402
+from tests.conftest import BoxSafety, fake_robot, move_to_tool  # noqa: E402
 from tests.dialects import OPENAI  # noqa: E402
 from tests.fixtures.blocking import Operator, blocking, run_until_done  # noqa: E402
 from tests.histories import valid_note_responder  # noqa: E402
@@ -173,7 +173,7 @@ def consolidation(block: float) -> tuple[float, str]:
 def task_check(block: float) -> tuple[float, str]:
     operator = Operator()
     judge = ScriptedModel(responder=_blocking(operator, block, lambda r: reply("{}")))
-    driver = FakeDriver()
+    driver = fake_robot()
     check = ModelTaskCheck(judge, driver.observe)
     with Harness(
         _config(), model=ScriptedModel([reply("done")]), driver=driver, task_check=check
@@ -197,7 +197,7 @@ def blocking_tool(block: float) -> tuple[float, str]:
 
 def physical_motion(block: float) -> tuple[float, str]:
     operator = Operator()
-    driver = FakeDriver(motion_s=block)
+    driver = fake_robot(motion_s=block)
     model = ScriptedModel([call("move_to", x=0.1, y=0.1, z=0.1), reply("x")])
     with Harness(
         _config(),

@@ -28,9 +28,9 @@ from benchmarks.lib.metrics import PolicyMetrics, measure
 from benchmarks.lib.ours import OURS, OursRun, ours_config, run_ours
 from benchmarks.lib.policies import BASELINES, simulate
 from benchmarks.lib.replay import TraceFrames, reference_prefix
-from benchmarks.lib.report import OUT_DIR, compact_number, markdown_table, save_json, save_plot
 from benchmarks.lib.session_trace import Trace, TraceSpec, generate_trace
 from benchmarks.lib.summarizer import DeterministicSummarizer
+from benchmarks.lib.tables import OUT_DIR, compact_number, markdown_table, save_json, save_plot
 from harness.context import Budget
 from harness.messages import ModelRequest
 from harness.tokens import ImageCostModel, TokenEstimator
@@ -148,7 +148,7 @@ def run_benchmark(options: EfficiencyOptions) -> EfficiencyResults:
             episodes.run.name = EPISODES
             episodes.run.source = (
                 f"ours on the trace as a model using begin_episode, end_episode and "
-                f"condense_context runs it (+{marks}), pressure levels of the window table"
+                f"condense_context runs it (+{marks}), the default deployment's context settings"
             )
             metrics.append(measure(episodes.run, marked, meter, window=options.window))
             images[name] = _image_tokens(episodes.run.requests, meter)

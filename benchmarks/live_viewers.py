@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from benchmarks.lib.report import markdown_table, save_json
+from benchmarks.lib.tables import markdown_table, save_json
 
 __all__ = ["ROWS", "LiveRow", "measure", "render"]
 

@@ -156,7 +156,8 @@ class RecordingArm(FakeRobot):
 
     def __init__(self, profile: EmbodimentProfile, **options: Any) -> None:
         super().__init__(profile, **options)
-        self.executed: list[Command] = []
+        self.recorded: list[Command] = []
+        """Every command it was asked to execute, as :class:`Command` records."""
         self._segments: list[tuple[list[float], list[float]]] | None = None
 
     def execute(self, action: str, arguments: dict[str, Any]) -> ActionResult:
@@ -168,7 +169,7 @@ class RecordingArm(FakeRobot):
             return super().execute(action, arguments)
         finally:
             self._segments = None
-            self.executed.append(command)
+            self.recorded.append(command)
 
     def _travel(self, point: list[float], target: list[float]) -> bool:
         start = list(point)
@@ -583,7 +584,7 @@ class Campaign:
             events = list(harness.run_stream("fuzz"))
             physical = {t.name for t in harness.tools if t.physical}
         tally = tally_events(events, physical, scenario.calls)
-        for command in arm.executed:
+        for command in arm.recorded:
             if source == "function":
                 # The arm records what it executed; which tool sent it decides whether it
                 # was declared (wiggle and nudge must never get this far).

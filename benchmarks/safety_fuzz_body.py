@@ -111,7 +111,7 @@ class BodyArm(RecordingArm):
         base_before = tuple(self.base_pose)
         result = super().execute(action, arguments)
         self.moves.append(
-            (self.executed[-1], base_before, tuple(self.base_pose), list(self.joints))
+            (self.recorded[-1], base_before, tuple(self.base_pose), list(self.joints))
         )
         return result
 

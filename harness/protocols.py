@@ -14,7 +14,7 @@ from embodiment.types import Observation, SafetyDecision
 from harness.events import EventBase, SceneUpdateEvent, ToolResultEvent
 from harness.messages import ImagePart, Item, ToolCall, Verdict
 from harness.tools import Tool, ToolOutput
-from memory.report import ConsolidationReport, TaskRecord, ToolOutcome
+from memory.task_record import ConsolidationReport, TaskRecord, ToolOutcome
 
 __all__ = [
     "ArchiveHit",

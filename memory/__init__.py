@@ -11,9 +11,9 @@ from memory.consolidation import LessonProposer, RuleBasedProposer, check_eviden
 from memory.ledger import ToolLedger
 from memory.lessons import Lesson
 from memory.memory_file import MemoryDocument, MemoryFormatError
-from memory.report import ConsolidationReport, TaskRecord, ToolOutcome
 from memory.store import LedgerSummarizer, MemoryStore, SummaryStats
 from memory.task_notes import TaskNotes
+from memory.task_record import ConsolidationReport, TaskRecord, ToolOutcome
 
 __all__ = [
     "ConsolidationReport",

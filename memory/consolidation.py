@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from memory.ledger import reason_key
 from memory.lessons import Lesson
-from memory.report import TaskRecord, ToolOutcome
+from memory.task_record import TaskRecord, ToolOutcome
 
 __all__ = [
     "DEFAULT_IGNORED_TOOLS",

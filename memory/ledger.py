@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Literal
 
 from memory.lessons import Lesson, add_or_merge, format_lesson, parse_lesson_line
-from memory.report import ToolOutcome
+from memory.task_record import ToolOutcome
 
 __all__ = [
     "LEDGER_FOLDER",

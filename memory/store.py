@@ -38,7 +38,7 @@ from memory.consolidation import LessonProposer, RuleBasedProposer, check_eviden
 from memory.ledger import LEDGER_FOLDER, ToolLedger, ledger_file_name
 from memory.lessons import Lesson, validate_candidate
 from memory.memory_file import MEMORY_TEMPLATE, MemoryDocument, MemoryFormatError, resident_view
-from memory.report import ConsolidationReport, TaskRecord, ToolOutcome
+from memory.task_record import ConsolidationReport, TaskRecord, ToolOutcome
 
 __all__ = ["LedgerSummarizer", "MemoryStore", "SummaryStats"]
 

@@ -7,16 +7,15 @@ import os
 import signal
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from hypothesis import settings
 
-from embodiment.types import ActionResult, Observation, SafetyDecision
+from embodiment.profile import EmbodimentProfile
+from embodiment.types import ActionResult, SafetyDecision
 from worlds.fake import FakeRobot
 
 # A test run started as a background job (`bash .ci/run &`) inherits SIGINT ignored, and so
@@ -29,7 +28,16 @@ from harness.messages import Verdict
 from harness.protocols import SceneRefresh
 from harness.tools import Tool
 from tests.dialects import DIALECTS, Dialect
-from tests.tiers import SLOW_FILES, SLOW_MARKERS, SLOW_TESTS
+from tests.tiers import (
+    FAST_EXAMPLES,
+    FAST_PROFILE,
+    FULL_PROFILE,
+    SLOW_FILES,
+    SLOW_MARKERS,
+    SLOW_TESTS,
+    is_fast_tier,
+    leaves_out_slow,
+)
 from tests.wire_server import WireServer
 
 # A worker holds every collected test, hypothesis and the SDKs: a heap on which each full
@@ -42,8 +50,32 @@ gc.set_threshold(50_000, 20, 20)
 # Property tests assert what holds, not how fast: hypothesis's default 200 ms deadline per
 # example is a timing assertion, and a busy machine failed one (a 320 ms example whose rerun
 # took 0.05 ms). Each test's own settings still apply on top.
-settings.register_profile("harness", deadline=None)
-settings.load_profile("harness")
+# The fast tier (``-m "not slow"``) loads its own profile in ``pytest_configure``, before any
+# test module is imported, so ``examples(N)`` in the tests scales each count (tests/tiers.py).
+settings.register_profile(FULL_PROFILE, deadline=None)
+settings.register_profile(
+    FAST_PROFILE, parent=settings.get_profile(FULL_PROFILE), max_examples=FAST_EXAMPLES
+)
+settings.load_profile(FULL_PROFILE)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Loads the fast tier's hypothesis profile when the run is the fast tier (an explicit
+    ``--hypothesis-profile`` wins)."""
+    if config.getoption("hypothesis_profile", None):
+        return
+    if is_fast_tier(config.getoption("markexpr", "") or ""):
+        settings.load_profile(FAST_PROFILE)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """With ``-m "not slow"``, a file of :data:`SLOW_FILES` is not imported at all: every
+    test in it would be deselected, and importing it costs each worker Ray's, Playwright's
+    or the servers' imports."""
+    slow_file = collection_path.suffix == ".py" and collection_path.stem in SLOW_FILES
+    if slow_file and leaves_out_slow(config.getoption("markexpr", "") or ""):
+        return True
+    return None
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -141,52 +173,49 @@ def config() -> HarnessConfig:
     )
 
 
-class FakeDriver:
-    """A robot whose motions take time and honour stop() from another thread."""
+BARE_ARM = EmbodimentProfile.model_validate(
+    {
+        "name": "bare_arm",
+        "kind": "arm",
+        "base": {"footprint": {"shape": "box", "size": [0.1, 0.1]}, "mobility": "fixed"},
+        "workspace": {"frame": "world", "min": [-1, -1, -1], "max": [1, 1, 1]},
+        "sensors": ["rgb"],
+        "cameras": [
+            {
+                "name": "front",
+                "frame": "world",
+                "position": [1, 0, 0],
+                "look_at": [0, 0, 0],
+                "width": 64,
+                "height": 48,
+                "model_visible": True,
+            }
+        ],
+        "grippers": [
+            {
+                "name": "hand",
+                "kind": "parallel",
+                "frame": "world",
+                "initial_position": [0, 0, 0],
+                "max_opening_m": 0.08,
+            }
+        ],
+        "limits": {"max_speed_m_s": 1.0, "payload_kg": 1, "max_force_n": 50, "max_step_m": 2},
+    }
+)
 
-    def __init__(self, log: list[str] | None = None, *, motion_s: float = 0.0) -> None:
-        self.log = log if log is not None else []
-        self.motion_s = motion_s
-        self.stops = 0
-        self._stop = threading.Event()
-        self.moving = threading.Event()
-        """Set when a motion begins: a test cancels on it, never on a timer that a busy
-        machine can fire before the motion (or the model call before it) has started."""
-        self.position = [0.0, 0.0, 0.0]
-        self.executed: list[tuple[str, dict[str, Any]]] = []
 
-    def connect(self) -> None:
-        self.log.append("connect")
+"""The loop tests' arm: one 64 x 48 camera, the gripper at the origin, no joints."""
 
-    def observe(self) -> Observation:
-        self.log.append("observe")
-        frame = np.zeros((48, 64, 3), dtype=np.uint8)
-        frame[:, :32] = 200
-        return Observation(
-            images={"front": frame},
-            state={"ee_position": list(self.position)},
-            safety={"clearance_m": 1.0},
-        )
+BARE_OPTIONS: dict[str, Any] = {"readings": {"clearance_m": 1.0}}
+"""A fixed clearance reading, which :class:`BoxSafety` requires."""
 
-    def execute(self, action: str, arguments: dict[str, Any]) -> ActionResult:
-        self._stop.clear()
-        self.executed.append((action, dict(arguments)))
-        self.moving.set()
-        deadline = time.monotonic() + self.motion_s
-        while time.monotonic() < deadline:
-            if self._stop.wait(0.005):
-                return ActionResult(ok=False, message="stopped", interrupted=True)
-        if action == "move_to":
-            self.position = [arguments["x"], arguments["y"], arguments["z"]]
-        return ActionResult(ok=True, message=f"{action} done", applied=dict(arguments))
 
-    def stop(self) -> None:
-        self.stops += 1
-        self.log.append("stop")
-        self._stop.set()
-
-    def disconnect(self) -> None:
-        self.log.append("disconnect")
+def fake_robot(log: list[str] | None = None, *, motion_s: float = 0.0) -> FakeRobot:
+    """The fake world's robot on :data:`BARE_ARM`: ``log`` records its protocol calls, and
+    each motion takes ``motion_s`` (one step; ``stop()`` from another thread ends it)."""
+    step_m = 100.0 if motion_s else 0.01
+    return FakeRobot(BARE_ARM, log=log, step_s=motion_s, step_m=step_m, **BARE_OPTIONS)
 
 
 def when_set(event: threading.Event, action: Callable[[], object]) -> threading.Thread:
@@ -202,7 +231,7 @@ def when_set(event: threading.Event, action: Callable[[], object]) -> threading.
     return thread
 
 
-def move_to_tool(driver: FakeDriver, *, timeout_s: float | None = None) -> Tool:
+def move_to_tool(driver: FakeRobot, *, timeout_s: float | None = None) -> Tool:
     from pydantic import BaseModel, ConfigDict
 
     class MoveTo(BaseModel):
@@ -215,7 +244,7 @@ def move_to_tool(driver: FakeDriver, *, timeout_s: float | None = None) -> Tool:
         result = driver.execute("move_to", {"x": x, "y": y, "z": z})
         if not result.ok:
             raise RuntimeError(result.message)
-        return result.message
+        return f"move_to done: {result.message}"
 
     return Tool(
         "move_to",

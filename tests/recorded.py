@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from embodiment.types import Observation
+from embodiment.types import ActionSpec, Observation
 from harness import Harness, HarnessConfig, tool
 from harness.context import Context, ItemState
 from harness.events import CompactionEvent
@@ -25,7 +25,8 @@ from harness.images import encode_frame
 from harness.messages import CheckpointItem, CheckpointSource, ModelResponse, Verdict
 from harness.providers import ScriptedModel, call, reply
 from harness.tools import Tool, ToolOutput
-from tests.conftest import BoxSafety, FakeDriver, move_to_tool
+from tests.conftest import BARE_ARM, BARE_OPTIONS, BoxSafety, move_to_tool
+from worlds.fake import FakeRobot
 
 API_KEY_ENV = "HARNESS_TEST_PROVIDER_KEY"
 API_KEY_VALUE = "zq-test-provider-key-0123456789"
@@ -39,11 +40,17 @@ SECRETS = (
 """Every secret the recorded run handles; none may appear in the store or an export."""
 
 
-class ChangingDriver(FakeDriver):
+class ChangingDriver(FakeRobot):
     """Frames whose brightness follows the arm's x and that differ at every observation
     (a clock stripe), so retention visibly drops frames."""
 
-    frames = 0
+    def __init__(self) -> None:
+        super().__init__(BARE_ARM, **BARE_OPTIONS)
+        self.frames = 0
+
+    def capabilities(self) -> list[ActionSpec]:
+        """None: the recorded session moves the arm through its own ``move_to`` tool."""
+        return []
 
     def observe(self) -> Observation:
         observation = super().observe()
@@ -62,7 +69,7 @@ INSTRUCTION_IMAGE = encode_frame(np.full((16, 16, 3), 30, dtype=np.uint8), label
 class ConfirmingEvaluator:
     """Confirms a move when the arm is where the (clamped) arguments say."""
 
-    def __init__(self, driver: FakeDriver) -> None:
+    def __init__(self, driver: FakeRobot) -> None:
         self.driver = driver
 
     def evaluate(

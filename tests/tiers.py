@@ -11,11 +11,99 @@ a measured run of the whole fast tier (``--durations=0`` on the shared 2-core ma
 end-to-end episodes in PyBullet, crash-and-resume subprocesses, timeouts that must
 expire). Property tests (``@given``) stay in the fast tier whatever they take.
 ``tests/project/test_tiers.py`` checks that every name here still names a test.
+
+Property tests run fewer examples in the fast tier: ``tests/conftest.py`` loads the
+hypothesis profile :data:`FAST_PROFILE` when the ``-m`` expression leaves ``slow`` out
+(and no ``--hypothesis-profile`` was given), :data:`FULL_PROFILE` otherwise. Each test
+states its full-suite count as ``max_examples=examples(N)``; :func:`examples` gives ``N``
+under the full profile and a fifth of it (at least :data:`FAST_MINIMUM`) in the fast
+tier, and a test that states no count gets the profile's default (100, or 20). The
+whole suite (``python -m pytest -n auto``, the README's and CI's command) therefore runs
+every property test at its full count, and the fast tier searches the same space, less
+deeply. A test that counts what a campaign of property tests did (calls tried, blocked)
+states its floor as ``floor(N)``, scaled the same way. Files in :data:`SLOW_FILES` are not
+even imported in the fast tier (each of their tests would be deselected anyway; importing
+them costs every worker the imports of Ray, Playwright and the servers' code).
+
+Where the fast tier's time went before these two measures (``--durations=0``, 2 workers):
+property tests about half of the time spent in tests, example-based tests most of the
+rest (waits that must expire, e.g. the providers' cancel and timeout tests, are wall time,
+not CPU), and collecting every test file about 9 s of CPU in each worker.
 """
 
 from __future__ import annotations
 
-__all__ = ["SLOW_FILES", "SLOW_MARKERS", "SLOW_TESTS"]
+import os
+
+from hypothesis import settings
+
+__all__ = [
+    "FAST_MINIMUM",
+    "FAST_PROFILE",
+    "FULL_PROFILE",
+    "SLOW_FILES",
+    "SLOW_MARKERS",
+    "SLOW_TESTS",
+    "examples",
+    "floor",
+    "is_fast_tier",
+    "leaves_out_slow",
+]
+
+FULL_PROFILE = "harness"
+"""The hypothesis profile of the whole suite: hypothesis's default counts, no deadline."""
+
+FAST_PROFILE = "harness-fast"
+"""The fast tier's profile: a fifth of the examples, no deadline."""
+
+FULL_EXAMPLES = 100
+"""``max_examples`` of :data:`FULL_PROFILE` (hypothesis's default)."""
+
+FAST_EXAMPLES = 20
+"""``max_examples`` of :data:`FAST_PROFILE`: the fast tier runs a fifth of each count."""
+
+FAST_MINIMUM = 10
+"""No property test runs fewer examples than this in the fast tier (or its full count, if
+that is smaller)."""
+
+TIER_ENV = "HARNESS_TEST_TIER"
+"""``fast`` or ``full`` overrides what the ``-m`` expression says (e.g. to run one file
+with the fast counts: ``HARNESS_TEST_TIER=fast python -m pytest tests/context``)."""
+
+
+def leaves_out_slow(markexpr: str) -> bool:
+    """Whether the ``-m`` expression is (or contains) ``not slow``."""
+    return "not slow" in " ".join(markexpr.split())
+
+
+def is_fast_tier(markexpr: str) -> bool:
+    """Whether a run with this ``-m`` expression gets the fast tier's example counts: it
+    leaves ``slow`` out, unless :data:`TIER_ENV` says otherwise."""
+    chosen = os.environ.get(TIER_ENV, "").strip().lower()
+    if chosen in ("fast", "full"):
+        return chosen == "fast"
+    return leaves_out_slow(markexpr)
+
+
+def examples(full: int) -> int:
+    """How many examples a property test whose full-suite count is ``full`` runs now.
+
+    Read from the loaded hypothesis profile when the test module is imported (after
+    ``tests/conftest.py`` has chosen the tier's profile): ``full`` under
+    :data:`FULL_PROFILE`, ``full`` scaled by the profile's ``max_examples`` otherwise."""
+    scale = settings.default.max_examples / FULL_EXAMPLES
+    if scale == 1:
+        return full
+    return max(min(full, FAST_MINIMUM), round(full * scale))
+
+
+def floor(full: int) -> int:
+    """A count that a campaign of property tests must reach (calls tried, blocked, ...),
+    scaled like :func:`examples` but without its minimum: ``full`` in the whole suite, a
+    fifth of it (at least 1) in the fast tier."""
+    scale = settings.default.max_examples / FULL_EXAMPLES
+    return full if scale == 1 else max(1, int(full * scale))
+
 
 SLOW_MARKERS = ("long", "libero", "browser", "ray", "servers")
 """Markers that keep a test out of the fast tier."""

@@ -39,6 +39,7 @@ __all__ = [
     "COMPACTION_ACTIONS",
     "FAILED_SUMMARY",
     "PRUNE",
+    "SUPERSEDE",
     "FactCounts",
     "PolicyMetrics",
     "PolicyRun",
@@ -51,6 +52,8 @@ COMPACTION_ACTIONS = frozenset(
 )
 """Actions that legitimately rewrite earlier conversation items."""
 PRUNE = "prune"
+SUPERSEDE = "supersede"
+"""A superseded Task Notes snapshot left (explains a rewrite; not counted as a prune)."""
 FAILED_SUMMARY = "summary_failed"
 INDEX_RECALLS = 2
 """Recalls of index pages a fact may take to be counted reachable by address."""
@@ -167,7 +170,7 @@ def measure(run: PolicyRun, trace: Trace, meter: RequestMeter, *, window: int) -
         items = [s.key for s in segments if s.part == "item"]
         actions = run.actions[index] if index < len(run.actions) else []
         if index and items[: len(previous_items)] != previous_items:
-            if COMPACTION_ACTIONS.intersection(actions) or PRUNE in actions:
+            if COMPACTION_ACTIONS.intersection(actions) or {PRUNE, SUPERSEDE} & set(actions):
                 pass
             elif FAILED_SUMMARY in actions:
                 violations.failed_summary_altered_context += 1

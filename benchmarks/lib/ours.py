@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from benchmarks.lib.metering import RequestMeter
-from benchmarks.lib.metrics import FAILED_SUMMARY, PRUNE, PolicyRun
+from benchmarks.lib.metrics import FAILED_SUMMARY, PRUNE, SUPERSEDE, PolicyRun
 from benchmarks.lib.replay import DecisionStats, TraceCursor, decision_replay, replay_harness
 from benchmarks.lib.session_trace import Trace
 from benchmarks.lib.summarizer import DeterministicSummarizer
@@ -166,8 +166,8 @@ def _action(event: CompactionEvent) -> str | None:
         return FAILED_SUMMARY if event.mode == "checkpoint" else None
     if event.status not in ("completed", "fallback"):
         return None
-    if event.mode == PRUNE:
-        return PRUNE
+    if event.mode in (PRUNE, SUPERSEDE):
+        return event.mode
     if event.mode == "task_end":
         return "task_end"
     if event.status == "fallback" or event.mode == "deterministic":

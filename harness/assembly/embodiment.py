@@ -21,9 +21,10 @@ from harness.config import HarnessConfig
 from harness.errors import ConfigError
 from harness.providers import build_model
 from harness.world.evaluation import ModelEvaluator, ProgrammaticEvaluator
+from harness.world.model_task_check import ModelTaskCheck
 from harness.world.physical import physical_tools
 from harness.world.predicate_check import PredicateTaskCheck, has_goal_predicates
-from harness.world.task_check import GroundTruthTaskCheck, ModelTaskCheck, TaskCheck
+from harness.world.task_check import GroundTruthTaskCheck, TaskCheck
 from worlds.registry import PluginError, build_driver, load_profile
 
 __all__ = ["build_embodiment_parts", "build_profile", "build_task_check", "construct_driver"]

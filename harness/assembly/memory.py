@@ -38,8 +38,8 @@ from harness.messages import AssistantItem, InstructionItem, ModelRequest, Syste
 from harness.prompts import CONSOLIDATION_SYSTEM_PROMPT, LEDGER_SUMMARY_SYSTEM_PROMPT
 from harness.providers.base import Model, can_summarize, complete
 from harness.redact import Redactor
-from memory.report import TaskRecord
 from memory.store import MemoryStore
+from memory.task_record import TaskRecord
 
 __all__ = [
     "ConsolidationOutputError",

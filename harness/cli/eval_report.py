@@ -26,7 +26,7 @@ def register(subparsers: Any) -> None:
 def eval_report(args: argparse.Namespace) -> int:
     from harness.cli import EXIT_OK
     from harness.cli.common import output_path, writing
-    from harness.fleet.report import write_eval_report
+    from harness.fleet.eval_page import write_eval_report
 
     output = output_path(args.output, option="--output")
     with writing("--output", output or args.folder):

@@ -34,7 +34,7 @@ def register(subparsers: Any) -> None:
 
 def report(args: argparse.Namespace) -> int:
     from harness.cli import EXIT_OK
-    from harness.store.report import save_report
+    from harness.store.task_page import save_report
 
     output = output_path(args.output, option="--output")
     with writing("--output", output or store_folder(args)), open_run_log(args) as log:

@@ -1,7 +1,7 @@
 """``harness runs``: sessions and their tasks in the run store, newest first.
 
 ``--check`` reads the whole store instead: SQLite's integrity check, every row read back
-and validated, every image hashed against its stored SHA-256 (:mod:`harness.store.check`);
+and validated, every image hashed against its stored SHA-256 (:mod:`harness.store.integrity`);
 exit 0 when nothing is damaged, 4 with one line per damage otherwise."""
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def _outcome(task: Any) -> str:
 
 def check(args: argparse.Namespace) -> int:
     from harness.cli import EXIT_OK, EXIT_STORE_DAMAGED
-    from harness.store.check import check_store
+    from harness.store.integrity import check_store
 
     result = check_store(store_folder(args))
     counted = ", ".join(f"{count} {table}" for table, count in result.rows.items())

@@ -65,6 +65,8 @@ class PressureConfig(_Section):
     Unset levels come from the window size (``harness.context.eviction.pressure.WINDOW_TABLE``):
     up to 200K tokens the model is nudged at 70 %, a cleanup starts at 80 % and lands at
     40 %. Set levels are used as given (``harness check`` prints the levels in force).
+    With ``cache_aware`` they are ceilings, and cleanups below them follow the prompt
+    cache's prices (``harness.context.eviction.carrying``).
     """
 
     enabled: bool = True
@@ -75,6 +77,16 @@ class PressureConfig(_Section):
     """Share at which the harness evicts completed exchanges and episodes."""
     land_at: float | None = Field(None, gt=0, lt=1)
     """Share a cleanup aims for."""
+    cache_aware: bool = False
+    """Below ``cleanup_at``, clean up as soon as a cleanup pays for itself at the prompt
+    cache's prices (``harness.context.eviction.carrying``): when the tokens it would evict
+    have cost, carried request after request, what rewriting the cache costs. The levels
+    above stay as ceilings. Off in the library; the default deployment turns it on."""
+    cache_read_price: float = Field(0.1, gt=0, lt=1)
+    """A cached input token's price, relative to an uncached one (Anthropic 0.1)."""
+    cache_write_price: float = Field(1.25, gt=0)
+    """A token written to the cache, relative to an uncached one (Anthropic 1.25; a
+    provider without a write premium: 1.0)."""
 
     @model_validator(mode="after")
     def _ordered(self) -> PressureConfig:
@@ -88,6 +100,12 @@ class PressureConfig(_Section):
             raise ValueError(
                 f"context.pressure.land_at: got {land}; expected less than "
                 f"context.pressure.cleanup_at ({cleanup})"
+            )
+        if self.cache_write_price <= self.cache_read_price:
+            raise ValueError(
+                f"context.pressure.cache_write_price: got {self.cache_write_price}; expected "
+                f"more than context.pressure.cache_read_price ({self.cache_read_price}): a "
+                "cache write that cost no more than a read would make every cleanup free"
             )
         return self
 

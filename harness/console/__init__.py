@@ -8,7 +8,8 @@ See docs/console.md.
 """
 
 from harness.console.access import Access, check_binding
-from harness.console.hub import ConsoleHub, Refused, TaskRequest
+from harness.console.hub import ConsoleHub
+from harness.console.hub_types import Refused, TaskRequest
 from harness.console.server import AttachedConsole, ConsoleChannel, attach
 
 __all__ = [

@@ -45,7 +45,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from harness.console.access import Access, Verdict
 from harness.console.history import EvalProgress, RunHistory
-from harness.console.hub import ConsoleHub, Message, Refused, TaskRequest
+from harness.console.hub import ConsoleHub
+from harness.console.hub_types import Message, Refused, TaskRequest
 from harness.console.live import LiveView
 from harness.errors import RunNotFoundError, RunStoreDamagedError, RunStoreError
 

@@ -23,7 +23,7 @@ from harness.errors import RunNotFoundError, RunStoreDamagedError, RunStoreError
 from harness.fleet.journal import EvalFolder
 from harness.fleet.stats import OVERALL, summarize
 from harness.store.reader import RunLog
-from harness.store.report import render_report
+from harness.store.task_page import render_report
 
 __all__ = ["EvalProgress", "RunHistory"]
 

@@ -22,6 +22,9 @@ answer and revise belong to **one operator seat**: the first holder to connect t
 when it is free, it stays with that holder through reloads and reconnects (it belongs to
 the browser session, not to a connection), and it changes hands only by an explicit action
 (another holder's "take over", or the holder's release).
+
+What the hub hands out and takes in (messages, task requests, questions, stop records,
+refusals) are the data types of :mod:`harness.console.hub_types`.
 """
 
 from __future__ import annotations
@@ -36,17 +39,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from harness.console.hub_types import Message, Question, Refused, StopRecord, TaskRequest
 
-__all__ = [
-    "BUFFER",
-    "ConsoleHub",
-    "Message",
-    "Question",
-    "Refused",
-    "StopRecord",
-    "TaskRequest",
-]
+__all__ = ["BUFFER", "ConsoleHub"]
 
 logger = logging.getLogger(__name__)
 
@@ -62,65 +57,6 @@ STOPS_KEPT = 50
 
 SERVING_S = 2.0
 """A loop that asked for a task less than this long ago still serves the page's Start."""
-
-
-class Refused(Exception):
-    """An action the console will not take, with the reason the page shows."""
-
-    def __init__(self, message: str, *, status: int = 409) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class Message(BaseModel):
-    """One item of the stream every viewer reads, in order."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: int
-    kind: str
-    """``event`` (a harness event as JSON) or ``state`` (the live state, whole)."""
-    data: dict[str, Any]
-
-
-class TaskRequest(BaseModel):
-    """A task the operator started from the page."""
-
-    model_config = ConfigDict(frozen=True)
-
-    instruction: str
-    max_turns: int | None = None
-
-
-class Question(BaseModel):
-    """A ``query_user`` question waiting for the operator."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: int
-    text: str
-    asked_at: float
-    timeout_s: float
-
-
-class StopRecord(BaseModel):
-    """One press of Stop (or the terminal's Ctrl-C): when, by whom, from where, and what
-    it did."""
-
-    model_config = ConfigDict(frozen=True)
-
-    at: float
-    by: str
-    """``page g1`` (a browser session), ``script (bearer)``, ``terminal``..."""
-    address: str = ""
-    client: str = ""
-    """The page's connection id, when it came from a page."""
-    task_id: str | None
-    """The task it stopped (None: nothing was running)."""
-    effect: str
-    """``stopping`` (the task's cancel was set, also for a task that was starting),
-    ``already stopping``, ``start cancelled`` (a task asked for and not taken yet),
-    ``nothing running``."""
 
 
 class ConsoleHub:

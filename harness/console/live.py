@@ -54,6 +54,7 @@ MODE_NAMES = {
     "eviction": "eviction (pressure cleanup)",
     "checkpoint": "compaction (checkpoint)",
     "prune": "pruning",
+    "supersede": "superseded Task Notes left",
     "task_end": "task end fold",
 }
 """How the gauge names a compaction mode (the timeline shows the event itself)."""

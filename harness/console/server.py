@@ -42,7 +42,8 @@ from typing import TYPE_CHECKING
 from harness.console.access import Access, check_binding
 from harness.console.app import build_app
 from harness.console.history import EvalProgress, RunHistory
-from harness.console.hub import ConsoleHub, TaskRequest
+from harness.console.hub import ConsoleHub
+from harness.console.hub_types import TaskRequest
 from harness.console.live import LiveView
 from harness.errors import UsageError
 from harness.runtime.builtins import query_user_tool

@@ -20,9 +20,10 @@ through (the very same block objects, so the child's request starts with the par
 prefix byte for byte and the provider's prompt cache serves it). Blocks the child adds
 (a skill it loads) are its own and never reach the parent.
 
-The context's token accounting lives in :mod:`harness.context.sizes` (:class:`Context`
-inherits it), and the bounding of long text in :mod:`harness.context.bounds`; both are
-re-exported here (``ITEM_OVERHEAD_TOKENS``, ``bounded_text``, ``redacted_by``).
+The context's token accounting lives in :mod:`harness.context.sizes` (a
+:class:`~harness.context.sizes.ContextSizes` each :class:`Context` owns), and the bounding
+of long text in :mod:`harness.context.bounds`; both are re-exported here
+(``ITEM_OVERHEAD_TOKENS``, ``bounded_text``, ``redacted_by``).
 """
 
 from __future__ import annotations
@@ -126,7 +127,7 @@ def _resident_rank(block: SystemBlock) -> int:
     return len(RESIDENT_ORDER)
 
 
-class Context(ContextSizes):
+class Context:
     """Resident, Refreshed and Accumulated context of one session (or, made by
     :meth:`child`, of one sub-agent lane over its parent's Resident blocks)."""
 
@@ -139,15 +140,13 @@ class Context(ContextSizes):
         """The context whose Resident blocks this one reads through (None: its own)."""
         self._resident: dict[str, SystemBlock] = {}
         self._tools: list[ToolSpec] = []
-        self._tools_tokens = 0
         self._accumulated: list[Item] = []
-        self._accumulated_raw = 0
-        """Running sum of item_tokens over Accumulated: per-turn cost stays flat."""
         self.states: dict[str, ItemState] = {}
         self.refreshed = RefreshedBlock()
         self._transient = TransientParts()
-        self._item_tokens: dict[str, int] = {}
-        self._resident_tokens: int | None = None
+        self.sizes = ContextSizes(self)
+        """The token accounting of this context (its own part; the methods below that
+        give sizes read it)."""
         self._sent_count = 0
         """Items in the previous request."""
         self._dirty_from = 0
@@ -179,6 +178,40 @@ class Context(ContextSizes):
         another model passes its own window and estimator."""
         return Context(estimator or self.estimator, budget or self.budget, parent=self)
 
+    # ------------------------------------------------------------------ sizes
+    # (the accounting is ``self.sizes``: harness.context.sizes)
+
+    def item_tokens(self, item: Item) -> int:
+        """Raw (uncalibrated) text estimate of one item, cached by item id."""
+        return self.sizes.item_tokens(item)
+
+    def resident_tokens(self) -> int:
+        return self.sizes.resident_tokens()
+
+    def tools_tokens(self) -> int:
+        return self.sizes.tools_tokens()
+
+    def accumulated_tokens(self, items: Iterable[Item] | None = None) -> int:
+        """Raw tokens of Accumulated (a running total), or of the given items."""
+        return self.sizes.accumulated_tokens(items)
+
+    def refreshed_tokens(self) -> tuple[int, int]:
+        """(text tokens, image tokens) of what Refreshed will carry on the next call."""
+        return self.sizes.refreshed_tokens()
+
+    def sections(self, *, accumulated: Iterable[Item] | None = None) -> dict[str, int]:
+        """Calibrated token estimate per section of the next request."""
+        return self.sizes.sections(accumulated=accumulated)
+
+    def total_tokens(self, *, accumulated: Iterable[Item] | None = None) -> int:
+        """Estimated size of the next request (the sum of :meth:`sections`): the prompt
+        snapshot, the compaction trigger, pruning and every budget check read it."""
+        return self.sizes.total_tokens(accumulated=accumulated)
+
+    def fixed_tokens(self) -> int:
+        """Everything but Accumulated: what compaction can never reduce."""
+        return self.sizes.fixed_tokens()
+
     # ------------------------------------------------------------------ resident
 
     def set_resident(self, name: str, text: str) -> bool:
@@ -194,7 +227,7 @@ class Context(ContextSizes):
         if current is not None and current.text == text:
             return False
         self._resident[name] = SystemBlock(name=name, text=text)
-        self._resident_tokens = None
+        self.sizes.resident_changed()
         return True
 
     def remove_resident(self, name: str) -> bool:
@@ -202,7 +235,7 @@ class Context(ContextSizes):
         parent's blocks)."""
         removed = self._resident.pop(name, None) is not None
         if removed:
-            self._resident_tokens = None
+            self.sizes.resident_changed()
         return removed
 
     def remove_resident_prefix(self, prefix: str) -> list[str]:
@@ -230,13 +263,7 @@ class Context(ContextSizes):
 
     def set_tools(self, specs: Sequence[ToolSpec]) -> None:
         self._tools = list(specs)
-        self._tools_tokens = sum(
-            self.estimator.text(spec.name)
-            + self.estimator.text(spec.description)
-            + self.estimator.json(spec.parameters)
-            + ITEM_OVERHEAD_TOKENS
-            for spec in self._tools
-        )
+        self.sizes.tools_set(self._tools)
 
     @property
     def tools(self) -> list[ToolSpec]:
@@ -272,8 +299,7 @@ class Context(ContextSizes):
     def append(self, item: Item) -> Item:
         self.version += 1
         self._accumulated.append(item)
-        tokens = self.item_tokens(item)
-        self._accumulated_raw += tokens
+        tokens = self.sizes.appended(item)
         self.states[item.id] = ItemState(original_tokens=tokens)
         return item
 
@@ -296,7 +322,7 @@ class Context(ContextSizes):
         )
         self._dirty_from = min(self._dirty_from, first_change)
         self._accumulated = list(new_items)
-        self._accumulated_raw = sum(self.item_tokens(item) for item in self._accumulated)
+        self.sizes.recount(self._accumulated)
         for item in self._accumulated:
             if item.id not in self.states:
                 self.states[item.id] = ItemState(original_tokens=self.item_tokens(item))
@@ -336,7 +362,7 @@ class Context(ContextSizes):
     def _retire(self, items: Iterable[Item]) -> None:
         for item in items:
             self.retired[item.id] = RetiredItem(item.kind, item.task_id, item.turn)
-            self._item_tokens.pop(item.id, None)
+            self.sizes.retired(item)
 
     def _forget_old(self) -> None:
         """Forget the oldest departed items beyond :data:`RETIRED_KEPT` (never one whose
@@ -354,7 +380,7 @@ class Context(ContextSizes):
         self._retire(self._accumulated)
         self._forget_old()
         self._accumulated = []
-        self._accumulated_raw = 0
+        self.sizes.recount(())
         self._sent_count = 0
         self._dirty_from = 0
 

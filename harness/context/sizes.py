@@ -3,15 +3,17 @@ of each section of the next request (Resident, tools, Accumulated, Refreshed, im
 their sum, the one number the prompt snapshot, the compaction trigger, pruning and every
 budget check read.
 
-:class:`~harness.context.model.Context` inherits :class:`ContextSizes`; it lives apart so
-the context model reads as the three lifetimes and their assembly. The attributes
-declared on the class are set by ``Context.__init__``.
+A :class:`~harness.context.model.Context` owns one :class:`ContextSizes` (``sizes``) and
+tells it what changed; it lives apart so the context model reads as the three lifetimes
+and their assembly. It reads the context through its public surface only
+(:class:`Measured`: estimator, parent, Resident blocks, Refreshed block, transient images,
+``images_visible``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from harness.messages import (
     AssistantItem,
@@ -19,38 +21,88 @@ from harness.messages import (
     InstructionItem,
     Item,
     NoticeItem,
-    RefreshedBlock,
     RevisionItem,
-    SystemBlock,
     TaskNotesItem,
     ToolResultItem,
+    ToolSpec,
 )
 
 if TYPE_CHECKING:
-    from harness.context.model import Context, TransientParts
+    from harness.messages import ImagePart, RefreshedBlock, SystemBlock
     from harness.tokens import TokenEstimator
 
-__all__ = ["ITEM_OVERHEAD_TOKENS", "ContextSizes"]
+__all__ = ["ITEM_OVERHEAD_TOKENS", "ContextSizes", "Measured"]
+
+
+class Measured(Protocol):
+    """What :class:`ContextSizes` reads of the context it measures (a
+    :class:`~harness.context.model.Context`), so this module needs nothing of the model."""
+
+    estimator: TokenEstimator
+    refreshed: RefreshedBlock
+    images_visible: bool
+
+    @property
+    def parent(self) -> object | None: ...
+
+    @property
+    def transient_images(self) -> list[ImagePart]: ...
+
+    def resident_blocks(self) -> list[SystemBlock]: ...
+
 
 ITEM_OVERHEAD_TOKENS = 4
 """Per-message framing tokens (role markers and separators) added by every provider."""
 
 
 class ContextSizes:
-    """Token estimates of the context, item by item and section by section (see the module
+    """Token estimates of one context, item by item and section by section (see the module
     docstring)."""
 
-    estimator: TokenEstimator
-    parent: Context | None
-    refreshed: RefreshedBlock
-    images_visible: bool
-    _resident: dict[str, SystemBlock]
-    _resident_tokens: int | None
-    _tools_tokens: int
-    _accumulated_raw: int
-    _item_tokens: dict[str, int]
-    _transient: TransientParts
-    _merged_resident: Callable[[], dict[str, SystemBlock]]
+    def __init__(self, context: Measured) -> None:
+        self._context = context
+        self._item_tokens: dict[str, int] = {}
+        self._resident_tokens: int | None = None
+        self._tools_tokens = 0
+        self._accumulated_raw = 0
+        """Running sum of item_tokens over Accumulated: per-turn cost stays flat."""
+
+    # ------------------------------------------------------------------ changes
+
+    def resident_changed(self) -> None:
+        """A Resident block of the context's own was set or removed."""
+        self._resident_tokens = None
+
+    def tools_set(self, specs: Sequence[ToolSpec]) -> None:
+        est = self._context.estimator
+        self._tools_tokens = sum(
+            est.text(spec.name)
+            + est.text(spec.description)
+            + est.json(spec.parameters)
+            + ITEM_OVERHEAD_TOKENS
+            for spec in specs
+        )
+
+    def appended(self, item: Item) -> int:
+        """``item`` joined Accumulated; its estimate."""
+        tokens = self.item_tokens(item)
+        self._accumulated_raw += tokens
+        return tokens
+
+    def recount(self, items: Iterable[Item]) -> None:
+        """Accumulated is now ``items``."""
+        self._accumulated_raw = sum(self.item_tokens(item) for item in items)
+
+    def retired(self, item: Item) -> None:
+        """``item`` left Accumulated: its cached estimate goes."""
+        self._item_tokens.pop(item.id, None)
+
+    @property
+    def cached_items(self) -> int:
+        """How many item estimates are cached (bounded by what is in Accumulated)."""
+        return len(self._item_tokens)
+
+    # ------------------------------------------------------------------ sizes
 
     def item_tokens(self, item: Item) -> int:
         """Raw (uncalibrated) text estimate of one item, cached by item id."""
@@ -61,7 +113,7 @@ class ContextSizes:
         return cached
 
     def _estimate_item(self, item: Item) -> int:
-        est = self.estimator
+        est = self._context.estimator
         if isinstance(item, AssistantItem):
             total = est.text(item.text)
             total += sum(
@@ -83,15 +135,16 @@ class ContextSizes:
         raise TypeError(f"unknown item kind {type(item).__name__}")
 
     def resident_tokens(self) -> int:
-        if self.parent is not None:  # the parent's blocks may change: never cached here
+        context = self._context
+        if context.parent is not None:  # the parent's blocks may change: never cached here
             return sum(
-                self.estimator.text(block.text) + ITEM_OVERHEAD_TOKENS
-                for block in self._merged_resident().values()
+                context.estimator.text(block.text) + ITEM_OVERHEAD_TOKENS
+                for block in context.resident_blocks()
             )
         if self._resident_tokens is None:
             self._resident_tokens = sum(
-                self.estimator.text(block.text) + ITEM_OVERHEAD_TOKENS
-                for block in self._resident.values()
+                context.estimator.text(block.text) + ITEM_OVERHEAD_TOKENS
+                for block in context.resident_blocks()
             )
         return self._resident_tokens
 
@@ -106,15 +159,16 @@ class ContextSizes:
 
     def refreshed_tokens(self) -> tuple[int, int]:
         """(text tokens, image tokens) of what Refreshed will carry on the next call."""
-        text = self.estimator.text(self.refreshed.text()) + ITEM_OVERHEAD_TOKENS
-        if not self.images_visible:  # the adapter sends a one-line caption instead
+        context = self._context
+        text = context.estimator.text(context.refreshed.text()) + ITEM_OVERHEAD_TOKENS
+        if not context.images_visible:  # the adapter sends a one-line caption instead
             return text, 0
-        images = self.refreshed.images + self._transient.images
-        return text, sum(self.estimator.image(i.width, i.height) for i in images)
+        images = context.refreshed.images + context.transient_images
+        return text, sum(context.estimator.image(i.width, i.height) for i in images)
 
     def sections(self, *, accumulated: Iterable[Item] | None = None) -> dict[str, int]:
         """Calibrated token estimate per section of the next request."""
-        cal = self.estimator.calibrated
+        cal = self._context.estimator.calibrated
         refreshed_text, image_tokens = self.refreshed_tokens()
         return {
             "resident": cal(self.resident_tokens()),

@@ -22,6 +22,7 @@ class CompactionEvent(EventBase):
     mode: Literal[
         "checkpoint",
         "prune",
+        "supersede",
         "deterministic",
         "shrink",
         "overflow",
@@ -37,7 +38,9 @@ class CompactionEvent(EventBase):
     pressure
     cleanup by the structure of the work (:mod:`harness.context.eviction.by_structure`);
     ``explicit``:
-    the model's own ``condense_context``."""
+    the model's own ``condense_context``; ``supersede``: the Task Notes snapshot that ended
+    the previous request left as the next arrived (free: nothing cached follows it), kept
+    apart from ``prune`` so a prune count means the batched passes that cost a cache miss."""
     reason: str = ""
     tokens_before: int = 0
     tokens_after: int = 0

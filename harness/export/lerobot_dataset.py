@@ -20,13 +20,13 @@ state measured at the step, ``action`` the command sent right after it and held 
 next step, ``observation.images.CAM`` the frame rendered at the step, ``timestamp`` the
 step's place in the episode (``frame_index / fps``). The task string is the instruction.
 Files roll over at LeRobot's default sizes (100 MB of data, 200 MB of video, 1000 files a
-chunk folder).
+chunk folder). The layout's names, sizes and metadata tables are
+:mod:`harness.export.lerobot_layout`; this module turns episodes into it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,23 +38,25 @@ from embodiment.recording import ControlLayout
 from harness.export.control import ExportError
 from harness.export.episodes import Episode
 from harness.export.feature_stats import image_stats, pixel_sample, vector_stats
+from harness.export.lerobot_layout import (
+    ACTION,
+    CHUNKS_SIZE,
+    CODEBASE_VERSION,
+    DATA_FILE_MB,
+    DATA_PATH,
+    INDEX_FEATURES,
+    STATE,
+    VIDEO_FILE_MB,
+    VIDEO_PATH,
+    camera_key,
+    fixed_lists,
+    write_episodes,
+    write_json,
+    write_tasks,
+)
 from harness.export.video import VideoCodec, VideoFile, encoder_info, probe_video
 
-__all__ = ["CODEBASE_VERSION", "DatasetSummary", "LeRobotWriter", "write_lerobot"]
-
-CODEBASE_VERSION = "v3.0"
-CHUNKS_SIZE = 1000
-DATA_FILE_MB = 100
-VIDEO_FILE_MB = 200
-DATA_PATH = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
-VIDEO_PATH = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4"
-EPISODES_PATH = "meta/episodes/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
-STATE, ACTION = "observation.state", "action"
-INDEX_FEATURES = ("timestamp", "frame_index", "episode_index", "index", "task_index")
-
-
-def camera_key(camera: str) -> str:
-    return f"observation.images.{camera}"
+__all__ = ["DatasetSummary", "LeRobotWriter", "write_lerobot"]
 
 
 @dataclass
@@ -231,8 +233,8 @@ class LeRobotWriter:
         assert self.layout is not None
         table = pa.table(
             {
-                STATE: _fixed_lists(columns[STATE]),
-                ACTION: _fixed_lists(columns[ACTION]),
+                STATE: fixed_lists(columns[STATE]),
+                ACTION: fixed_lists(columns[ACTION]),
                 **{key: pa.array(columns[key]) for key in INDEX_FEATURES},
             }
         )
@@ -318,11 +320,11 @@ class LeRobotWriter:
                 "recording.control: true (harness eval --export lerobot turns it on)"
             )
         self.summary.tasks = list(self._tasks)
-        self._write_tasks()
-        self._write_episodes()
+        write_tasks(self.root, self._tasks)
+        write_episodes(self.root, self._episode_rows)
         features = self._features()
         stats = self._stats()
-        _write_json(
+        write_json(
             self.root / "meta/info.json",
             {
                 "codebase_version": CODEBASE_VERSION,
@@ -340,10 +342,10 @@ class LeRobotWriter:
                 "features": features,
             },
         )
-        _write_json(self.root / "meta/stats.json", stats)
+        write_json(self.root / "meta/stats.json", stats)
         layout = self.layout
         assert layout is not None
-        _write_json(
+        write_json(
             self.root / "meta/harness.json",
             {
                 "written_by": "embodied-harness",
@@ -417,82 +419,6 @@ class LeRobotWriter:
         for camera, samples in self._pixels.items():
             stats[camera_key(camera)] = image_stats(np.concatenate(samples), frames)
         return stats
-
-    def _write_tasks(self) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        names = list(self._tasks)
-        table = pa.table(
-            {
-                "task_index": pa.array([self._tasks[n] for n in names], pa.int64()),
-                "task": pa.array(names, pa.string()),
-            }
-        )
-        # pandas reads the ``task`` column back as the index (LeRobot looks tasks up by it)
-        table = table.replace_schema_metadata({b"pandas": json.dumps(_PANDAS_TASKS).encode()})
-        path = self.root / "meta/tasks.parquet"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(table, str(path))
-
-    def _write_episodes(self) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        columns = list(self._episode_rows[0])
-        table = pa.table({name: [row[name] for row in self._episode_rows] for name in columns})
-        path = self.root / EPISODES_PATH.format(chunk_index=0, file_index=0)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(table, str(path))
-
-
-_PANDAS_TASKS = {
-    "index_columns": ["task"],
-    "column_indexes": [
-        {
-            "name": None,
-            "field_name": None,
-            "pandas_type": "unicode",
-            "numpy_type": "object",
-            "metadata": {"encoding": "UTF-8"},
-        }
-    ],
-    "columns": [
-        {
-            "name": "task_index",
-            "field_name": "task_index",
-            "pandas_type": "int64",
-            "numpy_type": "int64",
-            "metadata": None,
-        },
-        {
-            "name": "task",
-            "field_name": "task",
-            "pandas_type": "unicode",
-            "numpy_type": "object",
-            "metadata": None,
-        },
-    ],
-    "creator": {"library": "embodied-harness", "version": "1"},
-    "pandas_version": "2.0.0",
-}
-"""pandas' own description of a frame indexed by ``task`` with one ``task_index`` column
-(the metadata pandas writes beside a DataFrame in Parquet; its reader restores the index
-from it)."""
-
-
-def _fixed_lists(values: np.ndarray) -> Any:
-    import pyarrow as pa
-
-    width = values.shape[1]
-    flat = pa.array(np.ascontiguousarray(values).reshape(-1), pa.float32())
-    return pa.FixedSizeListArray.from_arrays(flat, width)
-
-
-def _write_json(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
-    path.write_text(text + "\n", encoding="utf-8")
 
 
 def write_lerobot(

@@ -121,7 +121,7 @@ def probe_video(path: Path) -> dict[str, Any]:
             "video.width": stream.width,
             "video.codec": stream.codec_context.codec.canonical_name,
             "video.pix_fmt": stream.codec_context.pix_fmt,
-            "video.fps": int(stream.base_rate or stream.average_rate or 0),
+            "video.fps": round(float(stream.base_rate or stream.average_rate or 0)),
             "video.channels": 3,
             "has_audio": bool(container.streams.audio),
             "is_depth_map": False,

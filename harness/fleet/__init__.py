@@ -10,7 +10,7 @@ worker processes or on Ray actors.
 - :mod:`~harness.fleet.journal`: the eval folder (manifest, ``episodes.jsonl``, summary);
 - :mod:`~harness.fleet.stats`: Wilson intervals, summaries and comparisons;
 - :mod:`~harness.fleet.runner`: planning and running an eval;
-- :mod:`~harness.fleet.report`: the HTML page of an eval.
+- :mod:`~harness.fleet.eval_page`: the HTML page of an eval.
 
 Layer 5, beside :mod:`harness.cli`: it uses the runtime and the assembly; nothing but the
 CLI imports it.

@@ -1,6 +1,6 @@
 """How a configured MCP server is reached: the endpoint one ``mcp.servers`` entry gives.
 
-The :class:`~harness.mcp.session.Endpoint` is its URL, or its command, environment and
+The :class:`~harness.mcp.client_session.Endpoint` is its URL, or its command, environment and
 folder.
 
 The environment a stdio server sees is only what ``env_passthrough`` lets through plus
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from harness.config import MCPServerConfig
 from harness.errors import ConfigError
-from harness.mcp.session import Endpoint
+from harness.mcp.client_session import Endpoint
 
 __all__ = ["endpoint_for"]
 

@@ -11,21 +11,30 @@ States::
 A slow call is not a reason to kill a healthy server, but a wedged one is restarted.
 Restarting itself (and reconnecting a remote server) belongs to the server's lifecycle
 in :mod:`harness.mcp.server`, which supplies ``_restart_locked``.
-:class:`ServerHealth` is a mixin of :class:`~harness.mcp.server.ServerConnection`.
+:class:`~harness.mcp.server.ServerConnection` extends :class:`ServerHealth`; both use the
+connection's parts: its loop side (``_serving``) and its failure texts (``_replies``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
 from concurrent import futures
 from typing import Any
 
+from harness.config import MCPServerConfig
+from harness.mcp.client_session import (
+    INVALID_REQUEST,
+    Endpoint,
+    describe,
+    is_connection_error,
+    leaf_error,
+)
 from harness.mcp.loop_thread import LoopThread
 from harness.mcp.processes import find_processes, is_alive
 from harness.mcp.processes import terminate as _terminate
 from harness.mcp.replies import ServerReplies
 from harness.mcp.serving import ServerLoopSide
-from harness.mcp.session import INVALID_REQUEST, describe, is_connection_error, leaf_error
 from harness.mcp.status import (
     MARGIN_S,
     PROBE_TIMEOUT_S,
@@ -35,13 +44,27 @@ from harness.mcp.status import (
     ServerStatus,
     ServerUnavailable,
 )
+from harness.mcp.stderr_log import RedactedLog
 
 __all__ = ["ServerHealth"]
 
 
-class ServerHealth(ServerLoopSide, ServerReplies):
+class ServerHealth:
     """The health state machine of one server (its lock guards every transition)."""
 
+    name: str
+    config: MCPServerConfig
+    _endpoint: Endpoint
+    _lock: threading.RLock
+    _state: ServerState
+    _last_error: str
+    _listing: list[dict[str, Any]]
+    _changed: threading.Event
+    _restarts_in_a_row: int
+    _reconnect_at: float
+    _stderr: RedactedLog | None
+    _serving: ServerLoopSide
+    _replies: ServerReplies
     _loop: LoopThread
     _running: Running | None
     _stopping: list[Running]
@@ -66,7 +89,7 @@ class ServerHealth(ServerLoopSide, ServerReplies):
                 self._restart_locked()
             if self._state is ServerState.READY and self._running is not None:
                 return self._running
-            raise ServerUnavailable(self._unavailable_text())
+            raise ServerUnavailable(self.unavailable_text())
 
     def _probe_locked(self, running: Running) -> None:
         try:
@@ -110,13 +133,13 @@ class ServerHealth(ServerLoopSide, ServerReplies):
         self._running = None
         self._stopping.append(running)
         self._begin_teardown(running, kill=kill)
-        self._last_error = reason + self._stderr_tail(0, last_start_only=True)
+        self._last_error = reason + self._replies.stderr_tail(self._stderr, 0, last_start_only=True)
 
     def _list_now(self, running: Running) -> list[dict[str, Any]]:
         """A bounded ``tools/list`` round trip: the liveness probe and the refresh."""
         timeout = self._probe_timeout()
         return self._loop.call(
-            self._list_async, running.session, timeout, timeout_s=timeout + MARGIN_S
+            self._serving.list_tools, running.session, timeout, timeout_s=timeout + MARGIN_S
         )
 
     def _alive(self, running: Running) -> bool:
@@ -142,6 +165,15 @@ class ServerHealth(ServerLoopSide, ServerReplies):
         except BaseException as probe:
             return not isinstance(leaf_error(probe), TimeoutError)
         return False
+
+    def unavailable_text(self) -> str:
+        """Why a call is not sent now (the server's state, last error, next reconnect)."""
+        return self._replies.unavailable_text(self._state, self._last_error, self._reconnect_at)
+
+    def failure_detail(self) -> str:
+        """The last error and how many restarts are left, for a failed call's text."""
+        with self._lock:
+            return f"{self._last_error}. {self._replies.restarts_left(self._restarts_in_a_row)}"
 
     # ================================================================== reports
 
@@ -176,7 +208,7 @@ class ServerHealth(ServerLoopSide, ServerReplies):
         if kill and running.pid is not None:
             _terminate([running.pid], grace_s=0.5)
         with contextlib.suppress(Exception):
-            self._loop.submit(self._set_event, running.stop)
+            self._loop.submit(self._serving.set_event, running.stop)
 
     def _await_teardowns(self) -> None:
         with self._lock:

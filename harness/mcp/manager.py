@@ -37,6 +37,7 @@ from typing import Any
 
 from harness.config import HarnessConfig, MCPServerConfig, ObservationConfig
 from harness.errors import ConfigError
+from harness.mcp.client_session import describe, sdk_major
 from harness.mcp.endpoints import endpoint_for
 from harness.mcp.logs import install_sdk_log_router
 from harness.mcp.loop_thread import LoopThread
@@ -51,7 +52,6 @@ from harness.mcp.offering import (
 from harness.mcp.processes import OwnedProcesses
 from harness.mcp.resources import READ_RESOURCE, read_resource_tool, render_contents
 from harness.mcp.server import MCPServerError, ServerConnection, ServerStatus, ServerUnavailable
-from harness.mcp.session import describe, sdk_major
 from harness.mcp.tool import MCPTool, failed_status
 from harness.redact import Redactor
 from harness.tools import Tool, ToolOutput

@@ -6,24 +6,24 @@ last lines of the server's stderr).
 The wording of every refusal, timeout and crash lives here, apart from the state machine
 that decides when each one applies (``health``, ``server``): the texts are long and
 change for their readers' sake, the decisions for the protocol's.
-:class:`ServerReplies` is a mixin of :class:`~harness.mcp.server.ServerConnection`.
+:class:`~harness.mcp.server.ServerConnection` owns one :class:`ServerReplies` (``_replies``)
+and hands it the state each text reports.
 """
 
 from __future__ import annotations
 
 import re
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from harness.config import MCPServerConfig
-from harness.mcp.session import Endpoint, describe, leaf_error
+from harness.mcp.client_session import Endpoint, describe, leaf_error
 from harness.mcp.status import ServerState
 from harness.mcp.stderr_log import RedactedLog
 from harness.tools import ToolOutput
 
-__all__ = ["ServerReplies"]
+__all__ = ["ServerReplies", "output_schema"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _SDK_INVALID_OUTPUT = "Invalid structured content returned by tool"
@@ -32,32 +32,29 @@ _SDK_MISSING_OUTPUT = "has an output schema but did not return structured conten
 
 
 class ServerReplies:
-    """The texts of one server's failures; reads the connection's state, never changes it."""
+    """The texts of one server's failures; given the connection's state, never changing it."""
 
-    name: str
-    config: MCPServerConfig
-    _endpoint: Endpoint
-    _lock: threading.RLock
-    _state: ServerState
-    _last_error: str
-    _restarts_in_a_row: int
-    _reconnect_at: float
-    _stderr: RedactedLog | None
-    _log_path: Path
-    _listing: list[dict[str, Any]]
+    def __init__(self, name: str, config: MCPServerConfig, *, endpoint: Endpoint, log_path: Path):
+        self.name = name
+        self.config = config
+        self._endpoint = endpoint
+        self._log_path = log_path
 
     @property
-    def _remote(self) -> bool:
+    def remote(self) -> bool:
         return self._endpoint.transport != "stdio"
 
-    def _where(self) -> str:
+    def where(self) -> str:
         if self._endpoint.transport == "stdio":
             return " ".join([self._endpoint.command or "", *self._endpoint.args]).strip()
         return self._endpoint.url or ""
 
-    def _stderr_tail(self, offset: int, *, last_start_only: bool = False) -> str:
-        if self._stderr is not None:
-            self._stderr.sync()  # what the server wrote before it died reaches the file first
+    def stderr_tail(
+        self, stderr: RedactedLog | None, offset: int, *, last_start_only: bool = False
+    ) -> str:
+        """The last lines the server wrote to stderr (after ``offset``), for a message."""
+        if stderr is not None:
+            stderr.sync()  # what the server wrote before it died reaches the file first
         try:
             with open(self._log_path, "rb") as log:
                 size = log.seek(0, 2)
@@ -74,30 +71,29 @@ class ServerReplies:
         tail = " | ".join(lines)
         return f"; stderr: {tail[-600:]}"
 
-    def _unavailable_text(self) -> str:
+    def unavailable_text(self, state: ServerState, last_error: str, reconnect_at: float) -> str:
         base = f"mcp server '{self.name}' is unavailable"
-        if self._state is ServerState.FAILED:
+        if state is ServerState.FAILED:
             return (
                 f"{base}: given up after {self.config.max_restarts} restarts in a row "
-                f"(max_restarts={self.config.max_restarts}); last error: {self._last_error}"
+                f"(max_restarts={self.config.max_restarts}); last error: {last_error}"
             )
-        if self._state is ServerState.CLOSED:
+        if state is ServerState.CLOSED:
             return f"{base}: the harness closed it"
-        if self._remote and self._reconnect_at > 0:
-            wait = max(self._reconnect_at - time.monotonic(), 0.0)
+        if self.remote and reconnect_at > 0:
+            wait = max(reconnect_at - time.monotonic(), 0.0)
             return (
-                f"{base} (not sent): {self._last_error}; the next attempt to reconnect is in "
-                f"{wait:.1f} s"
+                f"{base} (not sent): {last_error}; the next attempt to reconnect is in {wait:.1f} s"
             )
-        return f"{base} (not sent): {self._last_error}"
+        return f"{base} (not sent): {last_error}"
 
-    def _restarts_left(self) -> str:
-        left = self.config.max_restarts - self._restarts_in_a_row
+    def restarts_left(self, restarts_in_a_row: int) -> str:
+        left = self.config.max_restarts - restarts_in_a_row
         if left <= 0:
             return "It will not be restarted again (max_restarts reached)."
         return f"It will be restarted on the next call ({left} restart(s) left)."
 
-    def _timeout_output(self, tool: str, timeout: float, *, physical: bool) -> ToolOutput:
+    def timeout_output(self, tool: str, timeout: float, *, physical: bool) -> ToolOutput:
         if physical:
             return ToolOutput.error(
                 f"{tool} on mcp server '{self.name}' timed out after {timeout:g} s and was "
@@ -110,7 +106,7 @@ class ServerReplies:
             "timeout",
         )
 
-    def _lost_session_output(self, tool: str, *, physical: bool) -> ToolOutput:
+    def lost_session_output(self, tool: str, *, physical: bool) -> ToolOutput:
         why = (
             "a physical call is not sent again by the harness: observe, then call it again "
             "if it is still needed"
@@ -124,7 +120,7 @@ class ServerReplies:
             executed=False,
         )
 
-    def _rejected_output(self, tool: str, exc: BaseException) -> ToolOutput:
+    def rejected_output(self, tool: str, exc: BaseException) -> ToolOutput:
         message = str(leaf_error(exc))
         if message.startswith(_SDK_INVALID_OUTPUT):
             return ToolOutput.error(
@@ -143,17 +139,9 @@ class ServerReplies:
             f"mcp server '{self.name}' rejected {tool}: {describe(exc)}", "tool_error"
         )
 
-    def _output_schema(self, tool: str) -> dict[str, Any] | None:
-        for spec in self._listing:
-            if spec.get("name") == tool:
-                schema = spec.get("outputSchema")
-                return schema if isinstance(schema, dict) else None
-        return None
-
-    def _unreached_output(self, tool: str) -> ToolOutput:
-        """A call whose connection could not be opened: it never reached the server."""
-        with self._lock:
-            detail = f"{self._last_error}. {self._restarts_left()}"
+    def unreached_output(self, tool: str, detail: str) -> ToolOutput:
+        """A call whose connection could not be opened: it never reached the server
+        (``detail``: the last error and the restarts left)."""
         return ToolOutput.error(
             f"{tool} was not executed: mcp server '{self.name}' could not be reached "
             f"(it was already down when the call was made): {detail}",
@@ -161,9 +149,7 @@ class ServerReplies:
             executed=False,
         )
 
-    def _crash_output(self, tool: str, *, physical: bool) -> ToolOutput:
-        with self._lock:
-            detail = f"{self._last_error}. {self._restarts_left()}"
+    def crash_output(self, tool: str, detail: str, *, physical: bool) -> ToolOutput:
         if physical:
             return ToolOutput.error(
                 f"mcp server '{self.name}' stopped during {tool}; outcome unknown: observe "
@@ -173,3 +159,12 @@ class ServerReplies:
         return ToolOutput.error(
             f"mcp server '{self.name}' stopped during {tool}: {detail}", "server_crashed"
         )
+
+
+def output_schema(listing: list[dict[str, Any]], tool: str) -> dict[str, Any] | None:
+    """The ``outputSchema`` ``tool`` declares in a ``tools/list`` answer (None: none)."""
+    for spec in listing:
+        if spec.get("name") == tool:
+            schema = spec.get("outputSchema")
+            return schema if isinstance(schema, dict) else None
+    return None

@@ -11,10 +11,10 @@ reason to kill a healthy server, but a wedged one is restarted. A call is never 
 twice: the call that found the server crashed reports it (as "outcome unknown" when the
 tool is physical), and only the next call starts the server again.
 
-:class:`ServerConnection` is the public face; its parts live beside it: ``status`` (states,
-errors, time bounds), ``health`` (judging and marking health, teardown), ``serving`` (the
-loop side) and ``replies`` (the texts of failures). The names other code imports from
-here are re-exported.
+:class:`ServerConnection` is the public face; it extends ``health`` (judging and marking
+health, teardown) and owns two parts: its loop side (``serving``) and the texts of its
+failures (``replies``); ``status`` holds the states, errors and time bounds. The names
+other code imports from here are re-exported.
 """
 
 from __future__ import annotations
@@ -29,6 +29,11 @@ from pathlib import Path
 from typing import Any, TextIO, cast
 
 from harness.config import MCPServerConfig, ObservationConfig
+from harness.mcp.client_session import (
+    Endpoint,
+    describe,
+    is_connection_error,
+)
 from harness.mcp.convert import to_tool_output
 from harness.mcp.health import ServerHealth
 from harness.mcp.logs import ServerLog
@@ -36,12 +41,9 @@ from harness.mcp.loop_thread import LoopThread
 from harness.mcp.processes import TOKEN_ENV, OwnedProcesses, find_processes, leader_pid
 from harness.mcp.processes import new_token as _new_token
 from harness.mcp.processes import terminate as _terminate
+from harness.mcp.replies import ServerReplies, output_schema
 from harness.mcp.resources import MAX_REMEMBERED_LINKS, ResourceLinks
-from harness.mcp.session import (
-    Endpoint,
-    describe,
-    is_connection_error,
-)
+from harness.mcp.serving import ServerLoopSide
 from harness.mcp.status import (
     MARGIN_S,
     POLL_S,
@@ -82,8 +84,8 @@ delay doubles from the first to the largest value and resets once connected."""
 class ServerConnection(ServerHealth):
     """Owns one server for a manager; thread-safe (calls come from tool worker threads).
 
-    Its health checks (:class:`ServerHealth`), loop side and failure texts are inherited
-    from the mixins of ``health``, ``serving`` and ``replies``; restarting is here.
+    Its health checks are :class:`ServerHealth`'s; its loop side and failure texts are
+    parts it owns (``_serving``, ``_replies``); restarting is here.
     """
 
     def __init__(
@@ -123,6 +125,8 @@ class ServerConnection(ServerHealth):
         self._reconnect_delay_s = 0.0
         self._reconnect_at = 0.0
         self._links = ResourceLinks()
+        self._serving = ServerLoopSide(self.name, config, log=self._log, changed=self._changed)
+        self._replies = ServerReplies(self.name, config, endpoint=endpoint, log_path=log_path)
 
     # ================================================================== lifecycle
 
@@ -139,7 +143,7 @@ class ServerConnection(ServerHealth):
         errlog.write(f"--- {self.name} start {self._starts} at {time.strftime('%H:%M:%S')}\n")
         errlog.flush()
         ready: futures.Future[Any] = futures.Future()
-        task = self._loop.submit(self._serve, endpoint, cast(TextIO, errlog), ready)
+        task = self._loop.submit(self._serving.serve, endpoint, cast(TextIO, errlog), ready)
         return Launch(token, ready, task, errlog, errlog.tell(), time.monotonic())
 
     def finish_launch(self, launch: Launch) -> None:
@@ -160,12 +164,15 @@ class ServerConnection(ServerHealth):
                 launch.task.result(timeout=STOP_TIMEOUT_S)
             _terminate(find_processes([launch.token]), grace_s=1.0)
             launch.errlog.close()
-            self._last_error = f"{reason}{self._stderr_tail(launch.log_offset)}"
+            self._last_error = (
+                f"{reason}{self._replies.stderr_tail(self._stderr, launch.log_offset)}"
+            )
             with self._lock:
                 if self._state is not ServerState.CLOSED:
                     self._state = ServerState.DOWN
             raise MCPServerError(
-                f"mcp server '{self.name}' ({self._where()}) failed to start: {self._last_error}"
+                f"mcp server '{self.name}' ({self._replies.where()}) failed to start: "
+                f"{self._last_error}"
             ) from None
         launch.errlog.close()
         pid = leader_pid(launch.token) if self._endpoint.transport == "stdio" else None
@@ -287,36 +294,40 @@ class ServerConnection(ServerHealth):
             except (TimeoutError, futures.CancelledError):
                 if running.session.unsent_calls > unsent:  # it never reached the server
                     self._mark_down(running, "the server could not be reached")
-                    return self._unreached_output(tool)
+                    return self._replies.unreached_output(tool, self.failure_detail())
                 if running.broken is not None:
                     self._mark_down(running, f"the connection broke ({running.broken})")
-                    return self._crash_output(tool, physical=physical)
+                    return self._replies.crash_output(
+                        tool, self.failure_detail(), physical=physical
+                    )
                 self._mark_suspect(running, f"{tool} did not answer within {timeout:g} s")
-                return self._timeout_output(tool, timeout, physical=physical)
+                return self._replies.timeout_output(tool, timeout, physical=physical)
             except ToolCancelledError:
                 raise
             except Exception as exc:
                 if running.session.unsent_calls > unsent:  # it never reached the server
                     self._mark_down(running, f"the server could not be reached ({describe(exc)})")
-                    return self._unreached_output(tool)
+                    return self._replies.unreached_output(tool, self.failure_detail())
                 if is_connection_error(exc) or not self._alive(running):
                     self._mark_down(running, f"the connection closed ({describe(exc)})")
-                    return self._crash_output(tool, physical=physical)
+                    return self._replies.crash_output(
+                        tool, self.failure_detail(), physical=physical
+                    )
                 if self._session_lost(running, exc):
                     self._mark_down(running, f"the server lost the session ({describe(exc)})")
                     if physical or resent:
-                        return self._lost_session_output(tool, physical=physical)
+                        return self._replies.lost_session_output(tool, physical=physical)
                     resent = True
                     continue
                 self._answered()
-                return self._rejected_output(tool, exc)
+                return self._replies.rejected_output(tool, exc)
             self._answered()
             self._links.remember(result)
             return to_tool_output(
                 result,
                 label=f"{self.name}.{tool}",
                 images=self._images,
-                output_schema=self._output_schema(tool),
+                output_schema=output_schema(self._listing, tool),
                 to_operator=to_operator,
                 readable_links=running.session.resources,
             )
@@ -331,9 +342,9 @@ class ServerConnection(ServerHealth):
         on_progress: Callable[[str], None] | None,
     ) -> dict[str, Any]:
         """One ``tools/call`` on ``running``, waited for here so cancellation is seen."""
-        progress = self._progress(tool, on_progress) if on_progress is not None else None
+        progress = self._serving.progress(tool, on_progress) if on_progress is not None else None
         future = self._loop.submit(
-            self._call_async, running.session, tool, arguments, progress, timeout
+            self._serving.call_tool, running.session, tool, arguments, progress, timeout
         )
         deadline = time.monotonic() + timeout + MARGIN_S
         while not future.done():
@@ -356,7 +367,11 @@ class ServerConnection(ServerHealth):
         timeout = self.config.call_timeout_s
         try:
             return self._loop.call(
-                self._read_async, running.session, uri, timeout, timeout_s=timeout + MARGIN_S
+                self._serving.read_resource,
+                running.session,
+                uri,
+                timeout,
+                timeout_s=timeout + MARGIN_S,
             )
         except BaseException as exc:
             if is_connection_error(exc) or not self._alive(running):
@@ -384,7 +399,7 @@ class ServerConnection(ServerHealth):
     # ================================================================== restarts
 
     def _restart_locked(self) -> None:
-        if self._remote:
+        if self._replies.remote:
             self._reconnect_locked()
             return
         limit = self.config.max_restarts

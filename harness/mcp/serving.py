@@ -6,7 +6,7 @@ deadline.
 Everything here is a coroutine submitted to the :class:`~harness.mcp.loop_thread.LoopThread`;
 the rest of the server code runs on the callers' threads and only waits for these. Keeping
 the loop side apart keeps it clear which code may block and which must not.
-:class:`ServerLoopSide` is a mixin of :class:`~harness.mcp.server.ServerConnection`.
+:class:`~harness.mcp.server.ServerConnection` owns one :class:`ServerLoopSide` (``_serving``).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any, TextIO
 import anyio
 
 from harness.config import MCPServerConfig
+from harness.mcp.client_session import Endpoint, Session, open_session
 from harness.mcp.logs import ServerLog
-from harness.mcp.session import Endpoint, Session, open_session
 from harness.mcp.status import MARGIN_S
 
 __all__ = ["ServerLoopSide"]
@@ -30,12 +30,16 @@ __all__ = ["ServerLoopSide"]
 class ServerLoopSide:
     """Coroutines of one server's sessions (run on the loop thread, never block it)."""
 
-    name: str
-    config: MCPServerConfig
-    _log: ServerLog
-    _changed: threading.Event
+    def __init__(
+        self, name: str, config: MCPServerConfig, *, log: ServerLog, changed: threading.Event
+    ) -> None:
+        self.name = name
+        self.config = config
+        self._log = log
+        self._changed = changed
+        """Set when the server says its tools changed."""
 
-    async def _serve(
+    async def serve(
         self,
         endpoint: Endpoint,
         errlog: TextIO,
@@ -63,10 +67,10 @@ class ServerLoopSide:
                 ready.set_exception(exc)
 
     @staticmethod
-    async def _set_event(event: anyio.Event) -> None:
+    async def set_event(event: anyio.Event) -> None:
         event.set()
 
-    async def _call_async(
+    async def call_tool(
         self,
         session: Session,
         tool: str,
@@ -77,15 +81,15 @@ class ServerLoopSide:
         with self._log.active(), anyio.fail_after(timeout_s):
             return await session.call_tool(tool, arguments, progress=progress)
 
-    async def _list_async(self, session: Session, timeout_s: float) -> list[dict[str, Any]]:
+    async def list_tools(self, session: Session, timeout_s: float) -> list[dict[str, Any]]:
         with self._log.active(), anyio.fail_after(timeout_s):
             return await session.list_tools()
 
-    async def _read_async(self, session: Session, uri: str, timeout_s: float) -> dict[str, Any]:
+    async def read_resource(self, session: Session, uri: str, timeout_s: float) -> dict[str, Any]:
         with self._log.active(), anyio.fail_after(timeout_s):
             return await session.read_resource(uri)
 
-    def _progress(self, tool: str, report: Callable[[str], None]) -> Any:
+    def progress(self, tool: str, report: Callable[[str], None]) -> Any:
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             amount = f"{progress:g}/{total:g}" if total else f"{progress:g}"
             report(f"{self.name}.{tool}: {message or 'progress'} ({amount})")

@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 
 from harness.errors import HarnessError
-from harness.mcp.session import Session
+from harness.mcp.client_session import Session
 from harness.mcp.stderr_log import RedactedLog
 
 __all__ = [

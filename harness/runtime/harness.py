@@ -6,7 +6,8 @@ no safety envelope is blocked, never run). :meth:`Harness.from_config` builds ev
 from YAML (:mod:`harness.assembly`) and then the Harness.
 
 The Harness is a facade: the :class:`~harness.runtime.session.Session` holds what
-outlives a task (its parts read through :mod:`harness.runtime.session_view`), each task
+outlives a task (each part shown as a :class:`~harness.runtime.session_view.SessionPart`
+attribute), each task
 is a :class:`~harness.runtime.task.TaskState` driven by a
 :class:`~harness.runtime.loop.TaskLoop`. ``run_stream()`` returns a plain iterator of typed
 events that runs in the caller's thread. Fully consumed, it ends with exactly one ``done``
@@ -56,10 +57,11 @@ from harness.runtime.delegation.delegate import (
 )
 from harness.runtime.lane import Lane
 from harness.runtime.loop import TaskLoop
+from harness.runtime.owned import OwnedResources, close_all
 from harness.runtime.resume.rebuild import ResumePoint, resume_session
 from harness.runtime.resume.resumed_task import resume_prologue
 from harness.runtime.session import Session, SessionParts
-from harness.runtime.session_view import SessionView
+from harness.runtime.session_view import SessionPart
 from harness.runtime.stream import RunResult, TaskStream
 from harness.runtime.task import TaskState
 from harness.store import MemoryRunStore
@@ -69,11 +71,13 @@ from harness.world.task_check import TaskCheck
 
 if TYPE_CHECKING:
     from embodiment.types import Driver
+    from harness.context import Context
+    from memory.task_notes import TaskNotes
 
 __all__ = ["Handoff", "Harness", "RunResult", "TaskStream"]
 
 
-class Harness(SessionView):
+class Harness:
     """One session of a model driving tools (and usually a robot).
 
     Args:
@@ -113,6 +117,31 @@ class Harness(SessionView):
             A store or memory given without a redactor of its own adopts this one.
     """
 
+    # The session's parts, each read through to ``self.session`` (``model`` and
+    # ``tool_sources`` may be assigned between tasks; ``task_notes``: the running or last
+    # task's Task Notes; ``subagent_model``: None when the sub-agents use ``model``).
+    session_id: SessionPart[str] = SessionPart()
+    model: SessionPart[Model] = SessionPart(settable=True)
+    compaction_model: SessionPart[Model] = SessionPart()
+    subagent_model: SessionPart[Model | None] = SessionPart()
+    context: SessionPart[Context] = SessionPart()
+    compactor: SessionPart[Compactor] = SessionPart()
+    store: SessionPart[RunStore] = SessionPart()
+    tools: SessionPart[ToolRegistry] = SessionPart()
+    tool_sources: SessionPart[list[ToolSource]] = SessionPart(settable=True, convert=list)
+    driver: SessionPart[Driver | None] = SessionPart()
+    observation_provider: SessionPart[ObservationProvider | None] = SessionPart()
+    safety: SessionPart[SafetyGate | None] = SessionPart()
+    scene: SessionPart[SceneProvider | None] = SessionPart()
+    skills: SessionPart[SkillLibrary | None] = SessionPart()
+    memory: SessionPart[MemoryProvider | None] = SessionPart()
+    evaluator: SessionPart[Evaluator | None] = SessionPart()
+    task_check: SessionPart[TaskCheck | None] = SessionPart()
+    hooks: SessionPart[list[PreHook]] = SessionPart()
+    user_channel: SessionPart[UserChannel | None] = SessionPart()
+    profile_text: SessionPart[str] = SessionPart()
+    task_notes: SessionPart[TaskNotes] = SessionPart(name="last_notes")
+
     def __init__(
         self,
         config: HarnessConfig | None = None,
@@ -141,9 +170,9 @@ class Harness(SessionView):
         redactor: Redactor | None = None,
     ) -> None:
         self.config = config if config is not None else HarnessConfig()
-        self._owned: list[tuple[str, Callable[[], None]]] = []
+        self._owned = OwnedResources()
         for resource in owned_resources:
-            self._own(resource)
+            self._owned.add(resource)
         self._resume_point: ResumePoint | None = None
 
         model = model if model is not None else build_model(self.config.model)
@@ -202,12 +231,12 @@ class Harness(SessionView):
                 registry.add(item)
         for item in tools:
             registry.add(item if isinstance(item, Tool) else tool(item))
-        session.attach_tool_sources(tool_sources)
+        session.tooling.attach_tool_sources(tool_sources)
         session.open()
         self.session = session
         session.control_log = start_control_log(driver, store, self.config.recording)
         if session.control_log is not None:  # closed before the driver it records
-            self._own(("control log", session.control_log.close))
+            self._owned.add(("control log", session.control_log.close))
 
     # ================================================================== factory
 
@@ -231,7 +260,7 @@ class Harness(SessionView):
         try:
             return cls(cfg, **built, owned_resources=closers)
         except BaseException:
-            _close_all(list(reversed(closers)))
+            close_all(list(reversed(closers)))
             raise
 
     @classmethod
@@ -394,7 +423,7 @@ class Harness(SessionView):
         session.begin_task(child.lane)
         try:
             child.lane.state.add_usage(session.prepare_resident(child.lane.should_cancel))
-            session.sync_tool_sources()
+            session.tooling.sync_tool_sources()
             return run_child(child, emit=on_event or (lambda event: None))
         finally:
             session.end_task(child.lane.state)
@@ -446,10 +475,9 @@ class Harness(SessionView):
         """The tools a task would be offered now, what the window leaves out and why,
         counted by the model's server where it can count (the selection every task
         starts with; :func:`harness.context.admission.select_tools`)."""
-        return self.session.offer_tools(self.session.tools)
+        return self.session.tooling.offer_tools(self.session.tools, model=self.session.model)
 
     # ================================================================== lifecycle
-    # (the session's parts, as properties: harness.runtime.session_view)
 
     def close(self) -> None:
         """Release owned resources (MCP subprocesses, driver, store...) in reverse order.
@@ -461,8 +489,7 @@ class Harness(SessionView):
             return
         self.session.check_idle("close")
         self.session.closed = True
-        errors = _close_all(list(reversed(self._owned)))
-        self._owned = []
+        errors = self._owned.close()
         if errors:
             raise CloseError(errors)
 
@@ -471,23 +498,3 @@ class Harness(SessionView):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def _own(self, resource: Any) -> None:
-        if isinstance(resource, tuple) and len(resource) == 2 and callable(resource[1]):
-            self._owned.append(resource)
-        elif callable(getattr(resource, "close", None)):
-            self._owned.append((type(resource).__name__, resource.close))
-        elif callable(resource):
-            self._owned.append((getattr(resource, "__name__", "resource"), resource))
-        else:
-            raise TypeError(f"owned resource {resource!r} has no close() and is not callable")
-
-
-def _close_all(closers: list[tuple[str, Callable[[], None]]]) -> list[tuple[str, BaseException]]:
-    errors: list[tuple[str, BaseException]] = []
-    for name, closer in closers:
-        try:
-            closer()
-        except Exception as exc:
-            errors.append((name, exc))
-    return errors

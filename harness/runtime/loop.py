@@ -139,7 +139,7 @@ class TaskLoop:
             report += "\n\nWARNING: the robot may not be stopped: " + "; ".join(
                 problem.reason for problem in problems
             )
-        consolidation = session.consolidate_memory(
+        consolidation = session.memory_link.consolidate_memory(
             state, status=ending.status, report=report, cancelled=lane.should_cancel
         )
         state.ending = ending
@@ -193,8 +193,8 @@ def start_task(lane: Lane) -> Steps[TaskEnding | None]:
         )
     )
     state.add_usage(session.prepare_resident(lane.should_cancel))
-    session.sync_tool_sources()
-    for line in session.unavailable_sources():
+    session.tooling.sync_tool_sources()
+    for line in session.tooling.unavailable_sources():
         yield lane.emit(NotificationEvent(message=session.redactor.text(line), level="warning"))
     if any(getattr(t, "optional", None) == "episodes" for t in lane.tools.visible()):
         ledger = lane.context.episode_ledger

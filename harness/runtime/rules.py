@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from harness.events import ToolResultEvent
 from harness.messages import Verdict
 from harness.tools import ErrorKind, ToolOutput
-from memory.report import ToolOutcome
+from memory.task_record import ToolOutcome
 
 __all__ = [
     "RecordedResult",

@@ -11,9 +11,10 @@ working for its parent's turn); the session's task slot admits one top-level tas
 states and layouts are stored per lane (a sub-agent's history never enters the main
 lane's), and events of every lane share the session's one sequence.
 
-The session's tool sources and the tools it offers live in
-:mod:`~harness.runtime.session_tools`, and what it hands to durable memory in
-:mod:`~harness.runtime.session_memory`; :class:`Session` inherits both.
+The session's tool sources and the tools it offers are a part it owns
+(:class:`~harness.runtime.session_tools.SessionTools`, ``session.tooling``), and so is what
+it hands to durable memory (:class:`~harness.runtime.session_memory.SessionMemory`,
+``session.memory_link``).
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ class SessionParts:
     """The session's secret redactor (built-in shapes only when None)."""
 
 
-class Session(SessionTools, SessionMemory):
+class Session:
     """One session: the parts every task of it shares, and its bookkeeping."""
 
     def __init__(
@@ -135,9 +136,17 @@ class Session(SessionTools, SessionMemory):
         """Applied once to every event before it is stored and handed to the caller, and
         to everything handed to memory."""
         self.tools = tools
-        self.tool_sources: list[ToolSource] = []
-        self._source_tools: list[str] = []
-        self._announced_withheld: set[tuple[str, str]] = set()
+        self.tooling = SessionTools(tools, context)
+        """The tool sources (MCP servers) and the tools offered to a lane."""
+        self.memory_link = SessionMemory(
+            config,
+            session_id=session_id,
+            store=self.store,
+            memory=self.memory,
+            redactor=self.redactor,
+            tools=tools,
+        )
+        """What the session hands to durable memory, and memory's helpers' cost."""
         self._seq = 0
         self._frames = 0
         self._slot_lock = threading.Lock()
@@ -148,6 +157,15 @@ class Session(SessionTools, SessionMemory):
         self.closed = False
         self.last_notes = self.new_task_notes()
         """Task Notes of the latest task (``Harness.task_notes``)."""
+
+    @property
+    def tool_sources(self) -> list[ToolSource]:
+        return self.tooling.tool_sources
+
+    @tool_sources.setter
+    def tool_sources(self, sources: list[ToolSource]) -> None:
+        """Replace the sources; their tools are registered at the next task's start."""
+        self.tooling.tool_sources = list(sources)
 
     def open(self) -> None:
         """Record the session in the run store (once its tools are registered)."""
@@ -349,17 +367,17 @@ class Session(SessionTools, SessionMemory):
         ctx.set_resident("embodiment", self.profile_text)
         ctx.set_resident("skills", self.skills.catalog_text() if self.skills else "")
         memory_text = ""
-        if self._memory_on():
+        if self.memory_link.active():
             assert self.memory is not None
-            with self._memory_watching(cancelled):
+            with self.memory_link.watching(cancelled):
                 memory_text = self.memory.resident_text(
                     budget_tokens=self.config.memory.budget_tokens, estimate=ctx.estimator.text
                 )
         ctx.set_resident("memory", memory_text)
         # Tool sources may carry words for the model about their tools (MCP servers'
         # `instructions`, bounded by the source): Resident, after the rest.
-        ctx.set_resident("tool_sources", self._tool_source_text())
-        return self.drain_memory_usage()
+        ctx.set_resident("tool_sources", self.tooling.resident_text())
+        return self.memory_link.drain_memory_usage()
 
     def end_task_resident(self, context: Context | None = None) -> None:
         """Task-scoped capability context (loaded skill bodies) leaves with the task (a

@@ -1,11 +1,10 @@
 """The session's side of durable memory: Task Notes snapshots, tool-experience ledgers,
-the consolidation of what a task taught (a :class:`~memory.report.TaskRecord`), and the
+the consolidation of what a task taught (a :class:`~memory.task_record.TaskRecord`), and the
 model cost and operator's cancel of memory's model-backed helpers.
 
-:class:`~harness.runtime.session.Session` inherits :class:`SessionMemory`; it lives apart
-so the session module reads as the task slot and the bookkeeping. The attributes
-declared on the class are set by ``Session.__init__``. Everything handed to memory passes
-the session's redactor first.
+A :class:`~harness.runtime.session.Session` owns one :class:`SessionMemory`
+(``session.memory_link``); it lives apart so the session module reads as the task slot and
+the bookkeeping. Everything handed to memory passes the session's redactor first.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from harness.events import MemoryConsolidationEvent
 from harness.messages import Usage
 from harness.protocols import ToolResultLog
 from harness.runtime.rules import RecordedResult, enters_task_notes
-from memory.report import TaskRecord, ToolOutcome
+from memory.task_record import TaskRecord, ToolOutcome
 
 if TYPE_CHECKING:
     from harness.config import HarnessConfig
@@ -40,18 +39,29 @@ class SessionMemory:
     """What the session hands to durable memory, and memory's helpers' cost and cancel (see
     the module docstring)."""
 
-    config: HarnessConfig
-    session_id: str
-    store: RunStore
-    memory: MemoryProvider | None
-    redactor: Redactor
-    tools: ToolRegistry
+    def __init__(
+        self,
+        config: HarnessConfig,
+        *,
+        session_id: str,
+        store: RunStore,
+        memory: MemoryProvider | None,
+        redactor: Redactor,
+        tools: ToolRegistry,
+    ) -> None:
+        self.config = config
+        self.session_id = session_id
+        self.store = store
+        self.memory = memory
+        self.redactor = redactor
+        self.tools = tools
+        """The session's registry: which tools' outcomes are worth a ledger."""
 
     def store_task_notes(self, state: TaskState) -> None:
         """A Task Notes snapshot: structured into the run store, rendered into memory (a
         sub-agent's notes are its own: memory mirrors the main lane's only)."""
         self.store.put_task_notes(self.session_id, state.task_id, state.notes.state())
-        if self._memory_on() and not state.lane:
+        if self.active() and not state.lane:
             assert self.memory is not None
             try:
                 self.memory.mirror_task_notes(self.redactor.text(state.notes.render()))
@@ -63,7 +73,7 @@ class SessionMemory:
         the harness's own bookkeeping tools, and never a name the model made up (it would
         become a file)."""
         registered = self.tools.get(outcome.tool)
-        if not self._memory_on() or registered is None or registered.source == "builtin":
+        if not self.active() or registered is None or registered.source == "builtin":
             return
         assert self.memory is not None
         outcome = replace(outcome, detail=self.redactor.text(outcome.detail))
@@ -84,7 +94,7 @@ class SessionMemory:
         task's. The operator's cancel wins over a helper's model call in flight: the
         consolidation is abandoned and nothing is written. A sub-agent lane consolidates
         nothing: its work is its parent's task's."""
-        if not self._memory_on() or state.lane:
+        if not self.active() or state.lane:
             return None
         assert self.memory is not None
         redact = self.redactor.text
@@ -98,7 +108,7 @@ class SessionMemory:
             min_confidence=self.config.memory.consolidation_min_confidence,
         )
         try:
-            with self._memory_watching(cancelled):
+            with self.watching(cancelled):
                 result = self.memory.consolidate(record)
         except Cancelled as exc:
             return MemoryConsolidationEvent(
@@ -141,7 +151,7 @@ class SessionMemory:
         return [helper for helper in found if helper is not None]
 
     @contextlib.contextmanager
-    def _memory_watching(self, cancelled: Callable[[], bool] | None) -> Iterator[None]:
+    def watching(self, cancelled: Callable[[], bool] | None) -> Iterator[None]:
         """Hand the operator's cancel to the helpers that watch one, for one use."""
         helpers = [h for h in self._memory_helpers() if hasattr(h, "cancelled")]
         for helper in helpers:
@@ -152,5 +162,6 @@ class SessionMemory:
             for helper in helpers:
                 helper.cancelled = None  # type: ignore[attr-defined]
 
-    def _memory_on(self) -> bool:
+    def active(self) -> bool:
+        """Whether there is durable memory and it is enabled."""
         return self.memory is not None and self.config.memory.enabled

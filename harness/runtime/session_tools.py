@@ -26,11 +26,14 @@ class SessionTools:
     """The tool registry's sources, and the tools offered to the model (see the module
     docstring)."""
 
-    context: Context
-    tools: ToolRegistry
-    tool_sources: list[ToolSource]
-    _source_tools: list[str]
-    _announced_withheld: set[tuple[str, str]]
+    def __init__(self, tools: ToolRegistry, context: Context) -> None:
+        self.tools = tools
+        """The session's registry, which the sources' tools join."""
+        self.context = context
+        """The main lane's context: where :meth:`offer_tools` puts definitions by default."""
+        self.tool_sources: list[ToolSource] = []
+        self._source_tools: list[str] = []
+        self._announced_withheld: set[tuple[str, str]] = set()
 
     def attach_tool_sources(self, sources: Iterable[ToolSource]) -> None:
         """Tools that live outside the process (MCP servers), registered after the rest."""
@@ -80,14 +83,13 @@ class SessionTools:
         """Put the visible definitions of ``tools`` that fit into a lane's context (the
         main lane's by default): all of them, or without the optional features a small
         window cannot hold (:func:`~harness.context.admission.select_tools`), counted by
-        ``model``'s server where it can count (the session's model by default)."""
+        ``model``'s server where it can count (the caller passes the lane's model)."""
         context = context or self.context
-        model = model if model is not None else getattr(self, "model", None)
         count = getattr(model, "count_prompt_tokens", None)
         visible = [tool for tool in tools.visible() if tool.name not in exclude]
         return select_tools(context, visible, count=count if callable(count) else None)
 
-    def _tool_source_text(self) -> str:
+    def resident_text(self) -> str:
         """What tool sources ask to have in Resident: each source's optional
         ``resident_text()`` (an MCP manager's server instructions), joined."""
         texts = []

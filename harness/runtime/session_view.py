@@ -1,140 +1,66 @@
-"""The Harness's view of its session's parts: each part (model, tools, driver, safety
-envelope, scene, skills, memory, store, ...) as a property that reads through to the
-:class:`~harness.runtime.session.Session`, and the few a script may swap between tasks
-(the decision model, the tool sources).
+"""How the Harness shows its session's parts: :class:`SessionPart`, an attribute that reads
+through to one part of the :class:`~harness.runtime.session.Session` (and, for the few a
+script may swap between tasks, writes through).
 
-:class:`~harness.runtime.harness.Harness` inherits these; they live apart so the facade
-reads as what it does (build, run, resume, delegate, close).
+:class:`~harness.runtime.harness.Harness` declares one per part (``model``, ``tools``,
+``driver``, ``store``, ...): the Harness owns its session and names what it shows of it,
+rather than inheriting a class of properties.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 if TYPE_CHECKING:
-    from embodiment.types import Driver
-    from harness.context import Context
-    from harness.context.compaction.compactor import Compactor
-    from harness.protocols import (
-        Evaluator,
-        MemoryProvider,
-        ObservationProvider,
-        PreHook,
-        RunStore,
-        SafetyGate,
-        SceneProvider,
-        SkillLibrary,
-        ToolSource,
-        UserChannel,
-    )
-    from harness.providers.base import Model
     from harness.runtime.session import Session
-    from harness.tools import ToolRegistry
-    from harness.world.task_check import TaskCheck
-    from memory.task_notes import TaskNotes
 
-__all__ = ["SessionView"]
+__all__ = ["SessionPart"]
+
+T = TypeVar("T")
 
 
-class SessionView:
-    """Read-through properties over ``self.session`` (see the module docstring)."""
+class SessionPart(Generic[T]):
+    """An attribute of an object with a ``session`` that is ``session.<name>``.
 
-    session: Session
+    ``name`` defaults to the attribute's own name. ``settable`` lets a script assign it
+    (the value goes to the session, through ``convert`` when given); otherwise assigning
+    raises ``AttributeError`` as a read-only property does."""
 
-    @property
-    def session_id(self) -> str:
-        return self.session.session_id
+    def __init__(
+        self,
+        doc: str = "",
+        *,
+        name: str | None = None,
+        settable: bool = False,
+        convert: Any = None,
+    ) -> None:
+        self.__doc__ = doc
+        self._name = name
+        self._settable = settable
+        self._convert = convert
+        self._attribute = name or ""
 
-    @property
-    def model(self) -> Model:
-        return self.session.model
+    def __set_name__(self, owner: type, attribute: str) -> None:
+        self._attribute = attribute
+        if self._name is None:
+            self._name = attribute
 
-    @model.setter
-    def model(self, model: Model) -> None:
-        """Swap the decision model between tasks (the summarizer stays as built)."""
-        self.session.model = model
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> SessionPart[T]: ...
 
-    @property
-    def compaction_model(self) -> Model:
-        return self.session.compaction_model
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> T: ...
 
-    @property
-    def subagent_model(self) -> Model | None:
-        """The sub-agents' own model (``subagents.model``); None: they use ``model``."""
-        return self.session.subagent_model
+    def __get__(self, instance: object | None, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        session: Session = instance.session  # type: ignore[attr-defined]
+        return getattr(session, self._name or self._attribute)
 
-    @property
-    def context(self) -> Context:
-        return self.session.context
-
-    @property
-    def compactor(self) -> Compactor:
-        return self.session.compactor
-
-    @property
-    def store(self) -> RunStore:
-        return self.session.store
-
-    @property
-    def tools(self) -> ToolRegistry:
-        return self.session.tools
-
-    @property
-    def tool_sources(self) -> list[ToolSource]:
-        return self.session.tool_sources
-
-    @tool_sources.setter
-    def tool_sources(self, sources: Iterable[ToolSource]) -> None:
-        """Replace the sources; their tools are registered at the next task's start."""
-        self.session.tool_sources = list(sources)
-
-    @property
-    def driver(self) -> Driver | None:
-        return self.session.driver
-
-    @property
-    def observation_provider(self) -> ObservationProvider | None:
-        return self.session.observation_provider
-
-    @property
-    def safety(self) -> SafetyGate | None:
-        return self.session.safety
-
-    @property
-    def scene(self) -> SceneProvider | None:
-        return self.session.scene
-
-    @property
-    def skills(self) -> SkillLibrary | None:
-        return self.session.skills
-
-    @property
-    def memory(self) -> MemoryProvider | None:
-        return self.session.memory
-
-    @property
-    def evaluator(self) -> Evaluator | None:
-        return self.session.evaluator
-
-    @property
-    def task_check(self) -> TaskCheck | None:
-        """The check of the whole task when the model ends it (``done.outcome``)."""
-        return self.session.task_check
-
-    @property
-    def hooks(self) -> list[PreHook]:
-        return self.session.hooks
-
-    @property
-    def user_channel(self) -> UserChannel | None:
-        return self.session.user_channel
-
-    @property
-    def profile_text(self) -> str:
-        return self.session.profile_text
-
-    @property
-    def task_notes(self) -> TaskNotes:
-        """The Task Notes of the running task, or of the last one."""
-        return self.session.last_notes
+    def __set__(self, instance: object, value: T) -> None:
+        if not self._settable:
+            raise AttributeError(f"attribute {self._attribute!r} cannot be set")
+        if self._convert is not None:
+            value = self._convert(value)
+        session: Session = instance.session  # type: ignore[attr-defined]
+        setattr(session, self._name or self._attribute, value)

@@ -22,8 +22,8 @@ from harness.runtime.rules import (
     enters_task_notes,
     revision_note,
 )
-from memory.report import ToolOutcome
 from memory.task_notes import TaskNotes
+from memory.task_record import ToolOutcome
 
 if TYPE_CHECKING:
     from embodiment.types import Observation

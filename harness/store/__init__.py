@@ -4,7 +4,7 @@
 - :mod:`~harness.store.memory`: the in-memory store (tests, throwaway runs);
 - :mod:`~harness.store.schema`: the versioned SQLite schema and its migrations;
 - :mod:`~harness.store.reader`: reading sessions, tasks, events and past context back;
-- :mod:`~harness.store.report`: one self-contained HTML page per task.
+- :mod:`~harness.store.task_page`: one self-contained HTML page per task.
 """
 
 from harness.store.memory import MemoryRunStore

@@ -13,7 +13,7 @@ say what is damaged and still read what is intact:
 - an image whose bytes no longer hash to its key (its SHA-256, stored with it) is not
   served, and is a :class:`Damage` too.
 
-``harness runs --check`` (:func:`harness.store.check.check_store`) reads every row and
+``harness runs --check`` (:func:`harness.store.integrity.check_store`) reads every row and
 image this way and adds SQLite's own ``PRAGMA integrity_check``.
 """
 

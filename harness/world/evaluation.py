@@ -137,7 +137,7 @@ class Judge:
     """A model asked for a JSON verdict in a context of its own, with one repair round.
 
     Shared by the per-action :class:`ModelEvaluator` and the whole-task check
-    (:class:`harness.world.task_check.ModelTaskCheck`): the request carries only the
+    (:class:`harness.world.model_task_check.ModelTaskCheck`): the request carries only the
     judge's prompt, the question and the images after the fact; a malformed answer gets
     one request to fix it (saying what is wrong and the shape wanted); a second malformed
     answer is reported as such, never guessed at.

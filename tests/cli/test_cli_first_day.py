@@ -307,7 +307,7 @@ def test_report_summary_first_failed_results_marked_and_frames_enlarge(
 ) -> None:
     pytest.importorskip("pybullet")
     pytest.importorskip("matplotlib")
-    from harness.store.report import write_report
+    from harness.store.task_page import write_report
 
     monkeypatch.chdir(tmp_path)
     argv = ["demo", "put the red cube in the tray", "--drop-first-grasp", "red_cube_1"]

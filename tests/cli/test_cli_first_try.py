@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from harness.cli import EXIT_INTERRUPTED, build_parser, main
 from harness.cli.common import config_from_args, store_folder
+from tests.tiers import examples
 from worlds.registry import world_names
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -300,7 +301,7 @@ _json_values = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(arguments=st.dictionaries(st.text(max_size=10), _json_values, max_size=4))
 def test_call_arguments_are_escaped_and_none_is_lost(arguments: dict[str, Any]) -> None:
     """Oracle: the page's text (tags removed, entities decoded) holds every key and every

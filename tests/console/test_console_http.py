@@ -41,6 +41,7 @@ from tests.console_support import (
     wait_a_moment,
     wait_for,
 )
+from tests.tiers import examples
 
 _rng = random.Random(28)
 SECRET = "sk-proj-" + "".join(_rng.choice(string.ascii_letters + string.digits) for _ in range(48))
@@ -130,7 +131,7 @@ def test_the_cli_refuses_a_weak_token_in_one_line(
     assert exit_info.value.code == 2
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(
     guess=st.one_of(
         st.text(max_size=60),

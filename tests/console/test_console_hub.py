@@ -18,7 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.console.hub import BUFFER, ConsoleHub, Refused, TaskRequest
+from harness.console.hub import BUFFER, ConsoleHub
+from harness.console.hub_types import Refused, TaskRequest
+from tests.tiers import examples
 
 PAGES = {"a": "g1", "b": "g2", "v": None}
 """Page connection -> the secret holder it belongs to (``v`` is a viewer)."""
@@ -203,7 +205,7 @@ ACTIONS = st.lists(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(ACTIONS)
 def test_the_seat_and_stop_follow_the_rules(actions) -> None:
     hub = ConsoleHub()

@@ -45,6 +45,7 @@ from harness.store import STORE_FILENAME
 from harness.store.writer import SQLiteRunStore
 from harness.tools import tool
 from tests.console_support import Scenario, TaskLoop, http, wait_a_moment, wait_for
+from tests.tiers import examples
 
 
 def _harness(store: Path) -> Harness:
@@ -242,7 +243,7 @@ def test_a_guessable_token_is_refused(weak: str) -> None:
         Access(host="127.0.0.1", port=1, token=weak)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(unit=st.text(min_size=1, max_size=8), repeats=st.integers(2, 40))
 def test_a_repeated_short_unit_is_refused_however_long(unit: str, repeats: int) -> None:
     """A guesser tries the unit, not the length: 8 characters of any kind are < 128 bits."""

@@ -22,6 +22,7 @@ from harness.context.compaction.index import (
 )
 from harness.messages import ToolCall, ToolResultItem
 from harness.store import MemoryRunStore
+from tests.tiers import examples
 
 ADDRESS = re.compile(r"archive://[A-Za-z0-9_./\-]+[A-Za-z0-9_]")
 
@@ -106,7 +107,7 @@ def test_three_thousand_exchanges_are_each_one_page_read_away() -> None:
 
 
 @settings(
-    max_examples=25,
+    max_examples=examples(25),
     derandomize=True,
     database=None,
     deadline=None,

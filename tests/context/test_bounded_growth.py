@@ -22,7 +22,7 @@ from harness.providers import ScriptedModel, call, reply
 from harness.runtime.lane import Lane
 from harness.runtime.phases.refresh import snapshot_task_notes
 from harness.runtime.task import OUTCOMES_KEPT, TaskState
-from memory.report import ConsolidationReport, TaskRecord, ToolOutcome
+from memory.task_record import ConsolidationReport, TaskRecord, ToolOutcome
 from tests.histories import TaskSpec, TurnSpec, append_turns, build_history, recall_references
 
 
@@ -42,7 +42,7 @@ def test_what_the_context_remembers_of_departed_items_is_bounded() -> None:
         context.budget = Budget(context_window=threshold + 2000, reserve_tokens=2000)
         list(compactor.compact(context))
         context.drain_changes()  # what the session does after every compaction
-        sizes.append((len(context.states), len(context.retired), len(context._item_tokens)))
+        sizes.append((len(context.states), len(context.retired), context.sizes.cached_items))
     live = len(context.accumulated)
     assert context.retired_forgotten > 0  # the run did outgrow the bound
     states, retired, cached = sizes[-1]
@@ -112,7 +112,7 @@ def test_task_notes_are_snapshotted_and_stored_only_when_their_text_changed(
     stored: list[Any] = []
     with Harness(config, model=ScriptedModel([reply("ok")])) as h:
         session = h.session
-        session.store_task_notes = lambda state: stored.append(state.notes.version)  # type: ignore[method-assign]
+        session.memory_link.store_task_notes = lambda state: stored.append(state.notes.version)  # type: ignore[method-assign]
         state = TaskState(instruction="tidy up", max_turns=3, notes=session.new_task_notes())
         state.notes.reset("tidy up")
         lane = Lane(session, state)

@@ -45,13 +45,14 @@ from tests.histories import (
     recall_references,
     valid_note_responder,
 )
+from tests.tiers import examples
 
 DEEP_SEARCH = int(os.environ.get("HARNESS_PROPERTY_EXAMPLES", "0"))
 """Set e.g. HARNESS_PROPERTY_EXAMPLES=600 for a longer, randomised search; by default the
 examples are derived deterministically so the suite gives the same answer every run."""
 
 PROPERTY_SETTINGS = settings(
-    max_examples=DEEP_SEARCH or 40,
+    max_examples=DEEP_SEARCH or examples(40),
     derandomize=not DEEP_SEARCH,
     database=None,
     deadline=None,
@@ -256,7 +257,8 @@ def test_compaction_invariants(
     else:
         budget = context.budget
         waiting = any(e.status == "failed" for e in events) and not any(
-            e.status in {"completed", "fallback"} and e.mode != "prune" for e in events
+            e.status in {"completed", "fallback"} and e.mode not in {"prune", "supersede"}
+            for e in events
         )
         if waiting:  # the summarizer failed; it backs off while the request still fits
             tolerance = budget.threshold + int(budget.reserve_tokens * FAILURE_TOLERANCE_SHARE)

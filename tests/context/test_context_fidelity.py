@@ -49,6 +49,7 @@ from tests.histories import (
     filler,
     valid_note_responder,
 )
+from tests.tiers import examples
 
 ADDRESS = re.compile(r"archive://[A-Za-z0-9_./\-]+[A-Za-z0-9_]")
 OUTPUTS: dict[int, tuple[str, str]] = {}
@@ -177,7 +178,7 @@ def test_every_checkpoint_version_stays_archived_and_its_metadata_covers_the_uni
 
 
 @settings(
-    max_examples=60,
+    max_examples=examples(60),
     derandomize=True,
     database=None,
     deadline=None,

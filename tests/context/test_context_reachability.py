@@ -30,6 +30,7 @@ from benchmarks.lib.ours import OursRun, ours_config, run_ours
 from benchmarks.lib.session_trace import Trace, TraceSpec, generate_trace
 from benchmarks.lib.summarizer import DeterministicSummarizer
 from harness.tokens import TokenEstimator
+from tests.tiers import examples
 
 pytestmark = pytest.mark.long
 
@@ -142,7 +143,7 @@ sessions = st.builds(
 
 
 @settings(
-    max_examples=24,
+    max_examples=examples(24),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

@@ -18,7 +18,7 @@ from harness.events import CompactionEvent, EpisodeEvent, EventBase, ToolResultE
 from harness.messages import AssistantItem, InstructionItem, NoticeItem, ToolResultItem
 from harness.providers import ScriptedModel, call, reply
 from harness.store.reader import RunLog
-from harness.store.report import render_report
+from harness.store.task_page import render_report
 
 
 @tool

@@ -35,6 +35,7 @@ from harness.messages import (
 )
 from harness.store.memory import MemoryRunStore
 from harness.tokens import TokenEstimator
+from tests.tiers import examples
 
 pytestmark = pytest.mark.long
 
@@ -142,7 +143,7 @@ def _calls_and_results_paired(items: list[Item]) -> bool:
 
 
 @settings(
-    max_examples=400,
+    max_examples=examples(400),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -239,7 +240,7 @@ CONDENSE_TRIES = {"examples": 0, "accepted": 0, "refused": 0}
 
 
 @settings(
-    max_examples=300,
+    max_examples=examples(300),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

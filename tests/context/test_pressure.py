@@ -22,6 +22,7 @@ from harness.errors import ConfigError
 from harness.events import CompactionEvent, ContextPressureEvent, DoneEvent, EventBase
 from harness.messages import ModelRequest, ModelResponse
 from harness.providers import ScriptedModel, call, reply
+from tests.tiers import examples
 
 
 @pytest.mark.parametrize(
@@ -230,7 +231,7 @@ def test_harness_check_prints_the_levels_in_force() -> None:
 NUDGE_TRIES = {"examples": 0, "nudges": 0}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     sizes=st.lists(st.integers(min_value=0, max_value=40_000), min_size=1, max_size=40),
     lanes=st.lists(st.sampled_from(["main", "child_a", "child_b"]), min_size=1, max_size=40),

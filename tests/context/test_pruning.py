@@ -124,3 +124,66 @@ def test_without_a_store_superseded_notes_are_kept() -> None:
     )
     plan = pruner.plan(history.context)
     assert not plan.removals
+
+
+def test_the_free_removal_of_a_superseded_snapshot_is_not_counted_as_a_prune() -> None:
+    """Through the real loop: the snapshot that ended the previous request leaves as the
+    next arrives (most turns). That is a ``supersede`` event, emitted only when a snapshot
+    actually left; ``prune`` is kept for the batched passes, so a long session's prune
+    count is no longer its request count."""
+    from harness import Harness, HarnessConfig, tool
+    from harness.events import CompactionEvent, DoneEvent
+    from harness.providers import ScriptedModel, call, reply
+
+    @tool
+    def look(area: str) -> str:
+        """Look at an area.
+
+        Args:
+            area: Which area.
+        """
+        return f"{area}: " + "a red block near the tray, " * 8
+
+    turns = 24
+
+    def decide(request: object) -> object:
+        decide.calls += 1  # type: ignore[attr-defined]
+        if decide.calls > turns:  # type: ignore[attr-defined]
+            return reply("looked everywhere")
+        return call("look", area=f"area-{decide.calls}")  # type: ignore[attr-defined]
+
+    decide.calls = 0  # type: ignore[attr-defined]
+    config = HarnessConfig.model_validate(
+        {
+            "embodiment": None,
+            "driver": None,
+            "run": {"store": None, "max_turns": 60, "failure_budget": 60},
+            "memory": {"enabled": False},
+            "context": {"compaction": {"context_window": 200_000}},
+        }
+    )
+    model = ScriptedModel(responder=decide, name="looker")
+    with Harness(config, model=model, tools=[look]) as h:
+        events = list(h.run_stream("look around the table"))
+    assert next(e for e in events if isinstance(e, DoneEvent)).status == "completed"
+    changes = [e for e in events if isinstance(e, CompactionEvent) and e.status == "completed"]
+    supersedes = [e for e in changes if e.mode == "supersede"]
+    assert not [e for e in changes if e.mode == "prune"]  # nothing reached the trigger
+    assert len(supersedes) >= turns // 2
+    assert all(e.items_folded >= 1 and e.tokens_after < e.tokens_before for e in supersedes)
+    # each one really removed a snapshot: a later request never shows more than the
+    # current snapshot of the task
+    for request in model.requests:
+        assert sum(1 for item in request.items if isinstance(item, TaskNotesItem)) <= 1
+    # and no event claims a removal on a turn where none happened
+    assert len(supersedes) <= len(model.requests) - 1
+
+
+def test_a_batched_pass_is_still_a_prune() -> None:
+    history = history_with_big_outputs()
+    pruner = Pruner(
+        PruningConfig(trigger_tokens=0, protect_recent_items=4, min_reclaim_tokens=100),
+        store=history.store,
+    )
+    [event] = list(pruner.run(history.context))
+    assert event.mode == "prune"

@@ -13,6 +13,7 @@ from harness.context.compaction.compactor import CheckpointCompactor
 from harness.messages import ImagePart, ImageRef, ToolResultItem, ToolSpec
 from harness.tokens import TokenEstimator, anthropic_image_tokens, openai_image_tokens
 from tests.histories import build_history, long_task_spec
+from tests.tiers import examples
 
 
 def test_images_cost_their_provider_formula_never_their_encoded_size() -> None:
@@ -98,7 +99,7 @@ def test_a_far_too_low_estimate_is_recalibrated_at_once() -> None:
     assert estimator.calibration == before and estimator.recalibrations == 1
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     reports=st.lists(
         st.tuples(st.integers(1, 200_000), st.floats(0.05, 20.0)), min_size=1, max_size=40

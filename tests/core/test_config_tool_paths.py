@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from harness.assembly.imports import import_object, import_tool
 from harness.errors import ConfigError
+from tests.tiers import examples
 
 MALFORMED = [
     "..relative:x",
@@ -36,7 +37,7 @@ def test_a_malformed_module_name_is_a_config_error_naming_the_key(path: str) -> 
     assert "tools:" in str(info.value) and repr(path) in str(info.value)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(module=st.text(max_size=30), attr=st.text(max_size=10))
 def test_any_text_is_a_tool_or_a_config_error(module: str, attr: str) -> None:
     """Whatever is written under ``tools:``, the only exception is ConfigError."""

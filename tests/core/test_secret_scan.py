@@ -43,6 +43,7 @@ from tests.secret_scan import (
     png_with_text,
     snapshot,
 )
+from tests.tiers import examples
 
 
 def session_config(root: Path) -> HarnessConfig:
@@ -227,7 +228,7 @@ def test_no_planted_secret_in_the_eval_folder(
     assert scan.whole == 0 and scan.fragments == 0, "\n".join(scan.where[:20])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     text=st.text(alphabet=string.ascii_letters + string.digits + " =-_", min_size=12, max_size=80),
     size=st.tuples(st.integers(1, 40), st.integers(1, 40)),
@@ -247,7 +248,7 @@ def test_stripping_keeps_no_metadata_text_and_the_same_pixels(
     assert (decode_image(image) == decode_image(original)).all()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(data=st.binary(max_size=300), head=st.sampled_from([b"", b"\xff\xd8", PNG_HEAD]))
 def test_stripping_never_fails_on_arbitrary_bytes(data: bytes, head: bytes) -> None:
     """A broken or foreign file comes back as it was, or shorter; never an exception."""
@@ -255,7 +256,7 @@ def test_stripping_never_fails_on_arbitrary_bytes(data: bytes, head: bytes) -> N
     assert isinstance(out, bytes) and len(out) <= len(head + data)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     key=st.text(alphabet=string.ascii_letters + string.digits, min_size=11, max_size=48),
     cut=st.tuples(st.integers(0, 48), st.integers(0, 48)),
@@ -280,7 +281,7 @@ NOISE = " -_.,;:!?/"
 """Characters no key below contains: a window of a key can only come from the key."""
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     key=st.text(alphabet=string.ascii_letters + string.digits, min_size=11, max_size=120),
     pieces=st.lists(

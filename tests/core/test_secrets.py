@@ -41,6 +41,7 @@ from tests.secret_planting import (
     one_char,
     plant_and_run,
 )
+from tests.tiers import examples
 
 pytest.importorskip("mcp")
 pytestmark = [
@@ -255,7 +256,7 @@ _filler = st.text(
 ) | st.sampled_from(["s", "sk-", "sk-proj-", "bearer ", "api_key=", "hpk_", "ROBOT-", "\n"])
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     parts=st.lists(
         st.tuples(_filler, st.sampled_from([*PLANTED.values(), CUSTOM_SECRET])), max_size=4
@@ -370,8 +371,8 @@ def test_memory_files_are_redacted_but_peoples_text_is_kept(
 ) -> None:
     """The store redacts what it writes whole (Task Notes, ledgers) and the lessons it
     adds to MEMORY.md; a line a person wrote there is theirs and stays byte for byte."""
-    from memory.report import TaskRecord, ToolOutcome
     from memory.store import MemoryStore
+    from memory.task_record import TaskRecord, ToolOutcome
 
     class Proposer:
         name = "a model that saw the key"

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from embodiment.recording import ControlLayout, ControlRecorder, ControlSink
 from harness.config import RecordingConfig
 from harness.world.control_log import ControlLog, start_control_log
+from tests.tiers import examples
 
 LAYOUT = ControlLayout(
     rate_hz=10,
@@ -68,7 +69,7 @@ class FlakyStore:
         self.images[image.sha256] = image
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     commands=st.lists(st.integers(0, 6), min_size=1, max_size=4),
     cameras=st.sampled_from([(), ("front",), ("front", "top")]),

@@ -23,6 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from embodiment.recording import ControlLayout, ControlRecorder, ControlStep
+from tests.tiers import examples
 
 LAYOUT = ControlLayout(
     rate_hz=10,
@@ -77,7 +78,7 @@ def test_unknown_camera_is_refused_naming_the_known_ones() -> None:
     assert not recorder.active
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     state_len=st.integers(0, 4),
     action_len=st.integers(0, 3),

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from embodiment.envelope import SafetyEnvelope
 from embodiment.profile import load_profile
 from embodiment.types import Observation
+from tests.tiers import examples
 
 PANDA = load_profile("panda_tabletop")
 READINGS = {
@@ -100,7 +101,7 @@ def test_a_coordinate_left_out_still_means_stay_where_you_are() -> None:
     assert decision.outcome == "allow"
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     default=st.one_of(
         st.floats(-10, 10), st.sampled_from([0.0, 1e-4, 0.5, 0.50001, 2.0, float("inf")])

@@ -26,6 +26,7 @@ from embodiment.envelope.refs import RefLimits
 from embodiment.envelope.scalars import ScalarLimits
 from embodiment.profile import load_profile
 from embodiment.types import Motion, ObjectInfo, Observation
+from tests.tiers import examples
 
 PANDA = load_profile("panda_tabletop")
 EE = (0.45, 0.0, 0.9)
@@ -61,7 +62,7 @@ def test_the_builtin_rules_run_in_a_fixed_order_with_names() -> None:
     assert tuple(type(r) for r in SafetyEnvelope(PANDA).builtin) == tuple(type(r) for r in rules)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.floats(allow_nan=False, allow_infinity=False, min_value=-5, max_value=5))
 def test_the_scalar_rule_alone_keeps_a_speed_within_the_profile(speed: float) -> None:
     check = verdict({"speed": speed})
@@ -85,7 +86,7 @@ def test_the_argument_rule_alone_fills_a_default_and_blocks_a_missing_speed() ->
     assert "between 0.005 and 0.5 m/s" in missing.blocks[0]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.tuples(*[st.floats(-1.0, 1.5, allow_nan=False)] * 3))
 def test_the_position_rule_alone_never_admits_a_target_outside_the_workspace(
     target: tuple[float, float, float],

@@ -18,6 +18,7 @@ from harness import Harness, HarnessConfig
 from harness.events import SafetyCheckEvent, ToolResultEvent
 from harness.providers import ScriptedModel, call, reply
 from harness.world.physical import physical_tools
+from tests.tiers import examples
 from worlds.fake import FakeRobot
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,11 +42,11 @@ def fresh(state: dict[str, Any] | None = None, **safety: float | None) -> Observ
 
 
 class RecordingRobot(FakeRobot):
-    """Remembers the state each executed command started from."""
+    """Remembers each executed command and the state it started from (``started``)."""
 
     def __init__(self, profile: Any, **options: Any) -> None:
         super().__init__(profile, **options)
-        self.executed: list[dict[str, Any]] = []
+        self.started: list[dict[str, Any]] = []
 
     def execute(self, action: str, arguments: dict[str, Any]) -> Any:
         before = {
@@ -56,7 +57,7 @@ class RecordingRobot(FakeRobot):
             "objects": {ref: tuple(p) for ref, p in self.objects.items()},
         }
         result = super().execute(action, arguments)
-        self.executed.append({"action": action, "arguments": dict(arguments), "before": before})
+        self.started.append({"action": action, "arguments": dict(arguments), "before": before})
         return result
 
 
@@ -289,7 +290,7 @@ def test_clamp_is_recorded_with_both_versions_and_applied_reaches_the_model() ->
     assert check.outcome == "clamp"
     assert check.requested["x"] == 0.79 and check.applied["x"] == pytest.approx(0.78)
     assert check.requested["speed"] == 3.0 and check.applied["speed"] == 0.5
-    assert robot.executed[0]["arguments"]["x"] == pytest.approx(0.78)
+    assert robot.started[0]["arguments"]["x"] == pytest.approx(0.78)
     result = next(e for e in events if isinstance(e, ToolResultEvent))
     assert "applied" in result.text
 
@@ -299,7 +300,7 @@ def test_missing_clearance_blocks_base_motion_through_the_loop() -> None:
     responses = [call("move_base", direction="forward", distance=0.3), reply("stuck")]
     with harness_for(robot, MOBILE, responses) as h:
         events = list(h.run_stream("drive"))
-    assert robot.executed == []
+    assert robot.started == []
     result = next(e for e in events if isinstance(e, ToolResultEvent))
     assert result.error_kind == "blocked" and "missing_reading:clearance" in result.text
 
@@ -389,7 +390,7 @@ def assert_inside_envelope(profile: Any, command: dict[str, Any]) -> None:
         assert args["force"] is None or args["force"] <= limits.max_force_n + eps
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(calls, min_size=1, max_size=8))
 def test_no_command_outside_the_envelope_reaches_the_driver(sequence: list[Any]) -> None:
     robot = RecordingRobot(
@@ -412,8 +413,8 @@ def test_no_command_outside_the_envelope_reaches_the_driver(sequence: list[Any])
     assert len(checks) + len(repeats) == len(sent)
     stuck = events[-1].termination_reason.startswith("stuck: ")  # type: ignore[attr-defined]
     assert len(sent) == len(sequence) or (stuck and len(sent) < len(sequence))
-    assert len(robot.executed) <= len([c for c in checks if c.outcome != "block"])
-    for command in robot.executed:
+    assert len(robot.started) <= len([c for c in checks if c.outcome != "block"])
+    for command in robot.started:
         assert_inside_envelope(MOBILE, command)
     for check in checks:
         if check.outcome == "clamp":
@@ -444,6 +445,6 @@ def test_a_pre_execution_hook_cannot_bypass_the_envelope() -> None:
         hooks=[reckless],
     ) as h:
         events = list(h.run_stream("move"))
-    assert robot.executed == []
+    assert robot.started == []
     check = next(e for e in events if isinstance(e, SafetyCheckEvent))
     assert check.outcome == "block" and check.requested["x"] == 5.0

@@ -15,12 +15,13 @@ from hypothesis import HealthCheck, given, settings
 
 from benchmarks.safety_fuzz_body import BodyCampaign, body_scenarios
 from harness.providers import call
+from tests.tiers import examples
 
 pytest.importorskip("pybullet", reason="the kinematic model needs the [sim] extra")
 
 RUNNER = BodyCampaign()
 BOUNDED = settings(
-    max_examples=25,
+    max_examples=examples(25),
     deadline=None,
     database=None,
     derandomize=True,
@@ -51,7 +52,7 @@ def test_base_motions_never_sweep_the_gripper_out_of_the_profile(scenario: Any) 
     attack("base", scenario)
 
 
-@settings(max_examples=200, deadline=None, database=None, derandomize=True)
+@settings(max_examples=examples(200), deadline=None, database=None, derandomize=True)
 @given(body_scenarios("profiles"))
 def test_a_profile_with_a_limit_switched_off_never_loads(scenario: Any) -> None:
     attack("profiles", scenario)

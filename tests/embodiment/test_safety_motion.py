@@ -22,6 +22,7 @@ from embodiment.geometry import (
 )
 from embodiment.profile import ProfileError, load_profile
 from embodiment.types import ActionSpec, Motion, Observation
+from tests.tiers import examples
 from worlds.fake import FakeRobot
 
 PANDA = load_profile("panda_tabletop")
@@ -40,7 +41,7 @@ coordinate = st.floats(-2.0, 3.0, allow_nan=False)
 points = st.tuples(coordinate, coordinate, coordinate)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(points, points)
 def test_segment_distance_is_the_minimum_over_the_segment(a: Any, b: Any) -> None:
     exact = segment_box_distance(a, b, LOW, HIGH)

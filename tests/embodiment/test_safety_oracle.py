@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from benchmarks.lib.safety_oracle import Command, judge
 from benchmarks.safety_fuzz import PROFILES, Campaign, Scenario, Tally, scenarios
 from harness.providers import call
+from tests.tiers import examples, floor
 
 pytest.importorskip("mcp")
 
@@ -42,7 +43,7 @@ def attack(campaign: Campaign, source: str, scenario: Scenario) -> None:
 
 
 BOUNDED = settings(
-    max_examples=30,
+    max_examples=examples(30),
     deadline=None,
     database=None,
     derandomize=True,  # the same examples on every CI run; the benchmark explores widely
@@ -84,7 +85,7 @@ INSIDE_MCP = Scenario(
 the generated examples are (Hypothesis mixes literals of loaded modules into them)."""
 
 
-@settings(BOUNDED, max_examples=20)
+@settings(BOUNDED, max_examples=examples(20))
 @given(scenarios("mcp", "panda"))
 @example(INSIDE_MCP)
 def test_mcp_server_physical_tools(campaign: Campaign, scenario: Scenario) -> None:
@@ -98,10 +99,11 @@ def test_the_campaign_really_attacked() -> None:
         pytest.skip("run with the campaign tests above")
     for source, tally in TOTALS.items():
         print(source, tally)
-        assert tally.tried >= 40, (source, tally)
-        assert tally.executed >= 5, (source, tally)
-        assert tally.blocked >= 10, (source, tally)
-        assert tally.allowed + tally.clamped >= 5, (source, tally)
+        # The full suite's floors; the fast tier runs a fifth of the examples (tests/tiers.py).
+        assert tally.tried >= floor(40), (source, tally)
+        assert tally.executed >= floor(5), (source, tally)
+        assert tally.blocked >= floor(10), (source, tally)
+        assert tally.allowed + tally.clamped >= floor(5), (source, tally)
 
 
 # ---------------------------------------------------------------------- the oracle itself

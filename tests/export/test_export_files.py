@@ -22,6 +22,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+pytest.importorskip("pybullet", reason="the exported run is a PyBullet episode ([sim] extra)")
 pytest.importorskip("mcap")
 pytest.importorskip("foxglove")
 rr = pytest.importorskip("rerun")

@@ -34,6 +34,7 @@ from tests.dataset_stores import (  # noqa: E402
     expected_state,
     write_store,
 )
+from tests.tiers import examples  # noqa: E402
 
 COLOR_TOLERANCE = 12
 """Per channel, on a solid colour after the lossy video round trip (measured: at most 3)."""
@@ -152,7 +153,7 @@ TRIES = {"examples": 0}
 
 
 @settings(
-    max_examples=25,
+    max_examples=examples(25),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -25,6 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.export.replay_clock import CommandSpan, ReplayClock
+from tests.tiers import examples
 
 # ====================================================================== the replay clock
 
@@ -42,7 +43,7 @@ def spans(draw: Any) -> list[CommandSpan]:
     return out
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(spans=spans(), probes=st.lists(st.floats(-10, 2e6), min_size=2, max_size=20))
 def test_the_replay_clock_never_runs_backwards_and_keeps_each_command_s_length(
     spans: list[CommandSpan], probes: list[float]

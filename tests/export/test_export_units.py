@@ -22,6 +22,7 @@ from harness.export.live import LiveSink, parse_rerun_target
 from harness.export.records import Boxes, LogLine, Payload, Pose, Record
 from harness.export.translate import Translator
 from harness.redact import Redactor
+from tests.tiers import examples
 
 HANG_GUARD_S = 30.0
 SECRET = "HXS-q8W2nB5vK1mZ7tR4"
@@ -92,7 +93,7 @@ def test_close_returns_while_a_viewer_hangs() -> None:
     assert sink.received == 49
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     events=st.integers(min_value=0, max_value=300),
     maxsize=st.integers(min_value=1, max_value=64),
@@ -122,7 +123,7 @@ def test_every_event_is_sent_or_counted_and_order_is_kept(
     assert len(lines) == sink.sent
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     prefix=st.text(max_size=40),
     suffix=st.text(max_size=40),
@@ -148,7 +149,7 @@ def test_no_secret_reaches_a_viewer(prefix: str, suffix: str, where: str) -> Non
 # ====================================================================== the translator
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(times=st.lists(st.floats(min_value=0, max_value=1e9, allow_nan=False), max_size=40))
 def test_the_timeline_never_runs_backwards(times: list[float]) -> None:
     translator = Translator(images=lambda sha: None)
@@ -165,7 +166,7 @@ node_refs = st.sampled_from(["red_cube_1", "blue_cube_1", "tray_1", "gripper"])
 positions = st.tuples(*[st.floats(-1, 1, allow_nan=False)] * 3).map(list)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     steps=st.lists(
         st.tuples(st.sampled_from(["add", "remove", "move", "snapshot"]), node_refs, positions),

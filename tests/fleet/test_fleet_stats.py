@@ -17,6 +17,7 @@ from harness.fleet.stats import (
     summarize,
     wilson_interval,
 )
+from tests.tiers import examples
 
 # ---------------------------------------------------------------------- oracles
 
@@ -46,7 +47,7 @@ def _score_test_inverted(successes: int, n: int) -> tuple[float, float]:
 WILSON_TRIES = 0
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.integers(1, 2000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
 def test_wilson_matches_the_inverted_score_test(case: tuple[int, int]) -> None:
     global WILSON_TRIES
@@ -80,7 +81,7 @@ def test_newcombe_published_example() -> None:
     assert (low, high) == pytest.approx((0.0524, 0.3339), abs=5e-5)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.integers(1, 300).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
     st.integers(1, 300).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
@@ -155,7 +156,7 @@ STATUSES = ["completed", "cancelled", "failed", "max_turns", "failure_budget", "
 OUTCOMES = ["achieved", "not_achieved", "unverified"]
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(
     status=st.sampled_from(STATUSES),
     outcome=st.sampled_from(OUTCOMES),

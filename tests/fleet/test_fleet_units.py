@@ -17,6 +17,7 @@ from harness.fleet.episode import EpisodeRecord, EpisodeSpec
 from harness.fleet.journal import EvalFolder, Manifest
 from harness.fleet.runner import episode_specs, physical_identity
 from harness.fleet.suite import EpisodePlan, load_suite
+from tests.tiers import examples
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLETOP = ROOT / "configs" / "suites" / "tabletop.yaml"
@@ -212,7 +213,7 @@ def test_an_existing_eval_is_not_overwritten(tmp_path: Path) -> None:
 CUT_TRIES = 0
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(count=st.integers(1, 6), cut=st.floats(0, 1), data=st.data())
 def test_a_kill_mid_write_loses_only_the_unfinished_line(
     tmp_path_factory: pytest.TempPathFactory, count: int, cut: float, data: st.DataObject
@@ -259,7 +260,7 @@ def _spec(index: int) -> EpisodeSpec:
 DISPATCH_TRIES = 0
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     episodes=st.integers(0, 12),
     workers=st.integers(1, 4),

@@ -29,7 +29,7 @@ from harness.messages import Verdict
 from harness.providers import ScriptedModel, call, reply
 from harness.runtime.phases.tool_thread import CallOutcome, run_tool
 from harness.tools import ToolArgumentError, ToolCancelledError, ToolContext
-from tests.conftest import BoxSafety, FakeDriver
+from tests.conftest import BoxSafety, fake_robot
 
 pytest.importorskip("mcp")
 pytestmark = [
@@ -364,7 +364,7 @@ def test_harness_runs_mcp_tools_end_to_end(tmp_path: Path) -> None:
         model=model,
         safety=BoxSafety(),
         evaluator=evaluator,
-        observation_provider=FakeDriver(),
+        observation_provider=fake_robot(),
         tools=[describe],
     )
     pid = h.tool_sources[0].pids()["arm"]  # type: ignore[attr-defined]

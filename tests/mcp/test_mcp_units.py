@@ -372,7 +372,7 @@ def test_handshake_era_list_changed_notification_is_recognised() -> None:
     notification (the 2.x SDK passes it bare, 1.x wrapped in a ServerNotification)."""
     anyio = pytest.importorskip("anyio")
     types = pytest.importorskip("mcp").types
-    from harness.mcp.session import notification_handler
+    from harness.mcp.client_session import notification_handler
 
     seen: list[str] = []
     handle = notification_handler(lambda: seen.append("changed"))
@@ -510,22 +510,22 @@ def test_structured_content_is_checked_against_the_output_schema() -> None:
 def test_the_sdks_output_schema_refusal_is_reported_as_invalid_output() -> None:
     """The SDK validates structuredContent itself and raises; that is the tool's result
     being wrong, not the server refusing the call."""
-    from harness.mcp.server import ServerConnection
+    from harness.mcp.replies import ServerReplies
 
-    connection = ServerConnection.__new__(ServerConnection)
+    connection = ServerReplies.__new__(ServerReplies)  # the connection's failure texts
     connection.name = "env"
     refusal = RuntimeError(
         "Invalid structured content returned by tool temp: 'warm' is not of type 'number'"
     )
-    output = connection._rejected_output("temp", refusal)
+    output = connection.rejected_output("temp", refusal)
     assert output.error_kind == "invalid_output" and output.executed
     assert output.text == (
         "temp ran, but mcp server 'env' returned a structured result that does not match "
         "the tool's declared outputSchema: 'warm' is not of type 'number'"
     )
     missing = RuntimeError("Tool temp has an output schema but did not return structured content")
-    assert connection._rejected_output("temp", missing).error_kind == "invalid_output"
-    other = connection._rejected_output("temp", ValueError("bad arguments"))
+    assert connection.rejected_output("temp", missing).error_kind == "invalid_output"
+    other = connection.rejected_output("temp", ValueError("bad arguments"))
     assert other.error_kind == "tool_error" and "rejected temp" in other.text
 
 

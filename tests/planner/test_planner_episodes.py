@@ -11,7 +11,7 @@ import pytest
 from harness import Harness, HarnessConfig
 from harness.events import CompactionEvent, EpisodeEvent, ModelResponseEvent, ToolResultEvent
 from harness.store.reader import RunLog
-from harness.store.report import render_report
+from harness.store.task_page import render_report
 
 
 @pytest.mark.sim

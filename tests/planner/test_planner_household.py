@@ -42,6 +42,7 @@ from tests.libero_briefs import (
     kitchen_10,
     living_room,
 )
+from tests.tiers import examples
 
 DATA = json.loads(
     (Path(__file__).parents[1] / "libero_data" / "published_instructions.json").read_text()
@@ -246,7 +247,7 @@ def _spatial_scene(layout: str, swap: bool, offset: tuple[float, float]) -> tupl
     return moved, chosen
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     layout=st.sampled_from(sorted(LAYOUTS)),
     phrasing=st.integers(0, 10),
@@ -549,7 +550,7 @@ def _union_scene() -> list[Any]:
 UNION = parse_brief(brief(_union_scene()))
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(
     task=st.sampled_from(DATA["tasks"]), seed=st.integers(0, 10_000), kind=st.sampled_from(KINDS)
 )

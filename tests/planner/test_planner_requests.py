@@ -35,6 +35,7 @@ from harness.planner.household import plan_actions
 from harness.planner.language import parse_task, plain_request
 from harness.planner.lexicon import normalise
 from tests.libero_briefs import brief, kitchen, living_room
+from tests.tiers import examples
 
 DATA = json.loads(
     (Path(__file__).parents[1] / "libero_data" / "published_instructions.json").read_text()
@@ -59,7 +60,7 @@ def lower_first(text: str) -> str:
     return text[:1].lower() + text[1:]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.sampled_from(PUBLISHED), st.sampled_from(POLITE))
 def test_a_question_or_a_polite_form_asks_for_the_plain_request(sentence: str, form: str) -> None:
     plain = parse_task(sentence)

@@ -43,6 +43,7 @@ from harness.messages import (
     ToolResultItem,
 )
 from harness.tokens import TokenEstimator
+from tests.tiers import examples
 
 pytestmark = pytest.mark.long
 
@@ -281,7 +282,7 @@ of this many examples when set."""
 
 
 @settings(
-    max_examples=DEEP_SEARCH or 6,
+    max_examples=DEEP_SEARCH or examples(6),
     derandomize=not DEEP_SEARCH,
     database=None,
     deadline=None,

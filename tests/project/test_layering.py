@@ -364,3 +364,147 @@ def test_no_class_has_more_than_two_project_base_classes() -> None:
     assert crowded == {}
     assert bases["embodiment.envelope.core.SafetyEnvelope"] == []
     assert bases["harness.mcp.server.ServerConnection"] == ["ServerHealth"]  # the walk sees bases
+
+
+INTERFACES = frozenset({"Protocol", "ABC"})
+"""Direct bases that make a class an interface (so does ``metaclass=ABCMeta``)."""
+
+DATA_ROOTS = frozenset(
+    {
+        "BaseModel",
+        "RootModel",
+        "BaseException",
+        "Exception",
+        "Warning",
+        "Enum",
+        "IntEnum",
+        "StrEnum",
+        "TypedDict",
+        "NamedTuple",
+    }
+)
+"""Ancestors that make a class a data type: a pydantic model, an exception (builtin
+exception names end in ``Error``), an enum, a TypedDict or a NamedTuple."""
+
+INHERITANCE_DEBT: dict[tuple[str, str], str] = {
+    ("FakeRobot", "FakeMotion"): "the fake's motion is a mixin over the robot's state; "
+    "tests and the safety fuzzer override its _travel",
+    ("ObservingGraph", "GraphState"): "the scene graph is a chain of layers",
+    ("TimelineReads", "StoreFile"): "the run-store reader is a chain of layers",
+    ("MemoryRunStore", "RedactingStore"): "the in-memory store extends the redacting one",
+    ("RecordingArm", "FakeRobot"): "the body fuzzer's arm extends the arm fuzzer's",
+}
+"""Inheritance edges (class, base) known to break the rule, and why: the check does not
+follow them. The list may only shrink: an edge that no longer makes any class break the
+rule fails the test, so a fix removes it."""
+
+
+Table = dict[str, list[tuple[str, list[str], list[str]]]]
+"""Class name -> every definition of it: (module, base names, metaclass expressions)."""
+
+
+def _class_table() -> Table:
+    table: Table = {}
+    for module, path in sorted(_project_modules().items()):
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.ClassDef):
+                bases = [ast.unparse(b).split("[")[0].rsplit(".", 1)[-1] for b in node.bases]
+                meta = [ast.unparse(k.value) for k in node.keywords if k.arg == "metaclass"]
+                table.setdefault(node.name, []).append((module, bases, meta))
+    return table
+
+
+def inherited_project_classes(
+    table: Table, excused: frozenset[tuple[str, str]] = frozenset()
+) -> dict[str, list[str]]:
+    """``module.Class`` -> the project classes among its ancestors, interfaces and data
+    types not counted, for every project class that is neither itself (the ``excused``
+    (class, base) edges are not followed). Classes are matched by name: a base named
+    like several project classes stands for all of them (the check errs strict)."""
+
+    def bases_of(name: str) -> list[str]:
+        return [b for _, bases, _ in table.get(name, []) for b in bases]
+
+    @functools.cache
+    def is_data(name: str) -> bool:
+        if name in DATA_ROOTS or (name.endswith("Error") and name not in table):
+            return True
+        return any(is_data(base) for base in bases_of(name))
+
+    def is_interface(name: str) -> bool:
+        defs = table.get(name, [])
+        return any(INTERFACES & set(b) or any("ABCMeta" in m for m in meta) for _, b, meta in defs)
+
+    def counted(name: str) -> bool:
+        return not (is_data(name) or is_interface(name))
+
+    def ancestors(name: str, bases: list[str], seen: frozenset[str]) -> list[str]:
+        found: list[str] = []
+        for base in bases:
+            if base in table and base not in seen and (name, base) not in excused:
+                found += [base, *ancestors(base, bases_of(base), seen | {base})]
+        return found
+
+    result = {}
+    for name, definitions in table.items():
+        for module, bases, meta in definitions:
+            interface = INTERFACES & set(bases) or any("ABCMeta" in m for m in meta)
+            if is_data(name) or interface:
+                continue
+            chain = dict.fromkeys(ancestors(name, bases, frozenset({name})))
+            result[f"{module}.{name}"] = [a for a in chain if counted(a)]
+    return result
+
+
+def test_no_project_class_inherits_from_more_than_one_project_class() -> None:
+    """The rule: a project class has at most one project class among all its ancestors
+    (bases, their bases, ...), interfaces and data types aside (:data:`INTERFACES`,
+    :data:`DATA_ROOTS`).
+    A class that needs more owns the other parts as objects and calls them: a mixin over
+    an attribute contract, or a chain of layers, is one class split across files."""
+    table = _class_table()
+    inherited = inherited_project_classes(table, frozenset(INHERITANCE_DEBT))
+    crowded = {cls: chain for cls, chain in inherited.items() if len(chain) > 1}
+    assert crowded == {}
+    for edge in INHERITANCE_DEBT:  # each excused edge is still needed
+        others = frozenset(INHERITANCE_DEBT) - {edge}
+        still = inherited_project_classes(table, others)
+        assert any(len(chain) > 1 for chain in still.values()), f"{edge} no longer breaks it"
+    assert inherited["harness.runtime.harness.Harness"] == []
+    assert inherited["harness.runtime.session.Session"] == []
+    assert inherited["harness.context.model.Context"] == []
+    assert inherited["harness.mcp.server.ServerConnection"] == ["ServerHealth"]
+
+
+def test_the_inheritance_rule_sees_chains_and_spares_interfaces() -> None:
+    """Guards the check: a chain through a mixin counts, a Protocol or model does not."""
+    table: Table = {
+        "Part": [("m", [], [])],
+        "Mixin": [("m", ["Part"], [])],
+        "Big": [("m", ["Mixin"], [])],
+        "Shape": [("m", ["Protocol"], [])],
+        "Record": [("m", ["BaseModel"], [])],
+        "Base": [("m", [], ["ABCMeta"])],
+        "Fine": [("m", ["Shape", "Base", "Part"], [])],
+        "Data": [("m", ["Record", "Part"], [])],
+    }
+    inherited = inherited_project_classes(table)
+    assert inherited["m.Big"] == ["Mixin", "Part"]
+    assert inherited_project_classes(table, frozenset({("Mixin", "Part")}))["m.Big"] == ["Mixin"]
+    assert inherited["m.Fine"] == ["Part"]
+    assert "m.Data" not in inherited and "m.Shape" not in inherited
+
+
+MAX_MODULE_LINES = 500
+
+
+def test_no_package_module_is_longer_than_500_lines() -> None:
+    """A module of the packages past about 500 lines holds more than one responsibility:
+    it is split by responsibility (what it does), not by line count. (Test files and
+    benchmarks, long lists of cases, are not counted.)"""
+    long = {}
+    for name, path in _modules().items():
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > MAX_MODULE_LINES:
+            long[name] = lines
+    assert long == {}

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
+
+import pytest
 
 from tests.tiers import SLOW_FILES, SLOW_TESTS
 
@@ -32,3 +35,56 @@ def test_every_slow_file_exists_and_says_what_it_starts() -> None:
     stems = {p.stem for p in (ROOT / "tests").rglob("test_*.py")}
     assert set(SLOW_FILES) <= stems
     assert set(SLOW_FILES.values()) <= {"browser", "ray", "servers"}
+
+
+def test_the_fast_profile_scales_every_stated_count_and_the_full_one_keeps_it() -> None:
+    from hypothesis import settings
+
+    from tests.tiers import FAST_MINIMUM, FAST_PROFILE, FULL_PROFILE, examples
+
+    before = settings.default
+    try:
+        settings.load_profile(FULL_PROFILE)
+        assert [examples(n) for n in (1, 6, 40, 300, 2000)] == [1, 6, 40, 300, 2000]
+        assert settings.default.max_examples == 100
+        settings.load_profile(FAST_PROFILE)
+        assert [examples(n) for n in (1, 6, 40, 300, 2000)] == [1, 6, FAST_MINIMUM, 60, 400]
+        assert settings.default.max_examples == 20 and settings.default.deadline is None
+    finally:
+        settings.load_profile(FAST_PROFILE if before.max_examples == 20 else FULL_PROFILE)
+
+
+def test_only_a_run_that_leaves_slow_out_is_the_fast_tier(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.tiers import TIER_ENV, is_fast_tier, leaves_out_slow
+
+    monkeypatch.delenv(TIER_ENV, raising=False)
+    assert is_fast_tier("not slow") and is_fast_tier("not  slow and not hardware")
+    assert not is_fast_tier("") and not is_fast_tier("slow") and not is_fast_tier("browser")
+    assert leaves_out_slow("not slow") and not leaves_out_slow("")
+    monkeypatch.setenv(TIER_ENV, "full")
+    assert not is_fast_tier("not slow")
+    monkeypatch.setenv(TIER_ENV, "fast")
+    assert is_fast_tier("")
+
+
+def test_every_property_count_is_stated_through_examples() -> None:
+    """A count written as a bare number would run in full in the fast tier too."""
+    bare = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"max_examples=\d", line):
+                bare.append(f"{path.relative_to(ROOT)}:{number}")
+    assert bare == []
+
+
+def test_this_run_loaded_the_profile_its_tier_asks_for(pytestconfig: pytest.Config) -> None:
+    """The wiring in tests/conftest.py: ``-m "not slow"`` runs with the fast profile, any
+    other run with the full one (unless ``--hypothesis-profile`` chose)."""
+    from hypothesis import settings
+
+    from tests.tiers import FAST_EXAMPLES, FULL_EXAMPLES, is_fast_tier
+
+    if pytestconfig.getoption("hypothesis_profile", None):
+        pytest.skip("an explicit --hypothesis-profile chose the profile")
+    fast = is_fast_tier(pytestconfig.getoption("markexpr", "") or "")
+    assert settings.default.max_examples == (FAST_EXAMPLES if fast else FULL_EXAMPLES)

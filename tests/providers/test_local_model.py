@@ -28,8 +28,9 @@ from harness.context.admission import OPTIONAL_FEATURES
 from harness.events import DoneEvent, EventBase
 from harness.messages import AssistantItem
 from harness.tools import Tool
-from tests.conftest import BoxSafety, FakeDriver, move_to_tool
+from tests.conftest import BoxSafety, fake_robot, move_to_tool
 from tests.dialects import OPENAI, Dialect, asked_limit
+from tests.tiers import examples
 from tests.wire_server import (
     Recorded,
     Reply,
@@ -38,6 +39,7 @@ from tests.wire_server import (
     openai_stream,
     openai_usage,
 )
+from worlds.fake import FakeRobot
 
 ROOT = Path(__file__).resolve().parents[2]
 WHOLE = {"x": 0.1, "y": 0.2, "z": 0.3}
@@ -49,8 +51,8 @@ def done_of(events: list[EventBase]) -> DoneEvent:
     return dones[0]
 
 
-def robot(config: HarnessConfig) -> tuple[Harness, FakeDriver]:
-    driver = FakeDriver()
+def robot(config: HarnessConfig) -> tuple[Harness, FakeRobot]:
+    driver = fake_robot()
     harness = Harness.from_config(
         config, driver=driver, safety=BoxSafety(), physical_tools=[move_to_tool(driver)]
     )
@@ -118,7 +120,7 @@ def _planned(kind: str, prompt: int, completion: int) -> Any:
 
 
 @settings(
-    max_examples=40,
+    max_examples=examples(40),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
@@ -369,7 +371,7 @@ def test_optional_features_leave_in_order_and_only_as_needed() -> None:
     assert seen_orders == set(range(len(OPTIONAL_FEATURES) + 1))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     whole=st.lists(
         st.dictionaries(st.sampled_from("xyz"), st.floats(-1, 1, allow_nan=False)), max_size=3

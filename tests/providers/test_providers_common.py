@@ -49,6 +49,7 @@ from harness.providers.openai import OpenAIChatModel
 from harness.providers.retry import RetryPolicy, with_retries
 from harness.providers.transcript import parse_arguments
 from harness.tokens import TokenEstimator
+from tests.tiers import examples
 
 # --------------------------------------------------------------------------- specs
 
@@ -311,7 +312,7 @@ def _request(history: list[Item], stable: int, refreshed: bool, tools: bool) -> 
     )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(history=items(), stable=st.integers(0, 14), refreshed=st.booleans(), tools=st.booleans())
 def test_openai_history_always_answers_every_call_right_after_it(
     adapters: tuple[OpenAIChatModel, AnthropicModel],
@@ -339,7 +340,7 @@ def test_openai_history_always_answers_every_call_right_after_it(
     assert not pending
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(history=items(), stable=st.integers(0, 14), refreshed=st.booleans(), tools=st.booleans())
 def test_anthropic_messages_alternate_pair_results_and_limit_breakpoints(
     adapters: tuple[OpenAIChatModel, AnthropicModel],

@@ -27,6 +27,7 @@ from harness.messages import InstructionItem, ModelRequest, ModelResponse, Syste
 from harness.providers import build_model
 from harness.providers.base import Final, RetryNotice
 from tests.dialects import OPENAI, Dialect
+from tests.tiers import examples
 from tests.wire_server import (
     Reply,
     WireServer,
@@ -135,7 +136,9 @@ def test_random_cut_positions(dialect: Dialect, server: WireServer) -> None:
     tally = Tally()
 
     @settings(
-        max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+        max_examples=examples(60),
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture],
     )
     @given(cut=st.integers(min_value=0, max_value=len(body)))
     def one(cut: int) -> None:

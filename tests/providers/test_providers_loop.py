@@ -20,7 +20,7 @@ from harness import Harness, HarnessConfig, tool
 from harness.config import PriceConfig
 from harness.events import CompactionEvent, DoneEvent, EventBase
 from harness.store import MemoryRunStore
-from tests.conftest import BoxSafety, FakeDriver, move_to_tool
+from tests.conftest import BoxSafety, fake_robot, move_to_tool
 from tests.dialects import OPENAI, Dialect
 from tests.wire_server import Recorded, Reply, WireServer, cut_stream, empty_body
 
@@ -69,7 +69,7 @@ def done_of(events: list[EventBase]) -> DoneEvent:
 def test_multi_turn_tool_use_resends_the_history_correctly(
     config: HarnessConfig, dialect: Dialect, server: WireServer
 ) -> None:
-    driver = FakeDriver()
+    driver = fake_robot()
     server.reply(
         dialect.tools(("call_a", "move_to", {"x": 0.1, "y": 0.2, "z": 0.3}), text="Moving."),
         dialect.tools(("call_b", "echo", {"text": "hello"})),
@@ -331,7 +331,7 @@ def test_an_incomplete_tool_call_is_never_executed_and_the_task_fails(
         "no end marker": cut_stream(full, keep=_end_marker(full)),
     }[fault]
     server.responder = lambda request: faulty
-    driver = FakeDriver()
+    driver = fake_robot()
     config.model = dialect.config(server, max_retries=2)
     with Harness.from_config(
         config, driver=driver, safety=BoxSafety(), physical_tools=[move_to_tool(driver)]
@@ -351,7 +351,7 @@ def test_a_cut_tool_call_is_retried_and_then_runs_once_whole(
 ) -> None:
     full = dialect.tools(("call_a", "move_to", {"x": 0.1, "y": 0.2, "z": 0.3}))
     server.reply(cut_after_tool_name(full), full, dialect.text("Moved."))
-    driver = FakeDriver()
+    driver = fake_robot()
     config.model = dialect.config(server)
     with Harness.from_config(
         config, driver=driver, safety=BoxSafety(), physical_tools=[move_to_tool(driver)]

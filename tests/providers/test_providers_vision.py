@@ -25,6 +25,7 @@ from harness.providers.catalog import known_vision
 from harness.providers.openai import OpenAIChatModel
 from harness.providers.vision import ProbeAnswer, judge, probe_images
 from tests.dialects import OPENAI
+from tests.tiers import examples
 from tests.wire_server import Recorded, Reply, WireServer, openai_completion, openai_error
 from tests.wire_server import openai_usage as usage
 
@@ -105,7 +106,7 @@ kinds = st.one_of(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(kind=kinds)
 def test_the_probe_tells_every_kind_of_server_apart(kind: tuple[str, Server]) -> None:
     name, server = kind
@@ -263,14 +264,14 @@ def test_frames_a_model_cannot_see_are_not_charged_to_the_budget(
     from harness import Harness, HarnessConfig
     from harness.events import PromptSnapshotEvent
     from harness.providers import ScriptedModel, reply
-    from tests.conftest import FakeDriver
+    from tests.conftest import fake_robot
 
     config = HarnessConfig.model_validate(
         {"embodiment": None, "driver": None, "run": {"store": None}, "memory": {"enabled": False}}
     )
     model = ScriptedModel([reply("done")])
     model.vision = vision  # type: ignore[attr-defined]
-    with Harness(config, model=model, driver=FakeDriver()) as harness:
+    with Harness(config, model=model, driver=fake_robot()) as harness:
         events = list(harness.run_stream("look around"))
     (snapshot,) = [e for e in events if isinstance(e, PromptSnapshotEvent)]
     assert (snapshot.sections["images"] > 0) is counted
@@ -279,12 +280,12 @@ def test_frames_a_model_cannot_see_are_not_charged_to_the_budget(
 
 def _harness_over(server: WireServer, adapter: OpenAIChatModel) -> Any:
     from harness import Harness, HarnessConfig
-    from tests.conftest import FakeDriver
+    from tests.conftest import fake_robot
 
     config = HarnessConfig.model_validate(
         {"embodiment": None, "driver": None, "run": {"store": None}, "memory": {"enabled": False}}
     )
-    return Harness(config, model=adapter, driver=FakeDriver())
+    return Harness(config, model=adapter, driver=fake_robot())
 
 
 def test_frames_are_priced_after_the_probe_decides_never_before(server: WireServer) -> None:

@@ -32,9 +32,9 @@ from harness.events import (
 from harness.messages import AssistantItem, ModelRequest, ModelResponse
 from harness.providers import ScriptedModel, call, reply
 from harness.tools import ToolContext
-from harness.world.task_check import ModelTaskCheck
+from harness.world.model_task_check import ModelTaskCheck
 from memory.store import MemoryStore
-from tests.conftest import FakeDriver
+from tests.conftest import fake_robot
 from tests.dialects import DIALECTS, Dialect
 from tests.fixtures.blocking import Operator, run_until_done
 from tests.fixtures.blocking import blocking as blocking_responder
@@ -248,9 +248,9 @@ def test_a_cancel_during_a_blocking_summarizer_call_wins_and_leaves_the_context(
     assert done.status == "cancelled" and "summarizer" in done.termination_reason
     cancelled = [e for e in events if isinstance(e, CompactionEvent) and e.status == "cancelled"]
     assert len(cancelled) == 1 and "left unchanged" in cancelled[0].reason
-    # nothing was summarized; a superseded Task Notes snapshot leaving ("prune") is no summary
+    # nothing was summarized; a superseded Task Notes snapshot leaving is no summary
     assert not any(
-        e.type == "compaction" and e.status == "completed" and e.mode != "prune"  # type: ignore[attr-defined]
+        e.type == "compaction" and e.status == "completed" and e.mode not in ("prune", "supersede")  # type: ignore[attr-defined]
         for e in events
     )
     assert len(requests) == 6  # no model call after the cancel
@@ -315,7 +315,7 @@ def test_a_cancel_during_a_model_task_check_wins_and_the_outcome_is_unverified(
         ),
         name="judge",
     )
-    driver = FakeDriver()
+    driver = fake_robot()
     check = ModelTaskCheck(judge, driver.observe)
     with Harness(
         config, model=ScriptedModel([reply("done")]), driver=driver, task_check=check
@@ -356,7 +356,7 @@ def test_a_cancel_during_a_physical_motion_ends_after_the_drivers_stop(
     from tests.conftest import BoxSafety, move_to_tool, when_set
 
     operator = Operator()
-    driver = FakeDriver(motion_s=30.0)
+    driver = fake_robot(motion_s=30.0)
     model = ScriptedModel([call("move_to", x=0.1, y=0.1, z=0.1), reply("never")])
     with Harness(
         config,
@@ -382,7 +382,7 @@ def test_a_cancel_during_a_vision_model_evaluation_wins(config: HarnessConfig) -
         ),
         name="judge",
     )
-    driver = FakeDriver()
+    driver = fake_robot()
     evaluator = ModelEvaluator(judge, post_conditions={"move_to": "the gripper is at {x}"})
     config.evaluation.required_tools = ["move_to"]
     model = ScriptedModel([call("move_to", x=0.1, y=0.1, z=0.1), reply("never")])

@@ -19,9 +19,10 @@ from harness.events import DoneEvent, EventBase
 from harness.messages import InstructionItem, ModelRequest, SystemBlock
 from harness.providers import build_model
 from harness.providers.base import RetryNotice
-from tests.conftest import BoxSafety, FakeDriver, move_to_tool
+from tests.conftest import BoxSafety, fake_robot, move_to_tool
 from tests.dialects import Dialect
 from tests.wire_server import WireServer
+from worlds.fake import FakeRobot
 
 WHOLE = {"x": 0.1, "y": 0.2, "z": 0.3}
 CUT_JSON = '{"x": 0.4, "y": 0.'
@@ -41,8 +42,8 @@ def limit_of(body: dict[str, Any]) -> int:
     return int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
 
 
-def robot(config: HarnessConfig) -> tuple[Harness, FakeDriver]:
-    driver = FakeDriver()
+def robot(config: HarnessConfig) -> tuple[Harness, FakeRobot]:
+    driver = fake_robot()
     harness = Harness.from_config(
         config, driver=driver, safety=BoxSafety(), physical_tools=[move_to_tool(driver)]
     )

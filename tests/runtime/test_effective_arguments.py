@@ -36,6 +36,7 @@ from harness.mcp.manager import MCPManager, MCPTool
 from harness.providers import ScriptedModel, call, reply
 from harness.tools import tool, with_schema_defaults
 from tests.mcp_recording import RecordingServer
+from tests.tiers import examples
 
 LIMITS = PANDA.limits
 SCHEMAS, SAFETY = ARM_SCHEMAS, ARM_SAFETY
@@ -246,7 +247,7 @@ def schemas_and_calls(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any], 
 
 
 @settings(
-    max_examples=60,
+    max_examples=examples(60),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

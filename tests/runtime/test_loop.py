@@ -21,7 +21,7 @@ from harness.messages import (
     ToolResultItem,
 )
 from harness.providers import ScriptedModel, call, reply
-from tests.conftest import BoxSafety, FakeDriver, RecordingScene, move_to_tool, when_set
+from tests.conftest import BoxSafety, RecordingScene, fake_robot, move_to_tool, when_set
 
 
 @tool
@@ -92,7 +92,7 @@ def test_refresh_steps_run_in_specified_order_before_each_model_call(
         log.append("model")
         return reply("done") if log.count("model") > 1 else call("echo", text="x")
 
-    driver = FakeDriver(log)
+    driver = fake_robot(log)
     h = Harness(
         config,
         model=ScriptedModel(responder=responder),
@@ -226,7 +226,7 @@ def test_model_error_ends_task_with_named_reason(config: HarnessConfig) -> None:
 def test_observation_or_scene_exception_ends_with_one_done(
     config: HarnessConfig, log: list[str], where: str
 ) -> None:
-    driver = FakeDriver(log)
+    driver = fake_robot(log)
     if where == "observe":
 
         def broken() -> Any:
@@ -269,7 +269,7 @@ def test_cancel_before_first_turn(config: HarnessConfig) -> None:
 
 
 def test_cancel_before_model_call_after_refresh(config: HarnessConfig, log: list[str]) -> None:
-    driver = FakeDriver(log)
+    driver = fake_robot(log)
     checks = iter([False, True])  # passes the limit check, trips before the model call
     model = ScriptedModel([reply("never")])
     with Harness(config, model=model, driver=driver) as h:
@@ -305,7 +305,7 @@ def test_cancel_before_tool_execution_answers_the_call(config: HarnessConfig) ->
 
 
 def test_cancel_during_physical_tool_stops_robot(config: HarnessConfig, log: list[str]) -> None:
-    driver = FakeDriver(log, motion_s=30.0)
+    driver = fake_robot(log, motion_s=30.0)
     cancel = threading.Event()
     model = ScriptedModel([call("move_to", x=0.1, y=0.1, z=0.1), reply("never")])
     with Harness(
@@ -326,7 +326,7 @@ def test_cancel_during_physical_tool_stops_robot(config: HarnessConfig, log: lis
 
 
 def test_early_close_leaves_harness_usable(config: HarnessConfig, log: list[str]) -> None:
-    driver = FakeDriver(log)
+    driver = fake_robot(log)
     model = ScriptedModel(responder=lambda r: call("echo", text="x"))
     h = Harness(config, model=model, tools=[echo], driver=driver)
     stream = h.run_stream("loop forever")
@@ -371,7 +371,7 @@ def test_replan_reaches_the_next_request(config: HarnessConfig) -> None:
 def test_physical_tool_without_safety_envelope_is_blocked(
     config: HarnessConfig, log: list[str]
 ) -> None:
-    driver = FakeDriver(log)
+    driver = fake_robot(log)
     model = ScriptedModel([call("move_to", x=0.1, y=0.0, z=0.1), reply("ok")])
     with Harness(config, model=model, driver=driver, physical_tools=[move_to_tool(driver)]) as h:
         events = run_all(h)
@@ -384,7 +384,7 @@ def test_physical_tool_without_safety_envelope_is_blocked(
 def test_safety_clamp_rewrites_arguments_and_records_both(
     config: HarnessConfig, log: list[str]
 ) -> None:
-    driver = FakeDriver(log)
+    driver = fake_robot(log)
     model = ScriptedModel([call("move_to", x=2.0, y=0.0, z=0.1), reply("ok")])
     with Harness(
         config,
@@ -403,7 +403,7 @@ def test_safety_clamp_rewrites_arguments_and_records_both(
 
 
 def test_safety_fails_closed_without_readings(config: HarnessConfig, log: list[str]) -> None:
-    driver = FakeDriver(log)
+    driver = fake_robot(log)
     model = ScriptedModel([call("move_to", x=0.1, y=0.0, z=0.1), reply("ok")])
     # no observation provider -> no readings -> blocked
     with Harness(
@@ -437,7 +437,7 @@ def test_evaluate_run_after_required_tool_with_segments(
 ) -> None:
     from harness.messages import Verdict
 
-    driver = FakeDriver(log)
+    driver = fake_robot(log)
     verdicts = iter(["process", "process", "success"])
 
     class Evaluator:
@@ -472,7 +472,7 @@ def test_evaluator_failure_counts_against_failure_budget(
 ) -> None:
     from harness.messages import Verdict
 
-    driver = FakeDriver(log)
+    driver = fake_robot(log)
 
     class Never:
         def evaluate(self, **kw: Any) -> Verdict:

@@ -25,17 +25,18 @@ from harness.providers import ScriptedModel, call, reply
 from harness.store import SQLiteRunStore
 from harness.store.reader import RunLog
 from harness.store.writer import STORE_FILENAME
+from harness.world.model_task_check import ModelTaskCheck
 from harness.world.task_check import (
     GroundTruthTaskCheck,
-    ModelTaskCheck,
     TaskCheckResult,
     judge_task,
     report_claim,
     resolve_goal,
 )
 from scene.perception import Detection
-from tests.conftest import FakeDriver
+from tests.conftest import fake_robot
 from tests.fixtures.cli import scripted_config
+from tests.tiers import examples
 
 # ====================================================================== scenes
 
@@ -187,7 +188,7 @@ COLORS = ("red", "green", "blue", "yellow")
 PLACES = ("table_1", "tray_1", "held")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     where=st.lists(st.sampled_from(PLACES), min_size=1, max_size=4),
     wanted=st.lists(st.sampled_from(COLORS), min_size=1, max_size=3, unique=True),
@@ -248,7 +249,7 @@ ACHIEVED = json.dumps(
 
 
 def test_the_model_check_validates_the_verdict_and_repairs_once() -> None:
-    driver = FakeDriver()
+    driver = fake_robot()
     model = judge(ACHIEVED)
     result = ModelTaskCheck(model, driver.observe).check("put the red cube in the tray", [])
     assert result.outcome == "achieved" and result.checked_by == "model:judge"
@@ -271,16 +272,14 @@ def test_the_model_check_validates_the_verdict_and_repairs_once() -> None:
 
 
 def test_the_model_check_never_achieves_without_evidence() -> None:
-    driver = FakeDriver()
+    driver = fake_robot()
     cannot = json.dumps({"outcome": "cannot_tell", "evidence": "the view is blocked"})
     assert ModelTaskCheck(judge(cannot), driver.observe).check("go", []).outcome == "unverified"
 
-    class Blind(FakeDriver):
-        def observe(self) -> Any:
-            observation = super().observe()
-            return observation.model_copy(update={"images": {}})
+    def blind_observe() -> Any:
+        return driver.observe().model_copy(update={"images": {}})
 
-    blind = ModelTaskCheck(judge(ACHIEVED), Blind().observe).check("go", [])
+    blind = ModelTaskCheck(judge(ACHIEVED), blind_observe).check("go", [])
     assert blind.outcome == "unverified" and "no camera image" in blind.summary
     failing = ScriptedModel([RuntimeError("judge offline")], name="judge")
     broken = ModelTaskCheck(failing, driver.observe).check("go", [])

@@ -24,24 +24,33 @@ from harness.providers import ScriptedModel, call, reply
 from harness.runtime.refusals import REPEATED_REFUSAL, RefusalMemory, is_refusal
 from harness.tools import Tool, ToolOutput
 from harness.world.physical import action_output
-from tests.conftest import BoxSafety, FakeDriver, move_to_tool
+from tests.conftest import BARE_ARM, BARE_OPTIONS, BoxSafety, move_to_tool
+from tests.tiers import examples
+from worlds.fake import FakeRobot
 
 
-class DrawerRobot(FakeDriver):
-    """Places into a drawer only once it is open; a pick of ``wide`` is always refused."""
+class DrawerRobot(FakeRobot):
+    """The fake arm beside a drawer, with three actions of its own by ref: ``open`` (the
+    drawer), ``pick`` and ``place``. It places into the drawer only once it is open; a pick
+    of ``wide`` is always refused. A refused command is answered before it is executed."""
+
+    DRAWER_ACTIONS = ("pick", "place", "open")
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__(BARE_ARM, **BARE_OPTIONS)
         self.drawer_open = False
 
     def execute(self, action: str, arguments: dict[str, Any]) -> ActionResult:
+        if action not in self.DRAWER_ACTIONS:
+            return super().execute(action, arguments)
         if action == "place" and not self.drawer_open:
             return ActionResult(ok=False, message="drawer_1 is closed; open it first")
         if action == "pick" and arguments.get("ref") == "wide":
             return ActionResult(ok=False, message="wide is 0.120 m across; fingers open 0.08 m")
         if action == "open":
             self.drawer_open = True
-        return super().execute(action, arguments)
+        self.executed.append((action, dict(arguments)))
+        return ActionResult(ok=True, message=f"{action} done", applied=dict(arguments))
 
 
 class RefArgs(BaseModel):
@@ -127,7 +136,7 @@ def test_a_failed_motion_is_not_a_refusal(config: HarnessConfig) -> None:
     assert not is_refusal(ToolOutput.error("slow", "timeout"), physical=True)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.lists(
         st.tuples(

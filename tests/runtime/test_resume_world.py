@@ -20,7 +20,7 @@ from harness.events import DoneEvent, EventBase, NotificationEvent, TaskResumedE
 from harness.messages import ModelRequest, ModelResponse
 from harness.providers import ScriptedModel, call, reply
 from harness.store.reader import RunLog
-from tests.conftest import FakeDriver, move_to_tool
+from tests.conftest import fake_robot, move_to_tool
 from tests.fixtures.parts import AllowAll
 from worlds.tabletop.simulator import TabletopSim
 
@@ -148,7 +148,7 @@ def test_a_real_driver_is_re_observed_and_the_resume_says_so(tmp_path: Path) -> 
             }
         )
     )
-    driver = FakeDriver(motion_s=0.0)
+    driver = fake_robot(motion_s=0.0)
     model = ScriptedModel(
         [call("move_to", x=0.1, y=0.0, z=0.2), call("move_to", x=0.2, y=0.0, z=0.2)]
     )
@@ -163,7 +163,7 @@ def test_a_real_driver_is_re_observed_and_the_resume_says_so(tmp_path: Path) -> 
             break
     harness.store.close()
 
-    fresh = FakeDriver()
+    fresh = fake_robot()
     seen: list[ModelRequest] = []
 
     def responder(request: ModelRequest) -> ModelResponse:

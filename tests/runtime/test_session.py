@@ -14,7 +14,7 @@ from harness.images import encode_frame
 from harness.messages import ModelResponse
 from harness.providers import ScriptedModel, call, reply
 from harness.tools import ToolOutput
-from tests.conftest import FakeDriver
+from tests.conftest import fake_robot
 
 
 @tool
@@ -178,7 +178,7 @@ def test_request_order_is_resident_accumulated_refreshed(
     config: HarnessConfig, log: list[str]
 ) -> None:
     model = ScriptedModel([reply("x")])
-    with Harness(config, model=model, driver=FakeDriver(log)) as h:
+    with Harness(config, model=model, driver=fake_robot(log)) as h:
         h.run("look")
     request = model.requests[0]
     assert request.system[0].name == "system"
@@ -201,7 +201,7 @@ def test_images_reach_only_the_call_that_consumes_them(
 
     user_image = encode_frame(np.zeros((16, 16, 3), dtype=np.uint8), label="user")
     model = ScriptedModel([call("take_picture"), call("ping"), reply("x")])
-    with Harness(config, model=model, tools=[take_picture, ping], driver=FakeDriver(log)) as h:
+    with Harness(config, model=model, tools=[take_picture, ping], driver=fake_robot(log)) as h:
         h.run("photograph", images=[user_image])
         assert h.store.images[snapshot.sha256] == snapshot  # type: ignore[attr-defined]
     labels = [[i.label for i in r.refreshed.images] for r in model.requests]  # type: ignore[union-attr]

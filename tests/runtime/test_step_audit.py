@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from embodiment.profile import load_profile
 from embodiment.step_audit import StepAudit
+from tests.tiers import examples
 from worlds.libero.config import PROFILE as LIBERO_PROFILE
 
 PROFILE = load_profile(LIBERO_PROFILE)
@@ -28,7 +29,7 @@ def test_steps_outside_the_workspace_or_in_a_zone_are_counted_and_the_first_kept
     assert audit.result().steps == 0 and audit.result().outside == 0
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.tuples(*[st.floats(-1.5, 1.5)] * 3), max_size=20))
 def test_the_count_matches_a_plain_box_test(points: list[tuple[float, float, float]]) -> None:
     """The profile's base frame is its world frame here, so a plain box test is the oracle."""

@@ -40,13 +40,16 @@ from harness.runtime.delegation.delegate import (
 from harness.tokens import TokenEstimator
 from harness.tools import Tool, ToolRegistry
 from tests.runtime.test_subagents import FOUND, answer, config, look
+from tests.tiers import examples
 
 
 class NoSummaries(ScriptedModel):
     supports_summaries = False
 
 
-FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(
+    max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 # ====================================================================== the child view
 
@@ -273,7 +276,7 @@ def _exploding_look(times: list[int]) -> Tool:
     )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.integers(0, 4), st.sampled_from(sorted(FAULTS)))
 def test_a_fault_at_any_step_of_a_child_is_a_handoff(step: int, fault: str) -> None:
     exception, statuses = FAULTS[fault]
@@ -297,7 +300,7 @@ def test_a_fault_at_any_step_of_a_child_is_a_handoff(step: int, fault: str) -> N
     assert all(not i.task_id.startswith("lane_") for i in parent.requests[1].items)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.integers(2, 6))
 def test_a_tool_that_keeps_failing_exhausts_the_childs_budget(budget: int) -> None:
     """The child stops at the failure budget; its failed handoff is one failed turn of the

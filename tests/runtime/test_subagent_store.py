@@ -19,8 +19,8 @@ from harness.messages import ToolResultItem
 from harness.providers import ScriptedModel, call, reply
 from harness.store import SQLiteRunStore
 from harness.store.reader import RunLog
-from harness.store.report import render_report
 from harness.store.schema import SCHEMA_VERSION, migrate, schema_version
+from harness.store.task_page import render_report
 from harness.store.writer import STORE_FILENAME
 from harness.tools import tool
 from tests.runtime.test_subagents import FOUND, answer, config, delegate, look
@@ -118,7 +118,7 @@ def test_compaction_inside_the_lane_never_touches_the_main_lane(tmp_path: Path) 
         for e in recorded.events
         if isinstance(e, CompactionEvent)
         and e.status in ("completed", "fallback")
-        and e.mode != "prune"  # each lane drops its own superseded Task Notes snapshot
+        and e.mode not in ("prune", "supersede")  # each lane drops its own old snapshots
     ]
     assert compactions and all(e.task_id == recorded.lane for e in compactions)
     with RunLog(recorded.store) as log:

@@ -32,7 +32,7 @@ from harness.messages import ModelRequest, ModelResponse, ToolResultItem
 from harness.providers import ScriptedModel, build_model, call, reply
 from harness.runtime.delegation.delegate import HANDOFF_SCHEMA, Handoff, parse_answer
 from harness.store import MemoryRunStore
-from tests.conftest import BoxSafety, FakeDriver, move_to_tool
+from tests.conftest import BoxSafety, fake_robot, move_to_tool
 from tests.dialects import DIALECTS, Dialect
 from tests.fixtures.parts import FakeSkills
 from tests.wire_server import Recorded, Reply, WireServer
@@ -284,7 +284,7 @@ def test_a_pattern_that_matches_nothing_is_the_parents_error() -> None:
 
 
 def _robot_harness(child: ScriptedModel, parent: ScriptedModel, **subagents: Any) -> Any:
-    driver = FakeDriver()
+    driver = fake_robot()
     safety = BoxSafety()
     h = Harness(
         config(**subagents),
@@ -446,7 +446,7 @@ def test_a_failing_part_in_the_child_is_contained() -> None:
     class FlakyCamera:
         def observe(self) -> Any:
             if next(observations, False):
-                return FakeDriver().observe()
+                return fake_robot().observe()
             raise RuntimeError("camera unplugged")
 
     child = ScriptedModel([answer()])
@@ -486,7 +486,7 @@ def test_cancel_from_the_parent_interrupts_the_child() -> None:
 
     child = ScriptedModel([slow_look, answer()])
     parent = ScriptedModel([delegate(), reply("never")])
-    driver = FakeDriver()
+    driver = fake_robot()
     with Harness(config(), model=parent, subagent_model=child, tools=[look], driver=driver) as h:
         events: list[EventBase] = []
         for event in h.run_stream("fetch", should_cancel=stop.is_set):

@@ -24,6 +24,7 @@ from harness.events import DoneEvent, EventBase, ProgressEvent, ToolResultEvent
 from harness.messages import ToolResultItem
 from harness.providers import ScriptedModel, call, reply
 from harness.tools import ToolContext, ToolOutput, checked_output
+from tests.tiers import examples
 
 TRIES = {"count": 0, "error_results": 0, "ok_results": 0}
 
@@ -135,7 +136,7 @@ def _run(config: HarnessConfig, handler: Any) -> tuple[list[EventBase], Harness]
 
 
 @settings(
-    max_examples=150,
+    max_examples=examples(150),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -14,6 +14,7 @@ from scene import OBJECT_LINE, ROBOT_LINE, SceneGraph, render_brief
 from scene.brief import Brief
 from scene.synthetic import synthetic_scene
 from tests.scene_helpers import GRIPPER_STATE, TABLE_TOP, build, cube_on, det, table, tray
+from tests.tiers import examples
 
 estimate = TokenEstimator().text
 
@@ -194,7 +195,7 @@ def test_brief_is_deterministic_whatever_the_insertion_order() -> None:
 # --------------------------------------------------------------------------- budget
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     n=st.one_of(st.integers(1, 40), st.integers(41, 400), st.sampled_from([1000, 2000])),
     seed=st.integers(0, 10_000),

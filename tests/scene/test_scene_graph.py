@@ -24,6 +24,7 @@ from tests.scene_helpers import (
     table,
     tray,
 )
+from tests.tiers import examples
 
 # --------------------------------------------------------------------------- relations
 
@@ -353,7 +354,7 @@ def test_diff_reports_additions_moves_relations_and_ignores_noise() -> None:
     assert diff(None, after).added == after.nodes
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(
     steps=st.lists(
         st.tuples(

@@ -21,6 +21,7 @@ import memory.atomic
 from harness.tokens import TokenEstimator
 from memory import MemoryStore, ToolLedger, ToolOutcome, atomic_write_text
 from memory.ledger import MAX_RECENT, ledger_file_name
+from tests.tiers import examples
 
 ESTIMATE = TokenEstimator().text
 FIXED_TIME = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -219,7 +220,9 @@ def test_resident_text_is_cut_at_lines_with_a_marker(tmp_path: Path) -> None:
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(40),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     memory_lines=st.lists(st.text(min_size=0, max_size=120), max_size=40),

@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 from harness.cli import main
-from harness.store.report import SECTION_COLORS
+from harness.store.task_page import SECTION_COLORS
 from tests.recorded import RecordedSession, record_session
 
 CHROMIUM = next(

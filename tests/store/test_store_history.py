@@ -16,6 +16,7 @@ from harness.messages import CheckpointItem, CheckpointSource, NoticeItem, ToolR
 from harness.providers import ScriptedModel, reply
 from harness.store import SQLiteRunStore
 from harness.store.reader import RunLog
+from tests.tiers import examples
 
 Step = tuple[str, int]
 
@@ -76,7 +77,9 @@ def _apply(harness: Harness, step: Step, index: int) -> None:
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(40),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(history=steps)
 def test_any_point_in_history_is_rebuilt_exactly(tmp_path: Path, history: list[Step]) -> None:

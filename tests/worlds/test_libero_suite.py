@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from harness.errors import ConfigError
 from harness.fleet import driver_pool
 from harness.fleet.corrupt import KINDS, corrupt
+from tests.tiers import examples
 
 DATA = json.loads(
     (Path(__file__).parents[1] / "libero_data" / "published_instructions.json").read_text()
@@ -177,7 +178,7 @@ def test_selected_episodes_run_task_by_task(tmp_path: Path) -> None:
 # ====================================================================== corruption
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     task=st.sampled_from(DATA["tasks"]), seed=st.integers(0, 100_000), kind=st.sampled_from(KINDS)
 )

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from harness.cli import main
 from harness.world.predicate_check import PredicateTaskCheck, has_goal_predicates
 from harness.world.task_check import judge_task
+from tests.tiers import examples
 from worlds.libero import libero_available
 from worlds.libero.config import PROFILE as LIBERO_PROFILE
 from worlds.libero.scene import CatalogItem, SceneCatalog, plain_label, resolve_target
@@ -20,7 +21,7 @@ from worlds.libero.scene import CatalogItem, SceneCatalog, plain_label, resolve_
 predicate = st.tuples(st.text(min_size=1, max_size=40), st.booleans(), st.text(max_size=60))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     predicates=st.lists(predicate, max_size=6),
     achieved=st.booleans(),

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from harness.cli import build_parser
 from harness.cli.demo import demo_config
 from harness.errors import UsageError
+from tests.tiers import examples
 from worlds.contract import DEMO_FLAGS
 from worlds.registry import DEFAULT_WORLD, load_world
 
@@ -35,7 +36,9 @@ TRIES = {"count": 0, "refused": 0}
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(150),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     world=st.sampled_from([None, *DEMO_WORLDS]),

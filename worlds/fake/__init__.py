@@ -3,7 +3,10 @@
 It implements the full :class:`~embodiment.types.Driver` protocol without physics: the
 gripper (and, for mobile profiles, the base) moves in small steps along straight lines,
 ``stop()`` from another thread halts it between steps, and every command it actually
-received is kept in :attr:`FakeRobot.commands`, which is what safety tests inspect. Its
+received is kept in :attr:`FakeRobot.commands`, which is what safety tests inspect. It is
+also the tests' one fake robot: :attr:`~FakeRobot.log` records its protocol calls in order,
+:attr:`~FakeRobot.executed` every ``execute`` as asked, :attr:`~FakeRobot.moving` is set when
+a command starts, and the ``readings`` option adds fixed safety readings (a clearance sensor). Its
 actions follow the profile: an arm gets ``move_to``, ``move_joints``, ``pick``, ``place``,
 the gripper and ``home``; a mobile profile adds ``move_base``, ``rotate_base`` and
 ``navigate_to``. Clearance readings come from a rectangular room and box obstacles.

@@ -94,6 +94,9 @@ class FakeRobotConfig(BaseModel):
     """Named places for navigate_to."""
     camera_shape: tuple[int, int] | None = None
     """Override (height, width) of the synthetic camera frames (tests of check_driver)."""
+    readings: dict[str, float] = Field(default_factory=dict)
+    """Fixed safety readings added to every observation (``{"clearance_m": 1.0}``: a
+    stationary range sensor), beside the mobile base's computed clearances."""
     drop_clearance: bool = False
     """Leave the clearance readings out of observations (tests of fail-closed)."""
     approach_m: float = Field(0.12, ge=0)

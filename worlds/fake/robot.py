@@ -52,10 +52,21 @@ class FakeRobot(FakeMotion):
         """The ``hardware_id`` option (None: a fake drives nothing that needs a lease)."""
         return self.config.hardware_id
 
-    def __init__(self, profile: EmbodimentProfile, **options: Any) -> None:
+    def __init__(
+        self, profile: EmbodimentProfile, *, log: list[str] | None = None, **options: Any
+    ) -> None:
         self.profile = profile
         self.config = FakeRobotConfig.model_validate(options)
+        self.log: list[str] = log if log is not None else []
+        """The protocol calls in order (``connect``, ``observe``, ``stop``, ``disconnect``);
+        pass a list to share it with other parts' logs and read one interleaved order."""
         self.commands: list[tuple[str, dict[str, Any]]] = []
+        """Every command executed, with its validated arguments (defaults filled in)."""
+        self.executed: list[tuple[str, dict[str, Any]]] = []
+        """Every ``execute`` call as it was asked, refused ones included."""
+        self.moving = threading.Event()
+        """Set when a command starts: a test acts on it (a cancel during a motion), never on
+        a timer that a busy machine can fire before the motion has begun."""
         self.connected = False
         self.stops = 0
         self._stop = threading.Event()
@@ -82,9 +93,11 @@ class FakeRobot(FakeMotion):
     # ------------------------------------------------------------------ protocol
 
     def connect(self) -> None:
+        self.log.append("connect")
         self.connected = True
 
     def disconnect(self) -> None:
+        self.log.append("disconnect")
         self._stop.set()
         self.connected = False
 
@@ -92,13 +105,20 @@ class FakeRobot(FakeMotion):
         self.disconnect()
 
     def stop(self) -> None:
+        self.log.append("stop")
         self.stops += 1
         self._stop.set()
+
+    @property
+    def position(self) -> list[float]:
+        """The gripper's position (world frame): what ``observe`` reports as ``ee_position``."""
+        return self.ee
 
     def capabilities(self) -> list[ActionSpec]:
         return list(self._specs.values())
 
     def observe(self) -> Observation:
+        self.log.append("observe")
         cameras = self.profile.model_visible_cameras()
         images = {}
         for index, camera in enumerate(cameras):
@@ -113,7 +133,7 @@ class FakeRobot(FakeMotion):
             "holding": self.held,
             "motion": self.motion,
         }
-        safety: dict[str, float | None] = {}
+        safety: dict[str, float | None] = dict(self.config.readings)
         if self.profile.mobile:
             state["base_pose"] = [round(v, 6) for v in self.base_pose]
             if not self.config.drop_clearance:
@@ -122,10 +142,12 @@ class FakeRobot(FakeMotion):
         return Observation(images=images, state=state, safety=safety)
 
     def execute(self, action: str, arguments: dict[str, Any]) -> ActionResult:
+        self.executed.append((action, dict(arguments)))
         args = validated_call(self._specs, action, arguments)
         if isinstance(args, ActionResult):
             return args
         self._stop.clear()
+        self.moving.set()
         self.commands.append((action, args.model_dump()))
         self.motion = "moving"
         result = getattr(self, f"_do_{action}")(args)

@@ -41,7 +41,7 @@ DEPLOYMENT: dict[str, Any] = {
     "evaluation": {"required_tools": list(PHYSICAL_SKILLS), "task_check": "auto"},
     "context": {
         "episodes": {"enabled": True},
-        "pressure": {"nudge_at": 0.6, "cleanup_at": 0.65, "land_at": 0.25},
+        "pressure": {"cache_aware": True},  # levels: the window table (default.yaml)
     },
 }
 """What ``harness demo --world libero`` runs when no config file is given (docs/libero.md)."""

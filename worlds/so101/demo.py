@@ -23,7 +23,10 @@ DEPLOYMENT: dict[str, Any] = {
     "driver": {"name": "sim.so101", "seed": 0, "layout": "place"},
     "run": {"max_turns": 40, "failure_budget": 8, "store": ".harness"},
     "evaluation": {"required_tools": ["pick", "place"]},
-    "context": {"episodes": {"enabled": True}},
+    "context": {
+        "episodes": {"enabled": True},
+        "pressure": {"cache_aware": True},  # levels: the window table (default.yaml)
+    },
 }
 
 

@@ -13,7 +13,11 @@ so101_follower, port: /dev/ttyACM0, id: my_arm}`` (the fields of that type's
   ``rate_hz``, no joint faster than ``max_joint_speed_rad_s``; LeRobot returns the action
   it really sent (it clips with ``max_relative_target``), and every difference from what
   was asked is reported in the result (``applied.clipped``), never hidden;
-- ``open_gripper`` / ``close_gripper`` to the gripper motor's target;
+- ``open_gripper`` / ``close_gripper`` to the gripper motor's target, moved there over
+  ``gripper_ramp_s`` (as the simulated world's own jaw closes): one jump would drive the
+  jaw into the object at its motor's full speed, a knock on the object and the gears.
+  The goal stays within ``gripper_lead`` of the measured jaw (close until contact, then
+  press with a bounded force);
 - ``stop()`` (any thread) to holding the measured position at the next step.
 
 ``connect``/``disconnect`` are LeRobot's, called when the session starts and ends;
@@ -72,6 +76,17 @@ class LeRobotOptions(BaseModel):
     gripper_open: float = 70.0
     """The gripper motor's target when open (LeRobot's 0..100 range for the SO-101)."""
     gripper_closed: float = 0.0
+    gripper_ramp_s: float = Field(0.5, ge=0)
+    """A jaw move's target goes from the measured opening to the goal over this long, then
+    is held ``gripper_hold_s``: the jaw meets the object at a walking pace, not at its
+    motor's full speed (0: one jump)."""
+    gripper_hold_s: float = Field(0.2, ge=0)
+    gripper_lead: float | None = Field(5.0, gt=0)
+    """The jaw's goal is never more than this (the gripper's units) from where the jaw is
+    measured: closing, it stops at an object and presses it with that much position error,
+    not with its motor's full torque; and a goal within the robot's ``max_relative_target``
+    is never clipped by LeRobot (a goal of 0 with a cube holding the jaw at 16 would be, at
+    every action while the cube is carried). None: the goal is the ramp's."""
     rate_hz: float = Field(30.0, gt=0, le=200)
     max_joint_speed_rad_s: float = Field(0.5, gt=0)
     pace: bool = True
@@ -253,8 +268,13 @@ class LeRobotDriver:
         travel = max(abs(b - a) for a, b in zip(begin, target, strict=True))
         period = 1.0 / self.options.rate_hz
         count = max(1, math.ceil(travel / (self.options.max_joint_speed_rad_s * period)))
-        if jaw_only:
-            count = max(count, round(0.5 * self.options.rate_hz))
+        ramp = 0
+        gripper_start = gripper
+        if jaw_only and gripper is not None and self.options.gripper:
+            ramp = round(self.options.gripper_ramp_s * self.options.rate_hz)
+            hold = round(self.options.gripper_hold_s * self.options.rate_hz)
+            count = max(count, ramp + hold, 1)
+            gripper_start = start.get(f"{self.options.gripper}.pos", gripper)
         clipped: dict[str, tuple[float, float]] = {}
         sent: dict[str, float] = {}
         action: dict[str, float] = {}
@@ -270,7 +290,11 @@ class LeRobotDriver:
             q = [a + (b - a) * k / count for a, b in zip(begin, target, strict=True)]
             action = {f"{j}.pos": self._from_rad(v) for j, v in zip(self.joints, q, strict=True)}
             if self.options.gripper and gripper is not None:
-                action[f"{self.options.gripper}.pos"] = float(gripper)
+                jaw = gripper
+                if ramp and gripper_start is not None and k < ramp:
+                    jaw = gripper_start + (gripper - gripper_start) * k / ramp
+                now = self._measured() if jaw_only and k > 1 else start
+                action[f"{self.options.gripper}.pos"] = self._within_lead(jaw, now)
             with self._lock:
                 if self._recorder.active:
                     state = self._measured()
@@ -291,6 +315,8 @@ class LeRobotDriver:
         if gripper is not None:
             self._gripper_target = gripper
         self._arm_target = list(target)
+        if jaw_only and gripper is not None and self.options.gripper:
+            action = self._settle_jaw(action, gripper, clipped)
         final = self._settle(action, target)
         reached = [self._to_rad(final[f"{j}.pos"]) for j in self.joints]
         error = max(abs(a - b) for a, b in zip(reached, target, strict=True))
@@ -300,12 +326,50 @@ class LeRobotDriver:
             "clipped": {key: list(pair) for key, pair in clipped.items()},
         }
         message = f"{label}: {count} actions sent; joints within {error:.3f} rad of the target"
+        if jaw_only and self.options.gripper:
+            message += f"; the jaw at {final[f'{self.options.gripper}.pos']:.1f}"
         if clipped:
             first = ", ".join(
                 f"{k} asked {a} applied {b}" for k, (a, b) in list(clipped.items())[:3]
             )
             message += f"; LeRobot applied a different action than asked ({first})"
         return ActionResult(ok=not clipped, message=message, applied=applied_now)
+
+    def _settle_jaw(
+        self, action: dict[str, float], goal: float, clipped: dict[str, tuple[float, float]]
+    ) -> dict[str, float]:
+        """Close until contact: while the jaw still moves (more than 0.5 of its units per
+        action) short of ``goal``, keep sending its goal, up to ``settle_s``
+        (with ``gripper_lead`` the goal advances only as the jaw follows)."""
+        robot = self._require()
+        key = f"{self.options.gripper}.pos"
+        previous: float | None = None
+        for _ in range(round(self.options.settle_s * self.options.rate_hz)):
+            measured = self._measured()
+            jaw = measured[key]
+            arrived = abs(jaw - goal) <= self.options.tolerance
+            if arrived or (previous is not None and abs(jaw - previous) < 0.5):
+                break
+            if self._stop.is_set():
+                break
+            previous = jaw
+            action = {**action, key: self._within_lead(goal, measured)}
+            with self._lock:
+                applied = robot.send_action(action)
+            got = float(applied.get(key, math.nan))
+            if not abs(got - action[key]) <= self.options.tolerance:
+                clipped[key] = (round(action[key], 3), round(got, 3))
+            if self.options.pace:
+                self._stop.wait(1.0 / self.options.rate_hz)
+        return action
+
+    def _within_lead(self, goal: float, measured: dict[str, float]) -> float:
+        """``goal`` for the jaw, no more than ``gripper_lead`` from its measured position."""
+        lead = self.options.gripper_lead
+        now = measured.get(f"{self.options.gripper}.pos")
+        if lead is None or now is None:
+            return float(goal)
+        return float(min(max(goal, now - lead), now + lead))
 
     def _settle(self, action: dict[str, float], target: list[float]) -> dict[str, float]:
         """Hold the last action until the joints are within ``settle_tolerance_rad`` of

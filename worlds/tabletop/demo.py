@@ -30,7 +30,7 @@ DEPLOYMENT: dict[str, Any] = {
     "evaluation": {"required_tools": ["pick", "place"]},
     "context": {
         "episodes": {"enabled": True},
-        "pressure": {"nudge_at": 0.6, "cleanup_at": 0.65, "land_at": 0.25},
+        "pressure": {"cache_aware": True},  # levels: the window table (default.yaml)
     },
 }
 _HIDDEN_CUBE_NOTE = (

@@ -11,8 +11,9 @@ owns, one module per concern, each built on the one :class:`~worlds.tabletop.sta
 they share: :mod:`~worlds.tabletop.tasks` (the actions and their plans),
 :mod:`~worlds.tabletop.physics` (stepping, IK, position control, building the scene),
 :mod:`~worlds.tabletop.truth` (ground truth and perception) and
-:mod:`~worlds.tabletop.cameras` (rendering); :mod:`~worlds.tabletop.parts` holds constants
-and shared records.
+:mod:`~worlds.tabletop.cameras` (rendering) and :mod:`~worlds.tabletop.snapshots` (the
+world's state saved and put back for resume); :mod:`~worlds.tabletop.parts` holds
+constants and shared records.
 
 Facts this relies on (measured with PyBullet 3.2.7): inverse kinematics on link 11
 (``panda_grasptarget``) needs the joint limits, ranges and rest pose with 200 iterations to
@@ -30,7 +31,6 @@ unknown until a look with another camera finds it.
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -59,8 +59,6 @@ from worlds.tabletop.parts import (
     GRIP_FORCE_N,
     MAX_OPENING,
     REST_POSE,
-    RESTORE_SETTLE_STEPS,
-    SNAPSHOT_VERSION,
     Body,
     Interrupted,
 )
@@ -74,6 +72,7 @@ from worlds.tabletop.scene import (
     Faults,
     TabletopConfig,
 )
+from worlds.tabletop.snapshots import WorldSnapshots
 from worlds.tabletop.state import SimState
 from worlds.tabletop.tasks import Tasks
 from worlds.tabletop.truth import GroundTruth
@@ -107,6 +106,7 @@ class TabletopSim:
         self.cameras = Cameras(self.state)
         self.physics = Physics(self.state, self.truth)
         self.tasks = Tasks(self.state, self.physics, self.truth, self.cameras)
+        self.snapshots = WorldSnapshots(self.state, self.physics, self.truth)
         self._recorder = ControlRecorder(
             ControlLayout(
                 rate_hz=config.control_hz,
@@ -248,96 +248,17 @@ class TabletopSim:
                 self.physics.physics_step()
 
     def snapshot(self) -> dict[str, Any]:
-        """The world's state as plain JSON data: every loose object's pose and velocity, the
-        arm's joints, the fingers and their command, what is held, what the cameras have
-        shown (``perception: seen``), the simulated clock.
-        :meth:`restore` puts a simulator with the same scene (config and seed) back into it;
-        resume records one after every turn so placed cubes stay placed."""
+        """The world's state as plain JSON data (:meth:`WorldSnapshots.take
+        <worlds.tabletop.snapshots.WorldSnapshots.take>`); resume records one after every
+        turn so placed cubes stay placed."""
         self._require()
-        pb, cid = self.state.pb, self.state.cid
-        with self.state.lock:
-            objects: dict[str, Any] = {}
-            for ref, body in self.state.bodies.items():
-                if body.category != "object":
-                    continue  # the table and the tray are fixed (mass 0)
-                position, orientation = pb.getBasePositionAndOrientation(
-                    body.body, physicsClientId=cid
-                )
-                linear, angular = pb.getBaseVelocity(body.body, physicsClientId=cid)
-                objects[ref] = {
-                    "position": list(position),
-                    "orientation": list(orientation),
-                    "linear": list(linear),
-                    "angular": list(angular),
-                }
-            arm = [
-                pb.getJointState(self.state.robot, j, physicsClientId=cid)[0] for j in ARM_JOINTS
-            ]
-            fingers = [
-                pb.getJointState(self.state.robot, j, physicsClientId=cid)[0] for j in FINGER_JOINTS
-            ]
-            return {
-                "version": SNAPSHOT_VERSION,
-                "seed": self.config.seed,
-                "sim_time": self.state.sim_time,
-                "yaw": self.state.yaw,
-                "objects": objects,
-                "arm": arm,
-                "fingers": fingers,
-                "finger_command": list(self.state.finger_command),
-                "held": self.held_ref(),
-                "picks": dict(self.state.picks),
-                "seen": sorted(
-                    r for r, b in self.state.bodies.items() if b.body in self.state.seen
-                ),
-            }
+        return self.snapshots.take()
 
     def restore(self, state: dict[str, Any]) -> None:
-        """Put the world back into a :meth:`snapshot` (see there). Raises ValueError for a
-        snapshot of another scene (an object this simulator does not have) or version."""
+        """Put the world back into a :meth:`snapshot`. Raises ValueError for a snapshot of
+        another scene (an object this simulator does not have) or version."""
         self._require()
-        if state.get("version") != SNAPSHOT_VERSION:
-            raise ValueError(
-                f"world snapshot version {state.get('version')!r}; this simulator reads "
-                f"version {SNAPSHOT_VERSION}"
-            )
-        objects = state.get("objects") or {}
-        unknown = sorted(
-            set(objects) - {r for r, b in self.state.bodies.items() if b.category == "object"}
-        )
-        if unknown:
-            raise ValueError(
-                f"the snapshot is of another scene: no object {', '.join(unknown)} here "
-                f"(objects: {', '.join(self.refs())})"
-            )
-        pb, cid = self.state.pb, self.state.cid
-        with self.state.lock:
-            for joint, value in zip(ARM_JOINTS, state["arm"], strict=True):
-                pb.resetJointState(self.state.robot, joint, value, physicsClientId=cid)
-            for joint, value in zip(FINGER_JOINTS, state["fingers"], strict=True):
-                pb.resetJointState(self.state.robot, joint, value, physicsClientId=cid)
-            for ref, pose in objects.items():
-                body = self.state.bodies[ref].body
-                pb.resetBasePositionAndOrientation(
-                    body, pose["position"], pose["orientation"], physicsClientId=cid
-                )
-                pb.resetBaseVelocity(body, pose["linear"], pose["angular"], physicsClientId=cid)
-            self.physics.drive_arm(list(state["arm"]))
-            each, force = state["finger_command"]
-            self.physics.set_fingers(float(each), float(force))
-            self.physics.send_targets()
-            self.state.sim_time = float(state["sim_time"])
-            self.state.steps = round(self.state.sim_time / self.state.dt)
-            self.state.yaw = float(state["yaw"])
-            self.state.picks = Counter(
-                {str(k): int(v) for k, v in (state.get("picks") or {}).items()}
-            )
-            seen = set(state.get("seen") or [])  # what perception had been shown (``seen``)
-            self.state.seen = {b.body for r, b in self.state.bodies.items() if r in seen}
-            self.state.motion = "idle"
-            self.state.truth = None
-            for _ in range(RESTORE_SETTLE_STEPS):  # contacts (the grasp) exist after a step
-                pb.stepSimulation(physicsClientId=cid)
+        self.snapshots.restore(state)
 
     def add_step_observer(self, observer: Callable[[tuple[float, float, float]], None]) -> None:
         """Call ``observer(ee_position)`` (world frame) after every physics step of a

@@ -174,7 +174,7 @@ class CheckpointCompactor:
         if not force and before < context.budget.threshold and not fold:
             return
         if fold and not reason:
-            reason = (
+            reason = self.cleanup.fold_reason or (
                 f"pressure cleanup: the request of about {before} tokens is still above "
                 "halfway to the landing level after eviction"
             )

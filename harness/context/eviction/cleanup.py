@@ -7,6 +7,11 @@ Runs before every model call once the request reaches the cleanup level
 says so once per crossing). When eviction is skipped, or leaves the request above halfway
 between the landing and cleanup levels, the compactor's checkpoint fold follows in the
 same call: a cleanup lands deep, so the prompt cache is spent rarely.
+
+With cache prices on the levels (``context.pressure.cache_aware``), a cleanup also runs
+below the cleanup level, whenever it pays for itself
+(:mod:`harness.context.eviction.carrying`): it evicts every eligible output and completed
+episode, and asks for a fold once what eviction leaves behind has cost a fold.
 """
 
 from __future__ import annotations
@@ -25,16 +30,18 @@ from harness.context.eviction.by_structure import (
     plan_eviction,
     record_in_context,
 )
+from harness.context.eviction.carrying import CacheCost, CarryingCost
 from harness.context.eviction.pruning import rewrite_as_reference
 from harness.context.model import Context, ItemState
 from harness.events import CompactionEvent
-from harness.messages import Item, NoticeItem
+from harness.messages import CheckpointItem, Item, NoticeItem
 
 if TYPE_CHECKING:
     from harness.context.eviction.by_structure import EvictionPlan
+    from harness.context.eviction.pressure import Pressure
     from harness.protocols import RunStore
 
-__all__ = ["PINNED_HEADER", "PressureCleanup", "apply_eviction"]
+__all__ = ["PINNED_HEADER", "PressureCleanup", "apply_eviction", "kept_prefix"]
 
 PINNED_HEADER = "[pinned notes collapsed by the harness, oldest first; exact texts by address]"
 EVERY_LINE = "; every line: "
@@ -47,18 +54,30 @@ class PressureCleanup:
         self.store = store
         self.keep_recent = keep_recent
         self._said_skip = False
+        self.carrying: CarryingCost | None = None
+        """The cost rule's account (:mod:`harness.context.eviction.carrying`), made on the
+        first call of a context whose pressure has cache prices."""
+        self.fold_reason = ""
+        """Why the fold this call asks for follows (empty: the cleanup level's reason)."""
+        self._owner = 0
+        """``id`` of the context the account belongs to (a new context starts a new one)."""
 
     def run(self, context: Context) -> Generator[CompactionEvent, None, bool]:
-        """Evict if the request reached the cleanup level; returns True when a checkpoint
-        fold must follow (eviction could not land halfway to the landing level)."""
+        """Evict if the request reached the cleanup level, or below it when a cleanup pays
+        for itself at the cache's prices; returns True when a checkpoint fold must follow
+        (eviction at the cleanup level could not land halfway to the landing level)."""
         pressure = context.budget.pressure
         if pressure is None:
             return False
         before = context.total_tokens()
-        if before < pressure.cleanup_tokens:
+        self.fold_reason = ""
+        cleanup, land = self._levels(context, pressure)
+        if before < cleanup:
             self._said_skip = False
-            return False
-        halfway = (pressure.land_tokens + pressure.cleanup_tokens) // 2
+            if pressure.cost is None:
+                return False
+            return (yield from self._when_it_pays(context, pressure.cost, before))
+        halfway = (land + cleanup) // 2
         started = time.monotonic()
         tokens = token_estimate(context)
         plan = plan_eviction(
@@ -66,7 +85,7 @@ class PressureCleanup:
             book=context.episodes,
             tokens=tokens,
             text_tokens=text_estimate(context),
-            need=before - pressure.land_tokens,
+            need=before - land,
             protected=protected_items(
                 context.accumulated, tokens=tokens, ended_prose_tokens=ended_prose_tokens(context)
             ),
@@ -81,7 +100,7 @@ class PressureCleanup:
                     status="skipped",
                     mode="eviction",
                     reason=f"the request of about {before} tokens reached the cleanup level "
-                    f"({pressure.cleanup_tokens}), but eviction could free only about "
+                    f"({cleanup}), but eviction could free only about "
                     f"{plan.freed_tokens} tokens, less than the {pressure.min_free_tokens} "
                     "(15 % of the window) a cleanup must free; nothing was evicted and the "
                     "checkpoint fold takes over",
@@ -89,16 +108,19 @@ class PressureCleanup:
                     tokens_after=before,
                 )
             return True
+        kept = kept_prefix(context, plan)
         apply_eviction(context, plan, self.store)
         context.episode_ledger.hold_out(plan.episode_tokens)
         self._said_skip = False
         after = context.total_tokens()
+        if self.carrying is not None and self._owner == id(context):
+            self.carrying.applied(_accumulated(context), kept_prefix=kept)
         names = ", ".join(plan.episodes) or "none"
         yield CompactionEvent(
             status="completed",
             mode="eviction",
             reason=f"the request of about {before} tokens reached the cleanup level "
-            f"({pressure.cleanup_tokens}; aiming for {pressure.land_tokens}): evicted "
+            f"({cleanup}; aiming for {land}): evicted "
             f"{len(plan.rewrites)} completed tool outputs, archived {len(plan.episodes)} "
             f"completed episode(s) ({names}), collapsed {len(plan.collapsed)} pinned note(s)",
             tokens_before=before,
@@ -108,6 +130,106 @@ class PressureCleanup:
             duration_s=round(time.monotonic() - started, 6),
         )
         return after > halfway
+
+    def _levels(self, context: Context, pressure: Pressure) -> tuple[int, int]:
+        """(cleanup level, landing level) in force. When the part no cleanup can touch
+        (system blocks, tool definitions, Refreshed, images) already reaches the cleanup
+        level, a level under it would plan, skip and fold on every request: the cleanup
+        level moves to that floor plus the least a cleanup must free (the compaction
+        threshold still caps it) and the landing level to the floor itself."""
+        floor = context.fixed_tokens()
+        if floor < pressure.cleanup_tokens:
+            return pressure.cleanup_tokens, pressure.land_tokens
+        cleanup = min(floor + pressure.min_free_tokens, context.budget.threshold)
+        return cleanup, min(floor, cleanup - 1)
+
+    def _when_it_pays(
+        self, context: Context, prices: CacheCost, before: int
+    ) -> Generator[CompactionEvent, None, bool]:
+        """The cost rule below the cleanup level (module docstring of
+        :mod:`harness.context.eviction.carrying`): evict every eligible completed output
+        and episode once the carrying cost since the last cleanup reached the cost of the
+        rewrite, if the plan frees enough to pay for its own rewrite; True when a
+        checkpoint fold must follow (carrying what eviction leaves has cost a fold)."""
+        if self.carrying is None or self.carrying.prices != prices or self._owner != id(context):
+            self.carrying, self._owner = CarryingCost(prices), id(context)  # one per context
+        carrying = self.carrying
+        accumulated = _accumulated(context)
+        checkpoint = next(
+            (item.id for item in context.accumulated if isinstance(item, CheckpointItem)), None
+        )
+        if not carrying.observe(accumulated, checkpoint=checkpoint):
+            return False
+        started = time.monotonic()
+        tokens = token_estimate(context)
+        floor = context.fixed_tokens()
+        plan = plan_eviction(
+            context.accumulated,
+            book=context.episodes,
+            tokens=tokens,
+            text_tokens=text_estimate(context),
+            need=before - floor,
+            protected=protected_items(
+                context.accumulated, tokens=tokens, ended_prose_tokens=ended_prose_tokens(context)
+            ),
+            keep_recent=self.keep_recent,
+            archive=self.store is not None,
+            last_resort_below=carrying.min_free(accumulated),
+        )
+        kept = kept_prefix(context, plan)
+        rewritten = max(0, accumulated - plan.freed_tokens - kept)
+        if plan.empty or not carrying.worth(freed=plan.freed_tokens, rewritten=rewritten):
+            carrying.declined(accumulated - plan.freed_tokens, kept_prefix=kept)
+            return self._fold_due(carrying)
+        cycle = carrying.requests
+        apply_eviction(context, plan, self.store)
+        context.episode_ledger.hold_out(plan.episode_tokens)
+        carrying.applied(_accumulated(context), kept_prefix=kept)
+        names = ", ".join(plan.episodes) or "none"
+        yield CompactionEvent(
+            status="completed",
+            mode="eviction",
+            reason=f"carrying the evictable tokens for {cycle} requests cost what a "
+            f"rewrite of about {rewritten} cached tokens costs (cache prices: read "
+            f"x{prices.read_price:g}, write x{prices.write_price:g}): evicted "
+            f"{len(plan.rewrites)} completed tool outputs, archived {len(plan.episodes)} "
+            f"completed episode(s) ({names}), collapsed {len(plan.collapsed)} pinned note(s)",
+            tokens_before=before,
+            tokens_after=context.total_tokens(),
+            items_folded=len(plan.rewrites) + len(plan.removed()),
+            items_retained=len(context.accumulated),
+            duration_s=round(time.monotonic() - started, 6),
+        )
+        return self._fold_due(carrying)
+
+    def _fold_due(self, carrying: CarryingCost) -> bool:
+        residue, cost = carrying.residue(), carrying.fold_cost()
+        if not carrying.fold_due():
+            return False
+        self.fold_reason = (
+            f"cache-aware cleanup: the {residue} tokens eviction leaves behind (references, "
+            f"records, notes) have cost, carried since the last fold, what a fold costs "
+            f"(about {cost:.0f} token-equivalents: the summarizer reading them and the "
+            "rewrite of the rest)"
+        )
+        return True
+
+
+def kept_prefix(context: Context, plan: EvictionPlan) -> int:
+    """Tokens of the Accumulated items before the first one ``plan`` changes: the part a
+    cleanup leaves cached."""
+    changed = set(plan.rewrites) | plan.removed()
+    total = 0
+    for item in context.accumulated:
+        if item.id in changed:
+            break
+        total += context.item_tokens(item)
+    return context.estimator.calibrated(total)
+
+
+def _accumulated(context: Context) -> int:
+    """Accumulated's calibrated estimate (the unit every plan counts in)."""
+    return context.estimator.calibrated(context.accumulated_tokens())
 
 
 def apply_eviction(context: Context, plan: EvictionPlan, store: RunStore | None) -> None:

@@ -17,6 +17,13 @@ the threshold is the cleanup level unless ``cleanup_at`` says otherwise. A clean
 first; when eviction alone cannot bring the request down to halfway between the landing
 and cleanup levels, the checkpoint fold follows at once.
 The reserve itself, left unset, scales down for small windows (:func:`default_reserve`).
+
+With ``context.pressure.cache_aware`` (the default deployment's setting) the levels are
+ceilings: below the cleanup level, a cleanup runs when it pays for itself at the prompt
+cache's prices (:mod:`harness.context.eviction.carrying`), a rule in which the window does
+not appear. The shares answer "how full may the window get before attention suffers";
+the prices answer "when is evicting cheaper than carrying", which no share of the window
+can (issue 43: 65 % was about right at 32k and far too late at 64k).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from harness.config import CompactionConfig
+from harness.context.eviction.carrying import CacheCost
 
 if TYPE_CHECKING:
     from harness.config import PressureConfig
@@ -69,6 +77,10 @@ class Pressure:
     land_tokens: int
     source: str
     """Where the levels came from (``window table (up to 200K)``, ``config``, ...)."""
+    cost: CacheCost | None = None
+    """With ``context.pressure.cache_aware``: below the cleanup level, a cleanup runs when
+    it pays for itself at these cache prices (:mod:`harness.context.eviction.carrying`);
+    the levels are then ceilings."""
 
     @property
     def min_free_tokens(self) -> int:
@@ -88,6 +100,7 @@ class Pressure:
             cleanup_tokens=cleanup,
             land_tokens=max(0, min(share(self.land_tokens), cleanup - 1)),
             source=f"{self.source}; rescaled to the stated window {window}",
+            cost=self.cost,
         )
 
     def describe(self) -> str:
@@ -97,10 +110,11 @@ class Pressure:
         def share(tokens: int) -> str:
             return f"{tokens} ({100 * tokens / window:.0f} %)"
 
+        cost = f"; below it, {self.cost.describe()}" if self.cost is not None else ""
         return (
             f"nudge at {share(self.nudge_tokens)}, cleanup at {share(self.cleanup_tokens)}, "
-            f"lands at {share(self.land_tokens)}, frees at least {self.min_free_tokens} "
-            f"[{self.source}]"
+            f"lands at {share(self.land_tokens)}, frees at least {self.min_free_tokens}"
+            f"{cost} [{self.source}]"
         )
 
 
@@ -127,7 +141,12 @@ def derive_pressure(
     if config is not None and not config.enabled:
         return None
     explicit = [] if config is None else [config.nudge_at, config.cleanup_at, config.land_at]
-    if threshold_configured and all(value is None for value in explicit):
+    cost = (
+        CacheCost(config.cache_read_price, config.cache_write_price)
+        if config is not None and config.cache_aware
+        else None
+    )
+    if threshold_configured and cost is None and all(value is None for value in explicit):
         return None
     source, nudge, cleanup, land = _table_row(window)
     if config is not None:
@@ -150,6 +169,7 @@ def derive_pressure(
         cleanup_tokens=cleanup_tokens,
         land_tokens=max(0, land_tokens),
         source=source,
+        cost=cost,
     )
 
 

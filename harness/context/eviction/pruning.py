@@ -169,7 +169,8 @@ class Pruner:
         trigger = self.trigger_tokens(context.budget)
         started = time.monotonic()
         plan = self.plan(context) if before >= trigger else PrunePlan()
-        if before >= trigger and plan.reclaim_tokens >= self.config.min_reclaim_tokens:
+        batch = before >= trigger and plan.reclaim_tokens >= self.config.min_reclaim_tokens
+        if batch:
             why = f"request of about {before} tokens passed the pruning trigger ({trigger})"
         elif context.stable_items:
             start = self.free_start(context)
@@ -185,7 +186,10 @@ class Pruner:
         self.apply(context, plan)
         yield CompactionEvent(
             status="completed",
-            mode="prune",
+            # a free pass that only drops the superseded snapshot is no prune: it happens
+            # most turns, rewrites nothing cached, and would make the prune count the
+            # request count
+            mode="prune" if batch or plan.rewrites else "supersede",
             reason=(
                 f"{why}; pruned {len(plan.rewrites)} old tool outputs and "
                 f"{len(plan.removals)} superseded Task Notes snapshots"

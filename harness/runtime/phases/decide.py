@@ -1,17 +1,16 @@
 """The decide phase: one model call, streamed, priced and recorded.
 
 The request is Resident, then Accumulated, then Refreshed. The call streams its deltas as
-events. A provider overflow climbs a recovery ladder, one step per rejected request:
-a forced compaction, then references instead of bodies outside the newest exchange, then a
-minimal-reference request (:mod:`harness.context.compaction.overflow`); a fourth rejection ends the
-task with a named error and the numbers. When the provider states its limit
+events. A provider overflow climbs a recovery ladder, one step per rejected request
+(:mod:`~harness.runtime.phases.overflow_ladder`); when the provider states its limit
 (``ContextOverflowError.limit_tokens``), the session's working budget is lowered to it
 first. Any other model error, or a cancel while the call is in flight, ends the task (the
 cancel within :data:`harness.cancel.POLL_S`, the answer discarded). An answer the output
 limit cut off is discarded and the request resent changed, once, with no more room for the
 answer than the window has left (:mod:`harness.runtime.phases.cut`). Every request the server
 answered is counted in the task's usage, whether its answer is used, cut, retried or
-rejected (the adapter's ``Spent`` chunks and ``ModelError.usage``). The decision (text, at
+rejected (the adapter's ``Spent`` chunks and ``ModelError.usage``;
+:mod:`~harness.runtime.phases.pricing`). The decision (text, at
 most one tool call, or both) is recorded in Accumulated before anything acts on it.
 """
 
@@ -21,10 +20,8 @@ import time
 from typing import Any
 
 from harness.cancel import Cancelled, stream_cancellable
-from harness.config import ModelConfig, PriceConfig, chose
-from harness.context import Budget, Context
-from harness.context.budget import budget_error
-from harness.context.compaction.overflow import MINIMAL, REFERENCE, OverflowStep, reference_bodies
+from harness.config import ModelConfig, chose
+from harness.context import Budget
 from harness.errors import ContextOverflowError, ModelError, OutputLimitError
 from harness.events import (
     ModelDeltaEvent,
@@ -53,25 +50,16 @@ from harness.runtime.phases.cut import (
     is_cut_report,
     resend_limit,
 )
+from harness.runtime.phases.overflow_ladder import lower_budget, recover
+from harness.runtime.phases.pricing import count_spent, priced, usage_unreported
 from harness.runtime.phases.refresh import compact
 from harness.runtime.task import TaskEnding
 
-__all__ = [
-    "LATE_ANSWER_GRACE_S",
-    "OVERFLOW_LADDER",
-    "count_spent",
-    "decide",
-    "lower_budget",
-    "priced",
-    "priced_usage",
-]
+__all__ = ["LATE_ANSWER_GRACE_S", "decide"]
 
 LATE_ANSWER_GRACE_S = 0.05
 """After a cancel is seen, an answer that completes within this long is still recorded (its
 call is answered "cancelled"); anything later is discarded."""
-OVERFLOW_LADDER: tuple[OverflowStep | None, ...] = (None, REFERENCE, MINIMAL)
-"""What each provider overflow is answered with: a forced compaction (None), references
-instead of bodies, a minimal-reference request. One more overflow ends the task."""
 
 
 def decide(lane: Lane) -> Steps[ModelResponse | TaskEnding]:
@@ -242,78 +230,6 @@ def discard_cut(
     return cut
 
 
-def count_spent(lane: Lane, usage: Usage | None) -> None:
-    """Usage of a request the server answered but the loop does not use (a probe, a
-    retried attempt, the answer of a call that failed): counted, never lost."""
-    if usage is not None and usage.requests:
-        lane.state.add_usage(priced_usage(usage, lane.model_config.prices))
-
-
-def recover(
-    lane: Lane, exc: ContextOverflowError, rejected: list[int], *, max_output: int | None
-) -> Steps[TaskEnding | None]:
-    """The next step of the overflow ladder for the ``len(rejected)``-th rejection, or the
-    terminal ending once every step was tried."""
-    context = lane.context
-    lowered = lower_budget(context, getattr(exc, "limit_tokens", None), max_output=max_output)
-    counted = getattr(exc, "prompt_tokens", None)
-    if isinstance(counted, int) and counted > 0:
-        # The server counted the prompt: the estimate it overflowed with was low by that much.
-        context.estimator.observe_usage(estimated_prompt=rejected[-1], reported_prompt=counted)
-    reason = f"provider overflow: {exc}" + (
-        f"; the working budget is lowered to the stated limit of {lowered} tokens"
-        if lowered
-        else ""
-    )
-    if len(rejected) > len(OVERFLOW_LADDER):
-        sizes = ", ".join(str(size) for size in rejected)
-        limit = getattr(exc, "limit_tokens", None)
-        return TaskEnding(
-            "failed",
-            "ContextOverflowError: context overflow again after a forced compaction, a "
-            f"reference request and a minimal-reference request: the provider rejected "
-            f"{len(rejected)} requests as too large (estimated {sizes} tokens"
-            + (f"; the server counted {counted} for the last" if counted else "")
-            + f"; window {context.budget.context_window}"
-            + (f", stated limit {limit}" if limit else "")
-            + f"); {budget_error(context, overflow=str(exc))}"
-            + (
-                "; the harness's own estimate is under the budget, so the model's real window "
-                "is smaller than configured or it counts tokens differently: set "
-                "model.context_window to what the server accepts"
-                if rejected[-1] < context.budget.threshold
-                else ""
-            ),
-        )
-    step = OVERFLOW_LADDER[len(rejected) - 1]
-    if step is None:
-        return (yield from compact(lane, force=True, reason=reason))
-    for event in reference_bodies(context, lane.session.store, step=step, reason=reason):
-        yield lane.emit(event)
-    lane.sync_item_states()
-    return None
-
-
-def lower_budget(context: Context, limit: object, *, max_output: int | None) -> int | None:
-    """Lower the session's working budget to a limit the provider stated (an int below the
-    current window); returns the new window, or None when nothing changed.
-
-    The reserve for the answer shrinks with the window: at most a quarter of it, or the
-    configured output limit when that is larger (but never more than half the window).
-    """
-    budget = context.budget
-    if isinstance(limit, bool) or not isinstance(limit, int):
-        return None
-    if not 0 < limit < budget.context_window:
-        return None
-    reserve = min(budget.reserve_tokens, limit // 4)
-    if max_output:
-        reserve = min(max(reserve, max_output), limit // 2)
-    pressure = budget.pressure.rescaled(limit, limit - reserve) if budget.pressure else None
-    context.budget = Budget(context_window=limit, reserve_tokens=reserve, pressure=pressure)
-    return limit
-
-
 def answer_limit(model: ModelConfig, budget: Budget) -> int:
     """``model.max_output_tokens`` as configured; left at its default, at most the reserve,
     so a small window (8192 tokens, reserve 2048) never asks for more than it has room
@@ -396,7 +312,7 @@ def call_model(lane: Lane, request: ModelRequest) -> Steps[ModelResponse | TaskE
             elif isinstance(chunk, Final):
                 final = chunk.response
                 if not chunk.usage_reported:
-                    final = _usage_unreported(final)
+                    final = usage_unreported(final)
     except Cancelled:
         yield lane.emit(
             ModelDiscardedEvent(
@@ -474,38 +390,7 @@ def call_summary(call: ToolCall) -> dict[str, Any]:
     return {"id": call.id, "name": call.name, "arguments": call.arguments}
 
 
-def priced(response: ModelResponse, prices: PriceConfig | None) -> ModelResponse:
-    """The response with its cost filled in from the configured prices (per million)."""
-    usage = priced_usage(response.usage, prices)
-    if usage is response.usage:
-        return response
-    return response.model_copy(update={"usage": usage})
-
-
-def priced_usage(usage: Usage, prices: PriceConfig | None) -> Usage:
-    """``usage`` with its cost filled in from the configured prices (per million)."""
-    if prices is None or usage.cost_usd is not None:
-        return usage
-    cache_read = prices.cache_read if prices.cache_read is not None else prices.input * 0.1
-    cache_write = prices.cache_write if prices.cache_write is not None else prices.input * 1.25
-    cost = (
-        usage.input_tokens * prices.input
-        + usage.output_tokens * prices.output
-        + usage.cache_read_tokens * cache_read
-        + usage.cache_write_tokens * cache_write
-    ) / 1e6
-    return usage.model_copy(update={"cost_usd": cost})
-
-
 def model_error_event(exc: ModelError) -> ModelErrorEvent:
     return ModelErrorEvent(
         kind=exc.kind, message=str(exc), status_code=exc.status_code, retryable=exc.retryable
     )
-
-
-def _usage_unreported(response: ModelResponse) -> ModelResponse:
-    """The provider sent no usage: one request whose tokens are unknown (never 0/0)."""
-    usage = response.usage.model_copy(
-        update={"requests": max(1, response.usage.requests), "unreported_requests": 1}
-    )
-    return response.model_copy(update={"usage": usage})

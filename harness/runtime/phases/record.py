@@ -89,7 +89,7 @@ def record_result(
     physical = bool(tool and tool.physical)
     state.refused.note(call, output, turn=state.turn, physical=physical, executed=executed)
     if outcome is not None:
-        session.record_tool_outcome(outcome)
+        session.memory_link.record_tool_outcome(outcome)
     yield lane.emit(
         ToolResultEvent(
             call_id=call.id,

@@ -42,7 +42,7 @@ __all__ = ["compact", "nudge", "offer_tools", "refresh", "retire_ended_tasks"]
 
 def refresh(lane: Lane) -> Steps[TaskEnding | None]:
     """Prepare the context for the next model call; an ending if a part failed."""
-    if lane.state.turn > 1 and lane.session.sync_tool_sources():
+    if lane.state.turn > 1 and lane.session.tooling.sync_tool_sources():
         ending = yield from offer_tools(lane)
         if ending is not None:
             return ending
@@ -96,7 +96,7 @@ def offer_tools(lane: Lane) -> Steps[TaskEnding | None]:
     window left optional ones out, which and why: the model is told by their absence, a
     call to one anyway is refused with the reason)."""
     withheld = _withheld_episode_tools(lane)
-    offer = lane.session.offer_tools(
+    offer = lane.session.tooling.offer_tools(
         lane.tools, context=lane.context, model=lane.model, exclude=frozenset(withheld)
     )
     for name in withheld:
@@ -105,7 +105,7 @@ def offer_tools(lane: Lane) -> Steps[TaskEnding | None]:
             "not offered in this task: " + lane.context.episode_ledger.describe() + " (the "
             "harness evicts and folds without them)",
         )
-    for notice in lane.session.withheld_tool_notices():
+    for notice in lane.session.tooling.withheld_tool_notices():
         yield lane.emit(NotificationEvent(message=notice, level="warning"))
     notice = offer.notice()
     if notice is not None:
@@ -145,7 +145,7 @@ def snapshot_task_notes(lane: Lane) -> None:
         return
     state.notes_text_sent = text
     lane.record(TaskNotesItem(text=text, version=state.notes.version))
-    lane.session.store_task_notes(state)
+    lane.session.memory_link.store_task_notes(state)
 
 
 def observe(lane: Lane) -> Steps[tuple[str, list[ImagePart]] | TaskEnding]:

@@ -82,7 +82,7 @@ def resume_prologue(point: ResumePoint) -> Prologue:
             yield lane.emit(point.recovery)
         state.add_usage(session.prepare_resident(lane.should_cancel))
         yield from _reload_skills(lane, point.skills)
-        session.sync_tool_sources()
+        session.tooling.sync_tool_sources()
         ending = yield from offer_tools(lane)
         for pending in point.pending:
             answered = yield from _answer_delegate(lane, point, pending)

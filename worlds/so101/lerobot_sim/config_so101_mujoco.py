@@ -17,3 +17,8 @@ class So101MujocoConfig(RobotConfig):
     layout: str = "place"
     max_relative_target: float | None = None
     cameras_on: bool = True
+    gripper_torque_limit: float = 0.5
+    """The gripper motor's torque as a fraction of the model's (the published
+    ``forcerange``, the STS3215's): the real follower's ``configure()`` writes
+    ``Max_Torque_Limit`` 500 of 1000 to its gripper motor ("to avoid burnout"), so the
+    real jaw squeezes with half the torque of the arm's motors."""

@@ -6,6 +6,15 @@ joint range mapped linearly), the goal clipped to the motors' ranges and, when
 ``max_relative_target`` is set, to that many degrees from the present position; the
 action returned is the one applied. Each ``send_action`` holds the goal for one control
 period of the simulator (1/25 s of simulated time).
+
+``connect`` ends with ``configure()``, as the real follower's does, and does what that
+writes to the motors that the published model does not already have: the gripper motor's
+torque limited to half (``gripper_torque_limit``). Without it the simulated jaw squeezes
+with the full torque of an arm motor: sent LeRobot's closed target (0), it kept closing
+after it met the cube (seed 0 of ``place``: from 0.16 to -0.07 rad as the lift began),
+drew the cube about 7 mm off the fingertip pads into the jaws' angled bodies, and the
+wedged cube popped out at the carry's first turn. With the follower's half torque the
+jaw stops on the cube (0.13 rad) and the pads carry it.
 """
 
 from __future__ import annotations
@@ -56,12 +65,21 @@ class So101Mujoco(Robot):
 
         self.sim = So101Sim(seed=self.config.seed, layout=self.config.layout)
         self.sim.connect()
+        self.configure()
 
     def calibrate(self) -> None:
         return None  # the model is calibrated: 0 is each joint's mid-range
 
     def configure(self) -> None:
-        return None
+        """The follower's motor settings the model lacks: the gripper's torque limit
+        (``SOFollower.configure`` writes ``Max_Torque_Limit`` 500 of 1000 to it)."""
+        limit = self.config.gripper_torque_limit
+        if not 0.0 < limit <= 1.0:
+            raise ValueError(f"gripper_torque_limit: {limit} is not in (0, 1]")
+        physics = self._physics()
+        with physics.lock:
+            actuator = physics.model.actuator("gripper").id
+            physics.model.actuator_forcerange[actuator] *= limit
 
     def get_observation(self) -> dict[str, Any]:
         physics = self._physics()

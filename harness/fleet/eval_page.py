@@ -19,7 +19,7 @@ from pathlib import Path
 from harness.fleet.episode import EpisodeRecord
 from harness.fleet.journal import EvalFolder
 from harness.fleet.stats import FamilySummary, summarize
-from harness.store.report import PAGE_CSS
+from harness.store.task_page import PAGE_CSS
 
 __all__ = ["rate_chart_svg", "write_eval_report"]
 
@@ -136,7 +136,7 @@ def _episode_rows(records: Sequence[EpisodeRecord], links: dict[str, str]) -> st
 
 def _episode_reports(folder: EvalFolder, records: Sequence[EpisodeRecord]) -> dict[str, str]:
     """Write each episode's run report into ``reports/``; key -> relative link."""
-    from harness.store.report import write_report
+    from harness.store.task_page import write_report
 
     links: dict[str, str] = {}
     for record in records:
