@@ -105,6 +105,10 @@ class DemoRequest:
     suite: str | None = None
     task: str | None = None
     init_state: int | None = None
+    ask: Callable[[str, Sequence[str]], int | None] | None = field(default=None, compare=False)
+    """The user, for a choice the world cannot make alone: ``ask(question, options)`` gives
+    the index of the option chosen, or None (no answer). None when nobody can be asked
+    (a pipe, ``--json``): the world then refuses, naming the options."""
 
     def given(self) -> list[str]:
         """The :data:`DEMO_FLAGS` fields that were given, in flag order."""

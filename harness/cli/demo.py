@@ -23,6 +23,7 @@ import logging
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -168,7 +169,20 @@ def _request(args: argparse.Namespace) -> DemoRequest:
         suite=getattr(args, "suite", None),
         task=getattr(args, "task", None),
         init_state=getattr(args, "init_state", None),
+        ask=None if getattr(args, "json", False) or not sys.stdin.isatty() else _ask,
     )
+
+
+def _ask(question: str, options: Sequence[str]) -> int | None:
+    """Ask the person at the terminal to pick one of ``options`` (None: no valid answer)."""
+    print(question, file=sys.stderr)
+    for number, option in enumerate(options, 1):
+        print(f"  {number}. {option}", file=sys.stderr)
+    try:
+        answer = input(f"which one (1-{len(options)})? ").strip()
+    except EOFError:
+        return None
+    return int(answer) - 1 if answer.isdigit() and 1 <= int(answer) <= len(options) else None
 
 
 def _demo_flags(name: str) -> frozenset[str] | None:

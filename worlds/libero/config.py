@@ -38,6 +38,7 @@ __all__ = [
     "libero_available",
     "match_instruction",
     "resolve_task",
+    "suite_tasks",
 ]
 
 logger = logging.getLogger(__name__)
@@ -184,6 +185,20 @@ def resolve_task(suite: str, task: int | str) -> LiberoTask:
         bddl_file=bddl,
         n_init_states=len(bench.get_task_init_states(index)),
     )
+
+
+def suite_tasks(suite: str) -> list[tuple[int, str, str]]:
+    """(index, name, BDDL file) of every task of ``suite`` (no initial states loaded)."""
+    bench = _suite(suite)
+    root = import_libero()["root"]
+    folder = root.get_libero_path("bddl_files")
+    out = []
+    for index in range(bench.n_tasks):
+        info = bench.get_task(index)
+        out.append(
+            (index, str(info.name), os.path.join(folder, info.problem_folder, info.bddl_file))
+        )
+    return out
 
 
 def init_states(suite: str, index: int) -> Any:

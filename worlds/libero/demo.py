@@ -2,7 +2,12 @@
 
 The task is ``--suite``/``--task``/``--init-state``; without ``--task`` the instruction is
 matched against the published task languages of LIBERO's four suites (case, spacing and
-punctuation ignored); an instruction that matches none is refused. With no config file
+punctuation ignored). An instruction that matches none runs in the scene whose things and
+actions it names (:mod:`worlds.libero.scene_choice`), said in the demo's output; LIBERO's
+goal check of that scene's task is then off (it judges another task), each skill still
+judged after it runs. A tie between scenes is asked of the user where the demo has one (a
+terminal), else refused naming the candidates; a scene that lacks what it names, refused.
+With no config file
 the deployment is :data:`DEPLOYMENT` (offline planner, ``panda_libero`` profile,
 ``sim.libero`` driver, LIBERO's goal predicates as the task check); a config file given
 with ``--config`` is used as written, with the task flags applied to its driver.
@@ -21,6 +26,7 @@ from worlds.libero.config import (
     match_instruction,
     resolve_task,
 )
+from worlds.libero.scene_choice import choose_scene
 
 __all__ = ["DEPLOYMENT", "PHYSICAL_SKILLS", "LiberoDemo"]
 
@@ -48,12 +54,15 @@ class LiberoDemo:
     flags = frozenset({"suite", "task", "init_state"})
 
     def plan(self, request: DemoRequest) -> DemoPlan:
+        notes: list[str] = []
         try:
-            suite, task = self._task(request.instruction, request.suite, request.task)
+            suite, task = self._task(request, notes)
             chosen = resolve_task(suite, task)
         except TaskChoiceError as exc:
             raise WorldError(f"--{exc.key}: {exc}", key=f"--{exc.key}", value=exc.value) from None
         overrides = [f"driver.suite={suite}", f"driver.task={chosen.index}"]
+        if notes:  # a scene chosen for a free instruction: its task's goal is not this one
+            overrides.append("evaluation.task_check=none")
         if request.init_state is not None:
             if not 0 <= request.init_state < chosen.n_init_states:
                 raise WorldError(
@@ -64,13 +73,13 @@ class LiberoDemo:
                 )
             overrides.append(f"driver.init_state={request.init_state}")
         instruction = request.instruction if request.instruction is not None else chosen.language
-        return DemoPlan(instruction, tuple(overrides), (f"instruction: {instruction}",))
+        return DemoPlan(instruction, tuple(overrides), (*notes, f"instruction: {instruction}"))
 
     @staticmethod
-    def _task(
-        instruction: str | None, suite: str | None, task: str | None
-    ) -> tuple[str, int | str]:
-        """(suite, task) from the flags, else from the instruction's published language."""
+    def _task(request: DemoRequest, notes: list[str]) -> tuple[str, int | str]:
+        """(suite, task) from the flags, else from the instruction's published language,
+        else the scene it is about (a line for ``notes`` saying which and why)."""
+        instruction, suite, task = request.instruction, request.suite, request.task
         if not libero_available():
             raise WorldError(
                 "--world libero needs the LIBERO extra: pip install 'embodied-harness[libero]'",
@@ -81,16 +90,11 @@ class LiberoDemo:
             return suite or "libero_object", int(task) if task.isdigit() else task
         if instruction is None:
             return suite or "libero_object", 0
-        found = match_instruction(instruction, (suite,) if suite else MAIN_SUITES)
-        if found is None:
-            where = suite or ", ".join(MAIN_SUITES)
-            raise WorldError(
-                f"no LIBERO task in {where} has the instruction {instruction!r}; give --suite "
-                "and --task (e.g. --suite libero_object --task 0)",
-                key="instruction",
-                value=instruction,
-            )
-        return found
+        suites = (suite,) if suite else MAIN_SUITES
+        found = match_instruction(instruction, suites)
+        if found is not None:
+            return found
+        return _scene_for(instruction, suites, request, notes)
 
     def check(self, request: DemoRequest, driver_options: Mapping[str, Any]) -> None:
         return None
@@ -101,3 +105,43 @@ class LiberoDemo:
             f"{driver_options.get('suite', 'libero_object')} task "
             f"{driver_options.get('task', 0)}, initial state {driver_options.get('init_state', 0)})"
         )
+
+
+def _scene_for(
+    instruction: str, suites: tuple[str, ...], request: DemoRequest, notes: list[str]
+) -> tuple[str, int]:
+    """The scene ``instruction`` names (no task has it verbatim): chosen, asked, or refused."""
+    where = ", ".join(suites)
+    choice = choose_scene(instruction, suites)
+    picked = choice.chosen
+    if picked is None and choice.tied:
+        options = [c.describe() for c in choice.tied]
+        question = f"{instruction!r} fits {len(options)} LIBERO scenes equally:"
+        answer = request.ask(question, options) if request.ask is not None else None
+        if answer is None or not 0 <= answer < len(options):
+            raise WorldError(
+                f"no LIBERO task in {where} has the instruction {instruction!r}, and it fits "
+                f"{len(options)} scenes equally ({'; '.join(options)}); give --suite and "
+                "--task",
+                key="instruction",
+                value=instruction,
+            )
+        picked = choice.tied[answer]
+        notes.append(f"scene: {picked.describe()} (your choice of {len(options)} that fit)")
+    elif picked is None:
+        raise WorldError(
+            f"no LIBERO task in {where} has the instruction {instruction!r}, and {choice.problem}"
+            "; give --suite and --task (e.g. --suite libero_object --task 0)",
+            key="instruction",
+            value=instruction,
+        )
+    else:
+        notes.append(
+            f"scene: {picked.describe()}; chosen because it has the "
+            f"{' and the '.join(picked.named)} the instruction names"
+        )
+    notes.append(
+        "task check: none (the instruction is not this scene's LIBERO task, whose goal LIBERO "
+        "would judge); every skill is still judged after it runs"
+    )
+    return picked.suite, picked.task

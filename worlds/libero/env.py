@@ -27,6 +27,7 @@ from worlds.libero.config import (
     resolve_task,
 )
 from worlds.libero.control import GUARD_M, Arm, Frame, down_matrix
+from worlds.libero.execution import SETTLED_M_S
 from worlds.libero.geometry import LiberoGeometry
 from worlds.libero.scene import SceneCatalog
 from worlds.libero.skills import SkillPlanner
@@ -48,6 +49,11 @@ CAMERAS = {"agentview": "agentview", "wrist": "robot0_eye_in_hand"}
 SETTLE_STEPS = 10
 """Controller steps with a still arm after restoring an initial state (LIBERO's own
 evaluation waits likewise while objects settle)."""
+LANDING_MAX_STEPS = 60
+"""At most this many more while anything still moves: some published states hold objects in
+the air (libero_10 task 1's milk and orange juice start 0.39 m up and were still falling at
+1.6 m/s after SETTLE_STEPS, so the first plan saw them where they no longer were and the
+fingers came down on the milk)."""
 
 Restored = tuple[SceneCatalog, Arm, LiberoGeometry, SkillPlanner]
 """What restoring an initial state yields: the scene's catalog, the arm on the controller,
@@ -148,6 +154,11 @@ def restore_state(
     planner = SkillPlanner(geo, floor_z=ws.min[2], ceiling_z=ws.max[2])
     arm.orientation = down_matrix()
     arm.hold(SETTLE_STEPS)
+    objects = catalog.refs("object")
+    for _ in range(LANDING_MAX_STEPS):
+        if max((geo.speed_of(ref) for ref in objects), default=0.0) < SETTLED_M_S:
+            break
+        arm.hold(1)
     return catalog, arm, geo, planner
 
 

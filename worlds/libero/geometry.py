@@ -20,6 +20,23 @@ from worlds.libero.scene import SceneCatalog, site_box
 __all__ = ["Box", "Handle", "LiberoGeometry"]
 
 
+BOTTLE_DEPTH_M = 0.04
+"""How far below a tall object's top the fingers close on its neck: the Panda's fingers reach
+about 4.5 cm below its palm; at 6 cm the palm came down on a wine bottle's neck, stalled and
+tipped it, and the fingers closed on the very top of the neck."""
+
+
+FINGER_OPEN_M = 0.08
+"""The Panda's fingers open this far apart."""
+FINGER_HALF_M = (0.01, 0.012)
+"""Half a finger's size across (along the closing direction) and wide (along the jaw)."""
+HAND_HALF_M = (0.1, 0.03)
+"""Half the Panda hand's size along the closing direction and across it."""
+HAND_ABOVE_M = 0.03
+"""How far above the fingertips the hand begins (measured: its collision box touched a
+basket's rim 3.3 cm above them)."""
+
+
 @dataclass(frozen=True)
 class Box:
     """An axis-aligned box in the base frame: ``centre`` and full ``size``."""
@@ -138,9 +155,10 @@ class LiberoGeometry:
         """(grasp point in the base frame, finger yaw, width to grasp) for a top grasp.
 
         A solid object is grasped in the middle of what lies at the fingers' height (a short
-        one 2 cm above its bottom or 3.5 cm below its top, a bottle 6 cm below its top), the
+        one 2 cm above its bottom or 3.5 cm below its top, a bottle 4 cm below its top), the
         fingers closing across the narrowest horizontal width of its collision geoms there
-        (searched every 7.5 degrees; the nearest to the current yaw among equals); a hollow
+        (searched every 7.5 degrees; the nearest to the current yaw among equals) where both
+        open fingers come down free (else slid along it, else the next narrowest); a hollow
         one (a bowl, a mug) by the rim on the side facing the robot, the fingers closing
         across the rim's wall, 2.5 cm below its top."""
         low, high = self._extent(ref)
@@ -148,8 +166,8 @@ class LiberoGeometry:
         if self.hollow(ref):
             return self._rim_grasp(ref, top)
         height = float(high[2] - low[2])
-        if height > 0.1:  # a bottle: below its neck, where it is widest
-            z = max(float(low[2]) + height / 2, top - 0.06)
+        if height > 0.1:  # a bottle, by its neck: as deep as the hand goes above its top
+            z = max(float(low[2]) + height / 2, top - BOTTLE_DEPTH_M)
         else:
             z = max(float(low[2]) + min(0.02, height / 2), top - 0.035)
         # the fingers close across the narrowest horizontal width of what is at their height
@@ -160,20 +178,57 @@ class LiberoGeometry:
             if self._geom_box(g)[0][2] <= z + 0.02 and self._geom_box(g)[1][2] >= z - 0.02
         ]
         points = np.array(band)[:, :2] if band else np.array([low[:2], high[:2]])
-        best: tuple[float, float, float, np.ndarray] | None = None
+        options: list[tuple[float, float, float, np.ndarray, np.ndarray, float]] = []
         for yaw in np.linspace(0.0, math.pi, 24, endpoint=False):
             u = np.array([math.cos(yaw), math.sin(yaw)])
             v = np.array([-u[1], u[0]])
             along, across = points @ u, points @ v
             width = float(along.max() - along.min())
             turn = abs((yaw - HOME_YAW + math.pi / 2) % math.pi - math.pi / 2)
-            key = (round(width, 3), turn)
-            if best is None or key < (round(best[0], 3), best[1]):
-                mid = u * (along.max() + along.min()) / 2 + v * (across.max() + across.min()) / 2
-                best = (width, turn, float(yaw), mid)
-        assert best is not None
-        width, _, yaw, mid = best
+            mid = u * (along.max() + along.min()) / 2 + v * (across.max() + across.min()) / 2
+            options.append((round(width, 3), turn, float(yaw), mid, u, float(np.ptp(across))))
+        options.sort(key=lambda o: (o[0], o[1]))
+        # the narrowest width, nearest the current yaw among equals; but where the open
+        # fingers come down on something standing close (libero_10 task 1: the milk beside
+        # the cream cheese), the grasp slid along the object, or the next narrowest that fits
+        # where even the hand has no room, the fingers having it is the next best
+        for need_hand in (True, False):
+            for width, _, yaw, mid, u, length in options:
+                if width > FINGER_OPEN_M - 0.004:
+                    break
+                v = np.array([-u[1], u[0]])
+                room = max(0.0, length / 2 - 0.015)
+                for shift in (0.0, 0.01, -0.01, 0.02, -0.02, 0.03, -0.03):
+                    point = mid + v * shift
+                    if abs(shift) <= room and self._fingers_free(ref, point, u, z, need_hand):
+                        at = self.frame.from_world((float(point[0]), float(point[1]), z))
+                        return at, yaw, width
+        width, _, yaw, mid, _, _ = options[0]
         return self.frame.from_world((float(mid[0]), float(mid[1]), z)), yaw, width
+
+    def _fingers_free(
+        self, ref: str, point: np.ndarray, u: np.ndarray, z: float, hand: bool = True
+    ) -> bool:
+        """Whether the two open fingers (and with ``hand`` the hand above them), coming down
+        either side of ``point`` (world xy) along the closing direction ``u``, meet nothing
+        but ``ref`` down to ``z``."""
+        v = np.array([-u[1], u[0]])
+        half = np.abs(u) * FINGER_HALF_M[0] + np.abs(v) * FINGER_HALF_M[1]
+        boxes = []
+        for side in (-1.0, 1.0):
+            centre = point + side * u * (FINGER_OPEN_M / 2 + FINGER_HALF_M[0])
+            boxes.append((centre - half, centre + half, z - 0.005, z + HAND_ABOVE_M))
+        # the hand above them, long along the closing direction (libero_10 task 1: the
+        # hand came down on the basket's wall 9 cm beside the butter)
+        if hand:
+            size = np.abs(u) * HAND_HALF_M[0] + np.abs(v) * HAND_HALF_M[1]
+            boxes.append((point - size, point + size, z + HAND_ABOVE_M, z + 0.1))
+        for low_xy, high_xy, z_low, z_high in boxes:
+            low = self.frame.from_world((float(low_xy[0]), float(low_xy[1]), z_low))
+            high = self.frame.from_world((float(high_xy[0]), float(high_xy[1]), z_high))
+            if self.blocked(low, high, ignore=(ref,)) is not None:
+                return False
+        return True
 
     def blocked(self, low: Vec3, high: Vec3, *, ignore: tuple[str, ...] = ()) -> str | None:
         """The name of a collision geom of the scene (not the robot's, not those of the
@@ -227,6 +282,29 @@ class LiberoGeometry:
                 return here, yaw, 0.02
         return self.frame.from_world(sides[0][0]), sides[0][1], 0.02
 
+    def closing_yaw(self) -> float:
+        """The direction the fingers close in now (radians about the vertical, base frame;
+        the ``yaw`` of a top grasp)."""
+        data, model = self.env.sim.data, self.env.sim.model
+        left = data.body_xpos[model.body_name2id("gripper0_leftfinger")]
+        right = data.body_xpos[model.body_name2id("gripper0_rightfinger")]
+        return math.atan2(float(right[1] - left[1]), float(right[0] - left[0]))
+
+    def region_axes(self, ref: str) -> tuple[tuple[float, float], tuple[float, float]] | None:
+        """((narrow width, its direction's yaw), (long width, its yaw)) of a region's
+        footprint from its site's size and orientation; None for anything else."""
+        site = self.env.object_sites_dict.get(ref)
+        size = getattr(site, "size", None)
+        if site is None or size is None or len(size) < 2:
+            return None
+        matrix = np.array(self.env.sim.data.get_site_xmat(ref), dtype=float).reshape(3, 3)
+        axes = [
+            (2 * float(size[i]), math.atan2(float(matrix[1, i]), float(matrix[0, i])))
+            for i in (0, 1)
+        ]
+        axes.sort()
+        return axes[0], axes[1]
+
     def body_position(self, ref: str) -> Vec3:
         body = self.env.obj_body_id[ref]
         return self.frame.from_world(self.env.sim.data.body_xpos[body])
@@ -239,12 +317,16 @@ class LiberoGeometry:
     # ------------------------------------------------------------------ the gripper
 
     def held_ref(self) -> str | None:
-        """The movable object both fingers touch (robosuite's own grasp check)."""
+        """The movable object both fingers touch (robosuite's own grasp check, with each
+        finger's whole collision body rather than its pad alone: a wine bottle held by its
+        neck, lifted 0.15 m, touches one pad and the other finger above its pad, and the pads
+        alone called it loose, so the pick was retried and the bottle dropped)."""
         env = self.env
-        gripper = env.robots[0].gripper
+        groups = env.robots[0].gripper.important_geoms
+        fingers = [list(groups["left_finger"]), list(groups["right_finger"])]
         for ref in self.catalog.refs("object"):
             try:
-                if env._check_grasp(gripper=gripper, object_geoms=env.get_object(ref)):
+                if env._check_grasp(gripper=fingers, object_geoms=env.get_object(ref)):
                     return ref
             except (AttributeError, KeyError, ValueError):
                 continue

@@ -179,16 +179,39 @@ class SkillPlanner:
         # (body for an object, site for a region), wherever the fingers hold it
         held_at = self.geo.body_position(ref)
         spot = self.geo.body_position(target) if item.kind == "object" else goal.centre
-        x = spot[0] + (ee[0] - held_at[0])
-        y = spot[1] + (ee[1] - held_at[1])
+        offset = np.array([ee[0] - held_at[0], ee[1] - held_at[1]])
+        yaw = self._slot_yaw(target, relation) if relation == "in" else None
+        if yaw is not None:  # the held thing turns with the wrist about the fingers
+            turn = yaw - self.geo.closing_yaw()
+            c, s_ = np.cos(turn), np.sin(turn)
+            offset = np.array([c * offset[0] - s_ * offset[1], s_ * offset[0] + c * offset[1]])
+        x = spot[0] + float(offset[0])
+        y = spot[1] + float(offset[1])
         segments = [
             *self._rise(ee, carry),
-            Segment("move", "transport", (x, y, carry)),
-            Segment("move", "lower", (x, y, release_z), speed=SLOW),
+            Segment("move", "transport", (x, y, carry), yaw=yaw),
+            Segment("move", "lower", (x, y, release_z), speed=SLOW, yaw=yaw),
             Segment("grip", "release", close=False),
             Segment("move", "retreat", (x, y, carry), speed=SLOW),
         ]
         return Plan(tuple(segments), f"transport, lower {relation} {target}, release, retreat")
+
+    def _slot_yaw(self, target: str, relation: str) -> float | None:
+        """For a narrow compartment (a slot half as wide as it is long: a desk caddy's back
+        compartment), the finger yaw that turns what they hold across its narrow side (the
+        fingers close across a thin thing's thin side, so that side then lies along the
+        slot's narrow side), the one of the two nearest the wrist's current turn; None for
+        anything else (what is held keeps its turn)."""
+        item = self.geo.catalog.get(target)
+        axes = self.geo.region_axes(target)
+        if axes is None or item is None or item.drawer:
+            return None  # a drawer's region is nominal: a bowl fits it any way round
+        (narrow, narrow_yaw), (wide, _) = axes
+        if narrow > 0.5 * wide or narrow > MAX_GRASP_M:
+            return None
+        current = self.geo.closing_yaw()
+        yaw = narrow_yaw + round((current - narrow_yaw) / np.pi) * np.pi
+        return float(yaw)
 
     def push(self, ref: str, target: str, ee: Vec3) -> Plan | Refusal:
         """Slide ``ref`` into ``target`` with the closed fingers: straight there when the
