@@ -206,18 +206,26 @@ def _batch_after_first_change(
         if index <= first or priority == LATE:
             continue
         for result in results:
-            if result.id in plan.rewrites:
-                continue
-            reference = evicted_reference(result)
-            gain = text_tokens(result.text) - text_tokens(reference)
-            if gain <= 0:
-                continue
-            plan.rewrites[result.id] = reference
-            plan.reasons[result.id] = (
-                f"completed {result.name} exchange evicted with the batch (after the first "
-                f"change, rewritten anyway); exact output at {result.archive}"
-            )
-            plan.freed_tokens += gain
+            if result.id not in plan.rewrites:
+                _evict(
+                    plan,
+                    result,
+                    text_tokens,
+                    f"completed {result.name} exchange evicted with the batch (after the "
+                    f"first change, rewritten anyway); exact output at {result.archive}",
+                )
+
+
+def _evict(
+    plan: EvictionPlan, result: ToolResultItem, text_tokens: Callable[[str], int], reason: str
+) -> None:
+    """Add ``result``'s one-line reference to ``plan`` when it is shorter than the output."""
+    reference = evicted_reference(result)
+    gain = text_tokens(result.text) - text_tokens(reference)
+    if gain > 0:
+        plan.rewrites[result.id] = reference
+        plan.reasons[result.id] = reason
+        plan.freed_tokens += gain
 
 
 def plan_eviction(
@@ -276,16 +284,13 @@ def plan_eviction(
         if plan.freed_tokens >= need:
             break
         for result in results:
-            reference = evicted_reference(result)
-            gain = text_tokens(result.text) - text_tokens(reference)
-            if gain <= 0:
-                continue
-            plan.rewrites[result.id] = reference
-            plan.reasons[result.id] = (
+            _evict(
+                plan,
+                result,
+                text_tokens,
                 f"completed {result.name} exchange evicted (priority "
-                f"{('early', 'normal', 'late')[priority]}); exact output at {result.archive}"
+                f"{('early', 'normal', 'late')[priority]}); exact output at {result.archive}",
             )
-            plan.freed_tokens += gain
     _batch_after_first_change(plan, candidates, groups, text_tokens)
     if plan.freed_tokens >= need or not archive:
         return plan

@@ -79,20 +79,7 @@ class PressureCleanup:
             return (yield from self._when_it_pays(context, pressure.cost, before))
         halfway = (land + cleanup) // 2
         started = time.monotonic()
-        tokens = token_estimate(context)
-        plan = plan_eviction(
-            context.accumulated,
-            book=context.episodes,
-            tokens=tokens,
-            text_tokens=text_estimate(context),
-            need=before - land,
-            protected=protected_items(
-                context.accumulated, tokens=tokens, ended_prose_tokens=ended_prose_tokens(context)
-            ),
-            keep_recent=self.keep_recent,
-            archive=self.store is not None,
-            last_resort_below=pressure.min_free_tokens,
-        )
+        plan = self._plan(context, need=before - land, last_resort_below=pressure.min_free_tokens)
         if plan.freed_tokens < pressure.min_free_tokens:
             if not self._said_skip:
                 self._said_skip = True
@@ -131,6 +118,25 @@ class PressureCleanup:
         )
         return after > halfway
 
+    def _plan(self, context: Context, *, need: int, last_resort_below: int) -> EvictionPlan:
+        """The eviction plan for ``need`` tokens, the same for both triggers (the cleanup
+        level and the cache prices); only how much is needed and when the last resort
+        (collapsing pinned notes) applies differ."""
+        tokens = token_estimate(context)
+        return plan_eviction(
+            context.accumulated,
+            book=context.episodes,
+            tokens=tokens,
+            text_tokens=text_estimate(context),
+            need=need,
+            protected=protected_items(
+                context.accumulated, tokens=tokens, ended_prose_tokens=ended_prose_tokens(context)
+            ),
+            keep_recent=self.keep_recent,
+            archive=self.store is not None,
+            last_resort_below=last_resort_below,
+        )
+
     def _levels(self, context: Context, pressure: Pressure) -> tuple[int, int]:
         """(cleanup level, landing level) in force. When the part no cleanup can touch
         (system blocks, tool definitions, Refreshed, images) already reaches the cleanup
@@ -161,19 +167,9 @@ class PressureCleanup:
         if not carrying.observe(accumulated, checkpoint=checkpoint):
             return False
         started = time.monotonic()
-        tokens = token_estimate(context)
-        floor = context.fixed_tokens()
-        plan = plan_eviction(
-            context.accumulated,
-            book=context.episodes,
-            tokens=tokens,
-            text_tokens=text_estimate(context),
-            need=before - floor,
-            protected=protected_items(
-                context.accumulated, tokens=tokens, ended_prose_tokens=ended_prose_tokens(context)
-            ),
-            keep_recent=self.keep_recent,
-            archive=self.store is not None,
+        plan = self._plan(
+            context,
+            need=before - context.fixed_tokens(),
             last_resort_below=carrying.min_free(accumulated),
         )
         kept = kept_prefix(context, plan)
