@@ -51,6 +51,7 @@ __all__ = [
     "PAGE_CSS",
     "PLOT_SECTIONS",
     "SECTION_COLORS",
+    "charted_compactions",
     "context_plot_svg",
     "render_report",
     "save_report",
@@ -125,11 +126,7 @@ def render_report(log: RunLog, task_id: str) -> str:
         for e in events
         if isinstance(e, ModelResponseEvent) and e.usage.prompt_tokens
     }
-    compactions = [
-        e
-        for e in events
-        if isinstance(e, CompactionEvent) and e.status in ("completed", "fallback")
-    ]
+    compactions = charted_compactions(events)
     resumed_at = [e.from_turn for e in events if isinstance(e, TaskResumedEvent)]
     plot = context_plot_svg(
         snapshots, reported=reported, compactions=compactions, resumed_at=resumed_at
@@ -248,3 +245,16 @@ def _summary(task: StoredTask, config: dict[str, Any]) -> str:
     ]
     body = "".join(f"<tr><td>{name}</td><td>{value}</td></tr>" for name, value in rows)
     return f'<table class="summary">{body}</table>'
+
+
+def charted_compactions(events: list[Any]) -> list[CompactionEvent]:
+    """The passes the context chart marks: those that rewrote the context. A ``supersede``
+    (the previous Task Notes snapshot leaving as the next arrives, most turns, nothing
+    cached after it) is not one: marked, it drew a compaction line on nearly every turn."""
+    return [
+        e
+        for e in events
+        if isinstance(e, CompactionEvent)
+        and e.status in ("completed", "fallback")
+        and e.mode != "supersede"
+    ]
