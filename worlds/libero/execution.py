@@ -14,7 +14,7 @@ from typing import Any
 
 from embodiment.geometry import point_text
 from worlds.libero.control import Arm, down_matrix, side_matrix
-from worlds.libero.skills import Plan, Refusal, SkillPlanner
+from worlds.libero.skills import Plan, Refusal, SkillPlanner, lean_matrix
 
 __all__ = ["plan_action", "run_plan"]
 
@@ -54,6 +54,8 @@ def run_plan(arm: Arm, plan: Plan) -> list[tuple[str, bool]]:
             arm.orientation = side_matrix(segment.facing, segment.closing)
         elif segment.yaw is not None:
             arm.orientation = down_matrix(segment.yaw)
+            if segment.lean is not None:
+                arm.orientation = lean_matrix(segment.lean) @ arm.orientation
         before = arm.steps
         if segment.kind == "grip":
             arm.grip(segment.close)
