@@ -297,6 +297,17 @@ class LiberoGeometry:
         high = self.frame.from_world(centre + half)
         return np.array(low), np.array(high)
 
+    def region_frame(self, ref: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(site position in the base frame, the site's matrix, its half sizes) of a region,
+        as LIBERO's ``On`` and ``In`` read them; None for anything else."""
+        site = self.env.object_sites_dict.get(ref)
+        size = getattr(site, "size", None)
+        if site is None or size is None or len(size) < 3:
+            return None
+        position = np.array(self.frame.from_world(self.env.sim.data.get_site_xpos(ref)))
+        matrix = np.array(self.env.sim.data.get_site_xmat(ref), dtype=float).reshape(3, 3)
+        return position, matrix, np.asarray(size, dtype=float)
+
     def closing_yaw(self) -> float:
         """The direction the fingers close in now (radians about the vertical, base frame;
         the ``yaw`` of a top grasp)."""

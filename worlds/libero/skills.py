@@ -20,9 +20,10 @@ import numpy as np
 
 from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.geometry import Box, LiberoGeometry
+from worlds.libero.placing import lay_down, slot_fit
 from worlds.libero.scene import resolve_target
 
-__all__ = ["Plan", "Refusal", "Segment", "SkillPlanner", "lean_matrix"]
+__all__ = ["Plan", "Refusal", "Segment", "SkillPlanner"]
 
 CARRY_Z = 0.25
 """Lowest height (base frame) the gripper carries things at; the arm starts at ~0.26-0.29."""
@@ -35,10 +36,6 @@ HAND_HALF_M = 0.09
 """Half the Panda hand's length along the fingers' closing direction (above the fingers)."""
 HAND_THICK_M = 0.03
 """Half its thickness across that direction."""
-LEAN_RAD = 0.1
-"""How far a thing let go of in a narrow slot leans (about 6 degrees: at 10 a book 11.2 cm
-long leant 13.3 cm along a caddy's 13.4 cm compartment, with no room for a margin)."""
-SLOT_MARGIN_M = 0.0025
 FAST = 0.3
 SLOW = 0.12
 
@@ -193,9 +190,16 @@ class SkillPlanner:
             offset = np.array([c * offset[0] - s_ * offset[1], s_ * offset[0] + c * offset[1]])
         x = spot[0] + float(offset[0])
         y = spot[1] + float(offset[1])
+        if relation == "on" and yaw is None:
+            laid = lay_down(self.geo, ref, target, ee, carry)
+            if laid is not None:
+                return Plan(
+                    (*self._rise(ee, carry), *laid),
+                    f"transport, tip over, lower onto {target}, release, retreat",
+                )
         lean: Vec3 | None = None
         if yaw is not None:  # a narrow slot: turned, leaning, where it clears the walls
-            fit = self._slot_fit(ref, target, ee, yaw, (x, y))
+            fit = slot_fit(self.geo, ref, target, ee, yaw, (x, y))
             if fit is not None:
                 (x, y, release_z), yaw, lean = fit
         segments = [
@@ -223,67 +227,6 @@ class SkillPlanner:
         current = self.geo.closing_yaw()
         yaw = narrow_yaw + round((current - narrow_yaw) / np.pi) * np.pi
         return float(yaw)
-
-    def _slot_fit(
-        self, ref: str, target: str, ee: Vec3, yaw: float, spot: tuple[float, float]
-    ) -> tuple[Vec3, float, Vec3] | None:
-        """Where and how to let go of a held thing in a narrow slot: (gripper point, finger
-        yaw, lean), or None when no way fits (the plain place then runs).
-
-        LIBERO's ``In`` judges the thing's body position, and a book's is on its bottom,
-        1.3 cm from the middle along its length and 2.2 mm below its collision box: standing
-        on a caddy's floor (1.1 cm under the region) it is 3.5 mm below the lowest point
-        ``In`` accepts, so a book put in upright was never in (libero_10 task 5 passed only
-        when it fell in leaning). So the thing goes in leaning LEAN_RAD along the slot, its
-        top towards the end away from its body position (which lifts that end off the
-        floor, 7 mm for the book, more as it settles against the wall), its bottom as far
-        towards that end as its collision geoms (turned, leant and lowered) clear every wall
-        by SLOT_MARGIN_M with its body position inside the region; of the two finger yaws
-        that line it up, the one that allows this."""
-        corners = self.geo.corners_of(ref)
-        body = np.array(self.geo.body_position(ref))
-        hand = np.array(ee)
-        inside = self.geo.region_bounds(target)
-        goal = self.geo.box(target)
-        if inside is None or goal is None:
-            return None
-        low_r, high_r = inside
-        steps = np.arange(-0.03, 0.0301, 0.0025)
-        best: tuple[float, Vec3, float, Vec3] | None = None
-        for turn_yaw in (yaw, yaw + np.pi):
-            turned = _about_z(turn_yaw - self.geo.closing_yaw())
-            away = turned @ (body - hand)
-            # along the slot (the fingers close across it), from the body's end to the other:
-            # the top leans that way
-            across = np.array([-np.sin(turn_yaw), np.cos(turn_yaw), 0.0])
-            across = across if float(np.dot(away, across)) < 0 else -across
-            lean = np.cross([0.0, 0.0, 1.0], across) * LEAN_RAD
-            rotation = lean_matrix(lean) @ turned
-            moved = (corners - hand) @ rotation.T
-            body_at = rotation @ (body - hand)
-            z = goal.bottom + 0.008 - float(moved[:, 2].min())
-            for dx in steps:
-                for dy in steps:
-                    at = np.array([spot[0] + dx, spot[1] + dy, z])
-                    judged = body_at + at
-                    if np.any(judged[:2] < low_r[:2] + 0.004) or np.any(
-                        judged[:2] > high_r[:2] - 0.004
-                    ):
-                        continue
-                    low = (moved + at).min(axis=0) - SLOT_MARGIN_M
-                    high = (moved + at).max(axis=0) + SLOT_MARGIN_M
-                    low[2] += 2 * SLOT_MARGIN_M
-                    # the bottom towards the body's side: the further, the steeper it leans
-                    score = float(-np.dot([dx, dy], across[:2])) - 0.1 * float(np.hypot(dx, dy))
-                    if best is not None and score <= best[0]:
-                        continue
-                    if self.geo.blocked(tuple(low), tuple(high), ignore=(ref,)) is None:  # type: ignore[arg-type]
-                        point = (float(at[0]), float(at[1]), float(at[2]))
-                        vec = (float(lean[0]), float(lean[1]), float(lean[2]))
-                        best = (score, point, float(turn_yaw), vec)
-        if best is None:
-            return None
-        return best[1], best[2], best[3]
 
     def push(self, ref: str, target: str, ee: Vec3) -> Plan | Refusal:
         """Slide ``ref`` into ``target`` with the closed fingers: straight there when the
@@ -507,18 +450,3 @@ class SkillPlanner:
         if action in {"open_gripper", "close_gripper"}:
             return Plan((Segment("grip", action, close=action == "close_gripper"),), action)
         return Refusal(f"unknown action {action!r}")
-
-
-def _about_z(angle: float) -> np.ndarray:
-    c, s_ = np.cos(angle), np.sin(angle)
-    return np.array([[c, -s_, 0.0], [s_, c, 0.0], [0.0, 0.0, 1.0]])
-
-
-def lean_matrix(vector: np.ndarray) -> np.ndarray:
-    """The rotation matrix of a rotation vector (Rodrigues)."""
-    angle = float(np.linalg.norm(vector))
-    if angle < 1e-12:
-        return np.eye(3)
-    k = np.asarray(vector, dtype=float) / angle
-    cross = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
-    return np.eye(3) + np.sin(angle) * cross + (1 - np.cos(angle)) * cross @ cross
