@@ -282,21 +282,6 @@ class LiberoGeometry:
                 return here, yaw, 0.02
         return self.frame.from_world(sides[0][0]), sides[0][1], 0.02
 
-    def corners_of(self, ref: str) -> np.ndarray:
-        """The corners of every collision geom's box of an object (base frame, N x 3)."""
-        origin = np.asarray(self.frame.origin, dtype=float)
-        return np.vstack([self._corners(g) for g in self._geoms(ref)]) - origin
-
-    def region_bounds(self, ref: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """(low, high) corners (base frame) of the box LIBERO's ``In`` checks a body
-        position against for a region (its site, sized as LIBERO sizes it), or None."""
-        if ref not in self.env.object_sites_dict:
-            return None
-        centre, half = site_box(self.env, ref)
-        low = self.frame.from_world(centre - half)
-        high = self.frame.from_world(centre + half)
-        return np.array(low), np.array(high)
-
     def region_frame(self, ref: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """(site position in the base frame, the site's matrix, its half sizes) of a region,
         as LIBERO's ``On`` and ``In`` read them; None for anything else."""

@@ -1,8 +1,7 @@
-"""Places that need more than lowering a held thing straight down where it hangs: into a
-narrow slot (turned along it, leaning, clear of its walls) and onto a sloped cradle (a wine
-rack's top: a tall thing tipped over and laid along it).
+"""A place that needs more than lowering a held thing straight down where it hangs: onto a
+sloped cradle (a wine rack's top), a tall thing is tipped over and laid along it.
 
-Both read where LIBERO's own check judges the thing (its body position, against the
+It reads where LIBERO's own check judges the thing (its body position, against the
 region's site as LIBERO's ``In`` and ``On`` compute it) and the collision geoms around it,
 never a task's goal. The plan is worked out once, before anything moves, so the envelope
 checks every point the gripper is sent to; a turn of the wrist in place is no motion.
@@ -17,12 +16,8 @@ import numpy as np
 from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.geometry import LiberoGeometry
 
-__all__ = ["LEAN_RAD", "about_z", "lay_down", "lean_matrix", "slot_fit"]
+__all__ = ["about_z", "lay_down", "lean_matrix"]
 
-LEAN_RAD = 0.1
-"""How far a thing let go of in a narrow slot leans (about 6 degrees: at 10 a book 11.2 cm
-long leant 13.3 cm along a caddy's 13.4 cm compartment, with no room for a margin)."""
-SLOT_MARGIN_M = 0.0025
 CRADLE_TILT_RAD = math.radians(20)
 """A region whose surface is tilted more than this is a cradle: nothing stands on it."""
 LAY_PITCH_RAD = math.radians(45)
@@ -32,68 +27,6 @@ LAY_DROP_M = 0.035
 """How far above the cradle the thing's lower end is let go."""
 TIP_STEPS = 6
 """Turns of the wrist a tipping is split into (the arm strays off a quarter turn at once)."""
-
-
-def slot_fit(
-    geo: LiberoGeometry, ref: str, target: str, ee: Vec3, yaw: float, spot: tuple[float, float]
-) -> tuple[Vec3, float, Vec3] | None:
-    """Where and how to let go of a held thing in a narrow slot: (gripper point, finger
-    yaw, lean), or None when no way fits (the plain place then runs).
-
-    LIBERO's ``In`` judges the thing's body position, and a book's is on its bottom,
-    1.3 cm from the middle along its length and 2.2 mm below its collision box: standing
-    on a caddy's floor (1.1 cm under the region) it is 3.5 mm below the lowest point
-    ``In`` accepts, so a book put in upright was never in (libero_10 task 5 passed only
-    when it fell in leaning). So the thing goes in leaning LEAN_RAD along the slot, its
-    top towards the end away from its body position (which lifts that end off the
-    floor, 7 mm for the book, more as it settles against the wall), its bottom as far
-    towards that end as its collision geoms (turned, leant and lowered) clear every wall
-    by SLOT_MARGIN_M with its body position inside the region; of the two finger yaws
-    that line it up, the one that allows this."""
-    corners = geo.corners_of(ref)
-    body = np.array(geo.body_position(ref))
-    hand = np.array(ee)
-    inside = geo.region_bounds(target)
-    goal = geo.box(target)
-    if inside is None or goal is None:
-        return None
-    low_r, high_r = inside
-    steps = np.arange(-0.03, 0.0301, 0.0025)
-    best: tuple[float, Vec3, float, Vec3] | None = None
-    for turn_yaw in (yaw, yaw + np.pi):
-        turned = about_z(turn_yaw - geo.closing_yaw())
-        away = turned @ (body - hand)
-        # along the slot (the fingers close across it), from the body's end to the other:
-        # the top leans that way
-        across = np.array([-np.sin(turn_yaw), np.cos(turn_yaw), 0.0])
-        across = across if float(np.dot(away, across)) < 0 else -across
-        lean = np.cross([0.0, 0.0, 1.0], across) * LEAN_RAD
-        rotation = lean_matrix(lean) @ turned
-        moved = (corners - hand) @ rotation.T
-        body_at = rotation @ (body - hand)
-        z = goal.bottom + 0.008 - float(moved[:, 2].min())
-        for dx in steps:
-            for dy in steps:
-                at = np.array([spot[0] + dx, spot[1] + dy, z])
-                judged = body_at + at
-                if np.any(judged[:2] < low_r[:2] + 0.004) or np.any(
-                    judged[:2] > high_r[:2] - 0.004
-                ):
-                    continue
-                low = (moved + at).min(axis=0) - SLOT_MARGIN_M
-                high = (moved + at).max(axis=0) + SLOT_MARGIN_M
-                low[2] += 2 * SLOT_MARGIN_M
-                # the bottom towards the body's side: the further, the steeper it leans
-                score = float(-np.dot([dx, dy], across[:2])) - 0.1 * float(np.hypot(dx, dy))
-                if best is not None and score <= best[0]:
-                    continue
-                if geo.blocked(tuple(low), tuple(high), ignore=(ref,)) is None:  # type: ignore[arg-type]
-                    point = (float(at[0]), float(at[1]), float(at[2]))
-                    vec = (float(lean[0]), float(lean[1]), float(lean[2]))
-                    best = (score, point, float(turn_yaw), vec)
-    if best is None:
-        return None
-    return best[1], best[2], best[3]
 
 
 def about_z(angle: float) -> np.ndarray:

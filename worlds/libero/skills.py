@@ -20,7 +20,7 @@ import numpy as np
 
 from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.geometry import Box, LiberoGeometry
-from worlds.libero.placing import lay_down, slot_fit
+from worlds.libero.placing import lay_down
 from worlds.libero.scene import resolve_target
 
 __all__ = ["Plan", "Refusal", "Segment", "SkillPlanner"]
@@ -197,15 +197,10 @@ class SkillPlanner:
                     (*self._rise(ee, carry), *laid),
                     f"transport, tip over, lower onto {target}, release, retreat",
                 )
-        lean: Vec3 | None = None
-        if yaw is not None:  # a narrow slot: turned, leaning, where it clears the walls
-            fit = slot_fit(self.geo, ref, target, ee, yaw, (x, y))
-            if fit is not None:
-                (x, y, release_z), yaw, lean = fit
         segments = [
             *self._rise(ee, carry),
-            Segment("move", "transport", (x, y, carry), yaw=yaw, lean=lean),
-            Segment("move", "lower", (x, y, release_z), speed=SLOW, yaw=yaw, lean=lean),
+            Segment("move", "transport", (x, y, carry), yaw=yaw),
+            Segment("move", "lower", (x, y, release_z), speed=SLOW, yaw=yaw),
             Segment("grip", "release", close=False),
             Segment("move", "retreat", (x, y, carry), speed=SLOW),
         ]
