@@ -129,3 +129,18 @@ def test_a_wine_bottle_is_laid_down_in_the_racks_cradle(state: int) -> None:
     finally:
         world.disconnect()
 
+
+def test_a_plate_wider_than_the_fingers_is_held_by_its_rim() -> None:
+    """LIBERO-PRO's libero_goal_task 1 ("Put the plate on the stove"): the plate, 13.7 cm
+    across, was refused as wider than the fingers open; it is held by its rim now, on the
+    side where the open fingers have room (the rim facing the robot has a bowl beside it,
+    and the table under the fingers is no obstacle)."""
+    world = _world("libero_goal_task", 1, 0)
+    try:
+        assert world.execute("pick", {"ref": "plate_1"}).ok
+        assert world.held_ref() == "plate_1"
+        args = {"ref": "plate_1", "target": "flat_stove_1", "relation": "on"}
+        assert world.execute("place", args).ok
+        assert _holds(world, "on", "plate_1", "flat_stove_1_cook_region")
+    finally:
+        world.disconnect()
