@@ -144,3 +144,17 @@ def test_a_plate_wider_than_the_fingers_is_held_by_its_rim() -> None:
         assert _holds(world, "on", "plate_1", "flat_stove_1_cook_region")
     finally:
         world.disconnect()
+
+
+def test_a_low_box_put_on_the_rack_is_let_go_into_its_cradle() -> None:
+    """LIBERO-PRO's libero_goal_task 9 ("Put the cream cheese on the rack"): the plain place
+    aimed at the region's site, on the rack's front lip, and the box slid off (3 picks,
+    given up); it is now turned along the cradle and let go above its line."""
+    world = _world("libero_goal_task", 9, 0)
+    try:
+        assert world.execute("pick", {"ref": "cream_cheese_1"}).ok
+        args = {"ref": "cream_cheese_1", "target": "wine_rack_1", "relation": "on"}
+        assert world.execute("place", args).ok
+        assert _holds(world, "on", "cream_cheese_1", "wine_rack_1_top_region")
+    finally:
+        world.disconnect()

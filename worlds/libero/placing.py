@@ -56,7 +56,10 @@ def lay_down(geo: LiberoGeometry, ref: str, target: str, ee: Vec3, carry: float)
     line until the thing points LAY_PITCH_RAD below the horizontal along the cradle's long
     side, away from the robot, and it is lowered until its lower end (where its body
     position is) is LAY_DROP_M above the cradle's line and let go: it falls into the
-    cradle lying down."""
+    cradle lying down. A low thing (a cream cheese box, LIBERO-PRO's "put the cream
+    cheese on the rack") is not tipped: turned the same way (its long side along the
+    cradle), its body is let go LAY_DROP_M above the middle of the cradle's line (the
+    plain place aimed at the site, on the rack's front lip, and it slid off)."""
     from worlds.libero.skills import SLOW, Segment
 
     frame = geo.region_frame(target)
@@ -69,8 +72,9 @@ def lay_down(geo: LiberoGeometry, ref: str, target: str, ee: Vec3, carry: float)
     if obj is None:
         return None
     width = min(obj.size[0], obj.size[1])
-    if obj.size[2] < 2.5 * width or obj.size[2] < 0.1:
-        return None  # only a tall thing held upright is laid down
+    # a tall thing held upright is tipped over; a low one (a cream cheese box) is only
+    # turned along the cradle and let go into it
+    tall = obj.size[2] >= 2.5 * width and obj.size[2] >= 0.1
     # the cradle's long side (LIBERO's test reads the site's matrix rows as its axes)
     axes = [np.array([matrix[i, 0], matrix[i, 1], 0.0]) for i in (0, 1)]
     long_i = 0 if size[0] >= size[1] else 1
@@ -84,11 +88,12 @@ def lay_down(geo: LiberoGeometry, ref: str, target: str, ee: Vec3, carry: float)
     # little past its centre away from the robot (the bottle slides back as it settles),
     # just above the cradle's line (LIBERO's band starts at the site's thickness)
     rest = site + matrix.T @ np.array([0.0, 0.0, size[2] + 0.02])
-    rest = rest + along * 0.7 * float(size[long_i])
+    if tall:
+        rest = rest + along * 0.7 * float(size[long_i])
     body = np.array(geo.body_position(ref))
     hand = np.array(ee)
     turned = about_z(yaw - current)
-    pitch = math.pi / 2 - LAY_PITCH_RAD
+    pitch = math.pi / 2 - LAY_PITCH_RAD if tall else 0.0
     axis = np.cross(along, [0.0, 0.0, 1.0])  # turns the pointing-down hand towards ``along``
     tipped = lean_matrix(axis * pitch) @ turned
     offset = tipped @ (body - hand)
@@ -98,7 +103,7 @@ def lay_down(geo: LiberoGeometry, ref: str, target: str, ee: Vec3, carry: float)
     start = (float(over[0]), float(over[1]), float(over[2]))
     end = (float(release[0]), float(release[1]), float(release[2]))
     segments = [Segment("move", "transport", start, yaw=yaw)]
-    for step in range(1, TIP_STEPS + 1):
+    for step in range(1, TIP_STEPS + 1 if tall else 1):
         lean = axis * pitch * step / TIP_STEPS
         vec = (float(lean[0]), float(lean[1]), float(lean[2]))
         segments.append(Segment("twist", "tip", yaw=yaw, lean=vec))
@@ -108,7 +113,7 @@ def lay_down(geo: LiberoGeometry, ref: str, target: str, ee: Vec3, carry: float)
         Segment("grip", "release", close=False, yaw=yaw, lean=vec),
         Segment("move", "retreat", start, speed=SLOW, yaw=yaw, lean=vec),
     ]
-    for step in range(TIP_STEPS - 1, -1, -1):
+    for step in range(TIP_STEPS - 1 if tall else 0, -1, -1):
         lean = axis * pitch * step / TIP_STEPS
         vec = (float(lean[0]), float(lean[1]), float(lean[2]))
         segments.append(Segment("twist", "turn back", yaw=HOME_YAW if step == 0 else yaw, lean=vec))

@@ -195,7 +195,7 @@ class SkillPlanner:
             if laid is not None:
                 return Plan(
                     (*self._rise(ee, carry), *laid),
-                    f"transport, tip over, lower onto {target}, release, retreat",
+                    f"transport, lay it along the cradle, lower onto {target}, release, retreat",
                 )
         segments = [
             *self._rise(ee, carry),
