@@ -248,8 +248,8 @@ def _ground_one(
 def _sole_of_kind(mention: Mention, pool: list[BriefObject]) -> list[tuple[float, BriefObject]]:
     """When nothing fits every word: the things of the kind the noun names whose labels
     contradict no colour said, if there are exactly as many as the mention names ("the
-    wine bottle" in a scene whose only bottle is a white one: LIBERO-PRO's replaced
-    objects keep the task's words); else none (a second bottle makes it a question). The
+    wine bottle" in a scene whose only bottle is a white one: a benchmark that replaces
+    objects keeps the task's words); else none (a second bottle makes it a question). The
     plan names the ref it chose, so the report says which thing was taken."""
     if len(mention.words) < 2:
         return []
