@@ -108,3 +108,20 @@ def test_a_drawer_is_no_slot() -> None:
         assert planner._slot_yaw("wooden_cabinet_1_top_region", "in") is None
     finally:
         world.disconnect()
+
+
+@pytest.mark.parametrize("state", [0])
+def test_a_bottom_drawer_is_pushed_shut_with_the_hand_dipped_into_its_face(state: int) -> None:
+    """libero_10 task 3 failed 3/3: pushed pointing straight down, the wrist (0.2 m above
+    the fingers, level with the cabinet's top) met the white cabinet's front edge and the
+    drawer stayed 7 cm open. LIBERO's Close is read from the env, not the post-conditions."""
+    world = _world("libero_10", 3, state)
+    drawer = "white_cabinet_1_bottom_region"
+    try:
+        assert not _holds(world, "close", drawer)  # it starts open
+        result = world.execute("close", {"ref": drawer})
+        assert result.ok
+        assert _holds(world, "close", drawer)
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()

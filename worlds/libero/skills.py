@@ -13,6 +13,7 @@ nothing moves.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -36,6 +37,8 @@ HAND_HALF_M = 0.09
 HAND_THICK_M = 0.03
 """Half its thickness across that direction."""
 FAST = 0.3
+PUSH_DIP = math.pi / 4
+"""How far below the horizontal a drawer is pushed shut (see ``SkillPlanner._push_shut``)."""
 SLOW = 0.12
 
 
@@ -52,6 +55,8 @@ class Segment:
     """Point the gripper horizontally against this direction instead (a drawer's face)."""
     closing: Vec3 = (0.0, 0.0, 1.0)
     """With ``facing``: the direction the fingers close in."""
+    dip: float = 0.0
+    """With ``facing``: how far (radians) the approach points below the horizontal."""
     tolerance: float = 0.006
 
 
@@ -386,28 +391,51 @@ class SkillPlanner:
                 *self._clear(at(end + towards[:2] * 0.08, carry), facing, closing),
             ]
         else:
-            # pointing down, the closed fingers come down in front of the handle and push it
-            # in: the wrist never turns sideways (which the arm could not hold while pushing)
-            across = float(np.arctan2(towards[1], towards[0])) + np.pi / 2
-            front = handle_xy + towards[:2] * 0.04
-            segments = [
-                Segment("grip", "close", close=True, yaw=across),
-                *self._rise(ee, carry),
-                Segment("move", "approach", at(front, carry), yaw=across),
-                Segment("move", "lower", at(front), speed=SLOW, yaw=across),
-                Segment("move", "push", at(end + towards[:2] * 0.01), speed=SLOW, yaw=across),
-                Segment("move", "back off", at(end + towards[:2] * 0.06), yaw=across),
-                Segment("move", "clear", at(end + towards[:2] * 0.06, carry), yaw=HOME_YAW),
-            ]
+            segments = self._push_shut(handle_xy, towards, hz, end, ee, carry)
         verb = "grasp the handle, pull it open" if open_it else "push it shut"
         return Plan(tuple(segments), f"approach {ref}, {verb}, retreat")
 
+    def _push_shut(
+        self,
+        handle_xy: np.ndarray,
+        towards: np.ndarray,
+        hz: float,
+        end: np.ndarray,
+        ee: Vec3,
+        carry: float,
+    ) -> list[Segment]:
+        """Push a drawer shut along its joint axis with the closed fingers, the hand dipped
+        PUSH_DIP below the horizontal into the face. Pointing straight down at a bottom
+        drawer the wrist sat 0.2 m above the fingers, level with the cabinet's top, and met
+        its front edge 8 cm into the push (libero_10 task 3); pointing level into the face
+        the arm could not hold the wrist that low. Dipped, the wrist stays back from the
+        face and below the top. The wrist turns high, over the start of the push."""
+        facing = (float(towards[0]), float(towards[1]), 0.0)
+        closing = (float(-towards[1]), float(towards[0]), 0.0)  # fingers side by side
+        front = handle_xy + towards[:2] * 0.05
+        tilt = {"facing": facing, "closing": closing, "dip": PUSH_DIP}
+
+        def at(xy: np.ndarray, z: float = hz) -> Vec3:
+            return (float(xy[0]), float(xy[1]), z)
+
+        back = end + towards[:2] * 0.08
+        return [
+            Segment("grip", "close", close=True),
+            *self._rise(ee, carry),
+            Segment("move", "approach", at(front, carry)),
+            Segment("twist", "turn", **tilt),  # type: ignore[arg-type]
+            Segment("move", "lower", at(front), speed=SLOW, **tilt),  # type: ignore[arg-type]
+            Segment("move", "push", at(end + towards[:2] * 0.01), speed=SLOW, **tilt),  # type: ignore[arg-type]
+            Segment("move", "back off", at(back), speed=SLOW, **tilt),  # type: ignore[arg-type]
+            *self._clear(at(back, carry), facing, closing, PUSH_DIP),
+        ]
+
     @staticmethod
-    def _clear(up: Vec3, facing: Vec3, closing: Vec3) -> list[Segment]:
+    def _clear(up: Vec3, facing: Vec3, closing: Vec3, dip: float = 0.0) -> list[Segment]:
         """Up out of the way still facing the cabinet, then the wrist turned back to point
         down where the arm is free (turning while moving low pulled it off its line)."""
         return [
-            Segment("move", "clear", up, facing=facing, closing=closing),
+            Segment("move", "clear", up, facing=facing, closing=closing, dip=dip),
             Segment("twist", "turn back", yaw=HOME_YAW),
         ]
 
