@@ -20,6 +20,8 @@ from typing import Literal
 import numpy as np
 
 from worlds.libero.control import HOME_YAW, Vec3
+from worlds.libero.door_skills import sweep_door
+from worlds.libero.doors import door_of
 from worlds.libero.geometry import Box, LiberoGeometry
 from worlds.libero.scene import resolve_target
 
@@ -342,6 +344,8 @@ class SkillPlanner:
             return Refusal(self.unknown(ref))
         if not item.drawer:
             return Refusal(f"{ref} ({item.label}) is not a drawer or door this world can move")
+        if item.kind == "fixture":
+            return self._door(ref, open_it, ee)
         handle = self.geo.drawer_handle(ref)
         if handle is None:
             return Refusal(f"{ref} has no handle to pull")
@@ -394,6 +398,19 @@ class SkillPlanner:
             segments = self._push_shut(handle_xy, towards, hz, end, ee, carry)
         verb = "grasp the handle, pull it open" if open_it else "push it shut"
         return Plan(tuple(segments), f"approach {ref}, {verb}, retreat")
+
+    def _door(self, ref: str, open_it: bool, ee: Vec3) -> Plan | Refusal:
+        """A fixture's hinged door (the microwave's), swept along its hinge."""
+        door = door_of(self.geo, ref)
+        if door is None:
+            return Refusal(f"{ref} has no hinged door to move")
+        if self.geo.held_ref() is not None:
+            return Refusal(f"the gripper holds {self.geo.held_ref()}; place it first")
+        segments = sweep_door(self, door, not open_it, ee)
+        if isinstance(segments, str):
+            return Refusal(segments)
+        verb = "sweep its door open" if open_it else "sweep its door shut"
+        return Plan(tuple(segments), f"approach {ref}, {verb} along the hinge, retreat")
 
     def _push_shut(
         self,
