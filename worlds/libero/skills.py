@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 
 from worlds.libero.control import HOME_YAW, Vec3
-from worlds.libero.door_skills import sweep_door
+from worlds.libero.door_skills import handle_grasp, opening, place_through, sweep_door
 from worlds.libero.doors import door_of
 from worlds.libero.geometry import Box, LiberoGeometry
 from worlds.libero.scene import resolve_target
@@ -126,7 +126,12 @@ class SkillPlanner:
             return Refusal(f"the gripper {verb}; place it first")
         box = self.geo.box(ref)
         assert box is not None
-        (x, y, grasp_z), yaw, width = self.geo.grasp(ref)
+        on_handle = handle_grasp(self.geo, ref)  # a mug that may go through a door
+        if on_handle is not None:
+            (x, y, grasp_z), yaw = on_handle
+            width = 0.02
+        else:
+            (x, y, grasp_z), yaw, width = self.geo.grasp(ref)
         if width > MAX_GRASP_M:
             return Refusal(
                 f"{ref} is {width:.3f} m across where it would be grasped; the "
@@ -171,6 +176,14 @@ class SkillPlanner:
             return Refusal(f"{target} ({item.label}) is not something to put things in; use 'on'")
         if item.drawer and not self.geo.predicate("open", target):
             return Refusal(f"{target} ({item.label}) is closed; open it first")
+        door = opening(self.geo, target) if relation == "in" else None
+        if door is not None:
+            through = place_through(self, ref, target, door, ee)
+            if isinstance(through, str):
+                return Refusal(through)
+            return Plan(
+                tuple(through), f"carry {ref} in through {door.ref}'s opening, set it down, retreat"
+            )
         obj = self.geo.box(ref)
         goal = self.geo.box(target)
         assert obj is not None and goal is not None
