@@ -43,15 +43,17 @@ INSERT = 0.16
 
 
 def sweep_door(planner: SkillPlanner, door: Door, shut: bool, ee: Vec3) -> list[Segment] | str:
-    """Push the leaf of ``door`` along its arc to LIBERO's closed (``shut``) or open
-    position with the flat of the hand, from the side opposite the way it moves; or why
-    it cannot be done."""
+    """Push the leaf of ``door`` shut along its arc with the flat of the hand, from the
+    side opposite the way it moves (opened: :func:`pull_door`); or why it cannot be
+    done."""
     from worlds.libero.skills import SLOW, Segment
 
     goal = door.closed if shut else door.opened
     if abs(goal - door.angle) < 0.01:
         return f"{door.ref} is already {'closed' if shut else 'open'}"
     grows = 1.0 if goal > door.angle else -1.0
+    if not shut:  # pushed open from behind, the hand would have to be inside the fixture
+        return pull_door(planner, door, goal, ee)
     side = -grows  # the hand stands on the side the leaf moves away from
     # where along the leaf the hand pushes: where the leaf stands out least on that side
     # (away from a handle), and among those the furthest from the hinge (more leverage)
@@ -94,6 +96,64 @@ def sweep_door(planner: SkillPlanner, door: Door, shut: bool, ee: Vec3) -> list[
     segments += [
         Segment("move", "back off", as_point(back, z), yaw=yaw),
         Segment("move", "clear", as_point(back, carry), yaw=yaw),
+        Segment("twist", "turn back", yaw=HOME_YAW),
+    ]
+    return segments
+
+
+def pull_door(planner: SkillPlanner, door: Door, goal: float, ee: Vec3) -> list[Segment] | str:
+    """Grasp the top bar of the leaf's handle (pointing down, the fingers closing along
+    the leaf) and pull it along the arc to ``goal``, the wrist turning with the leaf."""
+    from worlds.libero.skills import SLOW, Segment
+
+    grows = 1.0 if goal > door.angle else -1.0
+    # the handle stands out on the side the leaf swings to, past the leaf's panel (its
+    # longest part)
+    panel = max(door.parts, key=lambda p: p.along[1] - p.along[0])
+    thick = max(grows * panel.across[0], grows * panel.across[1])
+    bars = [
+        p
+        for p in door.parts
+        if max(grows * p.across[0], grows * p.across[1]) > thick + 0.01 and p.z[1] - p.z[0] < 0.04
+    ]
+    if not bars:
+        return f"{door.ref}'s door has no handle bar to pull"
+    bar = max(bars, key=lambda p: p.z[1])
+    along = (bar.along[0] + bar.along[1]) / 2
+    # at its outer end (where it meets the upright bar): the hand then clears the leaf's
+    # panel and can come down far enough for the pads to hold the bar (pinched 1 cm
+    # high, it slipped out at the first pull)
+    outer = max(grows * bar.across[0], grows * bar.across[1])
+    across = grows * (outer - 0.002)
+    hand_in = grows * across - HAND_THICK_M  # the hand's edge nearest the leaf
+    z = (bar.z[0] + bar.z[1]) / 2 - 0.004
+    if hand_in < thick + 0.001:
+        z = max(z, door.top - HAND_ABOVE_M + 0.006)
+    if z - 0.004 > bar.z[1]:
+        return f"{door.ref}'s handle is too close to the top of its door to grasp"
+    carry = planner._carry(z + 0.1, ee[2])
+    yaw = nearest_yaw(_yaw(door, door.angle), HOME_YAW)
+    grip = door.point(door.angle, along, across)
+    segments: list[Segment] = [
+        Segment("grip", "open", close=False, yaw=yaw),
+        *planner._rise(ee, carry),
+        Segment("move", "approach", as_point(grip, carry), yaw=yaw),
+        Segment("move", "lower", as_point(grip, z), speed=SLOW, yaw=yaw, tolerance=0.004),
+        Segment("grip", "grasp", close=True, yaw=yaw),
+    ]
+    steps = max(1, math.ceil(abs(goal - door.angle) / CHORD_RAD))
+    angles = np.linspace(door.angle, goal, steps + 1)[1:]
+    for index, angle in enumerate(angles):
+        yaw = nearest_yaw(_yaw(door, float(angle)), yaw)
+        point = door.point(float(angle), along, across)
+        loose = 0.006 if index == len(angles) - 1 else 0.015
+        segments.append(
+            Segment("move", "pull", as_point(point, z), speed=SLOW, yaw=yaw, tolerance=loose)
+        )
+    end = door.point(goal, along, across)
+    segments += [
+        Segment("grip", "release", close=False, yaw=yaw),
+        Segment("move", "clear", as_point(end, carry), yaw=yaw),
         Segment("twist", "turn back", yaw=HOME_YAW),
     ]
     return segments
