@@ -35,6 +35,8 @@ GAP_M = 0.006
 PRESS_M = 0.02
 """How far past the leaf's closed face the last press aims (it stalls on the shut leaf)."""
 CHORD_RAD = 0.5
+AJAR_RAD = 0.6
+"""How far a closed door is pulled open by its handle before it is pushed from behind."""
 """The largest turn of the leaf one straight move of a sweep follows."""
 SWEEP = 0.2
 """How fast (m/s) the hand sweeps a leaf."""
@@ -43,17 +45,37 @@ INSERT = 0.16
 
 
 def sweep_door(planner: SkillPlanner, door: Door, shut: bool, ee: Vec3) -> list[Segment] | str:
-    """Push the leaf of ``door`` shut along its arc with the flat of the hand, from the
-    side opposite the way it moves (opened: :func:`pull_door`); or why it cannot be
-    done."""
-    from worlds.libero.skills import SLOW, Segment
-
+    """Move the leaf of ``door`` along its arc to LIBERO's closed (``shut``) or open
+    position; or why it cannot be done. Shut: pushed with the flat of the hand from the
+    side opposite the way it moves. Open: a closed leaf is first pulled ajar by its
+    handle (:func:`pull_door`; pulled all the way, the pads slipped off the bar at about
+    45 degrees), then pushed the rest of the way from behind, where the hand now fits."""
     goal = door.closed if shut else door.opened
     if abs(goal - door.angle) < 0.01:
         return f"{door.ref} is already {'closed' if shut else 'open'}"
+    if shut or abs(door.angle - door.closed) >= AJAR_RAD - 0.05:
+        return push_leaf(planner, door, door.angle, goal, ee, press=shut)
     grows = 1.0 if goal > door.angle else -1.0
-    if not shut:  # pushed open from behind, the hand would have to be inside the fixture
-        return pull_door(planner, door, goal, ee)
+    ajar = door.closed + grows * AJAR_RAD
+    pulled = pull_door(planner, door, ajar, ee)
+    if isinstance(pulled, str):
+        return pulled
+    last = next(s.target for s in reversed(pulled) if s.target is not None)
+    pushed = push_leaf(planner, door, ajar, goal, last, press=False)
+    if isinstance(pushed, str):
+        return pushed
+    return [*pulled[:-1], *pushed]  # no turn back in between
+
+
+def push_leaf(
+    planner: SkillPlanner, door: Door, start: float, goal: float, ee: Vec3, *, press: bool
+) -> list[Segment] | str:
+    """Push the leaf, at joint position ``start`` now, along its arc to ``goal`` with the
+    flat of the hand (pointing down, its long side along the leaf); ``press``: then past
+    the leaf's face at ``goal`` (a door shut by LIBERO's Close is within 0.005 rad)."""
+    from worlds.libero.skills import SLOW, Segment
+
+    grows = 1.0 if goal > start else -1.0
     side = -grows  # the hand stands on the side the leaf moves away from
     # where along the leaf the hand pushes: where the leaf stands out least on that side
     # (away from a handle), and among those the furthest from the hinge (more leverage)
@@ -69,16 +91,16 @@ def sweep_door(planner: SkillPlanner, door: Door, shut: bool, ee: Vec3) -> list[
     if z + HAND_ABOVE_M > door.top - 0.01:
         return f"{door.ref}'s door is too low for the hand to push"
     carry = planner._carry(z + 0.12, ee[2], door.top + 0.08)
-    steps = max(1, math.ceil(abs(goal - door.angle) / CHORD_RAD))
-    yaw = nearest_yaw(_yaw(door, door.angle), HOME_YAW)
-    start = door.point(door.angle, radius, across + side * 0.03)
+    steps = max(1, math.ceil(abs(goal - start) / CHORD_RAD))
+    yaw = nearest_yaw(_yaw(door, start), HOME_YAW)
+    begin = door.point(start, radius, across + side * 0.03)
     segments: list[Segment] = [
         Segment("grip", "close", close=True, yaw=yaw),
         *planner._rise(ee, carry),
-        Segment("move", "approach", as_point(start, carry), yaw=yaw),
-        Segment("move", "lower", as_point(start, z), yaw=yaw),
+        Segment("move", "approach", as_point(begin, carry), yaw=yaw),
+        Segment("move", "lower", as_point(begin, z), yaw=yaw),
     ]
-    angles = np.linspace(door.angle, goal, steps + 1)
+    angles = np.linspace(start, goal, steps + 1)
     for index, angle in enumerate(angles):
         yaw = nearest_yaw(_yaw(door, float(angle)), yaw)
         point = door.point(float(angle), radius, across)
@@ -87,10 +109,10 @@ def sweep_door(planner: SkillPlanner, door: Door, shut: bool, ee: Vec3) -> list[
         segments.append(
             Segment("move", "sweep", as_point(point, z), speed=SWEEP, yaw=yaw, tolerance=loose)
         )
-    if shut:
-        press = door.point(goal, radius, across - side * (GAP_M + PRESS_M))
+    if press:
+        pressed = door.point(goal, radius, across - side * (GAP_M + PRESS_M))
         segments.append(
-            Segment("move", "press", as_point(press, z), speed=SLOW, yaw=yaw, tolerance=0.003)
+            Segment("move", "press", as_point(pressed, z), speed=SLOW, yaw=yaw, tolerance=0.003)
         )
     back = door.point(goal, radius, across + side * 0.06)
     segments += [
@@ -138,7 +160,7 @@ def pull_door(planner: SkillPlanner, door: Door, goal: float, ee: Vec3) -> list[
         Segment("grip", "open", close=False, yaw=yaw),
         *planner._rise(ee, carry),
         Segment("move", "approach", as_point(grip, carry), yaw=yaw),
-        Segment("move", "lower", as_point(grip, z), speed=SLOW, yaw=yaw, tolerance=0.004),
+        Segment("move", "lower", as_point(grip, z), yaw=yaw, tolerance=0.004),
         Segment("grip", "grasp", close=True, yaw=yaw),
     ]
     steps = max(1, math.ceil(abs(goal - door.angle) / CHORD_RAD))
