@@ -281,8 +281,9 @@ def place_through(
     release_u = plane - HAND_THICK_M - 0.002 - hand_u
     if release_u < region_low + 0.003:
         return (
-            f"held so, the hand would meet {door.ref} before {ref} is inside it; "
-            "hold it by its handle (pick it again)"
+            f"held so, the hand would meet {door.ref} before {ref} is inside it (a hand "
+            f"over it does not fit through the opening; it must be held from the side away "
+            "from the opening, by a handle facing out)"
         )
     final_u = max(release_u, plane + 0.012 + behind)
     floor = _floor(geo, region, ref)

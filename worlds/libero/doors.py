@@ -1,5 +1,5 @@
-"""Hinged doors (LIBERO's microwave): where the leaf is, how to sweep it shut along its
-hinge, and how to put a thing in through the opening it guards.
+"""Hinged doors (LIBERO's microwave): where the leaf is now and where any part of it will
+be at another joint position (the skills on them are :mod:`.door_skills`).
 
 Everything is read from the simulator: the hinge joint's anchor and axis, the leaf's
 collision geoms (on the joint's body and below it) and LIBERO's own open and close ranges
