@@ -61,8 +61,7 @@ class Segment:
     dip: float = 0.0
     """With ``facing``: how far (radians) the approach points below the horizontal."""
     tolerance: float = 0.006
-    lean: Vec3 | None = None
-    """With ``yaw``: tilt the pointing-down gripper by this rotation vector (base axes)."""
+    lean: Vec3 | None = None  # with ``yaw``: tilt the gripper by this rotation vector
 
 
 @dataclass(frozen=True)
@@ -210,13 +209,9 @@ class SkillPlanner:
             offset = np.array([c * offset[0] - s_ * offset[1], s_ * offset[0] + c * offset[1]])
         x = spot[0] + float(offset[0])
         y = spot[1] + float(offset[1])
-        if relation == "on" and yaw is None:
-            laid = lay_down(self.geo, ref, target, ee, carry)
-            if laid is not None:
-                return Plan(
-                    (*self._rise(ee, carry), *laid),
-                    f"transport, lay it along the cradle, lower onto {target}, release, retreat",
-                )
+        laid = lay_down(self.geo, ref, target, ee, carry) if relation == "on" else None
+        if laid is not None:  # onto a sloped cradle (a wine rack): laid along it
+            return Plan((*self._rise(ee, carry), *laid), f"lay {ref} along {target}, release")
         segments = [
             *self._rise(ee, carry),
             Segment("move", "transport", (x, y, carry), yaw=yaw),
