@@ -167,3 +167,53 @@ def test_the_microwave_door_is_opened_and_closed_along_its_hinge(
         assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()
+
+
+@pytest.mark.parametrize("state", [0])
+def test_a_wine_bottle_is_laid_down_in_the_racks_cradle(state: int) -> None:
+    """libero_goal task 9 failed 3/3: the bottle, lowered upright onto the rack's sloped top,
+    fell off beside it. LIBERO's On for that region takes the bottle's body position (the
+    middle of its bottom) in a band above the tilted site and the bottle touching the rack:
+    it must lie in the cradle. Judged by LIBERO's predicate read from the env."""
+    world = _world("libero_goal", 9, state)
+    try:
+        assert world.execute("pick", {"ref": "wine_bottle_1"}).ok
+        args = {"ref": "wine_bottle_1", "target": "wine_rack_1", "relation": "on"}
+        assert world.execute("place", args).ok
+        assert _holds(world, "on", "wine_bottle_1", "wine_rack_1_top_region")
+        assert world.held_ref() is None
+        box = world.geometry.box("wine_bottle_1")
+        assert box is not None and box.size[2] < 0.08  # lying, not standing (0.157 m tall)
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()
+
+
+def test_a_plate_wider_than_the_fingers_is_held_by_its_rim() -> None:
+    """LIBERO-PRO's libero_goal_task 1 ("Put the plate on the stove"): the plate, 13.7 cm
+    across, was refused as wider than the fingers open; it is held by its rim now, on the
+    side where the open fingers have room (the rim facing the robot has a bowl beside it,
+    and the table under the fingers is no obstacle)."""
+    world = _world("libero_goal_task", 1, 0)
+    try:
+        assert world.execute("pick", {"ref": "plate_1"}).ok
+        assert world.held_ref() == "plate_1"
+        args = {"ref": "plate_1", "target": "flat_stove_1", "relation": "on"}
+        assert world.execute("place", args).ok
+        assert _holds(world, "on", "plate_1", "flat_stove_1_cook_region")
+    finally:
+        world.disconnect()
+
+
+def test_a_low_box_put_on_the_rack_is_let_go_into_its_cradle() -> None:
+    """LIBERO-PRO's libero_goal_task 9 ("Put the cream cheese on the rack"): the plain place
+    aimed at the region's site, on the rack's front lip, and the box slid off (3 picks,
+    given up); it is now turned along the cradle and let go above its line."""
+    world = _world("libero_goal_task", 9, 0)
+    try:
+        assert world.execute("pick", {"ref": "cream_cheese_1"}).ok
+        args = {"ref": "cream_cheese_1", "target": "wine_rack_1", "relation": "on"}
+        assert world.execute("place", args).ok
+        assert _holds(world, "on", "cream_cheese_1", "wine_rack_1_top_region")
+    finally:
+        world.disconnect()

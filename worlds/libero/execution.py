@@ -14,6 +14,7 @@ from typing import Any
 
 from embodiment.geometry import point_text
 from worlds.libero.control import Arm, down_matrix, side_matrix
+from worlds.libero.placing import lean_matrix
 from worlds.libero.skills import Plan, Refusal, SkillPlanner
 
 __all__ = ["plan_action", "run_plan"]
@@ -54,6 +55,8 @@ def run_plan(arm: Arm, plan: Plan) -> list[tuple[str, bool]]:
             arm.orientation = side_matrix(segment.facing, segment.closing, segment.dip)
         elif segment.yaw is not None:
             arm.orientation = down_matrix(segment.yaw)
+            if segment.lean is not None:
+                arm.orientation = lean_matrix(segment.lean) @ arm.orientation
         before = arm.steps
         if segment.kind == "grip":
             arm.grip(segment.close)

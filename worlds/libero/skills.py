@@ -23,6 +23,7 @@ from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.door_skills import handle_grasp, opening, place_through, sweep_door
 from worlds.libero.doors import door_of
 from worlds.libero.geometry import Box, LiberoGeometry
+from worlds.libero.placing import lay_down
 from worlds.libero.scene import resolve_target
 
 __all__ = ["Plan", "Refusal", "Segment", "SkillPlanner"]
@@ -60,6 +61,7 @@ class Segment:
     dip: float = 0.0
     """With ``facing``: how far (radians) the approach points below the horizontal."""
     tolerance: float = 0.006
+    lean: Vec3 | None = None  # with ``yaw``: tilt the gripper by this rotation vector
 
 
 @dataclass(frozen=True)
@@ -207,6 +209,9 @@ class SkillPlanner:
             offset = np.array([c * offset[0] - s_ * offset[1], s_ * offset[0] + c * offset[1]])
         x = spot[0] + float(offset[0])
         y = spot[1] + float(offset[1])
+        laid = lay_down(self.geo, ref, target, ee, carry) if relation == "on" else None
+        if laid is not None:  # onto a sloped cradle (a wine rack): laid along it
+            return Plan((*self._rise(ee, carry), *laid), f"lay {ref} along {target}, release")
         segments = [
             *self._rise(ee, carry),
             Segment("move", "transport", (x, y, carry), yaw=yaw),
