@@ -220,6 +220,8 @@ def _ground_one(
     scored = [
         (s, o) for o in pool if (s := word_score(mention.words, o, strict=strict)) is not None
     ]
+    if not scored and not strict:
+        scored = _sole_of_kind(mention, pool)
     if not scored:
         words = " ".join(mention.words)
         raise Unresolved(f"I see no {words} in the scene", missing=words)
@@ -241,6 +243,29 @@ def _ground_one(
         f"{mention.text()} could be any of {refs}; the instruction does not say which",
         candidates=tuple(sorted(o.ref for o in candidates)),
     )
+
+
+def _sole_of_kind(mention: Mention, pool: list[BriefObject]) -> list[tuple[float, BriefObject]]:
+    """When nothing fits every word: the things of the kind the noun names whose labels
+    contradict no colour said, if there are exactly as many as the mention names ("the
+    wine bottle" in a scene whose only bottle is a white one: a benchmark that replaces
+    objects keeps the task's words); else none (a second bottle makes it a question). The
+    plan names the ref it chose, so the report says which thing was taken."""
+    if len(mention.words) < 2:
+        return []
+    said = [w for w in mention.words if w in COLOURS]
+    noun = next((w for w in reversed(mention.words) if w not in PACKAGE_WORDS), mention.words[-1])
+    # the noun, else the package word that ends the phrase ("wine bottle": no wine, a bottle)
+    for kind in dict.fromkeys((noun, mention.words[-1])):
+        fits = [
+            o
+            for o in pool
+            if any(equivalent(kind, w) for w in _label_words(o))
+            and all(any(equivalent(c, w) for w in _label_words(o)) for c in said)
+        ]
+        if fits:
+            return [(0.0, o) for o in fits] if len(fits) == mention.count else []
+    return []
 
 
 def settle(candidates: list[BriefObject], scene: Scene) -> BriefObject | None:

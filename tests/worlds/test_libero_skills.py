@@ -111,6 +111,115 @@ def test_a_drawer_is_no_slot() -> None:
 
 
 @pytest.mark.parametrize("state", [0])
+def test_a_bottom_drawer_is_pushed_shut_with_the_hand_dipped_into_its_face(state: int) -> None:
+    """libero_10 task 3 failed 3/3: pushed pointing straight down, the wrist (0.2 m above
+    the fingers, level with the cabinet's top) met the white cabinet's front edge and the
+    drawer stayed 7 cm open. LIBERO's Close is read from the env, not the post-conditions."""
+    world = _world("libero_10", 3, state)
+    drawer = "white_cabinet_1_bottom_region"
+    try:
+        assert not _holds(world, "close", drawer)  # it starts open
+        result = world.execute("close", {"ref": drawer})
+        assert result.ok
+        assert _holds(world, "close", drawer)
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()
+
+
+@pytest.mark.parametrize("state", [1])
+def test_a_mug_goes_in_through_the_microwaves_door_and_the_door_is_swept_shut(state: int) -> None:
+    """libero_10 task 9 failed 3/3: a mug held over its rim (the hand on it taller than the
+    14 cm opening) could not go in, and nothing moved a hinged door. The mug is now held by
+    its handle, carried in with the hand outside, pushed deep enough for the door to clear
+    its handle, and the door swept shut along its hinge; judged by LIBERO's In and Close."""
+    world = _world("libero_10", 9, state)
+    mug, oven = "white_yellow_mug_1", "microwave_1"
+    try:
+        assert _holds(world, "open", oven)  # the published state leaves the door open
+        assert world.execute("pick", {"ref": mug}).ok
+        placed = world.execute("place", {"ref": mug, "target": oven, "relation": "in"})
+        assert placed.ok, placed.message
+        assert _holds(world, "in", mug, "microwave_1_heating_region")
+        shut = world.execute("close", {"ref": oven})
+        assert shut.ok, shut.message
+        assert _holds(world, "close", oven)
+        assert _holds(world, "in", mug, "microwave_1_heating_region")
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()
+
+
+@pytest.mark.parametrize(("task", "action", "state"), [(35, "open", 0), (33, "close", 1)])
+def test_the_microwave_door_is_opened_and_closed_along_its_hinge(
+    task: int, action: str, state: int
+) -> None:
+    """libero_90's "open the microwave" and "close the microwave": refused before (the
+    microwave was no door this world could move). Open pulls the shut door ajar by its
+    handle and pushes it the rest from behind; judged by LIBERO's own goal check."""
+    world = _world("libero_90", task, state)
+    try:
+        assert world.catalog.items["microwave_1"].drawer
+        result = world.execute(action, {"ref": "microwave_1"})
+        assert result.ok, result.message
+        assert _holds(world, action, "microwave_1")
+        assert world.goal_achieved()
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()
+
+
+@pytest.mark.parametrize("state", [0])
+def test_a_wine_bottle_is_laid_down_in_the_racks_cradle(state: int) -> None:
+    """libero_goal task 9 failed 3/3: the bottle, lowered upright onto the rack's sloped top,
+    fell off beside it. LIBERO's On for that region takes the bottle's body position (the
+    middle of its bottom) in a band above the tilted site and the bottle touching the rack:
+    it must lie in the cradle. Judged by LIBERO's predicate read from the env."""
+    world = _world("libero_goal", 9, state)
+    try:
+        assert world.execute("pick", {"ref": "wine_bottle_1"}).ok
+        args = {"ref": "wine_bottle_1", "target": "wine_rack_1", "relation": "on"}
+        assert world.execute("place", args).ok
+        assert _holds(world, "on", "wine_bottle_1", "wine_rack_1_top_region")
+        assert world.held_ref() is None
+        box = world.geometry.box("wine_bottle_1")
+        assert box is not None and box.size[2] < 0.08  # lying, not standing (0.157 m tall)
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()
+
+
+def test_a_plate_wider_than_the_fingers_is_held_by_its_rim() -> None:
+    """LIBERO-PRO's libero_goal_task 1 ("Put the plate on the stove"): the plate, 13.7 cm
+    across, was refused as wider than the fingers open; it is held by its rim now, on the
+    side where the open fingers have room (the rim facing the robot has a bowl beside it,
+    and the table under the fingers is no obstacle)."""
+    world = _world("libero_goal_task", 1, 0)
+    try:
+        assert world.execute("pick", {"ref": "plate_1"}).ok
+        assert world.held_ref() == "plate_1"
+        args = {"ref": "plate_1", "target": "flat_stove_1", "relation": "on"}
+        assert world.execute("place", args).ok
+        assert _holds(world, "on", "plate_1", "flat_stove_1_cook_region")
+    finally:
+        world.disconnect()
+
+
+def test_a_low_box_put_on_the_rack_is_let_go_into_its_cradle() -> None:
+    """LIBERO-PRO's libero_goal_task 9 ("Put the cream cheese on the rack"): the plain place
+    aimed at the region's site, on the rack's front lip, and the box slid off (3 picks,
+    given up); it is now turned along the cradle and let go above its line."""
+    world = _world("libero_goal_task", 9, 0)
+    try:
+        assert world.execute("pick", {"ref": "cream_cheese_1"}).ok
+        args = {"ref": "cream_cheese_1", "target": "wine_rack_1", "relation": "on"}
+        assert world.execute("place", args).ok
+        assert _holds(world, "on", "cream_cheese_1", "wine_rack_1_top_region")
+    finally:
+        world.disconnect()
+
+
+@pytest.mark.parametrize("state", [0])
 def test_a_bowl_leaning_on_the_ramekin_is_grasped_at_its_raised_rim(state: int) -> None:
     """libero_spatial task 5: the bowl rests on the ramekin's edge, leaning 51 degrees. Grasped
     on the side facing the robot, the fingers stopped on the leaning wall, and the bowl slipped
@@ -128,37 +237,5 @@ def test_a_bowl_leaning_on_the_ramekin_is_grasped_at_its_raised_rim(state: int) 
         )
         assert placed.ok
         assert _holds(world, "on", "akita_black_bowl_1", "plate_1")
-    finally:
-        world.disconnect()
-
-
-def test_libero_pros_move_the_plate_to_the_stoves_front_is_a_push() -> None:
-    """libero_goal_lan task 5 rewords "push the plate to the front of the stove" as "move the
-    plate to the stove's front": the offline planner, reading the real Brief and profile,
-    planned a pick of the 0.137 m plate the 0.08 m fingers cannot close on (refused every
-    time). It now plans a push. (Whether the push lands is the push skill's: at this state it
-    stopped short and left the fingers touching the plate, which the next push read as held.)"""
-    from harness import Harness, HarnessConfig
-    from harness.config import ModelConfig
-    from harness.events import ToolCallEvent
-    from harness.providers import build_model
-
-    world = _world("libero_goal_lan", 5, 1)
-    try:
-        assert world.language == "move the plate to the stove’s front"
-        config = HarnessConfig.model_validate(
-            {
-                "embodiment": "panda_libero",
-                "driver": None,
-                "run": {"store": None, "max_turns": 1},
-                "memory": {"enabled": False},
-                "evaluation": {"required_tools": ["pick", "place", "push"]},
-            }
-        )
-        model = build_model(ModelConfig(provider="planner", name="tabletop-planner"))
-        with Harness.from_config(config, model=model, driver=world) as harness:
-            events = list(harness.run_stream(world.language))
-        calls = [(e.name, e.arguments) for e in events if isinstance(e, ToolCallEvent)]
-        assert calls == [("push", {"ref": "plate_1", "target": "main_table_stove_front_region"})]
     finally:
         world.disconnect()

@@ -14,7 +14,9 @@ from typing import Any
 
 from embodiment.geometry import point_text
 from worlds.libero.control import Arm, down_matrix, side_matrix
-from worlds.libero.skills import Plan, Refusal, SkillPlanner
+from worlds.libero.placing import lean_matrix
+from worlds.libero.segments import Plan, Refusal
+from worlds.libero.skills import SkillPlanner
 
 __all__ = ["plan_action", "run_plan"]
 
@@ -51,9 +53,11 @@ def run_plan(arm: Arm, plan: Plan) -> list[tuple[str, bool]]:
     reached: list[tuple[str, bool]] = []
     for segment in plan.segments:
         if segment.facing is not None:
-            arm.orientation = side_matrix(segment.facing, segment.closing)
+            arm.orientation = side_matrix(segment.facing, segment.closing, segment.dip)
         elif segment.yaw is not None:
             arm.orientation = down_matrix(segment.yaw)
+            if segment.lean is not None:
+                arm.orientation = lean_matrix(segment.lean) @ arm.orientation
         before = arm.steps
         if segment.kind == "grip":
             arm.grip(segment.close)

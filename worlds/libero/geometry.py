@@ -26,6 +26,8 @@ about 4.5 cm below its palm; at 6 cm the palm came down on a wine bottle's neck,
 tipped it, and the fingers closed on the very top of the neck."""
 
 
+FLAT_M = 0.03
+"""Lower than this, a thing wider than the fingers open is a plate, held by its rim."""
 FINGER_OPEN_M = 0.08
 """The Panda's fingers open this far apart."""
 FINGER_HALF_M = (0.01, 0.012)
@@ -170,6 +172,10 @@ class LiberoGeometry:
         if self.hollow(ref):
             return self._rim_grasp(ref, top)
         height = float(high[2] - low[2])
+        if height < FLAT_M and min(high[0] - low[0], high[1] - low[1]) > FINGER_OPEN_M:
+            # a plate, wider every way than the fingers open: by its rim, as deep as it
+            # stands (libero_goal_task: "put the plate on the stove" was refused)
+            return self._rim_grasp(ref, top, depth=height / 2)
         if height > 0.1:  # a bottle, by its neck: as deep as the hand goes above its top
             z = max(float(low[2]) + height / 2, top - BOTTLE_DEPTH_M)
         else:
@@ -258,14 +264,14 @@ class LiberoGeometry:
                 return model.geom(geom).name or body
         return None
 
-    def _rim_grasp(self, ref: str, top: float) -> tuple[Vec3, float, float]:
+    def _rim_grasp(self, ref: str, top: float, depth: float = 0.025) -> tuple[Vec3, float, float]:
         """A hollow object's rim: the side facing the robot, else (another object standing
         close there) the first side where the open fingers have room, in the order facing
         the robot, left, right, far (the fingers close across the rim's wall)."""
         rim = [g for g in self._geoms(ref) if self._geom_box(g)[1][2] >= top - 0.02]
         corners = np.vstack([self._corners(g) for g in rim])
         r_low, r_high = corners.min(axis=0), corners.max(axis=0)
-        cx, cy, z = (r_low[0] + r_high[0]) / 2, (r_low[1] + r_high[1]) / 2, top - 0.025
+        cx, cy, z = (r_low[0] + r_high[0]) / 2, (r_low[1] + r_high[1]) / 2, top - depth
         tilted = self._tilted_rim(ref, rim, z)
         if tilted is not None:
             return tilted
@@ -283,7 +289,7 @@ class LiberoGeometry:
             x_closing = yaw != math.pi / 2
             along = 0.05 if x_closing else 0.015
             wide = 0.015 if x_closing else 0.05
-            low = (here[0] - along, here[1] - wide, here[2] - 0.01)
+            low = (here[0] - along, here[1] - wide, here[2] - min(0.01, depth / 2))
             high = (here[0] + along, here[1] + wide, here[2] + 0.08)
             if self.blocked(low, high, ignore=(ref,)) is None:
                 return here, yaw, 0.02
@@ -315,6 +321,17 @@ class LiberoGeometry:
         if not self._fingers_free(ref, high[:2], u, z, hand=False):
             return None
         return here, yaw, 0.02
+
+    def region_frame(self, ref: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(site position in the base frame, the site's matrix, its half sizes) of a region,
+        as LIBERO's ``On`` and ``In`` read them; None for anything else."""
+        site = self.env.object_sites_dict.get(ref)
+        size = getattr(site, "size", None)
+        if site is None or size is None or len(size) < 3:
+            return None
+        position = np.array(self.frame.from_world(self.env.sim.data.get_site_xpos(ref)))
+        matrix = np.array(self.env.sim.data.get_site_xmat(ref), dtype=float).reshape(3, 3)
+        return position, matrix, np.asarray(size, dtype=float)
 
     def closing_yaw(self) -> float:
         """The direction the fingers close in now (radians about the vertical, base frame;

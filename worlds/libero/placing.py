@@ -1,0 +1,120 @@
+"""A place that needs more than lowering a held thing straight down where it hangs: onto a
+sloped cradle (a wine rack's top), a tall thing is tipped over and laid along it.
+
+It reads where LIBERO's own check judges the thing (its body position, against the
+region's site as LIBERO's ``In`` and ``On`` compute it) and the collision geoms around it,
+never a task's goal. The plan is worked out once, before anything moves, so the envelope
+checks every point the gripper is sent to; a turn of the wrist in place is no motion.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from worlds.libero.control import HOME_YAW, Vec3
+from worlds.libero.geometry import LiberoGeometry
+from worlds.libero.segments import SLOW, Segment
+
+__all__ = ["about_z", "lay_down", "lean_matrix"]
+
+CRADLE_TILT_RAD = math.radians(20)
+"""A region whose surface is tilted more than this is a cradle: nothing stands on it."""
+LAY_PITCH_RAD = math.radians(45)
+"""How far below the horizontal a thing to be laid down points when let go: at 30 degrees
+the Panda could not bring the hand, pointing nearly level, within 0.45 m of its base."""
+LAY_DROP_M = 0.035
+"""How far above the cradle the thing's lower end is let go."""
+TIP_STEPS = 6
+"""Turns of the wrist a tipping is split into (the arm strays off a quarter turn at once)."""
+
+
+def about_z(angle: float) -> np.ndarray:
+    c, s_ = np.cos(angle), np.sin(angle)
+    return np.array([[c, -s_, 0.0], [s_, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def lean_matrix(vector: np.ndarray) -> np.ndarray:
+    """The rotation matrix of a rotation vector (Rodrigues)."""
+    angle = float(np.linalg.norm(vector))
+    if angle < 1e-12:
+        return np.eye(3)
+    k = np.asarray(vector, dtype=float) / angle
+    cross = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    return np.eye(3) + np.sin(angle) * cross + (1 - np.cos(angle)) * cross @ cross
+
+
+def lay_down(geo: LiberoGeometry, ref: str, target: str, ee: Vec3, carry: float) -> list | None:
+    """The segments that lay a tall held thing (a bottle by its neck) along a sloped cradle
+    region (a wine rack's top), or None when that does not apply (the plain place runs).
+
+    LIBERO's ``On`` for such a region takes the thing's body position (a bottle's is the
+    middle of its bottom) within the region's footprint and in a band 0.1 m deep above
+    its tilted site, and the thing touching the rack: a bottle stood upright beside it
+    or on its slope falls off. So the fingers turn to close across the cradle's narrow
+    side, carry the thing over it, the wrist tips in steps about the fingers' closing
+    line until the thing points LAY_PITCH_RAD below the horizontal along the cradle's long
+    side, away from the robot, and it is lowered until its lower end (where its body
+    position is) is LAY_DROP_M above the cradle's line and let go: it falls into the
+    cradle lying down. A low thing (a cream cheese box, LIBERO-PRO's "put the cream
+    cheese on the rack") is not tipped: turned the same way (its long side along the
+    cradle), its body is let go LAY_DROP_M above the middle of the cradle's line (the
+    plain place aimed at the site, on the rack's front lip, and it slid off)."""
+
+    frame = geo.region_frame(target)
+    if frame is None:
+        return None
+    site, matrix, size = frame
+    if math.acos(min(1.0, abs(float(matrix[2, 2])))) < CRADLE_TILT_RAD:
+        return None
+    obj = geo.box(ref)
+    if obj is None:
+        return None
+    width = min(obj.size[0], obj.size[1])
+    # a tall thing held upright is tipped over; a low one (a cream cheese box) is only
+    # turned along the cradle and let go into it
+    tall = obj.size[2] >= 2.5 * width and obj.size[2] >= 0.1
+    # the cradle's long side (LIBERO's test reads the site's matrix rows as its axes)
+    axes = [np.array([matrix[i, 0], matrix[i, 1], 0.0]) for i in (0, 1)]
+    long_i = 0 if size[0] >= size[1] else 1
+    along = axes[long_i] / max(float(np.linalg.norm(axes[long_i])), 1e-9)
+    if float(np.dot(along[:2], site[:2])) < 0:  # pointing away from the robot's base
+        along = -along
+    narrow_yaw = math.atan2(along[1], along[0]) + math.pi / 2
+    current = geo.closing_yaw()
+    yaw = narrow_yaw + round((current - narrow_yaw) / math.pi) * math.pi
+    # where the body should come to rest: over the middle of the region's long side, a
+    # little past its centre away from the robot (the bottle slides back as it settles),
+    # just above the cradle's line (LIBERO's band starts at the site's thickness)
+    rest = site + matrix.T @ np.array([0.0, 0.0, size[2] + 0.02])
+    if tall:
+        rest = rest + along * 0.7 * float(size[long_i])
+    body = np.array(geo.body_position(ref))
+    hand = np.array(ee)
+    turned = about_z(yaw - current)
+    pitch = math.pi / 2 - LAY_PITCH_RAD if tall else 0.0
+    axis = np.cross(along, [0.0, 0.0, 1.0])  # turns the pointing-down hand towards ``along``
+    tipped = lean_matrix(axis * pitch) @ turned
+    offset = tipped @ (body - hand)
+    low_end = rest + np.array([0.0, 0.0, LAY_DROP_M])
+    release = low_end - offset
+    over = np.array([release[0], release[1], max(carry, release[2] + 0.05)])
+    start = (float(over[0]), float(over[1]), float(over[2]))
+    end = (float(release[0]), float(release[1]), float(release[2]))
+    segments = [Segment("move", "transport", start, yaw=yaw)]
+    for step in range(1, TIP_STEPS + 1 if tall else 1):
+        lean = axis * pitch * step / TIP_STEPS
+        vec = (float(lean[0]), float(lean[1]), float(lean[2]))
+        segments.append(Segment("twist", "tip", yaw=yaw, lean=vec))
+    vec = (float(axis[0] * pitch), float(axis[1] * pitch), float(axis[2] * pitch))
+    segments += [
+        Segment("move", "lower", end, speed=SLOW, yaw=yaw, lean=vec),
+        Segment("grip", "release", close=False, yaw=yaw, lean=vec),
+        Segment("move", "retreat", start, speed=SLOW, yaw=yaw, lean=vec),
+    ]
+    for step in range(TIP_STEPS - 1 if tall else 0, -1, -1):
+        lean = axis * pitch * step / TIP_STEPS
+        vec = (float(lean[0]), float(lean[1]), float(lean[2]))
+        segments.append(Segment("twist", "turn back", yaw=HOME_YAW if step == 0 else yaw, lean=vec))
+    return segments
