@@ -38,8 +38,6 @@ class BriefObject:
     held: bool = False
     contains: list[str] = field(default_factory=list)
     confidence: float | None = None
-    size: tuple[float, float, float] | None = None
-    """Its extent along x, y, z (metres), when the Brief's line gives it."""
 
     @property
     def color(self) -> str | None:
@@ -109,8 +107,6 @@ def _apply_clause(item: BriefObject, clause: str) -> None:
         item.contains = [ref.strip() for ref in match.group(1).split(",") if ref.strip()]
     elif match := re.fullmatch(r"conf (\d+(?:\.\d+)?)", clause):
         item.confidence = float(match.group(1))
-    elif match := re.match(rf"size ({_NUMBER})x({_NUMBER})x({_NUMBER})\b", clause):
-        item.size = (float(match.group(1)), float(match.group(2)), float(match.group(3)))
 
 
 def parse_find_objects(text: str) -> list[BriefObject]:

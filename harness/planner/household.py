@@ -7,10 +7,7 @@ in the Brief (:mod:`harness.planner.grounding`) and turns the steps into tool ca
 - put X in/on Y: ``pick`` X, then ``place`` X on Y (the region the words name: "the
   basket" is its inside for "in", "the stove" its cooking area for "on");
 - open/close X, turn X on/off: one call on the drawer region or the fixture;
-- push X to the front of Y: ``push`` X into the marked table area; so is a thing put or
-  moved into a marked table area ("move the plate to the stove's front") when the Brief's
-  size says it is flat and wider every way than the fingers open (the embodiment's "opens
-  to"): it cannot be lifted, only slid there.
+- push X to the front of Y: ``push`` X into the marked table area.
 
 The plan is grounded once, on the first turn, and written into that turn's text (``Plan:``
 and a JSON list); later turns read it back from the transcript, because after the first pick
@@ -54,10 +51,6 @@ MAX_QUESTIONS = 2
 """Questions to the user about one instruction before an ambiguity is a refusal."""
 PLAN_PREFIX = "Plan: "
 _SIDE_WORD = {"right_of": "right", "left_of": "left", "front_of": "front", "behind": "back"}
-_OPENING = re.compile(r"opens to (\d+(?:\.\d+)?) m\b")
-FLAT_M = 0.03
-"""Lower than this, a thing too wide for the open fingers has no wall to grasp either (a
-bowl is lifted by its 5 cm wall; a plate's rim is 2 cm high): it can only be slid."""
 
 Action = tuple[str, dict[str, Any]]
 """One tool call of the plan: (tool name, arguments)."""
@@ -90,7 +83,6 @@ def decide(
         brief = parse_brief(brief_text)
         embodiment = "\n".join(b.text for b in request.system if b.name == "embodiment")
         answers = _answers(items)
-        opening = _OPENING.search(embodiment) if "push" in tools else None
         try:
             plan = plan_actions(
                 task,
@@ -98,7 +90,6 @@ def decide(
                 found=found,
                 left=viewer_left(embodiment),
                 answers=answers,
-                slide_wider_than=float(opening.group(1)) if opening else None,
             )
         except Unresolved as exc:
             if exc.candidates and "query_user" in tools and len(answers) < MAX_QUESTIONS:
@@ -152,30 +143,19 @@ def plan_actions(
     found: dict[str, BriefObject] | None = None,
     left: tuple[float, float] = VIEWER_LEFT,
     answers: tuple[str, ...] = (),
-    slide_wider_than: float | None = None,
 ) -> list[Action]:
     """The tool calls that do ``task`` in the scene ``brief`` shows (and the objects
     ``find_objects`` reported); raises :class:`Unresolved` for a mention it cannot
     ground. ``left`` is the viewer's left (:func:`~harness.planner.grounding.viewer_left`);
-    ``answers`` the user's answers to its questions, which settle ambiguities;
-    ``slide_wider_than``: with a ``push`` tool, the fingers' opening (a thing wider every way
-    is pushed into a marked table area, not picked)."""
+    ``answers`` the user's answers to its questions, which settle ambiguities."""
     scene = Scene({**(found or {}), **brief.objects}, left=left, answers=answers)
     actions: list[Action] = []
     for step in task.steps:
-        actions.extend(_step_actions(step, scene, slide_wider_than))
+        actions.extend(_step_actions(step, scene))
     return actions
 
 
-def _too_wide(item: BriefObject | None, opening: float | None) -> bool:
-    """Whether the Brief's size of ``item`` is flat (:data:`FLAT_M`) and wider than
-    ``opening`` every way across: nothing of it fits between the fingers."""
-    if item is None or item.size is None or opening is None:
-        return False
-    return item.size[2] < FLAT_M and min(item.size[0], item.size[1]) > opening
-
-
-def _step_actions(step: Step, scene: Scene, slide_wider_than: float | None = None) -> list[Action]:
+def _step_actions(step: Step, scene: Scene) -> list[Action]:
     if step.action in ("open", "close"):
         return [(step.action, {"ref": _openable(step.subject, scene)})]
     if step.action in ("turn_on", "turn_off"):
@@ -190,12 +170,8 @@ def _step_actions(step: Step, scene: Scene, slide_wider_than: float | None = Non
         raise Unresolved(f"{step.subject.text()} cannot go {relation} itself")
     if step.action == "push":
         return [("push", {"ref": ref, "target": target}) for ref in subjects]
-    area = target in scene.items and is_area(scene.items[target])
     actions: list[Action] = []
     for ref in subjects:
-        if area and _too_wide(scene.items.get(ref), slide_wider_than):
-            actions.append(("push", {"ref": ref, "target": target}))  # cannot be lifted
-            continue
         actions.append(("pick", {"ref": ref}))
         arguments = {"ref": ref, "target": target}
         if relation in ("in", "on"):
