@@ -1,11 +1,15 @@
 """The two test tiers: which tests stay out of the fast one, and why.
 
 ``python -m pytest -m "not slow"`` is the fast tier a developer runs after every change:
-every unit and property test, and nothing that starts a browser, MuJoCo (LIBERO), Ray or
-server processes. ``python -m pytest`` runs everything (the README's and CI's command).
+every unit and property test, and nothing that starts a browser, a simulator (PyBullet's
+tabletop and mobile worlds, MuJoCo's LIBERO), Ray or server processes, or waits for
+timeouts to expire. ``python -m pytest`` runs everything (the README's and CI's command).
+The robots' kinematic models (PyBullet or MuJoCo loading an arm's URDF or MJCF for the
+safety envelope) are not simulators: the envelope's tests use them in the fast tier.
 
 A test is ``slow`` (``tests/conftest.py`` marks it) when its file is in
-:data:`SLOW_FILES` (what it starts), when it carries the ``long`` or ``libero`` marker, or
+:data:`SLOW_FILES` (what it starts), when it carries a marker of :data:`SLOW_MARKERS`
+(``long``, ``libero``, ``sim``: a simulator episode or scene), or
 when it is in :data:`SLOW_TESTS`: the example-based tests that took more than a second in
 a measured run of the whole fast tier (``--durations=0`` on the shared 2-core machine;
 end-to-end episodes in PyBullet, crash-and-resume subprocesses, timeouts that must
@@ -105,7 +109,7 @@ def floor(full: int) -> int:
     return full if scale == 1 else max(1, int(full * scale))
 
 
-SLOW_MARKERS = ("long", "libero", "browser", "ray", "servers")
+SLOW_MARKERS = ("long", "libero", "sim", "browser", "ray", "servers", "waits")
 """Markers that keep a test out of the fast tier."""
 
 SLOW_FILES: dict[str, str] = {
@@ -123,9 +127,17 @@ SLOW_FILES: dict[str, str] = {
     "test_demo": "servers",
     "test_world_plugins": "servers",
     "test_benchmarks_smoke": "servers",
+    "test_sim": "sim",
+    "test_sim_frames": "sim",
+    "test_sim_joints": "sim",
+    "test_sim_mobile": "sim",
+    "test_export_files": "sim",
+    "test_providers_cancel": "waits",
 }
-"""Test files (by name) that start a browser, Ray or server processes, and the marker that
-says which."""
+"""Test files (by name) that start a browser, Ray, server processes or a simulator, or
+whose every test waits for a deadline or a cancel to pass (wall time, not CPU: each of
+the 33 cancel tests against the loopback server waits about half a second), and the marker
+that says which."""
 
 SLOW_TESTS = frozenset(
     {

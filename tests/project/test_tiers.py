@@ -34,7 +34,7 @@ def test_every_slow_test_names_a_test_that_exists_and_is_no_property_test() -> N
 def test_every_slow_file_exists_and_says_what_it_starts() -> None:
     stems = {p.stem for p in (ROOT / "tests").rglob("test_*.py")}
     assert set(SLOW_FILES) <= stems
-    assert set(SLOW_FILES.values()) <= {"browser", "ray", "servers"}
+    assert set(SLOW_FILES.values()) <= {"browser", "ray", "servers", "sim", "waits"}
 
 
 def test_the_fast_profile_scales_every_stated_count_and_the_full_one_keeps_it() -> None:
