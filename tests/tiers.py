@@ -133,11 +133,30 @@ SLOW_FILES: dict[str, str] = {
     "test_sim_mobile": "sim",
     "test_export_files": "sim",
     "test_providers_cancel": "waits",
+    # files whose every test is slow by its own markers: not even imported in the fast tier
+    "test_context_reachability": "long",
+    "test_eviction_properties": "long",
+    "test_secrets": "long",
+    "test_export_datasets_sim": "long",
+    "test_sim_safety": "long",
+    "test_so101_export": "long",
+    "test_so101_lerobot": "long",
+    "test_so101_world": "long",
+    "test_libero": "libero",
+    "test_libero_recording": "libero",
+    "test_libero_skills": "libero",
+    "test_libero_truth": "libero",
+    "test_planner_episodes": "sim",
+    "test_benchmark_live": "sim",
+    "test_readme": "sim",
 }
 """Test files (by name) that start a browser, Ray, server processes or a simulator, or
 whose every test waits for a deadline or a cancel to pass (wall time, not CPU: each of
-the 33 cancel tests against the loopback server waits about half a second), and the marker
-that says which."""
+the 32 cancel tests against the loopback server waits about half a second), or whose
+every test is long; and the marker that says which. The fast tier does not import them:
+importing LeRobot, LIBERO, MuJoCo, Rerun or the MCP SDK for tests it deselects anyway
+cost each of its workers seconds (``tests/project/test_tiers.py`` checks that a file
+whose ``pytestmark`` makes it slow is listed)."""
 
 SLOW_TESTS = frozenset(
     {
