@@ -73,6 +73,10 @@ def _modules() -> list[Path]:
 
 def mentions(text: str, name: str) -> list[str]:
     """Each line of ``text`` that names the world ``name`` (``LINE: text``)."""
+    if not any(pattern.search(text) for pattern in patterns(name)):
+        # No identifier matches within a single line, and blanking attribute names only
+        # removes text: a file none of them matches as a whole has no line that names it.
+        return []
     hits = []
     for number, line in enumerate(text.splitlines(), start=1):
         line = _ATTRIBUTE.sub("getattr(...)", line)  # an attribute's name is not a world's
