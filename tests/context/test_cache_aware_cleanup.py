@@ -277,3 +277,31 @@ def test_the_default_deployment_and_the_built_in_worlds_turn_the_rule_on() -> No
         assert HarnessConfig.model_validate(data).context.pressure == default, name
         checked += 1
     assert checked >= 2
+
+
+def test_a_new_context_never_inherits_a_collected_contexts_account(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """CPython may hand a collected context's ``id`` to the next sub-agent's context, so an
+    account keyed by ``id()`` could pass to a stranger. The fault is injected the hard
+    way: every object gets the same ``id`` in the cleanup module. Only the context the
+    account was opened for owns it."""
+    from harness.context.eviction import cleanup as cleanup_module
+    from harness.context.model import Budget, Context
+    from harness.tokens import TokenEstimator
+
+    monkeypatch.setattr(cleanup_module, "id", lambda _obj: 4242, raising=False)
+    policy = cleanup_module.PressureCleanup(None, keep_recent=2)
+    prices = CacheCost(READ, WRITE)
+    first = Context(TokenEstimator(), Budget(32_000, 1_000))
+    list(policy._when_it_pays(first, prices, first.total_tokens()))
+    account = policy.carrying
+    assert account is not None
+    second = Context(TokenEstimator(), Budget(32_000, 1_000))
+    list(policy._when_it_pays(second, prices, second.total_tokens()))
+    assert policy.carrying is not account
+    del first
+    third = Context(TokenEstimator(), Budget(32_000, 1_000))
+    kept = policy.carrying
+    list(policy._when_it_pays(third, prices, third.total_tokens()))
+    assert policy.carrying is not kept

@@ -321,3 +321,22 @@ def test_an_episode_records_its_simulators_step_audit() -> None:
         and driver_step_audit(object()) == {}
         and driver_step_audit(None) == {}
     )
+
+
+@needs_libero
+def test_the_articulated_suite_file_gives_each_task_its_published_language() -> None:
+    """benchmarks/suites/libero_articulated.yaml names LIBERO tasks by suite and index and
+    writes their instructions out: each must be that task's published language, and its
+    episodes that task's initial states."""
+    from harness.fleet.suite import load_suite
+    from worlds.libero.suites import published_tasks
+
+    suite = load_suite(Path(__file__).parents[2] / "benchmarks/suites/libero_articulated.yaml")
+    assert suite.seed_option == "driver.init_state"
+    for task in suite.tasks:
+        options = dict(item.split("=", 1) for item in task.set)
+        name, language, states = published_tasks(options["driver.suite"])[
+            int(options["driver.task"])
+        ]
+        assert task.instruction == language, name
+        assert max(task.seed_list()) < states

@@ -111,13 +111,16 @@ def down_matrix(yaw: float = HOME_YAW) -> np.ndarray:
     return rz @ np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, -1.0]])
 
 
-def side_matrix(towards: Vec3, closing: Vec3 = (0.0, 0.0, 1.0)) -> np.ndarray:
+def side_matrix(towards: Vec3, closing: Vec3 = (0.0, 0.0, 1.0), dip: float = 0.0) -> np.ndarray:
     """The gripper pointing horizontally *against* ``towards`` (into a cabinet's face whose
     drawer opens towards ``towards``), its fingers closing along ``closing`` (made
-    perpendicular to the approach; vertical by default, across a horizontal handle bar)."""
+    perpendicular to the approach; vertical by default, across a horizontal handle bar).
+    With ``dip`` (radians) the approach points that far below the horizontal: the hand and
+    wrist then stay back from the face and low, where the forearm clears a cabinet's top
+    (pointing straight down at a bottom drawer, the wrist met the cabinet's front edge)."""
     t = np.array([towards[0], towards[1], 0.0])
     t /= max(float(np.linalg.norm(t)), 1e-9)
-    z = -t  # the approach axis points into the face
+    z = -t * math.cos(dip) + np.array([0.0, 0.0, -1.0]) * math.sin(dip)
     x = np.asarray(closing, dtype=float) - np.dot(closing, z) * z
     x /= max(float(np.linalg.norm(x)), 1e-9)
     y = np.cross(z, x)

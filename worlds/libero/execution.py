@@ -51,7 +51,7 @@ def run_plan(arm: Arm, plan: Plan) -> list[tuple[str, bool]]:
     reached: list[tuple[str, bool]] = []
     for segment in plan.segments:
         if segment.facing is not None:
-            arm.orientation = side_matrix(segment.facing, segment.closing)
+            arm.orientation = side_matrix(segment.facing, segment.closing, segment.dip)
         elif segment.yaw is not None:
             arm.orientation = down_matrix(segment.yaw)
         before = arm.steps

@@ -18,6 +18,8 @@ import numpy as np
 
 __all__ = ["SURFACES", "CatalogItem", "SceneCatalog", "plain_label"]
 
+HINGE = 3
+"""MuJoCo's mjJNT_HINGE."""
 SURFACES = frozenset({"main_table", "floor", "kitchen_table", "living_room_table", "study_table"})
 """LIBERO's table and floor fixtures: the support everything starts on (not in the graph)."""
 
@@ -95,6 +97,7 @@ class SceneCatalog:
                 label=plain_label(category),
                 category="surface",
                 libero_category=category,
+                drawer=_hinged(env, obj),
             )
         for name, site in env.object_sites_dict.items():
             catalog.items[name] = _region(name, site, catalog, name in init_regions)
@@ -105,6 +108,21 @@ class SceneCatalog:
 
     def get(self, ref: str) -> CatalogItem | None:
         return self.items.get(ref)
+
+
+def _hinged(env: Any, obj: Any) -> bool:
+    """Whether a fixture has a door on one hinge (the microwave): LIBERO's Open and Close
+    judge it, and nothing turns it on (a knob is a hinge too)."""
+    if hasattr(obj, "turn_on") or not hasattr(obj, "is_close"):
+        return False
+    model = env.sim.model
+    hinges = 0
+    for joint in getattr(obj, "joints", None) or []:
+        try:
+            hinges += int(model.jnt_type[model.joint_name2id(joint)]) == HINGE
+        except ValueError:
+            return False
+    return hinges == 1
 
 
 def _region(name: str, site: Any, catalog: SceneCatalog, init: bool) -> CatalogItem:

@@ -13,12 +13,15 @@ nothing moves.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
 from worlds.libero.control import HOME_YAW, Vec3
+from worlds.libero.door_skills import handle_grasp, opening, place_through, sweep_door
+from worlds.libero.doors import door_of
 from worlds.libero.geometry import Box, LiberoGeometry
 from worlds.libero.scene import resolve_target
 
@@ -36,6 +39,8 @@ HAND_HALF_M = 0.09
 HAND_THICK_M = 0.03
 """Half its thickness across that direction."""
 FAST = 0.3
+PUSH_DIP = math.pi / 4
+"""How far below the horizontal a drawer is pushed shut (see ``SkillPlanner._push_shut``)."""
 SLOW = 0.12
 
 
@@ -52,6 +57,8 @@ class Segment:
     """Point the gripper horizontally against this direction instead (a drawer's face)."""
     closing: Vec3 = (0.0, 0.0, 1.0)
     """With ``facing``: the direction the fingers close in."""
+    dip: float = 0.0
+    """With ``facing``: how far (radians) the approach points below the horizontal."""
     tolerance: float = 0.006
 
 
@@ -119,7 +126,12 @@ class SkillPlanner:
             return Refusal(f"the gripper {verb}; place it first")
         box = self.geo.box(ref)
         assert box is not None
-        (x, y, grasp_z), yaw, width = self.geo.grasp(ref)
+        on_handle = handle_grasp(self.geo, ref)  # a mug that may go through a door
+        if on_handle is not None:
+            (x, y, grasp_z), yaw = on_handle
+            width = 0.02
+        else:
+            (x, y, grasp_z), yaw, width = self.geo.grasp(ref)
         if width > MAX_GRASP_M:
             return Refusal(
                 f"{ref} is {width:.3f} m across where it would be grasped; the "
@@ -164,6 +176,14 @@ class SkillPlanner:
             return Refusal(f"{target} ({item.label}) is not something to put things in; use 'on'")
         if item.drawer and not self.geo.predicate("open", target):
             return Refusal(f"{target} ({item.label}) is closed; open it first")
+        door = opening(self.geo, target) if relation == "in" else None
+        if door is not None:
+            through = place_through(self, ref, target, door, ee)
+            if isinstance(through, str):
+                return Refusal(through)
+            return Plan(
+                tuple(through), f"carry {ref} in through {door.ref}'s opening, set it down, retreat"
+            )
         obj = self.geo.box(ref)
         goal = self.geo.box(target)
         assert obj is not None and goal is not None
@@ -337,6 +357,8 @@ class SkillPlanner:
             return Refusal(self.unknown(ref))
         if not item.drawer:
             return Refusal(f"{ref} ({item.label}) is not a drawer or door this world can move")
+        if item.kind == "fixture":
+            return self._door(ref, open_it, ee)
         handle = self.geo.drawer_handle(ref)
         if handle is None:
             return Refusal(f"{ref} has no handle to pull")
@@ -386,28 +408,64 @@ class SkillPlanner:
                 *self._clear(at(end + towards[:2] * 0.08, carry), facing, closing),
             ]
         else:
-            # pointing down, the closed fingers come down in front of the handle and push it
-            # in: the wrist never turns sideways (which the arm could not hold while pushing)
-            across = float(np.arctan2(towards[1], towards[0])) + np.pi / 2
-            front = handle_xy + towards[:2] * 0.04
-            segments = [
-                Segment("grip", "close", close=True, yaw=across),
-                *self._rise(ee, carry),
-                Segment("move", "approach", at(front, carry), yaw=across),
-                Segment("move", "lower", at(front), speed=SLOW, yaw=across),
-                Segment("move", "push", at(end + towards[:2] * 0.01), speed=SLOW, yaw=across),
-                Segment("move", "back off", at(end + towards[:2] * 0.06), yaw=across),
-                Segment("move", "clear", at(end + towards[:2] * 0.06, carry), yaw=HOME_YAW),
-            ]
+            segments = self._push_shut(handle_xy, towards, hz, end, ee, carry)
         verb = "grasp the handle, pull it open" if open_it else "push it shut"
         return Plan(tuple(segments), f"approach {ref}, {verb}, retreat")
 
+    def _door(self, ref: str, open_it: bool, ee: Vec3) -> Plan | Refusal:
+        """A fixture's hinged door (the microwave's), swept along its hinge."""
+        door = door_of(self.geo, ref)
+        if door is None:
+            return Refusal(f"{ref} has no hinged door to move")
+        if self.geo.held_ref() is not None:
+            return Refusal(f"the gripper holds {self.geo.held_ref()}; place it first")
+        segments = sweep_door(self, door, not open_it, ee)
+        if isinstance(segments, str):
+            return Refusal(segments)
+        verb = "sweep its door open" if open_it else "sweep its door shut"
+        return Plan(tuple(segments), f"approach {ref}, {verb} along the hinge, retreat")
+
+    def _push_shut(
+        self,
+        handle_xy: np.ndarray,
+        towards: np.ndarray,
+        hz: float,
+        end: np.ndarray,
+        ee: Vec3,
+        carry: float,
+    ) -> list[Segment]:
+        """Push a drawer shut along its joint axis with the closed fingers, the hand dipped
+        PUSH_DIP below the horizontal into the face. Pointing straight down at a bottom
+        drawer the wrist sat 0.2 m above the fingers, level with the cabinet's top, and met
+        its front edge 8 cm into the push (libero_10 task 3); pointing level into the face
+        the arm could not hold the wrist that low. Dipped, the wrist stays back from the
+        face and below the top. The wrist turns high, over the start of the push."""
+        facing = (float(towards[0]), float(towards[1]), 0.0)
+        closing = (float(-towards[1]), float(towards[0]), 0.0)  # fingers side by side
+        front = handle_xy + towards[:2] * 0.05
+        tilt = {"facing": facing, "closing": closing, "dip": PUSH_DIP}
+
+        def at(xy: np.ndarray, z: float = hz) -> Vec3:
+            return (float(xy[0]), float(xy[1]), z)
+
+        back = end + towards[:2] * 0.08
+        return [
+            Segment("grip", "close", close=True),
+            *self._rise(ee, carry),
+            Segment("move", "approach", at(front, carry)),
+            Segment("twist", "turn", **tilt),  # type: ignore[arg-type]
+            Segment("move", "lower", at(front), speed=SLOW, **tilt),  # type: ignore[arg-type]
+            Segment("move", "push", at(end + towards[:2] * 0.01), speed=SLOW, **tilt),  # type: ignore[arg-type]
+            Segment("move", "back off", at(back), speed=SLOW, **tilt),  # type: ignore[arg-type]
+            *self._clear(at(back, carry), facing, closing, PUSH_DIP),
+        ]
+
     @staticmethod
-    def _clear(up: Vec3, facing: Vec3, closing: Vec3) -> list[Segment]:
+    def _clear(up: Vec3, facing: Vec3, closing: Vec3, dip: float = 0.0) -> list[Segment]:
         """Up out of the way still facing the cabinet, then the wrist turned back to point
         down where the arm is free (turning while moving low pulled it off its line)."""
         return [
-            Segment("move", "clear", up, facing=facing, closing=closing),
+            Segment("move", "clear", up, facing=facing, closing=closing, dip=dip),
             Segment("twist", "turn back", yaw=HOME_YAW),
         ]
 

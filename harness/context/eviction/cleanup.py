@@ -17,6 +17,7 @@ episode, and asks for a fold once what eviction leaves behind has cost a fold.
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Generator
 from typing import TYPE_CHECKING
 
@@ -59,8 +60,10 @@ class PressureCleanup:
         first call of a context whose pressure has cache prices."""
         self.fold_reason = ""
         """Why the fold this call asks for follows (empty: the cleanup level's reason)."""
-        self._owner = 0
-        """``id`` of the context the account belongs to (a new context starts a new one)."""
+        self._owner: weakref.ref[Context] | None = None
+        """The context the account belongs to (a new context starts a new one). A weak
+        reference, not ``id()``: a context built after another was collected may reuse
+        its ``id`` and would inherit a stranger's account."""
 
     def run(self, context: Context) -> Generator[CompactionEvent, None, bool]:
         """Evict if the request reached the cleanup level, or below it when a cleanup pays
@@ -100,7 +103,7 @@ class PressureCleanup:
         context.episode_ledger.hold_out(plan.episode_tokens)
         self._said_skip = False
         after = context.total_tokens()
-        if self.carrying is not None and self._owner == id(context):
+        if self.carrying is not None and self._owns(context):
             self.carrying.applied(_accumulated(context), kept_prefix=kept)
         names = ", ".join(plan.episodes) or "none"
         yield CompactionEvent(
@@ -117,6 +120,10 @@ class PressureCleanup:
             duration_s=round(time.monotonic() - started, 6),
         )
         return after > halfway
+
+    def _owns(self, context: Context) -> bool:
+        """Whether the carrying-cost account was opened for this very context."""
+        return self._owner is not None and self._owner() is context
 
     def _plan(self, context: Context, *, need: int, last_resort_below: int) -> EvictionPlan:
         """The eviction plan for ``need`` tokens, the same for both triggers (the cleanup
@@ -157,8 +164,8 @@ class PressureCleanup:
         and episode once the carrying cost since the last cleanup reached the cost of the
         rewrite, if the plan frees enough to pay for its own rewrite; True when a
         checkpoint fold must follow (carrying what eviction leaves has cost a fold)."""
-        if self.carrying is None or self.carrying.prices != prices or self._owner != id(context):
-            self.carrying, self._owner = CarryingCost(prices), id(context)  # one per context
+        if self.carrying is None or self.carrying.prices != prices or not self._owns(context):
+            self.carrying, self._owner = CarryingCost(prices), weakref.ref(context)
         carrying = self.carrying
         accumulated = _accumulated(context)
         checkpoint = next(

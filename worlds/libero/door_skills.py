@@ -1,0 +1,393 @@
+"""Skills on hinged doors (LIBERO's microwave): sweeping the leaf along its hinge, and
+putting a thing in through the opening.
+
+Both are plans of :class:`~worlds.libero.skills.Segment` like every other skill, so the
+envelope sees every point the gripper is sent to. The leaf is pushed with the flat side of
+the hand (pointing down, its long side along the leaf), which follows the leaf's arc in
+short chords, the wrist turning with the leaf; a door is shut by a last press past its
+closed face, since LIBERO's Close needs the joint within 0.005 rad of shut.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from worlds.libero.control import HOME_YAW, Vec3
+from worlds.libero.doors import Door, as_point, door_of, nearest_yaw
+
+if TYPE_CHECKING:
+    from worlds.libero.geometry import Box, LiberoGeometry
+    from worlds.libero.skills import Segment, SkillPlanner
+
+__all__ = ["handle_grasp", "opening", "place_through", "sweep_door"]
+
+HAND_LONG_M = 0.105
+"""Half the Panda hand's length along the fingers' closing direction (its collision box)."""
+HAND_THICK_M = 0.032
+"""Half its thickness across that."""
+HAND_ABOVE_M = 0.03
+"""The hand's collision box begins this far above the gripper's site."""
+GAP_M = 0.006
+"""How far from the leaf the hand's face starts a sweep."""
+PRESS_M = 0.02
+"""How far past the leaf's closed face the last press aims (it stalls on the shut leaf)."""
+CHORD_RAD = 0.5
+AJAR_RAD = 0.6
+"""How far a closed door is pulled open by its handle before it is pushed from behind."""
+"""The largest turn of the leaf one straight move of a sweep follows."""
+SWEEP = 0.2
+"""How fast (m/s) the hand sweeps a leaf."""
+INSERT = 0.16
+"""How fast (m/s) a thing is carried in through an opening, and pushed deeper."""
+
+
+def sweep_door(planner: SkillPlanner, door: Door, shut: bool, ee: Vec3) -> list[Segment] | str:
+    """Move the leaf of ``door`` along its arc to LIBERO's closed (``shut``) or open
+    position; or why it cannot be done. Shut: pushed with the flat of the hand from the
+    side opposite the way it moves. Open: a closed leaf is first pulled ajar by its
+    handle (:func:`pull_door`; pulled all the way, the pads slipped off the bar at about
+    45 degrees), then pushed the rest of the way from behind, where the hand now fits."""
+    goal = door.closed if shut else door.opened
+    if abs(goal - door.angle) < 0.01:
+        return f"{door.ref} is already {'closed' if shut else 'open'}"
+    if shut or abs(door.angle - door.closed) >= AJAR_RAD - 0.05:
+        return push_leaf(planner, door, door.angle, goal, ee, press=shut)
+    grows = 1.0 if goal > door.angle else -1.0
+    ajar = door.closed + grows * AJAR_RAD
+    pulled = pull_door(planner, door, ajar, ee)
+    if isinstance(pulled, str):
+        return pulled
+    last = next(s.target for s in reversed(pulled) if s.target is not None)
+    pushed = push_leaf(planner, door, ajar, goal, last, press=False)
+    if isinstance(pushed, str):
+        return pushed
+    return [*pulled[:-1], *pushed]  # no turn back in between
+
+
+def push_leaf(
+    planner: SkillPlanner, door: Door, start: float, goal: float, ee: Vec3, *, press: bool
+) -> list[Segment] | str:
+    """Push the leaf, at joint position ``start`` now, along its arc to ``goal`` with the
+    flat of the hand (pointing down, its long side along the leaf); ``press``: then past
+    the leaf's face at ``goal`` (a door shut by LIBERO's Close is within 0.005 rad)."""
+    from worlds.libero.skills import SLOW, Segment
+
+    grows = 1.0 if goal > start else -1.0
+    side = -grows  # the hand stands on the side the leaf moves away from
+    # where along the leaf the hand pushes: where the leaf stands out least on that side
+    # (away from a handle), and among those the furthest from the hinge (more leverage)
+    choices = []
+    for radius in np.arange(0.08, max(door.length - 0.02, 0.081), 0.01):
+        reach = door.reach(side, radius - HAND_LONG_M, radius + HAND_LONG_M)
+        choices.append((round(reach, 3), -float(radius)))
+    reach, radius = min(choices)
+    radius = -radius
+    across = side * (reach + HAND_THICK_M + GAP_M)
+    z = min(door.top - HAND_ABOVE_M - 0.04, ee[2])
+    z = max(z, door.bottom + 0.03, planner.floor_z + 0.03)
+    if z + HAND_ABOVE_M > door.top - 0.01:
+        return f"{door.ref}'s door is too low for the hand to push"
+    carry = planner._carry(z + 0.12, ee[2], door.top + 0.08)
+    steps = max(1, math.ceil(abs(goal - start) / CHORD_RAD))
+    yaw = nearest_yaw(_yaw(door, start), HOME_YAW)
+    begin = door.point(start, radius, across + side * 0.03)
+    segments: list[Segment] = [
+        Segment("grip", "close", close=True, yaw=yaw),
+        *planner._rise(ee, carry),
+        Segment("move", "approach", as_point(begin, carry), yaw=yaw),
+        Segment("move", "lower", as_point(begin, z), yaw=yaw),
+    ]
+    angles = np.linspace(start, goal, steps + 1)
+    for index, angle in enumerate(angles):
+        yaw = nearest_yaw(_yaw(door, float(angle)), yaw)
+        point = door.point(float(angle), radius, across)
+        # the chords run into each other: only the last one needs reaching closely
+        loose = 0.006 if index == len(angles) - 1 else 0.015
+        segments.append(
+            Segment("move", "sweep", as_point(point, z), speed=SWEEP, yaw=yaw, tolerance=loose)
+        )
+    if press:
+        pressed = door.point(goal, radius, across - side * (GAP_M + PRESS_M))
+        segments.append(
+            Segment("move", "press", as_point(pressed, z), speed=SLOW, yaw=yaw, tolerance=0.003)
+        )
+    back = door.point(goal, radius, across + side * 0.06)
+    segments += [
+        Segment("move", "back off", as_point(back, z), yaw=yaw),
+        Segment("move", "clear", as_point(back, carry), yaw=yaw),
+        Segment("twist", "turn back", yaw=HOME_YAW),
+    ]
+    return segments
+
+
+def pull_door(planner: SkillPlanner, door: Door, goal: float, ee: Vec3) -> list[Segment] | str:
+    """Grasp the top bar of the leaf's handle (pointing down, the fingers closing along
+    the leaf) and pull it along the arc to ``goal``, the wrist turning with the leaf."""
+    from worlds.libero.skills import SLOW, Segment
+
+    grows = 1.0 if goal > door.angle else -1.0
+    # the handle stands out on the side the leaf swings to, past the leaf's panel (its
+    # longest part)
+    panel = max(door.parts, key=lambda p: p.along[1] - p.along[0])
+    thick = max(grows * panel.across[0], grows * panel.across[1])
+    bars = [
+        p
+        for p in door.parts
+        if max(grows * p.across[0], grows * p.across[1]) > thick + 0.01 and p.z[1] - p.z[0] < 0.04
+    ]
+    if not bars:
+        return f"{door.ref}'s door has no handle bar to pull"
+    bar = max(bars, key=lambda p: p.z[1])
+    along = (bar.along[0] + bar.along[1]) / 2
+    # at its outer end (where it meets the upright bar): the hand then clears the leaf's
+    # panel and can come down far enough for the pads to hold the bar (pinched 1 cm
+    # high, it slipped out at the first pull)
+    outer = max(grows * bar.across[0], grows * bar.across[1])
+    across = grows * (outer - 0.002)
+    hand_in = grows * across - HAND_THICK_M  # the hand's edge nearest the leaf
+    z = (bar.z[0] + bar.z[1]) / 2 - 0.004
+    if hand_in < thick + 0.001:
+        z = max(z, door.top - HAND_ABOVE_M + 0.006)
+    if z - 0.004 > bar.z[1]:
+        return f"{door.ref}'s handle is too close to the top of its door to grasp"
+    carry = planner._carry(z + 0.1, ee[2])
+    yaw = nearest_yaw(_yaw(door, door.angle), HOME_YAW)
+    grip = door.point(door.angle, along, across)
+    segments: list[Segment] = [
+        Segment("grip", "open", close=False, yaw=yaw),
+        *planner._rise(ee, carry),
+        Segment("move", "approach", as_point(grip, carry), yaw=yaw),
+        Segment("move", "lower", as_point(grip, z), yaw=yaw, tolerance=0.004),
+        Segment("grip", "grasp", close=True, yaw=yaw),
+    ]
+    steps = max(1, math.ceil(abs(goal - door.angle) / CHORD_RAD))
+    angles = np.linspace(door.angle, goal, steps + 1)[1:]
+    for index, angle in enumerate(angles):
+        yaw = nearest_yaw(_yaw(door, float(angle)), yaw)
+        point = door.point(float(angle), along, across)
+        loose = 0.006 if index == len(angles) - 1 else 0.015
+        segments.append(
+            Segment("move", "pull", as_point(point, z), speed=SLOW, yaw=yaw, tolerance=loose)
+        )
+    end = door.point(goal, along, across)
+    segments += [
+        Segment("grip", "release", close=False, yaw=yaw),
+        Segment("move", "clear", as_point(end, carry), yaw=yaw),
+        Segment("twist", "turn back", yaw=HOME_YAW),
+    ]
+    return segments
+
+
+def _yaw(door: Door, angle: float) -> float:
+    """The finger yaw that lays the hand's long side along the leaf at ``angle``."""
+    along, _ = door.axes(angle)
+    return math.atan2(float(along[1]), float(along[0]))
+
+
+# ---------------------------------------------------------------------- through the opening
+
+
+def opening(geo: LiberoGeometry, target: str) -> Door | None:
+    """The hinged door guarding a contain region (the microwave's heating region), or None."""
+    item = geo.catalog.get(target)
+    if item is None or item.kind != "region" or "contain" not in item.tags or not item.parent:
+        return None
+    parent = geo.catalog.get(item.parent)
+    if parent is None or parent.kind != "fixture" or not parent.drawer:
+        return None
+    return door_of(geo, item.parent)
+
+
+def handle_of(geo: LiberoGeometry, ref: str) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """(low, high) corners (base frame) of the outermost part of a hollow object's handle
+    (the collision geom furthest from its vertical axis, standing out 1.5 cm or more past
+    the rest) and how far its outer end is from the axis; None without one (a bowl)."""
+    if not geo.hollow(ref):
+        return None
+    body = np.array(geo.body_position(ref))
+    parts = []
+    for g in geo._geoms(ref):
+        low, high = geo._geom_box(g)
+        low, high = np.array(geo.frame.from_world(low)), np.array(geo.frame.from_world(high))
+        centre = (low + high) / 2
+        parts.append((float(np.linalg.norm(centre[:2] - body[:2])), low, high))
+    parts.sort(key=lambda p: p[0])
+    if len(parts) < 3:
+        return None
+    rim = max(r for r, _, _ in parts[: len(parts) // 2])
+    radius, low, high = parts[-1]
+    if radius < rim + 0.015:
+        return None
+    corners = np.array([[x, y] for x in (low[0], high[0]) for y in (low[1], high[1])])
+    reach = float(np.max(np.linalg.norm(corners - body[:2], axis=1)))
+    return low, high, reach
+
+
+def handle_grasp(geo: LiberoGeometry, ref: str) -> tuple[Vec3, float] | None:
+    """(grasp point, finger yaw) on the handle of ``ref`` when the scene has a hinged door
+    guarding a place to put things in: a hand over a mug's rim is taller than the
+    microwave's opening (14 cm; the mug 10 cm and the hand on it), while a hand on the
+    handle stays outside the opening with the mug in it. None otherwise (the rim grasp)."""
+    if not any(opening(geo, r) is not None for r in geo.catalog.refs("region")):
+        return None
+    handle = handle_of(geo, ref)
+    if handle is None:
+        return None
+    low, high, _ = handle
+    body = np.array(geo.body_position(ref))
+    centre = (low + high) / 2
+    radial = centre[:2] - body[:2]
+    radial /= max(float(np.linalg.norm(radial)), 1e-9)
+    yaw = nearest_yaw(math.atan2(float(radial[1]), float(radial[0])) + math.pi / 2, HOME_YAW)
+    # the handle's top, 4 mm in towards the mug: the pads close across the bar and the
+    # hand (3 cm above the fingertips) clears the rim
+    point = centre[:2] - radial * 0.004
+    return (float(point[0]), float(point[1]), float(high[2]) - 0.003), yaw
+
+
+def place_through(
+    planner: SkillPlanner, ref: str, target: str, door: Door, ee: Vec3
+) -> list[Segment] | str:
+    """Carry the held ``ref`` level in through ``door``'s opening into ``target`` (a
+    region behind it) with the hand staying outside (the opening is lower than the hand
+    over the thing), set it down on the floor inside, and push it deep enough with the
+    fingers, the hand dipped so its wrist trails outside, that the door clears what
+    stands out behind it (a mug's handle); or why not."""
+    from worlds.libero.skills import PUSH_DIP, SLOW, Segment
+
+    geo = planner.geo
+    if not geo.predicate("open", door.ref):
+        return f"{door.ref} is closed; open it first"
+    obj, region = geo.box(ref), geo.box(target)
+    assert obj is not None and region is not None
+    hinge = np.array(door.hinge)
+    along, across = door.axes(door.closed)
+    inward = 1.0 if float(np.dot(np.array(region.centre[:2]) - hinge, across)) > 0 else -1.0
+    u = inward * across  # into the opening
+    plane = float(hinge @ u) + max(door.reach(inward, 0.0, door.length), 0.0)
+    body = np.array(geo.body_position(ref))
+    corners = np.vstack(
+        [np.array([geo.frame.from_world(c) for c in geo._corners(g)]) for g in geo._geoms(ref)]
+    )
+    rel = corners - body
+    behind = float(np.max(-(rel[:, :2] @ u)))
+    offset = np.array(ee) - body
+    hand_u = float(offset[:2] @ u)
+    half = np.abs(u) * np.array(region.size[:2]) / 2
+    region_low = float(np.array(region.centre[:2]) @ u) - float(half.sum())
+    release_u = plane - HAND_THICK_M - 0.002 - hand_u
+    if release_u < region_low + 0.003:
+        return (
+            f"held so, the hand would meet {door.ref} before {ref} is inside it (a hand "
+            f"over it does not fit through the opening; it must be held from the side away "
+            "from the opening, by a handle facing out)"
+        )
+    final_u = max(release_u, plane + 0.012 + behind)
+    floor = _floor(geo, region, ref)
+    hang = ee[2] - obj.bottom
+    lift = float(rel[:, 2].min())  # the body above the object's bottom, negated
+    closing = geo.closing_yaw()
+    c = np.array([math.cos(closing), math.sin(closing)])
+    hand_half = np.abs(c) * HAND_LONG_M + np.abs(np.array([-c[1], c[0]])) * HAND_THICK_M
+
+    def spot(t: float, depth: float) -> np.ndarray:
+        return hinge + along * t + u * (depth - float(hinge @ u))
+
+    def free(body_xy: np.ndarray, bottom: float) -> bool:
+        pos = np.array([body_xy[0], body_xy[1], bottom - lift])
+        low, high = rel.min(axis=0) + pos, rel.max(axis=0) + pos
+        hand = pos + offset
+        h_low = (hand[0] - hand_half[0], hand[1] - hand_half[1], hand[2] + HAND_ABOVE_M)
+        h_high = (hand[0] + hand_half[0], hand[1] + hand_half[1], hand[2] + 0.125)
+        return (
+            geo.blocked(tuple(low), tuple(high), ignore=(ref,)) is None  # type: ignore[arg-type]
+            and geo.blocked(h_low, h_high, ignore=(ref,)) is None
+        )
+
+    front = float(np.max(rel[:, :2] @ u))
+
+    def out_of(depth: float) -> float:
+        """How far out of ``depth`` the thing's front is 1 cm outside the fixture's."""
+        return max(0.04, depth + front - float(hinge @ u) + 0.01)
+
+    middle = float((np.array(region.centre[:2]) - hinge) @ along)
+    chosen = None
+    for t in sorted(np.arange(0.0, door.length, 0.005), key=lambda t: abs(t - middle)):
+        final = spot(t, final_u)
+        pos_final = np.array([final[0], final[1], floor + 0.006 - lift])
+        low, high = rel.min(axis=0) + pos_final, rel.max(axis=0) + pos_final
+        if geo.blocked(tuple(low), tuple(high), ignore=(ref,)) is not None:  # type: ignore[arg-type]
+            continue
+        # as deep as the hand, outside, goes without touching the fixture's front
+        depth = release_u
+        while depth >= region_low + 0.003:
+            release = spot(t, depth)
+            pre = release - u * out_of(depth)
+            if free(release, floor + 0.012) and free(pre, floor + 0.012):
+                chosen = (float(t), depth)
+                break
+            depth -= 0.003
+        if chosen is not None:
+            break
+    if chosen is None:
+        return f"no room to carry {ref} in through {door.ref}'s opening without touching it"
+    chosen, release_u = chosen
+    final_u = max(release_u, plane + 0.012 + behind)
+    release = spot(chosen, release_u)
+    pre = release - u * out_of(release_u)
+    carry = planner._carry(ee[2])
+    z_in = floor + 0.012 + hang
+    z_set = floor + 0.004 + hang
+    hand = release + offset[:2]
+    pre_hand = pre + offset[:2]
+    out = hand - u * 0.07
+    segments: list[Segment] = [
+        *planner._rise(ee, carry),
+        Segment("move", "transport", as_point(pre_hand, carry)),
+        Segment("move", "lower", as_point(pre_hand, z_in)),
+        Segment("move", "insert", as_point(hand, z_in), speed=INSERT),
+        Segment("move", "set down", as_point(hand, z_set), speed=SLOW, tolerance=0.004),
+        Segment("grip", "release", close=False),
+        Segment("move", "retreat", as_point(out, z_set)),
+    ]
+    handle = handle_of(geo, ref)
+    if final_u > release_u + 0.005 and handle is not None:
+        # push what stands out behind it (the handle) with the closed fingers' tips, the
+        # hand dipped into the opening so the wrist stays out and below the fixture's top
+        h_low, h_high, _ = handle
+        mid = (h_low[2] + h_high[2]) / 2 - obj.bottom
+        z_push = floor + 0.004 + mid + 0.01
+        side = float(((h_low + h_high) / 2 - body)[:2] @ along)
+        start = spot(chosen + side, release_u - behind - 0.03)
+        end = spot(chosen + side, final_u - behind - 0.012)
+        facing = (float(-u[0]), float(-u[1]), 0.0)
+        tilt = {"facing": facing, "closing": (float(along[0]), float(along[1]), 0.0)}
+        segments += [
+            Segment("grip", "close", close=True),
+            Segment("move", "up", as_point(start, z_push + 0.05)),
+            Segment("twist", "dip", dip=PUSH_DIP, **tilt),  # type: ignore[arg-type]
+            Segment("move", "lower", as_point(start, z_push), dip=PUSH_DIP, **tilt),  # type: ignore[arg-type]
+            Segment("move", "push in", as_point(end, z_push), speed=INSERT, dip=PUSH_DIP, **tilt),  # type: ignore[arg-type]
+            Segment("move", "back off", as_point(start, z_push), dip=PUSH_DIP, **tilt),  # type: ignore[arg-type]
+            Segment("move", "clear", as_point(start, carry), dip=PUSH_DIP, **tilt),  # type: ignore[arg-type]
+            Segment("twist", "turn back", yaw=HOME_YAW),
+        ]
+    else:
+        segments.append(Segment("move", "clear", as_point(out, carry)))
+    return segments
+
+
+def _floor(geo: LiberoGeometry, region: Box, ref: str) -> float:
+    """The top of what a region's things stand on (the microwave's floor): going down from
+    the region's middle, the first height at which a thin slab over its middle touches
+    something."""
+    x, y, z = region.centre
+    while z > region.bottom - 0.05:
+        low, high = (x - 0.02, y - 0.02, z - 0.002), (x + 0.02, y + 0.02, z)
+        if geo.blocked(low, high, ignore=(ref,)) is not None:
+            return z
+        z -= 0.002
+    return region.bottom
