@@ -20,8 +20,8 @@ Property tests run fewer examples in the fast tier: ``tests/conftest.py`` loads 
 hypothesis profile :data:`FAST_PROFILE` when the ``-m`` expression leaves ``slow`` out
 (and no ``--hypothesis-profile`` was given), :data:`FULL_PROFILE` otherwise. Each test
 states its full-suite count as ``max_examples=examples(N)``; :func:`examples` gives ``N``
-under the full profile and a fifth of it (at least :data:`FAST_MINIMUM`) in the fast
-tier, and a test that states no count gets the profile's default (100, or 20). The
+under the full profile and a tenth of it (at least :data:`FAST_MINIMUM`) in the fast
+tier, and a test that states no count gets the profile's default (100, or 10). The
 whole suite (``python -m pytest -n auto``, the README's and CI's command) therefore runs
 every property test at its full count, and the fast tier searches the same space, less
 deeply. A test that counts what a campaign of property tests did (calls tried, blocked)
@@ -65,13 +65,13 @@ FULL_PROFILE = "harness"
 """The hypothesis profile of the whole suite: hypothesis's default counts, no deadline."""
 
 FAST_PROFILE = "harness-fast"
-"""The fast tier's profile: a fifth of the examples, no deadline."""
+"""The fast tier's profile: a tenth of the examples, no deadline."""
 
 FULL_EXAMPLES = 100
 """``max_examples`` of :data:`FULL_PROFILE` (hypothesis's default)."""
 
-FAST_EXAMPLES = 20
-"""``max_examples`` of :data:`FAST_PROFILE`: the fast tier runs a fifth of each count."""
+FAST_EXAMPLES = 10
+"""``max_examples`` of :data:`FAST_PROFILE`: the fast tier runs a tenth of each count."""
 
 FAST_MINIMUM = 10
 """No property test runs fewer examples than this in the fast tier (or its full count, if
@@ -111,7 +111,7 @@ def examples(full: int) -> int:
 def floor(full: int) -> int:
     """A count that a campaign of property tests must reach (calls tried, blocked, ...),
     scaled like :func:`examples` but without its minimum: ``full`` in the whole suite, a
-    fifth of it (at least 1) in the fast tier."""
+    tenth of it (at least 1) in the fast tier."""
     scale = settings.default.max_examples / FULL_EXAMPLES
     return full if scale == 1 else max(1, int(full * scale))
 

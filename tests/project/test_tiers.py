@@ -71,10 +71,10 @@ def test_the_fast_profile_scales_every_stated_count_and_the_full_one_keeps_it() 
         assert [examples(n) for n in (1, 6, 40, 300, 2000)] == [1, 6, 40, 300, 2000]
         assert settings.default.max_examples == 100
         settings.load_profile(FAST_PROFILE)
-        assert [examples(n) for n in (1, 6, 40, 300, 2000)] == [1, 6, FAST_MINIMUM, 60, 400]
-        assert settings.default.max_examples == 20 and settings.default.deadline is None
+        assert [examples(n) for n in (1, 6, 40, 300, 2000)] == [1, 6, FAST_MINIMUM, 30, 200]
+        assert settings.default.max_examples == 10 and settings.default.deadline is None
     finally:
-        settings.load_profile(FAST_PROFILE if before.max_examples == 20 else FULL_PROFILE)
+        settings.load_profile(FAST_PROFILE if before.max_examples == 10 else FULL_PROFILE)
 
 
 def test_only_a_run_that_leaves_slow_out_is_the_fast_tier(monkeypatch: pytest.MonkeyPatch) -> None:
