@@ -8,10 +8,12 @@ Reads each eval folder's ``episodes.jsonl`` (what ``harness eval`` wrote; nothin
 re-run) and prints, per suite: episodes run, achieved, the success rate with its 95 %
 Wilson interval, safety-envelope blocks, the physics steps the simulator audited against
 the profile and how many of them had the gripper outside it, the episodes whose report
-claimed ``achieved`` while LIBERO's check denied it, and the mean wall time of an
-episode; then the failed episodes grouped by the skill given up on and the goal predicate
-LIBERO found false; then the published success rates this project cites (:data:`PUBLISHED`), each
-with its source. Our rows use privileged skills (motions computed from the simulator's
+claimed ``achieved`` while LIBERO's check denied it, the mean wall time of an episode and
+its mean model tokens (in / out, what the eval summary counts; the offline planner's are
+estimates and cost nothing); then the failed episodes grouped by the skill given up on and
+the goal predicate LIBERO found false; then the published success rates this project cites
+(:data:`PUBLISHED`, and for a LIBERO-PRO variant :data:`PUBLISHED_PRO`), each with its
+source. Our rows use privileged skills (motions computed from the simulator's
 object poses) and a scripted planner; the published rows are learned visuomotor policies.
 The two are not the same kind of system, and the table says so.
 """
@@ -28,7 +30,7 @@ from pathlib import Path
 
 from harness.fleet.stats import wilson_interval
 
-__all__ = ["PUBLISHED", "failures", "main", "rows"]
+__all__ = ["PUBLISHED", "PUBLISHED_PRO", "failures", "main", "rows"]
 
 PUBLISHED: dict[str, dict[str, float]] = {
     "OpenVLA (fine-tuned)": {
@@ -59,6 +61,48 @@ Vision-Language-Action Models: Optimizing Speed and Success" (arXiv:2502.19645, 
 OpenVLA of Kim et al., "OpenVLA" (arXiv:2406.09246, 2024)."""
 
 
+PRO_KINDS = {"object": "Obj", "swap": "Pos", "lan": "Sem", "task": "Task", "env": "Env"}
+"""LIBERO-PRO's suite suffix -> the column of its leaderboard that reports it (``_swap`` is
+its position perturbation, ``_lan`` its semantic one, the paraphrased instructions)."""
+
+PUBLISHED_PRO: dict[str, dict[str, dict[str, float]]] = {
+    "OpenVLA": {
+        "libero_goal": {"Obj": 96, "Pos": 0, "Sem": 98, "Task": 0, "Env": 98},
+        "libero_spatial": {"Obj": 97, "Pos": 0, "Sem": 97, "Task": 0, "Env": 89},
+        "libero_10": {"Obj": 81, "Pos": 0, "Sem": 96, "Task": 0, "Env": 85},
+        "libero_object": {"Obj": 98, "Pos": 0, "Sem": 98, "Task": 0, "Env": 0},
+    },
+    "pi0": {
+        "libero_goal": {"Obj": 94, "Pos": 0, "Sem": 93, "Task": 0, "Env": 39},
+        "libero_spatial": {"Obj": 95, "Pos": 0, "Sem": 97, "Task": 0, "Env": 60},
+        "libero_10": {"Obj": 79, "Pos": 0, "Sem": 82, "Task": 0, "Env": 27},
+        "libero_object": {"Obj": 94, "Pos": 0, "Sem": 90, "Task": 0, "Env": 29},
+    },
+    "pi0.5": {
+        "libero_goal": {"Obj": 97, "Pos": 38, "Sem": 97, "Task": 0, "Env": 46},
+        "libero_spatial": {"Obj": 97, "Pos": 20, "Sem": 97, "Task": 1, "Env": 46},
+        "libero_10": {"Obj": 92, "Pos": 8, "Sem": 93, "Task": 1, "Env": 46},
+        "libero_object": {"Obj": 98, "Pos": 17, "Sem": 96, "Task": 1, "Env": 73},
+    },
+}
+"""Success rates (%) under LIBERO-PRO's perturbations as its authors report them: the
+leaderboard of the LIBERO-PRO repository's README (github.com/Zxy-MLlab/LIBERO-PRO, read
+at commit 2b910b5; Zhou et al., "LIBERO-PRO: Towards Robust and Fair Evaluation of
+Vision-Language-Action Models Beyond Memorization", arXiv:2510.03827, 2025), columns Obj
+(``_object``), Pos (``_swap``), Sem (``_lan``), Task (``_task``), Env (``_env``). The same
+policies score 82-99 % on the unperturbed suites there; under the position and task
+perturbations they fall to 0-38 %."""
+
+
+def pro_variant(suite: str) -> tuple[str, str] | None:
+    """(main suite, leaderboard column) of a LIBERO-PRO variant's name, else None."""
+    for kind, column in PRO_KINDS.items():
+        main = suite.removesuffix(f"_{kind}")
+        if main != suite and main in PUBLISHED["pi0"]:
+            return main, column
+    return None
+
+
 def rows(folders: list[Path]) -> list[dict[str, object]]:
     out = []
     for folder in folders:
@@ -87,10 +131,21 @@ def rows(folders: list[Path]) -> list[dict[str, object]]:
                 "denied": _denied(records),
                 **_steps(records),
                 "wall_s": statistics.mean(float(r.get("wall_s", 0.0)) for r in records),
+                "tokens": _tokens(records),
                 **_reuse(records),
             }
         )
     return out
+
+
+def _tokens(records: list[dict[str, object]]) -> str:
+    """Mean model tokens in / out of an episode ("-" where no record kept them)."""
+    kept = [r for r in records if r.get("tokens_in") is not None]
+    if not kept:
+        return "-"
+    tokens_in = statistics.mean(int(r["tokens_in"]) for r in kept)  # type: ignore[call-overload]
+    tokens_out = statistics.mean(int(r.get("tokens_out") or 0) for r in kept)  # type: ignore[call-overload]
+    return f"{tokens_in:,.0f} / {tokens_out:,.0f}"
 
 
 def _denied(records: list[dict[str, object]]) -> str:
@@ -211,16 +266,17 @@ def main(argv: list[str] | None = None) -> int:
     print(
         "| suite | success check | tasks | episodes | successes | rate | 95 % Wilson | "
         "envelope blocks | physics steps / outside the profile | errors | reports claiming "
-        "what the check denies | s / episode | env built / reset (s) |"
+        "what the check denies | s / episode | env built / reset (s) | tokens in / out per "
+        "episode |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for row in table:
         print(
             f"| {row['suite']} | {row['check']} | {row['tasks']} | {row['episodes']} | "
             f"{row['successes']} | {100 * row['rate']:.0f} % | "  # type: ignore[operator]
             f"{100 * row['low']:.0f}-{100 * row['high']:.0f} % | {row['blocks']} | "  # type: ignore[operator]
             f"{row['steps']} | {row['errors']} | {row['denied']} | {row['wall_s']:.0f} | "
-            f"{_s(row['first_s'])} / {_s(row['reset_s'])} |"
+            f"{_s(row['first_s'])} / {_s(row['reset_s'])} | {row['tokens']} |"
         )
     grouped = failures(args.folders)
     if grouped:
@@ -248,6 +304,21 @@ def main(argv: list[str] | None = None) -> int:
             for k in ("libero_spatial", "libero_object", "libero_goal", "libero_10", "average")
         )
         print(f"| {name} | {cells} |")
+    variants = sorted({v for row in table if (v := pro_variant(str(row["suite"])))})
+    if variants:
+        print()
+        print(
+            "| LIBERO-PRO, published (learned policies) | "
+            + " | ".join(
+                f"{main}_{next(k for k, c in PRO_KINDS.items() if c == column)}"
+                for main, column in variants
+            )
+            + " |"
+        )
+        print("|---|" + "---|" * len(variants))
+        for name, suites in PUBLISHED_PRO.items():
+            cells = " | ".join(f"{suites[main][column]:.0f} %" for main, column in variants)
+            print(f"| {name} | {cells} |")
     return 0
 
 

@@ -85,7 +85,11 @@ def decide(
         answers = _answers(items)
         try:
             plan = plan_actions(
-                task, brief, found=found, left=viewer_left(embodiment), answers=answers
+                task,
+                brief,
+                found=found,
+                left=viewer_left(embodiment),
+                answers=answers,
             )
         except Unresolved as exc:
             if exc.candidates and "query_user" in tools and len(answers) < MAX_QUESTIONS:
@@ -418,9 +422,15 @@ def _resting(ref: str, target: str, brief: ParsedBrief) -> bool | None:
         return None
     if item.held or brief.holding == ref:
         return False
+    # a marked area of the table is not reached by standing anywhere on the table
+    # ("on main_table" is not "on main_table_stove_front_region")
+    area = brief.objects.get(target)
+    exact = area is not None and is_area(area)
     for where in (item.on, item.inside):
         if where and (
-            where == target or where.startswith(target + "_") or target.startswith(where + "_")
+            where == target
+            or where.startswith(target + "_")
+            or (not exact and target.startswith(where + "_"))
         ):
             return True
     return False

@@ -792,3 +792,18 @@ def test_a_failed_place_picks_again_and_is_bounded() -> None:
         calls.append(response.tool_calls[0].name)
     assert calls == ["pick", "place", "pick", "place", "pick", "place"]
     assert response.text.endswith("Outcome: not achieved")
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    ["move the plate to the stove’s front", "put the black bowl in front of the stove"],
+)
+def test_standing_on_the_table_is_not_being_in_one_of_its_marked_areas(instruction: str) -> None:
+    """A Brief that says "on main_table" made the place into "main_table_stove_front_region"
+    look done before anything moved (its ref extends the table's), so the first turn found no
+    step to take and the planner failed an assertion (LIBERO-PRO's "move the plate to the
+    stove's front" in a Brief whose things stand on the table itself)."""
+    episode = Episode(instruction)
+    first = episode.turn(brief(kitchen(ONE_BOWL)))
+    assert first.tool_calls and first.tool_calls[0].name == "pick"
+    assert first.text.startswith("Plan: ") and "main_table_stove_front_region" in first.text

@@ -323,6 +323,39 @@ def test_an_episode_records_its_simulators_step_audit() -> None:
     )
 
 
+def test_the_benchmark_reports_cost_and_libero_pros_published_collapse(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A variant's row carries the tokens an episode spent, and the table ends with what
+    LIBERO-PRO reports for that perturbation (``_swap`` its position column, ``_lan`` its
+    semantic one); a main suite gets no LIBERO-PRO table."""
+    from benchmarks.libero_suites import PUBLISHED_PRO, main, pro_variant, rows
+
+    assert pro_variant("libero_goal_swap") == ("libero_goal", "Pos")
+    assert pro_variant("libero_10_lan") == ("libero_10", "Sem")
+    assert pro_variant("libero_spatial") is None and pro_variant("libero_90_swap") is None
+    folder = tmp_path / "swap"
+    folder.mkdir()
+    (folder / "manifest.json").write_text(json.dumps({"suite": "libero_spatial_swap"}))
+    records = [
+        {"task": "t0", "success": True, "tokens_in": 1000 * (i + 1), "tokens_out": 10}
+        for i in range(3)
+    ]
+    (folder / "episodes.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    assert rows([folder])[0]["tokens"] == "2,000 / 10"
+    assert main([str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "| 2,000 / 10 |" in out and "| LIBERO-PRO, published" in out
+    assert f"| pi0.5 | {PUBLISHED_PRO['pi0.5']['libero_spatial']['Pos']:.0f} % |" in out
+    (folder / "manifest.json").write_text(json.dumps({"suite": "libero_spatial"}))
+    for record in records:
+        del record["tokens_in"]
+    (folder / "episodes.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    assert rows([folder])[0]["tokens"] == "-"  # not kept: never shown as free
+    assert main([str(folder)]) == 0
+    assert "LIBERO-PRO" not in capsys.readouterr().out
+
+
 @needs_libero
 def test_the_articulated_suite_file_gives_each_task_its_published_language() -> None:
     """benchmarks/suites/libero_articulated.yaml names LIBERO tasks by suite and index and

@@ -37,6 +37,10 @@ HAND_HALF_M = (0.1, 0.03)
 HAND_ABOVE_M = 0.03
 """How far above the fingertips the hand begins (measured: its collision box touched a
 basket's rim 3.3 cm above them)."""
+TILTED_DEG = (20.0, 60.0)
+"""A hollow object leaning between these (a bowl resting on a ramekin's edge leans 51
+degrees in libero_spatial task 5) is grasped at its rim's highest point; one lying on its
+side (beyond the second) has no rim above to grasp and keeps the upright rule."""
 
 
 @dataclass(frozen=True)
@@ -268,6 +272,9 @@ class LiberoGeometry:
         corners = np.vstack([self._corners(g) for g in rim])
         r_low, r_high = corners.min(axis=0), corners.max(axis=0)
         cx, cy, z = (r_low[0] + r_high[0]) / 2, (r_low[1] + r_high[1]) / 2, top - depth
+        tilted = self._tilted_rim(ref, rim, z)
+        if tilted is not None:
+            return tilted
         # fingers closing along x: of the two wrist turns that do it, the one the Panda's
         # wrist reaches on that side of the table (at y = +0.3 the other stalled 4-6 cm short)
         across = math.pi if self.frame.from_world((cx, cy, z))[1] > 0 else 0.0
@@ -287,6 +294,33 @@ class LiberoGeometry:
             if self.blocked(low, high, ignore=(ref,)) is None:
                 return here, yaw, 0.02
         return self.frame.from_world(sides[0][0]), sides[0][1], 0.02
+
+    def _tilted_rim(self, ref: str, rim: list[int], z: float) -> tuple[Vec3, float, float] | None:
+        """A hollow object leaning within :data:`TILTED_DEG`: its rim's highest point
+        (the middle of the geoms that reach the top), the fingers closing along the lean,
+        across the wall there (which the lean has turned nearer upright), with the wrist
+        turn the arm reaches on that side of the table; None when it stands upright or the
+        open fingers have no room there. Grasped on the side facing the robot instead, the
+        fingers stopped on the leaning wall and the bowl slipped out on the way (libero_spatial
+        task 5: 8 of 10 states needed a second pick)."""
+        body = self.env.obj_body_id[ref]
+        axis = np.array(self.env.sim.data.body_xmat[body], dtype=float).reshape(3, 3)[:, 2]
+        lean = float(np.linalg.norm(axis[:2]))
+        least, most = (math.cos(math.radians(d)) for d in TILTED_DEG)
+        if not most < axis[2] < least or lean < 1e-6:
+            return None
+        high = np.mean([sum(self._geom_box(g)) / 2 for g in rim], axis=0)
+        raised = -axis[:2] / lean  # the side that leans up, seen from the middle
+        yaw = math.atan2(float(raised[1]), float(raised[0]))
+        here = self.frame.from_world((float(high[0]), float(high[1]), z))
+        # of the two wrist turns that close along it, the one the Panda reaches on this side
+        # of the table (as for an upright rim: facing -x where y > 0)
+        if (math.cos(yaw) < 0) != (here[1] > 0):
+            yaw = yaw - math.pi if yaw > 0 else yaw + math.pi
+        u = np.array([math.cos(yaw), math.sin(yaw)])
+        if not self._fingers_free(ref, high[:2], u, z, hand=False):
+            return None
+        return here, yaw, 0.02
 
     def region_frame(self, ref: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """(site position in the base frame, the site's matrix, its half sizes) of a region,
