@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from worlds.libero.articulation import geom_box
 from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.doors import Door, as_point, door_of, nearest_yaw
 from worlds.libero.segments import PUSH_DIP, SLOW, Segment
@@ -209,7 +210,7 @@ def handle_of(geo: LiberoGeometry, ref: str) -> tuple[np.ndarray, np.ndarray, fl
     body = np.array(geo.body_position(ref))
     parts = []
     for g in geo._geoms(ref):
-        low, high = geo._geom_box(g)
+        low, high = geom_box(geo.env, g)
         low, high = np.array(geo.frame.from_world(low)), np.array(geo.frame.from_world(high))
         centre = (low + high) / 2
         parts.append((float(np.linalg.norm(centre[:2] - body[:2])), low, high))

@@ -165,7 +165,7 @@ def door_of(geo: LiberoGeometry, ref: str) -> Door | None:
         joint=name,
         hinge=(float(hinge[0]), float(hinge[1])),
         spin=spin,
-        angle=geo.joint_value(name),
+        angle=geo.articulation.joint_value(name),
         closed=float(np.mean(close_range)),
         opened=float(np.mean(open_range)),
         direction=(float(direction[0]), float(direction[1])),

@@ -1,9 +1,10 @@
 """Privileged simulator state of a LIBERO scene, in the robot-base frame.
 
 Where each object, fixture and region is and how big, what the gripper holds, a drawer's
-handle and pulling direction, a knob's axis, and LIBERO's own predicates on the current
-state. Skills use it to compute their waypoints and the post-conditions use it to judge
-them; none of it reaches the model except through the scene graph.
+handle and a knob's axis (``articulation``: :mod:`worlds.libero.articulation`), and
+LIBERO's own predicates on the current state. Skills use it to compute their waypoints and
+the post-conditions use it to judge them; none of it reaches the model except through the
+scene graph.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from worlds.libero.articulation import Articulation, geom_box
 from worlds.libero.control import HOME_YAW, Frame, Vec3
 from worlds.libero.scene import SceneCatalog, site_box
 
-__all__ = ["Box", "Handle", "LiberoGeometry"]
+__all__ = ["Box", "LiberoGeometry"]
 
 
 BOTTLE_DEPTH_M = 0.04
@@ -60,18 +62,6 @@ class Box:
         return self.centre[2] - self.size[2] / 2
 
 
-@dataclass(frozen=True)
-class Handle:
-    """Where to grasp an articulated part and which way it opens (unit vector, base frame)."""
-
-    grasp: Vec3
-    opens_towards: Vec3
-    travel_m: float
-    """How far the part moves between closed and open."""
-    closing: Vec3 = (0.0, 0.0, 1.0)
-    """The direction to close the fingers in: across the handle bar's thinner side."""
-
-
 class LiberoGeometry:
     """Reads one LIBERO env (``env`` is the problem env, ``ControlEnv.env``)."""
 
@@ -79,6 +69,8 @@ class LiberoGeometry:
         self.env = env
         self.frame = frame
         self.catalog = catalog
+        self.articulation = Articulation(env, frame)
+        """Drawers' handles, knobs and joint positions (:mod:`worlds.libero.articulation`)."""
 
     # ------------------------------------------------------------------ boxes
 
@@ -117,19 +109,10 @@ class LiberoGeometry:
             and (model.geom_contype[g] != 0 or model.geom_conaffinity[g] != 0)
         ]
 
-    def _geom_box(self, geom: int) -> tuple[np.ndarray, np.ndarray]:
-        """(low, high) world corners of one geom's bounding box."""
-        model, data = self.env.sim.model, self.env.sim.data
-        rotation = np.array(data.geom_xmat[geom], dtype=float).reshape(3, 3)
-        aabb = np.array(model.geom_aabb[geom], dtype=float)
-        centre = np.array(data.geom_xpos[geom], dtype=float) + rotation @ aabb[:3]
-        half = np.abs(rotation) @ aabb[3:]
-        return centre - half, centre + half
-
     def _extent(self, ref: str) -> tuple[np.ndarray, np.ndarray]:
         """World corners of the box around an object's collision geoms (its body position
         alone when it has none)."""
-        boxes = [self._geom_box(g) for g in self._geoms(ref)]
+        boxes = [geom_box(self.env, g) for g in self._geoms(ref)]
         if not boxes:
             position = np.array(self.env.sim.data.body_xpos[self.env.obj_body_id[ref]])
             return position - 0.02, position + 0.02
@@ -142,7 +125,7 @@ class LiberoGeometry:
         centre = (low + high) / 2
         height = float(high[2] - low[2])
         for geom in self._geoms(ref):
-            g_low, g_high = self._geom_box(geom)
+            g_low, g_high = geom_box(self.env, geom)
             over = g_low[0] <= centre[0] <= g_high[0] and g_low[1] <= centre[1] <= g_high[1]
             if over and g_high[2] >= high[2] - max(0.02, 0.3 * height):
                 return False
@@ -185,7 +168,7 @@ class LiberoGeometry:
             c
             for g in self._geoms(ref)
             for c in self._corners(g)
-            if self._geom_box(g)[0][2] <= z + 0.02 and self._geom_box(g)[1][2] >= z - 0.02
+            if geom_box(self.env, g)[0][2] <= z + 0.02 and geom_box(self.env, g)[1][2] >= z - 0.02
         ]
         points = np.array(band)[:, :2] if band else np.array([low[:2], high[:2]])
         options: list[tuple[float, float, float, np.ndarray, np.ndarray, float]] = []
@@ -259,7 +242,7 @@ class LiberoGeometry:
             body = model.body(int(model.geom_bodyid[geom])).name
             if body.startswith(("robot0_", "gripper0_", "mount0_")) or body == "world":
                 continue
-            g_low, g_high = self._geom_box(geom)
+            g_low, g_high = geom_box(self.env, geom)
             if np.all(g_low < hi) and np.all(g_high > lo):
                 return model.geom(geom).name or body
         return None
@@ -268,7 +251,7 @@ class LiberoGeometry:
         """A hollow object's rim: the side facing the robot, else (another object standing
         close there) the first side where the open fingers have room, in the order facing
         the robot, left, right, far (the fingers close across the rim's wall)."""
-        rim = [g for g in self._geoms(ref) if self._geom_box(g)[1][2] >= top - 0.02]
+        rim = [g for g in self._geoms(ref) if geom_box(self.env, g)[1][2] >= top - 0.02]
         corners = np.vstack([self._corners(g) for g in rim])
         r_low, r_high = corners.min(axis=0), corners.max(axis=0)
         cx, cy, z = (r_low[0] + r_high[0]) / 2, (r_low[1] + r_high[1]) / 2, top - depth
@@ -309,7 +292,7 @@ class LiberoGeometry:
         least, most = (math.cos(math.radians(d)) for d in TILTED_DEG)
         if not most < axis[2] < least or lean < 1e-6:
             return None
-        high = np.mean([sum(self._geom_box(g)) / 2 for g in rim], axis=0)
+        high = np.mean([sum(geom_box(self.env, g)) / 2 for g in rim], axis=0)
         raised = -axis[:2] / lean  # the side that leans up, seen from the middle
         yaw = math.atan2(float(raised[1]), float(raised[0]))
         here = self.frame.from_world((float(high[0]), float(high[1]), z))
@@ -427,99 +410,3 @@ class LiberoGeometry:
             return self.predicate(name, *refs)
         except (AssertionError, AttributeError, KeyError, TypeError, ValueError):
             return False
-
-    # ------------------------------------------------------------------ articulation
-
-    def joint_value(self, joint: str) -> float:
-        model, data = self.env.sim.model, self.env.sim.data
-        return float(data.qpos[model.get_joint_qpos_addr(joint)])
-
-    def drawer_handle(self, ref: str) -> Handle | None:
-        """The handle of a drawer region (its joint's body): the collision geom that sticks
-        out furthest the way the drawer opens, and that direction."""
-        site = self.env.object_sites_dict.get(ref)
-        joints = list(getattr(site, "joints", None) or [])
-        if not joints:
-            return None
-        model, data = self.env.sim.model, self.env.sim.data
-        joint = model.joint_name2id(joints[0])
-        body = int(model.jnt_bodyid[joint])
-        axis = np.array(data.body_xmat[body], dtype=float).reshape(3, 3) @ model.jnt_axis[joint]
-        parent = self.env.get_object(site.parent_name)
-        props = getattr(parent, "object_properties", {}).get("articulation", {})
-        open_range = props.get("default_open_ranges") or [-0.15]
-        close_range = props.get("default_close_ranges") or [0.0]
-        towards = axis if min(open_range) > max(close_range) else -axis
-        travel = abs(float(np.mean(open_range)) - float(np.mean(close_range)))
-        geoms = [
-            g
-            for g in range(model.ngeom)
-            if int(model.geom_bodyid[g]) == body and model.geom_contype[g] != 0
-        ]
-        if not geoms:
-            return None
-        best = max(geoms, key=lambda g: float(np.dot(self._geom_box(g)[1], towards)))
-        low, high = self._geom_box(best)
-        span = high - low
-        pull = int(np.argmax(np.abs(towards)))
-        others = [axis for axis in range(3) if axis != pull]
-        thin = min(others, key=lambda axis: float(span[axis]))
-        # the fingers close across the bar; of the two ways to hold the wrist for that, the
-        # one with the closing direction pointing down is within the Panda's wrist range at
-        # LIBERO's cabinets (the other stalled 5-9 cm short of the handle)
-        closing = [0.0, 0.0, 0.0]
-        closing[thin] = -1.0
-        return Handle(
-            grasp=self.frame.from_world((low + high) / 2),
-            opens_towards=tuple(float(v) for v in towards),  # type: ignore[arg-type]
-            travel_m=travel,
-            closing=tuple(closing),  # type: ignore[arg-type]
-        )
-
-    def drawer_opening(self, ref: str) -> float:
-        """How far (m) a drawer region's joint is from its closed position."""
-        site = self.env.object_sites_dict[ref]
-        parent = self.env.get_object(site.parent_name)
-        props = getattr(parent, "object_properties", {}).get("articulation", {})
-        closed = float(np.mean(props.get("default_close_ranges") or [0.0]))
-        return abs(self.joint_value(site.joints[0]) - closed)
-
-    def knob(self, ref: str) -> tuple[Vec3, float, float] | None:
-        """(grasp point, finger yaw, turn in radians to switch it on) of a fixture's knob:
-        its hinge joint about the vertical and the tallest collision geom on it (the grip
-        ridge). None for a fixture without one."""
-        obj = self.env.get_object(ref)
-        if not hasattr(obj, "turn_on"):
-            return None
-        model, data = self.env.sim.model, self.env.sim.data
-        for joint_name in getattr(obj, "joints", []):
-            joint = model.joint_name2id(joint_name)
-            if int(model.jnt_type[joint]) != 3:  # mjJNT_HINGE
-                continue
-            body = int(model.jnt_bodyid[joint])
-            rotation = np.array(data.body_xmat[body], dtype=float).reshape(3, 3)
-            axis = rotation @ model.jnt_axis[joint]
-            geoms = [
-                g
-                for g in range(model.ngeom)
-                if int(model.geom_bodyid[g]) == body and model.geom_contype[g] != 0
-            ]
-            if not geoms or abs(axis[2]) < 0.9:
-                continue
-
-            def top(g: int) -> float:
-                half = np.abs(np.array(data.geom_xmat[g]).reshape(3, 3) @ model.geom_size[g])
-                return float(data.geom_xpos[g][2] + half[2])
-
-            ridge = max(geoms, key=top)
-            half = np.abs(np.array(data.geom_xmat[ridge]).reshape(3, 3) @ model.geom_size[ridge])
-            # the fingers close across the ridge's thin horizontal side
-            yaw = 0.0 if half[0] <= half[1] else math.pi / 2
-            grasp = np.array(data.geom_xpos[ridge], dtype=float)
-            grasp[2] = top(ridge) - min(0.015, half[2])
-            props = getattr(obj, "object_properties", {}).get("articulation", {})
-            on_range = props.get("default_turnon_ranges") or [0.5, 2.1]
-            turn = min(max(on_range) - 0.1, min(on_range) + 0.4)
-            sign = 1.0 if axis[2] > 0 else -1.0
-            return self.frame.from_world(grasp), yaw, sign * turn
-        return None

@@ -290,7 +290,7 @@ class SkillPlanner:
         refusal = self._kind(ref, "fixture")
         if refusal is not None:
             return refusal
-        knob = self.geo.knob(ref)
+        knob = self.geo.articulation.knob(ref)
         if knob is None:
             return Refusal(f"{ref} has no knob or switch to turn")
         if self.geo.held_ref() is not None:
@@ -323,7 +323,7 @@ class SkillPlanner:
             return Refusal(f"{ref} ({item.label}) is not a drawer or door this world can move")
         if item.kind == "fixture":
             return self._door(ref, open_it, ee)
-        handle = self.geo.drawer_handle(ref)
+        handle = self.geo.articulation.drawer_handle(ref)
         if handle is None:
             return Refusal(f"{ref} has no handle to pull")
         if self.geo.held_ref() is not None:
@@ -332,7 +332,7 @@ class SkillPlanner:
         facing = (float(towards[0]), float(towards[1]), 0.0)
         closing = handle.closing
         hx, hy, hz = handle.grasp
-        moved = self.geo.drawer_opening(ref)
+        moved = self.geo.articulation.drawer_opening(ref)
         remaining = max(0.0, handle.travel_m + 0.01 - moved) if open_it else moved + 0.005
         handle_xy = np.array([hx, hy])
         out = handle_xy + towards[:2] * 0.12  # in front of the handle, clear of the face

@@ -103,7 +103,7 @@ def scene_detections(
             else:
                 attributes["state"] = "ajar"
             attributes["open"] = is_open
-        if item.kind == "fixture" and geo.knob(ref) is not None:
+        if item.kind == "fixture" and geo.articulation.knob(ref) is not None:
             # likewise TurnOn and TurnOff (a knob at exactly 0 is neither: TurnOff needs < 0)
             attributes["state"] = (
                 "on"
