@@ -77,7 +77,10 @@ zone (the envelope's own rule: the only motion it allows that close) until it is
 clear, more than the envelope's planning margin (0.02 m), so the next motion is planned from
 outside the band rather than starting where the guard could only watch it come closer."""
 BACK_OFF_M_S = 0.1
-"""The speed of that retreat (before the controller's lead)."""
+"""The speed of that retreat (before the controller's lead), raised by however fast the
+gripper still comes in (an arm being dragged in must be pushed out harder), up to
+BACK_OFF_MAX_M_S (the profile's default speed, below its 0.5 m/s limit)."""
+BACK_OFF_MAX_M_S = 0.3
 BACK_OFF_MAX_STEPS = 30
 """A retreat that has not cleared the zone by then stops anyway (holding where it is)."""
 
@@ -342,40 +345,55 @@ class Arm:
         near it starts (a move that starts in the band may leave it). The stopped arm is
         backed off (:meth:`back_off`) before :class:`NearKeepOut` is raised: held where it
         tripped, it drifted on into the zone."""
+        before = dict(previous)
         for name, distance in self._zone_distances(here).items():
             approach = previous.get(name, distance) - distance
             previous[name] = distance
             if approach > 1e-4 and distance - ZONE_LOOKAHEAD_STEPS * approach < ZONE_GUARD_M:
                 self.orientation = self.ee_matrix()
-                self.back_off()
+                self.back_off(before)
                 raise NearKeepOut(name, distance)
 
-    def back_off(self) -> int:
+    def back_off(self, previous: dict[str, float] | None = None) -> int:
         """Send the gripper straight away from every keep-out zone it is within ZONE_CLEAR_M
-        of, until it is that far clear (at most BACK_OFF_MAX_STEPS controller steps); the
-        steps taken. The envelope allows exactly this motion near a zone, and a commanded
-        retreat brakes the arm's drift where holding still let it coast on (about 1 cm
-        after a stop at 0.3 m/s). Neither a stop request nor the skill's step budget cuts
-        it short: it is how a stop near a zone ends safely."""
+        of, or heading for within the look-ahead, until it is clear and no longer heading in
+        (at most BACK_OFF_MAX_STEPS controller steps); the steps taken. ``previous``: the
+        zones' distances one controller step ago, if known (how fast it is coming in). The
+        envelope allows exactly this motion near a zone, and a commanded retreat brakes the
+        arm's drift where holding still let it coast on (about 1 cm after a stop at 0.3
+        m/s). Neither a stop request nor the skill's step budget cuts it short: it is how a
+        stop near a zone ends safely."""
+        last = dict(previous) if previous is not None else None
+        speed = BACK_OFF_M_S
         for taken in range(BACK_OFF_MAX_STEPS):
             here = self.ee_world()
-            away = self._away_from_zones(here)
+            distances = self._zone_distances(here)
+            last = last if last is not None else distances
+            near = {
+                name
+                for name, gap in distances.items()
+                if gap - ZONE_LOOKAHEAD_STEPS * max(0.0, last.get(name, gap) - gap) < ZONE_CLEAR_M
+            }
+            coming = max((last.get(name, 0.0) - distances[name] for name in near), default=0.0)
+            speed = min(BACK_OFF_MAX_M_S, speed + max(0.0, coming) * CONTROL_HZ)
+            last = distances
+            away = self._away_from_zones(here, near)
             if away is None:
                 return taken
-            self._send(self._guarded(here, away * BACK_OFF_M_S * TRACKING))
+            self._send(self._guarded(here, away * speed * TRACKING))
         return BACK_OFF_MAX_STEPS
 
-    def _away_from_zones(self, here: np.ndarray) -> np.ndarray | None:
-        """The unit direction straight away from the zones within ZONE_CLEAR_M of ``here``
-        (from a zone's nearest point; from inside, towards its nearest face), or None."""
+    def _away_from_zones(self, here: np.ndarray, names: set[str]) -> np.ndarray | None:
+        """The unit direction straight away from the zones ``names`` (from a zone's nearest
+        point; from inside, towards its nearest face), or None when there are none."""
         point = np.asarray(self.frame.from_world(here))
         total = np.zeros(3)
-        for _name, low_v, high_v in self.keep_out:
+        for name, low_v, high_v in self.keep_out:
+            if name not in names:
+                continue
             low, high = np.asarray(low_v), np.asarray(high_v)
             outward = point - np.clip(point, low, high)
             gap = float(np.linalg.norm(outward))
-            if gap >= ZONE_CLEAR_M:
-                continue
             if gap > 1e-9:
                 total += outward / gap
                 continue
