@@ -268,6 +268,7 @@ class LiberoSim:
             except BudgetExceeded as exc:
                 self._motion = "idle"
                 arm.budget = None
+                arm.back_off()  # an arm out of steps beside a zone would coast on into it
                 return ActionResult(
                     ok=False, message=f"{action} {exc}", applied=self._applied(before)
                 )
