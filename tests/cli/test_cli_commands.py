@@ -344,17 +344,22 @@ def test_chat_ctrl_c_cancels_the_task_then_exits(tmp_path: Path) -> None:
     proc.stdin.flush()
     _wait_for((tmp_path / "markers", "slow_wait-*"), proc)
     lines: queue.Queue[str] = queue.Queue()
+    errors: list[str] = []  # read all along: a child blocked on a full stderr pipe would hang
     threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout or []], daemon=True).start()
+    threading.Thread(target=lambda: errors.extend(proc.stderr or []), daemon=True).start()
     proc.send_signal(signal.SIGINT)  # cancels the task; the chat goes back to its prompt
-    seen = []
+    seen: list[str] = []
     while not any("task cancelled; Ctrl-C again exits" in line for line in seen):
-        seen.append(lines.get(timeout=HANG_GUARD_S))
+        try:
+            seen.append(lines.get(timeout=HANG_GUARD_S))
+        except queue.Empty:
+            raise AssertionError(("no 'task cancelled'", proc.poll(), seen, errors)) from None
     with RunLog(tmp_path / "store") as log:
-        assert log.resolve("last").status == "cancelled"
+        assert log.resolve("last").status == "cancelled", (seen, errors)
     proc.send_signal(signal.SIGINT)  # exits
     proc.wait(HANG_GUARD_S)
-    assert proc.returncode == EXIT_INTERRUPTED, proc.stderr.read() if proc.stderr else ""
-    assert any("cancelled after 1 turns" in line for line in seen)
+    assert proc.returncode == EXIT_INTERRUPTED, (proc.returncode, seen, errors)
+    assert any("cancelled after 1 turns" in line for line in seen), (seen, errors)
 
 
 def test_not_completed_task_exit_code_for_show(

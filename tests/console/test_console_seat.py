@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from harness.cli import main
 from harness.config import HarnessConfig
 from harness.console import attach
-from harness.console.access import Access, check_token
+from harness.console.access import FIRST_BACKOFF_S, FREE_FAILURES, Access, check_token
 from harness.console.secrets_strength import MIN_TOKEN_BITS, estimated_bits
 from harness.errors import UsageError
 from harness.providers.scripted import ScriptedModel
@@ -264,40 +264,67 @@ def test_generated_and_random_tokens_pass() -> None:
     assert passed == 200
 
 
+class _StoppedClock:
+    """The throttle's clock, standing still unless a test moves it: what the throttle
+    answers then depends on the attempts alone, not on how fast a busy machine sends them
+    (with the real clock, a loop slower than the backoffs earned a 401 after each)."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _guess(base: str, guess: str, by_header: bool) -> tuple[int, dict[str, str]]:
+    if by_header:
+        status, headers, _ = http(f"{base}/api/state", headers={"Authorization": f"Bearer {guess}"})
+        return status, headers
+    return exchange(f"{base}/?token={guess}")
+
+
 def test_wrong_guesses_are_throttled_and_logged_without_the_guess(
-    console, caplog: pytest.LogCaptureFixture
+    console, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _, ui, _ = console
     base = _base(ui)
     operator = browser_session(ui)
+    clock = _StoppedClock()
+    monkeypatch.setattr(ui.access, "clock", clock)
+    ui.access._failures.clear()  # what other tests of this module's console got wrong
     statuses: list[int] = []
     retry_after: list[str] = []
     guesses = [f"guess-{n:04d}-Xq7" for n in range(400)]
-    with caplog.at_level(logging.WARNING, logger="harness.console"):
-        for n, guess in enumerate(guesses):
-            if n % 2:
-                status, headers, _ = http(
-                    f"{base}/api/state", headers={"Authorization": f"Bearer {guess}"}
-                )
-            else:
-                status, headers = exchange(f"{base}/?token={guess}")
-            statuses.append(status)
-            if status == 429:
-                retry_after.append(headers.get("Retry-After") or headers.get("retry-after"))
-        # While the guesser waits, the operator's browser session still stops a task.
-        ui.hub.task_began("task_t")
-        try:
-            status, body = act(ui, "/api/stop", {}, operator)
-            assert status == 200 and body["effect"] == "stopping"
-        finally:
-            ui.hub.task_ended("task_t")
-    assert statuses.count(401) <= 8, statuses[:20]
-    assert statuses.count(429) >= 390
-    assert all(value and int(value) >= 1 for value in retry_after)
-    assert "wrong" in caplog.text
-    assert not any(guess in caplog.text for guess in guesses)
-    # The backoff ends: the limit does not lock the address out for ever.
-    ui.access._failures.clear()
+    try:
+        with caplog.at_level(logging.WARNING, logger="harness.console"):
+            for n, guess in enumerate(guesses):
+                status, headers = _guess(base, guess, by_header=bool(n % 2))
+                statuses.append(status)
+                if status == 429:
+                    retry_after.append(headers.get("Retry-After") or headers.get("retry-after"))
+            # While the guesser waits, the operator's browser session still stops a task.
+            ui.hub.task_began("task_t")
+            try:
+                status, body = act(ui, "/api/stop", {}, operator)
+                assert status == 200 and body["effect"] == "stopping"
+            finally:
+                ui.hub.task_ended("task_t")
+        # FREE_FAILURES answers 401, then every attempt waits while no time passes.
+        assert statuses == [401] * FREE_FAILURES + [429] * (400 - FREE_FAILURES), statuses[:20]
+        assert statuses.count(401) <= 8, statuses[:20]
+        assert statuses.count(429) >= 390
+        assert all(value and int(value) >= 1 for value in retry_after)
+        assert "wrong" in caplog.text
+        assert not any(guess in caplog.text for guess in guesses)
+        # The backoff ends: the limit does not lock the address out for ever; the next
+        # wrong guess is answered, and the wait after it is twice as long.
+        clock.now += FIRST_BACKOFF_S
+        assert _guess(base, "guess-late-Xq7", by_header=True)[0] == 401
+        status, headers = _guess(base, "guess-later-Xq7", by_header=True)
+        assert status == 429
+        assert float(headers.get("Retry-After") or headers["retry-after"]) >= 2 * FIRST_BACKOFF_S
+    finally:
+        ui.access._failures.clear()
 
 
 def test_the_token_in_a_url_works_once_and_only_on_the_exchange(console) -> None:

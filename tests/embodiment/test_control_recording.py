@@ -110,9 +110,9 @@ def test_every_malformed_step_is_refused_and_none_reaches_the_sink(
 
 
 # ====================================================================== the tabletop
+# Tests on the simulator carry ``sim``, which keeps them out of the fast tier (tests/tiers.py).
 
 pytest.importorskip("pybullet")
-pytestmark = pytest.mark.sim
 
 
 class PyBulletSpy:
@@ -175,6 +175,7 @@ def _record(sim: Any, cameras: tuple[str, ...] = ()) -> list[ControlStep]:
     return steps
 
 
+@pytest.mark.sim
 def test_recorded_steps_are_what_pybullet_measured_and_was_commanded(sim: Any) -> None:
     per = sim.config.physics_per_control
     dt = 1.0 / sim.config.physics_hz
@@ -210,6 +211,7 @@ def test_recorded_steps_are_what_pybullet_measured_and_was_commanded(sim: Any) -
     assert len(layout.state_names) == len(steps[0].state) == 9
 
 
+@pytest.mark.sim
 def test_steps_are_contiguous_across_commands_and_stop_when_recording_stops(sim: Any) -> None:
     sim.reset(seed=3)
     steps = _record(sim)
@@ -226,6 +228,7 @@ def test_steps_are_contiguous_across_commands_and_stop_when_recording_stops(sim:
     assert len(steps) == count
 
 
+@pytest.mark.sim
 def test_frames_are_rendered_at_each_step_only_for_the_cameras_asked(sim: Any) -> None:
     sim.reset(seed=3)
     steps = _record(sim, cameras=("top",))
@@ -236,6 +239,7 @@ def test_frames_are_rendered_at_each_step_only_for_the_cameras_asked(sim: Any) -
     assert steps[0].frames["top"].shape == (camera.height, camera.width, 3)
 
 
+@pytest.mark.sim
 def test_a_stop_mid_motion_ends_the_steps_with_the_hold_and_the_clock_goes_on(sim: Any) -> None:
     sim.reset(seed=3)
     steps: list[ControlStep] = []

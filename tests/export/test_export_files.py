@@ -26,6 +26,7 @@ pytest.importorskip("pybullet", reason="the exported run is a PyBullet episode (
 pytest.importorskip("mcap")
 pytest.importorskip("foxglove")
 rr = pytest.importorskip("rerun")
+pytestmark = pytest.mark.sim  # every test reads the export of a real simulator run
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # noqa: E402
 from mcap.reader import make_reader  # noqa: E402

@@ -10,6 +10,7 @@ and frame by frame.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -19,28 +20,33 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
-av = pytest.importorskip("av")
-
-from harness.cli import main  # noqa: E402
-from harness.export.control import ExportError  # noqa: E402
-from harness.export.episodes import EpisodeSource, run_sources  # noqa: E402
-from harness.export.files import export_dataset  # noqa: E402
-from tests.dataset_stores import (  # noqa: E402
+from harness.cli import main
+from harness.export.control import ExportError
+from harness.export.episodes import EpisodeSource, run_sources
+from harness.export.files import export_dataset
+from tests.dataset_stores import (
     SynthEpisode,
     expected_action,
     expected_color,
     expected_state,
     write_store,
 )
-from tests.tiers import examples  # noqa: E402
+from tests.tiers import examples
+
+# Found, not imported: pyarrow and PyAV are loaded by the tests that read a dataset back.
+pytestmark = pytest.mark.skipif(
+    any(importlib.util.find_spec(name) is None for name in ("pyarrow", "av")),
+    reason="needs the [dataset] extra (pyarrow, PyAV)",
+)
 
 COLOR_TOLERANCE = 12
 """Per channel, on a solid colour after the lossy video round trip (measured: at most 3)."""
 
 
 def _read(root: Path) -> dict[str, Any]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     info = json.loads((root / "meta/info.json").read_text())
     data = pa.concat_tables(
         [pq.read_table(p) for p in sorted((root / "data").glob("chunk-*/file-*.parquet"))]
@@ -51,6 +57,8 @@ def _read(root: Path) -> dict[str, Any]:
 
 
 def _decode(path: Path) -> list[tuple[float, np.ndarray]]:
+    import av
+
     with av.open(str(path)) as container:
         stream = container.streams.video[0]
         return [

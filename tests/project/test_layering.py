@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections.abc import Iterator
 from pathlib import Path
 
 import networkx as nx
@@ -83,25 +84,42 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-def _type_checking_nodes(tree: ast.AST) -> set[ast.AST]:
-    """Import statements inside ``if TYPE_CHECKING:`` blocks."""
-    found: set[ast.AST] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for child in node.body:
-                found.update(ast.walk(child))
-    return found
+STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+"""The fields of a node that hold statements (``handlers`` and ``cases`` hold the except
+clauses and match cases whose bodies do)."""
+
+
+def statements(node: ast.AST, guarded: bool = False) -> Iterator[tuple[ast.stmt, bool]]:
+    """Every statement under ``node``, each with whether it sits in the body of an
+    ``if TYPE_CHECKING:``.
+
+    Imports and class definitions are statements, so this finds every one of them (at
+    module level, in functions, classes, branches and handlers) without entering a single
+    expression: a few times faster than ``ast.walk``, which visits every node."""
+    checking = isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+    for field in STATEMENT_LISTS:
+        inside = guarded or (checking and field == "body")
+        children = getattr(node, field, None)
+        if not isinstance(children, list):
+            continue
+        for child in children:
+            if isinstance(child, ast.stmt):
+                yield child, inside
+            yield from statements(child, inside)
+
+
+@functools.cache
+def _statements_of(path: Path) -> tuple[tuple[ast.stmt, bool], ...]:
+    return tuple(statements(_tree(path)))
 
 
 def _imports(path: Path, name: str, known: dict[str, Path], *, type_checking: bool) -> set[str]:
     """Project modules ``path`` imports (``from a import b`` counts ``a.b`` if a module);
     with ``type_checking=False``, only the imports that run."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    skipped = set() if type_checking else _type_checking_nodes(tree)
     is_package = path.name == "__init__.py"
     targets: set[str] = set()
-    for node in ast.walk(tree):
-        if node in skipped:
+    for node, guarded in _statements_of(path):
+        if guarded and not type_checking:
             continue
         if isinstance(node, ast.Import):
             targets.update(alias.name for alias in node.names)
@@ -293,7 +311,7 @@ def private_imports_in(name: str, source: str | ast.Module, known: dict[str, Pat
     """``from module import _name`` statements in ``source`` (module ``name``) naming
     another project module's private name."""
     found = []
-    for node in ast.walk(ast.parse(source) if isinstance(source, str) else source):
+    for node, _ in statements(ast.parse(source) if isinstance(source, str) else source):
         if isinstance(node, ast.ImportFrom) and node.module and node.module in known:
             found += [
                 f"{name} imports {node.module}.{alias.name}"
@@ -340,16 +358,15 @@ MAX_PROJECT_BASES = 2
 
 def project_bases(known: dict[str, Path]) -> dict[str, list[str]]:
     """``module.Class`` -> the names of its base classes that are project classes."""
-    trees = {name: _tree(path) for name, path in known.items()}
     project_classes = {
         node.name
-        for tree in trees.values()
-        for node in ast.walk(tree)
+        for path in known.values()
+        for node, _ in _statements_of(path)
         if isinstance(node, ast.ClassDef)
     }
     found: dict[str, list[str]] = {}
-    for name, tree in trees.items():
-        for node in ast.walk(tree):
+    for name, path in known.items():
+        for node, _ in _statements_of(path):
             if isinstance(node, ast.ClassDef):
                 bases = [ast.unparse(base).rsplit(".", 1)[-1] for base in node.bases]
                 found[f"{name}.{node.name}"] = [b for b in bases if b in project_classes]
@@ -406,7 +423,7 @@ Table = dict[str, list[tuple[str, list[str], list[str]]]]
 def _class_table() -> Table:
     table: Table = {}
     for module, path in sorted(_project_modules().items()):
-        for node in ast.walk(_tree(path)):
+        for node, _ in _statements_of(path):
             if isinstance(node, ast.ClassDef):
                 bases = [ast.unparse(b).split("[")[0].rsplit(".", 1)[-1] for b in node.bases]
                 meta = [ast.unparse(k.value) for k in node.keywords if k.arg == "metaclass"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tiers import SLOW_FILES, SLOW_TESTS
+from tests.tiers import SLOW_FILES, SLOW_MARKERS, SLOW_TESTS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,7 +34,30 @@ def test_every_slow_test_names_a_test_that_exists_and_is_no_property_test() -> N
 def test_every_slow_file_exists_and_says_what_it_starts() -> None:
     stems = {p.stem for p in (ROOT / "tests").rglob("test_*.py")}
     assert set(SLOW_FILES) <= stems
-    assert set(SLOW_FILES.values()) <= {"browser", "ray", "servers"}
+    assert set(SLOW_FILES.values()) <= set(SLOW_MARKERS)
+
+
+def _module_marks(path: Path) -> set[str]:
+    """The markers a test file's module-level ``pytestmark`` applies (``pytest.mark.X``)."""
+    marks: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets
+        ):
+            marks |= set(re.findall(r"pytest\.mark\.(\w+)", ast.unparse(node.value)))
+    return marks
+
+
+def test_a_file_that_is_slow_as_a_whole_is_not_imported_by_the_fast_tier() -> None:
+    """A file whose ``pytestmark`` keeps every test out of the fast tier is in SLOW_FILES,
+    so the fast tier does not import it (and what it imports) for nothing."""
+    unlisted = [
+        str(path.relative_to(ROOT))
+        for path in sorted((ROOT / "tests").rglob("test_*.py"))
+        if _module_marks(path) & set(SLOW_MARKERS) and path.stem not in SLOW_FILES
+    ]
+    assert unlisted == []
+    assert _module_marks(ROOT / "tests/worlds/test_libero.py") >= {"long", "libero"}
 
 
 def test_the_fast_profile_scales_every_stated_count_and_the_full_one_keeps_it() -> None:
@@ -48,10 +71,10 @@ def test_the_fast_profile_scales_every_stated_count_and_the_full_one_keeps_it() 
         assert [examples(n) for n in (1, 6, 40, 300, 2000)] == [1, 6, 40, 300, 2000]
         assert settings.default.max_examples == 100
         settings.load_profile(FAST_PROFILE)
-        assert [examples(n) for n in (1, 6, 40, 300, 2000)] == [1, 6, FAST_MINIMUM, 60, 400]
-        assert settings.default.max_examples == 20 and settings.default.deadline is None
+        assert [examples(n) for n in (1, 6, 40, 300, 2000)] == [1, 6, FAST_MINIMUM, 30, 200]
+        assert settings.default.max_examples == 10 and settings.default.deadline is None
     finally:
-        settings.load_profile(FAST_PROFILE if before.max_examples == 20 else FULL_PROFILE)
+        settings.load_profile(FAST_PROFILE if before.max_examples == 10 else FULL_PROFILE)
 
 
 def test_only_a_run_that_leaves_slow_out_is_the_fast_tier(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,6 +20,7 @@ from harness.errors import (
     AuthenticationError,
     BadRequestError,
     ContextOverflowError,
+    ModelCancelledError,
     ModelError,
     RateLimitError,
     TransientModelError,
@@ -40,7 +41,7 @@ from harness.messages import (
     ToolResultItem,
     ToolSpec,
 )
-from harness.providers import PROVIDERS, build_model, parse_model_spec
+from harness.providers import PROVIDERS, build_model, complete, parse_model_spec
 from harness.providers.anthropic import MAX_CACHE_BREAKPOINTS, AnthropicModel
 from harness.providers.base import Chunk, Final, Model, RetryNotice
 from harness.providers.catalog import LOCAL_SERVERS, known_context_window
@@ -439,3 +440,29 @@ def test_overflow_messages_state_the_window_and_the_prompt(
     error = classify_failure(Failure(provider="p", message=message, status=400))
     assert isinstance(error, ContextOverflowError)
     assert (error.limit_tokens, error.prompt_tokens) == sizes
+
+
+# ---------------------------------------------------------------- complete() and a cancel
+# (the loopback-server cancel tests, which wait on purpose, are in test_providers_cancel.py)
+
+
+def _cancel_request() -> ModelRequest:
+    return ModelRequest(
+        system=[SystemBlock(name="system", text="You drive a robot.")],
+        items=[InstructionItem(text="tidy the table")],
+        refreshed=RefreshedBlock(brief="Scene: red_cube_1"),
+    )
+
+
+def test_complete_drops_an_answer_that_comes_after_the_cancel() -> None:
+    from harness.providers import ScriptedModel, reply
+
+    flag = {"cancelled": False}
+
+    def answer_then_cancel(req: ModelRequest) -> Any:
+        flag["cancelled"] = True  # the cancel lands while the answer is being produced
+        return reply("late")
+
+    model = ScriptedModel([answer_then_cancel])
+    with pytest.raises(ModelCancelledError):
+        complete(model, _cancel_request(), cancelled=lambda: flag["cancelled"])

@@ -12,7 +12,7 @@ profile's numbers, not against the envelope.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -35,8 +35,13 @@ from harness.events import SafetyCheckEvent, ToolResultEvent
 from harness.mcp.manager import MCPManager, MCPTool
 from harness.providers import ScriptedModel, call, reply
 from harness.tools import tool, with_schema_defaults
-from tests.mcp_recording import RecordingServer
+from tests.mcp_recording import needs_mcp_server, recording_server
 from tests.tiers import examples
+
+if TYPE_CHECKING:
+    from benchmarks.lib.mcp_recording import RecordingServer
+
+pytestmark = needs_mcp_server
 
 LIMITS = PANDA.limits
 SCHEMAS, SAFETY = ARM_SCHEMAS, ARM_SAFETY
@@ -44,7 +49,7 @@ SCHEMAS, SAFETY = ARM_SCHEMAS, ARM_SAFETY
 
 @pytest.fixture(scope="module")
 def arm() -> Iterator[tuple[RecordingServer, MCPManager]]:
-    with RecordingServer(SCHEMAS) as server:
+    with recording_server(SCHEMAS) as server:
         config = MCPServerConfig(
             name="arm",
             transport="streamable-http",

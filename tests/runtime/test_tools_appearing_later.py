@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from pydantic import ValidationError
@@ -25,7 +25,12 @@ from harness.config import MCPServerConfig
 from harness.events import NotificationEvent, SafetyCheckEvent, ToolResultEvent, ToolsListedEvent
 from harness.mcp.manager import MCPManager
 from harness.providers import ScriptedModel, call, reply
-from tests.mcp_recording import RecordingServer
+from tests.mcp_recording import needs_mcp_server, recording_server
+
+if TYPE_CHECKING:
+    from benchmarks.lib.mcp_recording import RecordingServer
+
+pytestmark = needs_mcp_server
 
 XYZ = {"x": {"type": "number"}, "y": {"type": "number"}, "z": {"type": "number"}}
 MOVE = {"type": "object", "properties": XYZ, "required": ["x", "y", "z"]}
@@ -38,7 +43,7 @@ GROW = {
 
 @pytest.fixture
 def server() -> Iterator[RecordingServer]:
-    with RecordingServer({"move_to": MOVE, "grow": GROW, "noop": {"type": "object"}}) as recording:
+    with recording_server({"move_to": MOVE, "grow": GROW, "noop": {"type": "object"}}) as recording:
         yield recording
 
 

@@ -66,7 +66,8 @@ def test_the_eval_deployment_judges_every_physical_skill() -> None:
 def test_a_push_that_misses_is_judged_failed_and_never_reported_achieved(
     sim: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from worlds.libero.skills import Plan, Segment, SkillPlanner
+    from worlds.libero.segments import Plan, Segment
+    from worlds.libero.skills import SkillPlanner
 
     def short_push(self: SkillPlanner, ref: str, target: str, ee: Any) -> Plan:
         # moves, but nowhere near the plate: the arm runs, the plate stays

@@ -58,6 +58,28 @@ def patterns(name: str) -> list[re.Pattern[str]]:
     return found
 
 
+@functools.cache
+def literals(name: str) -> tuple[str, ...]:
+    """A text each identifier of :func:`patterns` contains (the world's name, its folder,
+    driver names, profile files and classes): a file holding none of them, and (for a world
+    of :data:`CASE_INSENSITIVE`) not the name in any case, names no identifier of it."""
+    world = load_world(name)
+    folder = BUILTIN_WORLDS[name].split(":")[0].split(".")[1]
+    return (
+        name,
+        folder,
+        *(entry.name for entry in world.drivers),
+        *(path.name for path in world.profiles.values()),
+        *CLASSES[name],
+    )
+
+
+def _may_name(text: str, name: str) -> bool:
+    if any(literal in text for literal in literals(name)):
+        return True
+    return name in CASE_INSENSITIVE and name.lower() in text.lower()
+
+
 def _folder_of(name: str) -> Path:
     return ROOT / "worlds" / BUILTIN_WORLDS[name].split(":")[0].split(".")[1]
 
@@ -73,6 +95,11 @@ def _modules() -> list[Path]:
 
 def mentions(text: str, name: str) -> list[str]:
     """Each line of ``text`` that names the world ``name`` (``LINE: text``)."""
+    if not _may_name(text, name) or not any(pattern.search(text) for pattern in patterns(name)):
+        # No identifier matches within a single line, and blanking attribute names only
+        # removes text: a file none of them matches as a whole has no line that names it
+        # (and one holding none of their literal texts matches none of them).
+        return []
     hits = []
     for number, line in enumerate(text.splitlines(), start=1):
         line = _ATTRIBUTE.sub("getattr(...)", line)  # an attribute's name is not a world's

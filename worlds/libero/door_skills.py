@@ -17,10 +17,11 @@ import numpy as np
 
 from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.doors import Door, as_point, door_of, nearest_yaw
+from worlds.libero.segments import PUSH_DIP, SLOW, Segment
 
 if TYPE_CHECKING:
     from worlds.libero.geometry import Box, LiberoGeometry
-    from worlds.libero.skills import Segment, SkillPlanner
+    from worlds.libero.skills import SkillPlanner
 
 __all__ = ["handle_grasp", "opening", "place_through", "sweep_door"]
 
@@ -73,7 +74,6 @@ def push_leaf(
     """Push the leaf, at joint position ``start`` now, along its arc to ``goal`` with the
     flat of the hand (pointing down, its long side along the leaf); ``press``: then past
     the leaf's face at ``goal`` (a door shut by LIBERO's Close is within 0.005 rad)."""
-    from worlds.libero.skills import SLOW, Segment
 
     grows = 1.0 if goal > start else -1.0
     side = -grows  # the hand stands on the side the leaf moves away from
@@ -126,7 +126,6 @@ def push_leaf(
 def pull_door(planner: SkillPlanner, door: Door, goal: float, ee: Vec3) -> list[Segment] | str:
     """Grasp the top bar of the leaf's handle (pointing down, the fingers closing along
     the leaf) and pull it along the arc to ``goal``, the wrist turning with the leaf."""
-    from worlds.libero.skills import SLOW, Segment
 
     grows = 1.0 if goal > door.angle else -1.0
     # the handle stands out on the side the leaf swings to, past the leaf's panel (its
@@ -256,7 +255,6 @@ def place_through(
     over the thing), set it down on the floor inside, and push it deep enough with the
     fingers, the hand dipped so its wrist trails outside, that the door clears what
     stands out behind it (a mug's handle); or why not."""
-    from worlds.libero.skills import PUSH_DIP, SLOW, Segment
 
     geo = planner.geo
     if not geo.predicate("open", door.ref):

@@ -61,7 +61,8 @@ from worlds.libero.execution import plan_action, run_plan, settle
 from worlds.libero.geometry import LiberoGeometry
 from worlds.libero.postconditions import LiberoPostConditions
 from worlds.libero.scene import SceneCatalog
-from worlds.libero.skills import Plan, Refusal, SkillPlanner
+from worlds.libero.segments import Plan, Refusal
+from worlds.libero.skills import SkillPlanner
 from worlds.libero.truth import (
     PredicateResult,
     goal_predicate_results,

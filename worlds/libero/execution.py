@@ -15,7 +15,8 @@ from typing import Any
 from embodiment.geometry import point_text
 from worlds.libero.control import Arm, down_matrix, side_matrix
 from worlds.libero.placing import lean_matrix
-from worlds.libero.skills import Plan, Refusal, SkillPlanner
+from worlds.libero.segments import Plan, Refusal
+from worlds.libero.skills import SkillPlanner
 
 __all__ = ["plan_action", "run_plan"]
 

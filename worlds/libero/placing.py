@@ -15,6 +15,7 @@ import numpy as np
 
 from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.geometry import LiberoGeometry
+from worlds.libero.segments import SLOW, Segment
 
 __all__ = ["about_z", "lay_down", "lean_matrix"]
 
@@ -60,7 +61,6 @@ def lay_down(geo: LiberoGeometry, ref: str, target: str, ee: Vec3, carry: float)
     cheese on the rack") is not tipped: turned the same way (its long side along the
     cradle), its body is let go LAY_DROP_M above the middle of the cradle's line (the
     plain place aimed at the site, on the rack's front lip, and it slid off)."""
-    from worlds.libero.skills import SLOW, Segment
 
     frame = geo.region_frame(target)
     if frame is None:

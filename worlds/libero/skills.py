@@ -13,9 +13,6 @@ nothing moves.
 from __future__ import annotations
 
 import itertools
-import math
-from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
@@ -25,8 +22,9 @@ from worlds.libero.doors import door_of
 from worlds.libero.geometry import Box, LiberoGeometry
 from worlds.libero.placing import lay_down
 from worlds.libero.scene import resolve_target
+from worlds.libero.segments import PUSH_DIP, SLOW, Plan, Refusal, Segment
 
-__all__ = ["Plan", "Refusal", "Segment", "SkillPlanner"]
+__all__ = ["SkillPlanner"]
 
 CARRY_Z = 0.25
 """Lowest height (base frame) the gripper carries things at; the arm starts at ~0.26-0.29."""
@@ -39,45 +37,6 @@ HAND_HALF_M = 0.09
 """Half the Panda hand's length along the fingers' closing direction (above the fingers)."""
 HAND_THICK_M = 0.03
 """Half its thickness across that direction."""
-FAST = 0.3
-PUSH_DIP = math.pi / 4
-"""How far below the horizontal a drawer is pushed shut (see ``SkillPlanner._push_shut``)."""
-SLOW = 0.12
-
-
-@dataclass(frozen=True)
-class Segment:
-    kind: Literal["move", "grip", "twist"]
-    label: str
-    target: Vec3 | None = None
-    speed: float = FAST
-    close: bool = False
-    yaw: float | None = None
-    """The fingers' yaw to turn to, pointing down (None: keep the current orientation)."""
-    facing: Vec3 | None = None
-    """Point the gripper horizontally against this direction instead (a drawer's face)."""
-    closing: Vec3 = (0.0, 0.0, 1.0)
-    """With ``facing``: the direction the fingers close in."""
-    dip: float = 0.0
-    """With ``facing``: how far (radians) the approach points below the horizontal."""
-    tolerance: float = 0.006
-    lean: Vec3 | None = None  # with ``yaw``: tilt the gripper by this rotation vector
-
-
-@dataclass(frozen=True)
-class Plan:
-    segments: tuple[Segment, ...]
-    description: str
-    yaw: float = 0.0
-
-    @property
-    def waypoints(self) -> list[Vec3]:
-        return [s.target for s in self.segments if s.kind == "move" and s.target is not None]
-
-
-@dataclass(frozen=True)
-class Refusal:
-    message: str
 
 
 class SkillPlanner:

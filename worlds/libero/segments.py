@@ -1,0 +1,56 @@
+"""What a LIBERO skill plan is made of: the segments the executor runs (moves, grips, wrist
+turns), the plan they form, a refusal, and the speeds they share.
+
+Apart from :mod:`worlds.libero.skills` so that the skill helpers it calls (doors, placing)
+build segments without importing the planner that imports them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from worlds.libero.control import Vec3
+
+__all__ = ["FAST", "PUSH_DIP", "SLOW", "Plan", "Refusal", "Segment"]
+
+FAST = 0.3
+PUSH_DIP = math.pi / 4
+"""How far below the horizontal a drawer is pushed shut (see ``SkillPlanner._push_shut``)."""
+SLOW = 0.12
+
+
+@dataclass(frozen=True)
+class Segment:
+    kind: Literal["move", "grip", "twist"]
+    label: str
+    target: Vec3 | None = None
+    speed: float = FAST
+    close: bool = False
+    yaw: float | None = None
+    """The fingers' yaw to turn to, pointing down (None: keep the current orientation)."""
+    facing: Vec3 | None = None
+    """Point the gripper horizontally against this direction instead (a drawer's face)."""
+    closing: Vec3 = (0.0, 0.0, 1.0)
+    """With ``facing``: the direction the fingers close in."""
+    dip: float = 0.0
+    """With ``facing``: how far (radians) the approach points below the horizontal."""
+    tolerance: float = 0.006
+    lean: Vec3 | None = None  # with ``yaw``: tilt the gripper by this rotation vector
+
+
+@dataclass(frozen=True)
+class Plan:
+    segments: tuple[Segment, ...]
+    description: str
+    yaw: float = 0.0
+
+    @property
+    def waypoints(self) -> list[Vec3]:
+        return [s.target for s in self.segments if s.kind == "move" and s.target is not None]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    message: str
