@@ -23,8 +23,10 @@ class DriftingEnv:
     def __init__(self, start: tuple[float, float, float], drift: tuple[float, float, float]):
         self.site = np.array([list(start)], dtype=float)
         self.drift = np.asarray(drift, dtype=float)
-        robot = SimpleNamespace(eef_site_id=0)
-        data = SimpleNamespace(site_xpos=self.site, site_xmat=np.array([np.eye(3).ravel()]))
+        robot = SimpleNamespace(eef_site_id=0, _ref_gripper_joint_pos_indexes=[0, 1])
+        data = SimpleNamespace(
+            site_xpos=self.site, site_xmat=np.array([np.eye(3).ravel()]), qpos=np.zeros(2)
+        )
         self.env = SimpleNamespace(robots=[robot], sim=SimpleNamespace(data=data))
         self.trace: list[np.ndarray] = []
 
@@ -105,3 +107,80 @@ def test_a_wrist_turn_drifting_towards_a_keep_out_zone_stops_outside_it() -> Non
     with pytest.raises(NearKeepOut):
         a.turn(25)
     assert min(p[0] for p in env.trace) > 0.16 + ZONE_GUARD_M - 0.011
+
+
+BASE = ("robot_base", (-0.30, -0.16, -0.05), (0.16, 0.16, 0.15))
+
+
+def _gap(point: np.ndarray) -> float:
+    """Distance from the base's zone (written here, not taken from the Arm)."""
+    low, high = np.array(BASE[1]), np.array(BASE[2])
+    return float(np.linalg.norm(np.maximum(low - point, 0) + np.maximum(point - high, 0)))
+
+
+def test_the_guard_looks_ahead_by_the_approach_and_backs_the_arm_off() -> None:
+    """LIBERO-PRO libero_goal_task 7, state 0: the guard tripped only once the gripper was
+    within ZONE_GUARD_M (checked every controller step, up to 1.5 cm apart) and the held arm
+    coasted on into the base (18 physics steps inside). The guard now trips while the next
+    step and the drift still fit outside ZONE_GUARD_M, and sends the arm away until clear."""
+    from worlds.libero.control import ZONE_CLEAR_M, ZONE_GUARD_M, NearKeepOut
+
+    for speed_towards in (0.002, 0.004, 0.008, 0.012):
+        env = DriftingEnv((0.21, -0.10, 0.10), drift=(-speed_towards, 0.0, 0.0))
+        a = arm(env)
+        a.keep_out = [BASE]
+        with pytest.raises(NearKeepOut) as stopped:
+            a.move((0.21, 0.10, 0.10), speed=0.02)  # a line 0.05 m from the zone
+        assert "backed straight away" in str(stopped.value)
+        gaps = [_gap(p) for p in env.trace]
+        # never nearer than the guard less one step's approach, and it ends clear
+        assert min(gaps) >= ZONE_GUARD_M - 1e-9, (speed_towards, min(gaps))
+        assert gaps[-1] >= ZONE_CLEAR_M - 1e-9, (speed_towards, gaps[-1])
+
+
+def test_a_move_that_starts_in_the_band_stops_when_it_comes_closer() -> None:
+    """A later attempt started 0.013 m from the zone, where the old guard only tripped once
+    the gripper got closer than where it started (it did, by 8 mm in one step, then drifted
+    in)."""
+    from worlds.libero.control import ZONE_CLEAR_M, NearKeepOut
+
+    env = DriftingEnv((0.173, 0.0, 0.20), drift=(-0.002, 0.0, 0.0))  # 0.013 m from the zone
+    a = arm(env)
+    a.keep_out = [BASE]
+    with pytest.raises(NearKeepOut):
+        a.move((0.173, 0.0, 0.10), speed=0.05)
+    gaps = [_gap(p) for p in env.trace]
+    assert min(gaps) >= 0.013 - 0.0021 and gaps[-1] >= ZONE_CLEAR_M - 1e-9, gaps
+
+
+def test_backing_off_goes_straight_away_from_the_zone() -> None:
+    """The envelope allows only a motion straight away from a zone that close: from beside a
+    face along the face's normal, from inside towards the nearest face."""
+    from worlds.libero.control import ZONE_CLEAR_M
+
+    for start, axis in (((0.17, 0.0, 0.10), 0), ((0.0, 0.0, 0.16), 2), ((0.15, 0.0, 0.0), 0)):
+        env = DriftingEnv(start, drift=(0.0, 0.0, 0.0))
+        a = arm(env)
+        a.keep_out = [BASE]
+        assert a.back_off() > 0
+        moved = env.site[0] - np.array(start)
+        others = [i for i in range(3) if i != axis]
+        assert moved[axis] > 0 and np.allclose(moved[others], 0.0), (start, moved)
+        assert _gap(env.site[0]) >= ZONE_CLEAR_M - 1e-9
+    env = DriftingEnv((0.4, 0.0, 0.2), drift=(0.0, 0.0, 0.0))  # clear already: no motion
+    a = arm(env)
+    a.keep_out = [BASE]
+    assert a.back_off() == 0 and not env.trace
+
+
+def test_a_grip_whose_wrist_turn_carries_the_gripper_towards_a_zone_stops() -> None:
+    """The wrist turning to a grip's orientation near the base carried the gripper 1 cm
+    towards it with no guard watching (grips and holds were unguarded)."""
+    from worlds.libero.control import ZONE_GUARD_M, NearKeepOut
+
+    env = DriftingEnv((0.19, 0.0, 0.10), drift=(-0.004, 0.0, 0.0))
+    a = arm(env)
+    a.keep_out = [BASE]
+    with pytest.raises(NearKeepOut):
+        a.grip(True)
+    assert min(_gap(p) for p in env.trace) >= ZONE_GUARD_M - 1e-9

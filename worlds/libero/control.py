@@ -62,8 +62,28 @@ swapped scenes, 0.3 m off the line and out of the workspace) must not go on else
 ZONE_GUARD_M = 0.018
 """How close to a keep-out zone a move may bring the gripper before it is stopped: less than
 the envelope's planning margin (0.02 m in the LIBERO profile), so a path it allowed never
-trips it, and enough for the arm to come to rest outside (measured: about 0.01 m of drift
-after the stop of an arm that was being pulled off its path)."""
+trips it. The guard looks ahead (:data:`ZONE_LOOKAHEAD_STEPS`): checked once per controller
+step, a guard that waited until the gripper was already this close tripped too late (at 0.3
+m/s one controller step moves 1.5 cm, and the arm drifted about 1 cm on after the stop:
+LIBERO-PRO libero_goal_task 7, state 0, put 18 physics steps inside the robot's base)."""
+ZONE_LOOKAHEAD_STEPS = 2.0
+"""How many controller steps' worth of the gripper's approach towards a zone the guard adds
+to the distance it checks: the next step, which runs before the next check, and the drift
+after a stop (measured: about as far again as the last step, for an arm being pulled off
+its path by an orientation it cannot reach)."""
+ZONE_CLEAR_M = 0.022
+"""Where a stop near a zone leaves the gripper: a stopped arm is sent straight away from the
+zone (the envelope's own rule: the only motion it allows that close) until it is this far
+clear, more than the envelope's planning margin (0.02 m), so the next motion is planned from
+outside the band rather than starting where the guard could only watch it come closer."""
+BACK_OFF_M_S = 0.1
+"""The speed of that retreat (before the controller's lead), raised by however fast the
+gripper still comes in (an arm being dragged in must be pushed out harder), up to
+BACK_OFF_MAX_M_S (the profile's default speed, below its 0.5 m/s limit)."""
+BACK_OFF_MAX_M_S = 0.3
+BACK_OFF_MAX_STEPS = 30
+"""A retreat that has not cleared the zone by then stops anyway (holding where it is)."""
+
 GUARD_M = 0.012
 """How far inside the workspace's faces the arm is sent at most: the OSC controller
 overshoots a stop by a few millimetres (measured: up to 7 mm at 0.3 m/s)."""
@@ -85,14 +105,16 @@ class OffPath(Exception):
 
 
 class NearKeepOut(OffPath):
-    """The gripper came within ZONE_GUARD_M of a keep-out zone (the envelope keeps planned paths
-    further away than that: only a motion the arm could not follow gets here)."""
+    """The gripper was about to come within ZONE_GUARD_M of a keep-out zone (the envelope keeps
+    planned paths further away than that: only a motion the arm could not follow gets here);
+    the arm has been backed off straight away from the zone."""
 
     def __init__(self, zone: str, distance_m: float) -> None:
         Exception.__init__(
             self,
             f"stopped: the gripper came {max(distance_m, 0.0):.3f} m from the keep-out zone "
-            f"{zone} (the arm could not follow its path); it holds where it is",
+            f"{zone} (the arm could not follow its path); it backed straight away from the "
+            "zone and holds there",
         )
         self.off_m = distance_m
 
@@ -182,8 +204,9 @@ class Arm:
         """Called with each controller command just before it is sent (the state it is
         measured against is the current one): a recording's control step."""
         self.keep_out: list[tuple[str, Vec3, Vec3]] = []
-        """(name, low, high) of each keep-out zone (base frame): a move that brings the
-        gripper within ZONE_GUARD_M of one is stopped (:class:`NearKeepOut`)."""
+        """(name, low, high) of each keep-out zone (base frame): a move that would bring the
+        gripper within ZONE_GUARD_M of one is stopped (:class:`NearKeepOut`) and backed off
+        to ZONE_CLEAR_M."""
 
     @property
     def _robot(self) -> Any:
@@ -226,6 +249,11 @@ class Arm:
             raise Interrupted
         if self.budget is not None and self.steps >= self.budget:
             raise BudgetExceeded(self.steps)
+        self._send(velocity)
+
+    def _send(self, velocity: Any) -> None:
+        """One controller step with no stop or budget check (:meth:`back_off` must finish
+        what a stop began)."""
         action = np.zeros(7)
         action[:3] = np.clip(np.asarray(velocity, dtype=float), -1.0, 1.0)
         rotation = _rotation_error(self.orientation, self.ee_matrix()) * ORIENTATION_GAIN
@@ -256,7 +284,7 @@ class Arm:
         line = goal - origin
         length = float(np.linalg.norm(line))
         history: list[float] = []
-        closest = self._zone_distances(origin)
+        previous = self._zone_distances(origin)
         while True:
             here = self.ee_world()
             error = goal - here
@@ -264,7 +292,7 @@ class Arm:
             if distance <= tolerance:
                 return True
             off = _off_line(here, origin, line, length)
-            self._check_keep_out(here, closest)
+            self._check_keep_out(here, previous)
             if off > TRACK_LIMIT_M:
                 # Stop turning too: the orientation it could not reach is what pulled it away.
                 self.orientation = self.ee_matrix()
@@ -309,14 +337,71 @@ class Arm:
             for name, low, high in self.keep_out
         }
 
-    def _check_keep_out(self, here: np.ndarray, closest: dict[str, float]) -> None:
-        """Stop when the gripper comes closer to a zone than ZONE_GUARD_M and than it has been
-        in this move (a move that starts that close may still leave)."""
+    def _check_keep_out(self, here: np.ndarray, previous: dict[str, float]) -> None:
+        """Stop when the gripper, coming closer to a zone, would be nearer than ZONE_GUARD_M
+        once the look-ahead has run: its distance less ZONE_LOOKAHEAD_STEPS times how much
+        closer the last controller step brought it (``previous``: the distances at the last
+        check, updated here). A gripper that is not coming closer is not stopped, however
+        near it starts (a move that starts in the band may leave it). The stopped arm is
+        backed off (:meth:`back_off`) before :class:`NearKeepOut` is raised: held where it
+        tripped, it drifted on into the zone."""
+        before = dict(previous)
         for name, distance in self._zone_distances(here).items():
-            if distance < ZONE_GUARD_M and distance < closest.get(name, math.inf) - 1e-4:
+            approach = previous.get(name, distance) - distance
+            previous[name] = distance
+            if approach > 1e-4 and distance - ZONE_LOOKAHEAD_STEPS * approach < ZONE_GUARD_M:
                 self.orientation = self.ee_matrix()
+                self.back_off(before)
                 raise NearKeepOut(name, distance)
-            closest[name] = min(distance, closest.get(name, math.inf))
+
+    def back_off(self, previous: dict[str, float] | None = None) -> int:
+        """Send the gripper straight away from every keep-out zone it is within ZONE_CLEAR_M
+        of, or heading for within the look-ahead, until it is clear and no longer heading in
+        (at most BACK_OFF_MAX_STEPS controller steps); the steps taken. ``previous``: the
+        zones' distances one controller step ago, if known (how fast it is coming in). The
+        envelope allows exactly this motion near a zone, and a commanded retreat brakes the
+        arm's drift where holding still let it coast on (about 1 cm after a stop at 0.3
+        m/s). Neither a stop request nor the skill's step budget cuts it short: it is how a
+        stop near a zone ends safely."""
+        last = dict(previous) if previous is not None else None
+        speed = BACK_OFF_M_S
+        for taken in range(BACK_OFF_MAX_STEPS):
+            here = self.ee_world()
+            distances = self._zone_distances(here)
+            last = last if last is not None else distances
+            near = {
+                name
+                for name, gap in distances.items()
+                if gap - ZONE_LOOKAHEAD_STEPS * max(0.0, last.get(name, gap) - gap) < ZONE_CLEAR_M
+            }
+            coming = max((last.get(name, 0.0) - distances[name] for name in near), default=0.0)
+            speed = min(BACK_OFF_MAX_M_S, speed + max(0.0, coming) * CONTROL_HZ)
+            last = distances
+            away = self._away_from_zones(here, near)
+            if away is None:
+                return taken
+            self._send(self._guarded(here, away * speed * TRACKING))
+        return BACK_OFF_MAX_STEPS
+
+    def _away_from_zones(self, here: np.ndarray, names: set[str]) -> np.ndarray | None:
+        """The unit direction straight away from the zones ``names`` (from a zone's nearest
+        point; from inside, towards its nearest face), or None when there are none."""
+        point = np.asarray(self.frame.from_world(here))
+        total = np.zeros(3)
+        for name, low_v, high_v in self.keep_out:
+            if name not in names:
+                continue
+            low, high = np.asarray(low_v), np.asarray(high_v)
+            outward = point - np.clip(point, low, high)
+            gap = float(np.linalg.norm(outward))
+            if gap > 1e-9:
+                total += outward / gap
+                continue
+            faces = np.concatenate([point - low, high - point])
+            face = int(np.argmin(faces))
+            total[face % 3] += -1.0 if face < 3 else 1.0
+        norm = float(np.linalg.norm(total))
+        return total / norm if norm > 1e-9 else None
 
     def _guarded(self, here: np.ndarray, command: np.ndarray) -> np.ndarray:
         """A command with no part pushing the gripper further out once it is within GUARD_M
@@ -339,31 +424,38 @@ class Arm:
         return command
 
     def grip(self, close: bool, *, steps: int = 12) -> None:
-        """Close or open the fingers and wait ``steps`` controller steps (holding still)."""
+        """Close or open the fingers and wait ``steps`` controller steps (holding still),
+        guarded like a move: the wrist turns to the held orientation meanwhile, and near the
+        robot's base that turn alone carried the gripper 1 cm towards the zone."""
         self.gripper_command = 1.0 if close else -1.0
         previous = self.gripper_width()
+        zones = self._zone_distances(self.ee_world())
         for index in range(steps):
             self.step()
+            self._check_keep_out(self.ee_world(), zones)
             width = self.gripper_width()
             if index >= 4 and abs(width - previous) < 2e-4:
                 break
             previous = width
 
     def hold(self, steps: int = 3) -> None:
-        """Stay where the arm is for a few controller steps."""
+        """Stay where the arm is for a few controller steps (guarded like a move: a wrist
+        still turning, or an arm still coasting, moves the gripper)."""
+        zones = self._zone_distances(self.ee_world())
         for _ in range(steps):
             self.step()
+            self._check_keep_out(self.ee_world(), zones)
 
     def turn(self, steps: int = 25) -> None:
         """Turn to the held orientation where the gripper is, for ``steps`` controller steps
         (or until turned), pulling the gripper back to where it started: a wrist turning in
         place otherwise drifts the fingers by centimetres."""
         anchor = self.ee_world()
-        closest = self._zone_distances(anchor)
+        previous = self._zone_distances(anchor)
         for _ in range(steps):
             here = self.ee_world()
             # the same stops as a move's: a turn is described to the envelope as no motion
-            self._check_keep_out(here, closest)
+            self._check_keep_out(here, previous)
             off = float(np.linalg.norm(here - anchor))
             if off > TRACK_LIMIT_M:
                 self.orientation = self.ee_matrix()

@@ -256,8 +256,9 @@ class LiberoSim:
             except Interrupted:
                 self._motion = "stopped"
                 arm.budget = None
-                with contextlib.suppress(Interrupted):
+                with contextlib.suppress(Interrupted, OffPath):
                     self._stop.clear()
+                    arm.back_off()  # a stop near a keep-out zone must not coast into it
                     arm.hold(2)
                 return ActionResult(
                     ok=False,
@@ -268,13 +269,15 @@ class LiberoSim:
             except BudgetExceeded as exc:
                 self._motion = "idle"
                 arm.budget = None
+                arm.back_off()  # an arm out of steps beside a zone would coast on into it
                 return ActionResult(
                     ok=False, message=f"{action} {exc}", applied=self._applied(before)
                 )
             except OffPath as exc:
                 self._motion = "idle"
                 arm.budget = None
-                with contextlib.suppress(Interrupted, BudgetExceeded):
+                with contextlib.suppress(Interrupted, BudgetExceeded, OffPath):
+                    arm.back_off()  # (done already when a zone's guard stopped it)
                     arm.hold(2)
                 return ActionResult(
                     ok=False, message=f"{action} {exc}", applied=self._applied(before)
