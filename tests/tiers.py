@@ -153,6 +153,7 @@ SLOW_FILES: dict[str, str] = {
     "test_libero_recording": "libero",
     "test_libero_skills": "libero",
     "test_libero_truth": "libero",
+    "test_libero_zone_guard": "libero",
     "test_planner_episodes": "sim",
     "test_benchmark_live": "sim",
     "test_readme": "sim",
