@@ -24,7 +24,7 @@ from harness.events import DoneEvent, EventBase, ProgressEvent, ToolResultEvent
 from harness.messages import ToolResultItem
 from harness.providers import ScriptedModel, call, reply
 from harness.tools import ToolContext, ToolOutput, checked_output
-from tests.tiers import examples
+from tests.tiers import examples, floor
 
 TRIES = {"count": 0, "error_results": 0, "ok_results": 0}
 
@@ -175,7 +175,7 @@ def test_the_fuzz_saw_both_kinds_of_result() -> None:
     """Guards the property above: it must have produced errors and successes."""
     if TRIES["count"] == 0:
         pytest.skip("the property test did not run first")
-    assert TRIES["error_results"] > 5 and TRIES["ok_results"] > 5, TRIES
+    assert TRIES["error_results"] >= floor(6) and TRIES["ok_results"] >= floor(6), TRIES
 
 
 @pytest.mark.parametrize(
