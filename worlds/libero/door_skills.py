@@ -101,15 +101,10 @@ def push_leaf(
         Segment("move", "approach", as_point(begin, carry), yaw=yaw),
         Segment("move", "lower", as_point(begin, z), yaw=yaw),
     ]
-    angles = np.linspace(start, goal, steps + 1)
-    for index, angle in enumerate(angles):
-        yaw = nearest_yaw(_yaw(door, float(angle)), yaw)
-        point = door.point(float(angle), radius, across)
-        # the chords run into each other: only the last one needs reaching closely
-        loose = 0.006 if index == len(angles) - 1 else 0.015
-        segments.append(
-            Segment("move", "sweep", as_point(point, z), speed=SWEEP, yaw=yaw, tolerance=loose)
-        )
+    swept, yaw = _along_arc(
+        door, np.linspace(start, goal, steps + 1), radius, across, z, "sweep", SWEEP, yaw
+    )
+    segments += swept
     if press:
         pressed = door.point(goal, radius, across - side * (GAP_M + PRESS_M))
         segments.append(
@@ -122,6 +117,30 @@ def push_leaf(
         Segment("twist", "turn back", yaw=HOME_YAW),
     ]
     return segments
+
+
+def _along_arc(
+    door: Door,
+    angles: np.ndarray,
+    radius: float,
+    across: float,
+    z: float,
+    label: str,
+    speed: float,
+    yaw: float,
+) -> tuple[list[Segment], float]:
+    """One move per chord of the leaf's arc through ``angles``, ``radius`` along the leaf
+    and ``across`` off it, the wrist turning with the leaf; and the last yaw. The chords
+    run into each other: only the last one needs reaching closely."""
+    segments = []
+    for index, angle in enumerate(angles):
+        yaw = nearest_yaw(_yaw(door, float(angle)), yaw)
+        point = door.point(float(angle), radius, across)
+        loose = 0.006 if index == len(angles) - 1 else 0.015
+        segments.append(
+            Segment("move", label, as_point(point, z), speed=speed, yaw=yaw, tolerance=loose)
+        )
+    return segments, yaw
 
 
 def pull_door(planner: SkillPlanner, door: Door, goal: float, ee: Vec3) -> list[Segment] | str:
@@ -164,14 +183,10 @@ def pull_door(planner: SkillPlanner, door: Door, goal: float, ee: Vec3) -> list[
         Segment("grip", "grasp", close=True, yaw=yaw),
     ]
     steps = max(1, math.ceil(abs(goal - door.angle) / CHORD_RAD))
-    angles = np.linspace(door.angle, goal, steps + 1)[1:]
-    for index, angle in enumerate(angles):
-        yaw = nearest_yaw(_yaw(door, float(angle)), yaw)
-        point = door.point(float(angle), along, across)
-        loose = 0.006 if index == len(angles) - 1 else 0.015
-        segments.append(
-            Segment("move", "pull", as_point(point, z), speed=SLOW, yaw=yaw, tolerance=loose)
-        )
+    pulled, yaw = _along_arc(
+        door, np.linspace(door.angle, goal, steps + 1)[1:], along, across, z, "pull", SLOW, yaw
+    )
+    segments += pulled
     end = door.point(goal, along, across)
     segments += [
         Segment("grip", "release", close=False, yaw=yaw),
