@@ -7,7 +7,7 @@ before ``tests/conftest.py`` imports any of the project, and before the xdist wo
 the tests' own subprocesses (about a hundred ``harness`` commands, servers and workers)
 start. Without it, every worker and every subprocess compiles the project from source
 again: about 4 s of CPU in each worker of the fast tier, and a second in many a subprocess.
-``-B`` on the command line is still honoured.
+``python -B`` alone (without the variable) is still honoured.
 """
 
 from __future__ import annotations
@@ -15,8 +15,5 @@ from __future__ import annotations
 import os
 import sys
 
-if (
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None
-    and not sys.flags.dont_write_bytecode
-):
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
     sys.dont_write_bytecode = False
