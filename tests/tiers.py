@@ -25,7 +25,8 @@ tier, and a test that states no count gets the profile's default (100, or 10). T
 whole suite (``python -m pytest -n auto``, the README's and CI's command) therefore runs
 every property test at its full count, and the fast tier searches the same space, less
 deeply. A test that counts what a campaign of property tests did (calls tried, blocked)
-states its floor as ``floor(N)``, scaled the same way. Files in :data:`SLOW_FILES` are not
+states its floor as ``floor(N)``, scaled the same way, and an example-based test that
+repeats one race states its rounds as ``repeats(N)``. Files in :data:`SLOW_FILES` are not
 even imported in the fast tier (each of their tests would be deselected anyway; importing
 them costs every worker the imports of Ray, Playwright and the servers' code).
 
@@ -59,6 +60,7 @@ __all__ = [
     "floor",
     "is_fast_tier",
     "leaves_out_slow",
+    "repeats",
 ]
 
 FULL_PROFILE = "harness"
@@ -114,6 +116,14 @@ def floor(full: int) -> int:
     tenth of it (at least 1) in the fast tier."""
     scale = settings.default.max_examples / FULL_EXAMPLES
     return full if scale == 1 else max(1, int(full * scale))
+
+
+def repeats(full: int) -> int:
+    """How many rounds an example-based test that repeats one race (threads taking a lock
+    as fast as they can) runs now: ``full`` in the whole suite, a tenth of it (at least 1)
+    in the fast tier, as :func:`floor` scales a count. Each round is the same assertion
+    on another interleaving, so the fast tier runs the race, less often."""
+    return floor(full)
 
 
 SLOW_MARKERS = ("long", "libero", "sim", "browser", "ray", "servers", "waits")
