@@ -30,6 +30,7 @@ __all__ = [
     "is_alive",
     "leader_pid",
     "new_token",
+    "start_identity",
     "terminate",
     "terminate_token",
 ]
@@ -99,6 +100,20 @@ def _stat_fields(pid: int) -> list[str] | None:
 def _parent(pid: int) -> int | None:
     fields = _stat_fields(pid)
     return int(fields[1]) if fields else None
+
+
+def start_identity(pid: int) -> str | None:
+    """What tells this process apart from any later one given the same number: the boot's
+    id and the tick the process started at (``/proc``); None where there is no ``/proc`` or
+    no such process. A pid alone is handed out again once its process is gone."""
+    fields = _stat_fields(pid)
+    if fields is None or len(fields) < 20:
+        return None
+    try:
+        boot = (_PROC / "sys" / "kernel" / "random" / "boot_id").read_text().strip()
+    except OSError:
+        boot = ""
+    return f"{boot}:{fields[19]}"  # field 22 of stat, counted from the state (field 3)
 
 
 def is_alive(pid: int) -> bool:
