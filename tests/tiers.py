@@ -178,6 +178,7 @@ SLOW_FILES: dict[str, str] = {
     "test_libero_skills_microwave": "libero",
     "test_libero_skills_racks": "libero",
     "test_libero_skills_slots": "libero",
+    "test_libero_skills_stove": "libero",
     "test_libero_truth": "libero",
     "test_libero_zone_guard": "libero",
     "test_planner_episodes": "sim",
