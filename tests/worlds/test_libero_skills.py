@@ -247,3 +247,45 @@ def test_a_bowl_leaning_on_the_ramekin_is_grasped_at_its_raised_rim(state: int) 
         assert _holds(world, "on", "akita_black_bowl_1", "plate_1")
     finally:
         world.disconnect()
+
+
+def test_a_bowl_under_the_opened_drawer_is_slid_out_before_it_is_lifted() -> None:
+    """libero_goal task 3 ("open the top drawer and put the bowl inside"), state 3: the top
+    drawer, opened, reaches over the bowl; lifted straight up, the bowl met the drawer's
+    bottom and was torn from the fingers (held by nothing after the pick). It is now slid
+    out from under along the table first, then lifted and put in the drawer."""
+    world = _world("libero_goal", 3, 3)
+    try:
+        assert world.execute("open", {"ref": "wooden_cabinet_1_top_region"}).ok
+        picked = world.execute("pick", {"ref": "akita_black_bowl_1"})
+        assert picked.ok and "slide out from under" in picked.message, picked.message
+        assert world.held_ref() == "akita_black_bowl_1"
+        args = {
+            "ref": "akita_black_bowl_1",
+            "target": "wooden_cabinet_1_top_region",
+            "relation": "in",
+        }
+        assert world.execute("place", args).ok
+        assert _holds(world, "in", "akita_black_bowl_1", "wooden_cabinet_1_top_region")
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()
+
+
+def test_a_plate_whose_slide_is_blocked_is_carried_over_by_its_rim() -> None:
+    """libero_goal task 5 ("push the plate to the front of the stove"), state 0: the
+    straight slide runs the plate into the bowl and the cream cheese box (its sloped rim rode
+    up on the box and tipped over the fingers; the plate stopped 8 cm short), and the region's
+    middle overlaps the box. The push now aims at the region's free spot and, its way
+    blocked, carries the plate over by its rim, saying so."""
+    world = _world("libero_goal", 5, 0)
+    try:
+        pushed = world.execute(
+            "push", {"ref": "plate_1", "target": "main_table_stove_front_region"}
+        )
+        assert pushed.ok and "carried over it" in pushed.message, pushed.message
+        assert _holds(world, "on", "plate_1", "main_table_stove_front_region")
+        assert world.held_ref() is None
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()
