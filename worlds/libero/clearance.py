@@ -19,7 +19,7 @@ import numpy as np
 
 from worlds.libero.articulation import geom_box
 
-__all__ = ["Footprint", "free_spot", "in_the_way", "obstacles", "out_from_under"]
+__all__ = ["Footprint", "free_spot", "hand_clear", "in_the_way", "obstacles", "out_from_under"]
 
 CELL_M = 0.01
 MARGIN_M = 0.006
@@ -30,8 +30,9 @@ INSET_M = 0.006
 """How far inside a target region's edges a thing's centre is brought (LIBERO's region
 predicates take its body position strictly inside them)."""
 
-Footprint = tuple[str, np.ndarray, np.ndarray]
-"""A name and the (low, high) xy corners, base frame, of something standing on the table."""
+Footprint = tuple[str, np.ndarray, np.ndarray, float]
+"""A name, the (low, high) xy corners (base frame) of something on the table, and its
+bottom's height."""
 
 
 def obstacles(geo: Any, ref: str, z_low: float, z_high: float) -> list[Footprint]:
@@ -52,13 +53,13 @@ def obstacles(geo: Any, ref: str, z_low: float, z_high: float) -> list[Footprint
         low, high = low - origin, high - origin
         if high[2] <= z_low or low[2] >= z_high:
             continue
-        found.append((model.geom(geom).name or body, low[:2], high[:2]))
+        found.append((model.geom(geom).name or body, low[:2], high[:2], float(low[2])))
     return found
 
 
 def _occupied(xs: np.ndarray, ys: np.ndarray, half: np.ndarray, things: list[Footprint]) -> Any:
     grid = np.zeros((len(xs), len(ys)), dtype=bool)
-    for _, low, high in things:
+    for _, low, high, _ in things:
         lo, hi = low - half - MARGIN_M, high + half + MARGIN_M
         grid |= ((xs >= lo[0]) & (xs <= hi[0]))[:, None] & ((ys >= lo[1]) & (ys <= hi[1]))[None, :]
     return grid
@@ -93,7 +94,7 @@ def in_the_way(
     steps = max(2, int(np.linalg.norm(end - start) / 0.005) + 1)
     for t in np.linspace(0.0, 1.0, steps)[1:]:
         lo, hi = low + (end - start) * t, high + (end - start) * t
-        for name, a, b in things:
+        for name, a, b, _ in things:
             if _gap(a, b, lo, hi) < min(MARGIN_M, _gap(a, b, low, high) - 1e-4):
                 return name
     return None
@@ -110,8 +111,8 @@ def out_from_under(geo: Any, ref: str, lift_to: float) -> np.ndarray | None:
     low = np.array(box.centre[:2]) - np.array(box.size[:2]) / 2
     high = np.array(box.centre[:2]) + np.array(box.size[:2]) / 2
     over = [
-        (name, lo, hi)
-        for name, lo, hi in obstacles(geo, ref, box.top + 0.005, lift_to)
+        (name, lo, hi, bottom)
+        for name, lo, hi, bottom in obstacles(geo, ref, box.top + 0.005, lift_to)
         if np.all(lo < high) and np.all(hi > low)
     ]
     if not over:
@@ -126,10 +127,10 @@ def out_from_under(geo: Any, ref: str, lift_to: float) -> np.ndarray | None:
             # into something on the way (what it already stands close to only if nearer)
             if any(
                 _gap(a, b, lo, hi) < min(SLIDE_MARGIN_M, _gap(a, b, low, high) - 1e-4)
-                for _, a, b in level
+                for _, a, b, _ in level
             ):
                 break
-            if all(_gap(a, b, lo, hi) >= SLIDE_MARGIN_M for _, a, b in over):
+            if all(_gap(a, b, lo, hi) >= SLIDE_MARGIN_M for _, a, b, _ in over):
                 if best is None or distance < float(np.linalg.norm(best)) - 1e-9:
                     best = shift
                 break
@@ -139,3 +140,20 @@ def out_from_under(geo: Any, ref: str, lift_to: float) -> np.ndarray | None:
 def _gap(a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
     """How far apart two xy boxes are (negative: they overlap)."""
     return float(np.max(np.maximum(a - hi, lo - b)))
+
+
+def hand_clear(geo: Any, ref: str, point: Any, yaw: float, top: float) -> bool:
+    """Whether the Panda's hand, pointing down with its fingers' tips at ``point`` (base
+    frame) and closing along ``yaw``, comes down there free of anything reaching over
+    ``ref`` (whose top is ``top``): the hand is 20 cm long along the closing direction and
+    6 cm across, from 3 cm above the tips up to the travel height. Only things whose bottom
+    is above the object's top count: beside it, the fingers' own room check decides."""
+    x, y, z = (float(v) for v in point)
+    u = np.array([math.cos(yaw), math.sin(yaw)])
+    over = [f for f in obstacles(geo, ref, top + 0.005, z + 0.25) if f[3] > top + 0.005]
+    for along in np.linspace(-0.09, 0.09, 7):
+        cx, cy = x + u[0] * along, y + u[1] * along
+        lo, hi = np.array([cx - 0.03, cy - 0.03]), np.array([cx + 0.03, cy + 0.03])
+        if any(_gap(a, b, lo, hi) < 0.0 for _, a, b, _ in over):
+            return False
+    return True
