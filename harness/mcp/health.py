@@ -31,8 +31,7 @@ from harness.mcp.client_session import (
     leaf_error,
 )
 from harness.mcp.loop_thread import LoopThread
-from harness.mcp.processes import find_processes, is_alive
-from harness.mcp.processes import terminate as _terminate
+from harness.mcp.processes import carries, terminate, terminate_token
 from harness.mcp.replies import ServerReplies
 from harness.mcp.serving import ServerLoopSide
 from harness.mcp.status import (
@@ -143,7 +142,7 @@ class ServerHealth:
         )
 
     def _alive(self, running: Running) -> bool:
-        return running.pid is None or is_alive(running.pid)
+        return running.pid is None or carries(running.pid, running.token)
 
     def _probe_timeout(self) -> float:
         return min(self.config.call_timeout_s, PROBE_TIMEOUT_S)
@@ -206,7 +205,7 @@ class ServerHealth:
 
     def _begin_teardown(self, running: Running, *, kill: bool) -> None:
         if kill and running.pid is not None:
-            _terminate([running.pid], grace_s=0.5)
+            terminate([running.pid], token=running.token, grace_s=0.5)
         with contextlib.suppress(Exception):
             self._loop.submit(self._serving.set_event, running.stop)
 
@@ -220,4 +219,4 @@ class ServerHealth:
                 running.task.cancel()
             except BaseException:  # the session already reported its end
                 pass
-            _terminate(find_processes([running.token]), grace_s=1.0)
+            terminate_token(running.token, grace_s=1.0)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import threading
 import time
@@ -24,17 +25,24 @@ from pathlib import Path
 __all__ = [
     "TOKEN_ENV",
     "OwnedProcesses",
+    "carries",
     "find_processes",
     "is_alive",
     "leader_pid",
     "new_token",
+    "start_identity",
     "terminate",
+    "terminate_token",
 ]
 
 TOKEN_ENV = "EMBODIED_HARNESS_MCP_TOKEN"
 """Environment variable that marks a subprocess (and its children) as owned by one start."""
 
 _PROC = Path("/proc")
+
+_PIDFD = hasattr(os, "pidfd_open") and hasattr(signal, "pidfd_send_signal")
+"""Whether processes can be held by pidfd (Linux 5.3+); elsewhere a pid is re-checked
+for the token just before each signal."""
 
 
 def new_token(server: str) -> str:
@@ -52,7 +60,7 @@ def _environ_has(pid: int, needle: bytes) -> bool:
 
 def find_processes(tokens: Iterable[str]) -> list[int]:
     """Live pids whose environment carries one of ``tokens`` (a few ms: one /proc scan)."""
-    needles = [f"{TOKEN_ENV}={token}\0".encode() for token in tokens]
+    needles = [_needle(token) for token in tokens]
     if not needles or not _PROC.is_dir():
         return []
     uid = os.getuid()
@@ -94,6 +102,20 @@ def _parent(pid: int) -> int | None:
     return int(fields[1]) if fields else None
 
 
+def start_identity(pid: int) -> str | None:
+    """What tells this process apart from any later one given the same number: the boot's
+    id and the tick the process started at (``/proc``); None where there is no ``/proc`` or
+    no such process. A pid alone is handed out again once its process is gone."""
+    fields = _stat_fields(pid)
+    if fields is None or len(fields) < 20:
+        return None
+    try:
+        boot = (_PROC / "sys" / "kernel" / "random" / "boot_id").read_text().strip()
+    except OSError:
+        boot = ""
+    return f"{boot}:{fields[19]}"  # field 22 of stat, counted from the state (field 3)
+
+
 def is_alive(pid: int) -> bool:
     """True while ``pid`` runs (a zombie waiting to be reaped counts as dead)."""
     if _PROC.is_dir():
@@ -108,31 +130,93 @@ def is_alive(pid: int) -> bool:
     return True
 
 
-def _signal(pid: int, sig: signal.Signals) -> None:
-    """Signal the process's group when it leads its own group, else the process alone
-    (never our own group: that would signal the harness itself)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        group = os.getpgid(pid)
-        if group == pid and group != os.getpgrp():
-            os.killpg(group, sig)
-        else:
-            os.kill(pid, sig)
+def carries(pid: int, token: str) -> bool:
+    """True while ``pid`` runs and its environment carries ``token``: a pid whose process
+    ended and whose number was handed to another process does not."""
+    return _environ_has(pid, _needle(token)) and is_alive(pid)
 
 
-def terminate(pids: Iterable[int], *, grace_s: float = 1.0) -> list[int]:
-    """SIGTERM, wait up to ``grace_s``, then SIGKILL what is left. Returns the pids that
-    were alive when it started."""
-    targets = [pid for pid in pids if is_alive(pid)]
-    for pid in targets:
-        _signal(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    remaining = list(targets)
-    while remaining and time.monotonic() < deadline:
-        time.sleep(0.01)
-        remaining = [pid for pid in remaining if is_alive(pid)]
-    for pid in remaining:
-        _signal(pid, signal.SIGKILL)
-    return targets
+def _needle(token: str) -> bytes:
+    return f"{TOKEN_ENV}={token}\0".encode()
+
+
+class _Held:
+    """One process to end, held by a pidfd where the kernel has them (Linux 5.3+).
+
+    A pid alone names whatever process has that number now: once the server ended and was
+    reaped, the number can be handed to another process (``pid_max`` is often 32768), and a
+    signal by number would reach it. The pidfd is opened and *then* the token checked, so
+    it refers to the owned process; the kernel sends every later signal to that process or
+    to nobody, and says when it has ended."""
+
+    def __init__(self, pid: int, fd: int | None) -> None:
+        self.pid = pid
+        self.fd = fd
+
+    @classmethod
+    def open(cls, pid: int, token: str) -> _Held | None:
+        fd: int | None = None
+        if _PIDFD:
+            try:
+                fd = os.pidfd_open(pid)
+            except OSError:  # gone already
+                return None
+        if not carries(pid, token):  # the number is someone else's now, or it ended
+            if fd is not None:
+                os.close(fd)
+            return None
+        return cls(pid, fd)
+
+    def ended(self) -> bool:
+        if self.fd is None:
+            return not is_alive(self.pid)
+        readable, _, _ = select.select([self.fd], [], [], 0)
+        return bool(readable)  # a pidfd turns readable when its process exits
+
+    def signal(self, sig: signal.Signals) -> None:
+        """Signal the process's group when it leads its own group (helpers included), else
+        the process alone; never our own group, which would signal the harness itself."""
+        if self.ended():
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            group = os.getpgid(self.pid)
+            if group == self.pid and group != os.getpgrp():
+                os.killpg(group, sig)  # alive (checked above), so the group is still its own
+            elif self.fd is not None:
+                signal.pidfd_send_signal(self.fd, sig)
+            else:
+                os.kill(self.pid, sig)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def terminate(pids: Iterable[int], *, token: str, grace_s: float = 1.0) -> list[int]:
+    """SIGTERM, wait up to ``grace_s``, then SIGKILL what is left, of the ``pids`` that
+    carry ``token``; a pid that does not (it ended, and may be another process's number
+    now) is left alone. Returns the pids that were alive and owned when it started."""
+    held = [h for h in (_Held.open(pid, token) for pid in pids) if h is not None]
+    try:
+        for process in held:
+            process.signal(signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        remaining = list(held)
+        while remaining and time.monotonic() < deadline:
+            time.sleep(0.01)
+            remaining = [process for process in remaining if not process.ended()]
+        for process in remaining:
+            process.signal(signal.SIGKILL)
+    finally:
+        for process in held:
+            process.close()
+    return [process.pid for process in held]
+
+
+def terminate_token(token: str, *, grace_s: float = 1.0) -> list[int]:
+    """End every live process carrying ``token`` (see :func:`terminate`)."""
+    return terminate(find_processes([token]), token=token, grace_s=grace_s)
 
 
 class OwnedProcesses:
@@ -159,4 +243,7 @@ class OwnedProcesses:
 
     def sweep(self, *, grace_s: float = 1.0) -> list[int]:
         """End every process still carrying one of the tokens; return their pids."""
-        return terminate(self.alive(), grace_s=grace_s)
+        ended: list[int] = []
+        for token in self.tokens():
+            ended.extend(terminate_token(token, grace_s=grace_s))
+        return ended

@@ -38,9 +38,8 @@ from harness.mcp.convert import to_tool_output
 from harness.mcp.health import ServerHealth
 from harness.mcp.logs import ServerLog
 from harness.mcp.loop_thread import LoopThread
-from harness.mcp.processes import TOKEN_ENV, OwnedProcesses, find_processes, leader_pid
+from harness.mcp.processes import TOKEN_ENV, OwnedProcesses, leader_pid, terminate_token
 from harness.mcp.processes import new_token as _new_token
-from harness.mcp.processes import terminate as _terminate
 from harness.mcp.replies import ServerReplies, output_schema
 from harness.mcp.resources import MAX_REMEMBERED_LINKS, ResourceLinks
 from harness.mcp.serving import ServerLoopSide
@@ -158,11 +157,11 @@ class ServerConnection(ServerHealth):
                 reason = f"no answer within startup_timeout_s={self.config.startup_timeout_s:g}"
             # End the process first: a server that never answered will not exit when its
             # stdin closes, and the SDK would wait out its grace period before signalling.
-            _terminate(find_processes([launch.token]), grace_s=1.0)
+            terminate_token(launch.token, grace_s=1.0)
             launch.task.cancel()
             with contextlib.suppress(BaseException):
                 launch.task.result(timeout=STOP_TIMEOUT_S)
-            _terminate(find_processes([launch.token]), grace_s=1.0)
+            terminate_token(launch.token, grace_s=1.0)
             launch.errlog.close()
             self._last_error = (
                 f"{reason}{self._replies.stderr_tail(self._stderr, launch.log_offset)}"

@@ -17,7 +17,7 @@ from harness.events import (
     PromptSnapshotEvent,
     TaskOutcome,
 )
-from harness.mcp.processes import is_alive
+from harness.mcp.processes import is_alive, start_identity
 from harness.messages import Item, Usage
 
 __all__ = [
@@ -42,6 +42,8 @@ class StoredSession(_Record):
     updated_at: float
     pid: int | None = None
     host: str | None = None
+    pid_started: str | None = None
+    """The writing process's identity beyond its number (see :func:`process_alive`)."""
     tasks: int = 0
     config: dict[str, Any] = {}
 
@@ -113,12 +115,16 @@ class ContextView(_Record):
     """The task's episodes as they stood at that turn (from its ``episode`` events)."""
 
 
-def process_alive(pid: int | None, host: str | None) -> bool:
-    """Whether the process that wrote a session still runs (a zombie does not)."""
+def process_alive(pid: int | None, host: str | None, started: str | None = None) -> bool:
+    """Whether the process that wrote a session still runs (a zombie does not). With the
+    writer's ``started`` identity recorded, a live process that merely got the same number
+    later is not it: the writer crashed, and its task is interrupted, not running."""
     if pid is None:
         return False
     if host and host != socket.gethostname():
         return True  # cannot tell from here: assume it is alive
+    if started is not None and is_alive(pid):
+        return start_identity(pid) == started
     return is_alive(pid)
 
 

@@ -198,6 +198,16 @@ def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
     return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
 
 
+def _v5(conn: sqlite3.Connection) -> None:
+    """Version 5: which process wrote a session, beyond its number (``pid_started``: the
+    boot's id and the process's start tick). The kernel hands a number out again once its
+    process is gone, so a session whose writer crashed could read as still running; sessions
+    an older harness wrote (NULL) are judged by the number alone, as before. A column that
+    is already there is left alone (a store whose version number was wound back)."""
+    if "pid_started" not in _columns(conn, "sessions"):
+        conn.execute("ALTER TABLE sessions ADD COLUMN pid_started TEXT")
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     def apply(conn: sqlite3.Connection) -> None:
         for statement in sql.split(";\n"):
@@ -212,6 +222,7 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     2: _script(_V2),
     3: _script(_V3),
     4: _v4,
+    5: _v5,
 }
 """Version -> the step that upgrades a store from the version below it."""
 

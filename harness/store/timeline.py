@@ -25,6 +25,10 @@ from harness.store.records import StoredSession, StoredTask, process_alive
 __all__ = ["TimelineReads"]
 
 
+_WRITER = "s.pid AS pid, s.host AS host, s.pid_started AS pid_started"
+"""The columns of a task's session that say which process wrote it (is it still running?)."""
+
+
 class TimelineReads(StoreFile):
     """Sessions, tasks, lanes and events of an open store."""
 
@@ -63,6 +67,7 @@ class TimelineReads(StoreFile):
             updated_at=row["updated_at"],
             pid=row["pid"],
             host=row["host"],
+            pid_started=row["pid_started"],
             tasks=row["n"],
             config=config if self.redactor is None else self.redactor.config(config),
         )
@@ -99,7 +104,7 @@ class TimelineReads(StoreFile):
         limit: int | None = None,
     ) -> list[StoredTask]:
         sql = (
-            "SELECT t.*, s.pid AS pid, s.host AS host FROM tasks t "
+            f"SELECT t.*, {_WRITER} FROM tasks t "
             f"JOIN sessions s ON s.id = t.session_id WHERE {where}"
         )
         values = list(params)
@@ -113,7 +118,7 @@ class TimelineReads(StoreFile):
         """Every task and lane row that can be read (the others noted as damage)."""
         return self._intact_tasks(
             self._rows(
-                "SELECT t.*, s.pid AS pid, s.host AS host FROM tasks t "
+                f"SELECT t.*, {_WRITER} FROM tasks t "
                 "LEFT JOIN sessions s ON s.id = t.session_id ORDER BY t.rowid"
             )
         )
@@ -131,7 +136,7 @@ class TimelineReads(StoreFile):
 
     def task(self, task_id: str) -> StoredTask:
         rows = self._rows(
-            "SELECT t.*, s.pid AS pid, s.host AS host FROM tasks t "
+            f"SELECT t.*, {_WRITER} FROM tasks t "
             "JOIN sessions s ON s.id = t.session_id WHERE t.id = ?",
             (task_id,),
         )
@@ -147,7 +152,7 @@ class TimelineReads(StoreFile):
         turns = row["turns"]
         usage = self._model_of(Usage, row["usage"], what="usage", task_id=task_id)
         if status == "running":
-            if not process_alive(row["pid"], row["host"]):
+            if not process_alive(row["pid"], row["host"], row["pid_started"]):
                 status = "interrupted"
             turns, usage = self._progress(task_id)
         evidence = self._model_of(

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from harness.context.compaction.archive import archive_hit, query_terms
 from harness.errors import RunStoreError
 from harness.events import EventBase, ToolResultEvent
+from harness.mcp.processes import start_identity
 from harness.messages import FORMAT_VERSION, ImagePart, Item
 from harness.protocols import ArchiveHit, LaneLink
 from harness.redact import Redactor
@@ -148,10 +149,10 @@ class SQLiteRunStore(RedactingStore):
     def open_session(self, session_id: str, *, config: Mapping[str, Any]) -> None:
         now = time.time()
         self._write(
-            "INSERT INTO sessions(id, created_at, updated_at, config, format, pid, host) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+            "INSERT INTO sessions(id, created_at, updated_at, config, format, pid, host, "
+            "pid_started) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
             "updated_at = excluded.updated_at, config = excluded.config, "
-            "pid = excluded.pid, host = excluded.host",
+            "pid = excluded.pid, host = excluded.host, pid_started = excluded.pid_started",
             (
                 session_id,
                 now,
@@ -160,6 +161,7 @@ class SQLiteRunStore(RedactingStore):
                 FORMAT_VERSION,
                 os.getpid(),
                 self._host,
+                start_identity(os.getpid()),
             ),
         )
 

@@ -15,6 +15,7 @@ import pytest
 from embodiment.errors import HardwareBusyError
 from embodiment.lease import HardwareLease, hardware_identity
 from harness.runtime.harness import Harness
+from tests.tiers import repeats
 
 
 def test_a_second_holder_is_refused_at_once_naming_the_first(tmp_path: Path) -> None:
@@ -61,10 +62,11 @@ def test_a_wait_that_times_out_says_how_long_it_waited(tmp_path: Path) -> None:
 RACE_TRIES = 0
 
 
-@pytest.mark.parametrize("round_", range(5))
+@pytest.mark.parametrize("round_", range(repeats(5)))
 def test_racing_threads_never_hold_it_together(tmp_path: Path, round_: int) -> None:
     """Eight threads, each taking and giving back the lease 25 times as fast as it can:
-    inside the lease no other thread is ever inside."""
+    inside the lease no other thread is ever inside (five rounds in the whole suite, one
+    in the fast tier: each waits about half a second for the lease's 50 ms polls)."""
     inside = 0
     overlaps = 0
     guard = threading.Lock()

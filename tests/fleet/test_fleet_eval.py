@@ -177,7 +177,9 @@ def test_kill_the_eval_mid_run_then_resume_without_repeating_episodes(tmp_path: 
         assert _tasks_in(out / record.store) == 1  # finished ones were not run again
 
 
-def test_a_physical_driver_runs_one_episode_at_a_time(tmp_path: Path) -> None:
+def test_a_physical_driver_runs_one_episode_at_a_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     write_deployment(
         tmp_path,
         driver={"name": "fake", "hardware_id": "test-arm", "lease_dir": str(tmp_path / "leases")},
@@ -203,13 +205,12 @@ def test_a_physical_driver_runs_one_episode_at_a_time(tmp_path: Path) -> None:
     assert "1 local worker process;" in result.stderr
     records = EvalFolder(tmp_path / "eval").records()
     assert len(records) == 2 and len({r.worker for r in records}) == 1
-    refused = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "eval", str(suite), "--ray", "--out",
-         str(tmp_path / "eval2")],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert refused.returncode == 2
-    assert "physical hardware" in refused.stderr and "Traceback" not in refused.stderr
+    # Refused before anything starts: in this process (a subprocess costs a second to start).
+    capsys.readouterr()
+    assert main(["eval", str(suite), "--ray", "--out", str(tmp_path / "eval2")]) == 2
+    refused = capsys.readouterr().err
+    assert "physical hardware" in refused and "Traceback" not in refused
+    assert not (tmp_path / "eval2").exists()
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,6 @@
 """``harness eval --ray`` on one local Ray for the module (started once: about 15 s on the
-CI machine).
+CI machine), started the way ``--ray`` alone starts one while ``RAY_ADDRESS`` points at a
+port where nothing listens: a Ray that starts is its own, not the one named there.
 
 - The same per-episode outcomes as local worker processes; an actor that dies mid-episode is
   replaced without losing or repeating an episode; every run store is collected to the
@@ -17,15 +18,19 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import socket
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
 
 from harness.cli import main
+from harness.config import FleetConfig
 from harness.fleet.journal import EvalFolder
+from harness.fleet.ray_backend import RayBackend
 from tests.fleet_helpers import fingerprint, write_deployment, write_suite
 from tests.secret_scan import CUSTOM, CUSTOM_PATTERN, SHAPED, VALUE, VALUE_ENV, Scan
 
@@ -36,37 +41,69 @@ pytestmark = [pytest.mark.long, pytest.mark.sim]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def ray_folder() -> Iterator[Path]:
-    """A local Ray (two CPUs) whose session folder the tests can read; stopped after.
+@dataclass
+class LocalRay:
+    """The module's Ray, as ``--ray`` alone started it while ``RAY_ADDRESS`` pointed
+    elsewhere."""
 
-    Its workers import the deployment's tool from ``tests.fixtures``, so the checkout's root
-    is on the PYTHONPATH they inherit (an installed package alone does not bring it)."""
+    folder: Path
+    """``RAY_TMPDIR``: Ray's session folder is below it."""
+    address: str
+    """The GCS address of the Ray that was started."""
+    elsewhere: str
+    """What ``RAY_ADDRESS`` said: a port held bound and never listening."""
+    workers: int | None
+    """The backend's actor count for one episode."""
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[LocalRay]:
+    """A local Ray whose session folder the tests can read, started once for the module
+    the way ``harness eval --ray`` starts one (:meth:`RayBackend.connect` with no address);
+    stopped after.
+
+    ``RAY_ADDRESS`` (or the last ``ray start`` on the machine) points at a port held bound
+    and never listening while it starts: joining it would fail, so a Ray that starts is
+    its own. Its workers import the deployment's tool from ``tests.fixtures``, so the
+    checkout's root is on the PYTHONPATH they inherit (an installed package alone does not
+    bring it)."""
     assert VALUE_ENV not in os.environ
+    assert not ray.is_initialized(), "another test left a Ray connected in this process"
     folder = Path(tempfile.mkdtemp(prefix="hr", dir="/tmp"))  # short: Ray's socket paths
-    saved = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), saved) if p)
-    ray.init(
-        address="local",  # its own, whatever else runs on the machine (RAY_ADDRESS, ray start)
-        num_cpus=2,
-        include_dashboard=False,
-        _temp_dir=str(folder),
-        logging_level="WARNING",
-        log_to_driver=False,
-    )
+    saved = {name: os.environ.get(name) for name in ("PYTHONPATH", "RAY_TMPDIR", "RAY_ADDRESS")}
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), saved["PYTHONPATH"]) if p)
+    os.environ["RAY_TMPDIR"] = str(folder)
     try:
-        yield folder
+        with socket.socket() as held:
+            held.bind(("127.0.0.1", 0))
+            elsewhere = f"127.0.0.1:{held.getsockname()[1]}"
+            os.environ["RAY_ADDRESS"] = elsewhere
+            backend = RayBackend(address=None, workers=1, runs=folder / "runs", fleet=FleetConfig())
+            backend.connect(1)
+        if saved["RAY_ADDRESS"] is None:  # the eval tests' own Ray is this one
+            os.environ.pop("RAY_ADDRESS")
+        else:
+            os.environ["RAY_ADDRESS"] = saved["RAY_ADDRESS"]
+        address = ray.get_runtime_context().gcs_address
+        yield LocalRay(folder, address, elsewhere, backend.actual_workers)
     finally:
         ray.shutdown()
-        if saved is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = saved
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def test_a_local_ray_is_its_own_whatever_ray_address_says(local_ray: LocalRay) -> None:
+    """``--ray`` alone starts a Ray of its own: RAY_ADDRESS pointing elsewhere is not
+    joined (the module's Ray was started that way; joining would have failed)."""
+    assert local_ray.address != local_ray.elsewhere and local_ray.workers == 1
+
+
 def test_ray_gives_the_local_outcomes_and_survives_a_dead_actor(
-    ray_folder: Path, tmp_path: Path
+    local_ray: LocalRay, tmp_path: Path
 ) -> None:
     crash = tmp_path / "crash"
     crash.mkdir()
@@ -133,7 +170,7 @@ def _deployment(folder: Path, **fleet: object) -> Path:
 
 
 def test_a_forwarded_key_reaches_the_actor_and_no_byte_of_it_reaches_ray(
-    ray_folder: Path,
+    local_ray: LocalRay,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -149,10 +186,10 @@ def test_a_forwarded_key_reaches_the_actor_and_no_byte_of_it_reaches_ray(
     assert digest in stores, f"the actor never saw the forwarded key: {records[:1500]}"
 
     scan = Scan()
-    scan.add_tree(ray_folder, "ray/")
+    scan.add_tree(local_ray.folder, "ray/")
     scan.add_tree(out, "eval/")
     scan.add("eval output", (printed.out + printed.err).encode())
-    logs = [p for p in ray_folder.rglob("*.log")]
+    logs = [p for p in local_ray.folder.rglob("*.log")]
     assert any(p.name.startswith("runtime_env") for p in logs) or logs, "Ray wrote no logs"
     assert scan.whole == 0 and scan.fragments == 0, "\n".join(scan.where[:20])
 
@@ -172,44 +209,3 @@ def test_a_secret_in_runtime_env_is_a_config_error_that_does_not_print_it(
     assert "fleet.runtime_env" in err and "fleet.forward_env" in err
     assert "Traceback" not in err and SHAPED not in err and "anything-at-all" not in err
     assert not out.exists()
-
-
-PROBE = """
-import os, sys
-from pathlib import Path
-from harness.config import FleetConfig
-from harness.fleet.ray_backend import RayBackend
-backend = RayBackend(address=None, workers=1, runs=Path(sys.argv[1]), fleet=FleetConfig())
-backend.connect(1)
-import ray
-print(ray.get_runtime_context().gcs_address, backend.actual_workers)
-ray.shutdown()
-"""
-
-
-def test_a_local_ray_is_its_own_whatever_ray_address_says(tmp_path: Path) -> None:
-    """``--ray`` alone starts a Ray of its own: RAY_ADDRESS (or the last ``ray start`` on
-    the machine) pointing elsewhere is not joined. Here it points at a port held bound and
-    never listening: joining it would fail."""
-    import socket
-    import subprocess
-    import sys
-
-    ray_tmp = Path(tempfile.mkdtemp(prefix="hr", dir="/tmp"))  # short: Ray's socket paths
-    try:
-        with socket.socket() as held:
-            held.bind(("127.0.0.1", 0))
-            elsewhere = f"127.0.0.1:{held.getsockname()[1]}"
-            env = {**os.environ, "RAY_ADDRESS": elsewhere, "PYTHONPATH": str(ROOT)}
-            done = subprocess.run(
-                [sys.executable, "-c", PROBE, str(tmp_path)],
-                env={**env, "RAY_TMPDIR": str(ray_tmp)},
-                capture_output=True,
-                text=True,
-                timeout=300,
-            )
-    finally:
-        shutil.rmtree(ray_tmp, ignore_errors=True)
-    assert done.returncode == 0, done.stderr[-2000:]
-    address, workers = done.stdout.split()
-    assert address != elsewhere and workers == "1"

@@ -24,7 +24,15 @@ from harness.image_metadata import strip_metadata
 from harness.mcp.convert import to_tool_output
 from harness.mcp.loop_thread import LoopThread
 from harness.mcp.naming import ToolNames, offered, sanitize, unmatched_physical
-from harness.mcp.processes import TOKEN_ENV, find_processes, is_alive, leader_pid, terminate
+from harness.mcp.processes import (
+    TOKEN_ENV,
+    carries,
+    find_processes,
+    is_alive,
+    leader_pid,
+    terminate,
+    terminate_token,
+)
 from harness.providers import ScriptedModel, call, reply
 
 NAME_RULE = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
@@ -223,13 +231,100 @@ def test_allow_deny_and_physical_patterns() -> None:
 # ============================================================================ processes
 
 
-def _spawn_marked(token: str) -> subprocess.Popen[bytes]:
+def _spawn_marked(token: str, *, fork: bool = True) -> subprocess.Popen[bytes]:
     code = "import os, time; os.fork() == 0 or None; time.sleep(60)"
+    if not fork:
+        code = "import time; time.sleep(60)"
     return subprocess.Popen(
         [sys.executable, "-c", code],
         env={**os.environ, TOKEN_ENV: token},
         start_new_session=True,
     )
+
+
+def _spawn_plain() -> subprocess.Popen[bytes]:
+    """A process no manager started: nothing may ever signal it."""
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+
+
+def _wait_found(token: str, count: int) -> list[int]:
+    for _ in range(500):
+        found = find_processes([token])
+        if len(found) >= count:
+            return found
+        threading.Event().wait(0.01)
+    raise AssertionError(f"{token}: {len(find_processes([token]))} processes, not {count}")
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="process lookup by token needs /proc")
+def test_only_processes_carrying_the_token_are_ended_whatever_pids_are_given() -> None:
+    """The oracle is each process's own exit status, not the module's lookups: handed every
+    pid there is (its own, another start's, a process nobody started), ``terminate`` ends
+    the token's processes and no other."""
+    ours = _spawn_marked("owned-token")
+    theirs = _spawn_marked("other-token")
+    plain = _spawn_plain()
+    try:
+        owned = _wait_found("owned-token", 2)
+        other = _wait_found("other-token", 2)
+        ended = terminate([*owned, *other, plain.pid], token="owned-token", grace_s=2.0)
+        assert sorted(ended) == sorted(owned)
+        assert ours.wait(5) is not None
+        assert theirs.poll() is None and plain.poll() is None  # both still run
+        assert all(is_alive(pid) for pid in other)
+        assert carries(theirs.pid, "other-token") and not carries(theirs.pid, "owned-token")
+        assert not carries(plain.pid, "owned-token")
+        assert terminate_token("owned-token") == []  # nothing left with it
+    finally:
+        for process in (ours, theirs, plain):
+            process.kill()
+            process.wait(5)
+        terminate_token("other-token", grace_s=2.0)
+
+
+_LAST_PID = "/proc/sys/kernel/ns_last_pid"
+
+
+def _reuse_pid(pid: int) -> subprocess.Popen[bytes] | None:
+    """A plain process given ``pid``'s number (the kernel hands out ``ns_last_pid + 1``
+    next); None when another process took the number first."""
+    with open(_LAST_PID, "w") as handle:
+        handle.write(str(pid - 1))
+    process = _spawn_plain()
+    if process.pid == pid:
+        return process
+    process.kill()
+    process.wait(5)
+    return None
+
+
+@pytest.mark.skipif(not os.access(_LAST_PID, os.W_OK), reason="needs a writable ns_last_pid")
+def test_a_servers_pid_handed_to_another_process_is_never_signalled() -> None:
+    """The attack: a server ended and was reaped, and the kernel gave its number to an
+    unrelated process (forced here through ``ns_last_pid``). The health check's ``kill``
+    path and every sweep hold the old pid; none of them may reach the new process, and it
+    must not count as the server being alive."""
+    victim = None
+    for _ in range(50):  # another worker's fork can take the number first
+        # No child: a number stays taken while a process of its session is left over.
+        server = _spawn_marked("reaped-token", fork=False)
+        leader = server.pid
+        _wait_found("reaped-token", 1)
+        terminate_token("reaped-token", grace_s=2.0)
+        server.wait(5)
+        victim = _reuse_pid(leader)
+        if victim is not None:
+            break
+    assert victim is not None, "no pid reuse in 50 tries"
+    try:
+        assert is_alive(leader)  # the number alone says "alive": the old check's mistake
+        assert not carries(leader, "reaped-token")
+        assert terminate([leader], token="reaped-token", grace_s=0.5) == []
+        assert terminate_token("reaped-token", grace_s=0.5) == []
+        assert victim.poll() is None  # still running, never signalled
+    finally:
+        victim.kill()
+        victim.wait(5)
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="process lookup by token needs /proc")
@@ -244,7 +339,7 @@ def test_processes_are_found_by_token_and_ended_with_their_children() -> None:
         assert process.pid in found and len(found) == 2
         assert leader_pid("unit-test-token") == process.pid
         assert find_processes(["another-token"]) == []
-        ended = terminate(found, grace_s=2.0)
+        ended = terminate(found, token="unit-test-token", grace_s=2.0)
         assert sorted(ended) == sorted(found)
         process.wait(5)
         assert not is_alive(process.pid)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import pytest
 from harness import Harness
 from harness.errors import RunStoreError
 from harness.events import DoneEvent, EventBase, TaskResumedEvent, parse_event
+from harness.mcp.processes import start_identity
 from harness.messages import AssistantItem, ModelRequest, ModelResponse, ToolResultItem
 from harness.providers import ScriptedModel, reply
 from harness.store.reader import RunLog
@@ -217,13 +219,51 @@ def test_resume_refuses_a_session_whose_process_is_alive(tmp_path: Path) -> None
     import sqlite3
 
     conn = sqlite3.connect(store / "runs.db")
-    conn.execute("UPDATE sessions SET pid = ? WHERE id = ?", (os.getppid(), session_id))
+    conn.execute(
+        "UPDATE sessions SET pid = ?, pid_started = ? WHERE id = ?",
+        (os.getppid(), start_identity(os.getppid()), session_id),
+    )
     conn.commit()
     conn.close()
     with pytest.raises(RunStoreError, match="still running in process"):
         Harness.resume(session_id, config)
     with pytest.raises(RunStoreError, match="no session"):
         Harness.resume("sess_missing", config)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="process identity needs /proc")
+def test_a_crashed_writers_number_taken_by_another_process_does_not_block_resume(
+    tmp_path: Path,
+) -> None:
+    """The kernel hands a crashed writer's pid to the next process that needs one. Judged
+    by the number alone, the session read as running, its task never as interrupted, and
+    resume was refused "still running" for as long as the stranger lived. The oracle is
+    the operating system's own: a live process that is not the one that wrote the row."""
+    import sqlite3
+
+    store = tmp_path / "store"
+    config = _write_config(tmp_path / "c.yaml", store, [{"text": "hi"}])
+    with Harness.from_config(config) as harness:
+        harness.run("hello")
+        session_id = harness.session_id
+    stranger = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert start_identity(stranger.pid) != start_identity(os.getpid())
+        conn = sqlite3.connect(store / "runs.db")
+        # The row as a crashed writer leaves it: its task running, its number now the
+        # stranger's, its identity its own (this process's stands in for the dead one's).
+        conn.execute("UPDATE sessions SET pid = ? WHERE id = ?", (stranger.pid, session_id))
+        conn.execute("UPDATE tasks SET status = 'running' WHERE session_id = ?", (session_id,))
+        conn.commit()
+        conn.close()
+        with RunLog(store) as log:
+            assert [t.status for t in log.tasks(session_id=session_id)] == ["interrupted"]
+        with Harness.resume(session_id, config) as resumed:  # not refused
+            assert resumed.session_id == session_id
+        assert stranger.poll() is None
+    finally:
+        stranger.kill()
+        stranger.wait(5)
 
 
 def test_a_resumed_session_has_the_context_it_had(

@@ -221,5 +221,5 @@ def test_a_version_2_store_stays_readable(tmp_path: Path) -> None:
         assert log.lanes(task.id) == []
         assert [s.id for s in log.accumulated("sess_v2")] == ["item_1"]
     conn = sqlite3.connect(path)
-    assert schema_version(conn) == SCHEMA_VERSION == 4
+    assert schema_version(conn) == SCHEMA_VERSION == 5
     conn.close()

@@ -9,7 +9,9 @@ the subprocesses get on ``PYTHONPATH``. Then ``harness worlds``, ``demo --world 
 
 Broken plugins (a module that does not exist, one that raises on import, an object that
 is not a world, a world that calls itself by another name, a name a built-in world has)
-are each reported with the entry point they came from, and never hide the others.
+are each reported with the entry point they came from, and never hide the others: listed
+by ``harness worlds`` in a subprocess; asked for by ``demo`` and ``check`` in this process
+(they fail before anything runs, and a subprocess each cost a second of CPU to start).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.cli import main
 from worlds import registry
 from worlds.contract import World, WorldError
 
@@ -76,6 +79,28 @@ def harness(site: Path, cwd: Path, *argv: str, timeout: float = 240) -> subproce
     )
 
 
+def in_process(
+    site: Path, cwd: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    *argv: str,
+) -> tuple[int, str]:  # fmt: skip
+    """``harness ARGV`` in this process with ``site`` first on ``sys.path`` (what the
+    subprocesses get on ``PYTHONPATH``): its exit code and all it printed. For commands
+    that start no episode (a subprocess costs a second of CPU to start); a fresh
+    ``toy_world`` is imported from ``site``."""
+    monkeypatch.syspath_prepend(str(site))
+    importlib.invalidate_caches()
+    for module in [m for m in sys.modules if m.split(".")[0] == "toy_world"]:
+        monkeypatch.delitem(sys.modules, module)
+    monkeypatch.chdir(cwd)
+    capsys.readouterr()
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse's own usage errors
+        code = int(exc.code or 0)
+    printed = capsys.readouterr()
+    return code, printed.out + printed.err
+
+
 # ====================================================================== a working plugin
 
 
@@ -110,11 +135,15 @@ def test_demo_runs_the_plugin_worlds_task(site: Path, tmp_path: Path) -> None:
     assert "pick" in calls and "place" in calls
 
 
-def test_a_demo_flag_the_plugin_does_not_take_is_a_usage_error(site: Path, tmp_path: Path) -> None:
-    done = harness(site, tmp_path, "demo", "--world", "toy", "--scene", "hidden_cube")
-    assert done.returncode == 2
-    assert "--scene is a tabletop flag; --world toy takes --seed" in done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1
+def test_a_demo_flag_the_plugin_does_not_take_is_a_usage_error(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, err = in_process(
+        site, tmp_path, monkeypatch, capsys, "demo", "--world", "toy", "--scene", "hidden_cube"
+    )
+    assert code == 2
+    assert "--scene is a tabletop flag; --world toy takes --seed" in err
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_eval_runs_the_plugin_worlds_suite_and_its_corrupted_twin(
@@ -137,15 +166,17 @@ def test_eval_runs_the_plugin_worlds_suite_and_its_corrupted_twin(
     assert all(r["outcome"] != "achieved" for r in refusals)
 
 
-def test_check_builds_the_plugin_world_and_the_plugin_driver(site: Path, tmp_path: Path) -> None:
+def test_check_builds_the_plugin_world_and_the_plugin_driver(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     done = harness(site, tmp_path, "check", "--world", "toy", "--set", "memory.enabled=false")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "toy world's deployment" in done.stdout and "ToyArm" in done.stdout
-    alone = harness(
-        site, tmp_path, "check", "--world", "toy", "--set", "driver.name=toy.gripper",
-        "--set", "memory.enabled=false",
+    code, out = in_process(
+        site, tmp_path, monkeypatch, capsys, "check", "--world", "toy",
+        "--set", "driver.name=toy.gripper", "--set", "memory.enabled=false",
     )  # fmt: skip
-    assert alone.returncode == 0, alone.stdout + alone.stderr
+    assert code == 0, out
 
 
 def test_the_console_drives_the_plugin_world(site: Path, tmp_path: Path) -> None:
@@ -211,29 +242,35 @@ def test_harness_worlds_lists_every_broken_plugin_with_its_entry_point(
 
 @pytest.mark.parametrize("name", ["missing", "raises", "notaworld", "misnamed"])
 def test_asking_for_a_broken_world_is_a_usage_error_naming_its_entry_point(
-    broken_site: Path, tmp_path: Path, name: str
+    broken_site: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
 ) -> None:
-    done = harness(broken_site, tmp_path, "demo", "--world", name)
-    assert done.returncode == 2, done.stderr
-    assert f"entry point {name} = " in done.stderr and "Traceback" not in done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1
+    code, err = in_process(broken_site, tmp_path, monkeypatch, capsys, "demo", "--world", name)
+    assert code == 2, err
+    assert f"entry point {name} = " in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_a_broken_driver_plugin_is_a_config_error_naming_its_entry_point(
-    broken_site: Path, tmp_path: Path
+    broken_site: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    done = harness(
-        broken_site, tmp_path, "check", "--world", "toy", "--set", "driver.name=bad.driver",
-        "--set", "memory.enabled=false",
+    code, out = in_process(
+        broken_site, tmp_path, monkeypatch, capsys, "check", "--world", "toy",
+        "--set", "driver.name=bad.driver", "--set", "memory.enabled=false",
     )  # fmt: skip
-    assert done.returncode == 2
-    assert "entry point bad.driver = no_such_module_anywhere:Driver" in done.stdout + done.stderr
-    unknown = harness(
-        broken_site, tmp_path, "check", "--world", "toy", "--set", "driver.name=nothing.here",
-        "--set", "memory.enabled=false",
+    assert code == 2
+    assert "entry point bad.driver = no_such_module_anywhere:Driver" in out
+    code, out = in_process(
+        broken_site, tmp_path, monkeypatch, capsys, "check", "--world", "toy",
+        "--set", "driver.name=nothing.here", "--set", "memory.enabled=false",
     )  # fmt: skip
-    out = unknown.stdout + unknown.stderr
-    assert unknown.returncode == 2 and "toy.arm" in out and "plugins that failed to load" in out
+    assert code == 2 and "toy.arm" in out and "plugins that failed to load" in out
 
 
 # ====================================================================== in-process

@@ -249,7 +249,7 @@ def resume_session(
     folder = _store_folder(store, cfg)
     with RunLog(folder) as log:
         stored = log.session(session_id)
-        if stored.pid != os.getpid() and process_alive(stored.pid, stored.host):
+        if stored.pid != os.getpid() and process_alive(stored.pid, stored.host, stored.pid_started):
             raise RunStoreError(
                 f"session {session_id} is still running in process {stored.pid} on "
                 f"{stored.host}; stop it before resuming (two processes must never drive "
