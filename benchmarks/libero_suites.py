@@ -7,8 +7,9 @@
 Reads each eval folder's ``episodes.jsonl`` (what ``harness eval`` wrote; nothing is
 re-run) and prints, per suite: episodes run, achieved, the success rate with its 95 %
 Wilson interval, safety-envelope blocks, the physics steps the simulator audited against
-the profile and how many of them had the gripper outside it, the episodes whose report
-claimed ``achieved`` while LIBERO's check denied it, the mean wall time of an episode and
+the profile and how many of them had the gripper outside it, the episodes whose model
+claimed ``achieved`` while LIBERO's check denied it and those whose report (as the user
+reads it) states an outcome other than the harness's verdict, the mean wall time of an episode and
 its mean model tokens (in / out, what the eval summary counts; the offline planner's are
 estimates and cost nothing); then the failed episodes grouped by the skill given up on and
 the goal predicate LIBERO found false; then the published success rates this project cites
@@ -29,6 +30,7 @@ from collections import Counter
 from pathlib import Path
 
 from harness.fleet.stats import wilson_interval
+from harness.world.outcome_report import OUTCOME_WORDS, outcome_statements
 
 __all__ = ["PUBLISHED", "PUBLISHED_PRO", "failures", "main", "rows"]
 
@@ -149,13 +151,28 @@ def _tokens(records: list[dict[str, object]]) -> str:
 
 
 def _denied(records: list[dict[str, object]]) -> str:
-    """Episodes whose report claimed ``achieved`` while the task check said otherwise
-    ("-" where no record kept the claim, as in folders written before it was kept)."""
-    if not any("claim" in r for r in records):
-        return "-"
-    return str(
-        sum(1 for r in records if r.get("claim") == "achieved" and r.get("outcome") != "achieved")
-    )
+    """``claims / reports``: episodes whose model claimed ``achieved`` while the task check
+    said otherwise (the model's word against the check; "-" where no record kept the
+    claim, as in folders written before it was kept), and episodes whose report, as the
+    user reads it, has an ``Outcome`` line that is not the harness's verdict (the harness's
+    guarantee: :func:`harness.world.outcome_report.reconcile_report`)."""
+    claims = "-"
+    if any("claim" in r for r in records):
+        claims = str(
+            sum(
+                1
+                for r in records
+                if r.get("claim") == "achieved" and r.get("outcome") != "achieved"
+            )
+        )
+    reports = sum(1 for r in records if _report_contradicts(r))
+    return f"{claims} / {reports}"
+
+
+def _report_contradicts(record: dict[str, object]) -> bool:
+    """Whether the record's report states an outcome other than the record's verdict."""
+    word = OUTCOME_WORDS.get(str(record.get("outcome", "unverified")), "unverified")
+    return any(value != word for _, value in outcome_statements(str(record.get("report", ""))))
 
 
 _GAVE_UP = re.compile(r"^Gave up: (?P<tool>[a-z_]+) ")
@@ -265,9 +282,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(
         "| suite | success check | tasks | episodes | successes | rate | 95 % Wilson | "
-        "envelope blocks | physics steps / outside the profile | errors | reports claiming "
-        "what the check denies | s / episode | env built / reset (s) | tokens in / out per "
-        "episode |"
+        "envelope blocks | physics steps / outside the profile | errors | model claims / "
+        "reports stating what the check denies | s / episode | env built / reset (s) | "
+        "tokens in / out per episode |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for row in table:

@@ -138,9 +138,10 @@ def _tier(item: pytest.Item) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         _tier(item)
-    # Files marked ``long`` first (a stable sort): xdist hands files out in this order, so
-    # the longest start at once and the short ones fill in around them, rather than one
-    # worker starting a 40-second file while the others have finished.
+    # Files marked ``long`` first (a stable sort): xdist hands files out in this order
+    # (``--no-loadscope-reorder`` in pyproject.toml; by default it would sort them by test
+    # count), so the longest start at once and the short ones fill in around them, rather
+    # than one worker starting a 40-second file while the others have finished.
     items.sort(key=lambda item: item.get_closest_marker("long") is None)
     if config.getoption("--hardware"):
         return

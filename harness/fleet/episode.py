@@ -34,6 +34,7 @@ from harness.events import (
 )
 from harness.fleet.suite import EpisodePlan, SuccessCheck
 from harness.redact import Redactor, secret_values
+from harness.world.outcome_report import clip_report
 
 __all__ = [
     "EpisodeRecord",
@@ -84,8 +85,10 @@ class EpisodeRecord(BaseModel):
     outcome_summary: str = ""
     """Why (the ``done`` event's ``evidence.summary``: which goal conditions held)."""
     claim: Literal["achieved", "not_achieved"] | None = None
-    """What the model's report claimed (its ``Outcome:`` line): a claim of ``achieved`` on
-    an episode whose check says otherwise is a report contradicting the check."""
+    """What the model claimed (its report's ``Outcome:`` line, as the model wrote it): a
+    claim of ``achieved`` on an episode whose check says otherwise is a claim the check
+    denies. The ``report`` here is the one the user reads, which carries the harness's
+    verdict instead (:func:`harness.world.outcome_report.reconcile_report`)."""
     success: bool = False
     """The suite's success check applied (:func:`judge`)."""
     check: SuccessCheck = "achieved"
@@ -287,7 +290,7 @@ def run_episode(
         outcome_summary=done.evidence.summary[:REPORT_CHARS],
         claim=done.evidence.claim,
         termination_reason=done.termination_reason,
-        report=done.report[:REPORT_CHARS],
+        report=clip_report(done.report, REPORT_CHARS),
         turns=done.turns,
         tokens_in=usage.input_tokens,
         tokens_cached=usage.cache_read_tokens,

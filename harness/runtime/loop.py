@@ -33,6 +33,7 @@ from harness.runtime.phases.decide import decide
 from harness.runtime.phases.execute import execute
 from harness.runtime.phases.refresh import offer_tools, refresh, retire_ended_tasks
 from harness.runtime.task import TaskEnding
+from harness.world.outcome_report import reconcile_report
 from harness.world.task_check import judge_task
 
 __all__ = ["Prologue", "TaskLoop", "start_task"]
@@ -135,6 +136,7 @@ class TaskLoop:
             revisions=state.revisions,
             cancelled=lane.should_cancel,
         )
+        report = reconcile_report(report, outcome, evidence, status=ending.status)
         if problems:
             report += "\n\nWARNING: the robot may not be stopped: " + "; ".join(
                 problem.reason for problem in problems

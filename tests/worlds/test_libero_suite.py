@@ -269,7 +269,7 @@ def test_the_benchmark_table_counts_what_the_eval_wrote(
         record.update(physics_steps=1000, steps_outside=int(i == 2))
     (folder / "episodes.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
     assert rows([folder])[0]["steps"] == "8,000 / 1"
-    assert rows([folder])[0]["denied"] == "-"  # no claims kept: never shown as clean
+    assert rows([folder])[0]["denied"] == "- / 0"  # no claims kept: never shown as clean
 
 
 def test_the_benchmark_counts_reports_that_claim_what_the_check_denies(
@@ -291,7 +291,14 @@ def test_the_benchmark_counts_reports_that_claim_what_the_check_denies(
          "status": "completed"},
     ]  # fmt: skip
     (folder / "episodes.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
-    assert rows([folder])[0]["denied"] == "1"
+    assert rows([folder])[0]["denied"] == "1 / 0"
+    # a report as written before the harness relabelled claims: counted apart
+    records[0]["report"] = "All 1 steps succeeded\n**Outcome**: achieved"
+    (folder / "episodes.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    assert rows([folder])[0]["denied"] == "1 / 1"
+    records[0]["report"] += "\n\nChecked by libero: " + denied + "\nOutcome: not achieved"
+    (folder / "episodes.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    assert rows([folder])[0]["denied"] == "1 / 1"  # the old line still says achieved
     grouped = failures([folder])
     assert grouped[("libero_goal", "push", "(On plate main_table_stove_front_region)")] == 1
     assert (

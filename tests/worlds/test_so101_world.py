@@ -208,6 +208,41 @@ def test_the_demo_episode_completes_offline_with_the_outcome_achieved(tmp_path) 
     assert audit["steps"] > 1000 and audit["outside"] == 0, audit
 
 
+def test_recorded_frames_are_the_scene_at_each_control_step(sim) -> None:  # type: ignore[no-untyped-def]
+    """A recording sink that asks for a camera gets a frame of it with every control step,
+    rendered on the thread that runs the motion (as a harness runs a physical tool) at the
+    step's time: the first is the scene before the motion, the last what the camera shows
+    at its end. (The export test records no camera: a frame per control step on Mesa's CPU
+    renderer was three quarters of its episode's CPU.)"""
+    import threading
+
+    sim.reset(seed=0, layout="place")
+    joints = list(sim.observe().state["joint_positions"])
+    before = sim.render("front").astype(float)
+    steps: list = []  # type: ignore[type-arg]
+    done: dict = {}  # type: ignore[type-arg]
+    target = [joints[0] + 0.3, *joints[1:5]]
+    sim.record_control(steps.append, cameras=("front",))
+    try:
+        worker = threading.Thread(
+            target=lambda: done.update(result=sim.execute("move_joints", {"joints": target}))
+        )
+        worker.start()
+        worker.join()
+    finally:
+        sim.record_control(None)
+    assert done["result"].ok, done["result"].message
+    assert len(steps) > 5
+    assert all(set(s.frames) == {"front"} for s in steps)
+    assert all(s.frames["front"].shape == before.shape for s in steps)
+    rate = sim.control_layout().rate_hz
+    np.testing.assert_allclose(np.diff([s.time for s in steps]), 1 / rate, atol=1e-9)
+    first, last = (steps[i].frames["front"].astype(float) for i in (0, -1))
+    np.testing.assert_array_equal(first, before)  # rendered before the first step moved
+    assert np.abs(last - first).mean() > 2  # the arm turned in view
+    assert np.abs(last - sim.render("front").astype(float)).mean() < 1
+
+
 def test_harness_check_says_how_each_tool_s_motion_is_checked(sim) -> None:  # type: ignore[no-untyped-def]
     from embodiment.checks import check_driver
     from embodiment.envelope import SafetyEnvelope

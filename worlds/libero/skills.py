@@ -25,6 +25,7 @@ from worlds.libero.placing import lay_down
 from worlds.libero.scene import resolve_target
 from worlds.libero.segments import PUSH_DIP, SLOW, Plan, Refusal, Segment
 from worlds.libero.sliding import carry_over, push_spot
+from worlds.libero.spots import region_spot
 
 __all__ = ["SkillPlanner"]
 
@@ -171,6 +172,9 @@ class SkillPlanner:
         # (body for an object, site for a region), wherever the fingers hold it
         held_at = self.geo.body_position(ref)
         spot = self.geo.body_position(target) if item.kind == "object" else goal.centre
+        if item.kind == "region" and relation == "on":  # where it leaves room (spots.py)
+            spot = region_spot(self.geo, ref, target)
+            spot = goal.centre if spot is None else spot
         offset = np.array([ee[0] - held_at[0], ee[1] - held_at[1]])
         yaw = self._slot_yaw(target, relation) if relation == "in" else None
         if yaw is not None:  # the held thing turns with the wrist about the fingers

@@ -1,0 +1,42 @@
+"""Issue 40, item 5: what is held is turned only for a real slot: a book into the caddy's
+narrow back compartment (libero_10 task 5), and a drawer is no slot (libero_goal task 3)
+(helpers: ``tests/worlds/libero_cases.py``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.worlds.libero_cases import holds, libero_world
+from worlds.libero import libero_available
+
+pytestmark = [
+    pytest.mark.long,
+    pytest.mark.libero,
+    pytest.mark.skipif(not libero_available(), reason="the LIBERO world needs the [libero] extra"),
+]
+
+
+@pytest.mark.parametrize("state", [1])
+def test_a_book_is_turned_to_go_into_the_caddys_narrow_back_compartment(state: int) -> None:
+    """libero_10 task 5 failed 3/3: the book, held across its thin side at 50 degrees to
+    the slot, was lowered onto the compartment's wall and fell beside the caddy."""
+    world = libero_world("libero_10", 5, state)
+    try:
+        assert world.execute("pick", {"ref": "black_book_1"}).ok
+        target = "desk_caddy_1_back_contain_region"
+        args = {"ref": "black_book_1", "target": target, "relation": "in"}
+        assert world.execute("place", args).ok
+        assert holds(world, "in", "black_book_1", target)
+    finally:
+        world.disconnect()
+
+
+def test_a_drawer_is_no_slot() -> None:
+    """The drawers' regions are narrower one way, but a bowl fits them any way round: a
+    place into one keeps the wrist's turn (only a real slot turns what is held)."""
+    world = libero_world("libero_goal", 3, 0)
+    try:
+        planner = world._planner
+        assert planner._slot_yaw("wooden_cabinet_1_top_region", "in") is None
+    finally:
+        world.disconnect()

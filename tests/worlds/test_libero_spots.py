@@ -1,0 +1,141 @@
+"""Where a held object is set down in a region (``worlds/libero/spots.py``), on a stand-in
+for the LIBERO geometry (boxes and a region given here; no simulator).
+
+The oracle is written from the rule's statement: the body inside the region by the
+margin, the footprint clear of what stands there, and, when another object of the same
+kind is still elsewhere, room for it beside the first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.tiers import examples
+from worlds.libero.geometry import Box
+from worlds.libero.spots import GAP_M, MARGIN_M, TWIN_GAP_M, region_spot
+
+STOVE = np.array([0.608, -0.194, 0.0])
+HALF = np.array([0.075, 0.075, 0.0025])
+POT = (0.0814, 0.1475, 0.152)
+POT_SHIFT = np.array([0.0, -0.0177])  # the footprint's middle, from the pot's body
+
+
+@dataclass
+class Item:
+    libero_category: str
+
+
+@dataclass
+class Catalog:
+    items: dict[str, Item] = field(default_factory=dict)
+
+    def refs(self, kind: str) -> list[str]:
+        return list(self.items)
+
+    def get(self, ref: str) -> Item | None:
+        return self.items.get(ref)
+
+
+class Geometry:
+    """The LiberoGeometry calls region_spot makes, on boxes given here."""
+
+    def __init__(self, bodies: dict[str, tuple[float, float, float]], kinds: dict[str, str]):
+        self.bodies = bodies
+        self.catalog = Catalog({r: Item(k) for r, k in kinds.items()})
+
+    def region_frame(self, ref: str) -> Any:
+        return STOVE.copy(), np.eye(3), HALF.copy()
+
+    def body_position(self, ref: str) -> tuple[float, float, float]:
+        return self.bodies[ref]
+
+    def box(self, ref: str) -> Box:
+        x, y, z = self.bodies[ref]
+        return Box((x + POT_SHIFT[0], y + POT_SHIFT[1], z + 0.07), POT)
+
+    def predicate(self, name: str, ref: str, target: str) -> bool:
+        x, y, _ = self.bodies[ref]
+        return bool(np.all(np.abs(np.array([x, y]) - STOVE[:2]) < HALF[:2]))
+
+
+def footprint_gap(a: np.ndarray, b: np.ndarray) -> float:
+    """The gap between two pot footprints whose bodies are at ``a`` and ``b``."""
+    return float(max(abs(a[0] - b[0]) - POT[0], abs(a[1] - b[1]) - POT[1]))
+
+
+def test_the_first_of_two_pots_leaves_room_for_the_second_and_the_second_takes_it() -> None:
+    """libero_10 task 8 at state 0: before, both went to the middle and the second landed
+    on the first."""
+    held = (0.606, 0.258, 0.20)  # lifted over its first place
+    geo = Geometry({"moka_pot_1": held, "moka_pot_2": (0.70, 0.043, 0.03)}, {
+        "moka_pot_1": "moka_pot", "moka_pot_2": "moka_pot"})  # fmt: skip
+    first = region_spot(geo, "moka_pot_1", "flat_stove_1_cook_region")  # type: ignore[arg-type]
+    assert first is not None
+    assert np.all(np.abs(first - STOVE[:2]) <= HALF[:2] - MARGIN_M + 1e-9)
+    assert abs(first[0] - STOVE[0]) > 0.04  # off the middle, along the pot's narrow side
+    geo.bodies["moka_pot_1"] = (float(first[0]), float(first[1]), 0.0)
+    geo.bodies["moka_pot_2"] = (0.70, 0.043, 0.20)
+    second = region_spot(geo, "moka_pot_2", "flat_stove_1_cook_region")  # type: ignore[arg-type]
+    assert second is not None
+    assert np.all(np.abs(second - STOVE[:2]) <= HALF[:2] - MARGIN_M + 1e-9)
+    assert footprint_gap(first, second) >= GAP_M - 1e-9
+    # the two stand about as far inside the region's edges as each other
+    assert abs(abs(first[0] - STOVE[0]) - abs(second[0] - STOVE[0])) <= 0.016
+
+
+def test_a_lone_object_on_an_empty_region_goes_to_its_middle() -> None:
+    geo = Geometry({"bowl_1": (0.5, 0.2, 0.2)}, {"bowl_1": "bowl"})
+    spot = region_spot(geo, "bowl_1", "flat_stove_1_cook_region")  # type: ignore[arg-type]
+    assert spot is not None and np.allclose(spot, STOVE[:2])
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    st.floats(-0.07, 0.07),
+    st.floats(-0.07, 0.07),
+    st.booleans(),
+)
+def test_a_spot_is_inside_and_clear_whenever_any_spot_is(dx: float, dy: float, twin: bool) -> None:
+    """Something stands at a random place on the region; a third of the same kind is
+    elsewhere or not. Oracle: a brute-force search of clear spots on a fine grid."""
+    standing = (float(STOVE[0] + dx), float(STOVE[1] + dy), 0.0)
+    bodies = {"held": (0.5, 0.3, 0.2), "there": standing}
+    kinds = {"held": "moka_pot", "there": "other"}
+    if twin:
+        bodies["twin"], kinds["twin"] = (0.7, 0.3, 0.0), "moka_pot"
+    geo = Geometry(bodies, kinds)
+    spot = region_spot(geo, "held", "flat_stove_1_cook_region")  # type: ignore[arg-type]
+    assert spot is not None
+    assert np.all(np.abs(spot - STOVE[:2]) <= HALF[:2] - MARGIN_M + 1e-9)
+    there = np.array(standing[:2])
+    lim = HALF[:2] - MARGIN_M
+    a, b = np.meshgrid(np.linspace(-lim[0], lim[0], 25), np.linspace(-lim[1], lim[1], 25))
+    grid = STOVE[:2] + np.stack([a.ravel(), b.ravel()], axis=1)
+    to_there = gaps(grid, there)
+    if (to_there >= GAP_M + 0.005).any():  # a clear spot exists (some to spare for the grid)
+        assert footprint_gap(spot, there) >= GAP_M - 1e-9, (spot, there)
+    if not twin and footprint_gap(STOVE[:2], there) >= GAP_M:
+        assert np.allclose(spot, STOVE[:2])  # the middle, while it is free
+    if twin:
+        # any first spot clear of what stands there that leaves a second one room
+        pair = (to_there[:, None] >= GAP_M + 0.005) & (to_there[None, :] >= 0.005)
+        pair &= pairwise(grid) >= TWIN_GAP_M + 0.005
+        if pair.any():
+            room = np.minimum(gaps(grid, spot), to_there).max()
+            assert room >= TWIN_GAP_M - 1e-9, (spot, there)
+
+
+def gaps(spots: np.ndarray, body: np.ndarray) -> np.ndarray:
+    """:func:`footprint_gap` from each of ``spots`` to a pot whose body is at ``body``."""
+    apart = np.abs(spots - body) - np.array(POT[:2])
+    return apart.max(axis=1)
+
+
+def pairwise(spots: np.ndarray) -> np.ndarray:
+    apart = np.abs(spots[:, None, :] - spots[None, :, :]) - np.array(POT[:2])
+    return apart.max(axis=2)
