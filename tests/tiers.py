@@ -173,6 +173,7 @@ SLOW_FILES: dict[str, str] = {
     "test_libero": "libero",
     "test_libero_recording": "libero",
     "test_libero_skills_doors": "libero",
+    "test_libero_skills_goal": "libero",
     "test_libero_skills_grasps": "libero",
     "test_libero_skills_kitchen": "libero",
     "test_libero_skills_microwave": "libero",

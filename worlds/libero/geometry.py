@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from worlds.libero.articulation import Articulation, geom_box
+from worlds.libero.clearance import hand_clear
 from worlds.libero.control import HOME_YAW, Frame, Vec3
 from worlds.libero.scene import SceneCatalog, site_box
 
@@ -274,6 +275,7 @@ class LiberoGeometry:
             (np.array([cx, r_low[1] + 0.012, z]), math.pi / 2),
             (np.array([r_high[0] - 0.012, cy, z]), across),
         ]
+        roomy = []
         for point, yaw in sides:
             here = self.frame.from_world(point)
             x_closing = yaw != math.pi / 2
@@ -282,7 +284,26 @@ class LiberoGeometry:
             low = (here[0] - along, here[1] - wide, here[2] - min(0.01, depth / 2))
             high = (here[0] + along, here[1] + wide, here[2] + 0.08)
             if self.blocked(low, high, ignore=(ref,)) is None:
+                roomy.append((here, yaw, 0.02))
+        # the hand, 20 cm long along the closing direction, must also come down clear of
+        # anything reaching over the object (libero_goal task 3: the top drawer opened over
+        # the bowl stopped it 10 cm short); else the rim where it does, closing across it
+        above = self.frame.from_world((cx, cy, top))[2]
+        for here, yaw, width in roomy:
+            if hand_clear(self, ref, here, yaw, above):
+                return here, yaw, width
+        radius = (r_high[0] - r_low[0]) / 2 - 0.012
+        for angle in np.radians(np.arange(15.0, 360.0, 15.0)):
+            u = np.array([math.cos(angle), math.sin(angle)])
+            point = np.array([cx, cy]) - u * radius
+            here = self.frame.from_world((float(point[0]), float(point[1]), z))
+            yaw = float(angle) if (math.cos(angle) < 0) == (here[1] > 0) else float(angle) - math.pi
+            if self._fingers_free(ref, point, u, z, hand=False) and hand_clear(
+                self, ref, here, yaw, above
+            ):
                 return here, yaw, 0.02
+        if roomy:
+            return roomy[0]
         return self.frame.from_world(sides[0][0]), sides[0][1], 0.02
 
     def _tilted_rim(self, ref: str, rim: list[int], z: float) -> tuple[Vec3, float, float] | None:

@@ -16,6 +16,7 @@ import itertools
 
 import numpy as np
 
+from worlds.libero.clearance import out_from_under
 from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.door_skills import handle_grasp, opening, place_through, sweep_door
 from worlds.libero.doors import door_of
@@ -23,6 +24,7 @@ from worlds.libero.geometry import Box, LiberoGeometry
 from worlds.libero.placing import lay_down
 from worlds.libero.scene import resolve_target
 from worlds.libero.segments import PUSH_DIP, SLOW, Plan, Refusal, Segment
+from worlds.libero.sliding import carry_over, push_spot
 from worlds.libero.spots import region_spot
 
 __all__ = ["SkillPlanner"]
@@ -113,9 +115,18 @@ class SkillPlanner:
             Segment("move", "approach", (x, y, above), yaw=yaw),
             Segment("move", "grasp", (x, y, grasp_z), speed=SLOW, tolerance=0.004, yaw=yaw),
             Segment("grip", "close", close=True, yaw=yaw),
-            Segment("move", "lift", (x, y, lift), speed=SLOW, yaw=yaw),
         ]
-        return Plan(tuple(segments), "approach, grasp, lift", yaw)
+        # from under an overhang (a drawer opened over it) it is slid out first, just off
+        # the table, and lifted where nothing is above it
+        slide = out_from_under(self.geo, ref, lift + box.top - grasp_z)
+        how = "approach, grasp, lift"
+        if slide is not None:
+            x, y = x + float(slide[0]), y + float(slide[1])
+            out = (x, y, grasp_z + 0.005)
+            segments.append(Segment("move", "slide out", out, speed=SLOW, yaw=yaw))
+            how = "approach, grasp, slide out from under, lift"
+        segments.append(Segment("move", "lift", (x, y, lift), speed=SLOW, yaw=yaw))
+        return Plan(tuple(segments), how, yaw)
 
     def place(self, ref: str, target: str, relation: str | None, ee: Vec3) -> Plan | Refusal:
         refusal = self._kind(ref, "object") or self._kind(target, "object", "fixture", "region")
@@ -215,9 +226,12 @@ class SkillPlanner:
         goal = self.geo.box(target)
         assert obj is not None and goal is not None
         start = np.array(obj.centre[:2])
-        end = np.array(goal.centre[:2])
+        end = push_spot(self, ref, obj, goal)  # not onto what stands in the region
         if float(np.linalg.norm(end - start)) < 0.005:
             return Refusal(f"{ref} is already at {target}")
+        carried = carry_over(self, ref, obj, end, target, ee)
+        if carried is not None:  # a plate whose slide would run into something
+            return carried
         z = max(obj.bottom + min(0.015, obj.size[2] / 3), self.floor_z + 0.005)
         above = max(obj.top + ABOVE_M, z + 0.05)
         travel = self._carry(above, ee[2])

@@ -1,0 +1,159 @@
+"""What stands around a thing on the table, from the simulator's collision geoms (base
+frame, privileged like every skill here): whether sliding it straight somewhere runs it
+into something, the free spot of a region nearest its middle, and the way out from under
+something that reaches over it.
+
+libero_goal task 5 ("push the plate to the front of the stove", state 0): the straight line
+from the plate to the region runs over the cream cheese box; the plate's rim rode up on it
+and tipped over the fingers, and at the region's middle the plate would lie on the box's
+edge anyway. libero_goal task 3 (states 3-4): the top drawer, opened, reaches over the bowl,
+which lifted straight up met the drawer's bottom and was torn from the fingers.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from worlds.libero.articulation import geom_box
+
+__all__ = ["Footprint", "free_spot", "hand_clear", "in_the_way", "obstacles", "out_from_under"]
+
+CELL_M = 0.01
+MARGIN_M = 0.006
+"""Kept between a thing's box and anything else."""
+SLIDE_MARGIN_M = 0.003
+"""Kept by a slide out from under something: a round bowl's box is larger than the bowl."""
+INSET_M = 0.006
+"""How far inside a target region's edges a thing's centre is brought (LIBERO's region
+predicates take its body position strictly inside them)."""
+
+Footprint = tuple[str, np.ndarray, np.ndarray, float]
+"""A name, the (low, high) xy corners (base frame) of something on the table, and its
+bottom's height."""
+
+
+def obstacles(geo: Any, ref: str, z_low: float, z_high: float) -> list[Footprint]:
+    """The xy boxes (base frame) of the scene's collision geoms that reach into the height
+    band ``z_low``..``z_high`` (base frame), but the robot's and ``ref``'s own."""
+    env = geo.env
+    model = env.sim.model
+    own = set(geo._geoms(ref))
+    origin = np.array(geo.frame.to_world((0.0, 0.0, 0.0)))
+    found: list[Footprint] = []
+    for geom in range(model.ngeom):
+        if geom in own or (model.geom_contype[geom] == 0 and model.geom_conaffinity[geom] == 0):
+            continue
+        body = model.body(int(model.geom_bodyid[geom])).name
+        if body.startswith(("robot0_", "gripper0_", "mount0_")) or body == "world":
+            continue
+        low, high = geom_box(env, geom)
+        low, high = low - origin, high - origin
+        if high[2] <= z_low or low[2] >= z_high:
+            continue
+        found.append((model.geom(geom).name or body, low[:2], high[:2], float(low[2])))
+    return found
+
+
+def _occupied(xs: np.ndarray, ys: np.ndarray, half: np.ndarray, things: list[Footprint]) -> Any:
+    grid = np.zeros((len(xs), len(ys)), dtype=bool)
+    for _, low, high, _ in things:
+        lo, hi = low - half - MARGIN_M, high + half + MARGIN_M
+        grid |= ((xs >= lo[0]) & (xs <= hi[0]))[:, None] & ((ys >= lo[1]) & (ys <= hi[1]))[None, :]
+    return grid
+
+
+def free_spot(
+    region: tuple[np.ndarray, np.ndarray], half: np.ndarray, things: list[Footprint]
+) -> np.ndarray | None:
+    """The point (xy, base frame) nearest the middle of ``region`` ((low, high) xy corners),
+    at least :data:`INSET_M` inside its edges, where a thing's box (``half``: half its xy
+    size) overlaps none of ``things``; None if there is none (searched every centimetre)."""
+    xs = np.arange(region[0][0] + INSET_M, region[1][0] - INSET_M + 1e-9, CELL_M / 2)
+    ys = np.arange(region[0][1] + INSET_M, region[1][1] - INSET_M + 1e-9, CELL_M / 2)
+    if not len(xs) or not len(ys):
+        return None
+    grid = _occupied(xs, ys, half, things)
+    cells = np.argwhere(~grid)
+    if not len(cells):
+        return None
+    middle = (region[0] + region[1]) / 2
+    points = np.stack([xs[cells[:, 0]], ys[cells[:, 1]]], axis=1)
+    return points[int(np.argmin(np.hypot(*(points - middle).T)))]
+
+
+def in_the_way(
+    start: np.ndarray, end: np.ndarray, half: np.ndarray, things: list[Footprint]
+) -> str | None:
+    """The first of ``things`` a box (``half``) slid straight from ``start`` to ``end`` (xy,
+    base frame) would run into, or None (what it already stands close to at ``start``
+    counts only if the slide comes nearer)."""
+    low, high = start - half, start + half
+    steps = max(2, int(np.linalg.norm(end - start) / 0.005) + 1)
+    for t in np.linspace(0.0, 1.0, steps)[1:]:
+        lo, hi = low + (end - start) * t, high + (end - start) * t
+        for name, a, b, _ in things:
+            if _gap(a, b, lo, hi) < min(MARGIN_M, _gap(a, b, low, high) - 1e-4):
+                return name
+    return None
+
+
+def out_from_under(geo: Any, ref: str, lift_to: float) -> np.ndarray | None:
+    """The shortest slide (xy, base frame) along the table that takes ``ref`` from under
+    whatever reaches over it below ``lift_to`` (an opened drawer over a bowl), swept free of
+    everything at its own height; None when nothing reaches over it, or no slide of at most
+    12 cm in one of sixteen directions clears it. Lifted straight up, libero_goal task 3's bowl
+    (states 3-4) met the bottom of the top drawer just opened over it and was torn from the
+    fingers."""
+    box = geo.box(ref)
+    low = np.array(box.centre[:2]) - np.array(box.size[:2]) / 2
+    high = np.array(box.centre[:2]) + np.array(box.size[:2]) / 2
+    over = [
+        (name, lo, hi, bottom)
+        for name, lo, hi, bottom in obstacles(geo, ref, box.top + 0.005, lift_to)
+        if np.all(lo < high) and np.all(hi > low)
+    ]
+    if not over:
+        return None
+    level = obstacles(geo, ref, box.bottom + 0.005, box.top)
+    best: np.ndarray | None = None
+    for angle in np.linspace(0.0, 2 * math.pi, 16, endpoint=False):
+        direction = np.array([math.cos(angle), math.sin(angle)])
+        for distance in np.arange(0.01, 0.125, 0.01):
+            shift = direction * distance
+            lo, hi = low + shift, high + shift
+            # into something on the way (what it already stands close to only if nearer)
+            if any(
+                _gap(a, b, lo, hi) < min(SLIDE_MARGIN_M, _gap(a, b, low, high) - 1e-4)
+                for _, a, b, _ in level
+            ):
+                break
+            if all(_gap(a, b, lo, hi) >= SLIDE_MARGIN_M for _, a, b, _ in over):
+                if best is None or distance < float(np.linalg.norm(best)) - 1e-9:
+                    best = shift
+                break
+    return best
+
+
+def _gap(a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
+    """How far apart two xy boxes are (negative: they overlap)."""
+    return float(np.max(np.maximum(a - hi, lo - b)))
+
+
+def hand_clear(geo: Any, ref: str, point: Any, yaw: float, top: float) -> bool:
+    """Whether the Panda's hand, pointing down with its fingers' tips at ``point`` (base
+    frame) and closing along ``yaw``, comes down there free of anything reaching over
+    ``ref`` (whose top is ``top``): the hand is 20 cm long along the closing direction and
+    6 cm across, from 3 cm above the tips up to the travel height. Only things whose bottom
+    is above the object's top count: beside it, the fingers' own room check decides."""
+    x, y, z = (float(v) for v in point)
+    u = np.array([math.cos(yaw), math.sin(yaw)])
+    over = [f for f in obstacles(geo, ref, top + 0.005, z + 0.25) if f[3] > top + 0.005]
+    for along in np.linspace(-0.09, 0.09, 7):
+        cx, cy = x + u[0] * along, y + u[1] * along
+        lo, hi = np.array([cx - 0.03, cy - 0.03]), np.array([cx + 0.03, cy + 0.03])
+        if any(_gap(a, b, lo, hi) < 0.0 for _, a, b, _ in over):
+            return False
+    return True
