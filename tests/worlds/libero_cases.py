@@ -11,7 +11,19 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["holds", "libero_world"]
+import pytest
+
+from worlds.libero import libero_available
+
+__all__ = ["SKILL_MARKS", "holds", "libero_world"]
+
+SKILL_MARKS = [
+    pytest.mark.long,
+    pytest.mark.libero,
+    pytest.mark.skipif(not libero_available(), reason="the LIBERO world needs the [libero] extra"),
+]
+"""Every skill test file's ``pytestmark``: a long simulator test, in the slow tier, skipped
+without the [libero] extra."""
 
 
 def libero_world(suite: str, task: int, state: int) -> Any:

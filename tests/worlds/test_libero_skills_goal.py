@@ -4,16 +4,9 @@ the published state where it failed and judged by LIBERO's own predicates (helpe
 
 from __future__ import annotations
 
-import pytest
+from tests.worlds.libero_cases import SKILL_MARKS, holds, libero_world
 
-from tests.worlds.libero_cases import holds, libero_world
-from worlds.libero import libero_available
-
-pytestmark = [
-    pytest.mark.long,
-    pytest.mark.libero,
-    pytest.mark.skipif(not libero_available(), reason="the LIBERO world needs the [libero] extra"),
-]
+pytestmark = SKILL_MARKS
 
 
 def test_a_bowl_under_the_opened_drawer_is_slid_out_before_it_is_lifted() -> None:

@@ -8,14 +8,9 @@ from typing import Any
 
 import pytest
 
-from tests.worlds.libero_cases import holds, libero_world
-from worlds.libero import libero_available
+from tests.worlds.libero_cases import SKILL_MARKS, holds, libero_world
 
-pytestmark = [
-    pytest.mark.long,
-    pytest.mark.libero,
-    pytest.mark.skipif(not libero_available(), reason="the LIBERO world needs the [libero] extra"),
-]
+pytestmark = SKILL_MARKS
 
 
 @pytest.fixture(scope="module")

@@ -6,14 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.worlds.libero_cases import holds, libero_world
-from worlds.libero import libero_available
+from tests.worlds.libero_cases import SKILL_MARKS, holds, libero_world
 
-pytestmark = [
-    pytest.mark.long,
-    pytest.mark.libero,
-    pytest.mark.skipif(not libero_available(), reason="the LIBERO world needs the [libero] extra"),
-]
+pytestmark = SKILL_MARKS
 
 
 @pytest.mark.parametrize("state", [1])

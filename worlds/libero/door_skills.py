@@ -91,13 +91,13 @@ def push_leaf(
     z = max(z, door.bottom + 0.03, planner.floor_z + 0.03)
     if z + HAND_ABOVE_M > door.top - 0.01:
         return f"{door.ref}'s door is too low for the hand to push"
-    carry = planner._carry(z + 0.12, ee[2], door.top + 0.08)
+    carry = planner.travel_height(z + 0.12, ee[2], door.top + 0.08)
     steps = max(1, math.ceil(abs(goal - start) / CHORD_RAD))
     yaw = nearest_yaw(_yaw(door, start), HOME_YAW)
     begin = door.point(start, radius, across + side * 0.03)
     segments: list[Segment] = [
         Segment("grip", "close", close=True, yaw=yaw),
-        *planner._rise(ee, carry),
+        *planner.rise(ee, carry),
         Segment("move", "approach", as_point(begin, carry), yaw=yaw),
         Segment("move", "lower", as_point(begin, z), yaw=yaw),
     ]
@@ -172,12 +172,12 @@ def pull_door(planner: SkillPlanner, door: Door, goal: float, ee: Vec3) -> list[
         z = max(z, door.top - HAND_ABOVE_M + 0.006)
     if z - 0.004 > bar.z[1]:
         return f"{door.ref}'s handle is too close to the top of its door to grasp"
-    carry = planner._carry(z + 0.1, ee[2])
+    carry = planner.travel_height(z + 0.1, ee[2])
     yaw = nearest_yaw(_yaw(door, door.angle), HOME_YAW)
     grip = door.point(door.angle, along, across)
     segments: list[Segment] = [
         Segment("grip", "open", close=False, yaw=yaw),
-        *planner._rise(ee, carry),
+        *planner.rise(ee, carry),
         Segment("move", "approach", as_point(grip, carry), yaw=yaw),
         Segment("move", "lower", as_point(grip, z), yaw=yaw, tolerance=0.004),
         Segment("grip", "grasp", close=True, yaw=yaw),
@@ -352,14 +352,14 @@ def place_through(
     final_u = max(release_u, plane + 0.012 + behind)
     release = spot(chosen, release_u)
     pre = release - u * out_of(release_u)
-    carry = planner._carry(ee[2])
+    carry = planner.travel_height(ee[2])
     z_in = floor + 0.012 + hang
     z_set = floor + 0.004 + hang
     hand = release + offset[:2]
     pre_hand = pre + offset[:2]
     out = hand - u * 0.07
     segments: list[Segment] = [
-        *planner._rise(ee, carry),
+        *planner.rise(ee, carry),
         Segment("move", "transport", as_point(pre_hand, carry)),
         Segment("move", "lower", as_point(pre_hand, z_in)),
         Segment("move", "insert", as_point(hand, z_in), speed=INSERT),

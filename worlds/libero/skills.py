@@ -52,14 +52,33 @@ class SkillPlanner:
 
     # ------------------------------------------------------------------ helpers
 
-    def _carry(self, *heights: float) -> float:
+    def travel_height(self, *heights: float) -> float:
+        """The height to travel at: above every height given and the usual carry height,
+        below the ceiling."""
         return min(self.ceiling_z - 0.02, max(CARRY_Z, *heights))
 
-    def _rise(self, ee: Vec3, z: float) -> list[Segment]:
+    def rise(self, ee: Vec3, z: float) -> list[Segment]:
         """Straight up first when the gripper is lower than the height it will travel at."""
         if ee[2] < z - 0.01:
             return [Segment("move", "rise", (ee[0], ee[1], z))]
         return []
+
+    def grasp_from_above(
+        self, ee: Vec3, at: Vec3, *, above: float, travel: float, yaw: float
+    ) -> list[Segment]:
+        """Open, rise to ``travel``, go over the grasp point ``at``, come down to ``above``
+        and slowly onto it, close: every pick from above starts this way (the wrist turns
+        up at the travel height; a diagonal descent turning it low stalled short of a bowl
+        at the side of the table, libero_spatial task 1)."""
+        x, y, z = at
+        return [
+            Segment("grip", "open", close=False, yaw=yaw),
+            *self.rise(ee, travel),
+            Segment("move", "over", (x, y, travel), yaw=yaw),
+            Segment("move", "approach", (x, y, above), yaw=yaw),
+            Segment("move", "grasp", (x, y, z), speed=SLOW, tolerance=0.004, yaw=yaw),
+            Segment("grip", "close", close=True, yaw=yaw),
+        ]
 
     def _kind(self, ref: str, *kinds: str) -> Refusal | None:
         item = self.geo.catalog.get(ref)
@@ -103,19 +122,9 @@ class SkillPlanner:
             )
         grasp_z = max(grasp_z, self.floor_z + 0.01)
         above = min(self.ceiling_z - 0.02, max(box.top + ABOVE_M, grasp_z + 0.04))
-        lift = self._carry(grasp_z + 0.15)
-        # over the grasp at the height the gripper travels at (turning the wrist up there),
-        # then straight down: a diagonal descent turning the wrist low stalled short of a
-        # bowl at the side of the table (libero_spatial task 1)
-        travel = self._carry(above, ee[2])
-        segments = [
-            Segment("grip", "open", close=False, yaw=yaw),
-            *self._rise(ee, travel),
-            Segment("move", "over", (x, y, travel), yaw=yaw),
-            Segment("move", "approach", (x, y, above), yaw=yaw),
-            Segment("move", "grasp", (x, y, grasp_z), speed=SLOW, tolerance=0.004, yaw=yaw),
-            Segment("grip", "close", close=True, yaw=yaw),
-        ]
+        lift = self.travel_height(grasp_z + 0.15)
+        travel = self.travel_height(above, ee[2])
+        segments = self.grasp_from_above(ee, (x, y, grasp_z), above=above, travel=travel, yaw=yaw)
         # from under an overhang (a drawer opened over it) it is slid out first, just off
         # the table, and lifted where nothing is above it
         slide = out_from_under(self.geo, ref, lift + box.top - grasp_z)
@@ -166,7 +175,7 @@ class SkillPlanner:
         else:
             release_bottom = goal.top + 0.015
         release_z = max(release_bottom + hang, self.floor_z + 0.01)
-        carry = self._carry(goal.top + hang + CLEARANCE_M, ee[2], release_z + 0.02)
+        carry = self.travel_height(goal.top + hang + CLEARANCE_M, ee[2], release_z + 0.02)
         # LIBERO judges "on" by the bodies' positions (within 3 cm) and "in" by the object's
         # body position inside the region: bring the object's body over the target's centre
         # (body for an object, site for a region), wherever the fingers hold it
@@ -185,9 +194,9 @@ class SkillPlanner:
         y = spot[1] + float(offset[1])
         laid = lay_down(self.geo, ref, target, ee, carry) if relation == "on" else None
         if laid is not None:  # onto a sloped cradle (a wine rack): laid along it
-            return Plan((*self._rise(ee, carry), *laid), f"lay {ref} along {target}, release")
+            return Plan((*self.rise(ee, carry), *laid), f"lay {ref} along {target}, release")
         segments = [
-            *self._rise(ee, carry),
+            *self.rise(ee, carry),
             Segment("move", "transport", (x, y, carry), yaw=yaw),
             Segment("move", "lower", (x, y, release_z), speed=SLOW, yaw=yaw),
             Segment("grip", "release", close=False),
@@ -234,7 +243,7 @@ class SkillPlanner:
             return carried
         z = max(obj.bottom + min(0.015, obj.size[2] / 3), self.floor_z + 0.005)
         above = max(obj.top + ABOVE_M, z + 0.05)
-        travel = self._carry(above, ee[2])
+        travel = self.travel_height(above, ee[2])
         corner = np.array([end[0], start[1]]), np.array([start[0], end[1]])
         routes = [[start, end], [start, corner[0], end], [start, corner[1], end]]
         blocked = ""
@@ -244,7 +253,7 @@ class SkillPlanner:
                 continue
             plans = [self._push_leg(ref, obj, a, b, z, above, travel) for a, b in legs]
             if all(isinstance(p, list) for p in plans):
-                segments = [Segment("grip", "close", close=True), *self._rise(ee, travel)]
+                segments = [Segment("grip", "close", close=True), *self.rise(ee, travel)]
                 for leg in plans:
                     segments.extend(leg)  # type: ignore[arg-type]
                 how = "in one push" if len(legs) == 1 else "in two pushes"
@@ -319,10 +328,10 @@ class SkillPlanner:
         # over the grasp at the height the gripper travels at (turning the wrist up there),
         # then straight down: a diagonal descent turning the wrist low stalled short of a
         # bowl at the side of the table (libero_spatial task 1)
-        travel = self._carry(above, ee[2])
+        travel = self.travel_height(above, ee[2])
         segments = [
             Segment("grip", "open", close=False, yaw=yaw),
-            *self._rise(ee, travel),
+            *self.rise(ee, travel),
             Segment("move", "over", (x, y, travel), yaw=yaw),
             Segment("move", "approach", (x, y, above), yaw=yaw),
             Segment("move", "grasp", (x, y, z), speed=SLOW, yaw=yaw, tolerance=0.004),
@@ -355,7 +364,7 @@ class SkillPlanner:
         handle_xy = np.array([hx, hy])
         out = handle_xy + towards[:2] * 0.12  # in front of the handle, clear of the face
         end = handle_xy + towards[:2] * (remaining if open_it else -remaining)
-        carry = self._carry(hz, ee[2])
+        carry = self.travel_height(hz, ee[2])
 
         def at(xy: np.ndarray, z: float = hz) -> Vec3:
             return (float(xy[0]), float(xy[1]), z)
@@ -363,7 +372,7 @@ class SkillPlanner:
         if open_it:
             segments = [
                 Segment("grip", "open", close=False),
-                *self._rise(ee, carry),
+                *self.rise(ee, carry),
                 Segment("move", "approach", at(out, carry)),
                 Segment("twist", "turn", facing=facing, closing=closing),
                 Segment("move", "face", at(out), facing=facing, closing=closing),
@@ -433,7 +442,7 @@ class SkillPlanner:
         back = end + towards[:2] * 0.08
         return [
             Segment("grip", "close", close=True),
-            *self._rise(ee, carry),
+            *self.rise(ee, carry),
             Segment("move", "approach", at(front, carry)),
             Segment("twist", "turn", **tilt),  # type: ignore[arg-type]
             Segment("move", "lower", at(front), speed=SLOW, **tilt),  # type: ignore[arg-type]
@@ -465,9 +474,9 @@ class SkillPlanner:
             target = (float(args["x"]), float(args["y"]), float(args["z"]))  # type: ignore[arg-type]
             return Plan((Segment("move", "line", target, speed=speed),), "straight line")
         if action == "home":
-            carry = self._carry(ee[2], home[2])
+            carry = self.travel_height(ee[2], home[2])
             segments = [
-                *self._rise(ee, carry),
+                *self.rise(ee, carry),
                 Segment("move", "over", (home[0], home[1], carry)),
                 Segment("move", "home", home, speed=SLOW, yaw=HOME_YAW),
             ]

@@ -72,15 +72,10 @@ def carry_over(
     gz = max(gz, planner.floor_z + 0.01)
     x, y = gx + float(spot[0] - start[0]), gy + float(spot[1] - start[1])
     above = min(planner.ceiling_z - 0.02, max(obj.top + 0.08, gz + 0.04))
-    travel = planner._carry(above, ee[2])
+    travel = planner.travel_height(above, ee[2])
     lifted = gz + over
     segments = [
-        Segment("grip", "open", close=False, yaw=yaw),
-        *planner._rise(ee, travel),
-        Segment("move", "over", (gx, gy, travel), yaw=yaw),
-        Segment("move", "approach", (gx, gy, above), yaw=yaw),
-        Segment("move", "grasp", (gx, gy, gz), speed=SLOW, tolerance=0.004, yaw=yaw),
-        Segment("grip", "close", close=True, yaw=yaw),
+        *planner.grasp_from_above(ee, (gx, gy, gz), above=above, travel=travel, yaw=yaw),
         Segment("move", "lift", (gx, gy, lifted), speed=SLOW, yaw=yaw),
         Segment("move", "carry", (x, y, lifted), speed=CARRY_M_S, yaw=yaw),
         Segment("move", "lower", (x, y, gz + 0.004), speed=SLOW, yaw=yaw),
