@@ -161,9 +161,13 @@ def test_an_error_banner_goes_once_a_task_starts_and_gauge_names_never_overlap(
     page.click("#start")
     page.wait_for_selector("#notice:not([hidden])", timeout=UI_S)
     assert "say what the robot should do" in page.inner_text("#notice")
+    # Only the start's success may take it down: the banner's own 8 s timer is stopped.
+    page.evaluate("clearTimeout(notice.timer)")
     rig.start("describe the table")
     assert "completed" in rig.done_text()
-    assert page.is_hidden("#notice")
+    # The page clears the banner when the start request's answer arrives; on a loaded
+    # machine the task's events can reach the page first (seen once in .ci/run).
+    page.wait_for_selector("#notice", state="hidden", timeout=UI_S)
     boxes = page.evaluate(GAUGE_BOXES)
     marks, labels, text = boxes["marks"], boxes["labels"], boxes["text"]
     assert len(labels) == len(marks) >= 2, boxes
