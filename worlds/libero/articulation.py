@@ -92,6 +92,15 @@ class Articulation:
             closing=tuple(closing),  # type: ignore[arg-type]
         )
 
+    def drawer_body(self, ref: str) -> int | None:
+        """The body (id) a drawer region's joint moves, or None."""
+        site = self.env.object_sites_dict.get(ref)
+        joints = list(getattr(site, "joints", None) or [])
+        if not joints:
+            return None
+        model = self.env.sim.model
+        return int(model.jnt_bodyid[model.joint_name2id(joints[0])])
+
     def drawer_opening(self, ref: str) -> float:
         """How far (m) a drawer region's joint is from its closed position."""
         site = self.env.object_sites_dict[ref]

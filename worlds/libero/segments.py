@@ -45,6 +45,9 @@ class Plan:
     segments: tuple[Segment, ...]
     description: str
     yaw: float = 0.0
+    skills: int = 1
+    """How many skills' motions it holds: its controller-step budget is that many times
+    one skill's (an opening that first drags a bowl out of the drawer's way)."""
 
     @property
     def waypoints(self) -> list[Vec3]:
