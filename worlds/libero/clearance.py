@@ -38,6 +38,14 @@ INSET_M = 0.006
 """How far inside a target region's edges a thing's centre is brought (LIBERO's region
 predicates take its body position strictly inside them)."""
 
+WRIST_XY_M = ((-0.04, 0.065), (-0.06, 0.06))
+"""Where the Panda's wrist (link 6's knuckle) is, 12-20 cm above the grip site with the hand
+pointing down in front of the robot: x and y ranges (base axes) about the site (measured:
+link 6's collision box reaches 6.1 cm ahead of the site from 13 cm above it; its part
+behind rises towards the elbow). libero_goal task 3: a rim grasp whose hand had room came
+down with the wrist on the opened drawer's front (``robot0_link6_collision`` against
+``wooden_cabinet_1_g11``), stalled 4 cm over the rim."""
+
 Footprint = tuple[str, np.ndarray, np.ndarray, float]
 """A name, the (low, high) xy corners (base frame) of something on the table, and its
 bottom's height."""
@@ -187,4 +195,7 @@ def hand_clear(geo: Any, ref: str, point: Any, yaw: float, top: float, moved: Mo
         lo, hi = np.array([cx - 0.03, cy - 0.03]), np.array([cx + 0.03, cy + 0.03])
         if any(_gap(a, b, lo, hi) < 0.0 for _, a, b, _ in over):
             return False
-    return True
+    # and the wrist above the hand, which sticks out ahead of it (away from the robot)
+    (x0, x1), (y0, y1) = WRIST_XY_M
+    lo, hi = np.array([x + x0, y + y0]), np.array([x + x1, y + y1])
+    return all(_gap(a, b, lo, hi) >= 0.0 for _, a, b, bottom in over if bottom < z + 0.2)

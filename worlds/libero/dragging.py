@@ -27,7 +27,14 @@ from typing import Any
 import numpy as np
 
 from worlds.libero.articulation import geom_box
-from worlds.libero.clearance import SLIDE_MARGIN_M, Moved, _gap, hand_clear, obstacles
+from worlds.libero.clearance import (
+    SLIDE_MARGIN_M,
+    WRIST_XY_M,
+    Moved,
+    _gap,
+    hand_clear,
+    obstacles,
+)
 from worlds.libero.control import Vec3
 
 __all__ = ["Drag", "drag_out", "out_of_the_way", "rim_grasp_at", "wrist_clear"]
@@ -39,14 +46,14 @@ WALL_GAP_M = 0.004
 OVER_FLOOR_M = 0.018
 """The grip site's height above the bowl's floor while dragging (the fingertips are 1.2
 cm below it: they clear the floor by about 6 mm)."""
-MAX_DRAG_M = 0.08
-WRIST_M = ((-0.04, 0.065), (-0.06, 0.06), (0.12, 0.2))
-"""Where the Panda's wrist (link 6's knuckle) is, seen from the grip site with the hand
-pointing down in front of the robot: x, y and z ranges (base axes) about the site (measured:
-link 6's collision box reaches 6.1 cm ahead of the site from 13 cm above it; its part
-behind, up to 15 cm, rises towards the elbow and is left out). Coming down into the bowl 2
-cm from the drawer's corner, it met the drawer's front (``robot0_link6_collision`` against
-``wooden_cabinet_1_g11``) though the hand had room."""
+MAX_DRAG_M = 0.07
+WRIST_Z_M = (0.12, 0.2)
+"""The height band (above the grip site) of the wrist, whose xy box is
+``clearance.WRIST_XY_M``."""
+SLIP_M = 0.03
+"""How much further than the bowl must move the fingers drag: measured, the bowl moved 1.2
+cm for 2.4 cm of the fingers and 2.7 cm for 5.9 cm (they meet the slanted wall low, and
+it turns)."""
 RIM_INSET_M = 0.012
 """A rim grasp's point lies this far inside the rim's outer edge (as ``_rim_grasp``)."""
 
@@ -72,7 +79,8 @@ def wrist_clear(geo: Any, ref: str, point: Vec3, moved: Moved = None) -> bool:
     """Whether the wrist, the grip site at ``point`` (base frame), is clear of everything
     but ``ref`` (with ``moved`` as :func:`clearance.obstacles`)."""
     x, y, z = point
-    (x0, x1), (y0, y1), (z0, z1) = WRIST_M
+    (x0, x1), (y0, y1) = WRIST_XY_M
+    z0, z1 = WRIST_Z_M
     low, high = np.array([x + x0, y + y0]), np.array([x + x1, y + y1])
     return all(
         _gap(a, b, low, high) >= 0.0 for _, a, b, _ in obstacles(geo, ref, z + z0, z + z1, moved)
@@ -180,14 +188,15 @@ def drag_out(geo: Any, ref: str, moved: Moved = None) -> Drag | None:
             shift = d * distance
             # a round thing's footprint is its circle, not the box round it (dragged 4 cm
             # towards the robot, the bowl's box corner would touch the wine bottle's foot,
-            # 6 cm from its centre)
+            # 6 cm from its centre); the fingers drag SLIP_M further than it must move
+            far = d * (distance + SLIP_M)
             if any(
-                _round_gap(a, b, here + shift, outer)
+                _round_gap(a, b, here + far, outer)
                 < min(SLIDE_MARGIN_M, _round_gap(a, b, here, outer) - 1e-4)
                 for _, a, b, _ in level
             ):
                 break
-            end = start + d * (distance + WALL_GAP_M)
+            end = start + d * (distance + WALL_GAP_M + SLIP_M)
             at = (float(end[0]), float(end[1]), z)
             if not hand_clear(geo, ref, at, yaw, box.top) or not wrist_clear(geo, ref, at):
                 break
