@@ -182,30 +182,34 @@ def drag_out(geo: Any, ref: str, moved: Moved = None) -> Drag | None:
         at = (float(start[0]), float(start[1]), z)
         if not hand_clear(geo, ref, at, yaw, box.top) or not wrist_clear(geo, ref, at):
             continue
-        for distance in np.arange(0.01, MAX_DRAG_M + 1e-9, 0.01):
-            if best is not None and distance >= float(np.linalg.norm(best.shift)) - 1e-9:
-                break
-            shift = d * distance
-            # a round thing's footprint is its circle, not the box round it (dragged 4 cm
-            # towards the robot, the bowl's box corner would touch the wine bottle's foot,
-            # 6 cm from its centre); the fingers drag SLIP_M further than it must move
-            far = d * (distance + SLIP_M)
+        # how far it can go at its own height: a round thing's footprint is its circle,
+        # not the box round it (dragged 4 cm towards the robot, the bowl's box corner would
+        # touch the wine bottle's foot, 6 cm from its centre)
+        free = 0.0
+        for far in np.arange(0.005, MAX_DRAG_M + SLIP_M + 1e-9, 0.005):
             if any(
-                _round_gap(a, b, here + far, outer)
+                _round_gap(a, b, here + d * far, outer)
                 < min(SLIDE_MARGIN_M, _round_gap(a, b, here, outer) - 1e-4)
                 for _, a, b, _ in level
             ):
                 break
-            end = start + d * (distance + WALL_GAP_M + SLIP_M)
+            free = float(far)
+        for distance in np.arange(0.01, MAX_DRAG_M + 1e-9, 0.01):
+            if best is not None and distance >= float(np.linalg.norm(best.shift)) - 1e-9:
+                break
+            if distance > free + 1e-9:
+                break
+            # the fingers drag further than it must move (SLIP_M), as far as it has room
+            end = start + d * (min(distance + SLIP_M, free) + WALL_GAP_M)
             at = (float(end[0]), float(end[1]), z)
             if not hand_clear(geo, ref, at, yaw, box.top) or not wrist_clear(geo, ref, at):
                 break
-            if rim_grasp_at(geo, ref, shift, moved=moved) is not None:
+            if rim_grasp_at(geo, ref, d * distance, moved=moved) is not None:
                 best = Drag(
                     (float(start[0]), float(start[1]), z),
                     (float(end[0]), float(end[1]), z),
                     yaw,
-                    shift,
+                    d * distance,
                 )
                 break
     return best

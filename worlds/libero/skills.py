@@ -401,7 +401,10 @@ class SkillPlanner:
 
         # a bowl the drawer, once open, would leave no way to is dragged out of its way
         # first (``dragging.out_of_the_way``): one more skill's motion, and step budget
-        aside = out_of_the_way(self.geo, ref, towards * remaining) if open_it else None
+        # (where the drawer will stand: its nominal open position, the middle of LIBERO's
+        # open range; the pull aims 1 cm past it and stops short of that, 14.7 of 15.25 cm)
+        opened = towards * max(0.0, handle.travel_m - moved)
+        aside = out_of_the_way(self.geo, ref, opened) if open_it else None
         first: list[Segment] = []
         if aside is not None:
             thing, drag = aside
