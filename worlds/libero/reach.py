@@ -17,7 +17,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
-__all__ = ["unreachable"]
+__all__ = ["solve"]
 
 ITERATIONS = 300
 DAMPING = 0.05
@@ -39,12 +39,14 @@ def _rotation_error(target: np.ndarray, current: np.ndarray) -> np.ndarray:
     return error
 
 
-def unreachable(env: Any, poses: list[tuple[np.ndarray, np.ndarray]]) -> str | None:
-    """Why the gripper cannot be held at each of ``poses`` (world position of the grip
-    site, its 3x3 orientation) in turn, each solved from the last (so a wrist turn after a
-    grasp counts from the grasp): the first joint that would have to pass its limit, or
-    the distance left; None when all are reachable. ``env`` is LIBERO's problem env; its
-    state is not touched (a scratch ``MjData``)."""
+def solve(
+    env: Any, poses: list[tuple[np.ndarray, np.ndarray]]
+) -> tuple[list[np.ndarray], str | None]:
+    """The arm's joints holding the gripper at each of ``poses`` (world position of the
+    grip site, its 3x3 orientation) in turn, each solved from the last (so a wrist turn
+    after a grasp counts from the grasp), and None; or, at the first pose it cannot
+    reach, why (the joints that would have to pass their limits, the distance left).
+    ``env`` is LIBERO's problem env; its state is not touched (a scratch ``MjData``)."""
     robot = env.robots[0]
     model = env.sim.model._model
     data = mujoco.MjData(model)
@@ -56,6 +58,7 @@ def unreachable(env: Any, poses: list[tuple[np.ndarray, np.ndarray]]) -> str | N
     low, high = ranges[:, 0] + LIMIT_MARGIN_RAD, ranges[:, 1] - LIMIT_MARGIN_RAD
     site = int(robot.eef_site_id)
     jacp, jacr = np.zeros((3, model.nv)), np.zeros((3, model.nv))
+    solutions: list[np.ndarray] = []
     for position, rotation in poses:
         pinned: set[int] = set()
         for _ in range(ITERATIONS):
@@ -82,7 +85,7 @@ def unreachable(env: Any, poses: list[tuple[np.ndarray, np.ndarray]]) -> str | N
             off = float(np.linalg.norm(np.asarray(position) - data.site_xpos[site]))
             at = [names[i] for i in sorted(pinned) if data.qpos[qpos][i] <= low[i] + 1e-6]
             at += [names[i] for i in sorted(pinned) if data.qpos[qpos][i] >= high[i] - 1e-6]
-            if at:
-                return f"{', '.join(at)} at its limit, the gripper still {off * 100:.0f} cm off"
-            return f"the gripper still {off * 100:.0f} cm off"
-    return None
+            left = f"the gripper still {off * 100:.0f} cm off"
+            return solutions, f"{', '.join(at)} at its limit, {left}" if at else left
+        solutions.append(np.array(data.qpos[qpos], dtype=float))
+    return solutions, None

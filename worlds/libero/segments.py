@@ -46,6 +46,10 @@ class Plan:
     description: str
     yaw: float = 0.0
     skills: int = 1
+    posture: tuple[float, ...] | None = None
+    """Arm joints the controller resolves the arm's redundancy towards while the plan runs
+    (its null-space posture; otherwise the initial state's): the knob skill's, solved at
+    the grasp (``reach.solve``)."""
     """How many skills' motions it holds: its controller-step budget is that many times
     one skill's (an opening that first drags a bowl out of the drawer's way)."""
 

@@ -13,16 +13,18 @@ nothing moves.
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
 from worlds.libero.clearance import hand_clear, out_from_under
-from worlds.libero.control import HOME_YAW, Vec3
+from worlds.libero.control import HOME_YAW, Vec3, down_matrix
 from worlds.libero.door_skills import handle_grasp, opening, place_through, sweep_door
 from worlds.libero.doors import door_of
 from worlds.libero.dragging import Drag, drag_out, out_of_the_way, rim_grasp_at
 from worlds.libero.geometry import Box, LiberoGeometry
 from worlds.libero.placing import lay_down
+from worlds.libero.reach import solve
 from worlds.libero.scene import resolve_target
 from worlds.libero.segments import PUSH_DIP, SLOW, Plan, Refusal, Segment
 from worlds.libero.sliding import carry_over, push_spot
@@ -41,6 +43,8 @@ HAND_HALF_M = 0.09
 """Half the Panda hand's length along the fingers' closing direction (above the fingers)."""
 HAND_THICK_M = 0.03
 """Half its thickness across that direction."""
+OFF_PAST_RAD = 0.15
+"""How far past the end of its off range a knob is turned back."""
 
 
 class SkillPlanner:
@@ -355,6 +359,22 @@ class SkillPlanner:
         (x, y, z), yaw, turn = knob
         above = max(z + ABOVE_M, CARRY_Z - 0.05)
         angle = turn if on else -turn
+        state = self.geo.articulation.knob_value(ref)
+        if not on and state is not None:
+            # back only as far as past the off end: turned the full way from a knob already
+            # at its end (LIBERO-PRO's "turn off the stove" starts at 0.0, its stop at
+            # -0.005, off below 0), the wrist strained against the stop and the fingers slid
+            value, off_end = state
+            angle = -math.copysign(max(value - off_end, 0.0) + OFF_PAST_RAD, turn)
+        # the arm's joints at the grasp and after the turn, solved before anything moves:
+        # refused if it cannot get there, else the controller leans towards them
+        grasp_world = self.geo.frame.to_world((x, y, z))
+        joints, why = solve(
+            self.geo.env,
+            [(grasp_world, down_matrix(yaw)), (grasp_world, down_matrix(yaw + angle))],
+        )
+        if why is not None:
+            return Refusal(f"the arm cannot hold the gripper on {ref}'s knob: {why}")
         # over the grasp at the height the gripper travels at (turning the wrist up there),
         # then straight down: a diagonal descent turning the wrist low stalled short of a
         # bowl at the side of the table (libero_spatial task 1)
@@ -370,7 +390,12 @@ class SkillPlanner:
             Segment("grip", "release", close=False, yaw=yaw + angle),
             Segment("move", "retreat", (x, y, above), speed=SLOW, yaw=yaw + angle),
         ]
-        return Plan(tuple(segments), "approach, grasp the knob, turn it, release, retreat", yaw)
+        return Plan(
+            tuple(segments),
+            "approach, grasp the knob, turn it, release, retreat",
+            yaw,
+            posture=tuple(float(v) for v in joints[0]),
+        )
 
     def drawer(self, ref: str, open_it: bool, ee: Vec3) -> Plan | Refusal:
         item = self.geo.catalog.get(ref)
