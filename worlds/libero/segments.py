@@ -13,8 +13,12 @@ from typing import Literal
 
 from worlds.libero.control import Vec3
 
-__all__ = ["FAST", "PUSH_DIP", "SLOW", "Plan", "Refusal", "Segment"]
+__all__ = ["ABOVE_M", "CARRY_Z", "FAST", "PUSH_DIP", "SLOW", "Plan", "Refusal", "Segment"]
 
+ABOVE_M = 0.08
+"""How far above an object's top a grasp or push is approached from."""
+CARRY_Z = 0.25
+"""Lowest height (base frame) the gripper carries things at; the arm starts at ~0.26-0.29."""
 FAST = 0.3
 PUSH_DIP = math.pi / 4
 """How far below the horizontal a drawer is pushed shut (see ``SkillPlanner._push_shut``)."""

@@ -13,29 +13,24 @@ nothing moves.
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 
 from worlds.libero.clearance import hand_clear, out_from_under
-from worlds.libero.control import HOME_YAW, Vec3, down_matrix
+from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.door_skills import handle_grasp, opening, place_through, sweep_door
 from worlds.libero.doors import door_of
 from worlds.libero.dragging import Drag, drag_out, out_of_the_way, rim_grasp_at
 from worlds.libero.geometry import Box, LiberoGeometry
+from worlds.libero.knobs import twist_knob
 from worlds.libero.placing import lay_down
-from worlds.libero.reach import solve
 from worlds.libero.scene import resolve_target
-from worlds.libero.segments import PUSH_DIP, SLOW, Plan, Refusal, Segment
+from worlds.libero.segments import ABOVE_M, CARRY_Z, PUSH_DIP, SLOW, Plan, Refusal, Segment
 from worlds.libero.sliding import carry_over, push_spot
 from worlds.libero.spots import region_spot
 
 __all__ = ["SkillPlanner"]
 
-CARRY_Z = 0.25
-"""Lowest height (base frame) the gripper carries things at; the arm starts at ~0.26-0.29."""
-ABOVE_M = 0.08
-"""How far above an object's top a grasp or push is approached from."""
 CLEARANCE_M = 0.05
 MAX_GRASP_M = 0.078
 """Widest thing the fingers close around (they open to 0.08 m)."""
@@ -43,8 +38,6 @@ HAND_HALF_M = 0.09
 """Half the Panda hand's length along the fingers' closing direction (above the fingers)."""
 HAND_THICK_M = 0.03
 """Half its thickness across that direction."""
-OFF_PAST_RAD = 0.15
-"""How far past the end of its off range a knob is turned back."""
 
 
 class SkillPlanner:
@@ -348,54 +341,7 @@ class SkillPlanner:
         ]
 
     def twist_knob(self, ref: str, on: bool, ee: Vec3) -> Plan | Refusal:
-        refusal = self._kind(ref, "fixture")
-        if refusal is not None:
-            return refusal
-        knob = self.geo.articulation.knob(ref)
-        if knob is None:
-            return Refusal(f"{ref} has no knob or switch to turn")
-        if self.geo.held_ref() is not None:
-            return Refusal(f"the gripper holds {self.geo.held_ref()}; place it first")
-        (x, y, z), yaw, turn = knob
-        above = max(z + ABOVE_M, CARRY_Z - 0.05)
-        angle = turn if on else -turn
-        state = self.geo.articulation.knob_value(ref)
-        if not on and state is not None:
-            # back only as far as past the off end: turned the full way from a knob already
-            # at its end (LIBERO-PRO's "turn off the stove" starts at 0.0, its stop at
-            # -0.005, off below 0), the wrist strained against the stop and the fingers slid
-            value, off_end = state
-            angle = -math.copysign(max(value - off_end, 0.0) + OFF_PAST_RAD, turn)
-        # the arm's joints at the grasp and after the turn, solved before anything moves:
-        # refused if it cannot get there, else the controller leans towards them
-        grasp_world = self.geo.frame.to_world((x, y, z))
-        joints, why = solve(
-            self.geo.env,
-            [(grasp_world, down_matrix(yaw)), (grasp_world, down_matrix(yaw + angle))],
-        )
-        if why is not None:
-            return Refusal(f"the arm cannot hold the gripper on {ref}'s knob: {why}")
-        # over the grasp at the height the gripper travels at (turning the wrist up there),
-        # then straight down: a diagonal descent turning the wrist low stalled short of a
-        # bowl at the side of the table (libero_spatial task 1)
-        travel = self.travel_height(above, ee[2])
-        segments = [
-            Segment("grip", "open", close=False, yaw=yaw),
-            *self.rise(ee, travel),
-            Segment("move", "over", (x, y, travel), yaw=yaw),
-            Segment("move", "approach", (x, y, above), yaw=yaw),
-            Segment("move", "grasp", (x, y, z), speed=SLOW, yaw=yaw, tolerance=0.004),
-            Segment("grip", "close", close=True, yaw=yaw),
-            Segment("twist", "turn", yaw=yaw + angle),
-            Segment("grip", "release", close=False, yaw=yaw + angle),
-            Segment("move", "retreat", (x, y, above), speed=SLOW, yaw=yaw + angle),
-        ]
-        return Plan(
-            tuple(segments),
-            "approach, grasp the knob, turn it, release, retreat",
-            yaw,
-            posture=tuple(float(v) for v in joints[0]),
-        )
+        return twist_knob(self, ref, on, ee)
 
     def drawer(self, ref: str, open_it: bool, ee: Vec3) -> Plan | Refusal:
         item = self.geo.catalog.get(ref)
