@@ -148,7 +148,7 @@ class SkillPlanner:
             segments.append(Segment("move", "slide out", out, speed=SLOW, yaw=yaw))
             how = how.replace("grasp,", "grasp, slide out from under,")
         segments.append(Segment("move", "lift", (x, y, lift), speed=SLOW, yaw=yaw))
-        return Plan(tuple(segments), how, yaw)
+        return Plan(tuple(segments), how, yaw, skills=2 if drag is not None else 1)
 
     def _drag(self, drag: Drag, ee: Vec3, above: float, travel: float) -> list[Segment]:
         """Closed fingers down inside a hollow object, dragged along the table, raised out
