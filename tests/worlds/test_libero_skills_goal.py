@@ -14,15 +14,17 @@ def test_a_bowl_under_the_opened_drawer_is_slid_out_before_it_is_lifted() -> Non
     drawer, opened, reaches over the bowl; lifted straight up, the bowl met the drawer's
     bottom and was torn from the fingers (held by nothing after the pick). It is now slid
     out from under along the table first, then lifted and put in the drawer. Restored a
-    second time, as an eval's shared env is between episodes: built fresh at state 3, the
-    opening stalled on the handle and shoved the cabinet 1.7 cm nearer the bowl, where no
-    grasp's hand comes down clear of the drawer (not fixed)."""
+    second time, as an eval's shared env is between episodes (LIBERO places the cabinet
+    anew on every reset, within 2 cm; it was not shoved by the opening, as was thought)."""
     world = libero_world("libero_goal", 3, 3)
     world.reset(init_state=3)
     try:
         assert world.execute("open", {"ref": "wooden_cabinet_1_top_region"}).ok
         picked = world.execute("pick", {"ref": "akita_black_bowl_1"})
-        assert picked.ok and "slide out from under" in picked.message, picked.message
+        # since the drag (``dragging.py``) the bowl is dragged out by its inside at this
+        # placement of the cabinet, by the opening or the pick, before it is lifted
+        out = ("slide out from under", "by its inside")
+        assert picked.ok and any(how in picked.message for how in out), picked.message
         assert world.held_ref() == "akita_black_bowl_1"
         args = {
             "ref": "akita_black_bowl_1",
