@@ -3,6 +3,7 @@ by LIBERO's own predicates (helpers: ``tests/worlds/libero_cases.py``)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from tests.worlds.libero_cases import SKILL_MARKS, holds, libero_world
@@ -34,14 +35,29 @@ def test_the_stove_near_the_base_is_turned_off_inside_the_profile() -> None:
     0). The controller folded the elbow to its limit 2 cm short of the ridge, the full turn
     back strained against the stop, and the fingers dragged the knob to +0.51 (towards on);
     retried, the gripper came within 2 cm of the base's keep-out zone. Now the arm leans
-    towards joints solved at the grasp and the knob goes just past its off end."""
+    towards joints solved at the grasp and the knob goes just past its off end. Before the
+    zone guard, the retries put 18 physics steps inside the base's zone; every step is
+    checked here against the zone with an oracle of the test's own (no StepAudit code)."""
     world = libero_world("libero_goal_task", 7, 0)
     try:
+        zone = next(z for z in world.profile.keep_out if z.name == "robot_base")
+        low, high = np.array(zone.min), np.array(zone.max)  # the world frame
+        gaps: list[float] = []
+
+        def gap(point: tuple[float, float, float]) -> None:
+            here = np.array(world.profile.to_world(point, "base"))
+            gaps.append(
+                float(np.linalg.norm(np.maximum(low - here, 0) + np.maximum(here - high, 0)))
+            )
+
+        world.add_step_observer(gap)
         done = world.execute("turn_off", {"ref": "flat_stove_1"})
         assert done.ok, done.message
         assert holds(world, "turnoff", "flat_stove_1")
         assert world.env.env._check_success()
-        assert world.step_audit()["outside"] == 0
+        audit = world.step_audit()
+        assert audit["outside"] == 0 and audit["steps"] == len(gaps) > 0
+        assert min(gaps) > 0.0
     finally:
         world.disconnect()
 

@@ -22,6 +22,7 @@ from worlds.libero.articulation import geom_box
 __all__ = [
     "Footprint",
     "Moved",
+    "box_gap",
     "free_spot",
     "hand_clear",
     "in_the_way",
@@ -131,7 +132,7 @@ def in_the_way(
     for t in np.linspace(0.0, 1.0, steps)[1:]:
         lo, hi = low + (end - start) * t, high + (end - start) * t
         for name, a, b, _ in things:
-            if _gap(a, b, lo, hi) < min(MARGIN_M, _gap(a, b, low, high) - 1e-4):
+            if box_gap(a, b, lo, hi) < min(MARGIN_M, box_gap(a, b, low, high) - 1e-4):
                 return name
     return None
 
@@ -165,18 +166,18 @@ def out_from_under(
             lo, hi = low + shift, high + shift
             # into something on the way (what it already stands close to only if nearer)
             if any(
-                _gap(a, b, lo, hi) < min(SLIDE_MARGIN_M, _gap(a, b, low, high) - 1e-4)
+                box_gap(a, b, lo, hi) < min(SLIDE_MARGIN_M, box_gap(a, b, low, high) - 1e-4)
                 for _, a, b, _ in level
             ):
                 break
-            if all(_gap(a, b, lo, hi) >= SLIDE_MARGIN_M for _, a, b, _ in over):
+            if all(box_gap(a, b, lo, hi) >= SLIDE_MARGIN_M for _, a, b, _ in over):
                 if best is None or distance < float(np.linalg.norm(best)) - 1e-9:
                     best = shift
                 break
     return best
 
 
-def _gap(a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
+def box_gap(a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
     """How far apart two xy boxes are (negative: they overlap)."""
     return float(np.max(np.maximum(a - hi, lo - b)))
 
@@ -193,9 +194,9 @@ def hand_clear(geo: Any, ref: str, point: Any, yaw: float, top: float, moved: Mo
     for along in np.linspace(-0.09, 0.09, 7):
         cx, cy = x + u[0] * along, y + u[1] * along
         lo, hi = np.array([cx - 0.03, cy - 0.03]), np.array([cx + 0.03, cy + 0.03])
-        if any(_gap(a, b, lo, hi) < 0.0 for _, a, b, _ in over):
+        if any(box_gap(a, b, lo, hi) < 0.0 for _, a, b, _ in over):
             return False
     # and the wrist above the hand, which sticks out ahead of it (away from the robot)
     (x0, x1), (y0, y1) = WRIST_XY_M
     lo, hi = np.array([x + x0, y + y0]), np.array([x + x1, y + y1])
-    return all(_gap(a, b, lo, hi) >= 0.0 for _, a, b, bottom in over if bottom < z + 0.2)
+    return all(box_gap(a, b, lo, hi) >= 0.0 for _, a, b, bottom in over if bottom < z + 0.2)

@@ -31,13 +31,14 @@ from worlds.libero.clearance import (
     SLIDE_MARGIN_M,
     WRIST_XY_M,
     Moved,
-    _gap,
+    box_gap,
     hand_clear,
     obstacles,
 )
 from worlds.libero.control import Vec3
+from worlds.libero.segments import SLOW, Segment
 
-__all__ = ["Drag", "drag_out", "out_of_the_way", "rim_grasp_at", "wrist_clear"]
+__all__ = ["Drag", "drag_out", "drag_segments", "out_of_the_way", "rim_grasp_at", "wrist_clear"]
 
 FINGERS_HALF_M = (0.03, 0.012)
 """Half the closed fingers' footprint along the closing direction and across it."""
@@ -83,7 +84,7 @@ def wrist_clear(geo: Any, ref: str, point: Vec3, moved: Moved = None) -> bool:
     z0, z1 = WRIST_Z_M
     low, high = np.array([x + x0, y + y0]), np.array([x + x1, y + y1])
     return all(
-        _gap(a, b, low, high) >= 0.0 for _, a, b, _ in obstacles(geo, ref, z + z0, z + z1, moved)
+        box_gap(a, b, low, high) >= 0.0 for _, a, b, _ in obstacles(geo, ref, z + z0, z + z1, moved)
     )
 
 
@@ -248,3 +249,18 @@ def out_of_the_way(geo: Any, drawer: str, shift: np.ndarray) -> tuple[str, Drag]
         return None
     _, ref, drag = min(found, key=lambda f: f[0])
     return ref, drag
+
+
+def drag_segments(planner: Any, drag: Drag, ee: Vec3, above: float, travel: float) -> list[Segment]:
+    """Closed fingers down inside a hollow object, dragged along the table, raised out of it
+    to ``above`` (``planner`` is the skill planner: its rise to ``travel``)."""
+    (sx, sy, _), (ex, ey, _) = drag.start, drag.end
+    return [
+        Segment("grip", "close", close=True, yaw=drag.yaw),
+        *planner.rise(ee, travel),
+        Segment("move", "over", (sx, sy, travel), yaw=drag.yaw),
+        Segment("move", "approach", (sx, sy, above), yaw=drag.yaw),
+        Segment("move", "into", drag.start, speed=SLOW, yaw=drag.yaw),
+        Segment("move", "drag", drag.end, speed=SLOW, yaw=drag.yaw),
+        Segment("move", "out", (ex, ey, above), speed=SLOW, yaw=drag.yaw),
+    ]

@@ -20,7 +20,7 @@ from worlds.libero.clearance import hand_clear, out_from_under
 from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.door_skills import handle_grasp, opening, place_through, sweep_door
 from worlds.libero.doors import door_of
-from worlds.libero.dragging import Drag, drag_out, out_of_the_way, rim_grasp_at
+from worlds.libero.dragging import drag_out, drag_segments, out_of_the_way, rim_grasp_at
 from worlds.libero.geometry import Box, LiberoGeometry
 from worlds.libero.knobs import twist_knob
 from worlds.libero.placing import lay_down
@@ -135,7 +135,7 @@ class SkillPlanner:
             assert regrasp is not None  # drag_out chose the drag for it
             (x, y, grasp_z), yaw = regrasp
             shift = drag.shift
-            segments = self._drag(drag, ee, above, travel)
+            segments = drag_segments(self, drag, ee, above, travel)
             ee = (drag.end[0], drag.end[1], above)
             how = "approach, drag out by its inside, grasp, lift"
         segments += self.grasp_from_above(ee, (x, y, grasp_z), above=above, travel=travel, yaw=yaw)
@@ -149,20 +149,6 @@ class SkillPlanner:
             how = how.replace("grasp,", "grasp, slide out from under,")
         segments.append(Segment("move", "lift", (x, y, lift), speed=SLOW, yaw=yaw))
         return Plan(tuple(segments), how, yaw, skills=2 if drag is not None else 1)
-
-    def _drag(self, drag: Drag, ee: Vec3, above: float, travel: float) -> list[Segment]:
-        """Closed fingers down inside a hollow object, dragged along the table, raised out
-        of it to ``above`` (``dragging.drag_out``)."""
-        (sx, sy, _), (ex, ey, _) = drag.start, drag.end
-        return [
-            Segment("grip", "close", close=True, yaw=drag.yaw),
-            *self.rise(ee, travel),
-            Segment("move", "over", (sx, sy, travel), yaw=drag.yaw),
-            Segment("move", "approach", (sx, sy, above), yaw=drag.yaw),
-            Segment("move", "into", drag.start, speed=SLOW, yaw=drag.yaw),
-            Segment("move", "drag", drag.end, speed=SLOW, yaw=drag.yaw),
-            Segment("move", "out", (ex, ey, above), speed=SLOW, yaw=drag.yaw),
-        ]
 
     def place(self, ref: str, target: str, relation: str | None, ee: Vec3) -> Plan | Refusal:
         refusal = self._kind(ref, "object") or self._kind(target, "object", "fixture", "region")
