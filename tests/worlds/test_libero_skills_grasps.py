@@ -68,3 +68,25 @@ def test_a_bowl_leaning_on_the_ramekin_is_grasped_at_its_raised_rim(state: int) 
         assert holds(world, "on", "akita_black_bowl_1", "plate_1")
     finally:
         world.disconnect()
+
+
+def test_a_can_next_to_the_robots_base_is_lifted_with_the_hand_off_its_top() -> None:
+    """LIBERO-PRO libero_10_swap task 0 puts the alphabet soup 0.30 m from the robot's base:
+    grasped 3.5 cm below its top, the hand pressed on the can (contact with the hand's
+    collision box), the elbow sat at its limit (-3.07 rad) and the lift stalled at the
+    table, so the place failed three times. The hand now stays above the can's top."""
+    world = libero_world("libero_10_swap", 0, 0)
+    try:
+        picked = world.execute("pick", {"ref": "alphabet_soup_1"})
+        assert picked.ok and "stopped short" not in picked.message, picked.message
+        box = world.geometry.box("alphabet_soup_1")
+        assert box is not None and box.bottom > 0.1  # lifted off the table
+        placed = world.execute(
+            "place",
+            {"ref": "alphabet_soup_1", "target": "basket_1_contain_region", "relation": "in"},
+        )
+        assert placed.ok, placed.message
+        assert holds(world, "in", "alphabet_soup_1", "basket_1_contain_region")
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()

@@ -47,6 +47,9 @@ HAND_HALF_M = (0.1, 0.03)
 HAND_ABOVE_M = 0.03
 """How far above the fingertips the hand begins (measured: its collision box touched a
 basket's rim 3.3 cm above them)."""
+HAND_CLEAR_M = 0.008
+"""How far above a solid object's top the hand's box stays when it is grasped (the box starts
+3-3.3 cm above the fingertips: at 2 mm the hand still met a can's top and the lift stalled)."""
 TILTED_DEG = (20.0, 60.0)
 """A hollow object leaning between these (a bowl resting on a ramekin's edge leans 51
 degrees in libero_spatial task 5) is grasped at its rim's highest point; one lying on its
@@ -171,6 +174,10 @@ class LiberoGeometry:
             z = max(float(low[2]) + height / 2, top - BOTTLE_DEPTH_M)
         else:
             z = max(float(low[2]) + min(0.02, height / 2), top - 0.035)
+            # but never with the hand on its top: pressed into the table by the hand, a
+            # 7.6 cm can next to the robot's base held the arm (its elbow at its limit)
+            # where it closed, and no lift moved it (LIBERO-PRO libero_10_swap task 0)
+            z = max(z, top - HAND_ABOVE_M + HAND_CLEAR_M)
         # the fingers close across the narrowest horizontal width of what is at their height
         band = [
             c
