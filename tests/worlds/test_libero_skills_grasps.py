@@ -90,3 +90,22 @@ def test_a_can_next_to_the_robots_base_is_lifted_with_the_hand_off_its_top() -> 
         assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()
+
+
+def test_a_mug_next_to_the_robots_base_is_grasped_on_a_rim_the_arm_reaches() -> None:
+    """LIBERO-PRO libero_10_swap task 4 puts the yellow and white mug 0.29 m from the
+    robot's base: its rim facing the robot (0.25 m out) is below where the arm comes down
+    (the elbow at its limit 20 cm up; the fingers landed on the mug, three picks). A side of
+    the rim further out is grasped instead."""
+    world = libero_world("libero_10_swap", 4, 0)
+    try:
+        picked = world.execute("pick", {"ref": "white_yellow_mug_1"})
+        assert picked.ok and world.held_ref() == "white_yellow_mug_1", picked.message
+        placed = world.execute(
+            "place", {"ref": "white_yellow_mug_1", "target": "plate_2", "relation": "on"}
+        )
+        assert placed.ok, placed.message
+        assert holds(world, "on", "white_yellow_mug_1", "plate_2")
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()

@@ -50,6 +50,11 @@ basket's rim 3.3 cm above them)."""
 HAND_CLEAR_M = 0.008
 """How far above a solid object's top the hand's box stays when it is grasped (the box starts
 3-3.3 cm above the fingertips: at 2 mm the hand still met a can's top and the lift stalled)."""
+NEAR_BASE_M = 0.28
+"""Nearer the robot's base than this (horizontally) the arm does not come down to a rim: its
+elbow reaches its limit (-3.07 rad) with the fingers 20 cm up and the gripper drifts away
+(LIBERO-PRO libero_10_swap task 4: a mug's rim 0.25 m from the base; a can grasped 0.30 m
+from it was reached)."""
 TILTED_DEG = (20.0, 60.0)
 """A hollow object leaning between these (a bowl resting on a ramekin's edge leans 51
 degrees in libero_spatial task 5) is grasped at its rim's highest point; one lying on its
@@ -264,8 +269,9 @@ class LiberoGeometry:
 
     def _rim_grasp(self, ref: str, top: float, depth: float = 0.025) -> tuple[Vec3, float, float]:
         """A hollow object's rim: the side facing the robot, else (another object standing
-        close there) the first side where the open fingers have room, in the order facing
-        the robot, left, right, far (the fingers close across the rim's wall)."""
+        close there, or that side nearer the robot's base than the arm comes down:
+        :data:`NEAR_BASE_M`) the first side where the open fingers have room, in the order
+        facing the robot, left, right, far (the fingers close across the rim's wall)."""
         rim = [g for g in self._geoms(ref) if geom_box(self.env, g)[1][2] >= top - 0.02]
         corners = np.vstack([self._corners(g) for g in rim])
         r_low, r_high = corners.min(axis=0), corners.max(axis=0)
@@ -285,6 +291,8 @@ class LiberoGeometry:
         roomy = []
         for point, yaw in sides:
             here = self.frame.from_world(point)
+            if math.hypot(here[0], here[1]) < NEAR_BASE_M:
+                continue
             x_closing = yaw != math.pi / 2
             along = 0.05 if x_closing else 0.015
             wide = 0.015 if x_closing else 0.05
@@ -305,8 +313,11 @@ class LiberoGeometry:
             point = np.array([cx, cy]) - u * radius
             here = self.frame.from_world((float(point[0]), float(point[1]), z))
             yaw = float(angle) if (math.cos(angle) < 0) == (here[1] > 0) else float(angle) - math.pi
-            if self._fingers_free(ref, point, u, z, hand=False) and hand_clear(
-                self, ref, here, yaw, above
+            reached = math.hypot(here[0], here[1]) >= NEAR_BASE_M
+            if (
+                reached
+                and self._fingers_free(ref, point, u, z, hand=False)
+                and hand_clear(self, ref, here, yaw, above)
             ):
                 return here, yaw, 0.02
         if roomy:
