@@ -140,11 +140,23 @@ class LiberoGeometry:
         low, high = self._extent(ref)
         centre = (low + high) / 2
         height = float(high[2] - low[2])
+        band = np.linspace(high[2] - max(0.02, 0.3 * height), high[2], 5)
+        model, data = self.env.sim.model, self.env.sim.data
         for geom in self._geoms(ref):
             g_low, g_high = geom_box(self.env, geom)
             over = g_low[0] <= centre[0] <= g_high[0] and g_low[1] <= centre[1] <= g_high[1]
-            if over and g_high[2] >= high[2] - max(0.02, 0.3 * height):
-                return False
+            if not over or g_high[2] < band[0]:
+                continue
+            # over its centre as the geom is turned, not only its axis-aligned box: a red
+            # mug's wall of turned slabs covered the middle that way and was no mug
+            # (LIBERO-PRO libero_10_task 6: its rim, 9.2 cm, refused as too wide)
+            rotation = np.array(data.geom_xmat[geom], dtype=float).reshape(3, 3)
+            aabb = np.array(model.geom_aabb[geom], dtype=float)
+            middle = np.array(data.geom_xpos[geom], dtype=float) + rotation @ aabb[:3]
+            for z in band:
+                local = rotation.T @ (np.array([centre[0], centre[1], z]) - middle)
+                if np.all(np.abs(local) <= aabb[3:] + 1e-9):
+                    return False
         return True
 
     def _corners(self, geom: int) -> np.ndarray:
