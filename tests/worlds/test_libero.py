@@ -233,3 +233,57 @@ def test_seeded_moves_at_the_limits_never_take_the_gripper_out(sim: Any) -> None
     outside = [p for p in sim.trace if not inside(p, WS.min, WS.max)]
     in_zone = [p for p in sim.trace if inside(p, ZONE.min, ZONE.max)]
     assert outside == [] and in_zone == [], (len(outside), len(in_zone), outside[:3])
+
+
+def test_each_physics_step_runs_forward_once_and_the_physics_is_robosuites(sim: Any) -> None:
+    """robosuite's step and the arm's controller both ran MuJoCo's forward dynamics on the
+    same state before each physics step; the driver skips the controller's. The oracle is
+    robosuite's own step with the controller's forward restored: from the same full MuJoCo
+    state (warm start included), 6 controller steps (150 physics steps) of a moving action
+    end in bit-identical positions, velocities, controls and contact counts."""
+    import mujoco
+
+    from worlds.libero.env import skip_repeated_forward
+
+    sim.reset(init_state=1)
+    env = sim.env
+    inner = env.env
+    model, data = inner.sim.model._model, inner.sim.data._data
+    kind = mujoco.mjtState.mjSTATE_INTEGRATION
+    start = np.empty(mujoco.mj_stateSize(model, kind))
+    mujoco.mj_getState(model, data, start, kind)
+    action = np.array([0.3, -0.2, 0.4, 0.0, 0.0, 0.1, -1.0])
+    forwards = 0
+    sim_class_forward = type(inner.sim).forward
+
+    def counted(self: Any) -> None:
+        nonlocal forwards
+        forwards += 1
+        sim_class_forward(self)
+
+    def run_steps() -> tuple[bytes, int]:
+        with gl_current(env):
+            for _ in range(6):
+                env.step(action)
+        return (
+            b"".join(np.asarray(a).tobytes() for a in (data.qpos, data.qvel, data.ctrl)),
+            int(data.ncon),
+        )
+
+    type(inner.sim).forward = counted  # type: ignore[method-assign]
+    try:
+        skipped = run_steps()
+        calls_skipped = forwards
+        mujoco.mj_setState(model, data, start, kind)
+        del inner._pre_action  # robosuite's own: the controller runs forward again
+        forwards = 0
+        try:
+            robosuites = run_steps()
+        finally:
+            skip_repeated_forward(env)
+        calls_robosuite = forwards
+    finally:
+        type(inner.sim).forward = sim_class_forward  # type: ignore[method-assign]
+    steps = 6 * 25
+    assert calls_skipped == steps and calls_robosuite == 2 * steps
+    assert skipped == robosuites
