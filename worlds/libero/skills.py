@@ -16,23 +16,21 @@ import itertools
 
 import numpy as np
 
-from worlds.libero.clearance import out_from_under
+from worlds.libero.clearance import hand_clear, out_from_under
 from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.door_skills import handle_grasp, opening, place_through, sweep_door
 from worlds.libero.doors import door_of
+from worlds.libero.dragging import Drag, drag_out, out_of_the_way, rim_grasp_at
 from worlds.libero.geometry import Box, LiberoGeometry
+from worlds.libero.knobs import twist_knob
 from worlds.libero.placing import lay_down
 from worlds.libero.scene import resolve_target
-from worlds.libero.segments import PUSH_DIP, SLOW, Plan, Refusal, Segment
+from worlds.libero.segments import ABOVE_M, CARRY_Z, PUSH_DIP, SLOW, Plan, Refusal, Segment
 from worlds.libero.sliding import carry_over, push_spot
 from worlds.libero.spots import region_spot
 
 __all__ = ["SkillPlanner"]
 
-CARRY_Z = 0.25
-"""Lowest height (base frame) the gripper carries things at; the arm starts at ~0.26-0.29."""
-ABOVE_M = 0.08
-"""How far above an object's top a grasp or push is approached from."""
 CLEARANCE_M = 0.05
 MAX_GRASP_M = 0.078
 """Widest thing the fingers close around (they open to 0.08 m)."""
@@ -141,18 +139,47 @@ class SkillPlanner:
         above = min(self.ceiling_z - 0.02, max(box.top + ABOVE_M, grasp_z + 0.04))
         lift = self.travel_height(grasp_z + 0.15)
         travel = self.travel_height(above, ee[2])
-        segments = self.grasp_from_above(ee, (x, y, grasp_z), above=above, travel=travel, yaw=yaw)
+        how = "approach, grasp, lift"
+        # a bowl whose every rim grasp's hand comes down on something reaching over it (a
+        # drawer opened over it) is dragged out by its inside first
+        shift = np.zeros(2)
+        segments: list[Segment] = []
+        drag = None
+        if on_handle is None and not hand_clear(self.geo, ref, (x, y, grasp_z), yaw, box.top):
+            drag = drag_out(self.geo, ref) if self.geo.hollow(ref) else None
+        if drag is not None:
+            regrasp = rim_grasp_at(self.geo, ref, drag.shift)
+            assert regrasp is not None  # drag_out chose the drag for it
+            (x, y, grasp_z), yaw = regrasp
+            shift = drag.shift
+            segments = self._drag(drag, ee, above, travel)
+            ee = (drag.end[0], drag.end[1], above)
+            how = "approach, drag out by its inside, grasp, lift"
+        segments += self.grasp_from_above(ee, (x, y, grasp_z), above=above, travel=travel, yaw=yaw)
         # from under an overhang (a drawer opened over it) it is slid out first, just off
         # the table, and lifted where nothing is above it
-        slide = out_from_under(self.geo, ref, lift + box.top - grasp_z)
-        how = "approach, grasp, lift"
+        slide = out_from_under(self.geo, ref, lift + box.top - grasp_z, shift)
         if slide is not None:
             x, y = x + float(slide[0]), y + float(slide[1])
             out = (x, y, grasp_z + 0.005)
             segments.append(Segment("move", "slide out", out, speed=SLOW, yaw=yaw))
-            how = "approach, grasp, slide out from under, lift"
+            how = how.replace("grasp,", "grasp, slide out from under,")
         segments.append(Segment("move", "lift", (x, y, lift), speed=SLOW, yaw=yaw))
-        return Plan(tuple(segments), how, yaw)
+        return Plan(tuple(segments), how, yaw, skills=2 if drag is not None else 1)
+
+    def _drag(self, drag: Drag, ee: Vec3, above: float, travel: float) -> list[Segment]:
+        """Closed fingers down inside a hollow object, dragged along the table, raised out
+        of it to ``above`` (``dragging.drag_out``)."""
+        (sx, sy, _), (ex, ey, _) = drag.start, drag.end
+        return [
+            Segment("grip", "close", close=True, yaw=drag.yaw),
+            *self.rise(ee, travel),
+            Segment("move", "over", (sx, sy, travel), yaw=drag.yaw),
+            Segment("move", "approach", (sx, sy, above), yaw=drag.yaw),
+            Segment("move", "into", drag.start, speed=SLOW, yaw=drag.yaw),
+            Segment("move", "drag", drag.end, speed=SLOW, yaw=drag.yaw),
+            Segment("move", "out", (ex, ey, above), speed=SLOW, yaw=drag.yaw),
+        ]
 
     def place(self, ref: str, target: str, relation: str | None, ee: Vec3) -> Plan | Refusal:
         refusal = self._kind(ref, "object") or self._kind(target, "object", "fixture", "region")
@@ -331,33 +358,7 @@ class SkillPlanner:
         ]
 
     def twist_knob(self, ref: str, on: bool, ee: Vec3) -> Plan | Refusal:
-        refusal = self._kind(ref, "fixture")
-        if refusal is not None:
-            return refusal
-        knob = self.geo.articulation.knob(ref)
-        if knob is None:
-            return Refusal(f"{ref} has no knob or switch to turn")
-        if self.geo.held_ref() is not None:
-            return Refusal(f"the gripper holds {self.geo.held_ref()}; place it first")
-        (x, y, z), yaw, turn = knob
-        above = max(z + ABOVE_M, CARRY_Z - 0.05)
-        angle = turn if on else -turn
-        # over the grasp at the height the gripper travels at (turning the wrist up there),
-        # then straight down: a diagonal descent turning the wrist low stalled short of a
-        # bowl at the side of the table (libero_spatial task 1)
-        travel = self.travel_height(above, ee[2])
-        segments = [
-            Segment("grip", "open", close=False, yaw=yaw),
-            *self.rise(ee, travel),
-            Segment("move", "over", (x, y, travel), yaw=yaw),
-            Segment("move", "approach", (x, y, above), yaw=yaw),
-            Segment("move", "grasp", (x, y, z), speed=SLOW, yaw=yaw, tolerance=0.004),
-            Segment("grip", "close", close=True, yaw=yaw),
-            Segment("twist", "turn", yaw=yaw + angle),
-            Segment("grip", "release", close=False, yaw=yaw + angle),
-            Segment("move", "retreat", (x, y, above), speed=SLOW, yaw=yaw + angle),
-        ]
-        return Plan(tuple(segments), "approach, grasp the knob, turn it, release, retreat", yaw)
+        return twist_knob(self, ref, on, ee)
 
     def drawer(self, ref: str, open_it: bool, ee: Vec3) -> Plan | Refusal:
         item = self.geo.catalog.get(ref)
@@ -386,8 +387,24 @@ class SkillPlanner:
         def at(xy: np.ndarray, z: float = hz) -> Vec3:
             return (float(xy[0]), float(xy[1]), z)
 
+        # a bowl the drawer, once open, would leave no way to is dragged out of its way
+        # first (``dragging.out_of_the_way``): one more skill's motion, and step budget
+        # (where the drawer will stand: its nominal open position, the middle of LIBERO's
+        # open range; the pull aims 1 cm past it and stops short of that, 14.7 of 15.25 cm)
+        opened = towards * max(0.0, handle.travel_m - moved)
+        aside = out_of_the_way(self.geo, ref, opened) if open_it else None
+        first: list[Segment] = []
+        if aside is not None:
+            thing, drag = aside
+            thing_box = self.geo.box(thing)
+            assert thing_box is not None
+            above = thing_box.top + ABOVE_M
+            first = self._drag(drag, ee, above, self.travel_height(above, ee[2]))
+            ee = (drag.end[0], drag.end[1], above)
+            carry = self.travel_height(hz, ee[2])
         if open_it:
             segments = [
+                *first,
                 Segment("grip", "open", close=False),
                 *self.rise(ee, carry),
                 Segment("move", "approach", at(out, carry)),
@@ -418,7 +435,14 @@ class SkillPlanner:
         else:
             segments = self._push_shut(handle_xy, towards, hz, end, ee, carry)
         verb = "grasp the handle, pull it open" if open_it else "push it shut"
-        return Plan(tuple(segments), f"approach {ref}, {verb}, retreat")
+        description = f"approach {ref}, {verb}, retreat"
+        if aside is not None:
+            moved = float(np.linalg.norm(aside[1].shift))
+            description = (
+                f"drag {aside[0]} {moved * 100:.0f} cm by its inside out from where the opened "
+                f"drawer would leave no way to it, {description}"
+            )
+        return Plan(tuple(segments), description, skills=2 if aside is not None else 1)
 
     def _door(self, ref: str, open_it: bool, ee: Vec3) -> Plan | Refusal:
         """A fixture's hinged door (the microwave's), swept along its hinge."""
