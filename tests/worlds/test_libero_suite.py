@@ -363,15 +363,19 @@ def test_the_benchmark_reports_cost_and_libero_pros_published_collapse(
     assert "LIBERO-PRO" not in capsys.readouterr().out
 
 
+SUITE_FILES = sorted((Path(__file__).parents[2] / "benchmarks/suites").glob("libero_*.yaml"))
+
+
 @needs_libero
-def test_the_articulated_suite_file_gives_each_task_its_published_language() -> None:
-    """benchmarks/suites/libero_articulated.yaml names LIBERO tasks by suite and index and
-    writes their instructions out: each must be that task's published language, and its
-    episodes that task's initial states."""
+@pytest.mark.parametrize("path", SUITE_FILES, ids=[p.stem for p in SUITE_FILES])
+def test_the_suite_files_give_each_task_its_published_language(path: Path) -> None:
+    """benchmarks/suites/libero_*.yaml name LIBERO tasks by suite and index and write
+    their instructions out: each must be that task's published language, and its episodes
+    that task's initial states."""
     from harness.fleet.suite import load_suite
     from worlds.libero.suites import published_tasks
 
-    suite = load_suite(Path(__file__).parents[2] / "benchmarks/suites/libero_articulated.yaml")
+    suite = load_suite(path)
     assert suite.seed_option == "driver.init_state"
     for task in suite.tasks:
         options = dict(item.split("=", 1) for item in task.set)

@@ -43,10 +43,27 @@ HAND_THICK_M = 0.03
 class SkillPlanner:
     """Turns a skill's arguments into a :class:`Plan` for the scene as it is now."""
 
-    def __init__(self, geometry: LiberoGeometry, *, floor_z: float, ceiling_z: float) -> None:
+    def __init__(
+        self,
+        geometry: LiberoGeometry,
+        *,
+        floor_z: float,
+        ceiling_z: float,
+        reach: tuple[Vec3, Vec3] | None = None,
+    ) -> None:
         self.geo = geometry
         self.floor_z = floor_z
         self.ceiling_z = ceiling_z
+        self.reach = reach
+        """(low, high) corners of where the gripper may be sent (the arm's guarded
+        workspace), for skills that search for a way: None, anywhere."""
+
+    def within_reach(self, x: float, y: float) -> bool:
+        """Whether the gripper may be sent to (x, y) (base frame)."""
+        if self.reach is None:
+            return True
+        low, high = self.reach
+        return low[0] <= x <= high[0] and low[1] <= y <= high[1]
 
     # ------------------------------------------------------------------ helpers
 
