@@ -34,14 +34,13 @@ from harness.planner.grounding import (
     ground,
     ground_part,
     is_area,
-    is_movable,
     is_region,
     viewer_left,
-    word_score,
 )
 from harness.planner.history import find_arguments
 from harness.planner.language import Mention, Step, Task, parse_task
 from harness.planner.lexicon import stem
+from harness.planner.openable import openable
 from harness.prompts import OUTCOME_ACHIEVED_LINE, OUTCOME_NOT_ACHIEVED_LINE
 
 __all__ = ["ARTICULATED_TOOLS", "MAX_ATTEMPTS", "Action", "decide", "plan_actions"]
@@ -159,7 +158,7 @@ def plan_actions(
 
 def _step_actions(step: Step, scene: Scene) -> list[Action]:
     if step.action in ("open", "close"):
-        return [(step.action, {"ref": _openable(step.subject, scene)})]
+        return [(step.action, {"ref": openable(step.subject, scene)})]
     if step.action in ("turn_on", "turn_off"):
         refs = ground(step.subject, scene, movable=False)
         return [(step.action, {"ref": refs[0]})]
@@ -180,49 +179,6 @@ def _step_actions(step: Step, scene: Scene) -> list[Action]:
             arguments["relation"] = relation
         actions.append(("place", arguments))
     return actions
-
-
-def _openable(mention: Mention, scene: Scene) -> str:
-    """A drawer region, or a fixture with a door ("the microwave", "the microwave door",
-    "close door"). A door is no region of the Brief: the fixture itself opens and closes
-    (its ``open``/``closed`` tag), so "door" names the one such fixture the words allow."""
-    if mention.part in (("door",), ("lid",)):
-        return _door(mention, scene)
-    if mention.part:
-        return ground_part(mention, scene).ref
-    refs = ground(mention, scene, movable=False)
-    item = scene.items[refs[0]]
-    if any(tag in ("open", "closed") for tag in item.tags) and not scene.regions_of(item.ref):
-        return item.ref
-    drawers = [r for r in scene.regions_of(item.ref) if "drawer" in r.label.split()]
-    if any(tag in ("open", "closed") for tag in item.tags) or not drawers:
-        return item.ref
-    refs = ", ".join(sorted(r.ref for r in drawers))
-    raise Unresolved(
-        f"{mention.text()} has several drawers ({refs}); the instruction does not say which"
-    )
-
-
-def _door(mention: Mention, scene: Scene) -> str:
-    """The fixture whose door "door" (or "the X door") names: of the fixtures that open and
-    close as a whole, those the words fit; one is the answer, none or several a refusal."""
-    hinged = [
-        o
-        for o in scene.things()
-        if not is_movable(o) and any(tag in ("open", "closed") for tag in o.tags)
-    ]
-    if mention.words:
-        hinged = [o for o in hinged if word_score(mention.words, o) is not None]
-    if len(hinged) == 1:
-        return hinged[0].ref
-    owner = " ".join(mention.words) or "anything here"
-    if not hinged:
-        raise Unresolved(f"I see no {' '.join(mention.part)} of {owner}")
-    refs = ", ".join(sorted(o.ref for o in hinged))
-    raise Unresolved(
-        f"{mention.text()} could be the door of any of {refs}",
-        candidates=tuple(sorted(o.ref for o in hinged)),
-    )
 
 
 def _destination(step: Step, scene: Scene) -> tuple[str, str]:

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.tiers import examples
-from worlds.libero.oriented import _overlap
+from worlds.libero.oriented import boxes_overlap
 
 Box = tuple[float, float, float, float, float, float, float]
 """x, y, z, half x, half y, half z, yaw."""
@@ -76,7 +76,7 @@ def _margin(a: Box, b: Box) -> float:
 def test_turned_boxes_overlap_as_their_footprints_and_heights_do(a: Box, b: Box) -> None:
     if _margin(a, b) == 0.0:
         return
-    got = _overlap(
+    got = boxes_overlap(
         np.array(a[:3]),
         _axes(a[6]),
         np.array(a[3:6]),
@@ -97,7 +97,7 @@ def test_a_turned_panel_does_not_reach_as_far_as_its_axis_aligned_box() -> None:
     front = np.array([-s, c]) * (0.01 + 0.01 + 0.01)  # 1 cm clear of the face, along its normal
     box = (float(front[0]), float(front[1]), 0.0, 0.05, 0.01, 0.01, yaw)
     assert not oracle(panel, box)
-    assert not _overlap(
+    assert not boxes_overlap(
         np.array(panel[:3]),
         _axes(yaw),
         np.array(panel[3:6]),
@@ -116,7 +116,7 @@ def test_boxes_apart_only_along_the_turned_ones_faces_do_not_overlap() -> None:
     a = (0.0, 0.0, 0.0, 0.1, 0.1, 0.1, 0.0)
     b = (0.2, 0.2, 0.0, 0.1, 0.1, 0.1, math.pi / 4)
     assert not oracle(a, b)
-    assert not _overlap(
+    assert not boxes_overlap(
         np.array(a[:3]),
         _axes(a[6]),
         np.array(a[3:6]),

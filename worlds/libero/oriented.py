@@ -17,7 +17,7 @@ import numpy as np
 
 from worlds.libero.articulation import geom_box
 
-__all__ = ["oriented_blocked"]
+__all__ = ["boxes_overlap", "oriented_blocked"]
 
 ROBOT_BODIES = ("robot0_", "gripper0_", "mount0_")
 
@@ -56,12 +56,12 @@ def oriented_blocked(
         rotation = np.array(data.geom_xmat[geom], dtype=float).reshape(3, 3)
         aabb = np.array(model.geom_aabb[geom], dtype=float)
         centre_b = np.array(data.geom_xpos[geom], dtype=float) + rotation @ aabb[:3]
-        if _overlap(centre_a, axes_a, half_a, centre_b, rotation.T, aabb[3:]):
+        if boxes_overlap(centre_a, axes_a, half_a, centre_b, rotation.T, aabb[3:]):
             return model.geom(geom).name or body
     return None
 
 
-def _overlap(
+def boxes_overlap(
     ca: np.ndarray,
     axes_a: np.ndarray,
     ha: np.ndarray,
