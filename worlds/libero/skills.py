@@ -368,7 +368,7 @@ class SkillPlanner:
             thing_box = self.geo.box(thing)
             assert thing_box is not None
             above = thing_box.top + ABOVE_M
-            first = self._drag(drag, ee, above, self.travel_height(above, ee[2]))
+            first = drag_segments(self, drag, ee, above, self.travel_height(above, ee[2]))
             ee = (drag.end[0], drag.end[1], above)
             carry = self.travel_height(hz, ee[2])
         if open_it:
