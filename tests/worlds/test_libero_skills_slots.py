@@ -29,9 +29,11 @@ def test_a_book_is_turned_to_go_into_the_caddys_narrow_back_compartment(state: i
 def test_a_drawer_is_no_slot() -> None:
     """The drawers' regions are narrower one way, but a bowl fits them any way round: a
     place into one keeps the wrist's turn (only a real slot turns what is held)."""
+    from worlds.libero.placing import slot_yaw
+    from worlds.libero.skills import MAX_GRASP_M
+
     world = libero_world("libero_goal", 3, 0)
     try:
-        planner = world._planner
-        assert planner._slot_yaw("wooden_cabinet_1_top_region", "in") is None
+        assert slot_yaw(world.geometry, "wooden_cabinet_1_top_region", MAX_GRASP_M) is None
     finally:
         world.disconnect()

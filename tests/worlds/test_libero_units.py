@@ -225,3 +225,28 @@ def test_driver_options_that_name_nothing_are_refused_before_any_env_is_built(
     with pytest.raises(DriverOptionError) as caught:
         build_driver("sim.libero", profile=load_profile(LIBERO_PROFILE), options=options)
     assert caught.value.key == key, str(caught.value)
+
+
+def test_importing_any_libero_module_loads_no_mujoco() -> None:
+    """MuJoCo fixes its GL backend when it is first imported, and the LIBERO and SO-101 worlds
+    set ``MUJOCO_GL`` just before they import it; a module of this package that imported it
+    at load time (``reach.py`` did) broke rendering for every later MuJoCo renderer of the
+    process ("Default framebuffer is not complete" in the SO-101 tests on the same worker).
+    In a fresh interpreter without ``MUJOCO_GL``, importing every module here loads none of
+    MuJoCo, robosuite or LIBERO."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import importlib, pkgutil, sys, worlds.libero as p\n"
+        "for m in pkgutil.iter_modules(p.__path__, 'worlds.libero.'):\n"
+        "    importlib.import_module(m.name)\n"
+        "print(sorted(n for n in ('mujoco', 'robosuite', 'libero') if n in sys.modules))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("MUJOCO_GL", "PYOPENGL_PLATFORM")}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]", done.stdout

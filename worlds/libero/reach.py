@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import mujoco
 import numpy as np
 
 __all__ = ["solve"]
@@ -29,6 +28,8 @@ LIMIT_MARGIN_RAD = 0.02
 
 def _rotation_error(target: np.ndarray, current: np.ndarray) -> np.ndarray:
     """The rotation vector (world axes) that turns ``current`` into ``target``."""
+    import mujoco
+
     quat_t, quat_c = np.zeros(4), np.zeros(4)
     mujoco.mju_mat2Quat(quat_t, np.ascontiguousarray(target).reshape(9))
     mujoco.mju_mat2Quat(quat_c, np.ascontiguousarray(current).reshape(9))
@@ -47,6 +48,9 @@ def solve(
     after a grasp counts from the grasp), and None; or, at the first pose it cannot
     reach, why (the joints that would have to pass their limits, the distance left).
     ``env`` is LIBERO's problem env; its state is not touched (a scratch ``MjData``)."""
+    import mujoco  # here, not at import: the package's import loads no MuJoCo (its GL backend
+    # is fixed when MuJoCo is first imported, and LIBERO sets it before that)
+
     robot = env.robots[0]
     model = env.sim.model._model
     data = mujoco.MjData(model)
