@@ -363,16 +363,25 @@ def test_the_benchmark_reports_cost_and_libero_pros_published_collapse(
     assert "LIBERO-PRO" not in capsys.readouterr().out
 
 
+LIBERO_SUITE_FILES = sorted(
+    (Path(__file__).parents[2] / "benchmarks/suites").glob("libero_*.yaml"),
+)
+"""The suite files in benchmarks/ that name LIBERO tasks by suite and index."""
+
+
 @needs_libero
-def test_the_articulated_suite_file_gives_each_task_its_published_language() -> None:
-    """benchmarks/suites/libero_articulated.yaml names LIBERO tasks by suite and index and
-    writes their instructions out: each must be that task's published language, and its
-    episodes that task's initial states."""
+@pytest.mark.parametrize("path", LIBERO_SUITE_FILES, ids=lambda p: p.stem)
+def test_each_libero_suite_file_gives_each_task_its_published_language(path: Path) -> None:
+    """benchmarks/suites/libero_*.yaml (the articulated tasks, the re-runs, libero_object's
+    later states) name LIBERO tasks by suite and index and write their instructions out:
+    each must be that task's published language, and its episodes that task's initial
+    states."""
     from harness.fleet.suite import load_suite
     from worlds.libero.suites import published_tasks
 
-    suite = load_suite(Path(__file__).parents[2] / "benchmarks/suites/libero_articulated.yaml")
+    suite = load_suite(path)
     assert suite.seed_option == "driver.init_state"
+    assert suite.tasks
     for task in suite.tasks:
         options = dict(item.split("=", 1) for item in task.set)
         name, language, states = published_tasks(options["driver.suite"])[
