@@ -8,6 +8,9 @@ from the plate to the region runs over the cream cheese box; the plate's rim rod
 and tipped over the fingers, and at the region's middle the plate would lie on the box's
 edge anyway. libero_goal task 3 (states 3-4): the top drawer, opened, reaches over the bowl,
 which lifted straight up met the drawer's bottom and was torn from the fingers.
+LIBERO-PRO libero_10_swap task 0 (state 0): the alphabet soup stands 0.30 m from the robot's
+base; lifted straight up there, the elbow reached its joint limit and the arm drifted
+towards its own base.
 """
 
 from __future__ import annotations
@@ -19,7 +22,15 @@ import numpy as np
 
 from worlds.libero.articulation import geom_box
 
-__all__ = ["Footprint", "free_spot", "hand_clear", "in_the_way", "obstacles", "out_from_under"]
+__all__ = [
+    "Footprint",
+    "away_from_base",
+    "free_spot",
+    "hand_clear",
+    "in_the_way",
+    "obstacles",
+    "out_from_under",
+]
 
 CELL_M = 0.01
 MARGIN_M = 0.006
@@ -29,6 +40,14 @@ SLIDE_MARGIN_M = 0.003
 INSET_M = 0.006
 """How far inside a target region's edges a thing's centre is brought (LIBERO's region
 predicates take its body position strictly inside them)."""
+
+FOLDED_REACH_M = 0.36
+"""Nearer the robot's base than this (horizontally, base frame), the Panda pointing down
+low over the table has its elbow folded close to its limit (joint 4, -3.07 rad): at the
+soup 0.30 m out (LIBERO-PRO libero_10_swap task 0) the grasp came down with 0.07 rad left,
+and the lift straight up ran the elbow into its limit 6 mm up, the gripper drifting 2.5 cm
+towards the base; the place's rise from there came within 2 cm of the base's keep-out zone
+and was stopped, three times. Drawn out to this reach first, the elbow unfolds."""
 
 Footprint = tuple[str, np.ndarray, np.ndarray, float]
 """A name, the (low, high) xy corners (base frame) of something on the table, and its
@@ -135,6 +154,23 @@ def out_from_under(geo: Any, ref: str, lift_to: float) -> np.ndarray | None:
                     best = shift
                 break
     return best
+
+
+def away_from_base(geo: Any, ref: str, at: Any) -> np.ndarray | None:
+    """The slide (xy, base frame) that draws ``ref``, held by the fingers at ``at`` (base
+    frame), straight away from the robot's base until the fingers are
+    :data:`FOLDED_REACH_M` from it, before it is lifted; None when they are already that far
+    out, or the slide would run it into something standing at its height."""
+    reach = math.hypot(float(at[0]), float(at[1]))
+    if reach >= FOLDED_REACH_M or reach < 1e-6:
+        return None
+    shift = np.array([float(at[0]), float(at[1])]) * (FOLDED_REACH_M / reach - 1.0)
+    box = geo.box(ref)
+    half = np.array(box.size[:2]) / 2
+    level = obstacles(geo, ref, box.bottom + 0.005, box.top + 0.02)
+    if in_the_way(np.array(box.centre[:2]), np.array(box.centre[:2]) + shift, half, level):
+        return None
+    return shift
 
 
 def _gap(a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:

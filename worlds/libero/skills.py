@@ -16,7 +16,7 @@ import itertools
 
 import numpy as np
 
-from worlds.libero.clearance import out_from_under
+from worlds.libero.clearance import away_from_base, out_from_under
 from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.door_skills import handle_grasp, opening, place_through, sweep_door
 from worlds.libero.doors import door_of
@@ -40,6 +40,11 @@ HAND_HALF_M = 0.09
 """Half the Panda hand's length along the fingers' closing direction (above the fingers)."""
 HAND_THICK_M = 0.03
 """Half its thickness across that direction."""
+TAKE_LOAD_STEPS = 25
+"""How long the arm holds still after closing on a thing near the robot's base before
+drawing it out: folded there, it took 20-25 controller steps to take up the load (its
+shoulder torque rising from 6 to 16 N m) and a move begun at once gained nothing in 12
+steps, stalled (LIBERO-PRO libero_10_swap task 0, the alphabet soup 0.30 m out)."""
 
 
 class SkillPlanner:
@@ -128,12 +133,20 @@ class SkillPlanner:
         # from under an overhang (a drawer opened over it) it is slid out first, just off
         # the table, and lifted where nothing is above it
         slide = out_from_under(self.geo, ref, lift + box.top - grasp_z)
-        how = "approach, grasp, lift"
+        how, label = "approach, grasp, slide out from under, lift", "slide out"
+        if slide is None:  # close to the robot's base: out to where the elbow unfolds
+            slide = away_from_base(self.geo, ref, (x, y, grasp_z))
+            how, label = "approach, grasp, draw out from the robot's base, lift", "draw out"
         if slide is not None:
             x, y = x + float(slide[0]), y + float(slide[1])
-            out = (x, y, grasp_z + 0.005)
-            segments.append(Segment("move", "slide out", out, speed=SLOW, yaw=yaw))
-            how = "approach, grasp, slide out from under, lift"
+            rise = 0.005
+            if label == "draw out":  # the folded arm takes up the load first (TAKE_LOAD_STEPS)
+                segments.append(Segment("hold", "take the load", steps=TAKE_LOAD_STEPS))
+                rise = 0.03
+            out = (x, y, grasp_z + rise)
+            segments.append(Segment("move", label, out, speed=SLOW, yaw=yaw))
+        else:
+            how = "approach, grasp, lift"
         segments.append(Segment("move", "lift", (x, y, lift), speed=SLOW, yaw=yaw))
         return Plan(tuple(segments), how, yaw)
 
