@@ -2,7 +2,9 @@
 dataset and bag tests: the offline planner, the PyBullet tabletop, the configured secret of
 :mod:`tests.viz_helpers` planted in tool results. The cameras are made 160x120 (a quarter
 of the pixels: the frames of every control step are rendered, and this keeps the run to
-a few seconds); only the front camera is recorded.
+a few seconds); only the front camera is recorded, at 10 control steps a second instead of
+the default 30 (PyBullet's CPU renderer drew four fifths of the run's CPU at 30; a rate
+other than the default also shows the dataset's fps is the recorded rate).
 """
 
 from __future__ import annotations
@@ -19,7 +21,11 @@ import yaml
 from harness import Harness, HarnessConfig
 from tests.viz_helpers import INSTRUCTION, demo_config, plant_secret
 
-__all__ = ["RecordedRun", "record_task", "stored_steps"]
+__all__ = ["CONTROL_HZ", "RecordedRun", "record_task", "stored_steps"]
+
+
+CONTROL_HZ = 10
+"""The recorded run's control rate (the tabletop's default is 30)."""
 
 
 @dataclass
@@ -40,6 +46,7 @@ def small_camera_profile() -> dict[str, Any]:
 def record_task(store: Path, *, instruction: str = INSTRUCTION) -> RecordedRun:
     data = demo_config(store).model_dump(mode="json", exclude={"base_dir"})
     data["embodiment"] = small_camera_profile()
+    data["driver"]["control_hz"] = CONTROL_HZ
     data["recording"] = {"control": True, "cameras": ["front"]}
     config = HarnessConfig.model_validate(data)
     with Harness.from_config(config) as harness:

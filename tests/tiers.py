@@ -181,7 +181,6 @@ SLOW_FILES: dict[str, str] = {
     "test_libero_skills_slots": "libero",
     "test_libero_skills_stove": "libero",
     "test_libero_truth": "libero",
-    "test_libero_zone_guard": "libero",
     "test_planner_episodes": "sim",
     "test_benchmark_live": "sim",
     "test_readme": "sim",

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.redact import REDACTED, Redactor
+from tests.tiers import examples
 
 
 @pytest.mark.parametrize(
@@ -32,3 +35,30 @@ def test_env_var_values_and_custom_patterns(monkeypatch: pytest.MonkeyPatch) -> 
 def test_ordinary_text_is_untouched() -> None:
     text = "pick red_cube_1 at (0.412, -0.105, 0.645); error E42; skill-loaded"
     assert Redactor().text(text) == text
+
+
+SECRET = "sk-proj-QWERTYUIOPASDFGHJKLZXCVBNM0123"
+PIECES = [SECRET, SECRET[:14], SECRET[-12:], "pick red_cube_1", "Bearer ", "x" * 40, "\n", " "]
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    texts=st.lists(
+        st.lists(st.sampled_from(PIECES), max_size=6).map("".join) | st.text(max_size=60),
+        max_size=40,
+    ),
+    budget=st.sampled_from([0, 16, 64, 100_000]),
+    repeats=st.integers(1, 3),
+)
+def test_a_kept_answer_is_the_answer_a_fresh_redactor_gives(
+    texts: list[str], budget: int, repeats: int
+) -> None:
+    """Texts seen again (in any order, with the cache evicting at any point) are redacted
+    exactly as a redactor that has seen nothing redacts them, and the planted key never
+    survives; the cache never holds more than its budget."""
+    kept = Redactor(literals=[SECRET], cache_chars=budget)
+    for text in texts * repeats:
+        fresh = Redactor(literals=[SECRET], cache_chars=0).text(text)
+        assert kept.text(text) == fresh
+        assert SECRET not in fresh and SECRET[:14] not in fresh
+        assert kept.cached_chars <= budget

@@ -26,7 +26,7 @@ pytest.importorskip("rosbags")
 
 from harness.cli import main  # noqa: E402
 from harness.redact import REDACTED  # noqa: E402
-from tests.recorded_runs import RecordedRun, record_task, stored_steps  # noqa: E402
+from tests.recorded_runs import CONTROL_HZ, RecordedRun, record_task, stored_steps  # noqa: E402
 from tests.viz_helpers import leaky_copy, secret_fragments  # noqa: E402
 
 pytestmark = [pytest.mark.sim, pytest.mark.long]
@@ -106,7 +106,7 @@ def test_the_dataset_is_the_stored_steps(run: RecordedRun, exported: dict[str, P
     stored = stored_steps(run.store, run.task_id)
     root = exported["lerobot"]
     info = json.loads((root / "meta/info.json").read_text())
-    assert info["fps"] == stored["layout"]["rate_hz"] == 30
+    assert info["fps"] == stored["layout"]["rate_hz"] == CONTROL_HZ
     assert info["robot_type"] == "panda_tabletop"
     assert info["total_frames"] == len(stored["times"]) > 100
     assert info["features"]["observation.state"]["names"] == stored["layout"]["state_names"]

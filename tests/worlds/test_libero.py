@@ -233,3 +233,60 @@ def test_seeded_moves_at_the_limits_never_take_the_gripper_out(sim: Any) -> None
     outside = [p for p in sim.trace if not inside(p, WS.min, WS.max)]
     in_zone = [p for p in sim.trace if inside(p, ZONE.min, ZONE.max)]
     assert outside == [] and in_zone == [], (len(outside), len(in_zone), outside[:3])
+
+
+def test_physics_steps_skip_the_repeated_forward_and_the_physics_is_robosuites(sim: Any) -> None:
+    """robosuite's step and the arm's controller both ran MuJoCo's whole forward dynamics on
+    the same state before each physics step; the driver computes only what the controller
+    reads, once. The oracle is robosuite's own step (both forwards restored): from the same
+    full MuJoCo state (warm start included), 6 controller steps (150 physics steps) of a
+    moving action end in bit-identical positions, velocities, controls and contact counts.
+    A forward called from anywhere else is still the whole one."""
+    import mujoco
+
+    from worlds.libero.env import skip_repeated_forward
+
+    sim.reset(init_state=1)
+    env = sim.env
+    inner = env.env
+    model, data = inner.sim.model._model, inner.sim.data._data
+    kind = mujoco.mjtState.mjSTATE_INTEGRATION
+    start = np.empty(mujoco.mj_stateSize(model, kind))
+    mujoco.mj_getState(model, data, start, kind)
+    action = np.array([0.3, -0.2, 0.4, 0.0, 0.0, 0.1, -1.0])
+    forwards = 0
+    sim_class_forward = type(inner.sim).forward
+
+    def counted(self: Any) -> None:
+        nonlocal forwards
+        forwards += 1
+        sim_class_forward(self)
+
+    def run_steps() -> tuple[bytes, int]:
+        with gl_current(env):
+            for _ in range(6):
+                env.step(action)
+        return (
+            b"".join(np.asarray(a).tobytes() for a in (data.qpos, data.qvel, data.ctrl)),
+            int(data.ncon),
+        )
+
+    type(inner.sim).forward = counted  # type: ignore[method-assign]
+    try:
+        lighter = run_steps()
+        whole_forwards = forwards
+        inner.sim.forward()  # anyone else's forward is the whole one
+        called_directly = forwards - whole_forwards
+        mujoco.mj_setState(model, data, start, kind)
+        del inner._pre_action, inner.sim.forward  # robosuite's own step and forwards
+        forwards = 0
+        try:
+            robosuites = run_steps()
+        finally:
+            skip_repeated_forward(env)
+        robosuite_forwards = forwards
+    finally:
+        type(inner.sim).forward = sim_class_forward  # type: ignore[method-assign]
+    assert whole_forwards == 0 and called_directly == 1
+    assert robosuite_forwards == 2 * 6 * 25
+    assert lighter == robosuites

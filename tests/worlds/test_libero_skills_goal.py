@@ -14,15 +14,17 @@ def test_a_bowl_under_the_opened_drawer_is_slid_out_before_it_is_lifted() -> Non
     drawer, opened, reaches over the bowl; lifted straight up, the bowl met the drawer's
     bottom and was torn from the fingers (held by nothing after the pick). It is now slid
     out from under along the table first, then lifted and put in the drawer. Restored a
-    second time, as an eval's shared env is between episodes: built fresh at state 3, the
-    opening stalled on the handle and shoved the cabinet 1.7 cm nearer the bowl, where no
-    grasp's hand comes down clear of the drawer (not fixed)."""
+    second time, as an eval's shared env is between episodes (LIBERO places the cabinet
+    anew on every reset, within 2 cm; it was not shoved by the opening, as was thought)."""
     world = libero_world("libero_goal", 3, 3)
     world.reset(init_state=3)
     try:
         assert world.execute("open", {"ref": "wooden_cabinet_1_top_region"}).ok
         picked = world.execute("pick", {"ref": "akita_black_bowl_1"})
-        assert picked.ok and "slide out from under" in picked.message, picked.message
+        # since the drag (``dragging.py``) the bowl is dragged out by its inside at this
+        # placement of the cabinet, by the opening or the pick, before it is lifted
+        out = ("slide out from under", "by its inside")
+        assert picked.ok and any(how in picked.message for how in out), picked.message
         assert world.held_ref() == "akita_black_bowl_1"
         args = {
             "ref": "akita_black_bowl_1",
@@ -50,6 +52,44 @@ def test_a_plate_whose_slide_is_blocked_is_carried_over_by_its_rim() -> None:
         assert pushed.ok and "carried over it" in pushed.message, pushed.message
         assert holds(world, "on", "plate_1", "main_table_stove_front_region")
         assert world.held_ref() is None
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()
+
+
+def _cabinet_at_near_end(world: object) -> None:
+    """Put the wooden cabinet where LIBERO's placement may put it nearest the bowl: its
+    BDDL ``cabinet_region`` ranges x 0.02-0.04, y -0.25 to -0.23 (world frame), and LIBERO
+    re-places it there at random on every reset (it has no joint; the published initial
+    state does not fix it). The eval met this end at states 3-5."""
+    env = world.env.env  # type: ignore[attr-defined]
+    model = env.sim.model
+    body = model.body_name2id("wooden_cabinet_1_main")
+    model.body_pos[body][:2] = (0.04, -0.23)
+    env.sim.forward()
+
+
+def test_a_bowl_the_opened_drawer_would_leave_no_way_to_is_dragged_out_first() -> None:
+    """libero_goal task 3, state 3, the cabinet at the near end of its placement range:
+    opened, the top drawer's front corner stands 2 cm from the bowl's centre, and every rim
+    grasp's hand (or wrist) came down on it (three picks, nothing held). The opening now
+    first drags the bowl out of the way by its inside, saying so; then the bowl is picked
+    and put in the drawer."""
+    world = libero_world("libero_goal", 3, 3)
+    try:
+        _cabinet_at_near_end(world)
+        opened = world.execute("open", {"ref": "wooden_cabinet_1_top_region"})
+        assert opened.ok and "by its inside" in opened.message, opened.message
+        assert holds(world, "open", "wooden_cabinet_1_top_region")
+        assert world.execute("pick", {"ref": "akita_black_bowl_1"}).ok
+        assert world.held_ref() == "akita_black_bowl_1"
+        args = {
+            "ref": "akita_black_bowl_1",
+            "target": "wooden_cabinet_1_top_region",
+            "relation": "in",
+        }
+        assert world.execute("place", args).ok
+        assert holds(world, "in", "akita_black_bowl_1", "wooden_cabinet_1_top_region")
         assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()

@@ -3,6 +3,7 @@ by LIBERO's own predicates (helpers: ``tests/worlds/libero_cases.py``)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from tests.worlds.libero_cases import SKILL_MARKS, holds, libero_world
@@ -24,5 +25,57 @@ def test_both_moka_pots_stand_on_the_stove_side_by_side(state: int) -> None:
         assert holds(world, "on", "moka_pot_1", region)
         assert holds(world, "on", "moka_pot_2", region)
         assert world.env.env._check_success()  # the stove is on from the start
+    finally:
+        world.disconnect()
+
+
+def test_the_stove_near_the_base_is_turned_off_inside_the_profile() -> None:
+    """LIBERO-PRO libero_goal_task task 7 ("turn off the stove"), state 0: the knob stands
+    31 cm from the robot's base axis at 0.0, against its stop at -0.005 (LIBERO's off: below
+    0). The controller folded the elbow to its limit 2 cm short of the ridge, the full turn
+    back strained against the stop, and the fingers dragged the knob to +0.51 (towards on);
+    retried, the gripper came within 2 cm of the base's keep-out zone. Now the arm leans
+    towards joints solved at the grasp and the knob goes just past its off end. Before the
+    zone guard, the retries put 18 physics steps inside the base's zone; every step is
+    checked here against the zone with an oracle of the test's own (no StepAudit code)."""
+    world = libero_world("libero_goal_task", 7, 0)
+    try:
+        zone = next(z for z in world.profile.keep_out if z.name == "robot_base")
+        low, high = np.array(zone.min), np.array(zone.max)  # the world frame
+        gaps: list[float] = []
+
+        def gap(point: tuple[float, float, float]) -> None:
+            here = np.array(world.profile.to_world(point, "base"))
+            gaps.append(
+                float(np.linalg.norm(np.maximum(low - here, 0) + np.maximum(here - high, 0)))
+            )
+
+        world.add_step_observer(gap)
+        done = world.execute("turn_off", {"ref": "flat_stove_1"})
+        assert done.ok, done.message
+        assert holds(world, "turnoff", "flat_stove_1")
+        assert world.env.env._check_success()
+        audit = world.step_audit()
+        assert audit["outside"] == 0 and audit["steps"] == len(gaps) > 0
+        assert min(gaps) > 0.0
+    finally:
+        world.disconnect()
+
+
+def test_a_knob_out_of_the_arms_reach_is_refused_before_anything_moves() -> None:
+    """The same stove moved 1.2 m out from the base (a fault injected into the fixture's
+    pose): solved before moving, the arm cannot hold the gripper on its knob, so the turn
+    is refused, naming why, and not one physics step is taken."""
+    world = libero_world("libero_goal_task", 7, 0)
+    try:
+        env = world.env.env
+        body = env.sim.model.body_name2id("flat_stove_1_main")
+        env.sim.model.body_pos[body][0] += 1.2
+        env.sim.forward()
+        before = world.step_audit()["steps"]
+        refused = world.execute("turn_off", {"ref": "flat_stove_1"})
+        assert not refused.ok
+        assert "cannot hold the gripper on flat_stove_1's knob" in refused.message
+        assert world.step_audit()["steps"] == before
     finally:
         world.disconnect()

@@ -92,6 +92,15 @@ class Articulation:
             closing=tuple(closing),  # type: ignore[arg-type]
         )
 
+    def drawer_body(self, ref: str) -> int | None:
+        """The body (id) a drawer region's joint moves, or None."""
+        site = self.env.object_sites_dict.get(ref)
+        joints = list(getattr(site, "joints", None) or [])
+        if not joints:
+            return None
+        model = self.env.sim.model
+        return int(model.jnt_bodyid[model.joint_name2id(joints[0])])
+
     def drawer_opening(self, ref: str) -> float:
         """How far (m) a drawer region's joint is from its closed position."""
         site = self.env.object_sites_dict[ref]
@@ -99,6 +108,20 @@ class Articulation:
         props = getattr(parent, "object_properties", {}).get("articulation", {})
         closed = float(np.mean(props.get("default_close_ranges") or [0.0]))
         return abs(self.joint_value(site.joints[0]) - closed)
+
+    def knob_value(self, ref: str) -> tuple[float, float] | None:
+        """(the knob's joint value, the end of LIBERO's off range: below it, the fixture is
+        off) of a fixture with a knob; None for anything else."""
+        obj = self.env.get_object(ref)
+        if not hasattr(obj, "turn_off"):
+            return None
+        model = self.env.sim.model
+        for joint_name in getattr(obj, "joints", []):
+            if int(model.jnt_type[model.joint_name2id(joint_name)]) == 3:  # mjJNT_HINGE
+                props = getattr(obj, "object_properties", {}).get("articulation", {})
+                off = props.get("default_turnoff_ranges") or [-0.005, 0.0]
+                return self.joint_value(joint_name), float(max(off))
+        return None
 
     def knob(self, ref: str) -> tuple[Vec3, float, float] | None:
         """(grasp point, finger yaw, turn in radians to switch it on) of a fixture's knob:

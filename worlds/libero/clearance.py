@@ -24,7 +24,9 @@ from worlds.libero.articulation import geom_box
 
 __all__ = [
     "Footprint",
+    "Moved",
     "away_from_base",
+    "box_gap",
     "free_spot",
     "hand_clear",
     "in_the_way",
@@ -49,17 +51,34 @@ and the lift straight up ran the elbow into its limit 6 mm up, the gripper drift
 towards the base; the place's rise from there came within 2 cm of the base's keep-out zone
 and was stopped, three times. Drawn out to this reach first, the elbow unfolds."""
 
+WRIST_XY_M = ((-0.04, 0.065), (-0.06, 0.06))
+"""Where the Panda's wrist (link 6's knuckle) is, 12-20 cm above the grip site with the hand
+pointing down in front of the robot: x and y ranges (base axes) about the site (measured:
+link 6's collision box reaches 6.1 cm ahead of the site from 13 cm above it; its part
+behind rises towards the elbow). libero_goal task 3: a rim grasp whose hand had room came
+down with the wrist on the opened drawer's front (``robot0_link6_collision`` against
+``wooden_cabinet_1_g11``), stalled 4 cm over the rim."""
+
 Footprint = tuple[str, np.ndarray, np.ndarray, float]
 """A name, the (low, high) xy corners (base frame) of something on the table, and its
 bottom's height."""
 
 
-def obstacles(geo: Any, ref: str, z_low: float, z_high: float) -> list[Footprint]:
+Moved = tuple[int, Any] | None
+"""A body (id) and the xyz shift to treat its geoms (and those of the bodies below it) as
+moved by: a drawer as it will stand once opened."""
+
+
+def obstacles(
+    geo: Any, ref: str, z_low: float, z_high: float, moved: Moved = None
+) -> list[Footprint]:
     """The xy boxes (base frame) of the scene's collision geoms that reach into the height
-    band ``z_low``..``z_high`` (base frame), but the robot's and ``ref``'s own."""
+    band ``z_low``..``z_high`` (base frame), but the robot's and ``ref``'s own; with
+    ``moved``, that body's where the shift takes it."""
     env = geo.env
     model = env.sim.model
     own = set(geo._geoms(ref))
+    shifted = _below(model, moved[0]) if moved is not None else set()
     origin = np.array(geo.frame.to_world((0.0, 0.0, 0.0)))
     found: list[Footprint] = []
     for geom in range(model.ngeom):
@@ -70,10 +89,21 @@ def obstacles(geo: Any, ref: str, z_low: float, z_high: float) -> list[Footprint
             continue
         low, high = geom_box(env, geom)
         low, high = low - origin, high - origin
+        if int(model.geom_bodyid[geom]) in shifted:
+            low, high = low + np.asarray(moved[1]), high + np.asarray(moved[1])  # type: ignore[index]
         if high[2] <= z_low or low[2] >= z_high:
             continue
         found.append((model.geom(geom).name or body, low[:2], high[:2], float(low[2])))
     return found
+
+
+def _below(model: Any, root: int) -> set[int]:
+    """A body and every body below it."""
+    bodies = {root}
+    for body in range(root + 1, model.nbody):
+        if int(model.body_parentid[body]) in bodies:
+            bodies.add(body)
+    return bodies
 
 
 def _occupied(xs: np.ndarray, ys: np.ndarray, half: np.ndarray, things: list[Footprint]) -> Any:
@@ -114,21 +144,24 @@ def in_the_way(
     for t in np.linspace(0.0, 1.0, steps)[1:]:
         lo, hi = low + (end - start) * t, high + (end - start) * t
         for name, a, b, _ in things:
-            if _gap(a, b, lo, hi) < min(MARGIN_M, _gap(a, b, low, high) - 1e-4):
+            if box_gap(a, b, lo, hi) < min(MARGIN_M, box_gap(a, b, low, high) - 1e-4):
                 return name
     return None
 
 
-def out_from_under(geo: Any, ref: str, lift_to: float) -> np.ndarray | None:
+def out_from_under(
+    geo: Any, ref: str, lift_to: float, shift: Any = (0.0, 0.0)
+) -> np.ndarray | None:
     """The shortest slide (xy, base frame) along the table that takes ``ref`` from under
     whatever reaches over it below ``lift_to`` (an opened drawer over a bowl), swept free of
     everything at its own height; None when nothing reaches over it, or no slide of at most
     12 cm in one of sixteen directions clears it. Lifted straight up, libero_goal task 3's bowl
     (states 3-4) met the bottom of the top drawer just opened over it and was torn from the
-    fingers."""
+    fingers. ``shift`` (xy): as if ``ref`` stood that far from where it is (dragged there
+    first, ``dragging.drag_out``)."""
     box = geo.box(ref)
-    low = np.array(box.centre[:2]) - np.array(box.size[:2]) / 2
-    high = np.array(box.centre[:2]) + np.array(box.size[:2]) / 2
+    low = np.array(box.centre[:2]) - np.array(box.size[:2]) / 2 + np.asarray(shift)
+    high = np.array(box.centre[:2]) + np.array(box.size[:2]) / 2 + np.asarray(shift)
     over = [
         (name, lo, hi, bottom)
         for name, lo, hi, bottom in obstacles(geo, ref, box.top + 0.005, lift_to)
@@ -145,11 +178,11 @@ def out_from_under(geo: Any, ref: str, lift_to: float) -> np.ndarray | None:
             lo, hi = low + shift, high + shift
             # into something on the way (what it already stands close to only if nearer)
             if any(
-                _gap(a, b, lo, hi) < min(SLIDE_MARGIN_M, _gap(a, b, low, high) - 1e-4)
+                box_gap(a, b, lo, hi) < min(SLIDE_MARGIN_M, box_gap(a, b, low, high) - 1e-4)
                 for _, a, b, _ in level
             ):
                 break
-            if all(_gap(a, b, lo, hi) >= SLIDE_MARGIN_M for _, a, b, _ in over):
+            if all(box_gap(a, b, lo, hi) >= SLIDE_MARGIN_M for _, a, b, _ in over):
                 if best is None or distance < float(np.linalg.norm(best)) - 1e-9:
                     best = shift
                 break
@@ -173,12 +206,12 @@ def away_from_base(geo: Any, ref: str, at: Any) -> np.ndarray | None:
     return shift
 
 
-def _gap(a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
+def box_gap(a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
     """How far apart two xy boxes are (negative: they overlap)."""
     return float(np.max(np.maximum(a - hi, lo - b)))
 
 
-def hand_clear(geo: Any, ref: str, point: Any, yaw: float, top: float) -> bool:
+def hand_clear(geo: Any, ref: str, point: Any, yaw: float, top: float, moved: Moved = None) -> bool:
     """Whether the Panda's hand, pointing down with its fingers' tips at ``point`` (base
     frame) and closing along ``yaw``, comes down there free of anything reaching over
     ``ref`` (whose top is ``top``): the hand is 20 cm long along the closing direction and
@@ -186,10 +219,13 @@ def hand_clear(geo: Any, ref: str, point: Any, yaw: float, top: float) -> bool:
     is above the object's top count: beside it, the fingers' own room check decides."""
     x, y, z = (float(v) for v in point)
     u = np.array([math.cos(yaw), math.sin(yaw)])
-    over = [f for f in obstacles(geo, ref, top + 0.005, z + 0.25) if f[3] > top + 0.005]
+    over = [f for f in obstacles(geo, ref, top + 0.005, z + 0.25, moved) if f[3] > top + 0.005]
     for along in np.linspace(-0.09, 0.09, 7):
         cx, cy = x + u[0] * along, y + u[1] * along
         lo, hi = np.array([cx - 0.03, cy - 0.03]), np.array([cx + 0.03, cy + 0.03])
-        if any(_gap(a, b, lo, hi) < 0.0 for _, a, b, _ in over):
+        if any(box_gap(a, b, lo, hi) < 0.0 for _, a, b, _ in over):
             return False
-    return True
+    # and the wrist above the hand, which sticks out ahead of it (away from the robot)
+    (x0, x1), (y0, y1) = WRIST_XY_M
+    lo, hi = np.array([x + x0, y + y0]), np.array([x + x1, y + y1])
+    return all(box_gap(a, b, lo, hi) >= 0.0 for _, a, b, bottom in over if bottom < z + 0.2)

@@ -249,7 +249,7 @@ class LiberoSim:
                 return ActionResult(ok=False, message=plan.message)
             self._motion = "moving"
             before = self._before(action, args.model_dump())
-            arm.steps, arm.budget = 0, self.config.max_steps_per_action
+            arm.steps, arm.budget = 0, self.config.max_steps_per_action * plan.skills
             try:
                 reached = run_plan(arm, plan)
                 settle(arm, self._speeds)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import numpy as np
+
 from embodiment.geometry import point_text
 from worlds.libero.control import Arm, down_matrix, side_matrix
 from worlds.libero.placing import lean_matrix
@@ -49,7 +51,23 @@ def plan_action(
 
 
 def run_plan(arm: Arm, plan: Plan) -> list[tuple[str, bool]]:
-    """Run ``plan`` on ``arm``: (label, reached) for every move segment, in order."""
+    """Run ``plan`` on ``arm``: (label, reached) for every move segment, in order; with the
+    plan's posture as the controller's null-space target meanwhile. Pointing down at the
+    stove's knob 31 cm from the base (libero_goal task 7), the controller, pulled towards
+    the initial state's joints, folded the elbow to its limit and stopped 2 cm short; pulled
+    towards the joints solved at the grasp it comes down on the ridge (measured: 3 mm off)."""
+    controller = arm.env.env.robots[0].controller
+    saved = np.array(controller.initial_joint, dtype=float)
+    if plan.posture is not None:
+        controller.update_initial_joints(np.array(plan.posture))
+    try:
+        return _run(arm, plan)
+    finally:
+        if plan.posture is not None:
+            controller.update_initial_joints(saved)
+
+
+def _run(arm: Arm, plan: Plan) -> list[tuple[str, bool]]:
     reached: list[tuple[str, bool]] = []
     for segment in plan.segments:
         if segment.facing is not None:

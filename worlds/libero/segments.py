@@ -13,8 +13,12 @@ from typing import Literal
 
 from worlds.libero.control import Vec3
 
-__all__ = ["FAST", "PUSH_DIP", "SLOW", "Plan", "Refusal", "Segment"]
+__all__ = ["ABOVE_M", "CARRY_Z", "FAST", "PUSH_DIP", "SLOW", "Plan", "Refusal", "Segment"]
 
+ABOVE_M = 0.08
+"""How far above an object's top a grasp or push is approached from."""
+CARRY_Z = 0.25
+"""Lowest height (base frame) the gripper carries things at; the arm starts at ~0.26-0.29."""
 FAST = 0.3
 PUSH_DIP = math.pi / 4
 """How far below the horizontal a drawer is pushed shut (see ``SkillPlanner._push_shut``)."""
@@ -47,6 +51,13 @@ class Plan:
     segments: tuple[Segment, ...]
     description: str
     yaw: float = 0.0
+    skills: int = 1
+    posture: tuple[float, ...] | None = None
+    """Arm joints the controller resolves the arm's redundancy towards while the plan runs
+    (its null-space posture; otherwise the initial state's): the knob skill's, solved at
+    the grasp (``reach.solve``)."""
+    """How many skills' motions it holds: its controller-step budget is that many times
+    one skill's (an opening that first drags a bowl out of the drawer's way)."""
 
     @property
     def waypoints(self) -> list[Vec3]:

@@ -16,23 +16,21 @@ import itertools
 
 import numpy as np
 
-from worlds.libero.clearance import away_from_base, out_from_under
+from worlds.libero.clearance import away_from_base, hand_clear, out_from_under
 from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.door_skills import handle_grasp, opening, place_through, sweep_door
 from worlds.libero.doors import door_of
+from worlds.libero.dragging import drag_out, drag_segments, out_of_the_way, rim_grasp_at
 from worlds.libero.geometry import Box, LiberoGeometry
+from worlds.libero.knobs import twist_knob
 from worlds.libero.placing import lay_down
 from worlds.libero.scene import resolve_target
-from worlds.libero.segments import PUSH_DIP, SLOW, Plan, Refusal, Segment
+from worlds.libero.segments import ABOVE_M, CARRY_Z, PUSH_DIP, SLOW, Plan, Refusal, Segment
 from worlds.libero.sliding import carry_over, push_spot
 from worlds.libero.spots import region_spot
 
 __all__ = ["SkillPlanner"]
 
-CARRY_Z = 0.25
-"""Lowest height (base frame) the gripper carries things at; the arm starts at ~0.26-0.29."""
-ABOVE_M = 0.08
-"""How far above an object's top a grasp or push is approached from."""
 CLEARANCE_M = 0.05
 MAX_GRASP_M = 0.078
 """Widest thing the fingers close around (they open to 0.08 m)."""
@@ -129,26 +127,41 @@ class SkillPlanner:
         above = min(self.ceiling_z - 0.02, max(box.top + ABOVE_M, grasp_z + 0.04))
         lift = self.travel_height(grasp_z + 0.15)
         travel = self.travel_height(above, ee[2])
-        segments = self.grasp_from_above(ee, (x, y, grasp_z), above=above, travel=travel, yaw=yaw)
+        how = "approach, grasp, lift"
+        # a bowl whose every rim grasp's hand comes down on something reaching over it (a
+        # drawer opened over it) is dragged out by its inside first
+        shift = np.zeros(2)
+        segments: list[Segment] = []
+        drag = None
+        if on_handle is None and not hand_clear(self.geo, ref, (x, y, grasp_z), yaw, box.top):
+            drag = drag_out(self.geo, ref) if self.geo.hollow(ref) else None
+        if drag is not None:
+            regrasp = rim_grasp_at(self.geo, ref, drag.shift)
+            assert regrasp is not None  # drag_out chose the drag for it
+            (x, y, grasp_z), yaw = regrasp
+            shift = drag.shift
+            segments = drag_segments(self, drag, ee, above, travel)
+            ee = (drag.end[0], drag.end[1], above)
+            how = "approach, drag out by its inside, grasp, lift"
+        segments += self.grasp_from_above(ee, (x, y, grasp_z), above=above, travel=travel, yaw=yaw)
         # from under an overhang (a drawer opened over it) it is slid out first, just off
         # the table, and lifted where nothing is above it
-        slide = out_from_under(self.geo, ref, lift + box.top - grasp_z)
-        how, label = "approach, grasp, slide out from under, lift", "slide out"
-        if slide is None:  # close to the robot's base: out to where the elbow unfolds
+        slide = out_from_under(self.geo, ref, lift + box.top - grasp_z, shift)
+        label, rise = "slide out", 0.005
+        if slide is not None:
+            how = how.replace("grasp,", "grasp, slide out from under,")
+        elif drag is None:  # close to the robot's base: out to where the elbow unfolds
             slide = away_from_base(self.geo, ref, (x, y, grasp_z))
-            how, label = "approach, grasp, draw out from the robot's base, lift", "draw out"
+            if slide is not None:  # the folded arm takes up the load first
+                label, rise = "draw out", 0.03
+                how = how.replace("grasp,", "grasp, draw out from the robot's base,")
+                segments.append(Segment("hold", "take the load", steps=TAKE_LOAD_STEPS))
         if slide is not None:
             x, y = x + float(slide[0]), y + float(slide[1])
-            rise = 0.005
-            if label == "draw out":  # the folded arm takes up the load first (TAKE_LOAD_STEPS)
-                segments.append(Segment("hold", "take the load", steps=TAKE_LOAD_STEPS))
-                rise = 0.03
             out = (x, y, grasp_z + rise)
             segments.append(Segment("move", label, out, speed=SLOW, yaw=yaw))
-        else:
-            how = "approach, grasp, lift"
         segments.append(Segment("move", "lift", (x, y, lift), speed=SLOW, yaw=yaw))
-        return Plan(tuple(segments), how, yaw)
+        return Plan(tuple(segments), how, yaw, skills=2 if drag is not None else 1)
 
     def place(self, ref: str, target: str, relation: str | None, ee: Vec3) -> Plan | Refusal:
         refusal = self._kind(ref, "object") or self._kind(target, "object", "fixture", "region")
@@ -327,33 +340,7 @@ class SkillPlanner:
         ]
 
     def twist_knob(self, ref: str, on: bool, ee: Vec3) -> Plan | Refusal:
-        refusal = self._kind(ref, "fixture")
-        if refusal is not None:
-            return refusal
-        knob = self.geo.articulation.knob(ref)
-        if knob is None:
-            return Refusal(f"{ref} has no knob or switch to turn")
-        if self.geo.held_ref() is not None:
-            return Refusal(f"the gripper holds {self.geo.held_ref()}; place it first")
-        (x, y, z), yaw, turn = knob
-        above = max(z + ABOVE_M, CARRY_Z - 0.05)
-        angle = turn if on else -turn
-        # over the grasp at the height the gripper travels at (turning the wrist up there),
-        # then straight down: a diagonal descent turning the wrist low stalled short of a
-        # bowl at the side of the table (libero_spatial task 1)
-        travel = self.travel_height(above, ee[2])
-        segments = [
-            Segment("grip", "open", close=False, yaw=yaw),
-            *self.rise(ee, travel),
-            Segment("move", "over", (x, y, travel), yaw=yaw),
-            Segment("move", "approach", (x, y, above), yaw=yaw),
-            Segment("move", "grasp", (x, y, z), speed=SLOW, yaw=yaw, tolerance=0.004),
-            Segment("grip", "close", close=True, yaw=yaw),
-            Segment("twist", "turn", yaw=yaw + angle),
-            Segment("grip", "release", close=False, yaw=yaw + angle),
-            Segment("move", "retreat", (x, y, above), speed=SLOW, yaw=yaw + angle),
-        ]
-        return Plan(tuple(segments), "approach, grasp the knob, turn it, release, retreat", yaw)
+        return twist_knob(self, ref, on, ee)
 
     def drawer(self, ref: str, open_it: bool, ee: Vec3) -> Plan | Refusal:
         item = self.geo.catalog.get(ref)
@@ -382,8 +369,24 @@ class SkillPlanner:
         def at(xy: np.ndarray, z: float = hz) -> Vec3:
             return (float(xy[0]), float(xy[1]), z)
 
+        # a bowl the drawer, once open, would leave no way to is dragged out of its way
+        # first (``dragging.out_of_the_way``): one more skill's motion, and step budget
+        # (where the drawer will stand: its nominal open position, the middle of LIBERO's
+        # open range; the pull aims 1 cm past it and stops short of that, 14.7 of 15.25 cm)
+        opened = towards * max(0.0, handle.travel_m - moved)
+        aside = out_of_the_way(self.geo, ref, opened) if open_it else None
+        first: list[Segment] = []
+        if aside is not None:
+            thing, drag = aside
+            thing_box = self.geo.box(thing)
+            assert thing_box is not None
+            above = thing_box.top + ABOVE_M
+            first = self._drag(drag, ee, above, self.travel_height(above, ee[2]))
+            ee = (drag.end[0], drag.end[1], above)
+            carry = self.travel_height(hz, ee[2])
         if open_it:
             segments = [
+                *first,
                 Segment("grip", "open", close=False),
                 *self.rise(ee, carry),
                 Segment("move", "approach", at(out, carry)),
@@ -414,7 +417,14 @@ class SkillPlanner:
         else:
             segments = self._push_shut(handle_xy, towards, hz, end, ee, carry)
         verb = "grasp the handle, pull it open" if open_it else "push it shut"
-        return Plan(tuple(segments), f"approach {ref}, {verb}, retreat")
+        description = f"approach {ref}, {verb}, retreat"
+        if aside is not None:
+            moved = float(np.linalg.norm(aside[1].shift))
+            description = (
+                f"drag {aside[0]} {moved * 100:.0f} cm by its inside out from where the opened "
+                f"drawer would leave no way to it, {description}"
+            )
+        return Plan(tuple(segments), description, skills=2 if aside is not None else 1)
 
     def _door(self, ref: str, open_it: bool, ee: Vec3) -> Plan | Refusal:
         """A fixture's hinged door (the microwave's), swept along its hinge."""

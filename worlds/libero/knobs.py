@@ -1,0 +1,82 @@
+"""Turning a fixture's knob (the stove's): grasped by its ridge from above, the wrist turned.
+
+LIBERO-PRO libero_goal_task task 7 ("turn off the stove"): the knob stands 31 cm from the
+robot's base axis, at 0.0 against its stop at -0.005 (LIBERO's off: below 0). Pointing down
+at it, the controller folded the elbow to its limit 2 cm short of the ridge; the full turn
+back strained against the stop, the fingers slid and dragged the knob to +0.51 rad (towards
+on), and retried, the gripper came within 2 cm of the base's keep-out zone. The arm's joints
+at the grasp and after the turn are now solved before anything moves (``reach.solve``): a
+knob out of reach is refused, and otherwise the controller leans towards those joints while
+the plan runs; a turn off goes only past the off end.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from worlds.libero.control import Vec3, down_matrix
+from worlds.libero.reach import solve
+from worlds.libero.segments import ABOVE_M, CARRY_Z, SLOW, Plan, Refusal, Segment
+
+if TYPE_CHECKING:
+    from worlds.libero.skills import SkillPlanner
+
+__all__ = ["twist_knob"]
+
+OFF_PAST_RAD = 0.15
+"""How far past the end of its off range a knob is turned back."""
+
+
+def twist_knob(planner: SkillPlanner, ref: str, on: bool, ee: Vec3) -> Plan | Refusal:
+    """Grasp a fixture's knob by its ridge from above and turn the wrist: on by LIBERO's
+    "on" angle, off back just past the end of its off range; refused (nothing moved) when
+    the arm cannot hold the gripper there."""
+    refusal = planner._kind(ref, "fixture")
+    if refusal is not None:
+        return refusal
+    knob = planner.geo.articulation.knob(ref)
+    if knob is None:
+        return Refusal(f"{ref} has no knob or switch to turn")
+    if planner.geo.held_ref() is not None:
+        return Refusal(f"the gripper holds {planner.geo.held_ref()}; place it first")
+    (x, y, z), yaw, turn = knob
+    above = max(z + ABOVE_M, CARRY_Z - 0.05)
+    angle = turn if on else -turn
+    state = planner.geo.articulation.knob_value(ref)
+    if not on and state is not None:
+        # back only as far as past the off end: turned the full way from a knob already
+        # at its end (LIBERO-PRO's "turn off the stove" starts at 0.0, its stop at
+        # -0.005, off below 0), the wrist strained against the stop and the fingers slid
+        value, off_end = state
+        angle = -math.copysign(max(value - off_end, 0.0) + OFF_PAST_RAD, turn)
+    # the arm's joints at the grasp and after the turn, solved before anything moves:
+    # refused if it cannot get there, else the controller leans towards them
+    grasp_world = planner.geo.frame.to_world((x, y, z))
+    joints, why = solve(
+        planner.geo.env,
+        [(grasp_world, down_matrix(yaw)), (grasp_world, down_matrix(yaw + angle))],
+    )
+    if why is not None:
+        return Refusal(f"the arm cannot hold the gripper on {ref}'s knob: {why}")
+    # over the grasp at the height the gripper travels at (turning the wrist up there),
+    # then straight down: a diagonal descent turning the wrist low stalled short of a
+    # bowl at the side of the table (libero_spatial task 1)
+    travel = planner.travel_height(above, ee[2])
+    segments = [
+        Segment("grip", "open", close=False, yaw=yaw),
+        *planner.rise(ee, travel),
+        Segment("move", "over", (x, y, travel), yaw=yaw),
+        Segment("move", "approach", (x, y, above), yaw=yaw),
+        Segment("move", "grasp", (x, y, z), speed=SLOW, yaw=yaw, tolerance=0.004),
+        Segment("grip", "close", close=True, yaw=yaw),
+        Segment("twist", "turn", yaw=yaw + angle),
+        Segment("grip", "release", close=False, yaw=yaw + angle),
+        Segment("move", "retreat", (x, y, above), speed=SLOW, yaw=yaw + angle),
+    ]
+    return Plan(
+        tuple(segments),
+        "approach, grasp the knob, turn it, release, retreat",
+        yaw,
+        posture=tuple(float(v) for v in joints[0]),
+    )

@@ -1,0 +1,91 @@
+"""Whether the Panda can hold its gripper at a pose at all: inverse kinematics on a scratch
+copy of the simulator's state, inside the joints' limits, before anything moves.
+
+LIBERO-PRO libero_goal_task task 7 ("turn off the stove"): the stove's knob stands 31 cm
+from the robot's base axis, 3 cm up. Pointing down at it, the elbow (joint 4) folded to its
+limit (-3.07 rad) with the fingers still 2 cm short, and the wrist (joint 7, at 2.85 of its
+2.90 rad) had no turn left: the fingers slipped off the ridge, dragged the knob the wrong
+way (0 to +0.51 rad, towards "on") and, retried, ran the gripper to 2 cm from the base's
+keep-out zone, where the guard stopped it. A skill whose grasp the arm cannot reach is now
+refused, naming the joint, with nothing moved.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mujoco
+import numpy as np
+
+__all__ = ["solve"]
+
+ITERATIONS = 300
+DAMPING = 0.05
+POSITION_TOLERANCE_M = 0.006
+ANGLE_TOLERANCE_RAD = 0.05
+LIMIT_MARGIN_RAD = 0.02
+"""A solution must keep every joint at least this far inside its limit."""
+
+
+def _rotation_error(target: np.ndarray, current: np.ndarray) -> np.ndarray:
+    """The rotation vector (world axes) that turns ``current`` into ``target``."""
+    quat_t, quat_c = np.zeros(4), np.zeros(4)
+    mujoco.mju_mat2Quat(quat_t, np.ascontiguousarray(target).reshape(9))
+    mujoco.mju_mat2Quat(quat_c, np.ascontiguousarray(current).reshape(9))
+    neg, diff, error = np.zeros(4), np.zeros(4), np.zeros(3)
+    mujoco.mju_negQuat(neg, quat_c)
+    mujoco.mju_mulQuat(diff, quat_t, neg)
+    mujoco.mju_quat2Vel(error, diff, 1.0)
+    return error
+
+
+def solve(
+    env: Any, poses: list[tuple[np.ndarray, np.ndarray]]
+) -> tuple[list[np.ndarray], str | None]:
+    """The arm's joints holding the gripper at each of ``poses`` (world position of the
+    grip site, its 3x3 orientation) in turn, each solved from the last (so a wrist turn
+    after a grasp counts from the grasp), and None; or, at the first pose it cannot
+    reach, why (the joints that would have to pass their limits, the distance left).
+    ``env`` is LIBERO's problem env; its state is not touched (a scratch ``MjData``)."""
+    robot = env.robots[0]
+    model = env.sim.model._model
+    data = mujoco.MjData(model)
+    data.qpos[:] = env.sim.data.qpos
+    qpos = np.array(robot._ref_joint_pos_indexes)
+    dofs = np.array(robot._ref_joint_vel_indexes)
+    names = [model.joint(int(j)).name for j in robot._ref_joint_indexes]
+    ranges = np.array([model.jnt_range[int(j)] for j in robot._ref_joint_indexes], dtype=float)
+    low, high = ranges[:, 0] + LIMIT_MARGIN_RAD, ranges[:, 1] - LIMIT_MARGIN_RAD
+    site = int(robot.eef_site_id)
+    jacp, jacr = np.zeros((3, model.nv)), np.zeros((3, model.nv))
+    solutions: list[np.ndarray] = []
+    for position, rotation in poses:
+        pinned: set[int] = set()
+        for _ in range(ITERATIONS):
+            mujoco.mj_kinematics(model, data)
+            mujoco.mj_comPos(model, data)
+            error = np.concatenate(
+                [
+                    np.asarray(position) - data.site_xpos[site],
+                    _rotation_error(np.asarray(rotation), data.site_xmat[site].reshape(3, 3)),
+                ]
+            )
+            if (
+                np.linalg.norm(error[:3]) < POSITION_TOLERANCE_M
+                and np.linalg.norm(error[3:]) < ANGLE_TOLERANCE_RAD
+            ):
+                break
+            mujoco.mj_jacSite(model, data, jacp, jacr, site)
+            jac = np.vstack([jacp[:, dofs], jacr[:, dofs]])
+            step = jac.T @ np.linalg.solve(jac @ jac.T + DAMPING**2 * np.eye(6), error)
+            q = data.qpos[qpos] + np.clip(step, -0.2, 0.2)
+            pinned |= {i for i in range(len(q)) if q[i] <= low[i] or q[i] >= high[i]}
+            data.qpos[qpos] = np.clip(q, low, high)
+        else:
+            off = float(np.linalg.norm(np.asarray(position) - data.site_xpos[site]))
+            at = [names[i] for i in sorted(pinned) if data.qpos[qpos][i] <= low[i] + 1e-6]
+            at += [names[i] for i in sorted(pinned) if data.qpos[qpos][i] >= high[i] - 1e-6]
+            left = f"the gripper still {off * 100:.0f} cm off"
+            return solutions, f"{', '.join(at)} at its limit, {left}" if at else left
+        solutions.append(np.array(data.qpos[qpos], dtype=float))
+    return solutions, None
