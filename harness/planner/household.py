@@ -40,6 +40,7 @@ from harness.planner.grounding import (
 from harness.planner.history import find_arguments
 from harness.planner.language import Mention, Step, Task, parse_task
 from harness.planner.lexicon import stem
+from harness.planner.openable import openable
 from harness.prompts import OUTCOME_ACHIEVED_LINE, OUTCOME_NOT_ACHIEVED_LINE
 
 __all__ = ["ARTICULATED_TOOLS", "MAX_ATTEMPTS", "Action", "decide", "plan_actions"]
@@ -157,7 +158,7 @@ def plan_actions(
 
 def _step_actions(step: Step, scene: Scene) -> list[Action]:
     if step.action in ("open", "close"):
-        return [(step.action, {"ref": _openable(step.subject, scene)})]
+        return [(step.action, {"ref": openable(step.subject, scene)})]
     if step.action in ("turn_on", "turn_off"):
         refs = ground(step.subject, scene, movable=False)
         return [(step.action, {"ref": refs[0]})]
@@ -178,23 +179,6 @@ def _step_actions(step: Step, scene: Scene) -> list[Action]:
             arguments["relation"] = relation
         actions.append(("place", arguments))
     return actions
-
-
-def _openable(mention: Mention, scene: Scene) -> str:
-    """A drawer region, or a fixture with a door ("the microwave")."""
-    if mention.part:
-        return ground_part(mention, scene).ref
-    refs = ground(mention, scene, movable=False)
-    item = scene.items[refs[0]]
-    if any(tag in ("open", "closed") for tag in item.tags) and not scene.regions_of(item.ref):
-        return item.ref
-    drawers = [r for r in scene.regions_of(item.ref) if "drawer" in r.label.split()]
-    if any(tag in ("open", "closed") for tag in item.tags) or not drawers:
-        return item.ref
-    refs = ", ".join(sorted(r.ref for r in drawers))
-    raise Unresolved(
-        f"{mention.text()} has several drawers ({refs}); the instruction does not say which"
-    )
 
 
 def _destination(step: Step, scene: Scene) -> tuple[str, str]:

@@ -196,7 +196,10 @@ def _switch(action: Action, rest: str, before: list[Step]) -> Step | str:
 
 
 def _articulate(action: Action, rest: str, before: list[Step]) -> Step | str:
-    rest = re.sub(r"\s+(?:door|lid)$", "", rest) if rest.split()[0] in _PRONOUNS else rest
+    if rest.split()[0] in _PRONOUNS:  # "close it door" is "close it"
+        rest = re.sub(r"\s+(?:door|lid)$", "", rest)
+    elif re.fullmatch(r"(?:its|their)\s+(?:door|lid)", rest):  # "close its door"
+        rest = "it"
     mention = _mention(rest, before, role="target")
     return mention if isinstance(mention, str) else Step(action=action, subject=mention)
 

@@ -807,3 +807,33 @@ def test_standing_on_the_table_is_not_being_in_one_of_its_marked_areas(instructi
     first = episode.turn(brief(kitchen(ONE_BOWL)))
     assert first.tool_calls and first.tool_calls[0].name == "pick"
     assert first.text.startswith("Plan: ") and "main_table_stove_front_region" in first.text
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "place yellow and white mug in microwave and close door",
+        "put the yellow and white mug in the microwave and close the microwave door",
+        "put the yellow and white mug in the microwave and close its door",
+    ],
+)
+def test_a_door_is_the_fixture_that_opens_and_closes(instruction: str) -> None:
+    """LIBERO-PRO libero_10_lan task 9 says "close door": refused before ("I see no door of
+    anything here"), as a door is no region of the Brief; the microwave opens as a whole."""
+    actions = plan(instruction, kitchen_10())
+    assert [(name, a["ref"]) for name, a in actions] == [
+        ("pick", "white_yellow_mug_1"),
+        ("place", "white_yellow_mug_1"),
+        ("close", "microwave_1"),
+    ]
+
+
+def test_a_door_of_two_fixtures_or_of_none_is_a_refusal() -> None:
+    two = [*kitchen_10(), ("microwave_2", "microwave", FIX + ", open", (0.70, 0.30, 0.12), "")]
+    with pytest.raises(Unresolved, match="microwave_1, microwave_2"):
+        plan("close door", two)
+    none = [e for e in kitchen_10() if not e[0].startswith("microwave")]
+    with pytest.raises(Unresolved, match="no door"):
+        plan("close door", none)
+    with pytest.raises(Unresolved, match="no door"):
+        plan("close the stove door", kitchen_10())

@@ -11,12 +11,15 @@ from tests.worlds.libero_cases import SKILL_MARKS, holds, libero_world
 pytestmark = SKILL_MARKS
 
 
-@pytest.mark.parametrize("state", [1])
+@pytest.mark.parametrize("state", [1, 9])
 def test_a_mug_goes_in_through_the_microwaves_door_and_the_door_is_swept_shut(state: int) -> None:
     """libero_10 task 9 failed 3/3: a mug held over its rim (the hand on it taller than the
     14 cm opening) could not go in, and nothing moved a hinged door. The mug is now held by
     its handle, carried in with the hand outside, pushed deep enough for the door to clear
-    its handle, and the door swept shut along its hinge; judged by LIBERO's In and Close."""
+    its handle, and the door swept shut along its hinge; judged by LIBERO's In and Close.
+    State 9 was refused ("no room to carry ... in"): the oven stands turned 6 degrees and
+    its panels' axis-aligned boxes reached 2.3 cm out of its face; the boxes are now tested
+    as they are turned."""
     world = libero_world("libero_10", 9, state)
     mug, oven = "white_yellow_mug_1", "microwave_1"
     try:
@@ -29,6 +32,22 @@ def test_a_mug_goes_in_through_the_microwaves_door_and_the_door_is_swept_shut(st
         assert shut.ok, shut.message
         assert holds(world, "close", oven)
         assert holds(world, "in", mug, "microwave_1_heating_region")
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()
+
+
+def test_an_oven_at_the_workspaces_edge_is_refused_not_reached_past_it() -> None:
+    """LIBERO-PRO libero_10_swap task 9: the microwave's front stands at y = -0.36, so the
+    hand would have to bring the mug in from 1-2 cm past the workspace (y = -0.50). The
+    place is refused before anything moves; run, it put 9,690 physics steps outside."""
+    world = libero_world("libero_10_swap", 9, 0)
+    mug = "white_yellow_mug_1"
+    try:
+        assert world.execute("pick", {"ref": mug}).ok
+        placed = world.execute("place", {"ref": mug, "target": "microwave_1", "relation": "in"})
+        assert not placed.ok and "no room" in placed.message, placed.message
+        assert world.held_ref() == mug
         assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()

@@ -363,19 +363,15 @@ def test_the_benchmark_reports_cost_and_libero_pros_published_collapse(
     assert "LIBERO-PRO" not in capsys.readouterr().out
 
 
-LIBERO_SUITE_FILES = sorted(
-    (Path(__file__).parents[2] / "benchmarks/suites").glob("libero_*.yaml"),
-)
-"""The suite files in benchmarks/ that name LIBERO tasks by suite and index."""
+SUITE_FILES = sorted((Path(__file__).parents[2] / "benchmarks/suites").glob("libero_*.yaml"))
 
 
 @needs_libero
-@pytest.mark.parametrize("path", LIBERO_SUITE_FILES, ids=lambda p: p.stem)
-def test_each_libero_suite_file_gives_each_task_its_published_language(path: Path) -> None:
-    """benchmarks/suites/libero_*.yaml (the articulated tasks, the re-runs, libero_object's
-    later states) name LIBERO tasks by suite and index and write their instructions out:
-    each must be that task's published language, and its episodes that task's initial
-    states."""
+@pytest.mark.parametrize("path", SUITE_FILES, ids=[p.stem for p in SUITE_FILES])
+def test_the_suite_files_give_each_task_its_published_language(path: Path) -> None:
+    """benchmarks/suites/libero_*.yaml name LIBERO tasks by suite and index and write
+    their instructions out: each must be that task's published language, and its episodes
+    that task's initial states."""
     from harness.fleet.suite import load_suite
     from worlds.libero.suites import published_tasks
 

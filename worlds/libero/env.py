@@ -210,7 +210,7 @@ def restore_state(
         tuple(v - GUARD_M for v in ws.max),
     )
     geo = LiberoGeometry(inner, frame, catalog)
-    planner = SkillPlanner(geo, floor_z=ws.min[2], ceiling_z=ws.max[2])
+    planner = SkillPlanner(geo, floor_z=ws.min[2], ceiling_z=ws.max[2], reach=arm.bounds)
     arm.orientation = down_matrix()
     arm.hold(SETTLE_STEPS)
     objects = catalog.refs("object")

@@ -47,6 +47,14 @@ HAND_HALF_M = (0.1, 0.03)
 HAND_ABOVE_M = 0.03
 """How far above the fingertips the hand begins (measured: its collision box touched a
 basket's rim 3.3 cm above them)."""
+HAND_CLEAR_M = 0.008
+"""How far above a solid object's top the hand's box stays when it is grasped (the box starts
+3-3.3 cm above the fingertips: at 2 mm the hand still met a can's top and the lift stalled)."""
+NEAR_BASE_M = 0.28
+"""Nearer the robot's base than this (horizontally) the arm does not come down to a rim: its
+elbow reaches its limit (-3.07 rad) with the fingers 20 cm up and the gripper drifts away
+(LIBERO-PRO libero_10_swap task 4: a mug's rim 0.25 m from the base; a can grasped 0.30 m
+from it was reached)."""
 TILTED_DEG = (20.0, 60.0)
 """A hollow object leaning between these (a bowl resting on a ramekin's edge leans 51
 degrees in libero_spatial task 5) is grasped at its rim's highest point; one lying on its
@@ -132,11 +140,23 @@ class LiberoGeometry:
         low, high = self._extent(ref)
         centre = (low + high) / 2
         height = float(high[2] - low[2])
+        band = np.linspace(high[2] - max(0.02, 0.3 * height), high[2], 5)
+        model, data = self.env.sim.model, self.env.sim.data
         for geom in self._geoms(ref):
             g_low, g_high = geom_box(self.env, geom)
             over = g_low[0] <= centre[0] <= g_high[0] and g_low[1] <= centre[1] <= g_high[1]
-            if over and g_high[2] >= high[2] - max(0.02, 0.3 * height):
-                return False
+            if not over or g_high[2] < band[0]:
+                continue
+            # over its centre as the geom is turned, not only its axis-aligned box: a red
+            # mug's wall of turned slabs covered the middle that way and was no mug
+            # (LIBERO-PRO libero_10_task 6: its rim, 9.2 cm, refused as too wide)
+            rotation = np.array(data.geom_xmat[geom], dtype=float).reshape(3, 3)
+            aabb = np.array(model.geom_aabb[geom], dtype=float)
+            middle = np.array(data.geom_xpos[geom], dtype=float) + rotation @ aabb[:3]
+            for z in band:
+                local = rotation.T @ (np.array([centre[0], centre[1], z]) - middle)
+                if np.all(np.abs(local) <= aabb[3:] + 1e-9):
+                    return False
         return True
 
     def _corners(self, geom: int) -> np.ndarray:
@@ -171,6 +191,10 @@ class LiberoGeometry:
             z = max(float(low[2]) + height / 2, top - BOTTLE_DEPTH_M)
         else:
             z = max(float(low[2]) + min(0.02, height / 2), top - 0.035)
+            # but never with the hand on its top: pressed into the table by the hand, a
+            # 7.6 cm can next to the robot's base held the arm (its elbow at its limit)
+            # where it closed, and no lift moved it (LIBERO-PRO libero_10_swap task 0)
+            z = max(z, top - HAND_ABOVE_M + HAND_CLEAR_M)
         # the fingers close across the narrowest horizontal width of what is at their height
         band = [
             c
@@ -257,8 +281,9 @@ class LiberoGeometry:
 
     def _rim_grasp(self, ref: str, top: float, depth: float = 0.025) -> tuple[Vec3, float, float]:
         """A hollow object's rim: the side facing the robot, else (another object standing
-        close there) the first side where the open fingers have room, in the order facing
-        the robot, left, right, far (the fingers close across the rim's wall)."""
+        close there, or that side nearer the robot's base than the arm comes down:
+        :data:`NEAR_BASE_M`) the first side where the open fingers have room, in the order
+        facing the robot, left, right, far (the fingers close across the rim's wall)."""
         rim = [g for g in self._geoms(ref) if geom_box(self.env, g)[1][2] >= top - 0.02]
         corners = np.vstack([self._corners(g) for g in rim])
         r_low, r_high = corners.min(axis=0), corners.max(axis=0)
@@ -278,6 +303,8 @@ class LiberoGeometry:
         roomy = []
         for point, yaw in sides:
             here = self.frame.from_world(point)
+            if math.hypot(here[0], here[1]) < NEAR_BASE_M:
+                continue
             x_closing = yaw != math.pi / 2
             along = 0.05 if x_closing else 0.015
             wide = 0.015 if x_closing else 0.05
@@ -298,8 +325,11 @@ class LiberoGeometry:
             point = np.array([cx, cy]) - u * radius
             here = self.frame.from_world((float(point[0]), float(point[1]), z))
             yaw = float(angle) if (math.cos(angle) < 0) == (here[1] > 0) else float(angle) - math.pi
-            if self._fingers_free(ref, point, u, z, hand=False) and hand_clear(
-                self, ref, here, yaw, above
+            reached = math.hypot(here[0], here[1]) >= NEAR_BASE_M
+            if (
+                reached
+                and self._fingers_free(ref, point, u, z, hand=False)
+                and hand_clear(self, ref, here, yaw, above)
             ):
                 return here, yaw, 0.02
         if roomy:

@@ -17,7 +17,7 @@ from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.geometry import LiberoGeometry
 from worlds.libero.segments import SLOW, Segment
 
-__all__ = ["about_z", "lay_down", "lean_matrix"]
+__all__ = ["about_z", "lay_down", "lean_matrix", "slot_yaw"]
 
 CRADLE_TILT_RAD = math.radians(20)
 """A region whose surface is tilted more than this is a cradle: nothing stands on it."""
@@ -118,3 +118,20 @@ def lay_down(geo: LiberoGeometry, ref: str, target: str, ee: Vec3, carry: float)
         vec = (float(lean[0]), float(lean[1]), float(lean[2]))
         segments.append(Segment("twist", "turn back", yaw=HOME_YAW if step == 0 else yaw, lean=vec))
     return segments
+
+
+def slot_yaw(geo: LiberoGeometry, target: str, max_grasp: float) -> float | None:
+    """For a narrow compartment (a slot half as wide as it is long, and narrower than the
+    fingers open, ``max_grasp``: a desk caddy's back compartment), the finger yaw that turns
+    what they hold across its narrow side (the fingers close across a thin thing's thin
+    side, so that side then lies along the slot's narrow side), the one of the two nearest
+    the wrist's current turn; None for anything else (what is held keeps its turn)."""
+    item = geo.catalog.get(target)
+    axes = geo.region_axes(target)
+    if axes is None or item is None or item.drawer:
+        return None  # a drawer's region is nominal: a bowl fits it any way round
+    (narrow, narrow_yaw), (wide, _) = axes
+    if narrow > 0.5 * wide or narrow > max_grasp:
+        return None
+    current = geo.closing_yaw()
+    return float(narrow_yaw + round((current - narrow_yaw) / np.pi) * np.pi)

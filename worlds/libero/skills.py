@@ -23,7 +23,7 @@ from worlds.libero.doors import door_of
 from worlds.libero.dragging import drag_out, drag_segments, out_of_the_way, rim_grasp_at
 from worlds.libero.geometry import Box, LiberoGeometry
 from worlds.libero.knobs import twist_knob
-from worlds.libero.placing import lay_down
+from worlds.libero.placing import lay_down, slot_yaw
 from worlds.libero.scene import resolve_target
 from worlds.libero.segments import ABOVE_M, CARRY_Z, PUSH_DIP, SLOW, Plan, Refusal, Segment
 from worlds.libero.sliding import carry_over, push_spot
@@ -48,10 +48,27 @@ steps, stalled (LIBERO-PRO libero_10_swap task 0, the alphabet soup 0.30 m out).
 class SkillPlanner:
     """Turns a skill's arguments into a :class:`Plan` for the scene as it is now."""
 
-    def __init__(self, geometry: LiberoGeometry, *, floor_z: float, ceiling_z: float) -> None:
+    def __init__(
+        self,
+        geometry: LiberoGeometry,
+        *,
+        floor_z: float,
+        ceiling_z: float,
+        reach: tuple[Vec3, Vec3] | None = None,
+    ) -> None:
         self.geo = geometry
         self.floor_z = floor_z
         self.ceiling_z = ceiling_z
+        self.reach = reach
+        """(low, high) corners of where the gripper may be sent (the arm's guarded
+        workspace), for skills that search for a way: None, anywhere."""
+
+    def within_reach(self, x: float, y: float) -> bool:
+        """Whether the gripper may be sent to (x, y) (base frame)."""
+        if self.reach is None:
+            return True
+        low, high = self.reach
+        return low[0] <= x <= high[0] and low[1] <= y <= high[1]
 
     # ------------------------------------------------------------------ helpers
 
@@ -211,7 +228,7 @@ class SkillPlanner:
             spot = region_spot(self.geo, ref, target)
             spot = goal.centre if spot is None else spot
         offset = np.array([ee[0] - held_at[0], ee[1] - held_at[1]])
-        yaw = self._slot_yaw(target, relation) if relation == "in" else None
+        yaw = slot_yaw(self.geo, target, MAX_GRASP_M) if relation == "in" else None
         if yaw is not None:  # the held thing turns with the wrist about the fingers
             turn = yaw - self.geo.closing_yaw()
             c, s_ = np.cos(turn), np.sin(turn)
@@ -229,23 +246,6 @@ class SkillPlanner:
             Segment("move", "retreat", (x, y, carry), speed=SLOW),
         ]
         return Plan(tuple(segments), f"transport, lower {relation} {target}, release, retreat")
-
-    def _slot_yaw(self, target: str, relation: str) -> float | None:
-        """For a narrow compartment (a slot half as wide as it is long: a desk caddy's back
-        compartment), the finger yaw that turns what they hold across its narrow side (the
-        fingers close across a thin thing's thin side, so that side then lies along the
-        slot's narrow side), the one of the two nearest the wrist's current turn; None for
-        anything else (what is held keeps its turn)."""
-        item = self.geo.catalog.get(target)
-        axes = self.geo.region_axes(target)
-        if axes is None or item is None or item.drawer:
-            return None  # a drawer's region is nominal: a bowl fits it any way round
-        (narrow, narrow_yaw), (wide, _) = axes
-        if narrow > 0.5 * wide or narrow > MAX_GRASP_M:
-            return None
-        current = self.geo.closing_yaw()
-        yaw = narrow_yaw + round((current - narrow_yaw) / np.pi) * np.pi
-        return float(yaw)
 
     def push(self, ref: str, target: str, ee: Vec3) -> Plan | Refusal:
         """Slide ``ref`` into ``target`` with the closed fingers: straight there when the
@@ -381,7 +381,7 @@ class SkillPlanner:
             thing_box = self.geo.box(thing)
             assert thing_box is not None
             above = thing_box.top + ABOVE_M
-            first = self._drag(drag, ee, above, self.travel_height(above, ee[2]))
+            first = drag_segments(self, drag, ee, above, self.travel_height(above, ee[2]))
             ee = (drag.end[0], drag.end[1], above)
             carry = self.travel_height(hz, ee[2])
         if open_it:
