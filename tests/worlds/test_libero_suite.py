@@ -377,6 +377,7 @@ def test_the_suite_files_give_each_task_its_published_language(path: Path) -> No
 
     suite = load_suite(path)
     assert suite.seed_option == "driver.init_state"
+    assert suite.tasks
     for task in suite.tasks:
         options = dict(item.split("=", 1) for item in task.set)
         name, language, states = published_tasks(options["driver.suite"])[

@@ -8,6 +8,9 @@ from the plate to the region runs over the cream cheese box; the plate's rim rod
 and tipped over the fingers, and at the region's middle the plate would lie on the box's
 edge anyway. libero_goal task 3 (states 3-4): the top drawer, opened, reaches over the bowl,
 which lifted straight up met the drawer's bottom and was torn from the fingers.
+LIBERO-PRO libero_10_swap task 0 (state 0): the alphabet soup stands 0.30 m from the robot's
+base; lifted straight up there, the elbow reached its joint limit and the arm drifted
+towards its own base.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from worlds.libero.articulation import geom_box
 __all__ = [
     "Footprint",
     "Moved",
+    "away_from_base",
     "box_gap",
     "free_spot",
     "hand_clear",
@@ -38,6 +42,14 @@ SLIDE_MARGIN_M = 0.003
 INSET_M = 0.006
 """How far inside a target region's edges a thing's centre is brought (LIBERO's region
 predicates take its body position strictly inside them)."""
+
+FOLDED_REACH_M = 0.36
+"""Nearer the robot's base than this (horizontally, base frame), the Panda pointing down
+low over the table has its elbow folded close to its limit (joint 4, -3.07 rad): at the
+soup 0.30 m out (LIBERO-PRO libero_10_swap task 0) the grasp came down with 0.07 rad left,
+and the lift straight up ran the elbow into its limit 6 mm up, the gripper drifting 2.5 cm
+towards the base; the place's rise from there came within 2 cm of the base's keep-out zone
+and was stopped, three times. Drawn out to this reach first, the elbow unfolds."""
 
 WRIST_XY_M = ((-0.04, 0.065), (-0.06, 0.06))
 """Where the Panda's wrist (link 6's knuckle) is, 12-20 cm above the grip site with the hand
@@ -175,6 +187,23 @@ def out_from_under(
                     best = shift
                 break
     return best
+
+
+def away_from_base(geo: Any, ref: str, at: Any) -> np.ndarray | None:
+    """The slide (xy, base frame) that draws ``ref``, held by the fingers at ``at`` (base
+    frame), straight away from the robot's base until the fingers are
+    :data:`FOLDED_REACH_M` from it, before it is lifted; None when they are already that far
+    out, or the slide would run it into something standing at its height."""
+    reach = math.hypot(float(at[0]), float(at[1]))
+    if reach >= FOLDED_REACH_M or reach < 1e-6:
+        return None
+    shift = np.array([float(at[0]), float(at[1])]) * (FOLDED_REACH_M / reach - 1.0)
+    box = geo.box(ref)
+    half = np.array(box.size[:2]) / 2
+    level = obstacles(geo, ref, box.bottom + 0.005, box.top + 0.02)
+    if in_the_way(np.array(box.centre[:2]), np.array(box.centre[:2]) + shift, half, level):
+        return None
+    return shift
 
 
 def box_gap(a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:

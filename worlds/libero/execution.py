@@ -3,7 +3,7 @@
 :func:`plan_action` picks the :class:`~worlds.libero.skills.SkillPlanner` skill an
 action names (the same plan serves ``describe_motion`` and ``execute``), and
 :func:`run_plan` drives robosuite's OSC controller through the plan's segments (gripper
-orientation, grip, knob twist or a move) and reports which moves reached their target.
+orientation, grip, knob twist, hold or a move) and reports which moves reached their target.
 Kept apart from :mod:`.driver`, which owns the locking, the stop event and the result.
 """
 
@@ -81,6 +81,8 @@ def _run(arm: Arm, plan: Plan) -> list[tuple[str, bool]]:
             arm.grip(segment.close)
         elif segment.kind == "twist":
             arm.turn(25)
+        elif segment.kind == "hold":
+            arm.hold(segment.steps)
         elif segment.target is not None:
             ok = arm.move(segment.target, speed=segment.speed, tolerance=segment.tolerance)
             reached.append((segment.label, ok))

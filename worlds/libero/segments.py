@@ -1,5 +1,5 @@
 """What a LIBERO skill plan is made of: the segments the executor runs (moves, grips, wrist
-turns), the plan they form, a refusal, and the speeds they share.
+turns, holds), the plan they form, a refusal, and the speeds they share.
 
 Apart from :mod:`worlds.libero.skills` so that the skill helpers it calls (doors, placing)
 build segments without importing the planner that imports them.
@@ -27,7 +27,7 @@ SLOW = 0.12
 
 @dataclass(frozen=True)
 class Segment:
-    kind: Literal["move", "grip", "twist"]
+    kind: Literal["move", "grip", "twist", "hold"]
     label: str
     target: Vec3 | None = None
     speed: float = FAST
@@ -42,6 +42,8 @@ class Segment:
     """With ``facing``: how far (radians) the approach points below the horizontal."""
     tolerance: float = 0.006
     lean: Vec3 | None = None  # with ``yaw``: tilt the gripper by this rotation vector
+    steps: int = 0
+    """With ``hold``: how many controller steps the arm stays where it is."""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import itertools
 
 import numpy as np
 
-from worlds.libero.clearance import hand_clear, out_from_under
+from worlds.libero.clearance import away_from_base, hand_clear, out_from_under
 from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.door_skills import handle_grasp, opening, place_through, sweep_door
 from worlds.libero.doors import door_of
@@ -38,6 +38,11 @@ HAND_HALF_M = 0.09
 """Half the Panda hand's length along the fingers' closing direction (above the fingers)."""
 HAND_THICK_M = 0.03
 """Half its thickness across that direction."""
+TAKE_LOAD_STEPS = 25
+"""How long the arm holds still after closing on a thing near the robot's base before
+drawing it out: folded there, it took 20-25 controller steps to take up the load (its
+shoulder torque rising from 6 to 16 N m) and a move begun at once gained nothing in 12
+steps, stalled (LIBERO-PRO libero_10_swap task 0, the alphabet soup 0.30 m out)."""
 
 
 class SkillPlanner:
@@ -159,11 +164,19 @@ class SkillPlanner:
         # from under an overhang (a drawer opened over it) it is slid out first, just off
         # the table, and lifted where nothing is above it
         slide = out_from_under(self.geo, ref, lift + box.top - grasp_z, shift)
+        label, rise = "slide out", 0.005
+        if slide is not None:
+            how = how.replace("grasp,", "grasp, slide out from under,")
+        elif drag is None:  # close to the robot's base: out to where the elbow unfolds
+            slide = away_from_base(self.geo, ref, (x, y, grasp_z))
+            if slide is not None:  # the folded arm takes up the load first
+                label, rise = "draw out", 0.03
+                how = how.replace("grasp,", "grasp, draw out from the robot's base,")
+                segments.append(Segment("hold", "take the load", steps=TAKE_LOAD_STEPS))
         if slide is not None:
             x, y = x + float(slide[0]), y + float(slide[1])
-            out = (x, y, grasp_z + 0.005)
-            segments.append(Segment("move", "slide out", out, speed=SLOW, yaw=yaw))
-            how = how.replace("grasp,", "grasp, slide out from under,")
+            out = (x, y, grasp_z + rise)
+            segments.append(Segment("move", label, out, speed=SLOW, yaw=yaw))
         segments.append(Segment("move", "lift", (x, y, lift), speed=SLOW, yaw=yaw))
         return Plan(tuple(segments), how, yaw, skills=2 if drag is not None else 1)
 
