@@ -23,6 +23,7 @@ import numpy as np
 from worlds.libero.articulation import geom_box
 
 __all__ = [
+    "TAKE_LOAD_STEPS",
     "Footprint",
     "Moved",
     "away_from_base",
@@ -187,6 +188,13 @@ def out_from_under(
                     best = shift
                 break
     return best
+
+
+TAKE_LOAD_STEPS = 25
+"""How long the arm holds still after closing on a thing near the robot's base before
+drawing it out: folded there, it took 20-25 controller steps to take up the load (its
+shoulder torque rising from 6 to 16 N m) and a move begun at once gained nothing in 12
+steps, stalled (LIBERO-PRO libero_10_swap task 0, the alphabet soup 0.30 m out)."""
 
 
 def away_from_base(geo: Any, ref: str, at: Any) -> np.ndarray | None:

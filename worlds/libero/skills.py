@@ -16,7 +16,7 @@ import itertools
 
 import numpy as np
 
-from worlds.libero.clearance import away_from_base, hand_clear, out_from_under
+from worlds.libero.clearance import TAKE_LOAD_STEPS, away_from_base, hand_clear, out_from_under
 from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.door_skills import handle_grasp, opening, place_through, sweep_door
 from worlds.libero.doors import door_of
@@ -38,11 +38,6 @@ HAND_HALF_M = 0.09
 """Half the Panda hand's length along the fingers' closing direction (above the fingers)."""
 HAND_THICK_M = 0.03
 """Half its thickness across that direction."""
-TAKE_LOAD_STEPS = 25
-"""How long the arm holds still after closing on a thing near the robot's base before
-drawing it out: folded there, it took 20-25 controller steps to take up the load (its
-shoulder torque rising from 6 to 16 N m) and a move begun at once gained nothing in 12
-steps, stalled (LIBERO-PRO libero_10_swap task 0, the alphabet soup 0.30 m out)."""
 
 
 class SkillPlanner:
@@ -65,12 +60,8 @@ class SkillPlanner:
 
     def within_reach(self, x: float, y: float) -> bool:
         """Whether the gripper may be sent to (x, y) (base frame)."""
-        if self.reach is None:
-            return True
-        low, high = self.reach
+        low, high = self.reach or ((-np.inf,) * 3, (np.inf,) * 3)
         return low[0] <= x <= high[0] and low[1] <= y <= high[1]
-
-    # ------------------------------------------------------------------ helpers
 
     def travel_height(self, *heights: float) -> float:
         """The height to travel at: above every height given and the usual carry height,
