@@ -241,7 +241,9 @@ def test_the_timeout_bounds_the_whole_response_not_each_chunk(
     with pytest.raises(TransientModelError, match=r"no response within 0\.6 s"):
         list(model.stream(request()))
     elapsed = time.monotonic() - started
-    closed = _wait_for_close(server)
+    # That the connection is closed is the guarantee; the server notices it on its next write,
+    # which a loaded machine can delay (it took over 2 s once in .ci/run), so wait longer.
+    closed = _wait_for_close(server, within_s=10.0)
     print(f"\ndeadline [{dialect.name}, {shape}]: timeout_s=0.6, failed after {elapsed:.3f} s")
     assert timeout_s - 0.05 <= elapsed < timeout_s + BOUND_S
     assert closed is not None
