@@ -71,19 +71,20 @@ def _margin(a: Box, b: Box) -> float:
     return 0.0 if nudged[0] != nudged[1] else 1.0
 
 
+def turned_overlap(a: Box, b: Box) -> bool:
+    """``boxes_overlap`` of two boxes given as (x, y, z, half sizes, yaw)."""
+    return boxes_overlap(
+        *(np.array(a[:3]), _axes(a[6]), np.array(a[3:6])),
+        *(np.array(b[:3]), _axes(b[6]), np.array(b[3:6])),
+    )
+
+
 @settings(max_examples=examples(1500), deadline=None)
 @given(a=boxes, b=boxes)
 def test_turned_boxes_overlap_as_their_footprints_and_heights_do(a: Box, b: Box) -> None:
     if _margin(a, b) == 0.0:
         return
-    got = boxes_overlap(
-        np.array(a[:3]),
-        _axes(a[6]),
-        np.array(a[3:6]),
-        np.array(b[:3]),
-        _axes(b[6]),
-        np.array(b[3:6]),
-    )
+    got = turned_overlap(a, b)
     assert got == oracle(a, b)
 
 
@@ -97,14 +98,7 @@ def test_a_turned_panel_does_not_reach_as_far_as_its_axis_aligned_box() -> None:
     front = np.array([-s, c]) * (0.01 + 0.01 + 0.01)  # 1 cm clear of the face, along its normal
     box = (float(front[0]), float(front[1]), 0.0, 0.05, 0.01, 0.01, yaw)
     assert not oracle(panel, box)
-    assert not boxes_overlap(
-        np.array(panel[:3]),
-        _axes(yaw),
-        np.array(panel[3:6]),
-        np.array(box[:3]),
-        _axes(yaw),
-        np.array(box[3:6]),
-    )
+    assert not turned_overlap(panel, box)
     reach_y = 0.11 * s + 0.01 * c  # the axis-aligned box's half height in y
     assert reach_y > float(front[1]) - 0.01 * c - 0.05 * s
 
@@ -116,11 +110,4 @@ def test_boxes_apart_only_along_the_turned_ones_faces_do_not_overlap() -> None:
     a = (0.0, 0.0, 0.0, 0.1, 0.1, 0.1, 0.0)
     b = (0.2, 0.2, 0.0, 0.1, 0.1, 0.1, math.pi / 4)
     assert not oracle(a, b)
-    assert not boxes_overlap(
-        np.array(a[:3]),
-        _axes(a[6]),
-        np.array(a[3:6]),
-        np.array(b[:3]),
-        _axes(b[6]),
-        np.array(b[3:6]),
-    )
+    assert not turned_overlap(a, b)
