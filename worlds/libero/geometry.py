@@ -18,6 +18,7 @@ import numpy as np
 from worlds.libero.articulation import Articulation, geom_box
 from worlds.libero.clearance import hand_clear
 from worlds.libero.control import HOME_YAW, Frame, Vec3
+from worlds.libero.handles import ring
 from worlds.libero.scene import SceneCatalog, site_box
 
 __all__ = ["Box", "LiberoGeometry"]
@@ -284,7 +285,12 @@ class LiberoGeometry:
         close there, or that side nearer the robot's base than the arm comes down:
         :data:`NEAR_BASE_M`) the first side where the open fingers have room, in the order
         facing the robot, left, right, far (the fingers close across the rim's wall)."""
-        rim = [g for g in self._geoms(ref) if geom_box(self.env, g)[1][2] >= top - 0.02]
+        geoms = self._geoms(ref)
+        rim = [geoms[i] for i in ring([geom_box(self.env, g) for g in geoms])]
+        rim_top = max(float(geom_box(self.env, g)[1][2]) for g in rim)
+        if rim_top < top - 0.005:  # a long handle above the rim (a frying pan): the wall's
+            depth = min(depth, 0.4 * (rim_top - float(self._extent(ref)[0][2])))  # top
+        top = rim_top
         corners = np.vstack([self._corners(g) for g in rim])
         r_low, r_high = corners.min(axis=0), corners.max(axis=0)
         cx, cy, z = (r_low[0] + r_high[0]) / 2, (r_low[1] + r_high[1]) / 2, top - depth
