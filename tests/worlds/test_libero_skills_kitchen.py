@@ -54,3 +54,45 @@ def test_grasps_come_down_where_the_fingers_and_the_hand_have_room(
         args = {"ref": ref, "target": "basket_1", "relation": "in"}
         assert world.execute("place", args).ok
         assert holds(world, "in", ref, "basket_1_contain_region")
+
+
+def test_a_grasp_is_taken_half_turned_when_the_wrist_cannot_turn_to_it(kitchen: Any) -> None:
+    """LIBERO-PRO libero_10_task 4: after a mug set down at the robot's right the fingers
+    stood at -3.0 rad, and a pick wanting 0 rad turned the wrist to its stop a quarter turn
+    short (the arm strayed 6 cm, three times). The hand is alike half turned: the grasp is
+    taken at pi, which needs no turn. No motion here: the arm is put in that posture and the
+    choice is checked against inverse kinematics solved independently."""
+    import math
+
+    import numpy as np
+
+    from worlds.libero.control import down_matrix
+    from worlds.libero.reach import solve
+    from worlds.libero.wrist import reached_yaw
+
+    world = kitchen
+    world.reset(init_state=0)
+    env, geo = world.env.env, world.geometry
+    robot = env.robots[0]
+    over, at = (0.385, -0.158, 0.25), (0.385, -0.158, 0.098)
+
+    def reachable(yaw: float) -> bool:
+        poses = [(geo.frame.to_world(p), down_matrix(yaw)) for p in (over, at)]
+        return solve(env, poses)[1] is None
+
+    try:
+        # from the published posture the skill's own choice stands
+        assert reachable(0.0)
+        assert reached_yaw(geo, 0.0, [over, at]) == 0.0
+        # the posture the mug's place left (joint 7 at -1.51 rad, fingers at -3.0 rad)
+        posture = [-0.18, 0.12, -0.39, -2.17, 0.05, 2.28, -1.51]
+        env.sim.data.qpos[robot._ref_joint_pos_indexes] = posture
+        env.sim.forward()
+        assert not reachable(0.0)  # the case is real: 0 rad runs joint 7 into its stop
+        chosen = reached_yaw(geo, 0.0, [over, at])
+        assert math.isclose(abs(chosen), math.pi) and reachable(chosen)
+        # a grasp the arm can reach either way keeps its turn
+        assert reached_yaw(geo, math.pi, [over, at]) == math.pi
+        assert np.allclose(env.sim.data.qpos[robot._ref_joint_pos_indexes], posture)
+    finally:
+        world.reset(init_state=0)

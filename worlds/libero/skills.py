@@ -28,6 +28,7 @@ from worlds.libero.scene import resolve_target
 from worlds.libero.segments import ABOVE_M, CARRY_Z, PUSH_DIP, SLOW, Plan, Refusal, Segment
 from worlds.libero.sliding import carry_over, push_spot
 from worlds.libero.spots import region_spot
+from worlds.libero.wrist import reached_yaw
 
 __all__ = ["SkillPlanner"]
 
@@ -121,11 +122,9 @@ class SkillPlanner:
         box = self.geo.box(ref)
         assert box is not None
         on_handle = handle_grasp(self.geo, ref)  # a mug that may go through a door
-        if on_handle is not None:
-            (x, y, grasp_z), yaw = on_handle
-            width = 0.02
-        else:
-            (x, y, grasp_z), yaw, width = self.geo.grasp(ref)
+        grasp = self.geo.grasp(ref) if on_handle is None else (*on_handle, 0.02)
+        (x, y, grasp_z), yaw, width = grasp  # the turn the wrist reaches from here:
+        yaw = reached_yaw(self.geo, yaw, [(x, y, grasp_z + 0.15), (x, y, grasp_z)])
         if width > MAX_GRASP_M:
             return Refusal(
                 f"{ref} is {width:.3f} m across where it would be grasped; the "

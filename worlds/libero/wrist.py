@@ -1,0 +1,40 @@
+"""Which of the two finger turns that grasp alike the arm can reach from where it is.
+
+The Panda's hand is the same turned half round its axis, so a grasp from above with the
+fingers closing along a direction may be taken at ``yaw`` or at ``yaw + pi``; the skills
+choose one by the side of the table (``geometry.grasp``). The controller turns the wrist
+the shorter way from wherever the last skill left it, and that way can run the wrist's
+last joint into its limit: after setting a mug down at the robot's right with the fingers
+at -3.0 rad, a pick wanting 0 rad turned the wrist (joint 7) to its -2.9 rad stop a
+quarter turn short, and the arm strayed 6 cm off its path three times (LIBERO-PRO
+libero_10_task 4, the white mug; the same grasp at pi needs no turn). The arm's joints
+at the grasp are solved from the current ones first (``reach.solve``, inverse kinematics
+on a scratch copy of the state): the skill's own choice stays unless the arm cannot hold
+it and can hold the other.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from worlds.libero.control import Vec3, down_matrix
+from worlds.libero.reach import solve
+
+if TYPE_CHECKING:
+    from worlds.libero.geometry import LiberoGeometry
+
+__all__ = ["reached_yaw"]
+
+
+def reached_yaw(geo: LiberoGeometry, yaw: float, points: list[Vec3]) -> float:
+    """``yaw`` when the arm can hold the gripper pointing down at ``yaw`` at each of
+    ``points`` (base frame) in turn from its joints now; else the half-turned yaw when it
+    can hold that; else ``yaw`` (the skill runs as it would have)."""
+    other = yaw - math.pi if yaw > 0 else yaw + math.pi
+    for candidate in (yaw, other):
+        poses = [(geo.frame.to_world(p), down_matrix(candidate)) for p in points]
+        _, why = solve(geo.env, poses)
+        if why is None:
+            return candidate
+    return yaw
