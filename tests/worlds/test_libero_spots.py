@@ -139,3 +139,33 @@ def gaps(spots: np.ndarray, body: np.ndarray) -> np.ndarray:
 def pairwise(spots: np.ndarray) -> np.ndarray:
     apart = np.abs(spots[:, None, :] - spots[None, :, :]) - np.array(POT[:2])
     return apart.max(axis=2)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(st.floats(-0.07, 0.07), st.floats(-0.07, 0.07))
+def test_a_place_in_a_container_keeps_room_only_from_what_is_there(dx: float, dy: float) -> None:
+    """A place *in* a container (LIBERO-PRO libero_10_task 7: the cream cheese landed on
+    the ketchup standing in the middle of the basket) takes the spot clear of what stands
+    there, and never leaves room for a twin: with nothing there it is the middle, even with
+    another of its kind on the table."""
+    bodies = {"held": (0.5, 0.3, 0.2), "twin": (0.7, 0.3, 0.0)}
+    kinds = {"held": "moka_pot", "twin": "moka_pot"}
+    geo = Geometry(bodies, kinds)
+    spot = region_spot(geo, "held", "basket", twins=False)  # type: ignore[arg-type]
+    assert spot is not None and np.allclose(spot, STOVE[:2])
+    standing = (float(STOVE[0] + dx), float(STOVE[1] + dy), 0.0)
+    geo = Geometry({**bodies, "there": standing}, {**kinds, "there": "other"})
+    spot = region_spot(geo, "held", "basket", twins=False)  # type: ignore[arg-type]
+    assert spot is not None
+    assert np.all(np.abs(spot - STOVE[:2]) <= HALF[:2] - MARGIN_M + 1e-9)
+    there = np.array(standing[:2])
+    if footprint_gap(STOVE[:2], there) >= GAP_M:
+        assert np.allclose(spot, STOVE[:2])
+    lim = HALF[:2] - MARGIN_M
+    a, b = np.meshgrid(np.linspace(-lim[0], lim[0], 25), np.linspace(-lim[1], lim[1], 25))
+    grid = STOVE[:2] + np.stack([a.ravel(), b.ravel()], axis=1)
+    to_there = gaps(grid, there)
+    if (to_there >= GAP_M + 0.005).any():
+        assert footprint_gap(spot, there) >= GAP_M - 1e-9, (spot, there)
+    else:  # no clear spot: the one furthest from it, never nearer than the middle
+        assert footprint_gap(spot, there) >= footprint_gap(STOVE[:2], there) - 1e-9

@@ -214,8 +214,8 @@ class SkillPlanner:
         # (body for an object, site for a region), wherever the fingers hold it
         held_at = self.geo.body_position(ref)
         spot = self.geo.body_position(target) if item.kind == "object" else goal.centre
-        if item.kind == "region" and relation == "on":  # where it leaves room (spots.py)
-            spot = region_spot(self.geo, ref, target)
+        if item.kind == "region" and (relation == "on" or not item.drawer):  # (spots.py)
+            spot = region_spot(self.geo, ref, target, twins=relation == "on")
             spot = goal.centre if spot is None else spot
         offset = np.array([ee[0] - held_at[0], ee[1] - held_at[1]])
         yaw = slot_yaw(self.geo, target, MAX_GRASP_M) if relation == "in" else None

@@ -40,9 +40,12 @@ STEPS = 25
 """Grid points along each of the region's axes."""
 
 
-def region_spot(geo: LiberoGeometry, ref: str, target: str) -> np.ndarray | None:
+def region_spot(
+    geo: LiberoGeometry, ref: str, target: str, *, twins: bool = True
+) -> np.ndarray | None:
     """The base-frame (x, y) to bring ``ref``'s body over in the region ``target`` (see the
-    module docstring), or None when ``target`` is not a region with a footprint."""
+    module docstring), or None when ``target`` is not a region with a footprint. Without
+    ``twins`` (a place *in* a container) room is kept only from what is there already."""
     frame = geo.region_frame(target)
     held = geo.box(ref)
     if frame is None or held is None:
@@ -60,8 +63,7 @@ def region_spot(geo: LiberoGeometry, ref: str, target: str) -> np.ndarray | None
     others = _standing(geo, ref, centre, half_size, half)
     clear = _clearance(spots + shift, half, others)
     middle = np.linalg.norm(spots - centre[:2], axis=1)
-    twins = _twins(geo, ref, target)
-    if twins:
+    if twins and _twins(geo, ref, target):
         # for each spot, the best room a second one like it would then have
         room = np.array(
             [
