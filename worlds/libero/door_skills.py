@@ -20,6 +20,7 @@ from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.doors import Door, as_point, door_of, nearest_yaw
 from worlds.libero.oriented import oriented_blocked
 from worlds.libero.segments import PUSH_DIP, SLOW, Segment
+from worlds.libero.wrist import TURN_STEPS, hand_yaw, turn_held
 
 if TYPE_CHECKING:
     from worlds.libero.geometry import Box, LiberoGeometry
@@ -290,13 +291,29 @@ def place_through(
         [np.array([geo.frame.from_world(c) for c in geo._corners(g)]) for g in geo._geoms(ref)]
     )
     rel = corners - body
-    behind = float(np.max(-(rel[:, :2] @ u)))
     offset = np.array(ee) - body
+    carry = planner.travel_height(ee[2])
+    # held with the hand towards the opening (a mug's handle facing the door, LIBERO-PRO
+    # libero_10_task 9): the wrist turns it over the place it was lifted, so the hand trails
+    spin, twists, turned = np.eye(3), [], 0.0  # outside; none where it is behind already
+    if _hand_ahead(plane, float(offset[:2] @ u), region, u) and np.hypot(*offset[:2]) > 0.02:
+        want = math.atan2(-u[1], -u[0]) - math.atan2(offset[1], offset[0])
+        want = (want + math.pi) % (2 * math.pi) - math.pi
+        turn = turn_held(geo, (ee[0], ee[1], carry), want)
+        if turn is not None:
+            c, s = math.cos(turn), math.sin(turn)
+            spin = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+            offset, rel = spin @ offset, rel @ spin.T
+            yaw = hand_yaw(geo)
+            steps = range(1, TURN_STEPS + 1)
+            twists = [Segment("twist", "turn", yaw=yaw + turn * k / TURN_STEPS) for k in steps]
+            turned = turn
+    behind = float(np.max(-(rel[:, :2] @ u)))
     hand_u = float(offset[:2] @ u)
     half = np.abs(u) * np.array(region.size[:2]) / 2
     region_low = float(np.array(region.centre[:2]) @ u) - float(half.sum())
     release_u = plane - HAND_THICK_M - 0.002 - hand_u
-    if release_u < region_low + 0.003:
+    if _hand_ahead(plane, hand_u, region, u):
         return (
             f"held so, the hand would meet {door.ref} before {ref} is inside it (a hand "
             f"over it does not fit through the opening; it must be held from the side away "
@@ -306,7 +323,7 @@ def place_through(
     floor = _floor(geo, region, ref)
     hang = ee[2] - obj.bottom
     lift = float(rel[:, 2].min())  # the body above the object's bottom, negated
-    closing = geo.closing_yaw()
+    closing = geo.closing_yaw() + turned
 
     def spot(t: float, depth: float) -> np.ndarray:
         return hinge + along * t + u * (depth - float(hinge @ u))
@@ -371,7 +388,6 @@ def place_through(
     final_u = max(release_u, plane + 0.012 + behind)
     release = spot(chosen, release_u)
     pre = release - u * out_of(release_u)
-    carry = planner.travel_height(ee[2])
     z_in = floor + 0.012 + hang
     z_set = floor + 0.004 + hang
     hand = release + offset[:2]
@@ -379,6 +395,7 @@ def place_through(
     out = hand - u * 0.07
     segments: list[Segment] = [
         *planner.rise(ee, carry),
+        *twists,
         Segment("move", "transport", as_point(pre_hand, carry)),
         Segment("move", "lower", as_point(pre_hand, z_in)),
         Segment("move", "insert", as_point(hand, z_in), speed=INSERT),
@@ -393,7 +410,7 @@ def place_through(
         h_low, h_high, _ = handle
         mid = (h_low[2] + h_high[2]) / 2 - obj.bottom
         z_push = floor + 0.004 + mid + 0.01
-        side = float(((h_low + h_high) / 2 - body)[:2] @ along)
+        side = float((spin @ ((h_low + h_high) / 2 - body))[:2] @ along)
         start = spot(chosen + side, release_u - behind - 0.03)
         end = spot(chosen + side, final_u - behind - 0.012)
         facing = (float(-u[0]), float(-u[1]), 0.0)
@@ -411,6 +428,14 @@ def place_through(
     else:
         segments.append(Segment("move", "clear", as_point(out, carry)))
     return segments
+
+
+def _hand_ahead(plane: float, hand_u: float, region: Box, u: np.ndarray) -> bool:
+    """Whether a hand ``hand_u`` into the opening from what it holds meets the door's
+    ``plane`` before that is inside ``region`` (its near side along ``u``)."""
+    half = float((np.abs(u) * np.array(region.size[:2]) / 2).sum())
+    region_low = float(np.array(region.centre[:2]) @ u) - half
+    return plane - HAND_THICK_M - 0.002 - hand_u < region_low + 0.003
 
 
 def _floor(geo: LiberoGeometry, region: Box, ref: str) -> float:

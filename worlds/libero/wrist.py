@@ -24,7 +24,7 @@ from worlds.libero.reach import solve
 if TYPE_CHECKING:
     from worlds.libero.geometry import LiberoGeometry
 
-__all__ = ["reached_yaw"]
+__all__ = ["TURN_STEPS", "hand_yaw", "reached_yaw", "turn_held"]
 
 
 def reached_yaw(geo: LiberoGeometry, yaw: float, points: list[Vec3]) -> float:
@@ -38,3 +38,31 @@ def reached_yaw(geo: LiberoGeometry, yaw: float, points: list[Vec3]) -> float:
         if why is None:
             return candidate
     return yaw
+
+
+TURN_STEPS = 4
+"""Wrist turns a half turn of a held thing is split into (each under a quarter turn, so the
+controller turns the way it is sent, not the shorter way round)."""
+
+
+def hand_yaw(geo: LiberoGeometry) -> float:
+    """The fingers' closing direction now, in the convention of ``down_matrix``."""
+    robot = geo.env.robots[0]
+    m = geo.env.sim.data.site_xmat[robot.eef_site_id]
+    return math.atan2(float(m[3]), float(m[0]))
+
+
+def turn_held(geo: LiberoGeometry, at: Vec3, turn: float) -> float | None:
+    """The wrist turn about the vertical, ``turn`` or the same turn the other way round
+    (the shorter first), that the arm can make pointing down at ``at`` (base frame) in
+    :data:`TURN_STEPS` steps, from its joints now; None when it can make neither."""
+    yaw = hand_yaw(geo)
+    other = turn - 2 * math.pi if turn > 0 else turn + 2 * math.pi
+    for candidate in sorted((turn, other), key=abs):
+        poses = [
+            (geo.frame.to_world(at), down_matrix(yaw + candidate * k / TURN_STEPS))
+            for k in range(1, TURN_STEPS + 1)
+        ]
+        if solve(geo.env, poses)[1] is None:
+            return candidate
+    return None
