@@ -28,6 +28,7 @@ from worlds.libero.scene import resolve_target
 from worlds.libero.segments import ABOVE_M, CARRY_Z, PUSH_DIP, SLOW, Plan, Refusal, Segment
 from worlds.libero.sliding import carry_over, push_spot
 from worlds.libero.spots import region_spot
+from worlds.libero.toppling import topple_into
 from worlds.libero.wrist import reached_yaw
 
 __all__ = ["SkillPlanner"]
@@ -199,14 +200,11 @@ class SkillPlanner:
             return Plan(
                 tuple(through), f"carry {ref} in through {door.ref}'s opening, set it down, retreat"
             )
-        obj = self.geo.box(ref)
-        goal = self.geo.box(target)
+        obj, goal = self.geo.box(ref), self.geo.box(target)
         assert obj is not None and goal is not None
         hang = ee[2] - obj.bottom
-        if relation == "in":
-            release_bottom = goal.bottom + min(0.04, goal.size[2] / 2)
-        else:
-            release_bottom = goal.top + 0.015
+        inside = goal.bottom + min(0.04, goal.size[2] / 2)
+        release_bottom = inside if relation == "in" else goal.top + 0.015
         release_z = max(release_bottom + hang, self.floor_z + 0.01)
         carry = self.travel_height(goal.top + hang + CLEARANCE_M, ee[2], release_z + 0.02)
         # LIBERO judges "on" by the bodies' positions (within 3 cm) and "in" by the object's
@@ -228,6 +226,8 @@ class SkillPlanner:
         laid = lay_down(self.geo, ref, target, ee, carry) if relation == "on" else None
         if laid is not None:  # onto a sloped cradle (a wine rack): laid along it
             return Plan((*self.rise(ee, carry), *laid), f"lay {ref} along {target}, release")
+        if (fell := topple_into(self, ref, target, ee)) is not None:  # a drawer too low
+            return Plan(tuple(fell), f"stand {ref} in {target}, push it over, retreat")
         segments = [
             *self.rise(ee, carry),
             Segment("move", "transport", (x, y, carry), yaw=yaw),
