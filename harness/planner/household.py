@@ -21,7 +21,6 @@ equally: it moves nothing and reports why, ending ``not_achieved``."""
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from typing import Any
 
@@ -41,6 +40,7 @@ from harness.planner.history import find_arguments
 from harness.planner.language import Mention, Step, Task, parse_task
 from harness.planner.lexicon import stem
 from harness.planner.openable import openable
+from harness.planner.sides import frame_note, named_left
 from harness.prompts import OUTCOME_ACHIEVED_LINE, OUTCOME_NOT_ACHIEVED_LINE
 
 __all__ = ["ARTICULATED_TOOLS", "MAX_ATTEMPTS", "Action", "decide", "plan_actions"]
@@ -125,7 +125,7 @@ def decide(
         return _call(*first[1], text=f"{text}\n{first[0]}")
     brief = parse_brief(request.refreshed.brief) if request.refreshed else ParsedBrief()
     step = _next(plan, items, brief)
-    frame = frame_note(instruction, request)
+    frame = frame_note(instruction, request, brief)
     if step is None:
         return _report(_summary(plan, items, done=True) + frame, achieved=True)
     note, action = step
@@ -150,10 +150,37 @@ def plan_actions(
     ground. ``left`` is the viewer's left (:func:`~harness.planner.grounding.viewer_left`);
     ``answers`` the user's answers to its questions, which settle ambiguities."""
     scene = Scene({**(found or {}), **brief.objects}, left=left, answers=answers)
-    actions: list[Action] = []
-    for step in task.steps:
-        actions.extend(_step_actions(step, scene))
-    return actions
+    actions = [a for step in task.steps for a in _step_actions(step, scene)]
+    named = named_left(scene.items.values())
+    if named is None or named.agrees(left):
+        return actions
+    # the scene's own names put left on the other side (sides.py): read that way too
+    try:
+        other = Scene(scene.items, left=named.direction, answers=answers)
+        alt = [a for step in task.steps for a in _step_actions(step, other)]
+    except Unresolved:
+        return actions
+    differ = [(a, b) for a, b in zip(_refs(actions), _refs(alt), strict=False) if a != b] or [
+        (str(actions), str(alt))
+    ]
+    camera, scene_own = differ[0]
+    if alt == actions:
+        return actions
+    for answer in reversed(answers):
+        if camera in answer and scene_own not in answer:
+            return actions
+        if scene_own in answer and camera not in answer:
+            return alt
+    raise Unresolved(
+        f"left as the camera sees it and as the scene's own names have it ({named.text()}) "
+        f"are opposite sides: {camera} by the camera, {scene_own} by the scene's names",
+        candidates=(camera, scene_own),
+    )
+
+
+def _refs(actions: list[Action]) -> list[str]:
+    """The things a plan's calls name, in order."""
+    return [str(a[key]) for _, a in actions for key in ("ref", "target") if key in a]
 
 
 def _step_actions(step: Step, scene: Scene) -> list[Action]:
@@ -231,30 +258,6 @@ def _table_area(anchor: Mention, side: str, scene: Scene) -> str:
 
 
 # ====================================================================== progress
-
-
-_SIDE = re.compile(r"\b(?:left|right)\b")
-
-
-def frame_note(instruction: str, request: ModelRequest) -> str:
-    """The frame the instruction's relative positions were read in, for the report (an
-    empty string when it names none): left and right as seen through the embodiment's
-    first camera (:func:`~harness.planner.grounding.viewer_left`), front and behind along
-    the robot's reach."""
-    if not _SIDE.search(instruction.lower()):
-        return ""
-    embodiment = "\n".join(b.text for b in request.system if b.name == "embodiment")
-    lx, ly = (v + 0.0 for v in viewer_left(embodiment))  # no "-0.00"
-    camera = _CAMERA_NAME.search(embodiment)
-    seen = f"camera {camera['name']}" if camera else "a camera facing the robot (none stated)"
-    return (
-        f"\nFrame: left/right as seen through {seen}: left is the robot-base direction "
-        f"({lx:.2f}, {ly:.2f}), right the opposite; front is away from the robot (+x), "
-        'back towards it; marked areas ("the front of the stove") are the scene\'s own.'
-    )
-
-
-_CAMERA_NAME = re.compile(r"^Camera (?P<name>[a-z0-9_]+):", re.MULTILINE)
 
 
 def _answers(items: list[Any]) -> tuple[str, ...]:

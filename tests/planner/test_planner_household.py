@@ -751,6 +751,11 @@ FRONT_CAMERA = (
 BACK_CAMERA = "Camera over_shoulder: at (-0.300, 0.000, 0.800) looking at (0.500, 0.000, 0.000)"
 
 
+def _unnamed_sides(entries: list[Any]) -> list[Any]:
+    """The scene without the things named by side ("table area plate left")."""
+    return [e for e in entries if not re.search(r"\b(left|right)\b", e[1])]
+
+
 @pytest.mark.parametrize(
     ("camera", "left_plate"), [(FRONT_CAMERA, "plate_1"), (BACK_CAMERA, "plate_2"), ("", "plate_1")]
 )
@@ -760,8 +765,104 @@ def test_left_is_the_first_cameras_left(camera: str, left_plate: str) -> None:
     from harness.planner.grounding import viewer_left
 
     task = parse_task("put the red mug on the left plate")
-    actions = plan_actions(task, parse_brief(brief(living_room())), left=viewer_left(camera))
+    scene = parse_brief(brief(_unnamed_sides(living_room())))
+    actions = plan_actions(task, scene, left=viewer_left(camera))
     assert actions[1][1]["target"] == left_plate
+    # the scene's own "plate left" area on the camera's left changes nothing
+    if camera != BACK_CAMERA:
+        named = parse_brief(brief(living_room()))
+        assert plan_actions(task, named, left=viewer_left(camera)) == actions
+
+
+LEFT_WORDS = [
+    "put the red mug on the left plate",
+    "place the red mug onto the plate on the left",
+    "could you put the red mug on the left-hand plate?",
+    "put the red mug on the plate at the left",
+]
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        *LEFT_WORDS,
+        "put the red mug onto the left hand plate",
+        "set the red mug down on the plate that is on the left",
+    ],
+)
+def test_a_side_after_the_noun_or_left_hand_reads_as_the_left_one(instruction: str) -> None:
+    """ "The plate on the left", "at the left", "the left-hand plate": the same plate as "the
+    left plate" (they read "left" as the thing's name before), with the scene's own names
+    agreeing with the camera; the report's frame note says they agree."""
+    from harness.planner.grounding import viewer_left
+    from harness.planner.sides import named_note
+
+    task = parse_task(instruction)
+    assert task.ok, task.problem
+    scene = parse_brief(brief(living_room()))
+    actions = plan_actions(task, scene, left=viewer_left(FRONT_CAMERA))
+    assert actions == [
+        ("pick", {"ref": "red_coffee_mug_1"}),
+        ("place", {"ref": "red_coffee_mug_1", "target": "plate_1", "relation": "on"}),
+    ]
+    assert "agree" in named_note(scene, viewer_left(FRONT_CAMERA))
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "put the moka pot on the left on the stove",
+        "place the left-hand moka pot onto the stove",
+        "could you put the moka pot at the left on the stove?",
+        "put the leftmost moka pot on the stove",
+    ],
+)
+def test_the_left_moka_pot_rephrased(instruction: str) -> None:
+    actions = plan(instruction, kitchen_10())
+    assert [(name, a["ref"]) for name, a in actions] == [
+        ("pick", "moka_pot_1"),
+        ("place", "moka_pot_1"),
+    ]
+
+
+@pytest.mark.parametrize("instruction", LEFT_WORDS)
+def test_a_camera_and_scene_names_that_disagree_about_left_are_asked_or_refused(
+    instruction: str,
+) -> None:
+    """The scene's own names ("table area plate left" at -y) put left where a camera
+    behind the robot sees its right: both readings are defensible (LIBERO's goals use one
+    frame in one task and the other in another), so the planner does not choose: it names
+    both plates, asks where a user can answer, and takes the one the answer names."""
+    from harness.planner.grounding import viewer_left
+    from harness.planner.sides import named_left
+
+    task = parse_task(instruction)
+    assert task.ok, task.problem
+    scene = parse_brief(brief(living_room()))
+    named = named_left(scene.objects.values())
+    assert named is not None and named.direction[1] < -0.9  # the scene's left is -y
+    left = viewer_left(BACK_CAMERA)
+    with pytest.raises(Unresolved) as caught:
+        plan_actions(task, scene, left=left)
+    assert set(caught.value.candidates) == {"plate_1", "plate_2"}
+    for answer, plate in (("plate_1", "plate_1"), ("the plate_2 one", "plate_2")):
+        actions = plan_actions(task, scene, left=left, answers=(answer,))
+        assert actions[1][1]["target"] == plate
+
+
+def test_scene_names_by_side_need_a_pair_that_stands_apart() -> None:
+    from harness.planner.brief import BriefObject
+    from harness.planner.sides import named_left
+
+    def obj(label: str, x: float, y: float) -> BriefObject:
+        return BriefObject(ref=label.replace(" ", "_"), label=label, position=(x, y, 0.0))
+
+    assert named_left([]) is None
+    assert named_left([obj("table area plate left", 0.5, -0.3)]) is None  # no pair
+    pair = [obj("moka pot left init", 0.71, 0.05), obj("moka pot right init", 0.61, 0.25)]
+    named = named_left(pair)
+    assert named is not None and named.agrees((0.0, -1.0)) and not named.agrees((0.0, 1.0))
+    assert named_left([obj("a left b", 0.5, 0.0), obj("a right b", 0.505, 0.0)]) is None
 
 
 def test_a_pick_that_does_not_hold_the_object_is_retried_three_times_then_given_up() -> None:

@@ -15,14 +15,24 @@ pytestmark = SKILL_MARKS
 def test_a_bottom_drawer_is_pushed_shut_with_the_hand_dipped_into_its_face(state: int) -> None:
     """libero_10 task 3 failed 3/3: pushed pointing straight down, the wrist (0.2 m above
     the fingers, level with the cabinet's top) met the white cabinet's front edge and the
-    drawer stayed 7 cm open. LIBERO's Close is read from the env, not the post-conditions."""
+    drawer stayed 7 cm open. LIBERO's Close is read from the env, not the post-conditions.
+
+    With the wine bottle in it first (LIBERO-PRO libero_10_task 3, the same scene: "put the
+    bottle in the bottom drawer of the cabinet and close it"): set upright, the bottle
+    (15.7 cm, the drawer 5.6 cm under the next) stopped the drawer closing three times; it
+    is stood at the drawer's near end and pushed over, and lies in the shut drawer."""
     world = libero_world("libero_10", 3, state)
-    drawer = "white_cabinet_1_bottom_region"
+    drawer, bottle = "white_cabinet_1_bottom_region", "wine_bottle_1"
     try:
         assert not holds(world, "close", drawer)  # it starts open
+        assert world.execute("pick", {"ref": bottle}).ok
+        placed = world.execute("place", {"ref": bottle, "target": drawer, "relation": "in"})
+        assert placed.ok and "push it over" in placed.message, placed.message
+        assert holds(world, "in", bottle, drawer)
         result = world.execute("close", {"ref": drawer})
         assert result.ok
         assert holds(world, "close", drawer)
+        assert holds(world, "in", bottle, drawer)
         assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()
