@@ -44,18 +44,28 @@ class Catalog:
 class Geometry:
     """The LiberoGeometry calls region_spot makes, on boxes given here."""
 
-    def __init__(self, bodies: dict[str, tuple[float, float, float]], kinds: dict[str, str]):
+    def __init__(
+        self,
+        bodies: dict[str, tuple[float, float, float]],
+        kinds: dict[str, str],
+        sizes: dict[str, tuple[float, float, float]] | None = None,
+    ):
         self.bodies = bodies
         self.catalog = Catalog({r: Item(k) for r, k in kinds.items()})
+        self.sizes = sizes or {}
+        self.half = HALF.copy()
 
     def region_frame(self, ref: str) -> Any:
-        return STOVE.copy(), np.eye(3), HALF.copy()
+        return STOVE.copy(), np.eye(3), self.half.copy()
 
     def body_position(self, ref: str) -> tuple[float, float, float]:
         return self.bodies[ref]
 
     def box(self, ref: str) -> Box:
         x, y, z = self.bodies[ref]
+        if ref in self.sizes:  # a box whose bottom is at its body
+            size = self.sizes[ref]
+            return Box((x, y, z + size[2] / 2), size)
         return Box((x + POT_SHIFT[0], y + POT_SHIFT[1], z + 0.07), POT)
 
     def predicate(self, name: str, ref: str, target: str) -> bool:
@@ -146,8 +156,8 @@ def pairwise(spots: np.ndarray) -> np.ndarray:
 def test_a_place_in_a_container_keeps_room_only_from_what_is_there(dx: float, dy: float) -> None:
     """A place *in* a container (LIBERO-PRO libero_10_task 7: the cream cheese landed on
     the ketchup standing in the middle of the basket) takes the spot clear of what stands
-    there, and never leaves room for a twin: with nothing there it is the middle, even with
-    another of its kind on the table."""
+    inside it, and never leaves room for a twin: with nothing there it is the middle, even
+    with another of its kind on the table; what stands outside its walls does not count."""
     bodies = {"held": (0.5, 0.3, 0.2), "twin": (0.7, 0.3, 0.0)}
     kinds = {"held": "moka_pot", "twin": "moka_pot"}
     geo = Geometry(bodies, kinds)
@@ -159,8 +169,11 @@ def test_a_place_in_a_container_keeps_room_only_from_what_is_there(dx: float, dy
     assert spot is not None
     assert np.all(np.abs(spot - STOVE[:2]) <= HALF[:2] - MARGIN_M + 1e-9)
     there = np.array(standing[:2])
-    if footprint_gap(STOVE[:2], there) >= GAP_M:
+    if footprint_gap(STOVE[:2], there) >= GAP_M or np.any(
+        np.abs(there + POT_SHIFT - STOVE[:2]) > HALF[:2]
+    ):  # the middle is free, or what stands there is outside the container's walls
         assert np.allclose(spot, STOVE[:2])
+        return
     lim = HALF[:2] - MARGIN_M
     a, b = np.meshgrid(np.linspace(-lim[0], lim[0], 25), np.linspace(-lim[1], lim[1], 25))
     grid = STOVE[:2] + np.stack([a.ravel(), b.ravel()], axis=1)
@@ -169,3 +182,20 @@ def test_a_place_in_a_container_keeps_room_only_from_what_is_there(dx: float, dy
         assert footprint_gap(spot, there) >= GAP_M - 1e-9, (spot, there)
     else:  # no clear spot: the one furthest from it, never nearer than the middle
         assert footprint_gap(spot, there) >= footprint_gap(STOVE[:2], there) - 1e-9
+
+
+def test_in_a_container_a_flat_box_may_lie_on_a_flat_one_but_not_on_a_tall_one() -> None:
+    """What stands in a container is in the way only when the held thing set on it would
+    be above the container's top (LIBERO's In reads its body inside the region): a cream
+    cheese box may lie on the butter in the basket, not on a ketchup bottle 15 cm tall."""
+    cheese = (0.08, 0.043, 0.018)
+    flat = {"held": cheese, "there": (0.076, 0.04, 0.017)}
+    can = {"held": cheese, "there": (0.063, 0.062, 0.076)}  # over the middle, not the top
+    tall = {"held": cheese, "there": (0.037, 0.056, 0.146)}
+    for sizes, moved in ((flat, False), (can, False), (tall, True)):
+        bodies = {"held": (0.5, 0.3, 0.2), "there": (float(STOVE[0]), float(STOVE[1]), -0.07)}
+        geo = Geometry(bodies, {"held": "cream_cheese", "there": "other"}, sizes)
+        geo.half = np.array([0.06, 0.06, 0.07])  # a basket's inside, 14 cm deep
+        spot = region_spot(geo, "held", "basket", twins=False)  # type: ignore[arg-type]
+        assert spot is not None
+        assert (not np.allclose(spot, STOVE[:2])) == moved, (sizes, spot)

@@ -60,7 +60,19 @@ def region_spot(
         return np.array(centre[:2])
     a, b = np.meshgrid(*spans, indexing="ij")
     spots = centre[:2] + a.reshape(-1, 1) * axes[0] + b.reshape(-1, 1) * axes[1]
-    others = _standing(geo, ref, centre, half_size, half)
+    owner = getattr(geo.catalog.get(target), "parent", None)  # the basket of its inside
+    # what stands on a surface reaches above it; in a container, too high for the held
+    # thing to lie on it and stay inside (a flat box on another is in the basket still; on
+    # a ketchup bottle standing 15 cm tall it is above it)
+    top = centre[2] + float(np.abs(matrix[2]) @ half_size) - float(held.size[2])
+    surface = centre[2] if twins else top
+    others = _standing(geo, ref, np.array([*centre[:2], surface]), half_size, half, skip=owner)
+    if not twins:  # in a container: only what stands inside it (its walls keep out the rest)
+        others = [
+            (m, h)
+            for m, h in others
+            if all(abs(float((m - centre[:2]) @ axes[i])) <= half_size[i] for i in (0, 1))
+        ]
     clear = _clearance(spots + shift, half, others)
     middle = np.linalg.norm(spots - centre[:2], axis=1)
     if twins and _twins(geo, ref, target):
@@ -109,6 +121,7 @@ def _standing(
     centre: np.ndarray,
     half_size: np.ndarray,
     half: np.ndarray,
+    skip: str | None = None,
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Footprints (middle, half size) of the objects a footprint set down in the region
     could meet: near it across, and reaching above its surface."""
@@ -116,7 +129,7 @@ def _standing(
     found = []
     for other in geo.catalog.refs("object"):
         box = geo.box(other)
-        if other == ref or box is None:
+        if other in (ref, skip) or box is None:
             continue
         middle = np.array(box.centre[:2])
         if np.abs(middle - centre[:2]).max() > reach + max(box.size[:2]) / 2:
