@@ -330,7 +330,8 @@ def _next(plan: list[Action], items: list[Any], brief: ParsedBrief) -> tuple[str
         for index, (name, arguments) in enumerate(plan):
             if (call.name, call.arguments) == (name, arguments):
                 if blocked:  # refused for a reason that still holds: asking again changes nothing
-                    why = f"{name} {_args_text(arguments)} was refused: {reason(call.id)}"
+                    same = [c for c, _, _ in results if (c.name, c.arguments) == (name, arguments)]
+                    why = f"{name} {_args_text(arguments)} was refused: {reason(same[0].id)}"
                     return why, _GIVE_UP
                 tries[index] += 1
                 last[index] = ok
