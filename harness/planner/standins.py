@@ -72,7 +72,7 @@ def stand_ins(
     mention: Mention, pool: list[BriefObject], *, movable: bool | None
 ) -> tuple[list[BriefObject], list[BriefObject], str]:
     """(the things taken for ``mention``, else the candidates to settle or ask about, and
-    what the candidates are: "the mugs here", "the things here I could move").
+    the kind they are of: "bottle" for "the wine bottle", "" when nothing here is of it).
 
     ``pool`` is what the mention may name (movable things for a subject). The first list
     is non-empty only when the things of the named kind that contradict no colour said
@@ -88,9 +88,9 @@ def stand_ins(
             o for o in of_kind if all(any(equivalent(c, w) for w in _label_words(o)) for c in said)
         ]
         if len(mention.words) >= 2 and len(fits) == mention.count:
-            return fits, [], ""
-        return [], of_kind, f"the {kind}s here"
-    return [], (list(pool) if movable else []), "the things here I could move"
+            return fits, [], kind
+        return [], of_kind, kind
+    return [], (list(pool) if movable else []), ""
 
 
 def stand_in(
@@ -105,14 +105,15 @@ def stand_in(
     kind (:func:`stand_ins`), else the candidate the user's answer names (``settle``), each
     with a line for the report appended to ``notes``; else :class:`Unresolved` naming the
     candidates (the planner asks where it can, and refuses otherwise)."""
-    taken, candidates, what = stand_ins(mention, pool, movable=movable)
+    taken, candidates, kind = stand_ins(mention, pool, movable=movable)
     chosen = settle(candidates) if candidates and mention.count == 1 else None
     if chosen is not None:
         taken = [chosen]
     if taken:
-        notes.append(note(mention, taken, answered=chosen is not None))
+        notes.append(note(mention, taken, kind, answered=chosen is not None))
         return sorted(o.ref for o in taken)
     labels = ", ".join(f"the {o.label}" for o in sorted(candidates, key=lambda o: o.ref))
+    what = f"the {kind}s here" if kind else "the things here I could move"
     seen = f"; {what}: {labels}" if candidates else ""
     raise Unresolved(
         f"I see no {said_text(mention)} in the scene{seen}",
@@ -141,12 +142,11 @@ def listing(items: list[BriefObject]) -> str:
     return ", ".join(f"{o.ref} ({o.label})" for o in sorted(items, key=lambda o: o.ref))
 
 
-def note(mention: Mention, chosen: list[BriefObject], *, answered: bool) -> str:
+def note(mention: Mention, chosen: list[BriefObject], kind: str, *, answered: bool) -> str:
     """The report's plain line on a thing taken for words it does not fit."""
     words = said_text(mention)
     if answered:
         return f"Note: nothing here is the {words}; you chose {listing(chosen)}."
-    kind = kind_of(mention)[0]
     only = "the only one" if len(chosen) == 1 else "the only ones"
     return (
         f"Note: nothing here is exactly the {words}; I took {listing(chosen)}, "

@@ -127,6 +127,7 @@ def test_the_only_thing_of_the_kind_is_taken_and_the_report_says_so() -> None:
     placed = [(*e[:4], on_rack) if e[0] == "white_bottle_1" else e for e in entries]
     report = episode.turn(brief(placed), evaluation=ok).text
     assert "Note: nothing here is exactly the wine bottle; I took white_bottle_1" in report
+    assert "the only one of the kind 'bottle' here" in report
     assert report.endswith("Outcome: achieved")
 
 
