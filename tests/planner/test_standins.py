@@ -162,7 +162,7 @@ KINDS = ["mug", "bowl", "bottle", "book", "plate"]
 PAINT = ["red", "white", "yellow", "black", "green"]
 
 
-@settings(max_examples=examples(300), deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     scene=st.lists(st.tuples(st.sampled_from(PAINT), st.sampled_from(KINDS)), max_size=4),
     colours=st.lists(st.sampled_from(PAINT), max_size=2, unique=True),
