@@ -1,8 +1,8 @@
 """What a mention means when nothing in the scene fits every one of its words.
 
-A benchmark that replaces objects keeps the task's words (LIBERO-PRO's ``_object``
-variants: "the wine bottle" where the scene's only bottle is a white one, "the book"
-where a black bowl stands instead), and a user may misremember a colour. The rule, as a
+A benchmark that replaces objects keeps the task's words ("the wine bottle" where the
+scene's only bottle is a white one, "the book" where a black bowl stands instead), and a
+user may misremember a colour. The rule, as a
 careful operator would follow it:
 
 - The things of the kind the noun names, whose labels contradict no colour the words say,
