@@ -21,6 +21,7 @@ from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.door_skills import handle_grasp, opening, place_through, sweep_door
 from worlds.libero.doors import door_of
 from worlds.libero.dragging import drag_out, drag_segments, out_of_the_way, rim_grasp_at
+from worlds.libero.drawer_pull import pull_segments
 from worlds.libero.geometry import Box, LiberoGeometry
 from worlds.libero.knobs import twist_knob
 from worlds.libero.placing import lay_down, slot_yaw
@@ -381,29 +382,9 @@ class SkillPlanner:
                 Segment("grip", "open", close=False),
                 *self.rise(ee, carry),
                 Segment("move", "approach", at(out, carry)),
-                Segment("twist", "turn", facing=facing, closing=closing),
-                Segment("move", "face", at(out), facing=facing, closing=closing),
-                Segment(
-                    "move",
-                    "reach",
-                    at(handle_xy + towards[:2] * 0.005),
-                    speed=SLOW,
-                    facing=facing,
-                    closing=closing,
-                    tolerance=0.004,
+                *pull_segments(
+                    self.geo, item.parent, at(out), at(handle_xy), at(end), facing, closing, carry
                 ),
-                Segment("grip", "grasp", close=True, facing=facing, closing=closing),
-                Segment("move", "pull", at(end), speed=SLOW, facing=facing, closing=closing),
-                Segment("grip", "release", close=False, facing=facing, closing=closing),
-                Segment(
-                    "move",
-                    "back off",
-                    at(end + towards[:2] * 0.08),
-                    speed=SLOW,
-                    facing=facing,
-                    closing=closing,
-                ),
-                *self._clear(at(end + towards[:2] * 0.08, carry), facing, closing),
             ]
         else:
             segments = self._push_shut(handle_xy, towards, hz, end, ee, carry)
