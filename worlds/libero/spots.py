@@ -34,7 +34,6 @@ __all__ = [
     "GAP_M",
     "MARGIN_M",
     "PLACE_REACH_M",
-    "TURNS",
     "TWIN_GAP_M",
     "region_spot",
     "turned_spot",
@@ -55,10 +54,6 @@ PLACE_REACH_M = 0.82
 table's height, pointing down: at 0.805 m the Panda came within 3 mm, at 0.90 m it
 stalled 10 cm short and let the second moka pot fall on the first (libero_10_swap task 8);
 a body set down short by less than ``MARGIN_M`` is still inside the region."""
-TURNS = (0.0, np.pi / 2, -np.pi / 2)
-"""How the held thing may be turned about the fingers on the way: as held, else a quarter
-turn (LIBERO-PRO libero_10_swap task 8: the stove 0.78-0.93 m out, where the arm reaches
-only its near edge; two pots 14.8 cm long side by side along that edge fit only turned)."""
 
 
 def region_spot(geo: LiberoGeometry, ref: str, target: str) -> np.ndarray | None:
@@ -83,7 +78,7 @@ def turned_spot(
     is held now, so that spots whose fingers would be further than ``reach`` from the
     robot's base axis are not taken; ``yaw``: the fingers' yaw now, so that the quarter turn
     is the one towards ``HOME_YAW`` (the other ran the wrist's last joint past its limit and
-    the arm off its line). None when ``target`` is not a region with a footprint."""
+    the arm off its line); without it, only as held. None when ``target`` is not a region with a footprint."""
     frame = geo.region_frame(target)
     held = geo.box(ref)
     if frame is None or held is None:
@@ -100,7 +95,7 @@ def turned_spot(
     middle = np.linalg.norm(spots - centre[:2], axis=1)
     twins = bool(_twins(geo, ref, target))
     options = []
-    turns = TURNS if yaw is None else (0.0, _towards_home(yaw))
+    turns = (0.0,) if yaw is None else (0.0, _towards_home(yaw))
     for turn in turns:
         c, s_ = np.cos(turn), np.sin(turn)
         rotate = np.array([[c, -s_], [s_, c]])
@@ -112,6 +107,8 @@ def turned_spot(
         options.append((turn, shift, half, others, clear, reached))
     if twins:  # where a second one like it, turned the same way, then has room
         for turn, shift, half, others, clear, reached in options:
+            if not reached.any():
+                continue  # nothing of the region within reach this way round
             room = np.array(
                 [
                     _clearance(spots[reached] + shift, half, [*others, (spot + shift, half)]).max()
@@ -140,7 +137,10 @@ def turned_spot(
 
 def _towards_home(yaw: float) -> float:
     """The quarter turn from ``yaw`` that ends nearer ``HOME_YAW`` (where the wrist's last
-    joint has range left either way)."""
+    joint has range left either way). A held thing is turned a quarter only where as held
+    it has no room within reach: LIBERO-PRO libero_10_swap task 8's stove is 0.78-0.93 m
+    out, where the arm reaches only its near edge, and two pots 14.8 cm long fit side by
+    side along that edge only turned."""
     return float(
         min(
             (np.pi / 2, -np.pi / 2),
