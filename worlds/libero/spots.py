@@ -78,7 +78,8 @@ def turned_spot(
     is held now, so that spots whose fingers would be further than ``reach`` from the
     robot's base axis are not taken; ``yaw``: the fingers' yaw now, so that the quarter turn
     is the one towards ``HOME_YAW`` (the other ran the wrist's last joint past its limit and
-    the arm off its line); without it, only as held. None when ``target`` is not a region with a footprint."""
+    the arm off its line); without it, only as held. None when ``target`` is not a region
+    with a footprint."""
     frame = geo.region_frame(target)
     held = geo.box(ref)
     if frame is None or held is None:
