@@ -107,17 +107,14 @@ def turned_spot(
         clear = _clearance(spots + shift, half, others)
         options.append((turn, shift, half, others, clear, reached))
     if twins:  # where a second one like it, turned the same way, then has room
-        for turn, shift, half, others, clear, reached in options:
+        for turn, shift, half, _, clear, reached in options:
             if not reached.any():
                 continue  # nothing of the region within reach this way round
-            room = np.array(
-                [
-                    _clearance(spots[reached] + shift, half, [*others, (spot + shift, half)]).max()
-                    if ok
-                    else -np.inf
-                    for spot, ok in zip(spots, clear >= GAP_M, strict=True)
-                ]
-            )
+            # for each first spot, the best room a second would have at a reachable spot:
+            # the smaller of its gap to what stands there and to the first
+            middles = spots + shift
+            apart = np.abs(middles[:, None, :] - middles[None, reached, :]) - 2 * half
+            room = np.minimum(apart.max(axis=2), clear[None, reached]).max(axis=1)
             ok = (clear >= GAP_M) & (room >= TWIN_GAP_M) & reached
             if ok.any():
                 return _nearest(spots, middle, ok), turn
