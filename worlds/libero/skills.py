@@ -133,7 +133,7 @@ class SkillPlanner:
         if width > MAX_GRASP_M:
             return Refusal(
                 f"{ref} is {width:.3f} m across where it would be grasped; the "
-                f"fingers open to {MAX_GRASP_M:.2f} m"
+                f"fingers open to {MAX_GRASP_M:.3f} m"
             )
         grasp_z = max(grasp_z, self.floor_z + 0.01)
         above = min(self.ceiling_z - 0.02, max(box.top + ABOVE_M, grasp_z + 0.04))
