@@ -40,6 +40,12 @@ FLAT_M = 0.03
 """Lower than this, a thing wider than the fingers open is a plate, held by its rim."""
 FINGER_OPEN_M = 0.08
 """The Panda's fingers open this far apart."""
+FINGER_OUTER_M = 0.068
+"""How far the open fingers' outer faces reach from the grip site along the closing
+direction (measured: the finger collision boxes span 3.2-6.8 cm either side at 7.8 cm open).
+A rim grasp's room check reached only 5 cm: the outer finger came down on the stove's knob
+beside a bowl on the stove, 1.7 cm inside it, and closed over the rim (LIBERO-PRO
+libero_spatial_task task 9, with the stove at the far end of its placement range)."""
 FINGER_HALF_M = (0.01, 0.012)
 """Half a finger's size across (along the closing direction) and wide (along the jaw)."""
 HAND_HALF_M = (0.1, 0.03)
@@ -306,8 +312,8 @@ class LiberoGeometry:
             if math.hypot(here[0], here[1]) < NEAR_BASE_M:
                 continue
             x_closing = yaw != math.pi / 2
-            along = 0.05 if x_closing else 0.015
-            wide = 0.015 if x_closing else 0.05
+            along = FINGER_OUTER_M if x_closing else 0.015
+            wide = 0.015 if x_closing else FINGER_OUTER_M
             low = (here[0] - along, here[1] - wide, here[2] - min(0.01, depth / 2))
             high = (here[0] + along, here[1] + wide, here[2] + 0.08)
             if self.blocked(low, high, ignore=(ref,)) is None:
