@@ -32,6 +32,7 @@ __all__ = [
     "SECRET_KEY_PATTERN",
     "RedactingStream",
     "Redactor",
+    "Triggers",
     "check_pattern",
     "secret_values",
 ]
@@ -46,16 +47,21 @@ SECRET_KEY_PATTERN = regex.compile(
 """Mapping keys whose values are secrets whatever they look like (``Authorization``,
 ``ROS_TOKEN``, ``api_key``); ``api_key_env`` or ``reserve_tokens`` do not match."""
 
-_BUILTIN_PATTERNS = (
-    r"sk-ant-[A-Za-z0-9_\-]{16,}",  # Anthropic keys
-    r"sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}",  # OpenAI keys
-    r"(?i:bearer)\s+[A-Za-z0-9._~+/\-]{12,}=*",  # Authorization: Bearer ...
-    r"(?i:api[_-]?key|x-api-key|access[_-]?token|secret)[\"']?\s*[:=]\s*[\"']?"
-    r"[A-Za-z0-9._\-]{12,}",
-    r"AKIA[0-9A-Z]{16}",  # AWS access key ids
-    r"gh[pousr]_[A-Za-z0-9]{30,}",  # GitHub tokens
+_BUILTIN_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # (pattern, the lower-case strings one of which every match of it contains)
+    (r"sk-ant-[A-Za-z0-9_\-]{16,}", ("sk-",)),  # Anthropic keys
+    (r"sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}", ("sk-",)),  # OpenAI keys
+    (r"(?i:bearer)\s+[A-Za-z0-9._~+/\-]{12,}=*", ("bearer",)),  # Authorization: Bearer ...
+    (
+        r"(?i:api[_-]?key|x-api-key|access[_-]?token|secret)[\"']?\s*[:=]\s*[\"']?"
+        r"[A-Za-z0-9._\-]{12,}",
+        ("api", "access", "secret"),
+    ),
+    (r"AKIA[0-9A-Z]{16}", ("akia",)),  # AWS access key ids
+    (r"gh[pousr]_[A-Za-z0-9]{30,}", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),  # GitHub tokens
 )
-
+"""The secret shapes every redactor knows, each with the literal strings that let
+:class:`Triggers` skip the pattern pass on text that holds none of them."""
 FRAGMENT_CHARS = 10
 """A known secret value's beginning or end this long or longer is redacted wherever it
 appears: that is what a bound (a head-and-tail cut, a note cut at its limit) leaves of a
@@ -184,6 +190,29 @@ class _Fragments:
                 found = text.find(window, found + 1)
 
 
+class Triggers:
+    """Whether a text could hold a match of the redaction pattern at all: the pattern pass
+    over a text costs milliseconds (the case-insensitive shapes are tried at every position),
+    while these checks are plain substring scans, and most text a session writes (ids,
+    names, numbers, tool results) holds none of them.
+
+    Sound by construction, and tested against the pattern itself: a match of a built-in
+    shape contains one of its trigger strings, of a known value that value. In ASCII text a
+    case-insensitive match is found in the text lowered; other text, and any deployment
+    pattern (which might match anything), always get the full pass."""
+
+    def __init__(self, custom_patterns: bool, values: Iterable[str]) -> None:
+        self.always = custom_patterns
+        self.lowered = tuple(sorted({t for _, found in _BUILTIN_PATTERNS for t in found}))
+        self.values = tuple(values)
+
+    def could_match(self, text: str) -> bool:
+        if self.always or not text.isascii():
+            return True
+        lowered = text.lower()
+        return any(t in lowered for t in self.lowered) or any(v in text for v in self.values)
+
+
 class Redactor:
     """Replaces secrets in text (and in nested JSON-like values) with ``[REDACTED]``.
 
@@ -205,7 +234,7 @@ class Redactor:
         cache_chars: int = CACHE_CHARS,
     ) -> None:
         patterns = list(patterns)
-        sources = [*_BUILTIN_PATTERNS, *patterns]
+        sources = [pattern for pattern, _ in _BUILTIN_PATTERNS] + patterns
         values = [os.environ.get(name) or "" for name in env_vars]
         # Longest first: a value containing another must be redacted whole.
         known = [
@@ -216,6 +245,7 @@ class Redactor:
         sources.extend(regex.escape(value) for value in known)
         self._fragments = [_Fragments(value) for value in known if len(value) > FRAGMENT_CHARS]
         self.pattern = regex.compile("|".join(f"(?:{p})" for p in sources))
+        self.triggers = Triggers(bool(patterns), known)
         # Every built-in shape and every env value is at least 8 characters long, so
         # shorter strings (most ids and names in an event) need no regex pass; a custom
         # pattern might match anything, so then every string is checked.
@@ -237,7 +267,8 @@ class Redactor:
         return self._seen.chars
 
     def _redact(self, text: str) -> str:
-        text = self.pattern.sub(REDACTED, text)
+        if self.triggers.could_match(text):
+            text = self.pattern.sub(REDACTED, text)
         for fragments in self._fragments:
             text = fragments.sub(text)
         return text

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from harness.planner.brief import BriefObject
 from harness.planner.language import Mention, Qualifier
@@ -29,6 +29,7 @@ from harness.planner.lexicon import (
     implied_words,
     stem,
 )
+from harness.planner.standins import Unresolved, colour_compound, kind_of, stand_in
 
 __all__ = [
     "VIEWER_LEFT",
@@ -80,20 +81,6 @@ MARGIN_M = 0.03
 decide between them."""
 
 
-class Unresolved(Exception):
-    """A mention that names nothing, or several things equally. ``missing`` holds the
-    words of a thing the scene does not show (worth a ``find_objects`` when the Brief left
-    objects out)."""
-
-    def __init__(
-        self, message: str, *, missing: str = "", candidates: tuple[str, ...] = ()
-    ) -> None:
-        super().__init__(message)
-        self.missing = missing
-        self.candidates = candidates
-        """The refs that fit equally (an ambiguity the user may settle), else ()."""
-
-
 @dataclass
 class Scene:
     """The Brief's objects, sorted into movable things, fixtures and regions."""
@@ -104,6 +91,8 @@ class Scene:
     answers: tuple[str, ...] = ()
     """The user's answers to the planner's questions, latest last: they settle a choice
     between things that fit a mention equally (:func:`settle`)."""
+    notes: list[str] = field(default_factory=list)
+    """Lines for the report: a thing taken for words it does not fit (:mod:`standins`)."""
 
     def regions_of(self, ref: str) -> list[BriefObject]:
         return [
@@ -165,7 +154,7 @@ def word_score(words: tuple[str, ...], item: BriefObject, *, strict: bool = Fals
     implied = implied_words(label)
     matched = 0
     unknown = 0
-    noun = next((w for w in reversed(words) if w not in PACKAGE_WORDS), words[-1])
+    noun = kind_of(Mention(words=words))[0]
     for word in words:
         if any(equivalent(word, w) for w in label) or word in implied:
             matched += 1
@@ -203,8 +192,15 @@ def ground(mention: Mention, scene: Scene, *, movable: bool | None = None) -> li
         if whole is not None and not mention.both:
             return whole
         refs: list[str] = []
-        for conjunct in mention.conjuncts:
-            refs.extend(r for r in _ground_one(conjunct, scene, movable=movable) if r not in refs)
+        compound = colour_compound(mention)  # "the yellow and white mug": one thing's words?
+        try:  # two things ("the red and the white mug") only if each fits its words
+            for conjunct in mention.conjuncts:
+                found = _ground_one(conjunct, scene, movable=movable, strict=compound)
+                refs.extend(r for r in found if r not in refs)
+        except Unresolved:
+            if not compound:
+                raise
+            return _ground_one(mention, scene, movable=movable)
         if len(refs) != len(mention.conjuncts):
             raise Unresolved(f"{mention.text()} does not name {len(mention.conjuncts)} things")
         return refs
@@ -220,8 +216,10 @@ def _ground_one(
     scored = [
         (s, o) for o in pool if (s := word_score(mention.words, o, strict=strict)) is not None
     ]
-    if not scored and not strict:
-        scored = _sole_of_kind(mention, pool)
+    if not scored and not strict:  # the words fit nothing: a stand-in, a question or a refusal
+        return stand_in(
+            mention, pool, movable=movable, settle=lambda c: settle(c, scene), notes=scene.notes
+        )
     if not scored:
         words = " ".join(mention.words)
         raise Unresolved(f"I see no {words} in the scene", missing=words)
@@ -243,29 +241,6 @@ def _ground_one(
         f"{mention.text()} could be any of {refs}; the instruction does not say which",
         candidates=tuple(sorted(o.ref for o in candidates)),
     )
-
-
-def _sole_of_kind(mention: Mention, pool: list[BriefObject]) -> list[tuple[float, BriefObject]]:
-    """When nothing fits every word: the things of the kind the noun names whose labels
-    contradict no colour said, if there are exactly as many as the mention names ("the
-    wine bottle" in a scene whose only bottle is a white one: a benchmark that replaces
-    objects keeps the task's words); else none (a second bottle makes it a question). The
-    plan names the ref it chose, so the report says which thing was taken."""
-    if len(mention.words) < 2:
-        return []
-    said = [w for w in mention.words if w in COLOURS]
-    noun = next((w for w in reversed(mention.words) if w not in PACKAGE_WORDS), mention.words[-1])
-    # the noun, else the package word that ends the phrase ("wine bottle": no wine, a bottle)
-    for kind in dict.fromkeys((noun, mention.words[-1])):
-        fits = [
-            o
-            for o in pool
-            if any(equivalent(kind, w) for w in _label_words(o))
-            and all(any(equivalent(c, w) for w in _label_words(o)) for c in said)
-        ]
-        if fits:
-            return [(0.0, o) for o in fits] if len(fits) == mention.count else []
-    return []
 
 
 def settle(candidates: list[BriefObject], scene: Scene) -> BriefObject | None:

@@ -84,13 +84,10 @@ def decide(
         brief = parse_brief(brief_text)
         embodiment = "\n".join(b.text for b in request.system if b.name == "embodiment")
         answers = _answers(items)
+        notes: list[str] = []
         try:
             plan = plan_actions(
-                task,
-                brief,
-                found=found,
-                left=viewer_left(embodiment),
-                answers=answers,
+                task, brief, found=found, left=viewer_left(embodiment), answers=answers, notes=notes
             )
         except Unresolved as exc:
             if exc.candidates and "query_user" in tools and len(answers) < MAX_QUESTIONS:
@@ -122,10 +119,10 @@ def decide(
         first = _next(plan, items, brief)
         text = PLAN_PREFIX + json.dumps([[n, a] for n, a in plan], separators=(",", ":"))
         assert first is not None
-        return _call(*first[1], text=f"{text}\n{first[0]}")
+        return _call(*first[1], text="\n".join([text, *notes, first[0]]))
     brief = parse_brief(request.refreshed.brief) if request.refreshed else ParsedBrief()
     step = _next(plan, items, brief)
-    frame = frame_note(instruction, request)
+    frame = "".join(f"\n{line}" for line in _notes_of(items)) + frame_note(instruction, request)
     if step is None:
         return _report(_summary(plan, items, done=True) + frame, achieved=True)
     note, action = step
@@ -144,12 +141,15 @@ def plan_actions(
     found: dict[str, BriefObject] | None = None,
     left: tuple[float, float] = VIEWER_LEFT,
     answers: tuple[str, ...] = (),
+    notes: list[str] | None = None,
 ) -> list[Action]:
     """The tool calls that do ``task`` in the scene ``brief`` shows (and the objects
     ``find_objects`` reported); raises :class:`Unresolved` for a mention it cannot
     ground. ``left`` is the viewer's left (:func:`~harness.planner.grounding.viewer_left`);
-    ``answers`` the user's answers to its questions, which settle ambiguities."""
+    ``answers`` the user's answers to its questions, which settle ambiguities; ``notes``
+    receives the report's lines on things taken for words they do not fit."""
     scene = Scene({**(found or {}), **brief.objects}, left=left, answers=answers)
+    scene.notes = notes if notes is not None else []
     actions: list[Action] = []
     for step in task.steps:
         actions.extend(_step_actions(step, scene))
@@ -279,6 +279,14 @@ def _plan_of(items: list[Any]) -> list[Action] | None:
     return None
 
 
+def _notes_of(items: list[Any]) -> list[str]:
+    """The plan's notes (:mod:`harness.planner.standins`), written under it on turn one."""
+    for item in items:
+        if isinstance(item, AssistantItem) and item.text.startswith(PLAN_PREFIX):
+            return [line for line in item.text.splitlines()[1:] if line.startswith("Note: ")]
+    return []
+
+
 def _results(items: list[Any]) -> list[tuple[ToolCall, bool, bool]]:
     """(call, succeeded, refused for good) for every call that has a result: refused for
     good is a call the envelope blocked, or one the harness answered that it repeats a
@@ -322,7 +330,8 @@ def _next(plan: list[Action], items: list[Any], brief: ParsedBrief) -> tuple[str
         for index, (name, arguments) in enumerate(plan):
             if (call.name, call.arguments) == (name, arguments):
                 if blocked:  # refused for a reason that still holds: asking again changes nothing
-                    why = f"{name} {_args_text(arguments)} was refused: {reason(call.id)}"
+                    same = [c for c, _, _ in results if (c.name, c.arguments) == (name, arguments)]
+                    why = f"{name} {_args_text(arguments)} was refused: {reason(same[0].id)}"
                     return why, _GIVE_UP
                 tries[index] += 1
                 last[index] = ok

@@ -47,6 +47,27 @@ def _on_worker(function: Any) -> Any:
     return result["value"]
 
 
+def test_the_gl_context_is_made_at_the_first_frame_and_changes_nothing_the_skills_read(
+    sim: Any,
+) -> None:
+    """The env renders nothing until a frame is asked for (this file's first test, so no
+    frame has been); the first one, made on a worker thread as a tool would, shows the scene
+    and leaves every body pose, velocity and warm start bit for bit as it was."""
+    inner = sim.env.env
+    assert inner.sim._render_context_offscreen is None, "a GL context before any frame"
+    assert not any(name.endswith("image") for name in inner._observables)
+    sim.execute("move_to", {"x": 0.0, "y": 0.1, "z": 0.25})  # poses lag the last step
+    data = inner.sim.data._data
+    fields = ("xpos", "xquat", "geom_xpos", "site_xpos", "qpos", "qvel", "qacc_warmstart")
+    before = {name: getattr(data, name).copy() for name in fields}
+    frame = _on_worker(lambda: sim.render("agentview"))
+    assert frame.shape == (128, 128, 3) and frame.std() > 10
+    assert inner.sim._render_context_offscreen is not None
+    for name in fields:
+        np.testing.assert_array_equal(getattr(data, name), before[name], err_msg=name)
+    np.testing.assert_array_equal(sim.render("agentview"), frame)
+
+
 def test_a_frame_rendered_on_a_worker_thread_is_the_scene(sim: Any) -> None:
     sim.reset(init_state=0)
     for camera in ("agentview", "wrist"):

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from tests.tiers import examples
 from worlds.libero.geometry import Box
-from worlds.libero.spots import GAP_M, MARGIN_M, TWIN_GAP_M, region_spot
+from worlds.libero.spots import GAP_M, MARGIN_M, PLACE_REACH_M, TWIN_GAP_M, region_spot, turned_spot
 
 STOVE = np.array([0.608, -0.194, 0.0])
 HALF = np.array([0.075, 0.075, 0.0025])
@@ -139,3 +139,88 @@ def gaps(spots: np.ndarray, body: np.ndarray) -> np.ndarray:
 def pairwise(spots: np.ndarray) -> np.ndarray:
     apart = np.abs(spots[:, None, :] - spots[None, :, :]) - np.array(POT[:2])
     return apart.max(axis=2)
+
+
+FAR_STOVE = np.array([0.854, 0.065, 0.0])
+
+
+class FarGeometry(Geometry):
+    """The stove of LIBERO-PRO libero_10_swap task 8: its cook region 0.78-0.93 m out."""
+
+    def region_frame(self, ref: str) -> Any:
+        return FAR_STOVE.copy(), np.eye(3), HALF.copy()
+
+    def predicate(self, name: str, ref: str, target: str) -> bool:
+        x, y, _ = self.bodies[ref]
+        return bool(np.all(np.abs(np.array([x, y]) - FAR_STOVE[:2]) < HALF[:2]))
+
+
+def turned_gap(a: np.ndarray, b: np.ndarray, turned: bool) -> float:
+    """The gap between two pot footprints (both turned a quarter or neither)."""
+    size = (POT[1], POT[0]) if turned else POT[:2]
+    return float(max(abs(a[0] - b[0]) - size[0], abs(a[1] - b[1]) - size[1]))
+
+
+@settings(max_examples=examples(8), deadline=None)
+@given(st.floats(-0.6, 1.4), st.floats(-0.01, 0.01), st.floats(-0.01, 0.01))
+def test_two_pots_on_a_far_stove_stand_within_reach_turned_a_quarter(
+    yaw: float, grip_x: float, grip_y: float
+) -> None:
+    """Along the stove's near edge, where alone the arm reaches, two pots 14.8 cm long fit
+    side by side only turned a quarter: the first is turned (towards the wrist's home) and
+    leaves the second room, both with their fingers within PLACE_REACH_M. Oracle: the
+    fingers' distance and the footprints' gap, computed here."""
+    geo = FarGeometry({"moka_pot_1": (0.60, 0.25, 0.2), "moka_pot_2": (0.46, -0.2, 0.03)}, {
+        "moka_pot_1": "moka_pot", "moka_pot_2": "moka_pot"})  # fmt: skip
+    grip = np.array([grip_x, grip_y])
+    found = turned_spot(geo, "moka_pot_1", "flat_stove_1_cook_region", grip, PLACE_REACH_M, yaw)  # type: ignore[arg-type]
+    assert found is not None
+    first, turn = found
+    assert abs(abs(turn) - np.pi / 2) < 1e-9
+    # towards the home yaw: the end yaw is the nearer of the two to it
+    ends = [abs((yaw + t - np.pi / 2 + np.pi) % (2 * np.pi) - np.pi) for t in (turn, -turn)]
+    assert ends[0] <= ends[1] + 1e-9
+    c, s = np.cos(turn), np.sin(turn)
+    fingers = first + np.array([c * grip[0] - s * grip[1], s * grip[0] + c * grip[1]])
+    assert np.hypot(*fingers) <= PLACE_REACH_M + 1e-9
+    assert np.all(np.abs(first - FAR_STOVE[:2]) <= HALF[:2] - MARGIN_M + 1e-9)
+    geo.bodies["moka_pot_1"] = (float(first[0]), float(first[1]), 0.0)
+    geo.bodies["moka_pot_2"] = (0.46, -0.2, 0.2)
+    # the first now stands turned: its footprint as the scene reads it
+    geo.box = lambda ref: (  # type: ignore[method-assign]
+        Box((first[0], first[1], 0.07), (POT[1], POT[0], POT[2]))
+        if ref == "moka_pot_1"
+        else Box((0.46, -0.2 + POT_SHIFT[1], 0.27), POT)
+    )
+    second_found = turned_spot(
+        geo, "moka_pot_2", "flat_stove_1_cook_region", grip, PLACE_REACH_M, yaw
+    )  # type: ignore[arg-type]
+    assert second_found is not None
+    second, turn2 = second_found
+    assert abs(abs(turn2) - np.pi / 2) < 1e-9
+    c, s = np.cos(turn2), np.sin(turn2)
+    fingers = second + np.array([c * grip[0] - s * grip[1], s * grip[0] + c * grip[1]])
+    assert np.hypot(*fingers) <= PLACE_REACH_M + 1e-9
+    # the footprints (the second's middle shifted from its body as it is turned) are apart
+    shift = np.array([-s * POT_SHIFT[1], c * POT_SHIFT[1]])
+    assert turned_gap(first, second + shift, True) >= GAP_M - 1e-9
+
+
+def test_without_a_reach_a_pot_keeps_its_turn() -> None:
+    """The near stove of libero_10 task 8: the turn as held, as before."""
+    geo = Geometry({"moka_pot_1": (0.606, 0.258, 0.2), "moka_pot_2": (0.70, 0.043, 0.03)}, {
+        "moka_pot_1": "moka_pot", "moka_pot_2": "moka_pot"})  # fmt: skip
+    found = turned_spot(
+        geo, "moka_pot_1", "flat_stove_1_cook_region", np.zeros(2), PLACE_REACH_M, 0.4
+    )  # type: ignore[arg-type]
+    assert found is not None and found[1] == 0.0
+
+
+def test_a_region_wholly_out_of_reach_still_gets_a_spot() -> None:
+    """libero_10_swap task 8 at state 1: no spot within reach either way round (the plan
+    failed with an empty reduction before); the spot as before, unreached."""
+    geo = FarGeometry({"moka_pot_1": (0.60, 0.25, 0.2), "moka_pot_2": (0.46, -0.2, 0.03)}, {
+        "moka_pot_1": "moka_pot", "moka_pot_2": "moka_pot"})  # fmt: skip
+    found = turned_spot(geo, "moka_pot_1", "flat_stove_1_cook_region", np.zeros(2), 0.5, 0.4)  # type: ignore[arg-type]
+    assert found is not None
+    assert np.all(np.abs(found[0] - FAR_STOVE[:2]) <= HALF[:2] - MARGIN_M + 1e-9)

@@ -150,7 +150,7 @@ class LiberoSim:
 
     @property
     def env(self) -> Any:
-        """LIBERO's ``OffScreenRenderEnv`` (for tests and tools that need the raw env)."""
+        """LIBERO's ``ControlEnv`` (for tests and tools that need the raw env)."""
         return self._env
 
     def connect(self) -> None:

@@ -1,6 +1,6 @@
 """LIBERO's env for the ``sim.libero`` driver: choosing a task, building, restoring, closing.
 
-Building an ``OffScreenRenderEnv`` is the slow part (5-15 s); restoring one of the task's
+Building LIBERO's env is the slow part (2-15 s); restoring one of the task's
 published initial states is fast. This module holds those steps and the env-level
 plumbing around them (LIBERO's camera names, silencing its stdout, the physics-step hook
 for step observers), so :mod:`.driver` keeps only the
@@ -81,11 +81,21 @@ def check_choice(suite: str, task: int | str, init_state: int) -> LiberoTask:
 
 
 def build_env(chosen: LiberoTask, config: LiberoConfig) -> tuple[Any, Any]:
-    """A new ``OffScreenRenderEnv`` for ``chosen``, seeded, and the task's initial states."""
+    """A new LIBERO ``ControlEnv`` for ``chosen``, seeded, and the task's initial states.
+
+    The env renders nothing by itself: no camera observations (the driver renders the
+    frames it is asked for, :func:`gl_current`) and no offscreen GL context until the first
+    frame (:func:`_render_context`). robosuite would make that context while it builds the
+    env and render every camera on each reset; on a CPU (EGL) the context alone took 1.2 of
+    a 2.6 s build and those renders another 0.5 s, paid by every episode and skill test that
+    never looks."""
     with quiet_stdout():
         envs = import_libero()["envs"]
-        env = envs.OffScreenRenderEnv(
+        env = envs.env_wrapper.ControlEnv(
             bddl_file_name=chosen.bddl_file,
+            has_renderer=False,
+            has_offscreen_renderer=False,
+            use_camera_obs=False,
             camera_heights=config.camera_size,
             camera_widths=config.camera_size,
             camera_names=list(CAMERAS.values()),
@@ -96,7 +106,6 @@ def build_env(chosen: LiberoTask, config: LiberoConfig) -> tuple[Any, Any]:
         env.seed(config.seed)
         states = init_states(chosen.suite, chosen.index)
     skip_repeated_forward(env)
-    _release_gl(_gl_context(env))  # any thread may render next (see gl_current)
     return env, states
 
 
@@ -159,16 +168,14 @@ def _controller_inputs(mujoco: Any, model: Any, data: Any) -> None:
 
 @contextlib.contextmanager
 def gl_current(env: Any) -> Any:
-    """MuJoCo's offscreen GL context current on this thread for the block, released after.
+    """MuJoCo's offscreen GL context current on this thread for the block, released after;
+    made on first use (:func:`_render_context`).
 
     An EGL context is current on one thread at a time, and robosuite's render does not make
     it current: a frame rendered on another thread than the one that built the env (a
     tool's worker: ``look``, a control step's frames) reads back garbage. The caller holds
     the driver's lock, so no two threads render at once."""
-    gl = _gl_context(env)
-    if gl is None:
-        yield
-        return
+    gl = _render_context(env).gl_ctx
     gl.make_current()
     try:
         yield
@@ -176,9 +183,27 @@ def gl_current(env: Any) -> Any:
         _release_gl(gl)
 
 
-def _gl_context(env: Any) -> Any:
-    context = getattr(getattr(env.env, "sim", None), "_render_context_offscreen", None)
-    return getattr(context, "gl_ctx", None)
+def _render_context(env: Any) -> Any:
+    """The env's offscreen render context, made the first time a frame is wanted, with
+    robosuite's own settings (visual meshes drawn, collision meshes not); no context is
+    left current on this thread."""
+    sim = env.env.sim
+    context = sim._render_context_offscreen
+    if context is None:
+        from robosuite.utils.binding_utils import MjRenderContextOffscreen
+
+        # Its constructor runs a forward pass, which made mid-episode would refresh the
+        # body poses the skills read (after a physics step they lag it by one step, as
+        # MuJoCo leaves them) and so change the episode; a frame draws them as they are.
+        forward, sim.forward = sim.forward, lambda: None
+        try:
+            context = MjRenderContextOffscreen(sim, device_id=-1)  # registers itself on sim
+        finally:
+            sim.forward = forward
+        context.vopt.geomgroup[0] = 0
+        context.vopt.geomgroup[1] = 1
+        _release_gl(context.gl_ctx)
+    return context
 
 
 def _release_gl(gl: Any) -> None:
@@ -194,10 +219,8 @@ def restore_state(
 ) -> Restored:
     """Reset ``env`` to the initial ``state`` and let it settle (the caller holds the
     driver's lock and silences stdout); the arm starts where LIBERO's state puts it."""
-    with gl_current(env):  # robosuite renders the cameras' observations on reset
-        env.reset()
-        env.set_init_state(state)
-    _disable_camera_observables(env)
+    env.reset()
+    env.set_init_state(state)
     inner = env.env
     base = inner.sim.data.body_xpos[inner.sim.model.body_name2id("robot0_base")]
     frame = Frame((float(base[0]), float(base[1]), float(base[2])))
@@ -248,13 +271,6 @@ def close_env(env: Any) -> None:
     if env is not None:
         with contextlib.suppress(Exception), quiet_stdout():
             env.close()
-
-
-def _disable_camera_observables(env: Any) -> None:
-    for name, observable in env.env._observables.items():
-        if name.endswith("image") or name.endswith("depth"):
-            observable.set_enabled(False)
-            observable.set_active(False)
 
 
 @contextlib.contextmanager

@@ -18,6 +18,7 @@ import numpy as np
 from worlds.libero.articulation import Articulation, geom_box
 from worlds.libero.clearance import hand_clear
 from worlds.libero.control import HOME_YAW, Frame, Vec3
+from worlds.libero.rims import on_rim_slab
 from worlds.libero.scene import SceneCatalog, site_box
 
 __all__ = ["Box", "LiberoGeometry"]
@@ -195,8 +196,10 @@ class LiberoGeometry:
         height = float(high[2] - low[2])
         if height < FLAT_M and min(high[0] - low[0], high[1] - low[1]) > FINGER_OPEN_M:
             # a plate, wider every way than the fingers open: by its rim, as deep as it
-            # stands (libero_goal_task: "put the plate on the stove" was refused)
-            return self._rim_grasp(ref, top, depth=height / 2)
+            # stands (libero_goal_task: "put the plate on the stove" was refused), across
+            # one of the slabs its rim is made of (``rims``)
+            at, yaw, width = self._rim_grasp(ref, top, depth=height / 2)
+            return (*on_rim_slab(self, ref, at, yaw, top), width)
         if height > 0.1:  # a bottle, by its neck: as deep as the hand goes above its top
             z = max(float(low[2]) + height / 2, top - BOTTLE_DEPTH_M)
         else:

@@ -12,11 +12,32 @@ refused, naming the joint, with nothing moved.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-__all__ = ["solve"]
+__all__ = ["STRETCHED_M", "UNFOLD_Z", "solve", "unfold_height"]
+
+STRETCHED_M = 0.75
+"""Further out than this (the gripper's horizontal distance from the base's axis), the
+Panda pointing down near the table has its elbow nearly straight."""
+UNFOLD_Z = 0.36
+"""And is sent this high before it comes back in. LIBERO-PRO libero_10_swap task 8: after
+setting the first moka pot on the stove 0.80 m out (elbow at -0.43 rad, its limit -0.07),
+every straight move back in at 0.24 m, the height the place retreated to, straightened the
+elbow instead (the wrist level with the shoulder, coming in runs along the arm: the
+controller's singular direction) and the next pick ran out of steps 5 cm in, three times;
+risen to 0.34 m first, the move in bent the elbow to -1.3 rad in 120 steps."""
+
+
+def unfold_height(ee: tuple[float, float, float], ceiling: float) -> float:
+    """The least height a skill starting with the gripper at ``ee`` (base frame) rises to
+    before it travels: UNFOLD_Z when it is further out than STRETCHED_M, else none."""
+    if math.hypot(ee[0], ee[1]) > STRETCHED_M:
+        return min(UNFOLD_Z, ceiling - 0.02)
+    return -math.inf
+
 
 ITERATIONS = 300
 DAMPING = 0.05
@@ -41,13 +62,14 @@ def _rotation_error(target: np.ndarray, current: np.ndarray) -> np.ndarray:
 
 
 def solve(
-    env: Any, poses: list[tuple[np.ndarray, np.ndarray]]
+    env: Any, poses: list[tuple[np.ndarray, np.ndarray]], seed: Any = None
 ) -> tuple[list[np.ndarray], str | None]:
     """The arm's joints holding the gripper at each of ``poses`` (world position of the
     grip site, its 3x3 orientation) in turn, each solved from the last (so a wrist turn
     after a grasp counts from the grasp), and None; or, at the first pose it cannot
     reach, why (the joints that would have to pass their limits, the distance left).
-    ``env`` is LIBERO's problem env; its state is not touched (a scratch ``MjData``)."""
+    ``env`` is LIBERO's problem env; its state is not touched (a scratch ``MjData``).
+    ``seed``: the arm's joints to start from (default: where they are)."""
     import mujoco  # here, not at import: the package's import loads no MuJoCo (its GL backend
     # is fixed when MuJoCo is first imported, and LIBERO sets it before that)
 
@@ -57,6 +79,8 @@ def solve(
     data.qpos[:] = env.sim.data.qpos
     qpos = np.array(robot._ref_joint_pos_indexes)
     dofs = np.array(robot._ref_joint_vel_indexes)
+    if seed is not None:
+        data.qpos[qpos] = np.asarray(seed, dtype=float)
     names = [model.joint(int(j)).name for j in robot._ref_joint_indexes]
     ranges = np.array([model.jnt_range[int(j)] for j in robot._ref_joint_indexes], dtype=float)
     low, high = ranges[:, 0] + LIMIT_MARGIN_RAD, ranges[:, 1] - LIMIT_MARGIN_RAD

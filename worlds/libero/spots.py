@@ -16,17 +16,28 @@ there and nothing else like X could come. Two cases need another spot:
   middle as that allows.
 
 Footprints are the objects' axis-aligned boxes in the base frame (a held object's as it is
-held now); the spots searched are a grid over the region with the body at least
-``MARGIN_M`` inside its edges. This reads the scene, never the instruction.
+held now, or turned a quarter about the fingers); the spots searched are a grid over the
+region with the body at least ``MARGIN_M`` inside its edges and, given the arm's reach, the
+fingers within it. A spot as held is preferred; turned a quarter when only that leaves the
+room asked for within reach (the place turns the wrist on the way). This reads the scene,
+never the instruction.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from worlds.libero.control import HOME_YAW
 from worlds.libero.geometry import LiberoGeometry
 
-__all__ = ["GAP_M", "MARGIN_M", "TWIN_GAP_M", "region_spot"]
+__all__ = [
+    "GAP_M",
+    "MARGIN_M",
+    "PLACE_REACH_M",
+    "TWIN_GAP_M",
+    "region_spot",
+    "turned_spot",
+]
 
 MARGIN_M = 0.015
 """How far inside the region's edges the body is set down (LIBERO's ``On`` wants it inside)."""
@@ -38,48 +49,102 @@ second, set down with ``GAP_M`` to spare, stands as far inside the region as the
 (the second pot drifted 7-8 mm outwards as it was let go, on states 0-9)."""
 STEPS = 25
 """Grid points along each of the region's axes."""
+PLACE_REACH_M = 0.82
+"""How far from the robot's base axis (horizontally) the fingers set a thing down at the
+table's height, pointing down: at 0.805 m the Panda came within 3 mm, at 0.90 m it
+stalled 10 cm short and let the second moka pot fall on the first (libero_10_swap task 8);
+a body set down short by less than ``MARGIN_M`` is still inside the region."""
 
 
 def region_spot(geo: LiberoGeometry, ref: str, target: str) -> np.ndarray | None:
     """The base-frame (x, y) to bring ``ref``'s body over in the region ``target`` (see the
-    module docstring), or None when ``target`` is not a region with a footprint."""
+    module docstring), held as it is and anywhere the arm reaches; or None when ``target``
+    is not a region with a footprint."""
+    found = turned_spot(geo, ref, target)
+    return None if found is None else found[0]
+
+
+def turned_spot(
+    geo: LiberoGeometry,
+    ref: str,
+    target: str,
+    grip: np.ndarray | None = None,
+    reach: float = np.inf,
+    yaw: float | None = None,
+) -> tuple[np.ndarray, float] | None:
+    """(spot, turn): the base-frame (x, y) to bring ``ref``'s body over in the region
+    ``target`` and how far (radians) to turn it about the fingers on the way, 0 or a
+    quarter turn (see the module docstring); ``grip``: the fingers' xy from the body as it
+    is held now, so that spots whose fingers would be further than ``reach`` from the
+    robot's base axis are not taken; ``yaw``: the fingers' yaw now, so that the quarter turn
+    is the one towards ``HOME_YAW`` (the other ran the wrist's last joint past its limit and
+    the arm off its line); without it, only as held. None when ``target`` is not a region
+    with a footprint."""
     frame = geo.region_frame(target)
     held = geo.box(ref)
     if frame is None or held is None:
         return None
     centre, matrix, half_size = frame
+    if min(half_size[:2]) <= MARGIN_M:
+        return np.array(centre[:2]), 0.0
     body = np.array(geo.body_position(ref)[:2])
-    half = np.array(held.size[:2]) / 2
-    shift = np.array(held.centre[:2]) - body  # the footprint's middle, from the body
+    grip = np.zeros(2) if grip is None else np.asarray(grip, dtype=float)
     axes = np.array([matrix[:2, 0], matrix[:2, 1]])
     spans = [np.linspace(-(h - MARGIN_M), h - MARGIN_M, STEPS) for h in half_size[:2]]
-    if min(half_size[:2]) <= MARGIN_M:
-        return np.array(centre[:2])
     a, b = np.meshgrid(*spans, indexing="ij")
     spots = centre[:2] + a.reshape(-1, 1) * axes[0] + b.reshape(-1, 1) * axes[1]
-    others = _standing(geo, ref, centre, half_size, half)
-    clear = _clearance(spots + shift, half, others)
     middle = np.linalg.norm(spots - centre[:2], axis=1)
-    twins = _twins(geo, ref, target)
-    if twins:
-        # for each spot, the best room a second one like it would then have
-        room = np.array(
-            [
-                _clearance(spots + shift, half, [*others, (spot + shift, half)]).max()
-                for spot in spots
-            ]
-        )
-        ok = (clear >= GAP_M) & (room >= TWIN_GAP_M)
+    twins = bool(_twins(geo, ref, target))
+    options = []
+    turns = (0.0,) if yaw is None else (0.0, _towards_home(yaw))
+    for turn in turns:
+        c, s_ = np.cos(turn), np.sin(turn)
+        rotate = np.array([[c, -s_], [s_, c]])
+        half = np.abs(rotate) @ np.array(held.size[:2]) / 2
+        shift = rotate @ (np.array(held.centre[:2]) - body)  # the footprint's middle
+        reached = np.hypot(*(spots + rotate @ grip).T) <= reach
+        others = _standing(geo, ref, centre, half_size, half)
+        clear = _clearance(spots + shift, half, others)
+        options.append((turn, shift, half, others, clear, reached))
+    if twins:  # where a second one like it, turned the same way, then has room
+        for turn, shift, half, _, clear, reached in options:
+            if not reached.any():
+                continue  # nothing of the region within reach this way round
+            # for each first spot, the best room a second would have at a reachable spot:
+            # the smaller of its gap to what stands there and to the first
+            middles = spots + shift
+            apart = np.abs(middles[:, None, :] - middles[None, reached, :]) - 2 * half
+            room = np.minimum(apart.max(axis=2), clear[None, reached]).max(axis=1)
+            ok = (clear >= GAP_M) & (room >= TWIN_GAP_M) & reached
+            if ok.any():
+                return _nearest(spots, middle, ok), turn
+    for turn, _, _, _, clear, reached in options:
+        mid = int(np.argmin(middle))
+        if clear[mid] >= GAP_M and reached[mid]:
+            return np.array(centre[:2]), turn
+        ok = (clear >= GAP_M) & reached
         if ok.any():
-            return _nearest(spots, middle, ok)
+            return _nearest(spots, middle, ok), turn
+    _, shift, half, others, clear, _ = options[0]
     at_middle = _clearance(np.array([centre[:2] + shift]), half, others)[0]
     if at_middle >= GAP_M:
-        return np.array(centre[:2])
-    ok = clear >= GAP_M
-    if ok.any():
-        return _nearest(spots, middle, ok)
+        return np.array(centre[:2]), 0.0
     best = int(np.argmax(clear))
-    return spots[best] if clear[best] > at_middle else np.array(centre[:2])
+    return (spots[best] if clear[best] > at_middle else np.array(centre[:2])), 0.0
+
+
+def _towards_home(yaw: float) -> float:
+    """The quarter turn from ``yaw`` that ends nearer ``HOME_YAW`` (where the wrist's last
+    joint has range left either way). A held thing is turned a quarter only where as held
+    it has no room within reach: LIBERO-PRO libero_10_swap task 8's stove is 0.78-0.93 m
+    out, where the arm reaches only its near edge, and two pots 14.8 cm long fit side by
+    side along that edge only turned."""
+    return float(
+        min(
+            (np.pi / 2, -np.pi / 2),
+            key=lambda turn: abs((yaw + turn - HOME_YAW + np.pi) % (2 * np.pi) - np.pi),
+        )
+    )
 
 
 def _nearest(spots: np.ndarray, middle: np.ndarray, ok: np.ndarray) -> np.ndarray:
