@@ -14,6 +14,13 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+# MuJoCo fixes its GL backend when it is first imported, and renders on the CPU only
+# through EGL (or OSMesa). The worlds set this before they import it; a test module that
+# imports MuJoCo itself (small models compiled in the test) would otherwise leave every
+# later renderer on that worker with "Default framebuffer is not complete".
+os.environ.setdefault("MUJOCO_GL", "egl")
+os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
+
 from embodiment.profile import EmbodimentProfile
 from embodiment.types import ActionResult, SafetyDecision
 from worlds.fake import FakeRobot

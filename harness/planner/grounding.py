@@ -381,17 +381,17 @@ def _qualify(
         if qualifier.relation == "between":
             return _between(item, anchors[0], anchors[1])
         anchor = anchors[0]
-        related = {item.on, item.inside}
-        if (
-            related_counts
-            and qualifier.relation in ("on", "in", "from")
-            and any(
-                r is not None and (r == anchor.ref or r.startswith(anchor.ref + "_"))
-                for r in related
-            )
-        ):
-            return 0.0
         distance = _xy_distance(item, anchor.position)
+        # a bowl in the cabinet's drawer is not "on the cabinet", nor one on its top "in" it
+        on, inside = (
+            r is not None and f"{r}_".startswith(anchor.ref + "_") for r in (item.on, item.inside)
+        )
+        fits, contrary = {
+            "on": (on, inside),
+            "in": (inside or item.on == anchor.ref, on and item.on != anchor.ref),
+        }.get(qualifier.relation, (on or inside, False))
+        if related_counts and qualifier.relation in ("on", "in", "from") and (fits or contrary):
+            return 0.0 if fits else 1.0 + distance
         if qualifier.relation == "on" and item.position[2] < anchor.position[2] - 0.02:
             distance += 0.5  # below what it is said to be on
         return distance

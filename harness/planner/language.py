@@ -42,6 +42,8 @@ _ON = r"(?:turn on|switch on|power on|ignite|light up|light|start|activate)"
 _OFF = r"(?:turn off|switch off|power off|extinguish|deactivate)"
 _TURN = r"(?:turn|switch|power)"
 _PUSH = r"(?:push|slide|shove|nudge|shift)"
+_NEUTRAL_MOVES = frozenset({"move", "relocate", "position"})
+"""Place verbs that say neither carrying nor sliding (:func:`_action`)."""
 _VERB = rf"(?:{_PICK}|{_PLACE}|{_OPEN}|{_CLOSE}|{_ON}|{_OFF}|{_TURN}|{_PUSH})"
 
 _SPLIT = re.compile(
@@ -71,10 +73,19 @@ _QUALIFIERS: tuple[tuple[str, Near], ...] = (
     (r"from|out of", "from"),
     (r"at", "at"),
 )
+_NEGATION = (
+    r"(?:(?:that|which)\s+(?:is|are)\s+not|not|other\s+than|except(?:\s+for)?|but\s+not)\s+"
+    r"(?:(?:the\s+)?ones?\s+)?"
+)
+"""A qualifier's negation: "not between", "that is not next to", "other than the one on",
+"except the one in" (contractions are spelt out first: :func:`lexicon.normalise`)."""
 _QUALIFIER = re.compile(
-    r"\s+(?P<neg>not\s+|that is not\s+|which is not\s+)?(?:that is\s+|which is\s+)?"
+    rf"\s+(?P<neg>{_NEGATION})?(?:(?:that|which)\s+(?:is|are)\s+)?"
     r"(?P<rel>" + "|".join(p for p, _ in _QUALIFIERS) + r")\s+(?P<rest>.+)$"
 )
+_ON_TOP_OF = re.compile(r"^(?:on top of|on the top of|atop)$")
+"""A qualifier naming the top of its anchor ("the bowl on top of the cabinet": on the
+cabinet's top, not in its drawer)."""
 _SIDES: dict[str, Relation] = {
     "front": "front_of",
     "back": "behind",
@@ -185,8 +196,9 @@ def _clause(text: str, before: list[Step]) -> Step | str:
         return step
     if match := re.match(rf"^{_PICK}\s+(?P<rest>.+)$", text):
         return _pick(match["rest"], before)
-    if match := re.match(rf"^{_PLACE}(?:\s+(?P<rest>.+))?$", text):
-        return _place(match["rest"] or "", before, verb="place")
+    if match := re.match(rf"^(?P<verb>{_PLACE})(?:\s+(?P<rest>.+))?$", text):
+        verb = "move" if match["verb"] in _NEUTRAL_MOVES else "place"
+        return _place(match["rest"] or "", before, verb=verb)
     return f"I do not understand {text!r}"
 
 
@@ -223,7 +235,7 @@ def _place(rest: str, before: list[Step], *, verb: str) -> Step | str:
         target = _antecedent(before, "target")
         if isinstance(target, str):
             return f"I do not know where to {verb} {subject.text()}"
-        return Step(action="push" if verb == "push" else "place", subject=subject, target=target)
+        return Step(action=_action(verb, None), subject=subject, target=target)
     subject_text, relation, target_text = found
     bare_side = re.sub(r"^(?:the|its)\s+", "", target_text)
     if target_text.startswith("its ") or (bare_side in _SIDES and relation is None):
@@ -242,10 +254,7 @@ def _place(rest: str, before: list[Step], *, verb: str) -> Step | str:
         if isinstance(subject, str):
             return subject
         return Step(
-            action="push" if verb == "push" else "place",
-            subject=subject,
-            target=owner,
-            relation=relation,
+            action=_action(verb, relation), subject=subject, target=owner, relation=relation
         )
     subject = (
         _mention(subject_text, before, role="subject")
@@ -278,12 +287,16 @@ def _place(rest: str, before: list[Step], *, verb: str) -> Step | str:
         )  # "on top of the cabinet": its top side
     if verb == "push" and relation is None:
         relation = "front_of"  # "push the plate forward to the stove"
-    return Step(
-        action="push" if verb == "push" else "place",
-        subject=subject,
-        target=target,
-        relation=relation,
-    )
+    return Step(action=_action(verb, relation), subject=subject, target=target, relation=relation)
+
+
+def _action(verb: str, relation: Relation | None) -> Action:
+    """A push for "push", and for a neutral "move" to a side of something ("move the plate
+    to the stove's front": along the table to the marked area there, as a person slides a
+    plate); a place (carried, set down) otherwise."""
+    if verb == "push" or (verb == "move" and relation in _SIDES.values()):
+        return "push"
+    return "place"
 
 
 def _destination(rest: str) -> tuple[str, Relation | None, str] | None:
@@ -380,6 +393,8 @@ def _phrase(text: str) -> Mention | str:
             anchor = _phrase(anchor_text)
             if isinstance(anchor, str):
                 return anchor
+            if _ON_TOP_OF.match(match["rel"]) and anchor.words and not anchor.part:
+                anchor = replace(anchor, part=("top",))  # its top side, or itself
             anchors.append(anchor)
         if relation == "between" and len(anchors) != 2:
             return f"'between' needs two things, got {rest!r}"

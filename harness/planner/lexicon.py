@@ -138,11 +138,25 @@ def implied_words(words: list[str]) -> set[str]:
     return implied
 
 
+_SPELT_OUT = {
+    "isn't": "is not",
+    "aren't": "are not",
+    "that's": "that is",
+    "which's": "which is",
+    "doesn't": "does not",
+    "don't": "do not",
+    "let's": "let us",
+}
+_CONTRACTIONS = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in _SPELT_OUT) + r")(?=\s|$)")
+
+
 def normalise(text: str) -> str:
-    """Lower case, curly quotes straight, hyphens as spaces ("yellow-white mug" is "yellow
-    white mug"), punctuation dropped but for the possessive ``'s`` and clause commas."""
+    """Lower case, curly quotes straight, contractions spelt out ("isn't" is "is not"),
+    hyphens as spaces ("yellow-white mug" is "yellow white mug"), punctuation dropped but
+    for the possessive ``'s`` and clause commas."""
     text = text.lower().replace("\u2019", "'").replace("\u2018", "'")
     text = re.sub(r"[\"!?.]+$", "", text.strip())
     text = re.sub(r"(\w)-(\w)", r"\1 \2", text)  # "yellow-white mug"
     text = re.sub(r"[^a-z0-9' ,;]+", " ", text)
+    text = _CONTRACTIONS.sub(lambda m: _SPELT_OUT[m.group(0)], text)
     return re.sub(r"\s+", " ", text).strip()

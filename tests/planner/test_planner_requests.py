@@ -298,3 +298,97 @@ def test_a_place_the_evaluator_denies_is_not_done_whatever_the_brief_says() -> N
     assert episode.turn(held, evaluation=denied).tool_calls[0].name == "place"
     after = episode.turn(shown_on)
     assert after.tool_calls and after.tool_calls[0].name == "pick"  # tried again, not claimed
+
+
+# LIBERO-PRO's libero_spatial_task task 4, initial state 0 (robot-base frame, read from the
+# simulator once): one bowl in the opened top drawer, the other on the cabinet's top
+DRAWER_AND_TOP = {
+    "akita_black_bowl_1": (0.747, -0.129, 0.177),
+    "akita_black_bowl_2": (0.693, -0.276, 0.241),
+}
+WHERE = {
+    "akita_black_bowl_1": "in wooden_cabinet_1_top_region",
+    "akita_black_bowl_2": "on wooden_cabinet_1_top_side",
+}
+
+
+@pytest.mark.parametrize(
+    ("said", "bowl"),
+    [
+        ("the akita black bowl on the top of the wooden cabinet", "akita_black_bowl_2"),
+        ("the black bowl on top of the cabinet", "akita_black_bowl_2"),
+        ("the bowl atop the wooden cabinet", "akita_black_bowl_2"),
+        ("the bowl on the cabinet", "akita_black_bowl_2"),
+        ("the bowl sitting on the cabinet's top", "akita_black_bowl_2"),
+        ("the bowl resting on the cabinet top", "akita_black_bowl_2"),
+        ("the bowl in the cabinet", "akita_black_bowl_1"),
+        ("the bowl inside the top drawer", "akita_black_bowl_1"),
+        ("the bowl in the top drawer of the wooden cabinet", "akita_black_bowl_1"),
+        ("the bowl that is not on the cabinet", "akita_black_bowl_1"),
+        ("the bowl that isn't on top of the cabinet", "akita_black_bowl_1"),
+        ("the bowl other than the one in the top drawer", "akita_black_bowl_2"),
+    ],
+)
+def test_on_the_cabinet_is_its_top_not_its_drawer(said: str, bowl: str) -> None:
+    """ "On the top of the wooden cabinet" was read as "on the wooden cabinet", which the bowl
+    in its drawer fitted as well (LIBERO's In counts the cabinet's drawer region): refused
+    as an ambiguity. What a thing rests on is its "on"; what holds it, its "in"."""
+    scene = parse_brief(brief(kitchen(DRAWER_AND_TOP, WHERE)))
+    actions = plan_actions(parse_task(f"pick {said} and place it on the plate"), scene)
+    assert actions[0] == ("pick", {"ref": bowl})
+
+
+def test_from_the_cabinet_still_fits_both() -> None:
+    scene = parse_brief(brief(kitchen(DRAWER_AND_TOP, WHERE)))
+    with pytest.raises(Unresolved) as caught:
+        plan_actions(parse_task("take the bowl from the cabinet and put it on the plate"), scene)
+    assert caught.value.candidates == ("akita_black_bowl_1", "akita_black_bowl_2")
+
+
+NEGATIONS = [
+    "not {q}",
+    "that is not {q}",
+    "which is not {q}",
+    "that isn't {q}",
+    "that's not {q}",
+    "other than the one {q}",
+    "except the one {q}",
+    "that is not the one {q}",
+]
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    st.sampled_from(NEGATIONS),
+    st.sampled_from(["between the plate and the ramekin", "between plate and ramekin"]),
+    st.sampled_from(["pick", "pick up", "take", "grab"]),
+    st.sampled_from(["akita black bowl", "black bowl", "bowl"]),
+)
+def test_a_negated_qualifier_reads_the_same_however_it_is_said(
+    negation: str, qualifier: str, verb: str, noun: str
+) -> None:
+    said = f"{verb} the {noun} {negation.format(q=qualifier)} and put it on the plate"
+    actions = plan_actions(parse_task(said), parse_brief(brief(_pro_scene(PRO_STATE_1))))
+    assert actions[0] == ("pick", {"ref": "akita_black_bowl_2"})
+
+
+@pytest.mark.parametrize(
+    ("said", "first"),
+    [
+        ("move the plate to the stove’s front", "push"),
+        ("Move the plate to the front of the stove", "push"),
+        ("relocate the plate in front of the stove", "push"),
+        ("could you move the plate to the stove's front?", "push"),
+        ("put the plate in front of the stove", "pick"),
+        ("set the plate down in front of the stove", "pick"),
+        ("move the plate onto the stove", "pick"),
+    ],
+)
+def test_moved_to_a_side_of_something_is_slid_there(said: str, first: str) -> None:
+    """A plate "moved" to the stove's front: lifted by its rim, it hung from it and fell over
+    on release, 4 cm outside the marked area, three times (LIBERO-PRO libero_goal_lan task
+    5); "move" says neither carry nor slide, and along the table to a marked area of it a
+    person slides it. "Put"/"place" set it down; "move onto" something lifts it there."""
+    actions = plan_actions(parse_task(said), parse_brief(brief(kitchen(TWO_BOWLS))))
+    assert actions[0][0] == first
+    assert actions[-1][1]["target"] in {"main_table_stove_front_region", "flat_stove_1_cook_region"}

@@ -15,7 +15,7 @@ import pytest
 
 from worlds.libero import libero_available
 
-__all__ = ["SKILL_MARKS", "holds", "libero_world"]
+__all__ = ["SKILL_MARKS", "holds", "libero_world", "put_fixture"]
 
 SKILL_MARKS = [
     pytest.mark.long,
@@ -43,3 +43,14 @@ def holds(world: Any, predicate: str, *refs: str) -> bool:
 
     states = world.env.env.object_states_dict
     return bool(eval_predicate_fn(predicate, *(states[r] for r in refs)))
+
+
+def put_fixture(world: Any, body: str, xy: tuple[float, float]) -> None:
+    """Stand a fixture without a joint (``body``: its main body, ``wooden_cabinet_1_main``)
+    at ``xy`` (LIBERO's world frame): LIBERO re-places such fixtures at random within their
+    BDDL region on every reset, and the published initial state does not fix them, so a test
+    of a placement an eval met puts it there itself."""
+    env = world.env.env
+    model = env.sim.model
+    model.body_pos[model.body_name2id(body)][:2] = xy
+    env.sim.forward()

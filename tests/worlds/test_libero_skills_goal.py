@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.worlds.libero_cases import SKILL_MARKS, holds, libero_world
+from tests.worlds.libero_cases import SKILL_MARKS, holds, libero_world, put_fixture
 
 pytestmark = SKILL_MARKS
 
@@ -77,6 +77,26 @@ def test_a_bowl_the_opened_drawer_would_leave_no_way_to_is_dragged_out_first() -
         assert holds(world, "open", "wooden_cabinet_1_top_region")
         assert world.execute("pick", {"ref": "akita_black_bowl_1"}).ok
         _the_held_bowl_goes_into_the_top_drawer(world)
+    finally:
+        world.disconnect()
+
+
+def test_a_bowl_whose_drag_across_meets_the_wine_bottle_is_dragged_with_the_hand_along() -> None:
+    """LIBERO-PRO libero_goal_lan task 3, state 0 (the cabinet where the eval's reset put
+    it): the opened top drawer leaves the bowl no rim grasp, and the hand turned across
+    every drag that would free it reached over the wine bottle's neck beside the bowl, so
+    the drawer was opened without the drag and three picks came down on its front. The
+    hand turned along the drag has room: the opening drags the bowl first, saying so, and
+    the bowl is picked."""
+    world = libero_world("libero_goal_lan", 3, 0)
+    try:
+        put_fixture(world, "wooden_cabinet_1_main", (0.0396, -0.234))
+        opened = world.execute("open", {"ref": "wooden_cabinet_1_top_region"})
+        assert opened.ok and "by its inside" in opened.message, opened.message
+        assert holds(world, "open", "wooden_cabinet_1_top_region")
+        assert world.execute("pick", {"ref": "akita_black_bowl_1"}).ok
+        assert world.held_ref() == "akita_black_bowl_1"  # (the place: the test above)
+        assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.worlds.libero_cases import SKILL_MARKS, holds, libero_world
+from tests.worlds.libero_cases import SKILL_MARKS, holds, libero_world, put_fixture
 
 pytestmark = SKILL_MARKS
 
@@ -125,6 +125,24 @@ def test_a_mug_whose_wall_is_turned_slabs_is_held_by_its_rim() -> None:
         placed = world.execute("place", {"ref": mug, "target": "plate_1", "relation": "on"})
         assert placed.ok, placed.message
         assert holds(world, "on", mug, "plate_1")
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()
+
+
+def test_a_bowl_on_the_stove_is_grasped_where_the_knob_leaves_the_fingers_room() -> None:
+    """LIBERO-PRO libero_spatial_task task 9, state 0, the stove at the far end of its
+    placement range (where the eval's reset put it): the rim facing the robot looked roomy
+    to a check 5 cm long, but the open fingers' outer faces reach 6.8 cm, and the outer one
+    came down on the stove's knob and closed over the rim (three picks, nothing held). The
+    grasp now takes a side where the fingers have room, and lifts the bowl."""
+    world = libero_world("libero_spatial_task", 9, 0)
+    try:
+        put_fixture(world, "flat_stove_1_main", (-0.40, -0.134))
+        assert world.execute("pick", {"ref": "akita_black_bowl_2"}).ok
+        assert world.held_ref() == "akita_black_bowl_2"
+        box = world.geometry.box("akita_black_bowl_2")
+        assert box is not None and box.bottom > 0.1  # lifted off the stove
         assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()

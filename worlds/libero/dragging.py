@@ -35,7 +35,7 @@ from worlds.libero.clearance import (
     hand_clear,
     obstacles,
 )
-from worlds.libero.control import Vec3
+from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.segments import SLOW, Segment
 
 __all__ = ["Drag", "drag_out", "drag_segments", "out_of_the_way", "rim_grasp_at", "wrist_clear"]
@@ -164,56 +164,86 @@ def drag_out(geo: Any, ref: str, moved: Moved = None) -> Drag | None:
     hollow ``ref`` comes down clear of what reaches over it (with ``moved``: once that body
     has moved, a drawer opened), with the closed fingers' hand and the wrist clear all
     along it now and the object running into nothing at its own height; None when a rim
-    grasp is clear already or no drag makes one."""
+    grasp is clear already or no drag makes one. The hand is turned with its length across
+    the way out, else along it (the fingers' end then hooks the wall): across, the 20 cm
+    hand reached over a wine bottle's neck beside the bowl in every direction that freed it
+    (LIBERO-PRO libero_goal_lan task 3, state 0)."""
     if rim_grasp_at(geo, ref, np.zeros(2), moved=moved) is not None:
         return None
     box = geo.box(ref)
     centre, radius, floor = _inside(geo, ref)
-    reach = radius - FINGERS_HALF_M[1] - WALL_GAP_M
-    if reach < 0.0 or math.hypot(reach, FINGERS_HALF_M[0]) > radius:
-        return None  # no room inside for the closed fingers
     here, outer = np.array(box.centre[:2]), max(box.size[:2]) / 2
     level = obstacles(geo, ref, box.bottom + 0.005, box.top)
     z = floor + OVER_FLOOR_M
     best: Drag | None = None
-    for angle in np.linspace(0.0, 2 * math.pi, 16, endpoint=False):
-        d = np.array([math.cos(angle), math.sin(angle)])
-        start = centre + d * reach
-        yaw = _reachable_yaw(float(angle) + math.pi / 2, float(start[1]))
-        at = (float(start[0]), float(start[1]), z)
-        if not hand_clear(geo, ref, at, yaw, box.top) or not wrist_clear(geo, ref, at):
-            continue
-        # how far it can go at its own height: a round thing's footprint is its circle,
-        # not the box round it (dragged 4 cm towards the robot, the bowl's box corner would
-        # touch the wine bottle's foot, 6 cm from its centre)
-        free = 0.0
-        for far in np.arange(0.005, MAX_DRAG_M + SLIP_M + 1e-9, 0.005):
-            if any(
-                _round_gap(a, b, here + d * far, outer)
-                < min(SLIDE_MARGIN_M, _round_gap(a, b, here, outer) - 1e-4)
-                for _, a, b, _ in level
-            ):
-                break
-            free = float(far)
-        for distance in np.arange(0.01, MAX_DRAG_M + 1e-9, 0.01):
-            if best is not None and distance >= float(np.linalg.norm(best.shift)) - 1e-9:
-                break
-            if distance > free + 1e-9:
-                break
-            # the fingers drag further than it must move (SLIP_M), as far as it has room
-            end = start + d * (min(distance + SLIP_M, free) + WALL_GAP_M)
-            at = (float(end[0]), float(end[1]), z)
-            if not hand_clear(geo, ref, at, yaw, box.top) or not wrist_clear(geo, ref, at):
-                break
-            if rim_grasp_at(geo, ref, d * distance, moved=moved) is not None:
-                best = Drag(
-                    (float(start[0]), float(start[1]), z),
-                    (float(end[0]), float(end[1]), z),
-                    yaw,
-                    d * distance,
-                )
-                break
+    for turn, (front, side) in ((math.pi / 2, FINGERS_HALF_M[::-1]), (0.0, FINGERS_HALF_M)):
+        reach = radius - front - WALL_GAP_M
+        if reach < 0.0 or math.hypot(reach, side) > radius:
+            continue  # no room inside for the closed fingers
+        for angle in np.linspace(0.0, 2 * math.pi, 16, endpoint=False):
+            found = _drag_along(
+                geo, ref, angle, turn, (centre, reach, z, here, outer), level, moved
+            )
+            if found is not None and (best is None or _length(found) < _length(best) - 1e-9):
+                best = found
+        if best is not None:
+            return best
     return best
+
+
+def _length(drag: Drag) -> float:
+    return float(np.linalg.norm(drag.shift))
+
+
+def _drag_along(
+    geo: Any,
+    ref: str,
+    angle: float,
+    turn: float,
+    where: tuple[np.ndarray, float, float, np.ndarray, float],
+    level: list[Any],
+    moved: Moved,
+) -> Drag | None:
+    """The shortest drag of ``ref`` towards ``angle`` (the hand turned ``turn`` from it)
+    that leaves a rim grasp clear, or None (see :func:`drag_out`)."""
+    centre, reach, z, here, outer = where
+    box = geo.box(ref)
+    d = np.array([math.cos(angle), math.sin(angle)])
+    start = centre + d * reach
+    yaw = _reachable_yaw(float(angle) + turn, float(start[1]))
+    if turn == 0.0:  # closed fingers along the way: of the two turns, the one nearer home
+        yaw = min(yaw, yaw + math.pi, key=lambda w: abs(math.remainder(w - HOME_YAW, 2 * math.pi)))
+    at = (float(start[0]), float(start[1]), z)
+    if not hand_clear(geo, ref, at, yaw, box.top) or not wrist_clear(geo, ref, at):
+        return None
+    # how far it can go at its own height: a round thing's footprint is its circle,
+    # not the box round it (dragged 4 cm towards the robot, the bowl's box corner would
+    # touch the wine bottle's foot, 6 cm from its centre)
+    free = 0.0
+    for far in np.arange(0.005, MAX_DRAG_M + SLIP_M + 1e-9, 0.005):
+        if any(
+            _round_gap(a, b, here + d * far, outer)
+            < min(SLIDE_MARGIN_M, _round_gap(a, b, here, outer) - 1e-4)
+            for _, a, b, _ in level
+        ):
+            break
+        free = float(far)
+    for distance in np.arange(0.01, MAX_DRAG_M + 1e-9, 0.01):
+        if distance > free + 1e-9:
+            break
+        # the fingers drag further than it must move (SLIP_M), as far as it has room
+        end = start + d * (min(distance + SLIP_M, free) + WALL_GAP_M)
+        at = (float(end[0]), float(end[1]), z)
+        if not hand_clear(geo, ref, at, yaw, box.top) or not wrist_clear(geo, ref, at):
+            break
+        if rim_grasp_at(geo, ref, d * distance, moved=moved) is not None:
+            return Drag(
+                (float(start[0]), float(start[1]), z),
+                (float(end[0]), float(end[1]), z),
+                yaw,
+                d * distance,
+            )
+    return None
 
 
 def out_of_the_way(geo: Any, drawer: str, shift: np.ndarray) -> tuple[str, Drag] | None:

@@ -42,6 +42,16 @@ FLAT_M = 0.03
 """Lower than this, a thing wider than the fingers open is a plate, held by its rim."""
 FINGER_OPEN_M = 0.08
 """The Panda's fingers open this far apart."""
+FINGER_OUTER_M = 0.068
+"""How far the open fingers' outer faces reach from the grip site along the closing
+direction more than 1 cm above it (measured on the finger meshes at 7.8 cm open: 6.4-6.8 cm)."""
+FINGER_TIP_OUTER_M = 0.055
+"""The same at their tips, from 1.3 cm below the grip site to 1 cm above it (measured 5.3
+cm). A rim grasp's room check reached only 5 cm: the outer fingertip came down on the
+stove's knob beside a bowl on the stove, 2.5 mm inside it, and closed over the rim
+(LIBERO-PRO libero_spatial_task task 9, the stove at the far end of its placement range);
+6.8 cm all the way down, it found a low cream cheese box beside the rim that the tip
+clears (libero_goal task 4, state 3)."""
 FINGER_HALF_M = (0.01, 0.012)
 """Half a finger's size across (along the closing direction) and wide (along the jaw)."""
 HAND_HALF_M = (0.1, 0.03)
@@ -314,12 +324,18 @@ class LiberoGeometry:
             here = self.frame.from_world(point)
             if math.hypot(here[0], here[1]) < NEAR_BASE_M:
                 continue
-            x_closing = yaw != math.pi / 2
-            along = 0.05 if x_closing else 0.015
-            wide = 0.015 if x_closing else 0.05
-            low = (here[0] - along, here[1] - wide, here[2] - min(0.01, depth / 2))
-            high = (here[0] + along, here[1] + wide, here[2] + 0.08)
-            if self.blocked(low, high, ignore=(ref,)) is None:
+            # the open fingers: their tips (to 1 cm above the grip site), and above them
+            bands = (
+                (-min(0.01, depth / 2), 0.01, FINGER_TIP_OUTER_M),
+                (0.01, 0.08, FINGER_OUTER_M),
+            )
+            room = True
+            for z0, z1, reach in bands:
+                hx, hy = (reach, 0.015) if yaw != math.pi / 2 else (0.015, reach)
+                low = (here[0] - hx, here[1] - hy, here[2] + z0)
+                high = (here[0] + hx, here[1] + hy, here[2] + z1)
+                room = room and self.blocked(low, high, ignore=(ref,)) is None
+            if room:
                 roomy.append((here, yaw, 0.02))
         # the hand, 20 cm long along the closing direction, must also come down clear of
         # anything reaching over the object (libero_goal task 3: the top drawer opened over
