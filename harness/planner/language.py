@@ -19,10 +19,12 @@ from dataclasses import replace
 
 from harness.planner.lexicon import (
     ARTICLES,
+    BARE_SIDE,
     DIRECTION_ALIASES,
     DIRECTIONS,
     PARTS,
     normalise,
+    side_first,
     stem,
 )
 from harness.planner.task_types import Action, Mention, Near, Qualifier, Relation, Step, Task
@@ -312,7 +314,7 @@ def _destination(rest: str) -> tuple[str, Relation | None, str] | None:
             continue
         if subject.split() and subject.split()[-1] in {"and", "not", "is"}:
             continue
-        if best is not None and _BARE_SIDE.fullmatch(tail):
+        if best is not None and BARE_SIDE.fullmatch(tail):
             continue  # "onto the plate on the left": the side is the plate's
         best = (subject, _relation(match["rel"]), tail)
     if best is None:
@@ -322,9 +324,6 @@ def _destination(rest: str) -> tuple[str, Relation | None, str] | None:
     if best[0].split()[-1:] in (["from"], ["between"]):
         return None
     return best
-
-
-_BARE_SIDE = re.compile(r"(?:the\s+)?(?:left|right)(?:(?:\s+|-)hand)?(?:\s+side)?")
 
 
 def _relation(word: str) -> Relation | None:
@@ -363,20 +362,9 @@ def _mention(text: str, before: list[Step], *, role: str) -> Mention | str:
     return mention
 
 
-_SIDE_AFTER = re.compile(
-    r"^(?P<article>(?:the|a|an)\s+)?(?P<head>.+?)"
-    r"(?:\s+(?:that|which)\s+(?:is|are|sits|stands))?\s+(?:on|at|to|towards?)\s+(?:the\s+)?"
-    r"(?P<side>left|right)(?:\s+hand)?(?:\s+side)?$"
-)
-"""A side after the noun: "the plate on the left", "the mug at the right-hand side"."""
-
-
 def _phrase(text: str) -> Mention | str:
     """A noun phrase with its qualifiers and parts (see :class:`Mention`)."""
-    text = re.sub(r"\b(left|right)(?:\s+|-)hand\b", r"\1", text.strip())  # "left-hand"
-    after = _SIDE_AFTER.match(text)
-    if after is not None and after["head"].split()[0] not in DIRECTIONS:
-        text = f"{after['article'] or ''}{after['side']} {after['head']}"
+    text = side_first(text)  # "the plate on the left": "the left plate"
     qualifiers: list[Qualifier] = []
     match = _QUALIFIER.search(" " + text)
     head = text

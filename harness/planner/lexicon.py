@@ -15,6 +15,7 @@ from scene.nodes import singular
 
 __all__ = [
     "ARTICLES",
+    "BARE_SIDE",
     "COLOURS",
     "DIRECTIONS",
     "DIRECTION_ALIASES",
@@ -23,6 +24,7 @@ __all__ = [
     "equivalent",
     "implied_words",
     "normalise",
+    "side_first",
     "stem",
 ]
 
@@ -160,3 +162,23 @@ def normalise(text: str) -> str:
     text = re.sub(r"[^a-z0-9' ,;]+", " ", text)
     text = _CONTRACTIONS.sub(lambda m: _SPELT_OUT[m.group(0)], text)
     return re.sub(r"\s+", " ", text).strip()
+
+
+BARE_SIDE = re.compile(r"(?:the\s+)?(?:left|right)(?:(?:\s+|-)hand)?(?:\s+side)?")
+"""A side alone ("the left", "the right-hand side"): after a noun, the noun's side."""
+_SIDE_AFTER = re.compile(
+    r"^(?P<article>(?:the|a|an)\s+)?(?P<head>.+?)"
+    r"(?:\s+(?:that|which)\s+(?:is|are|sits|stands))?\s+(?:on|at|to|towards?)\s+(?:the\s+)?"
+    r"(?P<side>left|right)(?:\s+hand)?(?:\s+side)?$"
+)
+
+
+def side_first(text: str) -> str:
+    """A noun phrase with its side put first: "the plate on the left", "the mug that is
+    at the right-hand side", "the left-hand plate" become "the left plate", "the right
+    mug", "the left plate" (the planner reads a leading side as which of several)."""
+    text = re.sub(r"\b(left|right)(?:\s+|-)hand\b", r"\1", text.strip())
+    after = _SIDE_AFTER.match(text)
+    if after is not None and after["head"].split()[0] not in DIRECTIONS:
+        text = f"{after['article'] or ''}{after['side']} {after['head']}"
+    return text
