@@ -3,13 +3,13 @@ the camera's left before it reads "the left moka pot".
 
 The planner reads left and right as seen through the embodiment's first camera (the
 picture a person describing the scene looks at: :func:`~harness.planner.grounding.viewer_left`).
-A scene may also name its places by side: LIBERO's living room has "table area: plate left"
-and "plate right", its kitchen "moka pot left init" and "moka pot right init". A pair of
+A scene may also name its places by side: a living room with "table area: plate left" and
+"plate right", a kitchen with "moka pot left init" and "moka pot right init". A pair of
 things whose labels differ only by "left" and "right" says which way its author called left
 (from the right one to the left one). Where that agrees with the camera the report says
 so; where it is the other way round the two readings of the instruction are both
-defensible (LIBERO's own goals use the camera's left in one task and the robot's in
-another), and the planner asks which thing is meant where a user can answer, and refuses
+defensible (a benchmark's own goals may use the camera's left in one task and the robot's
+in another), and the planner asks which thing is meant where a user can answer, and refuses
 otherwise, naming them (:func:`~harness.planner.household.plan_actions`).
 """
 
@@ -105,7 +105,7 @@ def named_note(brief: ParsedBrief | None, left: tuple[float, float]) -> str:
         return ""
     if named.agrees(left):
         return f" The scene's own names agree: {named.text()}."
-    return f" The scene's own names put left the other way ({named.text()}); the user chose."
+    return f" The scene's own names put left the other way ({named.text()})."
 
 
 _CAMERA_NAME = re.compile(r"^Camera (?P<name>[a-z0-9_]+):", re.MULTILINE)
