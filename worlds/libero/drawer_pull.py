@@ -23,9 +23,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from worlds.libero.articulation import geom_box
 from worlds.libero.control import HOME_YAW, side_matrix
-from worlds.libero.oriented import ROBOT_BODIES, boxes_overlap
+from worlds.libero.oriented import box_meets
 from worlds.libero.segments import SLOW, Segment
 
 if TYPE_CHECKING:
@@ -48,28 +47,11 @@ def hand_meets(
     """The name of a scene collision geom (not the robot's, not ``skip``) that the hand's
     box meets with the gripper's site at ``grip`` (world) turned ``rotation`` (columns:
     closing, across, pointing), or None."""
-    env = geo.env
-    model, data = env.sim.model, env.sim.data
     (long, thick), (start, end) = HAND_BOX
     axes = rotation.T  # rows: closing, across, pointing
     centre = grip - axes[2] * (start + end) / 2
     half = np.array([long, thick, (end - start) / 2])
-    reach = np.abs(axes.T) @ half
-    for geom in range(model.ngeom):
-        if geom in skip or (model.geom_contype[geom] == 0 and model.geom_conaffinity[geom] == 0):
-            continue
-        body = model.body(int(model.geom_bodyid[geom])).name
-        if body.startswith(ROBOT_BODIES) or body == "world":
-            continue
-        low, high = geom_box(env, geom)
-        if np.any(low > centre + reach) or np.any(high < centre - reach):
-            continue
-        geom_rotation = np.array(data.geom_xmat[geom], dtype=float).reshape(3, 3)
-        aabb = np.array(model.geom_aabb[geom], dtype=float)
-        other = np.array(data.geom_xpos[geom], dtype=float) + geom_rotation @ aabb[:3]
-        if boxes_overlap(centre, axes, half, other, geom_rotation.T, aabb[3:]):
-            return model.geom(geom).name or body
-    return None
+    return box_meets(geo.env, centre, axes, half, skip)
 
 
 def pull_dip(

@@ -17,7 +17,7 @@ import numpy as np
 
 from worlds.libero.articulation import geom_box
 
-__all__ = ["boxes_overlap", "oriented_blocked"]
+__all__ = ["box_meets", "boxes_overlap", "oriented_blocked"]
 
 ROBOT_BODIES = ("robot0_", "gripper0_", "mount0_")
 
@@ -34,16 +34,24 @@ def oriented_blocked(
     that overlaps the box of half sizes ``half`` about ``centre`` (base frame), its first
     axis turned ``yaw`` about the vertical; or None."""
     env = geo.env
-    model, data = env.sim.model, env.sim.data
     skip: set[int] = set()
     for ref in ignore:
         if ref in env.obj_body_id:
             skip.update(geo._geoms(ref))
     c, s = math.cos(yaw), math.sin(yaw)
-    axes_a = np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]])
-    half_a = np.asarray(half, dtype=float)
-    centre_a = np.asarray(geo.frame.to_world(centre), dtype=float)
-    reach = np.abs(axes_a.T) @ half_a
+    axes = np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]])
+    world_centre = np.asarray(geo.frame.to_world(centre), dtype=float)
+    return box_meets(env, world_centre, axes, np.asarray(half, dtype=float), skip)
+
+
+def box_meets(
+    env: Any, centre: np.ndarray, axes: np.ndarray, half: np.ndarray, skip: set[int]
+) -> str | None:
+    """The name of a scene collision geom (not the robot's, not one of ``skip``) that the
+    box about ``centre`` (world) with axes the rows of ``axes`` and half sizes ``half``
+    overlaps, each geom as the turned box it is; or None."""
+    model, data = env.sim.model, env.sim.data
+    reach = np.abs(axes.T) @ half
     for geom in range(model.ngeom):
         if geom in skip or (model.geom_contype[geom] == 0 and model.geom_conaffinity[geom] == 0):
             continue
@@ -51,12 +59,12 @@ def oriented_blocked(
         if body.startswith(ROBOT_BODIES) or body == "world":
             continue
         low, high = geom_box(env, geom)
-        if np.any(low > centre_a + reach) or np.any(high < centre_a - reach):
+        if np.any(low > centre + reach) or np.any(high < centre - reach):
             continue  # not even the axis-aligned boxes meet
         rotation = np.array(data.geom_xmat[geom], dtype=float).reshape(3, 3)
         aabb = np.array(model.geom_aabb[geom], dtype=float)
-        centre_b = np.array(data.geom_xpos[geom], dtype=float) + rotation @ aabb[:3]
-        if boxes_overlap(centre_a, axes_a, half_a, centre_b, rotation.T, aabb[3:]):
+        other = np.array(data.geom_xpos[geom], dtype=float) + rotation @ aabb[:3]
+        if boxes_overlap(centre, axes, half, other, rotation.T, aabb[3:]):
             return model.geom(geom).name or body
     return None
 
