@@ -158,6 +158,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+def _scheduling() -> tuple[int, int] | None:
+    try:
+        return os.sched_getscheduler(0), os.sched_getparam(0).sched_priority
+    except (AttributeError, OSError):  # no POSIX scheduling API here
+        return None
+
+
+@pytest.fixture(autouse=True)
+def _scheduling_unchanged() -> Iterator[None]:
+    """Every test leaves its worker's thread scheduled as it found it, and a test that
+    does not fails (its worker is set back). An AV1 encoder once left a worker a real-time
+    task for the rest of the run: it starved the other workers on its core, and every
+    process it started inherited it (``tests/export/test_export_video_scheduling.py``)."""
+    before = _scheduling()
+    yield
+    after = _scheduling()
+    if after != before and before is not None:
+        os.sched_setscheduler(0, before[0], os.sched_param(before[1]))
+        pytest.fail(
+            f"the test left this thread scheduled as {after} (policy, priority), not {before}"
+        )
+
+
 @pytest.fixture
 def server() -> Iterator[WireServer]:
     """A loopback server speaking the OpenAI and Anthropic wire formats."""

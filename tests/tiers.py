@@ -160,6 +160,7 @@ SLOW_FILES: dict[str, str] = {
     "test_sim_joints": "sim",
     "test_sim_mobile": "sim",
     "test_export_files": "sim",
+    "test_export_video_scheduling": "long",
     "test_providers_cancel": "waits",
     # files whose every test is slow by its own markers: not even imported in the fast tier
     "test_context_reachability": "long",

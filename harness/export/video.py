@@ -12,7 +12,10 @@ must be even.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Literal
@@ -36,6 +39,32 @@ CODECS: dict[str, dict[str, Any]] = {
 frame, as LeRobot encodes for random access while training)."""
 
 PIXEL_FORMAT = "yuv420p"
+
+log = logging.getLogger(__name__)
+
+
+@contextlib.contextmanager
+def scheduling_kept() -> Iterator[None]:
+    """Give the calling thread back the scheduling policy it had, whatever the encoder did.
+
+    SVT-AV1 (4.1, in PyAV's wheels) checks once per process whether it may raise thread
+    priorities by setting the *calling* thread to ``SCHED_FIFO`` 99, and leaves it there:
+    a process allowed to (root, or ``CAP_SYS_NICE``) went on as a real-time task after its
+    first AV1 frame, and every process it started inherited that. A robot's control loop
+    or an eval worker that exported a dataset would then starve the machine's other work
+    on its core. The check runs inside the encoder's first ``encode``; each call into the
+    encoder is made inside this guard, which costs two system calls."""
+    try:
+        policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
+    except (AttributeError, OSError):  # no POSIX scheduling API here (not Linux)
+        yield
+        return
+    try:
+        yield
+    finally:
+        if (os.sched_getscheduler(0), os.sched_getparam(0)) != (policy, param):
+            log.debug("the video encoder changed this thread's scheduling; restored")
+            os.sched_setscheduler(0, policy, param)
 
 
 class VideoFile:
@@ -86,7 +115,9 @@ class VideoFile:
         video_frame = av.VideoFrame.from_ndarray(array, format="rgb24")
         video_frame.pts = self.frames
         video_frame.time_base = Fraction(1, self.fps)
-        self._mux(self._stream.encode(video_frame))
+        with scheduling_kept():
+            packets = self._stream.encode(video_frame)
+        self._mux(packets)
         self.frames += 1
 
     def _mux(self, packets: Any) -> None:
@@ -104,7 +135,9 @@ class VideoFile:
             return
         self.closed = True
         try:
-            self._mux(self._stream.encode())
+            with scheduling_kept():
+                packets = self._stream.encode()
+            self._mux(packets)
         finally:
             self._container.close()
 
