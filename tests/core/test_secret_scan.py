@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import Harness, HarnessConfig, tool
@@ -259,18 +259,20 @@ def test_stripping_never_fails_on_arbitrary_bytes(data: bytes, head: bytes) -> N
 @settings(max_examples=examples(400), deadline=None)
 @given(
     key=st.text(alphabet=string.ascii_letters + string.digits, min_size=11, max_size=48),
-    cut=st.tuples(st.integers(0, 48), st.integers(0, 48)),
+    data=st.data(),
     before=st.text(max_size=20),
     after=st.text(max_size=20),
 )
 def test_any_ten_characters_of_a_known_secret_are_redacted(
-    key: str, cut: tuple[int, int], before: str, after: str
+    key: str, data: st.DataObject, before: str, after: str
 ) -> None:
     """What a bound leaves of a configured value (any run of 10+ of its characters, at its
-    beginning, its end or its middle) is redacted wherever it appears."""
-    start, end = sorted(cut)
+    beginning, its end or its middle) is redacted wherever it appears. The run is drawn
+    inside the key (a cut drawn blind and filtered to 10+ characters was rejected so often
+    that hypothesis's health check failed the test on some seeds)."""
+    start = data.draw(st.integers(0, len(key) - 10), label="start")
+    end = data.draw(st.integers(start + 10, len(key)), label="end")
     fragment = key[start:end]
-    assume(len(fragment) >= 10)
     out = Redactor(literals=[key]).text(before + fragment + after)
     windows = {key[i : i + 10] for i in range(len(key) - 9)}
     background = before + after
