@@ -9,6 +9,7 @@ episode, that its motions stayed inside the limits rather than assume it.
 
 from __future__ import annotations
 
+import math
 import threading
 
 from pydantic import BaseModel
@@ -40,6 +41,17 @@ class StepAudit:
         self._frame = frame
         self._lock = threading.Lock()
         self._result = StepAuditResult()
+        # The audit runs after every physics step (25 per controller step), so the frames'
+        # poses are resolved here once, not through the profile's frame chain each time; the
+        # arithmetic per step is the profile's own (``to_world``, ``from_world``) on the same
+        # numbers, so every decision is bit for bit what they would give
+        # (tests/runtime/test_step_audit.py checks it against them on turned frames).
+        workspace = profile.workspace
+        self._into_world = _Pose(*profile.frame_pose_in_world(frame))
+        self._boxes = [
+            (_Pose(*profile.frame_pose_in_world(box.frame)), tuple(box.min), tuple(box.max))
+            for box in (workspace, *profile.keep_out)
+        ]
 
     def __call__(self, point: Point) -> None:
         bad = not self._allowed(point)
@@ -51,15 +63,11 @@ class StepAudit:
                     self._result.first_outside = tuple(round(float(v), 4) for v in point)  # type: ignore[assignment]
 
     def _allowed(self, point: Point) -> bool:
-        world = self._profile.to_world(point, self._frame)
-        workspace = self._profile.workspace
-        in_workspace = self._profile.from_world(world, workspace.frame)
-        if not _inside(in_workspace, workspace.min, workspace.max):
+        world = self._into_world.to_world(point)
+        (pose, low, high), *zones = self._boxes
+        if not _inside(pose.from_world(world), low, high):
             return False
-        return not any(
-            _inside(self._profile.from_world(world, zone.frame), zone.min, zone.max)
-            for zone in self._profile.keep_out
-        )
+        return not any(_inside(pose.from_world(world), low, high) for pose, low, high in zones)
 
     def result(self) -> StepAuditResult:
         with self._lock:
@@ -71,5 +79,32 @@ class StepAudit:
             self._result = StepAuditResult()
 
 
+class _Pose:
+    """A frame's resolved pose in the world, with the same arithmetic as
+    :meth:`EmbodimentProfile.to_world` and :meth:`EmbodimentProfile.from_world`."""
+
+    __slots__ = ("c_in", "c_out", "origin", "s_in", "s_out")
+
+    def __init__(self, origin: Point, yaw: float) -> None:
+        self.origin = origin
+        self.c_in, self.s_in = math.cos(yaw), math.sin(yaw)
+        self.c_out, self.s_out = math.cos(-yaw), math.sin(-yaw)
+
+    def to_world(self, point: Point) -> Point:
+        c, s, (ox, oy, oz) = self.c_in, self.s_in, self.origin
+        x, y, z = point
+        return (ox + c * x - s * y, oy + s * x + c * y, oz + z)
+
+    def from_world(self, point: Point) -> Point:
+        ox, oy, oz = self.origin
+        dx, dy, dz = point[0] - ox, point[1] - oy, point[2] - oz
+        c, s = self.c_out, self.s_out
+        return (c * dx - s * dy, s * dx + c * dy, dz)
+
+
 def _inside(point: Point, low: Point, high: Point) -> bool:
-    return all(lo <= value <= hi for value, lo, hi in zip(point, low, high, strict=True))
+    return (
+        low[0] <= point[0] <= high[0]
+        and low[1] <= point[1] <= high[1]
+        and low[2] <= point[2] <= high[2]
+    )
