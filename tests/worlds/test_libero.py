@@ -290,3 +290,54 @@ def test_physics_steps_skip_the_repeated_forward_and_the_physics_is_robosuites(s
     assert whole_forwards == 0 and called_directly == 1
     assert robosuite_forwards == 2 * 6 * 25
     assert lighter == robosuites
+
+
+def test_robosuites_observables_are_off_and_the_physics_is_the_same_with_them_on(
+    sim: Any,
+) -> None:
+    """Nothing reads robosuite's observation dicts, so the driver switches its observables
+    off (robosuite updated every one after each physics step). They stay off across resets,
+    and the oracle is the same env with all of them on again: from the same full MuJoCo
+    state, 6 controller steps (150 physics steps) end in bit-identical positions,
+    velocities, controls and contact counts, while the switched-on observables did sample.
+    The step observers' base-frame point is, bit for bit, the arm frame's own conversion."""
+    import mujoco
+
+    sim.reset(init_state=2)
+    env = sim.env
+    inner = env.env
+    observables = list(inner._observables.values())
+    assert observables and not any(o.is_enabled() for o in observables)
+    model, data = inner.sim.model._model, inner.sim.data._data
+    kind = mujoco.mjtState.mjSTATE_INTEGRATION
+    start = np.empty(mujoco.mj_stateSize(model, kind))
+    mujoco.mj_getState(model, data, start, kind)
+    action = np.array([-0.2, 0.3, 0.3, 0.1, 0.0, -0.1, 1.0])
+    gripper = inner.robots[0].gripper
+    closing = np.array(gripper.current_action)  # the gripper's command ramps, step by step
+
+    def run_steps() -> tuple[bytes, int]:
+        gripper.current_action = closing.copy()
+        for _ in range(6):
+            env.step(action)
+        return (
+            b"".join(np.asarray(a).tobytes() for a in (data.qpos, data.qvel, data.ctrl)),
+            int(data.ncon),
+        )
+
+    del sim.trace[:]
+    off = run_steps()
+    site = data.site_xpos[inner.robots[0].eef_site_id]
+    assert len(sim.trace) == 150 and sim.trace[-1] == sim._arm.frame.from_world(site)
+    mujoco.mj_setState(model, data, start, kind)
+    for observable in observables:
+        observable.set_enabled(True)
+    try:
+        inner._obs_cache = {}
+        on = run_steps()
+        sampled = dict(inner._obs_cache)
+    finally:
+        for observable in observables:
+            observable.set_enabled(False)
+    assert any(name.endswith("eef_pos") for name in sampled), sorted(sampled)
+    assert off == on

@@ -36,9 +36,11 @@ __all__ = [
     "CAMERAS",
     "SETTLE_STEPS",
     "Restored",
+    "base_point",
     "build_env",
     "check_choice",
     "close_env",
+    "disable_observables",
     "gl_current",
     "install_step_observers",
     "restore_state",
@@ -106,7 +108,21 @@ def build_env(chosen: LiberoTask, config: LiberoConfig) -> tuple[Any, Any]:
         env.seed(config.seed)
         states = init_states(chosen.suite, chosen.index)
     skip_repeated_forward(env)
+    disable_observables(env)
     return env, states
+
+
+def disable_observables(env: Any) -> None:
+    """Switch off every robosuite observable of the env: nothing here reads robosuite's
+    observation dicts (the driver, the skills and the recorder read MuJoCo's data and render
+    their own frames), and robosuite updated each of them after every physics step (its
+    ``_update_observables``, about 8 % of a skill's CPU) and gathered them after every
+    controller step. The sensors only read the simulation, so the physics is the same bit
+    for bit (``tests/worlds/test_libero.py`` steps two envs, one with them and one without,
+    and compares). They stay off across resets: the env is built with ``hard_reset=False``,
+    so robosuite never makes them anew."""
+    for observable in env.env._observables.values():
+        observable.set_enabled(False)
 
 
 def skip_repeated_forward(env: Any) -> None:
@@ -250,20 +266,31 @@ def install_step_observers(
     arm: Callable[[], Arm | None],
 ) -> None:
     """Wrap the env's physics step so step observers see every one of them (``arm`` gives
-    the current arm, whose frame turns the gripper site into base coordinates)."""
-    sim = env.env.sim
+    the current arm, whose frame turns the gripper site into base coordinates).
+
+    This runs after every physics step, so the base-frame point is made with plain float
+    arithmetic: the same subtraction as :meth:`Frame.from_world`, bit for bit, without its
+    arrays (``tests/worlds/test_libero.py`` compares the two)."""
+    inner = env.env
+    sim = inner.sim
     original = sim.step
-    site = lambda: env.env.robots[0].eef_site_id  # noqa: E731
 
     def step(*args: Any, **kwargs: Any) -> Any:
         result = original(*args, **kwargs)
         if observers and (current := arm()) is not None:
-            point = current.frame.from_world(sim.data.site_xpos[site()])
+            point = base_point(sim.data._data.site_xpos[inner.robots[0].eef_site_id], current)
             for observer in observers:
                 observer(point)
         return result
 
     sim.step = step
+
+
+def base_point(world: Any, arm: Arm) -> tuple[float, float, float]:
+    """``arm.frame.from_world(world)`` for a point of three floats (a row of MuJoCo's data)."""
+    x, y, z = world.tolist()
+    ox, oy, oz = arm.frame.origin
+    return (x - ox, y - oy, z - oz)
 
 
 def close_env(env: Any) -> None:
