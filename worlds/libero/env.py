@@ -120,9 +120,17 @@ def disable_observables(env: Any) -> None:
     controller step. The sensors only read the simulation, so the physics is the same bit
     for bit (``tests/worlds/test_libero.py`` steps two envs, one with them and one without,
     and compares). They stay off across resets: the env is built with ``hard_reset=False``,
-    so robosuite never makes them anew."""
-    for observable in env.env._observables.values():
+    so robosuite never makes them anew. Its per-step update is then skipped as a whole (it
+    would still visit each of the forty or so to find it off); ``del
+    env.env._update_observables`` brings robosuite's own back."""
+    inner = env.env
+    for observable in inner._observables.values():
         observable.set_enabled(False)
+    inner._update_observables = _no_observables
+
+
+def _no_observables(force: bool = False) -> None:
+    """robosuite's ``_update_observables`` for an env whose observables are all off."""
 
 
 def skip_repeated_forward(env: Any) -> None:
