@@ -40,7 +40,9 @@ class StepAudit:
         self._profile = profile
         self._frame = frame
         self._lock = threading.Lock()
-        self._result = StepAuditResult()
+        # plain counts, made into a StepAuditResult when asked: a pydantic model's
+        # attribute assignment after every physics step cost more than the check itself
+        self.restart()
         # The audit runs after every physics step (25 per controller step), so the frames'
         # poses are resolved here once, not through the profile's frame chain each time; the
         # arithmetic per step is the profile's own (``to_world``, ``from_world``) on the same
@@ -54,29 +56,38 @@ class StepAudit:
         ]
 
     def __call__(self, point: Point) -> None:
-        bad = not self._allowed(point)
+        if self._allowed(point):
+            with self._lock:
+                self._steps += 1
+            return
+        first = tuple(round(float(v), 4) for v in point)
         with self._lock:
-            self._result.steps += 1
-            if bad:
-                self._result.outside += 1
-                if self._result.first_outside is None:
-                    self._result.first_outside = tuple(round(float(v), 4) for v in point)  # type: ignore[assignment]
+            self._steps += 1
+            self._outside += 1
+            if self._first_outside is None:
+                self._first_outside = first  # type: ignore[assignment]
 
     def _allowed(self, point: Point) -> bool:
         world = self._into_world.to_world(point)
         (pose, low, high), *zones = self._boxes
         if not _inside(pose.from_world(world), low, high):
             return False
-        return not any(_inside(pose.from_world(world), low, high) for pose, low, high in zones)
+        for pose, low, high in zones:  # noqa: SIM110 (a loop: no generator per physics step)
+            if _inside(pose.from_world(world), low, high):
+                return False
+        return True
 
     def result(self) -> StepAuditResult:
         with self._lock:
-            return self._result.model_copy()
+            return StepAuditResult(
+                steps=self._steps, outside=self._outside, first_outside=self._first_outside
+            )
 
     def restart(self) -> None:
         """A new episode: count from zero."""
         with self._lock:
-            self._result = StepAuditResult()
+            self._steps, self._outside = 0, 0
+            self._first_outside: Point | None = None
 
 
 class _Pose:
