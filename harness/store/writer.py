@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from harness.context.compaction.archive import archive_hit, query_terms
+from harness.context.compaction.archive import ArchiveQuery, query_terms
 from harness.errors import RunStoreError
 from harness.events import EventBase, ToolResultEvent
 from harness.mcp.processes import start_identity
@@ -382,6 +382,7 @@ class SQLiteRunStore(RedactingStore):
             "instr(lower(a.tool || ' ' || a.arguments || ' ' || a.text), ?) > 0" for _ in terms
         )
         hits: list[ArchiveHit] = []
+        prepared = ArchiveQuery(query)
         with self._lock:
             self._check_open()
             cursor = self._conn.execute(
@@ -391,7 +392,7 @@ class SQLiteRunStore(RedactingStore):
                 (session_id, *terms),
             )
             for address, task_id, tool, arguments, text in cursor:
-                hit = archive_hit(query, tool=str(tool), arguments=str(arguments), text=str(text))
+                hit = prepared.hit(tool=str(tool), arguments=str(arguments), text=str(text))
                 if hit is None:
                     continue
                 hits.append(ArchiveHit(str(address), str(task_id), str(tool), *hit))
