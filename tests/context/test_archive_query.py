@@ -72,7 +72,7 @@ queries = st.one_of(st.sampled_from(WORDS), st.lists(pieces, min_size=1, max_siz
 TRIED = {"hits": 0, "misses": 0}
 
 
-@settings(max_examples=examples(200), deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     query=queries,
     outputs=st.lists(
@@ -105,4 +105,4 @@ def test_a_prepared_query_answers_as_the_per_output_rule_did(
 
 def test_the_comparison_saw_hits_and_misses() -> None:
     # after the property above (a tenth of its examples in the fast tier: tests/tiers.py)
-    assert TRIED["hits"] >= floor(40) and TRIED["misses"] >= floor(40), TRIED
+    assert TRIED["hits"] >= floor(30) and TRIED["misses"] >= floor(30), TRIED
