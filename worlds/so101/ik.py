@@ -100,8 +100,9 @@ class ArmIK:
     def __init__(self) -> None:
         import mink
         import mujoco
+        import qpsolvers
 
-        self._mj, self._mink = mujoco, mink
+        self._mj, self._mink, self._qp = mujoco, mink, qpsolvers
         self.model = compile_scene((), camera_size=(64, 64))
         self.data = mujoco.MjData(self.model)
         self._lock = threading.Lock()
@@ -193,10 +194,16 @@ class ArmIK:
         posture = mink.PostureTask(self.model, cost=1e-3)
         posture.set_target(q)
         error = np.zeros(6)
+        tasks = [task, posture]
         for _ in range(_ITERATIONS):
-            velocity = mink.solve_ik(
-                self._config, [task, posture], _DT, "daqp", damping=1e-3, limits=self._limits
-            )
+            # mink.solve_ik's QP and solver, without the joint-limit scan it starts each
+            # iteration with (it only logs, at debug level, a start outside a limit): a
+            # sixth of an iteration's cost, and a failed solve runs 300 of them
+            problem = mink.build_ik(self._config, tasks, _DT, 1e-3, self._limits)
+            solution = self._qp.solve_problem(problem, solver="daqp")
+            if not solution.found:
+                raise mink.NoSolutionFound("daqp")
+            velocity = solution.x / _DT
             velocity[self._frozen] = 0.0
             self._config.integrate_inplace(velocity, _DT)
             error = task.compute_error(self._config)
