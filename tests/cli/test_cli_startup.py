@@ -54,6 +54,8 @@ seen["store reader"] = loaded()
 import worlds.registry
 worlds.registry.world_names()
 seen["world names"] = loaded()
+import harness.assembly.build
+seen["assembly"] = sorted(m for m in ("networkx", "harness.planner.policy") if m in sys.modules)
 print(json.dumps(seen))
 """
 
@@ -75,6 +77,9 @@ def test_each_step_of_a_start_loads_only_what_it_needs() -> None:
     assert "worlds.registry" not in reader, seen
     # Listing the worlds' names imports no world (and so no numpy or profile model).
     assert not set(seen["world names"]) & {"numpy", "embodiment.types", "scene"}, seen
+    # What builds a Harness loads neither the offline planner's policy nor networkx (a
+    # scene graph imports it when one is built): `harness run` with a model and no robot.
+    assert seen["assembly"] == [], seen
 
 
 def _listed(parser: argparse.ArgumentParser) -> dict[str, str]:
