@@ -9,12 +9,20 @@ step, each step naming what it must not have loaded yet."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
+import io
 import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.cli import COMMANDS, build_parser
+from tests.tiers import examples
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -99,6 +107,21 @@ def test_every_command_is_listed_alike_whichever_command_is_run() -> None:
         assert _listed(lean) == _listed(full), argv
 
 
+def _command(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices[name]
+
+
+def test_each_command_built_alone_has_the_help_it_has_among_all() -> None:
+    """``harness NAME --help`` prints the same whether NAME's parser was built alone (as
+    ``main`` builds it) or with every command (every option, default and description)."""
+    full = build_parser()
+    for name in COMMANDS:
+        for argv in ([name], ["--version", name], [name, "--help"]):
+            alone = _command(build_parser(argv), name)
+            assert alone.format_help() == _command(full, name).format_help(), argv
+
+
 def test_a_command_parses_the_same_built_alone_or_with_all() -> None:
     """The chosen command is registered in full: its arguments and defaults are those of
     the parser with every command."""
@@ -115,3 +138,38 @@ def test_a_command_parses_the_same_built_alone_or_with_all() -> None:
         assert alone.keys() == together.keys(), argv
         for key, value in together.items():
             assert alone[key] == value or (callable(value) and alone[key] is value), (argv, key)
+
+
+WORDS = [
+    *COMMANDS,
+    *["--help", "-h", "--version", "--json", "--store", "s", "last", "--world", "fake"],
+    *["--seed", "3", "x", "-", "--", "--set", "a=1", "nosuch", "--config", "c.yaml", "-c"],
+]
+
+
+def _outcome(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[Any, ...]:
+    """Exit code, what was printed, and the namespace (its function by name)."""
+    out, err = io.StringIO(), io.StringIO()
+    code, namespace = None, None
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            parsed = vars(parser.parse_args(argv))
+        except SystemExit as exc:
+            code = exc.code
+        else:
+            namespace = {k: getattr(v, "__qualname__", v) for k, v in parsed.items()}
+    return code, out.getvalue(), err.getvalue(), namespace
+
+
+@functools.cache
+def _full_parser() -> argparse.ArgumentParser:
+    return build_parser()  # parsing changes nothing in a parser: one serves every example
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(st.lists(st.sampled_from(WORDS), max_size=6))
+def test_any_command_line_parses_as_with_every_command_registered(argv: list[str]) -> None:
+    """Whatever the words (commands anywhere, options before and after, help, version,
+    unknown commands): the parser ``main`` builds for them exits, prints and parses
+    exactly as the parser with every command does."""
+    assert _outcome(build_parser(argv), argv) == _outcome(_full_parser(), argv)
