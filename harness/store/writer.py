@@ -28,12 +28,9 @@ from harness.messages import FORMAT_VERSION, ImagePart, Item
 from harness.protocols import ArchiveHit, LaneLink
 from harness.redact import Redactor
 from harness.store.redacting import RedactingStore
-from harness.store.schema import migrate
+from harness.store.schema import STORE_FILENAME, migrate
 
 __all__ = ["STORE_FILENAME", "SQLiteRunStore", "connect_store"]
-
-STORE_FILENAME = "runs.db"
-"""The SQLite file inside the ``run.store`` folder."""
 
 BUSY_TIMEOUT_MS = 30_000
 """How long a write waits for another process writing another session to the same file."""
