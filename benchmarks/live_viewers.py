@@ -114,14 +114,14 @@ def _one(
 ) -> tuple[float, float, float, int, int, str]:
     """One task with ``row``'s viewers: (s/turn, sink µs/turn, CPU s/turn, dropped, turns,
     status)."""
-    from harness.cli.common import DEFAULT_DEPLOYMENT
+    from harness.cli.common import default_deployment
     from harness.config import HarnessConfig, apply_overrides
     from harness.export.live import open_live
     from harness.runtime.harness import Harness
 
     config = HarnessConfig.model_validate(
         apply_overrides(
-            DEFAULT_DEPLOYMENT, [f"run.store={folder / 'store'}", "memory.enabled=false"]
+            default_deployment(), [f"run.store={folder / 'store'}", "memory.enabled=false"]
         )
     )
     foxglove = 0 if row.startswith(("foxglove", "both")) else None

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import copy
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -150,7 +152,45 @@ def with_defaults(model: type[BaseModel], **defaults: Any) -> type[BaseModel]:
     A driver whose argument defaults to ``None`` ("my own choice") tells the envelope
     nothing it can check; written out, the default is the value the envelope checks and
     the driver uses. A ``None`` given here leaves that field as it is.
+
+    The same model and defaults give the same class (kept for the last
+    :data:`_KEPT_MODELS` pairs of plain values): a world builds its tools again for every
+    harness, and creating the class and its schema costs about a millisecond each time.
     """
+    key = _defaults_key(model, defaults)
+    if key is not None:
+        with _MODELS_LOCK:
+            known = _MODELS.get(key)
+            if known is not None:
+                _MODELS.move_to_end(key)
+                return known
+    made = _with_defaults(model, defaults)
+    if key is not None:
+        with _MODELS_LOCK:
+            _MODELS[key] = made
+            if len(_MODELS) > _KEPT_MODELS:
+                _MODELS.popitem(last=False)
+    return made
+
+
+_KEPT_MODELS = 256
+_MODELS: OrderedDict[tuple[Any, ...], type[BaseModel]] = OrderedDict()
+_MODELS_LOCK = threading.Lock()
+
+
+def _defaults_key(model: type[BaseModel], defaults: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """A key telling apart every call that could make a different class (``-0.0`` from
+    ``0.0``, ``1`` from ``True`` and ``1.0``); None when a value is not a plain str,
+    bool, int or float (such a call is not kept)."""
+    items = []
+    for name, value in defaults.items():  # in the call's order, as the fields are
+        if type(value) not in (str, bool, int, float, type(None)):
+            return None
+        items.append((name, type(value).__name__, repr(value)))
+    return (model, *items)
+
+
+def _with_defaults(model: type[BaseModel], defaults: Mapping[str, Any]) -> type[BaseModel]:
     fields: dict[str, Any] = {}
     for name, value in defaults.items():
         if value is None:

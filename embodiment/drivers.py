@@ -10,16 +10,15 @@ validation errors into :class:`DriverOptionError` lines naming ``driver.<option>
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
-from embodiment.profile import EmbodimentProfile
-from embodiment.types import Driver
+if TYPE_CHECKING:  # annotations only: the world registry lists drivers without numpy
+    from embodiment.profile import EmbodimentProfile
+    from embodiment.types import Driver
 
 __all__ = ["DRIVERS", "DriverFactory", "DriverOptionError", "instantiate_driver", "register_driver"]
 
-DriverFactory = Callable[..., Driver]
+DriverFactory = Callable[..., "Driver"]
 
 DRIVERS: dict[str, str | DriverFactory] = {}
 """Drivers registered in this process by name: a factory ``factory(profile=...,
@@ -49,6 +48,8 @@ def instantiate_driver(
 ) -> Driver:
     """``factory(profile=profile, **options)``; a pydantic validation error of the options
     becomes a :class:`DriverOptionError` with one line per bad option."""
+    from pydantic import ValidationError
+
     try:
         return factory(profile=profile, **dict(options or {}))
     except ValidationError as exc:

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator, Sequence
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from scene.geometry import Body, RelationTolerances, compute_relations, grasped_body
 from scene.nodes import (
@@ -28,6 +26,9 @@ from scene.nodes import (
 from scene.perception import Perception, Provenance
 from scene.robot import RobotView
 from scene.snapshot import SceneDiff, SceneSnapshot, diff, value_changes
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["GraphState", "UnknownRefError"]
 
@@ -76,7 +77,9 @@ class GraphState:
         self.stale_after_s = stale_after_s
         self.association_gate_m = association_gate_m
         self.now = 0.0
-        self._g: nx.MultiDiGraph = nx.MultiDiGraph()
+        import networkx  # when a graph is built: a Harness without a scene never loads it
+
+        self._g: nx.MultiDiGraph = networkx.MultiDiGraph()
         self._used_refs: set[str] = set()
         self._counters: dict[str, int] = {}
         self._dirty = False

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import Harness, HarnessConfig
-from harness.cli.common import DEFAULT_DEPLOYMENT
+from harness.cli.common import default_deployment
 from harness.events import EventBase
 from harness.redact import REDACTED
 from harness.tools import ToolOutput
@@ -42,7 +42,7 @@ def secret_fragments(data: bytes) -> int:
 
 
 def demo_config(store: Path, **run: Any) -> HarnessConfig:
-    data = json.loads(json.dumps(DEFAULT_DEPLOYMENT))
+    data = json.loads(json.dumps(default_deployment()))
     data["run"] = {**data["run"], "store": str(store), "secret_patterns": [SECRET_PATTERN], **run}
     data["memory"] = {"enabled": False}
     return HarnessConfig.model_validate(data)

@@ -19,9 +19,11 @@ import importlib.util
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from embodiment.types import Driver
+if TYPE_CHECKING:  # annotations only: listing worlds loads neither numpy nor pydantic
+    from embodiment.types import Driver
+
 
 __all__ = [
     "DEMO_FLAGS",

@@ -30,14 +30,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from embodiment.drivers import DRIVERS, DriverOptionError, instantiate_driver
 from embodiment.errors import ProfileError
 from embodiment.profile import EmbodimentProfile, builtin_profiles
 from embodiment.profile import load_profile as load_profile_file
-from embodiment.types import Driver
 from worlds.contract import DriverEntry, World, WorldError
+
+if TYPE_CHECKING:
+    from embodiment.types import Driver
 
 __all__ = [
     "BUILTIN_WORLDS",

@@ -152,6 +152,20 @@ class Trace(_Data):
             probes.setdefault(fact.probe_turn, []).append(fact)
         return probes
 
+    @cached_property
+    def frame_background(self) -> np.ndarray:
+        """The gradient table every frame is drawn on (the same for every turn: computed
+        once per trace, each frame starts from a copy)."""
+        width, height = self.spec.image_size
+        rows = np.linspace(60, 140, height, dtype=np.float32)[:, None]
+        cols = np.linspace(0, 40, width, dtype=np.float32)[None, :]
+        frame = np.empty((height, width, 3), dtype=np.uint8)
+        frame[:, :, 0] = (rows + cols).astype(np.uint8)
+        frame[:, :, 1] = (rows * 0.9 + cols).astype(np.uint8)
+        frame[:, :, 2] = (rows * 0.7).astype(np.uint8)
+        frame.flags.writeable = False
+        return frame
+
     def frame(self, turn: int) -> np.ndarray:
         """The camera frame current at ``turn``: a deterministic scene-like picture.
 
@@ -160,12 +174,7 @@ class Trace(_Data):
         sizes stay realistic.
         """
         width, height = self.spec.image_size
-        rows = np.linspace(60, 140, height, dtype=np.float32)[:, None]
-        cols = np.linspace(0, 40, width, dtype=np.float32)[None, :]
-        frame = np.empty((height, width, 3), dtype=np.uint8)
-        frame[:, :, 0] = (rows + cols).astype(np.uint8)
-        frame[:, :, 1] = (rows * 0.9 + cols).astype(np.uint8)
-        frame[:, :, 2] = (rows * 0.7).astype(np.uint8)
+        frame = self.frame_background.copy()
         rng = np.random.default_rng(self.spec.seed * 100_003 + turn)
         side = max(4, height // 10)
         for index in range(5):

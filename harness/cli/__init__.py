@@ -1,5 +1,6 @@
 """The ``harness`` command line. Each subcommand lives in its own module and registers
-itself through ``COMMANDS``; nothing imports this package.
+itself through ``COMMANDS``; nothing imports this package. Only the module of the command
+run is imported (``harness --help`` lists the others from ``COMMANDS``).
 
 Exit codes: 0 the task completed and its goal was confirmed (``outcome: achieved``), or it
 completed with no task check configured (``unverified``; the output says so); 1 the task did
@@ -18,8 +19,8 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 # Only the standard library above: this module is what the `harness` script imports first,
-# and a Ctrl-C during the imports below (pydantic, the config, the commands: most of the
-# first second) must end as "interrupted", not as a traceback.
+# and a Ctrl-C during the imports below (the command's module, and what it imports when it
+# runs: pydantic, the config, a world) must end as "interrupted", not as a traceback.
 
 __all__ = [
     "COMMANDS",
@@ -29,6 +30,8 @@ __all__ = [
     "EXIT_OK",
     "EXIT_ROBOT_NOT_STOPPED",
     "EXIT_STORE_DAMAGED",
+    "build_parser",
+    "command_help",
     "main",
 ]
 
@@ -45,23 +48,46 @@ EXIT_INTERRUPTED = 130
 DAMAGE_LINES_SHOWN = 20
 """Damage lines printed for a damaged store (``harness runs --check`` lists them all)."""
 
-COMMANDS: tuple[str, ...] = (
-    "harness.cli.run",
-    "harness.cli.chat",
-    "harness.cli.console",
-    "harness.cli.check",
-    "harness.cli.runs",
-    "harness.cli.show",
-    "harness.cli.context",
-    "harness.cli.export",
-    "harness.cli.report",
-    "harness.cli.resume",
-    "harness.cli.demo",
-    "harness.cli.eval",
-    "harness.cli.eval_report",
-    "harness.cli.worlds",
-)
-"""Modules that each define ``register(subparsers)`` adding one subcommand."""
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("harness.cli.run", "run one task and stream its events"),
+    "chat": ("harness.cli.chat", "interactive session: one task per line"),
+    "console": (
+        "harness.cli.console",
+        "operator console in a browser: start, watch, steer and stop tasks",
+    ),
+    "check": ("harness.cli.check", "validate a config and the parts it names"),
+    "runs": ("harness.cli.runs", "list recorded sessions and tasks"),
+    "show": ("harness.cli.show", "the timeline of a recorded task"),
+    "context": ("harness.cli.context", "per-item context state at a turn"),
+    "export": (
+        "harness.cli.export",
+        "export a recorded task as JSON lines, MCAP (Foxglove), RRD (Rerun) or a ROS 2 bag; "
+        "tasks or an eval's episodes as a LeRobot dataset",
+    ),
+    "report": ("harness.cli.report", "write a self-contained HTML report of a task"),
+    "resume": ("harness.cli.resume", "continue a session's task after a crash"),
+    "demo": ("harness.cli.demo", "run a task on a simulated world with the offline planner"),
+    "eval": ("harness.cli.eval", "run a suite of seeded episodes and report success rates"),
+    "eval-report": (
+        "harness.cli.eval_report",
+        "write the HTML page of an eval (table, chart, episode reports)",
+    ),
+    "worlds": (
+        "harness.cli.worlds",
+        "list the installed worlds and robot drivers, their suites and extras",
+    ),
+}
+"""Each subcommand: the module whose ``register(subparsers)`` adds it, and its one-line
+help (what ``harness --help`` lists; the module passes it as ``help=command_help(NAME)``).
+
+Only the module of the command being run is imported: ``harness --help`` lists the others
+from this table, so a command pays for its own imports (the run store reader for ``runs``,
+the simulator for ``demo``), never for all of them."""
+
+
+def command_help(name: str) -> str:
+    """The one-line help of subcommand ``name`` (from :data:`COMMANDS`)."""
+    return COMMANDS[name][1]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -72,23 +98,50 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_CONFIG, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from importlib.metadata import PackageNotFoundError, version
+class _Version(argparse.Action):
+    """``--version``: the installed version, looked up only when asked for (reading the
+    package metadata costs more than the rest of ``harness --help``)."""
 
-    try:
-        ours = version("embodied-harness")
-    except PackageNotFoundError:  # running from a source tree that was never installed
-        ours = "unknown (not installed)"
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS) -> None:
+        help = "show program's version number and exit"  # argparse's own wording
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> NoReturn:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            ours = version("embodied-harness")
+        except PackageNotFoundError:  # running from a source tree that was never installed
+            ours = "unknown (not installed)"
+        print(f"harness {ours}")
+        parser.exit()
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The ``harness`` parser. Given the command line about to be parsed, only the command
+    it names is registered in full (its module imported); the others are listed by name
+    and help alone, which is all ``harness --help`` or a misspelled command shows of them.
+    Without ``argv``, every command in full."""
     parser = _Parser(
         prog="harness",
         description="Let a language model drive a robot or simulator, safely, one tool call "
         "at a time.",
     )
-    parser.add_argument("--version", action="version", version=f"harness {ours}")
+    parser.add_argument("--version", action=_Version)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module_name in COMMANDS:
-        importlib.import_module(module_name).register(subparsers)
+    chosen = None if argv is None else _command_named(argv)
+    for name, (module_name, summary) in COMMANDS.items():
+        if argv is None or name == chosen:
+            importlib.import_module(module_name).register(subparsers)
+        else:
+            subparsers.add_parser(name, help=summary)
     return parser
+
+
+def _command_named(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` runs: its first word that is not an option (the top-level
+    options, ``--help`` and ``--version``, take no value)."""
+    return next((word for word in argv if not word.startswith("-")), None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -106,7 +159,9 @@ def _main(argv: Sequence[str] | None) -> int:
     from embodiment.errors import HardwareBusyError
     from harness.errors import ConfigError, RunStoreDamagedError, RunStoreError, UsageError
 
-    parser = build_parser()
+    if argv is None:
+        argv = sys.argv[1:]
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from harness.cli import command_help
 from harness.cli.common import (
     add_config_arguments,
     config_from_args,
@@ -39,7 +40,7 @@ HELP = (
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "chat",
-        help="interactive session: one task per line",
+        help=command_help("chat"),
         description="An interactive session: each line you type is a task; /reset, /context "
         "and /quit; Ctrl-C cancels the running task, a second one exits.",
     )

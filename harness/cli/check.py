@@ -16,6 +16,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from harness.cli import command_help
 from harness.cli.common import (
     add_config_arguments,
     add_world_argument,
@@ -30,7 +31,7 @@ _STYLE = {"ok": "green", "warn": "yellow", "fail": "red"}
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "check",
-        help="validate a config and the parts it names",
+        help=command_help("check"),
         description="Build everything a config (or a world's deployment) names, exactly as "
         "harness run would, and run the checks, without starting a task or moving the "
         "robot; exit 2 when something failed.",

@@ -1,10 +1,16 @@
 """Shared CLI plumbing: loading config with overrides and ``--model``, running a task with
-Ctrl-C as cancellation, and mapping the result to an exit code."""
+Ctrl-C as cancellation, and mapping the result to an exit code.
+
+Imported by every command, so it imports only the standard library, rich and the errors at
+load time: the config schema, the events and the worlds (pydantic models, numpy, the
+default world) are imported by the functions that use them, and ``harness runs`` or
+``harness show`` never pay for a world they do not load."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import os
 import shlex
 import signal
@@ -14,23 +20,14 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from harness.cli.render import wide_console
-from harness.config import (
-    HarnessConfig,
-    ModelConfig,
-    apply_overrides,
-    format_validation_error,
-    load_config,
-)
 from harness.errors import ConfigError, UsageError
-from harness.events import DoneEvent, EventBase
-from worlds.contract import World, WorldError
-from worlds.registry import DEFAULT_WORLD, default_world, load_world, world_names
 
 if TYPE_CHECKING:
+    from harness.config import HarnessConfig, ModelConfig
+    from harness.events import DoneEvent, EventBase
     from harness.store.reader import RunLog
+    from worlds.contract import World
 
 __all__ = [
     "RUN_HELP",
@@ -44,6 +41,7 @@ __all__ = [
     "apply_model_arguments",
     "chosen_world",
     "config_from_args",
+    "default_deployment",
     "exit_code_for",
     "follow_stream",
     "nonempty_text",
@@ -136,14 +134,23 @@ def positive_int(flag: str) -> Callable[[str], int]:
 
 
 CHECKOUT_CONFIG = Path("configs") / "default.yaml"
-DEFAULT_DEPLOYMENT: dict[str, Any] = default_world().config_data()
-"""What `demo`, `run`, `chat` and `check` use when there is no config file to read: the
-default world's deployment, the same as configs/default.yaml (a test keeps the two equal),
-so an installed wheel behaves like a checkout."""
+
+
+@functools.cache
+def default_deployment() -> dict[str, Any]:
+    """What `demo`, `run`, `chat` and `check` use when there is no config file to read: the
+    default world's deployment, the same as configs/default.yaml (a test keeps the two
+    equal), so an installed wheel behaves like a checkout. Loaded on first use (it loads
+    the default world); the same dict after that."""
+    from worlds.registry import default_world
+
+    return default_world().config_data()
 
 
 def world_name(text: str) -> str:
     """An argparse type: the name of an installed world (listed without importing any)."""
+    from worlds.registry import world_names
+
     names = world_names()
     if text not in names:
         choices = ", ".join(repr(name) for name in names)
@@ -158,6 +165,9 @@ def add_world_argument(parser: argparse.ArgumentParser, help: str) -> None:
 def chosen_world(args: argparse.Namespace) -> World | None:
     """The world ``--world`` names (None without the flag); a world that cannot be
     loaded is a usage error naming its entry point."""
+    from worlds.contract import WorldError
+    from worlds.registry import load_world
+
     name = getattr(args, "world", None)
     if name is None:
         return None
@@ -173,8 +183,12 @@ def config_file(args: argparse.Namespace) -> str | None:
     default, else None (the world's deployment, by default the default world's)."""
     if getattr(args, "config", None):
         return str(args.config)
-    if getattr(args, "world", None) not in (None, DEFAULT_WORLD):
-        return None
+    world = getattr(args, "world", None)
+    if world is not None:
+        from worlds.registry import DEFAULT_WORLD
+
+        if world != DEFAULT_WORLD:
+            return None
     return str(CHECKOUT_CONFIG) if CHECKOUT_CONFIG.is_file() else None
 
 
@@ -185,13 +199,22 @@ def config_from_args(
     :func:`config_file`; without a file, the deployment of the ``--world`` given, else the
     default one), with ``--set``, ``extra_overrides``, ``--model`` and ``--context-window``
     applied in that order."""
+    from pydantic import ValidationError
+
+    from harness.config import (
+        HarnessConfig,
+        apply_overrides,
+        format_validation_error,
+        load_config,
+    )
+
     overrides = [*args.set, *extra_overrides]
     path = config_file(args)
     if path is not None:
         config = load_config(path, overrides=overrides)
     else:
         world = chosen_world(args)
-        deployment = world.config_data() if world is not None else DEFAULT_DEPLOYMENT
+        deployment = world.config_data() if world is not None else default_deployment()
         try:
             config = HarnessConfig.model_validate(apply_overrides(deployment, overrides))
         except ValidationError as exc:
@@ -209,6 +232,7 @@ def apply_model_arguments(config: HarnessConfig, args: argparse.Namespace) -> Ha
     ``--context-window`` apply to the model it names (so neither is silently dropped)."""
     spec = getattr(args, "model", None)
     if spec:
+        from harness.config import apply_overrides
         from harness.providers import parse_model_spec
 
         config.model = parse_model_spec(spec, config.model)
@@ -223,6 +247,10 @@ def apply_model_arguments(config: HarnessConfig, args: argparse.Namespace) -> Ha
 
 
 def _validated_model(data: dict[str, Any]) -> ModelConfig:
+    from pydantic import ValidationError
+
+    from harness.config import ModelConfig
+
     try:
         return ModelConfig.model_validate(data)
     except ValidationError as exc:
@@ -279,6 +307,8 @@ def follow_stream(
     way out, so the task is still finalised (robot stopped, end recorded) before the
     process exits.
     """
+    from harness.events import DoneEvent
+
     done: DoneEvent | None = None
     with CancelOnInterrupt() as cancel, open_stream(cancel.is_set) as stream:
         for event in stream:
@@ -307,6 +337,8 @@ def store_folder(args: argparse.Namespace) -> Path:
     path = config_file(args)
     if path is None:
         return Path(DEFAULT_STORE)
+    from harness.config import load_config
+
     config = load_config(path)
     if not config.run.store:
         raise ConfigError(

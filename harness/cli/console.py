@@ -19,6 +19,7 @@ import argparse
 import os
 from typing import Any
 
+from harness.cli import command_help
 from harness.cli.common import (
     add_config_arguments,
     add_world_argument,
@@ -34,7 +35,7 @@ DEFAULT_PORT = 8770
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "console",
-        help="operator console in a browser: start, watch, steer and stop tasks",
+        help=command_help("console"),
         description="Serve the operator console on this machine and print a one-time link "
         "for your browser: start tasks, watch the camera, the timeline and the context gauge, "
         "answer the robot's questions, revise and stop. A simulator that runs as fast as it "

@@ -20,6 +20,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
+from harness.cli import command_help
 from harness.cli.common import (
     add_run_argument,
     add_store_arguments,
@@ -34,7 +35,7 @@ STATE_STYLE = {"verbatim": "", "truncated": "yellow", "pruned": "magenta", "summ
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "context",
-        help="per-item context state at a turn",
+        help=command_help("context"),
         description="Every item the model saw at a turn of a recorded task (RUN omitted: the "
         "last task in the store): its lifetime, state, tokens and why it changed.",
     )

@@ -30,14 +30,15 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from harness.cli import command_help
 from harness.cli.common import (
-    DEFAULT_DEPLOYMENT,
     UsageError,
     add_config_arguments,
     add_max_turns_argument,
     add_world_argument,
     chosen_world,
     config_from_args,
+    default_deployment,
     exit_code_for,
     nonempty_text,
     store_flag,
@@ -62,14 +63,14 @@ logger = logging.getLogger(__name__)
 _DEFAULT = default_world()
 assert _DEFAULT.demo is not None
 DEFAULT_INSTRUCTION = _DEFAULT.demo.instruction
-DEMO_DEFAULTS: dict[str, Any] = DEFAULT_DEPLOYMENT
+DEMO_DEFAULTS: dict[str, Any] = default_deployment()
 """What the demo runs when no config file is found (matches configs/default.yaml)."""
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "demo",
-        help="run a task on a simulated world with the offline planner",
+        help=command_help("demo"),
         description="Run a whole task on a simulated world, offline: the offline planner (a "
         "deterministic stand-in for a language model; no API key) drives the default world, "
         "or the one --world names. Prints a line per step, then the outcome the simulator "

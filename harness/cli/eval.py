@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from harness.cli import command_help
 from harness.cli.common import (
     add_config_arguments,
     config_file,
@@ -35,7 +36,7 @@ __all__ = ["register"]
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "eval",
-        help="run a suite of seeded episodes and report success rates",
+        help=command_help("eval"),
         description="Run every episode of a suite (each its own Harness and run store) on "
         "local worker processes or Ray; one JSON line per episode in DIR/episodes.jsonl, a "
         "summary table at the end.",

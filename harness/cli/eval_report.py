@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from harness.cli import command_help
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "eval-report",
-        help="write the HTML page of an eval (table, chart, episode reports)",
+        help=command_help("eval-report"),
         description="Write one HTML page of an eval folder (harness eval --out): the success "
         "table, the chart and a link to every episode's report.",
     )

@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness.cli import command_help
 from harness.cli.common import (
     RUN_HELP,
     UsageError,
@@ -42,8 +43,7 @@ from harness.cli.common import (
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "export",
-        help="export a recorded task as JSON lines, MCAP (Foxglove), RRD (Rerun) or a ROS 2 "
-        "bag; tasks or an eval's episodes as a LeRobot dataset",
+        help=command_help("export"),
         description="Write a recorded task (RUN omitted: the last task in the store) as JSON "
         "lines, for Foxglove or Rerun, or as a ROS 2 bag; tasks or an eval's episodes as a "
         "LeRobot dataset.",

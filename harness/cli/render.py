@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from rich.console import Console
 from rich.markup import escape
 
-from harness.events import EventBase
-from harness.redact import RedactingStream, Redactor
+if TYPE_CHECKING:  # annotations only: the reading commands need neither at import
+    from harness.events import EventBase
+    from harness.redact import RedactingStream, Redactor
 
 __all__ = [
     "JsonLinesRenderer",

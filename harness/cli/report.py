@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from harness.cli import command_help
 from harness.cli.common import (
     add_run_argument,
     add_store_arguments,
@@ -19,7 +20,7 @@ from harness.cli.common import (
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "report",
-        help="write a self-contained HTML report of a task",
+        help=command_help("report"),
         description="Write one self-contained HTML file of a recorded task (RUN omitted: the "
         "last task in the store): camera frames, decisions, results, verdicts, compactions "
         "and the context's tokens per turn.",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from harness.cli import command_help
 from harness.cli.common import (
     add_config_arguments,
     add_max_turns_argument,
@@ -29,7 +30,7 @@ from harness.cli.render import JsonLinesRenderer, TimelineRenderer, timeline_con
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "resume",
-        help="continue a session's task after a crash",
+        help=command_help("resume"),
         description="Continue the task a crashed or killed process left running, from what "
         "its run store recorded (harness runs marks such tasks interrupted).",
     )

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from harness.cli import command_help
 from harness.cli.common import (
     add_config_arguments,
     add_max_turns_argument,
@@ -23,7 +24,7 @@ from harness.cli.render import JsonLinesRenderer, TimelineRenderer
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "run",
-        help="run one task and stream its events",
+        help=command_help("run"),
         description="Run one task with the config's model and robot, printing a line per "
         "step (--json: one event per line); exit 0 when its goal was confirmed.",
     )

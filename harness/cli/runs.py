@@ -17,6 +17,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
+from harness.cli import command_help
 from harness.cli.common import add_store_arguments, open_run_log, store_folder, wide_console
 
 STATUS_STYLE = {
@@ -31,7 +32,7 @@ OUTCOME_STYLE = {"achieved": "green", "not_achieved": "red", "unverified": "yell
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "runs",
-        help="list recorded sessions and tasks",
+        help=command_help("runs"),
         description="List the run store's sessions and tasks, newest first: status, outcome, "
         "turns, tokens, cost and the task's time (from its start to its done event).",
     )

@@ -16,6 +16,7 @@ from typing import Any
 
 from rich.markup import escape
 
+from harness.cli import command_help
 from harness.cli.common import add_run_argument, add_store_arguments, open_run_log, resolve_run
 from harness.cli.render import TimelineRenderer, timeline_console
 from harness.events import task_succeeded
@@ -26,7 +27,7 @@ FOLLOW_POLL_S = 0.5
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "show",
-        help="the timeline of a recorded task",
+        help=command_help("show"),
         description="Print a recorded task's timeline as it looked live (RUN omitted: the "
         "last task in the store); --follow keeps printing a running one.",
     )

@@ -17,6 +17,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from harness.cli import command_help
 from harness.cli.render import wide_console
 
 __all__ = ["register", "rows"]
@@ -25,7 +26,7 @@ __all__ = ["register", "rows"]
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "worlds",
-        help="list the installed worlds and robot drivers, their suites and extras",
+        help=command_help("worlds"),
         description="List the worlds and robot drivers installed (built in or from "
         "packages' entry points), with their suites, demo, task check and the extra each "
         "needs.",

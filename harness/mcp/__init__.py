@@ -18,9 +18,27 @@ by pid), ``convert`` (results), ``resources`` (``read_resource`` and remembered 
 physical).
 """
 
-from harness.mcp.convert import to_tool_output
-from harness.mcp.manager import MCPManager, MCPTool
-from harness.mcp.server import MCPServerError, ServerState, ServerStatus
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.mcp.convert import to_tool_output
+    from harness.mcp.manager import MCPManager, MCPTool
+    from harness.mcp.server import MCPServerError, ServerState, ServerStatus
+
+_HOMES = {
+    "to_tool_output": "harness.mcp.convert",
+    "MCPManager": "harness.mcp.manager",
+    "MCPTool": "harness.mcp.manager",
+    "MCPServerError": "harness.mcp.server",
+    "ServerState": "harness.mcp.server",
+    "ServerStatus": "harness.mcp.server",
+}
+"""Where each name lives: imported on first use, so the run store, which only needs
+:mod:`harness.mcp.processes` (the standard library), does not load the manager, the
+result conversion or JSON Schema."""
 
 __all__ = [
     "MCPManager",
@@ -30,3 +48,16 @@ __all__ = [
     "ServerStatus",
     "to_tool_output",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'harness.mcp' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -3,9 +3,29 @@ model would see: the instruction, the Brief and the tool declarations and result
 :mod:`harness.planner.policy`). It names no world: what it does follows from the tools it is
 offered and the objects the Brief shows."""
 
-from harness.planner.brief import BriefObject, ParsedBrief, parse_brief
-from harness.planner.grammar import GRAMMAR_HELP, Goal, parse_instruction
-from harness.planner.policy import MAX_GRASP_ATTEMPTS, Planner
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.planner.brief import BriefObject, ParsedBrief, parse_brief
+    from harness.planner.grammar import GRAMMAR_HELP, Goal, parse_instruction
+    from harness.planner.policy import MAX_GRASP_ATTEMPTS, Planner
+
+_HOMES = {
+    "BriefObject": "harness.planner.brief",
+    "ParsedBrief": "harness.planner.brief",
+    "parse_brief": "harness.planner.brief",
+    "GRAMMAR_HELP": "harness.planner.grammar",
+    "Goal": "harness.planner.grammar",
+    "parse_instruction": "harness.planner.grammar",
+    "MAX_GRASP_ATTEMPTS": "harness.planner.policy",
+    "Planner": "harness.planner.policy",
+}
+"""Where each name lives: imported on first use, so the task check, which reads an
+instruction with :mod:`harness.planner.grammar` alone, does not load the planner's policy
+and the scene graph (networkx) into every process that builds a Harness."""
 
 __all__ = [
     "GRAMMAR_HELP",
@@ -17,3 +37,16 @@ __all__ = [
     "parse_brief",
     "parse_instruction",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'harness.planner' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

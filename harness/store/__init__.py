@@ -7,7 +7,37 @@
 - :mod:`~harness.store.task_page`: one self-contained HTML page per task.
 """
 
-from harness.store.memory import MemoryRunStore
-from harness.store.writer import STORE_FILENAME, SQLiteRunStore, connect_store
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.store.memory import MemoryRunStore
+    from harness.store.schema import STORE_FILENAME
+    from harness.store.writer import SQLiteRunStore, connect_store
+
+_HOMES = {
+    "MemoryRunStore": "harness.store.memory",
+    "STORE_FILENAME": "harness.store.schema",
+    "SQLiteRunStore": "harness.store.writer",
+    "connect_store": "harness.store.writer",
+}
+"""Where each name lives: imported on first use, so a command that only reads a store
+(``harness runs``, ``show``) loads neither writer (nor what it imports: the context
+archive, the MCP process identity) when it imports :mod:`harness.store.reader`."""
 
 __all__ = ["STORE_FILENAME", "MemoryRunStore", "SQLiteRunStore", "connect_store"]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'harness.store' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.context.compaction.archive import archive_hit
+from harness.context.compaction.archive import ArchiveQuery
 from harness.events import EventBase, ToolResultEvent
 from harness.messages import ImagePart, Item
 from harness.protocols import ArchiveHit, LaneLink
@@ -166,11 +166,12 @@ class MemoryRunStore(RedactingStore):
             meta = dict(self.archive_meta)
             sessions = {task_id: task.get("session_id") for task_id, task in self.tasks.items()}
         hits: list[ArchiveHit] = []
+        prepared = ArchiveQuery(query)
         for address, text in reversed(entries):  # newest first
             task_id, tool, arguments = meta.get(address, ("", "", ""))
             if sessions.get(task_id) != session_id:
                 continue
-            hit = archive_hit(query, tool=tool, arguments=arguments, text=text)
+            hit = prepared.hit(tool=tool, arguments=arguments, text=text)
             if hit is not None:
                 hits.append(ArchiveHit(address, task_id, tool, *hit))
                 if len(hits) >= limit:

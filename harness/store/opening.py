@@ -21,8 +21,7 @@ from harness.config import secret_sources
 from harness.errors import RunStoreError
 from harness.redact import Redactor, check_pattern
 from harness.store.damage import Damage, damaged_file, describe_problem, sqlite_failure
-from harness.store.schema import SCHEMA_VERSION, needs_migration, schema_version
-from harness.store.writer import STORE_FILENAME, connect_store
+from harness.store.schema import SCHEMA_VERSION, STORE_FILENAME, needs_migration, schema_version
 
 __all__ = ["StoreFile"]
 
@@ -98,6 +97,8 @@ class StoreFile:
             )
         if needs_migration(conn):
             conn.close()
+            from harness.store.writer import connect_store  # the writer: only to migrate
+
             connect_store(self.path).close()  # migrates (the only write a reader makes)
             conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA busy_timeout = 5000")

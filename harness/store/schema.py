@@ -18,7 +18,18 @@ from collections.abc import Callable
 
 from harness.errors import RunStoreError
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "migrate", "needs_migration", "schema_version"]
+STORE_FILENAME = "runs.db"
+"""The SQLite file inside the ``run.store`` folder (here, not in the writer, so a reader
+finds it without importing the writer and what the writer imports)."""
+
+__all__ = [
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "STORE_FILENAME",
+    "migrate",
+    "needs_migration",
+    "schema_version",
+]
 
 _V1 = """
 CREATE TABLE sessions (

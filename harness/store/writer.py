@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from harness.context.compaction.archive import archive_hit, query_terms
+from harness.context.compaction.archive import ArchiveQuery, query_terms
 from harness.errors import RunStoreError
 from harness.events import EventBase, ToolResultEvent
 from harness.mcp.processes import start_identity
@@ -28,12 +28,9 @@ from harness.messages import FORMAT_VERSION, ImagePart, Item
 from harness.protocols import ArchiveHit, LaneLink
 from harness.redact import Redactor
 from harness.store.redacting import RedactingStore
-from harness.store.schema import migrate
+from harness.store.schema import STORE_FILENAME, migrate
 
 __all__ = ["STORE_FILENAME", "SQLiteRunStore", "connect_store"]
-
-STORE_FILENAME = "runs.db"
-"""The SQLite file inside the ``run.store`` folder."""
 
 BUSY_TIMEOUT_MS = 30_000
 """How long a write waits for another process writing another session to the same file."""
@@ -382,6 +379,7 @@ class SQLiteRunStore(RedactingStore):
             "instr(lower(a.tool || ' ' || a.arguments || ' ' || a.text), ?) > 0" for _ in terms
         )
         hits: list[ArchiveHit] = []
+        prepared = ArchiveQuery(query)
         with self._lock:
             self._check_open()
             cursor = self._conn.execute(
@@ -391,7 +389,7 @@ class SQLiteRunStore(RedactingStore):
                 (session_id, *terms),
             )
             for address, task_id, tool, arguments, text in cursor:
-                hit = archive_hit(query, tool=str(tool), arguments=str(arguments), text=str(text))
+                hit = prepared.hit(tool=str(tool), arguments=str(arguments), text=str(text))
                 if hit is None:
                     continue
                 hits.append(ArchiveHit(str(address), str(task_id), str(tool), *hit))

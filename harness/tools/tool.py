@@ -7,8 +7,11 @@ handler with exactly those arguments and normalises what it returns.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import re
+import threading
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -141,9 +144,25 @@ def _accepts_ctx(handler: Callable[..., Any]) -> bool:
         return False
 
 
+_SCHEMAS: weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]] = weakref.WeakKeyDictionary()
+_SCHEMAS_LOCK = threading.Lock()
+
+
 def _schema_of(model: type[BaseModel] | None) -> dict[str, Any]:
+    """The JSON Schema of ``model``'s fields, for the model; each tool gets its own copy.
+
+    Generated once per model class (a class's schema does not change; pydantic keeps no
+    copy): every harness builds its built-in tools again from the same classes, and
+    generating a schema costs about 20 times what copying it does. Classes built per
+    harness (a world's or a ``@tool`` function's) are let go with their tools.
+    """
     assert model is not None
-    schema = model.model_json_schema()
-    schema.pop("title", None)
-    schema.setdefault("properties", {})
-    return schema
+    with _SCHEMAS_LOCK:
+        known = _SCHEMAS.get(model)
+    if known is None:
+        known = model.model_json_schema()
+        known.pop("title", None)
+        known.setdefault("properties", {})
+        with _SCHEMAS_LOCK:
+            _SCHEMAS[model] = known
+    return copy.deepcopy(known)

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from harness.cli import build_parser, main
-from harness.cli.common import DEFAULT_DEPLOYMENT, config_from_args, store_flag
+from harness.cli.common import config_from_args, default_deployment, store_flag
 from harness.config import HarnessConfig, load_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -183,7 +183,7 @@ def test_the_built_in_defaults_are_the_checkout_config(monkeypatch: pytest.Monke
     working directory)."""
     monkeypatch.chdir(ROOT)
     checkout = load_config(ROOT / "configs" / "default.yaml")
-    built_in = HarnessConfig.model_validate(DEFAULT_DEPLOYMENT)
+    built_in = HarnessConfig.model_validate(default_deployment())
     for config in (checkout, built_in):
         assert config.run.store is not None
         assert config.resolve_path(config.run.store).resolve() == ROOT / ".harness"

@@ -85,15 +85,20 @@ def replay(session: Session) -> tuple[Trace, OursRun]:
     return trace, run
 
 
-def reachable(text: str, read: dict[str, str]) -> set[str]:
+def reachable(text: str, read: dict[str, str], named: dict[str, list[str]]) -> set[str]:
     """Addresses known from ``text`` and from the texts at most :data:`RECALLS` recalls of
-    them return."""
+    them return. ``named``: the addresses each archived text names, filled as they are
+    read (the archive does not change while one run is checked; every request reads many
+    of the same texts)."""
     known = set(ADDRESS.findall(text))
     frontier = set(known)
     for _ in range(RECALLS):
         found: set[str] = set()
         for address in frontier:
-            found.update(ADDRESS.findall(read.get(address, "")))
+            addresses = named.get(address)
+            if addresses is None:
+                addresses = named[address] = ADDRESS.findall(read.get(address, ""))
+            found.update(addresses)
         frontier = found - known
         known |= found
     return known
@@ -109,10 +114,11 @@ def unreachable_outputs(run: OursRun) -> list[str]:
         if (match := CALL.search(address)) is not None
     )
     problems: list[str] = []
+    named: dict[str, list[str]] = {}
     for index, request in enumerate(run.run.requests):
         turn = index + 1  # request n is sent at trace turn n; outputs of turns < n exist
         text = request_text(request)
-        known = reachable(text, archive)
+        known = reachable(text, archive, named)
         TRIES["requests"] += 1
         for output_turn, address in outputs:
             if output_turn >= turn:

@@ -143,3 +143,40 @@ def test_registry_keeps_order_and_refuses_duplicates() -> None:
         registry.add(place)
     with pytest.raises(TypeError, match="Tool"):
         registry.add(lambda: None)  # type: ignore[arg-type]
+
+
+def test_tools_of_one_model_class_get_its_schema_each_their_own() -> None:
+    """The schema is generated once per class and copied: every tool of the class has
+    exactly the schema a fresh generation gives, a change to one tool's copy reaches no
+    other, and a class no tool holds any more is let go."""
+    import gc
+    import sys
+    import weakref
+
+    from pydantic import create_model
+
+    schemas = sys.modules[Tool.__module__]._SCHEMAS
+
+    class Move(BaseModel):
+        """Arguments of a move."""
+
+        x: float = Field(description="metres forward")
+        speed: Literal["slow", "fast"] = "slow"
+        via: list[Pose] = Field(default_factory=list)
+
+    fresh = Move.model_json_schema()
+    fresh.pop("title")
+    first = Tool("move", "move", lambda **_: "ok", input_model=Move)
+    first.parameters["properties"]["x"]["description"] = "changed"
+    first.parameters["required"].append("speed")
+    second = Tool("move_again", "move", lambda **_: "ok", input_model=Move)
+    assert second.parameters == fresh and second.parameters is not first.parameters
+    assert second.validate({"x": 1}) == {"x": 1.0, "speed": "slow", "via": []}
+
+    model = create_model("Temporary", a=(int, 1))
+    temporary = Tool("t", "t", lambda **_: "ok", input_model=model)
+    gone = weakref.ref(model)
+    assert model in schemas and temporary.parameters["properties"]["a"]["default"] == 1
+    del temporary, model
+    gc.collect()
+    assert gone() is None

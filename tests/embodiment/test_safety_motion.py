@@ -387,3 +387,29 @@ def test_the_simulator_follows_its_own_description(sim: Any) -> None:
         description="refused: tray_1 is a tray; it cannot be picked",
         refused="tray_1 is a tray; it cannot be picked",
     )
+
+
+def test_defaults_written_out_are_one_class_per_model_and_values() -> None:
+    """``with_defaults`` keeps the class it made: the same model and values give the same
+    class, any other value (``-0.0`` beside ``0.0``, ``1`` beside ``1.0``) its own, whose
+    schema and validation carry that value; a value that is not plain is never kept."""
+    from pydantic import BaseModel
+
+    from embodiment.declarations import with_defaults
+
+    class Move(BaseModel):
+        x: float
+        speed: float | None = None
+        mode: str | int | None = None
+
+    slow = with_defaults(Move, speed=0.1)
+    assert with_defaults(Move, speed=0.1) is slow and with_defaults(Move, speed=None) is Move
+    assert slow.model_json_schema()["properties"]["speed"]["default"] == 0.1
+    assert slow.model_validate({"x": 1}).speed == 0.1
+    variants = [with_defaults(Move, speed=v) for v in (0.2, 0.0, -0.0)]
+    assert len({id(v) for v in variants}) == 3
+    assert [math.copysign(1, v.model_validate({"x": 0}).speed) for v in variants] == [1, 1, -1]
+    one, true = with_defaults(Move, mode=1), with_defaults(Move, mode=True)
+    assert one is not true and true.model_validate({"x": 0}).mode is True
+    listed = with_defaults(Move, mode=[1])  # type: ignore[arg-type]
+    assert with_defaults(Move, mode=[1]) is not listed  # type: ignore[arg-type]

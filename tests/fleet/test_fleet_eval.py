@@ -121,7 +121,9 @@ def _alive(pid: int) -> bool:
     return "State:\tZ" not in state
 
 
-def test_kill_the_eval_mid_run_then_resume_without_repeating_episodes(tmp_path: Path) -> None:
+def test_kill_the_eval_mid_run_then_resume_without_repeating_episodes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     write_deployment(tmp_path)
     suite = write_suite(tmp_path)
     out = tmp_path / "eval"
@@ -158,16 +160,13 @@ def test_kill_the_eval_mid_run_then_resume_without_repeating_episodes(tmp_path: 
     with journal.open("a", encoding="utf-8") as handle:
         handle.write('{"key": "pick_place/red/s1", "task": "pick')  # a line cut by the kill
 
-    resumed = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "eval", "--resume", str(out)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=300,
-    )
-    assert resumed.returncode == 0, resumed.stderr
-    assert f"({len(before)} already finished)" in resumed.stderr
+    # The resume runs in this process: the killed coordinator was the real process to test.
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    code = main(["eval", "--resume", str(out)])
+    resumed = capsys.readouterr().err
+    assert code == 0, resumed
+    assert f"({len(before)} already finished)" in resumed
     after = EvalFolder(out).records()
     lines = [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
     keys = [line["key"] for line in lines]
@@ -178,7 +177,7 @@ def test_kill_the_eval_mid_run_then_resume_without_repeating_episodes(tmp_path: 
 
 
 def test_a_physical_driver_runs_one_episode_at_a_time(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write_deployment(
         tmp_path,
@@ -195,18 +194,18 @@ def test_a_physical_driver_runs_one_episode_at_a_time(
     }  # fmt: skip
     suite = tmp_path / "robot.yaml"
     suite.write_text(yaml.safe_dump(suite_data), encoding="utf-8")
-    result = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "eval", str(suite), "--workers", "2", "--out",
-         str(tmp_path / "eval")],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    assert "physical hardware (test-arm)" in result.stderr and "one at a time" in result.stderr
-    assert "1 local worker process;" in result.stderr
+    # In this process, as every eval here that is not killed (a subprocess costs a second
+    # of CPU to start, and its own forkserver another).
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    code = main(["eval", str(suite), "--workers", "2", "--out", str(tmp_path / "eval")])
+    printed = capsys.readouterr().err
+    assert code == 0, printed
+    assert "physical hardware (test-arm)" in printed and "one at a time" in printed
+    assert "1 local worker process;" in printed
     records = EvalFolder(tmp_path / "eval").records()
     assert len(records) == 2 and len({r.worker for r in records}) == 1
-    # Refused before anything starts: in this process (a subprocess costs a second to start).
-    capsys.readouterr()
+    # Refused before anything starts.
     assert main(["eval", str(suite), "--ray", "--out", str(tmp_path / "eval2")]) == 2
     refused = capsys.readouterr().err
     assert "physical hardware" in refused and "Traceback" not in refused

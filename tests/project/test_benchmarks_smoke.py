@@ -505,3 +505,19 @@ def test_the_episodes_row_pays_for_its_bookkeeping_and_loses_no_fact() -> None:
     assert ("explicit", "completed") in modes and ("eviction", "completed") in modes
     table = context_efficiency.render(results)
     assert "| episodes " in table and "condense_context" in table
+
+
+def test_a_trace_frame_is_the_same_picture_however_many_were_drawn_before() -> None:
+    """Frames start from one gradient computed per trace: drawing frames never changes it
+    (a frame of a turn is the same from a fresh trace), and each frame is the caller's."""
+    spec = TraceSpec(turns=12, facts=1, seed=5, tasks=1)
+    used, fresh = generate_trace(spec), generate_trace(spec)
+    drawn = [used.frame(turn) for turn in range(1, 13)]
+    drawn[0][:] = 0  # a caller scribbling on its frame
+    assert all(frame.flags.writeable for frame in drawn)
+    for turn in (1, 6, 12):
+        assert (used.frame(turn) == fresh.frame(turn)).all()
+    assert not (drawn[3] == drawn[4]).all()  # the squares drift with the turn
+    _, height = spec.image_size
+    rows = [60 + 80 * r / (height - 1) for r in (0, height - 1)]
+    assert [int(fresh.frame(1)[r, 0, 2]) for r in (0, height - 1)] == [int(v * 0.7) for v in rows]

@@ -4,14 +4,17 @@
 (its driver, profile, demo task and a suite) and a driver-only entry point. It is
 installed here as pip would leave it, without a network: the package and a
 ``toy_world-0.1.0.dist-info`` (METADATA and entry_points.txt) on a temporary folder that
-the subprocesses get on ``PYTHONPATH``. Then ``harness worlds``, ``demo --world toy``,
-``eval toy_sort`` (and its corrupted twin), ``check`` and ``console`` run through it.
+the subprocesses get on ``PYTHONPATH``. Then ``harness worlds``, ``eval toy_sort`` (and
+its corrupted twin, with their worker processes) and ``console`` run through it in fresh
+processes, as a user's would; ``demo --world toy`` (an episode) and ``check`` run in this
+process with the folder first on ``sys.path`` (the same discovery by entry point; a
+subprocess each cost most of a second of CPU to start, and the process is not what they
+test).
 
 Broken plugins (a module that does not exist, one that raises on import, an object that
 is not a world, a world that calls itself by another name, a name a built-in world has)
 are each reported with the entry point they came from, and never hide the others: listed
-by ``harness worlds`` in a subprocess; asked for by ``demo`` and ``check`` in this process
-(they fail before anything runs, and a subprocess each cost a second of CPU to start).
+by ``harness worlds``, asked for by ``demo`` and ``check``, all in this process.
 """
 
 from __future__ import annotations
@@ -81,12 +84,13 @@ def harness(site: Path, cwd: Path, *argv: str, timeout: float = 240) -> subproce
 
 def in_process(
     site: Path, cwd: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-    *argv: str,
+    *argv: str, err: bool = True,
 ) -> tuple[int, str]:  # fmt: skip
     """``harness ARGV`` in this process with ``site`` first on ``sys.path`` (what the
-    subprocesses get on ``PYTHONPATH``): its exit code and all it printed. For commands
-    that start no episode (a subprocess costs a second of CPU to start); a fresh
-    ``toy_world`` is imported from ``site``."""
+    subprocesses get on ``PYTHONPATH``): its exit code and all it printed (with
+    ``err=False``, its standard output alone). For commands whose process is not what is
+    tested (a subprocess costs most of a second of CPU to start); a fresh ``toy_world`` is
+    imported from ``site``."""
     monkeypatch.syspath_prepend(str(site))
     importlib.invalidate_caches()
     for module in [m for m in sys.modules if m.split(".")[0] == "toy_world"]:
@@ -98,7 +102,7 @@ def in_process(
     except SystemExit as exc:  # argparse's own usage errors
         code = int(exc.code or 0)
     printed = capsys.readouterr()
-    return code, printed.out + printed.err
+    return code, printed.out + printed.err if err else printed.out
 
 
 # ====================================================================== a working plugin
@@ -120,10 +124,15 @@ def test_harness_worlds_lists_the_plugin_world_and_driver(site: Path, tmp_path: 
     }
 
 
-def test_demo_runs_the_plugin_worlds_task(site: Path, tmp_path: Path) -> None:
-    done = harness(site, tmp_path, "demo", "--world", "toy", "--seed", "2", "--json")
-    assert done.returncode == 0, done.stderr[-2000:]
-    events = [json.loads(line) for line in done.stdout.splitlines()]
+def test_demo_runs_the_plugin_worlds_task(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = in_process(
+        site, tmp_path, monkeypatch, capsys, "demo", "--world", "toy", "--seed", "2", "--json",
+        err=False,
+    )  # fmt: skip
+    assert code == 0, out[-2000:]
+    events = [json.loads(line) for line in out.splitlines()]
     last = events[-1]
     assert last["type"] == "done" and last["status"] == "completed"
     assert last["outcome"] == "achieved"
@@ -169,9 +178,12 @@ def test_eval_runs_the_plugin_worlds_suite_and_its_corrupted_twin(
 def test_check_builds_the_plugin_world_and_the_plugin_driver(
     site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    done = harness(site, tmp_path, "check", "--world", "toy", "--set", "memory.enabled=false")
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "toy world's deployment" in done.stdout and "ToyArm" in done.stdout
+    code, out = in_process(
+        site, tmp_path, monkeypatch, capsys, "check", "--world", "toy",
+        "--set", "memory.enabled=false", err=False,
+    )  # fmt: skip
+    assert code == 0, out
+    assert "toy world's deployment" in out and "ToyArm" in out
     code, out = in_process(
         site, tmp_path, monkeypatch, capsys, "check", "--world", "toy",
         "--set", "driver.name=toy.gripper", "--set", "memory.enabled=false",
@@ -218,11 +230,16 @@ def broken_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_harness_worlds_lists_every_broken_plugin_with_its_entry_point(
-    broken_site: Path, tmp_path: Path
+    broken_site: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    done = harness(broken_site, tmp_path, "worlds", "--json")
-    assert done.returncode == 1
-    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    code, out = in_process(
+        broken_site, tmp_path, monkeypatch, capsys, "worlds", "--json", err=False
+    )
+    assert code == 1
+    rows = [json.loads(line) for line in out.splitlines()]
     errors = {row["name"]: row["error"] for row in rows if row["error"]}
     assert (
         "no_such_module_anywhere" in errors["missing"]

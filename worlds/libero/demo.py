@@ -26,7 +26,6 @@ from worlds.libero.config import (
     match_instruction,
     resolve_task,
 )
-from worlds.libero.scene_choice import choose_scene
 
 __all__ = ["DEPLOYMENT", "PHYSICAL_SKILLS", "LiberoDemo"]
 
@@ -111,6 +110,8 @@ def _scene_for(
     instruction: str, suites: tuple[str, ...], request: DemoRequest, notes: list[str]
 ) -> tuple[str, int]:
     """The scene ``instruction`` names (no task has it verbatim): chosen, asked, or refused."""
+    from worlds.libero.scene_choice import choose_scene  # the scene graph: only when asked
+
     where = ", ".join(suites)
     choice = choose_scene(instruction, suites)
     picked = choice.chosen

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import math
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from worlds.so101.model import ARM_JOINTS, EE_SITE, scene_xml
+from worlds.so101.model import ARM_JOINTS, EE_SITE, compile_scene
 
 __all__ = [
     "ANGLE_TOLERANCE_RAD",
@@ -40,6 +41,8 @@ POSITION_TOLERANCE_M = 0.004
 ANGLE_TOLERANCE_RAD = math.radians(4.0)
 _DT = 0.05
 _ITERATIONS = 300
+_REMEMBERED = 4096
+"""Solves an :class:`ArmIK` keeps (each a few hundred bytes)."""
 
 
 @dataclass(frozen=True)
@@ -84,14 +87,23 @@ def horizontal(heading: float) -> np.ndarray:
 
 
 class ArmIK:
-    """IK and FK of the published arm (thread-safe: one solve at a time)."""
+    """IK and FK of the published arm (thread-safe: one solve at a time).
+
+    A solve is a function of its four arguments alone (it starts from ``start`` with the
+    model's other joints at zero, and neither ``mink`` nor the QP solver keeps anything
+    from one solve to the next), so the last :data:`_REMEMBERED` answers are kept and the
+    same question is answered without solving again: the envelope's check plans a motion
+    (``describe_motion``) and ``execute`` plans it again from the same joints, and a
+    solve that does not converge costs 300 QP iterations.
+    """
 
     def __init__(self) -> None:
         import mink
         import mujoco
+        import qpsolvers
 
-        self._mj, self._mink = mujoco, mink
-        self.model = mujoco.MjModel.from_xml_string(scene_xml((), camera_size=(64, 64)))
+        self._mj, self._mink, self._qp = mujoco, mink, qpsolvers
+        self.model = compile_scene((), camera_size=(64, 64))
         self.data = mujoco.MjData(self.model)
         self._lock = threading.Lock()
         self._arm_q = [int(self.model.joint(n).qposadr[0]) for n in ARM_JOINTS]
@@ -102,6 +114,7 @@ class ArmIK:
         self._ranges = [tuple(self.model.jnt_range[self.model.joint(n).id]) for n in ARM_JOINTS]
         self._config = mink.Configuration(self.model)
         self._limits = [mink.ConfigurationLimit(self.model)]
+        self._solved: OrderedDict[tuple[object, ...], IKResult] = OrderedDict()
 
     def fk(self, joints: Sequence[float], site: str = EE_SITE) -> tuple[np.ndarray, np.ndarray]:
         """(position, rotation matrix) of ``site`` for the arm's joints."""
@@ -139,38 +152,66 @@ class ArmIK:
     ) -> IKResult:
         """Joints that put ``site`` at ``position`` with ``rotation`` (None: position only),
         starting from ``start`` (the solution closest to it is found)."""
-        mink = self._mink
+        target = np.asarray(position, dtype=float)
+        initial = np.asarray(start, dtype=float)
+        turn = None if rotation is None else np.asarray(rotation)
+        key = (
+            site,
+            target.shape,
+            target.tobytes(),
+            initial.shape,
+            initial.tobytes(),
+            None if turn is None else (turn.dtype.str, turn.shape, turn.tobytes()),
+        )
         with self._lock:
-            q = np.zeros(self.model.nq)
-            q[self._arm_q] = np.asarray(start, dtype=float)
-            self._config.update(q)
-            task = mink.FrameTask(
-                site,
-                "site",
-                position_cost=1.0,
-                orientation_cost=0.5 if rotation is not None else 0.0,
-            )
-            target_rotation = rotation if rotation is not None else np.eye(3)
-            task.set_target(
-                mink.SE3.from_rotation_and_translation(
-                    mink.SO3.from_matrix(target_rotation), np.asarray(position, dtype=float)
-                )
-            )
-            posture = mink.PostureTask(self.model, cost=1e-3)
-            posture.set_target(q)
-            error = np.zeros(6)
-            for _ in range(_ITERATIONS):
-                velocity = mink.solve_ik(
-                    self._config, [task, posture], _DT, "daqp", damping=1e-3, limits=self._limits
-                )
-                velocity[self._frozen] = 0.0
-                self._config.integrate_inplace(velocity, _DT)
-                error = task.compute_error(self._config)
-                if np.linalg.norm(error[:3]) < 2e-4 and (
-                    rotation is None or np.linalg.norm(error[3:]) < 2e-3
-                ):
-                    break
-            joints = tuple(float(v) for v in self._config.q[self._arm_q])
+            known = self._solved.get(key)
+            if known is not None:
+                self._solved.move_to_end(key)
+                return known
+            result = self._solve(site, target, rotation, initial)
+            self._solved[key] = result
+            if len(self._solved) > _REMEMBERED:
+                self._solved.popitem(last=False)
+            return result
+
+    def _solve(
+        self, site: str, position: np.ndarray, rotation: np.ndarray | None, start: np.ndarray
+    ) -> IKResult:
+        mink = self._mink
+        q = np.zeros(self.model.nq)
+        q[self._arm_q] = start
+        self._config.update(q)
+        task = mink.FrameTask(
+            site,
+            "site",
+            position_cost=1.0,
+            orientation_cost=0.5 if rotation is not None else 0.0,
+        )
+        target_rotation = rotation if rotation is not None else np.eye(3)
+        task.set_target(
+            mink.SE3.from_rotation_and_translation(mink.SO3.from_matrix(target_rotation), position)
+        )
+        posture = mink.PostureTask(self.model, cost=1e-3)
+        posture.set_target(q)
+        error = np.zeros(6)
+        tasks = [task, posture]
+        for _ in range(_ITERATIONS):
+            # mink.solve_ik's QP and solver, without the joint-limit scan it starts each
+            # iteration with (it only logs, at debug level, a start outside a limit): a
+            # sixth of an iteration's cost, and a failed solve runs 300 of them
+            problem = mink.build_ik(self._config, tasks, _DT, 1e-3, self._limits)
+            solution = self._qp.solve_problem(problem, solver="daqp")
+            if not solution.found:
+                raise mink.NoSolutionFound("daqp")
+            velocity = solution.x / _DT
+            velocity[self._frozen] = 0.0
+            self._config.integrate_inplace(velocity, _DT)
+            error = task.compute_error(self._config)
+            if np.linalg.norm(error[:3]) < 2e-4 and (
+                rotation is None or np.linalg.norm(error[3:]) < 2e-3
+            ):
+                break
+        joints = tuple(float(v) for v in self._config.q[self._arm_q])
         at_limit = tuple(
             name
             for name, value, (low, high) in zip(ARM_JOINTS, joints, self._ranges, strict=True)

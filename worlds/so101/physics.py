@@ -31,7 +31,7 @@ from worlds.so101.model import (
     GRIPPER_JOINT,
     PHYSICS_DT,
     SceneObject,
-    scene_xml,
+    compile_scene,
 )
 
 __all__ = ["JOINT_NAMES", "Interrupted", "Physics"]
@@ -65,7 +65,7 @@ class Physics:
 
         self._mj = mujoco
         self.objects = objects
-        self.model = mujoco.MjModel.from_xml_string(scene_xml(objects, camera_size=camera_size))
+        self.model = compile_scene(objects, camera_size=camera_size)
         self.data = mujoco.MjData(self.model)
         ratio = 1.0 / (control_hz * PHYSICS_DT)
         if abs(ratio - round(ratio)) > 1e-6:

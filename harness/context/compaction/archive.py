@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RECALL_MAX_CHARS",
+    "ArchiveQuery",
     "archive_address",
     "archive_hit",
     "archive_item_text",
@@ -84,7 +85,11 @@ def find_in_text(text: str, query: str) -> tuple[int, str]:
     Used by the run stores' ``archive_search``; the snippet is one line, so a hit list
     stays compact in context.
     """
-    haystack, needle = text.lower(), query.lower()
+    return _find(text, text.lower(), query.lower())
+
+
+def _find(text: str, haystack: str, needle: str) -> tuple[int, str]:
+    """:func:`find_in_text` with ``text`` and the query already lower-cased."""
     first = haystack.find(needle)
     if first < 0 or not needle:
         return 0, ""
@@ -114,11 +119,14 @@ def matches_terms(query: str, *, label: str, text: str) -> bool:
     This is how ``search_archive`` finds an exchange the model can name but not quote:
     "read_sensor_log index 7" matches ``read_sensor_log({"index": 7})``.
     """
-    terms = query_terms(query)
+    return _matches(query_terms(query), label, text.lower())
+
+
+def _matches(terms: list[str], label: str, lowered: str) -> bool:
+    """:func:`matches_terms` with the query's words and the output lower-cased."""
     if not terms:
         return False
     words = set(query_terms(label))
-    lowered = text.lower()
     for term in terms:
         if term in words:
             continue
@@ -134,12 +142,29 @@ def archive_hit(query: str, *, tool: str, arguments: str, text: str) -> tuple[in
     """(matches, snippet) when an archived output matches ``query``: as a phrase in its text
     (``find_in_text``), or word by word over its tool, arguments and text
     (:func:`matches_terms`); None otherwise."""
-    count, snippet = find_in_text(text, query)
-    if count:
-        return count, snippet
-    label = f"{tool} {arguments}".strip()
-    if not matches_terms(query, label=label, text=text):
-        return None
-    head = " ".join(text[: SNIPPET_CONTEXT_CHARS * 2].split())
-    more = "..." if len(text) > SNIPPET_CONTEXT_CHARS * 2 else ""
-    return 1, f"{tool}({arguments}): {head}{more}"
+    return ArchiveQuery(query).hit(tool=tool, arguments=arguments, text=text)
+
+
+class ArchiveQuery:
+    """A search's query, prepared once for the many outputs it is tried on: its lower-cased
+    phrase and its words (:func:`archive_hit` computed both again for every archived
+    output, and lowered each output twice)."""
+
+    __slots__ = ("needle", "terms")
+
+    def __init__(self, query: str) -> None:
+        self.needle = query.lower()
+        self.terms = query_terms(query)
+
+    def hit(self, *, tool: str, arguments: str, text: str) -> tuple[int, str] | None:
+        """:func:`archive_hit` of this query."""
+        lowered = text.lower()
+        count, snippet = _find(text, lowered, self.needle)
+        if count:
+            return count, snippet
+        label = f"{tool} {arguments}".strip()
+        if not _matches(self.terms, label, lowered):
+            return None
+        head = " ".join(text[: SNIPPET_CONTEXT_CHARS * 2].split())
+        more = "..." if len(text) > SNIPPET_CONTEXT_CHARS * 2 else ""
+        return 1, f"{tool}({arguments}): {head}{more}"
