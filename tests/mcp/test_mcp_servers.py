@@ -59,11 +59,12 @@ def offline(*servers: MCPServerConfig, **sections: Any) -> dict[str, Any]:
 
 
 def running(pid: int) -> bool:
-    """Alive and not a zombie, read straight from /proc."""
+    """Alive and not a zombie, read straight from /proc (a process reaped between the open
+    and the read makes the read fail with ESRCH: gone, too)."""
     try:
         with open(f"/proc/{pid}/stat") as stat:
             state = stat.read().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):
         return False
     return state not in ("Z", "X")
 
