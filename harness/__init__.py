@@ -7,8 +7,9 @@ module) does not load the runtime, the providers or the simulator.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from embodiment.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from harness.config import HarnessConfig, load_config
@@ -70,14 +71,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'harness' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)

@@ -20,8 +20,9 @@ physical).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from embodiment.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from harness.mcp.convert import to_tool_output
@@ -50,14 +51,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'harness.mcp' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)

@@ -9,8 +9,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from embodiment.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from harness.store.memory import MemoryRunStore
@@ -30,14 +31,4 @@ archive, the MCP process identity) when it imports :mod:`harness.store.reader`."
 __all__ = ["STORE_FILENAME", "MemoryRunStore", "SQLiteRunStore", "connect_store"]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'harness.store' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)
