@@ -90,10 +90,7 @@ def turned_spot(
         return np.array(centre[:2]), 0.0
     body = np.array(geo.body_position(ref)[:2])
     grip = np.zeros(2) if grip is None else np.asarray(grip, dtype=float)
-    axes = np.array([matrix[:2, 0], matrix[:2, 1]])
-    spans = [np.linspace(-(h - MARGIN_M), h - MARGIN_M, STEPS) for h in half_size[:2]]
-    a, b = np.meshgrid(*spans, indexing="ij")
-    spots = centre[:2] + a.reshape(-1, 1) * axes[0] + b.reshape(-1, 1) * axes[1]
+    _, spots = _grid(centre, matrix, half_size)
     middle = np.linalg.norm(spots - centre[:2], axis=1)
     twins = bool(_twins(geo, ref, target))
     options = []
@@ -153,10 +150,7 @@ def container_spot(geo: LiberoGeometry, ref: str, target: str) -> np.ndarray | N
         return np.array(centre[:2])
     half = np.array(held.size[:2]) / 2
     shift = np.array(held.centre[:2]) - np.array(geo.body_position(ref)[:2])
-    axes = np.array([matrix[:2, 0], matrix[:2, 1]])
-    spans = [np.linspace(-(h - MARGIN_M), h - MARGIN_M, STEPS) for h in half_size[:2]]
-    a, b = np.meshgrid(*spans, indexing="ij")
-    spots = centre[:2] + a.reshape(-1, 1) * axes[0] + b.reshape(-1, 1) * axes[1]
+    axes, spots = _grid(centre, matrix, half_size)
     middle = np.linalg.norm(spots - centre[:2], axis=1)
     owner = getattr(geo.catalog.get(target), "parent", None)
     top = centre[2] + float(np.abs(matrix[2]) @ half_size) - float(held.size[2])
@@ -248,3 +242,14 @@ def _twins(geo: LiberoGeometry, ref: str, target: str) -> list[str]:
         and getattr(geo.catalog.get(other), "libero_category", "") == kind
         and not geo.predicate("on", other, target)
     ]
+
+
+def _grid(
+    centre: np.ndarray, matrix: np.ndarray, half_size: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The region's two table-plane axes and ``STEPS`` x ``STEPS`` candidate spots over its
+    footprint, ``MARGIN_M`` in from its edges (base-frame xy, one row each)."""
+    axes = np.array([matrix[:2, 0], matrix[:2, 1]])
+    spans = [np.linspace(-(h - MARGIN_M), h - MARGIN_M, STEPS) for h in half_size[:2]]
+    a, b = np.meshgrid(*spans, indexing="ij")
+    return axes, centre[:2] + a.reshape(-1, 1) * axes[0] + b.reshape(-1, 1) * axes[1]
