@@ -57,9 +57,10 @@ from benchmarks.lib.replay import (
     decision_replay,
     replay_harness,
 )
-from benchmarks.lib.session_trace import Trace, TraceSpec, generate_trace
+from benchmarks.lib.session_trace import Trace, TraceSpec
 from benchmarks.lib.summarizer import DeterministicSummarizer
 from benchmarks.lib.tables import OUT_DIR, compact_number, markdown_table, save_json, save_plot
+from benchmarks.lib.trace_generator import generate_trace
 from embodiment.types import ActionResult, Observation
 from harness.context.compaction.compactor import NoCompaction
 from harness.events import CompactionEvent, DoneEvent, PromptSnapshotEvent
