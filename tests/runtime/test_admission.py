@@ -252,7 +252,7 @@ def test_two_harnesses_on_one_mcp_robot_never_overlap_commands(tmp_path: Path) -
     import json
     import sys
 
-    from benchmarks.safety_fuzz import StateFileDriver
+    from benchmarks.lib.fuzz_arms import StateFileDriver
 
     fixture = str(Path(__file__).parents[1] / "fixtures" / "mcp_arm_server.py")
     server = {
