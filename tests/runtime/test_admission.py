@@ -19,14 +19,8 @@ from typing import Any
 
 import pytest
 
-from benchmarks.admission_attacks import (
-    MOBILE,
-    Corridor,
-    OverlapRecorder,
-    StillGoing,
-    attack_reruns,
-    run_in_threads,
-)
+from benchmarks.admission_attacks import attack_reruns, run_in_threads
+from benchmarks.lib.admission_hardware import MOBILE, Corridor, OverlapRecorder, StillGoing
 from embodiment.envelope import SafetyEnvelope
 from embodiment.types import ActionResult
 from harness import Harness, HarnessConfig
