@@ -28,9 +28,10 @@ from benchmarks.lib.metrics import PolicyMetrics, measure
 from benchmarks.lib.ours import OURS, OursRun, ours_config, run_ours
 from benchmarks.lib.policies import BASELINES, simulate
 from benchmarks.lib.replay import TraceFrames, reference_prefix
-from benchmarks.lib.session_trace import Trace, TraceSpec, generate_trace
+from benchmarks.lib.session_trace import Trace, TraceSpec
 from benchmarks.lib.summarizer import DeterministicSummarizer
 from benchmarks.lib.tables import OUT_DIR, compact_number, markdown_table, save_json, save_plot
+from benchmarks.lib.trace_generator import generate_trace
 from harness.context import Budget
 from harness.messages import ModelRequest
 from harness.tokens import ImageCostModel, TokenEstimator

@@ -40,19 +40,19 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.lib.fuzz_arms import RecordingArm  # noqa: E402
+from benchmarks.lib.fuzz_campaign import (  # noqa: E402
+    Tally,
+    campaign_config,
+    generate_calls,
+    tally_events,
+)
 from benchmarks.lib.oracle_kinematics import (  # noqa: E402
     UrdfChain,
     base_sweep_problems,
     joint_path_problems,
 )
 from benchmarks.lib.safety_oracle import Command, judge  # noqa: E402
-from benchmarks.safety_fuzz import (  # noqa: E402
-    RecordingArm,
-    Tally,
-    campaign_config,
-    generate_calls,
-    tally_events,
-)
 from embodiment.envelope import SafetyEnvelope  # noqa: E402
 from embodiment.profile import EmbodimentProfile, ProfileError, load_profile  # noqa: E402
 from harness import Harness  # noqa: E402

@@ -27,8 +27,9 @@ from benchmarks.context_efficiency import EPISODE_SETTINGS
 from benchmarks.lib.episode_trace import mark_episodes
 from benchmarks.lib.metering import RequestMeter, request_text
 from benchmarks.lib.ours import OursRun, ours_config, run_ours
-from benchmarks.lib.session_trace import Trace, TraceSpec, generate_trace
+from benchmarks.lib.session_trace import Trace, TraceSpec
 from benchmarks.lib.summarizer import DeterministicSummarizer
+from benchmarks.lib.trace_generator import generate_trace
 from harness.tokens import TokenEstimator
 from tests.tiers import examples
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.safety_fuzz import StateFileDriver
+from benchmarks.lib.fuzz_arms import StateFileDriver
 from embodiment.envelope import SafetyEnvelope
 from embodiment.profile import load_profile
 from embodiment.types import Observation

@@ -20,8 +20,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from benchmarks.lib.fuzz_arms import PROFILES
+from benchmarks.lib.fuzz_campaign import Tally
+from benchmarks.lib.fuzz_scenarios import Scenario, scenarios
 from benchmarks.lib.safety_oracle import Command, judge
-from benchmarks.safety_fuzz import PROFILES, Campaign, Scenario, Tally, scenarios
+from benchmarks.safety_fuzz import Campaign
 from harness.providers import call
 from tests.tiers import examples, floor
 

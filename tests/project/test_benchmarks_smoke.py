@@ -23,16 +23,17 @@ from benchmarks.context_efficiency import EfficiencyOptions, run_benchmark
 from benchmarks.lib.metering import RequestMeter, request_text
 from benchmarks.lib.metrics import FAILED_SUMMARY, PolicyRun, measure, recalls_to
 from benchmarks.lib.ours import OURS
+from benchmarks.lib.overhead_modes import OverheadOptions, run_mode, summarize_mode
 from benchmarks.lib.policies import BASELINES
 from benchmarks.lib.replay import reference_prefix
-from benchmarks.lib.session_trace import TraceSpec, generate_trace
+from benchmarks.lib.session_trace import TraceSpec
 from benchmarks.lib.summarizer import (
     SECTIONS,
     DeterministicSummarizer,
     SummaryFailedError,
     records_from_prompt,
 )
-from benchmarks.turn_overhead import OverheadOptions, run_mode, summarize_mode
+from benchmarks.lib.trace_generator import generate_trace
 from harness.context import bounded_text
 from harness.messages import (
     AssistantItem,

@@ -19,14 +19,8 @@ from typing import Any
 
 import pytest
 
-from benchmarks.admission_attacks import (
-    MOBILE,
-    Corridor,
-    OverlapRecorder,
-    StillGoing,
-    attack_reruns,
-    run_in_threads,
-)
+from benchmarks.admission_attacks import attack_reruns, run_in_threads
+from benchmarks.lib.admission_hardware import MOBILE, Corridor, OverlapRecorder, StillGoing
 from embodiment.envelope import SafetyEnvelope
 from embodiment.types import ActionResult
 from harness import Harness, HarnessConfig
@@ -252,7 +246,7 @@ def test_two_harnesses_on_one_mcp_robot_never_overlap_commands(tmp_path: Path) -
     import json
     import sys
 
-    from benchmarks.safety_fuzz import StateFileDriver
+    from benchmarks.lib.fuzz_arms import StateFileDriver
 
     fixture = str(Path(__file__).parents[1] / "fixtures" / "mcp_arm_server.py")
     server = {

@@ -18,14 +18,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmarks.admission_attacks import (
+from benchmarks.admission_attacks import attack_defaults, offline
+from benchmarks.lib.admission_hardware import (
     ARM_SAFETY,
     ARM_SCHEMAS,
     PANDA,
     Readings,
     arm_problems,
-    attack_defaults,
-    offline,
 )
 from embodiment.envelope import SafetyEnvelope
 from embodiment.types import SafetyDecision
@@ -76,7 +75,7 @@ def run_calls(manager: MCPManager, calls: list[Any], *, safety: Any = None) -> l
 def within_profile(tool_name: str, arguments: dict[str, Any]) -> list[str]:
     """What is wrong with a command that reached the arm: a declared argument it did not
     carry (the server would fall back on a default of its own), or a value outside the
-    profile (:func:`benchmarks.admission_attacks.arm_problems`, written apart from the
+    profile (:func:`benchmarks.lib.admission_hardware.arm_problems`, written apart from the
     envelope)."""
     missing = [f"{arg} missing" for arg in SAFETY[tool_name] if arg not in arguments]
     return missing + arm_problems(tool_name, arguments)

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from pydantic import ValidationError
 
-from benchmarks.admission_attacks import PANDA, Readings, attack_newcomers, offline
+from benchmarks.admission_attacks import attack_newcomers, offline
+from benchmarks.lib.admission_hardware import PANDA, Readings
 from embodiment.envelope import SafetyEnvelope
 from harness import Harness, HarnessConfig
 from harness.config import MCPServerConfig
