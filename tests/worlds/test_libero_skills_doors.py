@@ -55,3 +55,27 @@ def test_the_microwave_door_is_opened_and_closed_along_its_hinge(
         assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()
+
+
+def test_a_bottom_drawer_too_low_to_grasp_across_is_dragged_open_by_its_handle() -> None:
+    """LIBERO-PRO libero_goal_task 0, "open the bottom drawer of the cabinet", failed 3/3:
+    the wooden cabinet's bottom handle is 4.6 cm above the table and the hand, 21 cm along
+    its closing direction, closed across it vertically stood on the table 6 cm above the
+    bar ("gave up after 400 controller steps", then "stopped short at every waypoint").
+    Now the closed fingertips press on the bar's top and drag it, then hook the opened
+    drawer from inside; the middle drawer, which the hand fits, is still grasped."""
+    world = libero_world("libero_goal_task", 0, 0)
+    drawer = "wooden_cabinet_1_bottom_region"
+    try:
+        assert not holds(world, "open", drawer)
+        ee = world.ee_position()
+        middle = world.describe_motion("open", {"ref": "wooden_cabinet_1_middle_region"})
+        assert middle is not None and "grasp the handle" in middle.description, middle
+        result = world.execute("open", {"ref": drawer})
+        assert result.ok, result.message
+        assert "press on the handle's top" in result.message
+        assert holds(world, "open", drawer)
+        assert world.step_audit()["outside"] == 0
+        assert world.ee_position()[2] > ee[2] - 0.05  # the hand rose clear again
+    finally:
+        world.disconnect()
