@@ -58,12 +58,14 @@ SWEEP_STEP_M = 0.01
 PRESS_DIP = math.radians(60.0)
 """How far below the horizontal the closed fingers point when they press on a low handle's
 top: the hand's back leans out from the face, clear of the drawer above and its handle."""
-PRESS = 0.4
+PRESS = 0.3
 """The downward command added while dragging (the move's units: 1.0 = 5 cm per controller
-step). Measured on the wooden cabinet's bottom drawer: 0.3 and 0.4 dragged it 11-13 cm
-in libero_goal's scene and in libero_90's (the cabinet 7 cm further right); 0.6 dragged it
-14 cm in the one and not at all in the other (the fingertips' end faces, turned with the
-hand, push the bar back into the face as hard as they press)."""
+step). Measured on the wooden cabinet's bottom drawer, in libero_goal's scene and in
+libero_90's (the cabinet 7 cm further right, 5 nearer): 0.3 dragged it 11-13 cm, the fingertips
+bearing on the bar with 30 N (47 N at the most); 0.2 never moved it (the fingertips
+slid); 0.4 dragged it as far at 43 N (61 N at the most); 0.6 dragged it 14 cm in the one
+scene and not at all in the other (the fingertips' end faces, turned with the hand, push
+the bar back into the face as hard as they press)."""
 HOOK_AFTER_M = 0.08
 """How far open the drag is taken to have left the drawer at least, for the hook inside."""
 HOOK_IN_M = 0.02
@@ -197,8 +199,9 @@ def press_segments(
     joint's damping; the fingertips slip all the same: 11-14 cm of the 16). Then, with
     ``inside`` (how far behind the handle's middle the front panel's inner face is, and
     the panel's top), hook it from inside: the fingertips go down into the drawer behind
-    where its panel stands once HOOK_AFTER_M open (further in if it opened further; on
-    the panel's top if less, and that pull drags by friction again) and pull to ``end``.
+    where its panel stands once HOOK_AFTER_M open (further in if it opened further) and
+    pull it to ``end`` by the panel's inside, without pressing (their push on the panel:
+    9 N at the most).
     Then up, back off 8 cm and up to ``carry`` still turned, and turn back to point down.
     ``handle`` and ``end``: (x, y) of the bar's middle now and opened; ``top``: its height."""
     towards = np.array([facing[0], facing[1]])
@@ -232,7 +235,7 @@ def press_segments(
         segments += [
             Segment("move", "over the inside", site(hook, rim + 0.02), speed=SLOW, **pose),  # type: ignore[arg-type]
             Segment("move", "into the drawer", site(hook, low), speed=SLOW, **pose),  # type: ignore[arg-type]
-            Segment("move", "hook", site(pulled, low), speed=SLOW, press=PRESS, **pose),  # type: ignore[arg-type]
+            Segment("move", "hook", site(pulled, low), speed=SLOW, **pose),  # type: ignore[arg-type]
             Segment("move", "out", last, speed=SLOW, **pose),  # type: ignore[arg-type]
         ]
     back = (last[0] + towards[0] * 0.08, last[1] + towards[1] * 0.08, last[2])
