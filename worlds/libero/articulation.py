@@ -37,6 +37,45 @@ class Handle:
     """How far the part moves between closed and open."""
     closing: Vec3 = (0.0, 0.0, 1.0)
     """The direction to close the fingers in: across the handle bar's thinner side."""
+    top: float | None = None
+    """The height (base frame) of the handle bar's top: where the fingertips press to drag
+    a drawer whose handle is too low to close the hand across (``drawer_pull``)."""
+    inside_m: float | None = None
+    """How far behind the handle's middle (against ``opens_towards``) the inner face of
+    the drawer's front panel is: where fingers inside the opened drawer hook it."""
+    rim: float | None = None
+    """The height (base frame) of the front panel's top."""
+
+
+def _front_panel(
+    env: Any, geoms: list[int], towards: np.ndarray
+) -> tuple[float | None, float | None]:
+    """(the inner face's position along ``towards``, the top height; world) of a drawer's
+    front panel: of the drawer's collision geoms that span most of its width and height
+    (its front and back panels, not its sides, floor or handle), those within 2 cm of the
+    frontmost; (None, None) when there are none."""
+    across = np.array([-towards[1], towards[0], 0.0])
+    boxes = [geom_box(env, g) for g in geoms]
+
+    def span(axis: np.ndarray, low: np.ndarray, high: np.ndarray) -> tuple[float, float]:
+        # an axis-aligned box's extent along ``axis``
+        return float(np.sum(np.minimum(low * axis, high * axis))), float(
+            np.sum(np.maximum(low * axis, high * axis))
+        )
+
+    sides = [span(across, low, high) for low, high in boxes]
+    width = max(e for _, e in sides) - min(b for b, _ in sides)
+    height = max(float(h[2]) for _, h in boxes) - min(float(lo[2]) for lo, _ in boxes)
+    panels = [
+        (span(towards, low, high), float(high[2]))
+        for (low, high), (a, b) in zip(boxes, sides, strict=True)
+        if b - a >= width / 2 and float(high[2] - low[2]) >= height / 2
+    ]
+    if not panels:
+        return None, None
+    front = max(ends[1] for ends, _ in panels)
+    near = [(ends, top) for ends, top in panels if ends[1] >= front - 0.02]
+    return min(ends[0] for ends, _ in near), max(top for _, top in near)
 
 
 class Articulation:
@@ -85,11 +124,16 @@ class Articulation:
         # LIBERO's cabinets (the other stalled 5-9 cm short of the handle)
         closing = [0.0, 0.0, 0.0]
         closing[thin] = -1.0
+        inside, rim = _front_panel(self.env, geoms, towards)
+        middle = (low + high) / 2
         return Handle(
-            grasp=self.frame.from_world((low + high) / 2),
+            grasp=self.frame.from_world(middle),
             opens_towards=tuple(float(v) for v in towards),  # type: ignore[arg-type]
             travel_m=travel,
             closing=tuple(closing),  # type: ignore[arg-type]
+            top=self.frame.from_world(high)[2],
+            inside_m=None if inside is None else float(np.dot(middle, towards)) - inside,
+            rim=None if rim is None else self.frame.from_world((0.0, 0.0, rim))[2],
         )
 
     def drawer_body(self, ref: str) -> int | None:

@@ -271,9 +271,12 @@ class Arm:
         speed: float,
         tolerance: float = 0.005,
         on_step: Callable[[], None] | None = None,
+        press: float = 0.0,
     ) -> bool:
         """Go to ``target`` (base frame) in a straight line; True when reached, False when
-        the gripper stalled (pressed against something) first."""
+        the gripper stalled (pressed against something) first. ``press``: a downward command
+        added to every step (in the commands' units), so the fingertips bear down on what
+        they slide along (the OSC controller's force follows the commanded offset)."""
         if self.bounds is not None:
             low, high = self.bounds
             target = tuple(  # type: ignore[assignment]
@@ -321,6 +324,8 @@ class Arm:
             limit = float(np.linalg.norm(aim)) * CONTROL_HZ  # the whole way to the aim point
             if float(np.linalg.norm(command)) > limit:
                 command *= limit / max(float(np.linalg.norm(command)), 1e-12)
+            if press > 0.0:
+                command = self._guarded(here, command - np.array([0.0, 0.0, press]))
             self.step(command)
             if on_step is not None:
                 on_step()

@@ -14,6 +14,11 @@ gives way) is taken; with none free, the level pull as before. Movable things th
 brushes are let be: the hand is rounder than its box, and at libero_goal's own middle
 drawer the level box grazes the plate's rim beside it (0.7 cm) while the level pull has
 opened that drawer on every published state.
+
+A handle too low for the hand to close across at any of those pitches (:func:`grasp_fits`:
+the wooden cabinet's bottom drawer, its bar 4.6 cm above the table) is not grasped: the
+closed fingertips press on its top and drag it, then hook the opened drawer from inside
+(:func:`press_segments`).
 """
 
 from __future__ import annotations
@@ -28,9 +33,20 @@ from worlds.libero.oriented import box_meets
 from worlds.libero.segments import SLOW, Segment
 
 if TYPE_CHECKING:
+    from worlds.libero.articulation import Handle
     from worlds.libero.geometry import LiberoGeometry
 
-__all__ = ["HAND_BOX", "PULL_DIPS", "hand_meets", "pull_dip", "pull_segments"]
+__all__ = [
+    "HAND_BOX",
+    "PRESS_DIP",
+    "PULL_DIPS",
+    "grasp_fits",
+    "hand_meets",
+    "open_segments",
+    "press_segments",
+    "pull_dip",
+    "pull_segments",
+]
 
 PULL_DIPS = (0.0, math.radians(20.0))
 """Pitches tried, level first (every LIBERO drawer that opened level still does)."""
@@ -39,6 +55,29 @@ HAND_BOX = ((0.105, 0.032), (0.03, 0.125))
 direction and half its thickness across; where it starts and ends behind the site along
 the pointing direction (as ``door_skills`` measures the hand)."""
 SWEEP_STEP_M = 0.01
+PRESS_DIP = math.radians(60.0)
+"""How far below the horizontal the closed fingers point when they press on a low handle's
+top: the hand's back leans out from the face, clear of the drawer above and its handle."""
+PRESS = 0.3
+"""The downward command added while dragging (the move's units: 1.0 = 5 cm per controller
+step). Measured on the wooden cabinet's bottom drawer, in libero_goal's scene and in
+libero_90's (the cabinet 7 cm further right, 5 nearer): 0.3 dragged it 11-13 cm, the fingertips
+bearing on the bar with 30 N (47 N at the most); 0.2 never moved it (the fingertips
+slid); 0.4 dragged it as far at 43 N (61 N at the most); 0.6 dragged it 14 cm in the one
+scene and not at all in the other (the fingertips' end faces, turned with the hand, push
+the bar back into the face as hard as they press)."""
+HOOK_AFTER_M = 0.08
+"""How far open the drag is taken to have left the drawer at least, for the hook inside."""
+HOOK_IN_M = 0.02
+"""How far behind the front panel's inner face (so opened) the fingertips go down."""
+HOOK_DEPTH_M = 0.03
+"""How far below the panel's top the fingertips go down inside the drawer."""
+HOOK_MIN_M = 0.03
+"""The least pull the hook is made for (a drawer nearly open when the skill starts is only
+dragged: a hook 8 cm on from the bar would start in front of where it ends)."""
+TIP_M = 0.01
+"""How far the closed fingertips reach past the gripper's site along its pointing direction
+(the finger meshes' ends, measured in LIBERO's initial state)."""
 
 
 def hand_meets(
@@ -81,6 +120,131 @@ def pull_dip(
         ):
             return dip
     return 0.0
+
+
+def open_segments(
+    geo: LiberoGeometry,
+    cabinet: str | None,
+    handle: Handle,
+    face: tuple[float, float, float],
+    end: tuple[float, float, float],
+    carry: float,
+) -> tuple[bool, list[Segment]]:
+    """(whether the fingers start closed, the segments from ``face``, in front of the
+    handle at its height, to the gripper pointing down again at ``carry``) of opening a
+    drawer to ``end`` (the handle's middle, opened): grasped and pulled where the hand fits
+    across the handle (:func:`pull_segments`), else pressed on and dragged
+    (:func:`press_segments`)."""
+    facing = (handle.opens_towards[0], handle.opens_towards[1], 0.0)
+    if handle.top is None or grasp_fits(geo, cabinet, handle.grasp, facing, handle.closing):
+        return False, pull_segments(
+            geo, cabinet, face, handle.grasp, end, facing, handle.closing, carry
+        )
+    inside = None
+    if handle.inside_m is not None and handle.rim is not None:
+        inside = (handle.inside_m, handle.rim)
+    xy = (handle.grasp[0], handle.grasp[1])
+    return True, press_segments(xy, handle.top, (end[0], end[1]), facing, carry, inside)
+
+
+def grasp_fits(
+    geo: LiberoGeometry,
+    cabinet: str | None,
+    grip: tuple[float, float, float],
+    facing: tuple[float, float, float],
+    closing: tuple[float, float, float],
+) -> bool:
+    """Whether the hand, closed across the handle at ``grip`` (base frame), stays above the
+    surface the cabinet stands on (its lowest collision geom's bottom) at one of PULL_DIPS.
+
+    The hand is 21 cm along its closing direction: closed across a bar 4.6 cm above the
+    table (libero_goal's wooden cabinet, its bottom drawer: LIBERO-PRO libero_goal_task 0,
+    libero_90 task 6), it stood 10 cm below the bar, the table stopped it 6 cm above the
+    handle and three tries never touched it. No pitch or roll of that grip fits between the
+    table and the drawer above (the bar is 1.6 cm from the face, the fingertips 1.8 cm
+    across: no hook behind it either); such a drawer is dragged by pressing on its handle
+    (:func:`press_segments`). Without a cabinet to stand on, it fits."""
+    if cabinet is None:
+        return True
+    try:
+        low, _ = geo._extent(cabinet)
+    except (KeyError, AttributeError):
+        return True
+    surface = geo.frame.from_world(low)[2]
+    (long, thick), (start, end) = HAND_BOX
+    grip_z = grip[2]
+    for dip in PULL_DIPS:
+        axes = side_matrix(facing, closing, dip).T  # rows: closing, across, pointing
+        centre_z = grip_z - axes[2][2] * (start + end) / 2
+        reach = abs(axes[0][2]) * long + abs(axes[1][2]) * thick
+        reach += abs(axes[2][2]) * (end - start) / 2
+        if centre_z - reach >= surface:
+            return True
+    return False
+
+
+def press_segments(
+    handle: tuple[float, float],
+    top: float,
+    end: tuple[float, float],
+    facing: tuple[float, float, float],
+    carry: float,
+    inside: tuple[float, float] | None = None,
+) -> list[Segment]:
+    """Drag a drawer open by its handle's top with the closed fingertips, for a handle the
+    hand cannot close across (:func:`grasp_fits`): from in front, turn the fingers to point
+    PRESS_DIP below the horizontal into the face, closing along the bar (the hand's length
+    across the drawer, not down into the table), come in over the bar, set the fingertips
+    on its middle and pull to ``end`` pressing down (the drawer's only resistance is its
+    joint's damping; the fingertips slip all the same: 11-14 cm of the 16). Then, with
+    ``inside`` (how far behind the handle's middle the front panel's inner face is, and
+    the panel's top), hook it from inside: the fingertips go down into the drawer behind
+    where its panel stands once HOOK_AFTER_M open (further in if it opened further) and
+    pull it to ``end`` by the panel's inside, without pressing (their push on the panel:
+    9 N at the most).
+    Then up, back off 8 cm and up to ``carry`` still turned, and turn back to point down.
+    ``handle`` and ``end``: (x, y) of the bar's middle now and opened; ``top``: its height."""
+    towards = np.array([facing[0], facing[1]])
+    along = (float(-facing[1]), float(facing[0]), 0.0)
+    pointing = side_matrix(facing, along, PRESS_DIP)[:, 2]
+
+    def site(xy: np.ndarray, z: float) -> tuple[float, float, float]:
+        # the gripper's site, so that the fingertips are at (xy, z)
+        tip = np.array([xy[0], xy[1], z]) - pointing * TIP_M
+        return (float(tip[0]), float(tip[1]), float(tip[2]))
+
+    bar, opened = np.asarray(handle, dtype=float), np.asarray(end, dtype=float)
+    on = top + 0.002
+    pose = {"facing": facing, "closing": along, "dip": PRESS_DIP}
+    segments = [
+        Segment("twist", "turn", **pose),  # type: ignore[arg-type]
+        Segment("move", "face", site(bar + towards * 0.10, on + 0.03), **pose),  # type: ignore[arg-type]
+        Segment("move", "over", site(bar, on + 0.03), speed=SLOW, **pose),  # type: ignore[arg-type]
+        Segment("move", "press", site(bar, on), speed=SLOW, tolerance=0.004, **pose),  # type: ignore[arg-type]
+        Segment("move", "drag", site(opened, on), speed=SLOW, press=PRESS, **pose),  # type: ignore[arg-type]
+        Segment("move", "lift", site(opened, on + 0.05), speed=SLOW, **pose),  # type: ignore[arg-type]
+    ]
+    last = site(opened, on + 0.05)
+    behind, rim = inside if inside is not None else (0.0, 0.0)
+    hook = bar - towards * (behind + HOOK_IN_M - HOOK_AFTER_M)
+    pulled = opened - towards * behind
+    # only a drawer the drag starts far from open: the hook must pull it on, never back
+    if inside is not None and float(np.dot(pulled - hook, towards)) >= HOOK_MIN_M:
+        low = rim - HOOK_DEPTH_M
+        last = site(pulled, rim + 0.05)
+        segments += [
+            Segment("move", "over the inside", site(hook, rim + 0.02), speed=SLOW, **pose),  # type: ignore[arg-type]
+            Segment("move", "into the drawer", site(hook, low), speed=SLOW, **pose),  # type: ignore[arg-type]
+            Segment("move", "hook", site(pulled, low), speed=SLOW, **pose),  # type: ignore[arg-type]
+            Segment("move", "out", last, speed=SLOW, **pose),  # type: ignore[arg-type]
+        ]
+    back = (last[0] + towards[0] * 0.08, last[1] + towards[1] * 0.08, last[2])
+    return [
+        *segments,
+        Segment("move", "back off", back, speed=SLOW, **pose),  # type: ignore[arg-type]
+        Segment("move", "clear", (back[0], back[1], carry), **pose),  # type: ignore[arg-type]
+        Segment("twist", "turn back", yaw=HOME_YAW),
+    ]
 
 
 def pull_segments(

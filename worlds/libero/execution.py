@@ -84,7 +84,12 @@ def _run(arm: Arm, plan: Plan) -> list[tuple[str, bool]]:
         elif segment.kind == "hold":
             arm.hold(segment.steps)
         elif segment.target is not None:
-            ok = arm.move(segment.target, speed=segment.speed, tolerance=segment.tolerance)
+            ok = arm.move(
+                segment.target,
+                speed=segment.speed,
+                tolerance=segment.tolerance,
+                press=segment.press,
+            )
             reached.append((segment.label, ok))
         logger.debug(
             "%s: %d steps, gripper at %s (target %s), width %.3f",

@@ -44,6 +44,10 @@ class Segment:
     lean: Vec3 | None = None  # with ``yaw``: tilt the gripper by this rotation vector
     steps: int = 0
     """With ``hold``: how many controller steps the arm stays where it is."""
+    press: float = 0.0
+    """With a move: a downward command (m/s, as the move's speed) added to every step, so
+    the fingertips press on what they slide along (a low drawer's handle, dragged open by
+    friction: ``drawer_pull.press_segments``)."""
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.door_skills import handle_grasp, opening, place_through, sweep_door
 from worlds.libero.doors import door_of
 from worlds.libero.dragging import drag_out, drag_segments, out_of_the_way, rim_grasp_at
-from worlds.libero.drawer_pull import pull_segments
+from worlds.libero.drawer_pull import open_segments
 from worlds.libero.geometry import Box, LiberoGeometry
 from worlds.libero.knobs import twist_knob
 from worlds.libero.placing import lay_down, slot_yaw
@@ -361,8 +361,6 @@ class SkillPlanner:
         if self.geo.held_ref() is not None:
             return Refusal(f"the gripper holds {self.geo.held_ref()}; place it first")
         towards = np.array(handle.opens_towards)
-        facing = (float(towards[0]), float(towards[1]), 0.0)
-        closing = handle.closing
         hx, hy, hz = handle.grasp
         moved = self.geo.articulation.drawer_opening(ref)
         remaining = max(0.0, handle.travel_m + 0.01 - moved) if open_it else moved + 0.005
@@ -389,19 +387,21 @@ class SkillPlanner:
             first = drag_segments(self, drag, ee, above, self.travel_height(above, ee[2]))
             ee = (drag.end[0], drag.end[1], above)
             carry = self.travel_height(hz, ee[2])
+        press = False
         if open_it:
+            press, pull = open_segments(self.geo, item.parent, handle, at(out), at(end), carry)
             segments = [
                 *first,
-                Segment("grip", "open", close=False),
+                Segment("grip", "close" if press else "open", close=press),
                 *self.rise(ee, carry),
                 Segment("move", "approach", at(out, carry)),
-                *pull_segments(
-                    self.geo, item.parent, at(out), at(handle_xy), at(end), facing, closing, carry
-                ),
+                *pull,
             ]
         else:
             segments = self._push_shut(handle_xy, towards, hz, end, ee, carry)
         verb = "grasp the handle, pull it open" if open_it else "push it shut"
+        if press:
+            verb = "press on the handle's top (too low to grasp across), drag it open"
         description = f"approach {ref}, {verb}, retreat"
         if aside is not None:
             moved = float(np.linalg.norm(aside[1].shift))
@@ -409,7 +409,9 @@ class SkillPlanner:
                 f"drag {aside[0]} {moved * 100:.0f} cm by its inside out from where the opened "
                 f"drawer would leave no way to it, {description}"
             )
-        return Plan(tuple(segments), description, skills=2 if aside is not None else 1)
+        # the press and the hook inside are two strokes: two skills' step budget
+        strokes = 2 if any(segment.label == "hook" for segment in segments) else 1
+        return Plan(tuple(segments), description, skills=strokes + (1 if aside is not None else 0))
 
     def _door(self, ref: str, open_it: bool, ee: Vec3) -> Plan | Refusal:
         """A fixture's hinged door (the microwave's), swept along its hinge."""
