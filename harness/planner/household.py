@@ -40,6 +40,7 @@ from harness.planner.history import find_arguments
 from harness.planner.language import Mention, Step, Task, parse_task
 from harness.planner.lexicon import stem
 from harness.planner.openable import openable
+from harness.planner.reopen import reopen_step
 from harness.planner.sides import frame_note, named_left
 from harness.prompts import OUTCOME_ACHIEVED_LINE, OUTCOME_NOT_ACHIEVED_LINE
 
@@ -121,7 +122,8 @@ def decide(
         assert first is not None
         return _call(*first[1], text="\n".join([text, *notes, first[0]]))
     brief = parse_brief(request.refreshed.brief) if request.refreshed else ParsedBrief()
-    step = _next(plan, items, brief)
+    remedy = reopen_step(items, brief, tools)  # a container closed again: open it, place again
+    step = _next(plan, items, brief) if remedy is None else (remedy[0], remedy[1] or _GIVE_UP)
     notes_text = "".join(f"\n{line}" for line in _notes_of(items))
     frame = notes_text + frame_note(instruction, request, brief)
     if step is None:
