@@ -13,7 +13,10 @@ The plan is grounded once, on the first turn, and written into that turn's text 
 and a JSON list); later turns read it back from the transcript, because after the first pick
 "the bowl between the plate and the ramekin" is no longer between them. Progress is the
 transcript's own record: a call whose result succeeded is done; a failed one is tried again
-(the object picked again when a place failed) up to :data:`MAX_ATTEMPTS`.
+(the object picked again when a place failed) up to :data:`MAX_ATTEMPTS`. A place refused
+because its container is closed again ("... is closed; open it first") is remedied once:
+the held thing set down, the container opened, then the plan goes on
+(:mod:`harness.planner.reopen`).
 
 An instruction it cannot read, a mention nothing in the scene fits or that several fit
 equally: it moves nothing and reports why, ending ``not_achieved``."""

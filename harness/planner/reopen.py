@@ -147,7 +147,7 @@ def reopen_step(
             return None
         # what matters is the free hand, not where exactly the thing came to rest (a world
         # may judge a marked area strictly: LIBERO's On found the bowl set down beside it)
-        if _failed(result) and (result.is_error or brief.holding == held):
+        if _failed(result) and brief.holding == held:
             first = result.text.splitlines()[0][:200] if result.text else "it failed"
             return f"could not set {held} down to open {target} again ({first})", None
         return _reopen(target, reason)

@@ -51,7 +51,7 @@ class World:
     state 1): the pick pushes the opened drawer back to ajar, so the first place is refused;
     a ``refusals`` count of places are refused, the rest succeed."""
 
-    def __init__(self, refusals: int = 1) -> None:
+    def __init__(self, refusals: int = 1, *, set_down_judged: str = "success") -> None:
         self.items: list[Any] = [
             InstructionItem(text="open the top drawer and put the bowl inside")
         ]
@@ -60,6 +60,9 @@ class World:
         self.rest = "on main_table"
         self.refusals = refusals
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.set_down_judged = set_down_judged
+        """The evaluator's verdict on the set-down (LIBERO's On judged the bowl off the
+        marked area it was set down on, the hand free)."""
 
     def run(self, turns: int = 12) -> str:
         planner = Planner()
@@ -79,6 +82,9 @@ class World:
             for call in response.tool_calls:
                 self.calls.append((call.name, dict(call.arguments)))
                 text, ok, kind = self.answer(call.name, call.arguments)
+                judged = "success"
+                if call.name == "place" and call.arguments["target"] != DRAWER:
+                    judged = self.set_down_judged
                 self.items.append(
                     ToolResultItem(
                         call_id=call.id,
@@ -86,7 +92,7 @@ class World:
                         text=text,
                         is_error=not ok,
                         error_kind=kind,
-                        evaluation=Verdict(status="success", evidence="ok") if ok else None,
+                        evaluation=Verdict(status=judged, evidence="judged") if ok else None,
                     )
                 )
         raise AssertionError("the planner did not end")
@@ -111,8 +117,13 @@ class World:
         return f"{name}: done", True, None
 
 
-def test_a_place_refused_as_closed_is_followed_by_set_down_open_pick_place() -> None:
-    world = World(refusals=1)
+@pytest.mark.parametrize("set_down_judged", ["success", "failure"])
+def test_a_place_refused_as_closed_is_followed_by_set_down_open_pick_place(
+    set_down_judged: str,
+) -> None:
+    """The set-down is done once the hand is free, whatever the evaluator says of the
+    marked area it went to."""
+    world = World(refusals=1, set_down_judged=set_down_judged)
     report = world.run()
     names = [name for name, _ in world.calls]
     assert names == ["open", "pick", "place", "place", "open", "pick", "place"]
