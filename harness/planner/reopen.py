@@ -146,7 +146,7 @@ def reopen_step(
         if result is None:
             return None
         # what matters is the free hand, not where exactly the thing came to rest (a world
-        # may judge a marked area strictly: LIBERO's On found the bowl set down beside it)
+        # may judge a marked area strictly: a bowl set down was judged beside the area)
         if _failed(result) and brief.holding == held:
             first = result.text.splitlines()[0][:200] if result.text else "it failed"
             return f"could not set {held} down to open {target} again ({first})", None

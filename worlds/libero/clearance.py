@@ -33,7 +33,7 @@ __all__ = [
     "in_the_way",
     "obstacles",
     "out_from_under",
-    "out_from_under_raised",
+    "way_from_under",
 ]
 
 CELL_M = 0.01
@@ -161,11 +161,11 @@ def out_from_under(
     (states 3-4) met the bottom of the top drawer just opened over it and was torn from the
     fingers. ``shift`` (xy): as if ``ref`` stood that far from where it is (dragged there
     first, ``dragging.drag_out``)."""
-    found = out_from_under_raised(geo, ref, lift_to, shift)
+    found = way_from_under(geo, ref, lift_to, shift)
     return None if found is None or found[0] > 0.0 else found[1]
 
 
-def out_from_under_raised(
+def way_from_under(
     geo: Any, ref: str, lift_to: float, shift: Any = (0.0, 0.0)
 ) -> tuple[float, np.ndarray] | None:
     """(how far to raise ``ref`` first, the slide at that height) that takes it from under
