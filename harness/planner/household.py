@@ -13,7 +13,10 @@ The plan is grounded once, on the first turn, and written into that turn's text 
 and a JSON list); later turns read it back from the transcript, because after the first pick
 "the bowl between the plate and the ramekin" is no longer between them. Progress is the
 transcript's own record: a call whose result succeeded is done; a failed one is tried again
-(the object picked again when a place failed) up to :data:`MAX_ATTEMPTS`.
+(the object picked again when a place failed) up to :data:`MAX_ATTEMPTS`. A place refused
+because its container is closed again ("... is closed; open it first") is remedied once:
+the held thing set down, the container opened, then the plan goes on
+(:mod:`harness.planner.reopen`).
 
 An instruction it cannot read, a mention nothing in the scene fits or that several fit
 equally: it moves nothing and reports why, ending ``not_achieved``."""
@@ -40,6 +43,7 @@ from harness.planner.history import find_arguments
 from harness.planner.language import Mention, Step, Task, parse_task
 from harness.planner.lexicon import stem
 from harness.planner.openable import openable
+from harness.planner.reopen import reopen_step
 from harness.planner.sides import frame_note, named_left
 from harness.prompts import OUTCOME_ACHIEVED_LINE, OUTCOME_NOT_ACHIEVED_LINE
 
@@ -121,7 +125,8 @@ def decide(
         assert first is not None
         return _call(*first[1], text="\n".join([text, *notes, first[0]]))
     brief = parse_brief(request.refreshed.brief) if request.refreshed else ParsedBrief()
-    step = _next(plan, items, brief)
+    remedy = reopen_step(items, brief, tools)  # a container closed again: open it, place again
+    step = _next(plan, items, brief) if remedy is None else (remedy[0], remedy[1] or _GIVE_UP)
     notes_text = "".join(f"\n{line}" for line in _notes_of(items))
     frame = notes_text + frame_note(instruction, request, brief)
     if step is None:

@@ -33,6 +33,7 @@ __all__ = [
     "in_the_way",
     "obstacles",
     "out_from_under",
+    "way_from_under",
 ]
 
 CELL_M = 0.01
@@ -160,6 +161,22 @@ def out_from_under(
     (states 3-4) met the bottom of the top drawer just opened over it and was torn from the
     fingers. ``shift`` (xy): as if ``ref`` stood that far from where it is (dragged there
     first, ``dragging.drag_out``)."""
+    found = way_from_under(geo, ref, lift_to, shift)
+    return None if found is None or found[0] > 0.0 else found[1]
+
+
+def way_from_under(
+    geo: Any, ref: str, lift_to: float, shift: Any = (0.0, 0.0)
+) -> tuple[float, np.ndarray] | None:
+    """(how far to raise ``ref`` first, the slide at that height) that takes it from under
+    whatever reaches over it below ``lift_to``: along the table (raised 0) when a slide
+    there clears it (:func:`out_from_under`), else raised to :data:`UNDER_GAP_M` below the
+    lowest thing over it, clear of what stands beside it lower than that; None when nothing
+    reaches over it or neither way clears it. libero_goal task 3 (state 1): the bowl stood
+    1 cm under the opened drawer's front corner between the wine bottle, the plate and the
+    cream cheese 2 cm away, so no slide along the table cleared it; lifted straight up it
+    caught the drawer's bottom and pushed the drawer 1 cm back in, to 13.9 cm of LIBERO's
+    14 cm for open, and the place then found the drawer closed."""
     box = geo.box(ref)
     low = np.array(box.centre[:2]) - np.array(box.size[:2]) / 2 + np.asarray(shift)
     high = np.array(box.centre[:2]) + np.array(box.size[:2]) / 2 + np.asarray(shift)
@@ -171,6 +188,27 @@ def out_from_under(
     if not over:
         return None
     level = obstacles(geo, ref, box.bottom + 0.005, box.top)
+    best = _slide_from_under(low, high, over, level)
+    if best is not None:
+        return 0.0, best
+    # raised as far as the lowest thing over it allows, above what stands low beside it
+    rise = min(bottom for *_, bottom in over) - UNDER_GAP_M - box.top
+    if rise < 0.01:
+        return None
+    level = obstacles(geo, ref, box.bottom + rise + 0.005, box.top + rise)
+    best = _slide_from_under(low, high, over, level)
+    return None if best is None else (rise, best)
+
+
+UNDER_GAP_M = 0.02
+"""Kept between a thing raised under an overhang and the overhang's bottom."""
+
+
+def _slide_from_under(
+    low: np.ndarray, high: np.ndarray, over: list[Footprint], level: list[Footprint]
+) -> np.ndarray | None:
+    """The shortest slide (of at most 12 cm, in one of sixteen directions) of the xy box
+    ``low``..``high`` clear of everything in ``over``, swept free of ``level``."""
     best: np.ndarray | None = None
     for angle in np.linspace(0.0, 2 * math.pi, 16, endpoint=False):
         direction = np.array([math.cos(angle), math.sin(angle)])

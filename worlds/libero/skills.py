@@ -16,7 +16,7 @@ import itertools
 
 import numpy as np
 
-from worlds.libero.clearance import TAKE_LOAD_STEPS, away_from_base, hand_clear, out_from_under
+from worlds.libero.clearance import TAKE_LOAD_STEPS, away_from_base, hand_clear, way_from_under
 from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.door_skills import handle_grasp, opening, place_through, sweep_door
 from worlds.libero.doors import door_of
@@ -156,12 +156,16 @@ class SkillPlanner:
             ee = (drag.end[0], drag.end[1], above)
             how = "approach, drag out by its inside, grasp, lift"
         segments += self.grasp_from_above(ee, (x, y, grasp_z), above=above, travel=travel, yaw=yaw)
-        # from under an overhang (a drawer opened over it) it is slid out first, just off
-        # the table, and lifted where nothing is above it
-        slide = out_from_under(self.geo, ref, lift + box.top - grasp_z, shift)
-        label, rise = "slide out", 0.005
+        # from under an overhang (a drawer opened over it) it is slid out first, just off the
+        # table (hemmed in there: just under the overhang), and lifted where nothing is above
+        under = way_from_under(self.geo, ref, lift + box.top - grasp_z, shift)
+        raised, slide = under if under is not None else (0.0, None)
+        label, rise = "slide out", max(0.005, raised)
         if slide is not None:
-            how = how.replace("grasp,", "grasp, slide out from under,")
+            over = "raise under the overhang, " if raised else ""
+            how = how.replace("grasp,", f"grasp, {over}slide out from under,")
+            if raised:
+                segments.append(Segment("move", "raise", (x, y, grasp_z + rise), SLOW, yaw=yaw))
         elif drag is None:  # close to the robot's base: out to where the elbow unfolds
             slide = away_from_base(self.geo, ref, (x, y, grasp_z))
             if slide is not None:  # the folded arm takes up the load first

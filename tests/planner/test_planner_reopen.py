@@ -1,0 +1,160 @@
+"""The household planner acts on a place refused because its container is closed again
+("... is closed; open it first"): it sets the held thing down, opens the container once,
+picks the thing again and places it again; a second such refusal ends the task."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness.messages import (
+    AssistantItem,
+    InstructionItem,
+    ModelRequest,
+    RefreshedBlock,
+    SystemBlock,
+    ToolResultItem,
+    ToolSpec,
+    Verdict,
+)
+from harness.planner import Planner
+from harness.planner.reopen import closed_refusal
+from tests.libero_briefs import brief, kitchen
+
+TOOLS = ["pick", "place", "open", "close", "turn_on", "turn_off", "push", "open_gripper"]
+DRAWER = "wooden_cabinet_1_top_region"
+BOWL = "akita_black_bowl_1"
+ONE_BOWL = {BOWL: (0.5, 0.3, 0.02)}
+CLOSED = f"{DRAWER} (top drawer of wooden cabinet) is closed; open it first"
+
+
+def _spec(name: str) -> ToolSpec:
+    return ToolSpec(name=name, description=name, parameters={"type": "object", "properties": {}})
+
+
+def _scene(holding: str, *, drawer: str, rest: str) -> str:
+    """The kitchen with the top drawer ``drawer`` ("open", "closed" or "state=ajar") and
+    the bowl held, or resting as ``rest`` says ("on main_table", "in ...")."""
+    entries = []
+    for ref, label, tags, pos, tail in kitchen(ONE_BOWL):
+        if ref == DRAWER:
+            tags = tags.replace("closed", drawer)
+        if ref == BOWL:
+            pos, tail = ((0.55, 0.02, 0.25), "") if holding == BOWL else (pos, rest)
+        entries.append((ref, label, tags, pos, tail))
+    return brief(entries, holding=holding)
+
+
+class World:
+    """Answers the planner's calls the way the LIBERO world did (libero_goal task 3,
+    state 1): the pick pushes the opened drawer back to ajar, so the first place is refused;
+    a ``refusals`` count of places are refused, the rest succeed."""
+
+    def __init__(self, refusals: int = 1, *, set_down_judged: str = "success") -> None:
+        self.items: list[Any] = [
+            InstructionItem(text="open the top drawer and put the bowl inside")
+        ]
+        self.holding = "nothing"
+        self.drawer = "closed"
+        self.rest = "on main_table"
+        self.refusals = refusals
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.set_down_judged = set_down_judged
+        """The evaluator's verdict on the set-down (LIBERO's On judged the bowl off the
+        marked area it was set down on, the hand free)."""
+
+    def run(self, turns: int = 12) -> str:
+        planner = Planner()
+        for _ in range(turns):
+            request = ModelRequest(
+                system=[SystemBlock(name="system", text="...")],
+                tools=[_spec(n) for n in TOOLS],
+                items=self.items,
+                refreshed=RefreshedBlock(
+                    brief=_scene(self.holding, drawer=self.drawer, rest=self.rest)
+                ),
+            )
+            response = planner.decide(request)
+            self.items.append(AssistantItem(text=response.text, tool_calls=response.tool_calls))
+            if not response.tool_calls:
+                return response.text
+            for call in response.tool_calls:
+                self.calls.append((call.name, dict(call.arguments)))
+                text, ok, kind = self.answer(call.name, call.arguments)
+                judged = "success"
+                if call.name == "place" and call.arguments["target"] != DRAWER:
+                    judged = self.set_down_judged
+                self.items.append(
+                    ToolResultItem(
+                        call_id=call.id,
+                        name=call.name,
+                        text=text,
+                        is_error=not ok,
+                        error_kind=kind,
+                        evaluation=Verdict(status=judged, evidence="judged") if ok else None,
+                    )
+                )
+        raise AssertionError("the planner did not end")
+
+    def answer(self, name: str, args: dict[str, Any]) -> tuple[str, bool, str | None]:
+        if name == "open":
+            if self.holding != "nothing":
+                return f"the gripper holds {self.holding}; place it first", False, "action_failed"
+            self.drawer = "open"
+            return "open: pulled it open", True, None
+        if name == "pick":
+            self.holding = args["ref"]
+            self.drawer = "state=ajar" if self.drawer == "open" else self.drawer
+            return "pick: approach, grasp, lift", True, None
+        if name == "place":
+            if args["target"] == DRAWER and self.refusals > 0:
+                self.refusals -= 1
+                return CLOSED, False, "action_failed"
+            self.holding = "nothing"
+            self.rest = f"{args['relation']} {args['target']}"
+            return "place: transport, lower, release", True, None
+        return f"{name}: done", True, None
+
+
+@pytest.mark.parametrize("set_down_judged", ["success", "failure"])
+def test_a_place_refused_as_closed_is_followed_by_set_down_open_pick_place(
+    set_down_judged: str,
+) -> None:
+    """The set-down is done once the hand is free, whatever the evaluator says of the
+    marked area it went to."""
+    world = World(refusals=1, set_down_judged=set_down_judged)
+    report = world.run()
+    names = [name for name, _ in world.calls]
+    assert names == ["open", "pick", "place", "place", "open", "pick", "place"]
+    set_down = world.calls[3][1]
+    assert set_down["ref"] == BOWL and set_down["target"] != DRAWER
+    assert set_down["relation"] == "on"
+    assert world.calls[4] == ("open", {"ref": DRAWER})
+    assert world.calls[6] == world.calls[2]  # the same place, now with the drawer open
+    assert report.endswith("Outcome: achieved")
+
+
+def test_a_second_closed_refusal_after_the_reopen_ends_the_task() -> None:
+    world = World(refusals=5)
+    report = world.run()
+    names = [name for name, _ in world.calls]
+    assert names == ["open", "pick", "place", "place", "open", "pick", "place"]
+    assert names.count("open") == 2  # the plan's own and one reopen: bounded
+    assert "refused again after reopening" in report and CLOSED in report
+    assert report.endswith("Outcome: not achieved")
+
+
+@pytest.mark.parametrize(
+    ("text", "closed"),
+    [
+        (CLOSED, True),
+        ("microwave_1 is closed; open it first", True),
+        ("the basket is shut; open basket_1 first", True),
+        ("the gripper holds akita_black_bowl_1; place it first", False),
+        ("akita_black_bowl_1 is 0.120 m across where it would be grasped", False),
+        ("the drawer is closed", False),  # no remedy named
+    ],
+)
+def test_which_refusals_name_opening_as_their_remedy(text: str, closed: bool) -> None:
+    assert closed_refusal(text) is closed
