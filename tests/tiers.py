@@ -65,6 +65,17 @@ CPU counted (the runner a child subreaper: ``/usr/bin/time`` and a per-test
 forkserver's workers, about 13 s in test_export_live and 17 s in test_fleet_eval),
 alternating, 2 runs each: 154.6 s before, 144.0 s after. An MCP fixture server costs
 about 0.9 s to start, nearly all of it importing the MCP SDK.
+
+Then (server starts, measured per test, self+child CPU): an MCP server costs about 0.5 s
+of CPU to start on an idle core (``import mcp`` alone 0.46 s, building the SDK's pydantic
+models), and nearly all the child CPU of ``test_mcp_servers`` (22 starts) and
+``test_mcp_third_party`` is such starts, each one a test's point (a crash, a hang, a kill,
+a restart, a fresh ``Harness.from_config`` or ``harness check``). The safety-map test uses
+the shared arm as its undeclared server (1.2 -> 0.6 s) and the control-script example runs
+in the test's process (2.0 -> 1.2 s); what is left in those files, ``test_secrets`` (one
+leaky server per planted run, the redaction property test) and ``test_export_live``
+(Chromium's viewer, a subprocess that must import nothing else) would go only by
+weakening a test.
 """
 
 from __future__ import annotations

@@ -592,23 +592,27 @@ def test_mcp_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert "safety  set_gripper: clamp" in out and "done    completed" in out
 
 
-def test_physical_mcp_tools_declare_what_their_arguments_are(tmp_path: Path) -> None:
+def test_physical_mcp_tools_declare_what_their_arguments_are(
+    shared: MCPManager, tmp_path: Path
+) -> None:
     """With the real envelope, an undeclared physical MCP tool is blocked (fail closed); a
-    declared one is checked against the profile and clamped into the workspace."""
+    declared one is checked against the profile and clamped into the workspace. The
+    undeclared one is the shared arm's ``move_to`` (physical by ``move_*``, no ``safety``
+    map): only the declared server is started here."""
     from embodiment.envelope import SafetyEnvelope
     from embodiment.profile import load_profile
     from embodiment.types import Observation
 
     declared = {"x": "position.x", "y": "position.y", "z": "position.z"}
     manager = MCPManager.start_servers(
-        [
-            server("arm", physical=["move_to"], safety={"move_*": declared}),
-            server("bare", physical=["move_to"]),
-        ],
-        base_dir=tmp_path,
+        [server("arm", physical=["move_to"], safety={"move_*": declared})], base_dir=tmp_path
     )
     try:
-        tools = {tool.name: tool for tool in manager.tools()}
+        tools = {
+            "arm.move_to": by_remote(manager, "arm", "move_to"),
+            "bare.move_to": by_remote(shared, "arm", "move_to"),
+        }
+        assert tools["bare.move_to"].physical
         assert tools["arm.move_to"].safety == declared
         assert tools["bare.move_to"].safety == {}
         envelope = SafetyEnvelope(load_profile("panda_tabletop"))
