@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.messages import (
     AssistantItem,
@@ -19,8 +21,9 @@ from harness.messages import (
     Verdict,
 )
 from harness.planner import Planner
-from harness.planner.reopen import closed_refusal
+from harness.planner.reopen import REOPEN_PREFIX, closed_refusal
 from tests.libero_briefs import brief, kitchen
+from tests.tiers import examples, floor
 
 TOOLS = ["pick", "place", "open", "close", "turn_on", "turn_off", "push", "open_gripper"]
 DRAWER = "wooden_cabinet_1_top_region"
@@ -158,3 +161,72 @@ def test_a_second_closed_refusal_after_the_reopen_ends_the_task() -> None:
 )
 def test_which_refusals_name_opening_as_their_remedy(text: str, closed: bool) -> None:
     assert closed_refusal(text) is closed
+
+
+class DrawnWorld(World):
+    """Every answer drawn by hypothesis: each call succeeds or fails, a place into the
+    drawer may be refused as closed again whatever the drawer's state, a pick may push the
+    opened drawer ajar, and the evaluator's verdict on a success is drawn too. The world's
+    own state (what is held, the drawer) follows what it answered."""
+
+    def __init__(self, data: Any) -> None:
+        super().__init__(refusals=0)
+        self.data = data
+        self.verdicts: dict[int, str] = {}
+
+    def answer(self, name: str, args: dict[str, Any]) -> tuple[str, bool, str | None]:
+        draw = self.data.draw
+        if name == "place" and args.get("target") == DRAWER and draw(st.booleans(), "closed"):
+            return CLOSED, False, "action_failed"
+        if not draw(st.booleans(), f"{name} succeeds"):
+            return f"{name}: the arm stopped short", False, "action_failed"
+        if name == "pick" and draw(st.booleans(), "pushes the drawer ajar"):
+            self.drawer = "state=ajar" if self.drawer == "open" else self.drawer
+        return super().answer(name, args)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(data=st.data())
+def test_any_answers_end_the_task_with_at_most_one_reopen_and_never_open_in_hand(
+    data: Any,
+) -> None:
+    """Attack: whatever the world answers (successes, failures, closed-again refusals at
+    any point, any verdicts), the planner ends the task within a bound of turns, opens the
+    container as a remedy at most once (MAX_REOPENS), sends each remedial open only with
+    the hand free as the Brief showed it, and never reports achieved after a refused last
+    place into the drawer."""
+    world = DrawnWorld(data)
+    holding_at_call: list[str] = []
+    original = world.answer
+
+    def answer(name: str, args: dict[str, Any]) -> tuple[str, bool, str | None]:
+        holding_at_call.append(world.holding)
+        return original(name, args)
+
+    world.answer = answer  # type: ignore[method-assign]
+    report = world.run(turns=60)  # raises when the planner has not ended by then
+    turns = [item for item in world.items if isinstance(item, AssistantItem)]
+    calls = [(turn, call) for turn in turns for call in turn.tool_calls]
+    assert len(calls) == len(world.calls) == len(holding_at_call)
+    remedial = [i for i, (turn, _) in enumerate(calls) if turn.text.startswith(REOPEN_PREFIX)]
+    assert len(remedial) <= 1, [world.calls[i] for i in remedial]  # MAX_REOPENS, written apart
+    for index in remedial:
+        assert world.calls[index] == ("open", {"ref": DRAWER})
+        assert holding_at_call[index] == "nothing", world.calls  # set down first
+    if report.endswith("Outcome: achieved"):
+        assert world.calls[-1][0] == "place" and world.calls[-1][1]["target"] == DRAWER
+        last = world.items[-2]  # the result of the last call, before the answer
+        assert isinstance(last, ToolResultItem) and not last.is_error, report
+    TRIED["runs"] += 1
+    TRIED["reopened"] += bool(remedial)
+    TRIED["closed_refusals"] += sum(
+        1 for i in world.items if isinstance(i, ToolResultItem) and i.text == CLOSED
+    )
+
+
+TRIED = {"runs": 0, "reopened": 0, "closed_refusals": 0}
+
+
+def test_the_attack_reached_the_remedy() -> None:
+    # after the property above (a tenth of its examples in the fast tier: tests/tiers.py)
+    assert TRIED["runs"] >= floor(300) and TRIED["reopened"] >= floor(20), TRIED
