@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from benchmarks.lib.readings_only import ReadingsOnlyDriver
 from embodiment.profile import load_profile
 from embodiment.types import ActionResult, ActionSpec, Observation
 from harness.messages import Verdict
@@ -80,20 +81,8 @@ ARM_SAFETY = {
 }
 
 
-class Readings:
+class Readings(ReadingsOnlyDriver):
     """An arm's readings, no actions (the MCP server is the hardware)."""
-
-    def connect(self) -> None: ...
-
-    def disconnect(self) -> None: ...
-
-    def stop(self) -> None: ...
-
-    def capabilities(self) -> list[ActionSpec]:
-        return []
-
-    def execute(self, action: str, arguments: dict[str, Any]) -> ActionResult:
-        return ActionResult(ok=False, message="no actions")
 
     def observe(self) -> Observation:
         return Observation(state={"ee_position": HOME, "joint_positions": MID_JOINTS})

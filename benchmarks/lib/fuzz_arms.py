@@ -16,9 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmarks.lib.readings_only import ReadingsOnlyDriver
 from benchmarks.lib.safety_oracle import Command
 from embodiment.profile import EmbodimentProfile, load_profile
-from embodiment.types import ActionResult, ActionSpec, Observation
+from embodiment.types import ActionResult, Observation
 from harness.tools import Tool, tool
 from worlds.fake import FakeRobot
 
@@ -196,23 +197,11 @@ FUNCTION_KINDS = {
 }
 
 
-class StateFileDriver:
+class StateFileDriver(ReadingsOnlyDriver):
     """Readings of the MCP arm, from the state file it publishes; no actions of its own."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-
-    def connect(self) -> None: ...
-
-    def disconnect(self) -> None: ...
-
-    def stop(self) -> None: ...
-
-    def capabilities(self) -> list[ActionSpec]:
-        return []
-
-    def execute(self, action: str, arguments: dict[str, Any]) -> ActionResult:
-        return ActionResult(ok=False, message="no actions")
 
     def observe(self) -> Observation:
         return Observation(state=json.loads(self.path.read_text()))
