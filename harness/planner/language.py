@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from harness.planner.lexicon import (
     ARTICLES,
+    BARE_POSITION,
     BARE_SIDE,
     DIRECTION_ALIASES,
     DIRECTIONS,
@@ -60,6 +61,7 @@ _DESTINATIONS: tuple[tuple[str, Relation | None], ...] = (
     (r"to the left of|on the left of|to the left side of|left of", "left_of"),
     (r"in front of|to the front of|toward the front of|towards the front of", "front_of"),
     (r"behind|to the back of|in back of", "behind"),
+    (r"underneath|beneath|below|under", "under"),
     (r"on top of|on the top of|onto the top of|on to|onto|upon|on|above|over", "on"),
     (r"into|inside of|inside|within|in", "in"),
     (r"toward|towards|to", None),
@@ -281,6 +283,15 @@ def _place(rest: str, before: list[Step], *, verb: str) -> Step | str:
     elif (
         relation == "on"
         and _ON_TOP.match(rest[len(subject_text) :].strip())
+        and target.part[-1:] == ("drawer",)
+    ):
+        # "close the top drawer of the cabinet and put the bowl on top of it": a drawer's
+        # top is under the furniture's top (shut, it has no top of its own to put things
+        # on), so on top of the furniture, as "on top of the drawer" already reads
+        target = replace(target, part=("top",), has=() if target.words else ("drawer",))
+    elif (
+        relation == "on"
+        and _ON_TOP.match(rest[len(subject_text) :].strip())
         and (not target.part or (not target.words and len(target.part) == 1))
     ):
         bare = not target.words and len(target.part) == 1  # "on top of the drawer"
@@ -314,8 +325,8 @@ def _destination(rest: str) -> tuple[str, Relation | None, str] | None:
             continue
         if subject.split() and subject.split()[-1] in {"and", "not", "is"}:
             continue
-        if best is not None and BARE_SIDE.fullmatch(tail):
-            continue  # "onto the plate on the left": the side is the plate's
+        if best is not None and (BARE_SIDE.fullmatch(tail) or BARE_POSITION.fullmatch(tail)):
+            continue  # "onto the plate on the left", "on the bowl in the middle": the plate's
         best = (subject, _relation(match["rel"]), tail)
     if best is None:
         if rest.split() and rest.split()[-1] in {"in", "inside", "there", "on"}:
