@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from harness.planner.brief import BriefObject
 from harness.planner.language import Mention, Qualifier
@@ -312,6 +312,12 @@ def ground_part(mention: Mention, scene: Scene) -> BriefObject:
     if not scored:
         if mention.part == ("top",) and len(owners) == 1:
             return owners[0]  # "on top of the plate": the plate itself
+        if mention.part == ("top",) and mention.words:
+            # "on top of the black bowl in the middle": the one its words pick, itself
+            return scene.items[ground(replace(mention, part=()), scene, movable=None)[0]]
+        if len(mention.part) == 1 and not mention.words:
+            # "on the shelf": no part of anything here, but a thing of that kind
+            owners = [o for o in owners if is_shelving(o) and equivalent(o.kind, mention.part[0])]
         if len(mention.part) == 1 and len(owners) == 1 and is_shelving(owners[0]):
             # "the cabinet shelf", "the shelf of the bookcase": the unit's shelf board
             return shelf_board(owners[0], mention, scene)
