@@ -342,7 +342,7 @@ def ground_part(mention: Mention, scene: Scene) -> BriefObject:
     return found[0]
 
 
-SHELF_WORDS = frozenset({"shelf", "shelving", "bookcase", "bookshelf", "rack"})
+SHELF_WORDS = frozenset({"shelf", "shelving", "bookcase", "bookshelf"})
 """Label nouns of furniture whose surfaces are shelf boards."""
 LEVEL_M = 0.03
 """How much higher one surface must be than another to lie above it."""

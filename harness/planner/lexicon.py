@@ -21,6 +21,7 @@ __all__ = [
     "DIRECTIONS",
     "DIRECTION_ALIASES",
     "FURNITURE",
+    "GENERAL_FURNITURE",
     "PACKAGE_WORDS",
     "PARTS",
     "equivalent",
@@ -92,11 +93,14 @@ FURNITURE = frozenset(
         "sideboard", "wardrobe", "closet",
     }
 )  # fmt: skip
-"""Words for storage furniture: a piece that stands on the floor or the table and holds
-things on shelves or in drawers. People use them loosely for one another ("the cabinet"
-for an open two-layer shelf, "the cabinet shelf" for its board); grounding lets one stand
-for another only where the scene has no piece of the named kind and exactly one of the
-family (:func:`harness.planner.standins.furniture`)."""
+"""Label nouns of storage furniture: a piece that stands on the floor or the table and
+holds things on shelves or in drawers."""
+GENERAL_FURNITURE = frozenset({"cabinet", "cupboard", "closet", "sideboard", "wardrobe"})
+"""Furniture words people use for any such piece ("the cabinet" for an open two-layer
+shelf, "the cabinet shelf" for its board). A word for one feature ("shelf", "dresser":
+boards, drawers) is not used for a piece that lacks it, so only these may stand for
+another piece, and only where the scene has no piece of the named kind and exactly one of
+the family (:func:`harness.planner.standins.furniture`)."""
 
 _CLASS = {word: group for group in _SYNONYMS for word in group}
 

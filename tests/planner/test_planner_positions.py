@@ -355,3 +355,15 @@ def test_butter_front_and_back(instruction: str, butter: str) -> None:
     actions = plan(instruction, scene)
     assert picked(actions) == butter
     assert placed(actions) == "wooden_cabinet_1_top_region"
+
+
+def test_a_shelf_word_does_not_stand_for_a_cabinet_of_drawers() -> None:
+    """ "The cabinet" may name a shelf unit, but "the wooden shelf" is not said of a
+    cabinet of drawers (it has no shelf board): a refusal, not a guess."""
+    scene = [("akita_black_bowl_1", "black bowl", OBJ, (0.55, -0.02, 0.01), ""), *cabinet()]
+    for instruction in (
+        "put the black bowl on the wooden shelf",
+        "put the black bowl on top of the wooden shelf",
+    ):
+        with pytest.raises(Unresolved):
+            plan(instruction, scene)
