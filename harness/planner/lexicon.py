@@ -58,6 +58,13 @@ DIRECTION_ALIASES = {
     "central": "center",
     "leftmost": "left",
     "rightmost": "right",
+    "frontmost": "front",
+    "backmost": "back",
+    "rearmost": "back",
+    "hindmost": "back",
+    "middlemost": "middle",
+    "centermost": "center",
+    "centremost": "center",
 }
 
 PARTS = frozenset(
