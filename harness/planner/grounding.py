@@ -29,6 +29,8 @@ from harness.planner.lexicon import (
     implied_words,
     stem,
 )
+from harness.planner.positions import MARGIN_M, by_direction
+from harness.planner.shelves import is_shelving, shelf_board, uncovered
 from harness.planner.standins import (
     Unresolved,
     colour_compound,
@@ -83,9 +85,6 @@ NEAR_LIMIT_M = 0.30
 """How far something may be from what it is said to be next to."""
 BETWEEN_LIMIT_M = 0.10
 """How far something may be from the line between two things and still be between them."""
-MARGIN_M = 0.03
-"""How much closer the best candidate must be than the next for a spatial qualifier to
-decide between them."""
 
 
 @dataclass
@@ -235,7 +234,7 @@ def _ground_one(
     for qualifier in mention.qualifiers:
         candidates = _qualify(candidates, qualifier, scene, mention)
     if mention.ordinal:
-        candidates = _by_direction(candidates, mention.ordinal, mention, scene)
+        candidates = by_direction(candidates, mention.ordinal, mention, scene.left)
     if len(candidates) == mention.count:
         return sorted(o.ref for o in candidates)
     if len(candidates) < mention.count:
@@ -263,7 +262,9 @@ def settle(candidates: list[BriefObject], scene: Scene) -> BriefObject | None:
         for direction in ("left", "right", "front", "back", "top", "bottom"):
             if direction in words:
                 try:
-                    return _by_direction(candidates, direction, Mention(words=("one",)), scene)[0]
+                    return by_direction(candidates, direction, Mention(words=("one",)), scene.left)[
+                        0
+                    ]
                 except Unresolved:
                     break
         own = [
@@ -340,72 +341,6 @@ def ground_part(mention: Mention, scene: Scene) -> BriefObject:
             candidates=tuple(sorted(r.ref for r in found)),
         )
     return found[0]
-
-
-SHELF_WORDS = frozenset({"shelf", "shelving", "bookcase", "bookshelf"})
-"""Label nouns of furniture whose surfaces are shelf boards."""
-LEVEL_M = 0.03
-"""How much higher one surface must be than another to lie above it."""
-
-
-def surfaces_of(owner: BriefObject, scene: Scene) -> list[BriefObject]:
-    """The owner's regions to put things on (not its insides, drawers or marked areas)."""
-    return [
-        r
-        for r in scene.regions_of(owner.ref)
-        if not is_area(r) and "container" not in r.tags and "drawer" not in r.label.split()
-    ]
-
-
-def _above(upper: BriefObject, lower: BriefObject) -> bool:
-    return (
-        upper.position[2] > lower.position[2] + LEVEL_M
-        and _xy_distance(upper, lower.position) < RESTING_LIMIT_M
-    )
-
-
-def uncovered(regions: list[BriefObject], scene: Scene) -> list[BriefObject]:
-    """The regions no other surface of their owner lies over: where a place that lowers
-    the held thing from above (the ``place`` skill) can set it down."""
-    out = []
-    for region in regions:
-        owner = scene.owner_of(region)
-        others = surfaces_of(owner, scene) if owner is not None else []
-        if not any(_above(o, region) for o in others if o is not region):
-            out.append(region)
-    return out
-
-
-def is_shelving(item: BriefObject) -> bool:
-    """Whether the label's noun says shelf boards ("wooden two layer shelf")."""
-    return bool(item.label) and any(equivalent(item.kind, w) for w in SHELF_WORDS)
-
-
-def shelf_board(owner: BriefObject, mention: Mention, scene: Scene) -> BriefObject:
-    """A shelf unit's shelf board ("put the pan on the cabinet shelf"): of its surfaces,
-    the one with another of them over it (so not its open top, which is "on top of" it)
-    and another under it (so not its floor, which is under the shelf); a unit with one
-    covered surface only has that one. Several: :class:`Unresolved` naming them."""
-    surfaces = surfaces_of(owner, scene)
-    covered = [r for r in surfaces if r not in uncovered([r], scene)]
-    raised = [r for r in covered if any(_above(r, o) for o in surfaces if o is not r)]
-    boards = raised or covered
-    if len(boards) == 1:
-        return boards[0]
-    if not boards:
-        raise Unresolved(f"I see no shelf board in {owner.ref} for {mention.text()}")
-    refs = tuple(sorted(r.ref for r in boards))
-    raise Unresolved(f"{mention.text()} could be any of {', '.join(refs)}", candidates=refs)
-
-
-def below(region: BriefObject, scene: Scene) -> BriefObject | None:
-    """The owner's surface right under ``region`` (the highest of those it lies over):
-    "under the shelf" is the layer below the shelf board."""
-    owner = scene.owner_of(region)
-    if owner is None:
-        return None
-    under = [r for r in surfaces_of(owner, scene) if _above(region, r)]
-    return max(under, key=lambda r: r.position[2]) if under else None
 
 
 def _part_score(part: tuple[str, ...], region: BriefObject) -> float | None:
@@ -534,90 +469,3 @@ def _between(item: BriefObject, a: BriefObject, b: BriefObject) -> float:
     t = ((px - ax) * dx + (py - ay) * dy) / length2
     off = abs((px - ax) * dy - (py - ay) * dx) / math.sqrt(length2)
     return off if 0.15 <= t <= 0.85 else off + 1.0
-
-
-def _by_direction(
-    candidates: list[BriefObject], direction: str, mention: Mention, scene: Scene
-) -> list[BriefObject]:
-    """The one of ``candidates`` farthest towards ``direction`` in the stated frame (left
-    and right as the scene's viewer sees them, front away from the robot, +x), the highest
-    or lowest for top and bottom, the one between the others for middle
-    (:func:`_middle`); :class:`Unresolved` naming them when two are level."""
-    if direction in ("middle", "center"):
-        return [_middle(candidates, mention)]
-    axes = {
-        "left": scene.left,
-        "right": (-scene.left[0], -scene.left[1]),
-        "front": (1.0, 0.0),
-        "back": (-1.0, 0.0),
-    }
-    if direction not in axes:
-        if direction in ("top", "bottom"):
-            sign = 1.0 if direction == "top" else -1.0
-            ranked = sorted(candidates, key=lambda c: -sign * c.position[2])
-            return ranked[:1]
-        raise Unresolved(f"I do not know which one is the {direction} {mention.text()}")
-    ax, ay = axes[direction]
-    ranked = sorted(candidates, key=lambda c: -(c.position[0] * ax + c.position[1] * ay))
-    if len(ranked) >= 2:
-        first = ranked[0].position[0] * ax + ranked[0].position[1] * ay
-        second = ranked[1].position[0] * ax + ranked[1].position[1] * ay
-        if first - second < MARGIN_M:
-            raise Unresolved(
-                f"{ranked[0].ref} and {ranked[1].ref} are side by side",
-                candidates=(ranked[0].ref, ranked[1].ref),
-            )
-    return ranked[:1]
-
-
-def _middle(candidates: list[BriefObject], mention: Mention) -> BriefObject:
-    """The one of ``candidates`` in the middle: the line they spread along runs between
-    the two that stand farthest apart (the row's ends), and the middle one is the median
-    of the others along it. A person says "the middle bowl" of three or five in a row; of
-    one, two or four there is no middle, and where the ends or the middle are level
-    (two pairs as far apart, two at the same point along the row: within
-    :data:`MARGIN_M`) the row does not say which, so :class:`Unresolved` names the
-    candidates."""
-    refs = tuple(sorted(c.ref for c in candidates))
-    if len(candidates) < 3 or len(candidates) % 2 == 0:
-        raise Unresolved(
-            f"{mention.text()}: there is no one in the middle of {len(candidates)} "
-            f"({', '.join(refs)})",
-            candidates=refs,
-        )
-    pairs = sorted(
-        (
-            (math.dist(a.position[:2], b.position[:2]), a, b)
-            for i, a in enumerate(candidates)
-            for b in candidates[i + 1 :]
-        ),
-        key=lambda p: -p[0],
-    )
-    (far, end_a, end_b), next_far = pairs[0], pairs[1][0]
-    if far - next_far < MARGIN_M:
-        raise Unresolved(
-            f"{mention.text()}: {', '.join(refs)} do not stand in a row (no two are clearly "
-            "its ends)",
-            candidates=refs,
-        )
-    dx = end_b.position[0] - end_a.position[0]
-    dy = end_b.position[1] - end_a.position[1]
-
-    def along(item: BriefObject) -> float:
-        return (
-            (item.position[0] - end_a.position[0]) * dx
-            + (item.position[1] - end_a.position[1]) * dy
-        ) / far
-
-    ranked = sorted(candidates, key=along)
-    middle = len(ranked) // 2
-    gaps = (
-        along(ranked[middle]) - along(ranked[middle - 1]),
-        along(ranked[middle + 1]) - along(ranked[middle]),
-    )
-    if min(gaps) < MARGIN_M:
-        raise Unresolved(
-            f"{mention.text()}: {', '.join(refs)} stand level along their row",
-            candidates=refs,
-        )
-    return ranked[middle]

@@ -33,14 +33,10 @@ from harness.planner.grounding import (
     VIEWER_LEFT,
     Scene,
     Unresolved,
-    below,
     ground,
     ground_part,
     is_area,
     is_region,
-    is_shelving,
-    shelf_board,
-    uncovered,
     viewer_left,
 )
 from harness.planner.history import find_arguments
@@ -48,6 +44,7 @@ from harness.planner.language import Mention, Step, Task, parse_task
 from harness.planner.lexicon import stem
 from harness.planner.openable import openable
 from harness.planner.reopen import reopen_step
+from harness.planner.shelves import on_which, under
 from harness.planner.sides import frame_note, named_left
 from harness.prompts import OUTCOME_ACHIEVED_LINE, OUTCOME_NOT_ACHIEVED_LINE
 
@@ -226,8 +223,9 @@ def _destination(step: Step, scene: Scene) -> tuple[str, str]:
     relation = step.relation
     if relation in _SIDE_WORD:
         return _table_area(step.target, _SIDE_WORD[relation], scene), "on"
-    if relation == "under":
-        return _under(step, scene), "on"
+    if relation == "under":  # on the surface below the one the target names
+        on = _destination(Step(action="place", subject=step.subject, target=step.target), scene)
+        return under(scene.items[on[0]], step.target, scene), "on"
     if step.target.part:
         region = ground_part(step.target, scene)
         if relation is None:
@@ -248,42 +246,12 @@ def _destination(step: Step, scene: Scene) -> tuple[str, str]:
     if relation == "on" and surfaces:
         tops = [r for r in surfaces if r.label.split()[:1] == ["top"]] or surfaces
         if len(tops) > 1:
-            tops = _on_which(step.target, item, tops, scene)
+            tops = on_which(step.target, item, tops, scene)
         if len(tops) > 1:
             names = ", ".join(sorted(r.ref for r in tops))
             raise Unresolved(f"{step.target.text()} has several surfaces ({names}); which one?")
         return tops[0].ref, "on"
     return item.ref, relation or "on"
-
-
-def _on_which(
-    mention: Mention, item: BriefObject, tops: list[BriefObject], scene: Scene
-) -> list[BriefObject]:
-    """Which of a fixture's several surfaces called its top "on <it>" means: for a shelf
-    unit named as a shelf ("on the shelf"), its shelf board (:func:`shelf_board`: "on
-    top of the shelf" is its roof, "under the shelf" the layer below the board); for
-    anything else the one nothing of it covers (:func:`uncovered`), where the ``place``
-    skill, which lowers things from above, can set something down."""
-    said = mention.words[-1:] or mention.part[-1:]
-    if is_shelving(item) and said and any(said[0] == w for w in ("shelf", "shelving")):
-        try:
-            return [shelf_board(item, mention, scene)]
-        except Unresolved:
-            return tops
-    return uncovered(tops, scene) or tops
-
-
-def _under(step: Step, scene: Scene) -> str:
-    """The surface a place "under" the target puts things on: the target's own surface
-    below the one it names ("under the shelf": below the shelf board, the unit's lower
-    layer). Refused where the target has no surface under it."""
-    assert step.target is not None
-    on = _destination(Step(action="place", subject=step.subject, target=step.target), scene)
-    region = scene.items[on[0]]
-    lower = below(region, scene)
-    if lower is None:
-        raise Unresolved(f"I see no place to put things under {step.target.text()}")
-    return lower.ref
 
 
 def _table_area(anchor: Mention, side: str, scene: Scene) -> str:

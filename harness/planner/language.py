@@ -280,24 +280,13 @@ def _place(rest: str, before: list[Step], *, verb: str) -> Step | str:
     if relation in (None, "on") and len(target.part) == 1 and target.part[0] in _SIDES:
         # "move the plate to the stove's front": in front of the stove
         relation, target = _SIDES[target.part[0]], replace(target, part=())
-    elif (
-        relation == "on"
-        and _ON_TOP.match(rest[len(subject_text) :].strip())
-        and target.part[-1:] == ("drawer",)
-    ):
-        # "close the top drawer of the cabinet and put the bowl on top of it": a drawer's
-        # top is under the furniture's top (shut, it has no top of its own to put things
-        # on), so on top of the furniture, as "on top of the drawer" already reads
-        target = replace(target, part=("top",), has=() if target.words else ("drawer",))
-    elif (
-        relation == "on"
-        and _ON_TOP.match(rest[len(subject_text) :].strip())
-        and (not target.part or (not target.words and len(target.part) == 1))
-    ):
+    elif relation == "on" and _ON_TOP.match(rest[len(subject_text) :].strip()):
         bare = not target.words and len(target.part) == 1  # "on top of the drawer"
-        target = replace(
-            target, part=("top",), has=target.part if bare else target.has
-        )  # "on top of the cabinet": its top side
+        if target.part[-1:] == ("drawer",):  # "close the top drawer ... put X on top of it":
+            # a shut drawer has no top of its own; "on top of" it is on top of its furniture
+            target = replace(target, part=("top",), has=() if target.words else ("drawer",))
+        elif not target.part or bare:  # "on top of the cabinet": its top side
+            target = replace(target, part=("top",), has=target.part if bare else target.has)
     if verb == "push" and relation is None:
         relation = "front_of"  # "push the plate forward to the stove"
     return Step(action=_action(verb, relation), subject=subject, target=target, relation=relation)

@@ -213,7 +213,7 @@ def side_first(text: str) -> str:
     mug that is at the right-hand side", "the left-hand plate", "the butter at the back",
     "the book in the middle" become "the left plate", "the right mug", "the left plate",
     "the back butter", "the middle book" (the planner reads a leading direction as which
-    of several alike, in its stated frame: :func:`harness.planner.grounding._by_direction`).
+    of several alike, in its stated frame: :func:`harness.planner.positions.by_direction`).
     A position with an owner ("the bowl at the front of the stove") is a qualifier, not
     this: the pattern must end the phrase."""
     text = re.sub(r"\b(left|right)(?:\s+|-)hand\b", r"\1", text.strip())

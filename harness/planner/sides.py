@@ -84,7 +84,7 @@ def frame_note(instruction: str, request: ModelRequest, brief: ParsedBrief | Non
     empty string when it names none): left and right as seen through the embodiment's
     first camera (:func:`~harness.planner.grounding.viewer_left`), front and behind along
     the robot's reach, the middle one between the others
-    (:func:`~harness.planner.grounding._middle`)."""
+    (:func:`~harness.planner.positions.middle`)."""
     if not _SIDE.search(instruction.lower()):
         return ""
     embodiment = "\n".join(b.text for b in request.system if b.name == "embodiment")
