@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from harness.planner.brief import BriefObject
 from harness.planner.language import Mention, Qualifier
@@ -29,7 +29,16 @@ from harness.planner.lexicon import (
     implied_words,
     stem,
 )
-from harness.planner.standins import Unresolved, colour_compound, kind_of, stand_in
+from harness.planner.positions import MARGIN_M, by_direction
+from harness.planner.shelves import is_shelving, shelf_board, uncovered
+from harness.planner.standins import (
+    Unresolved,
+    colour_compound,
+    furniture,
+    kind_of,
+    note,
+    stand_in,
+)
 
 __all__ = [
     "VIEWER_LEFT",
@@ -76,9 +85,6 @@ NEAR_LIMIT_M = 0.30
 """How far something may be from what it is said to be next to."""
 BETWEEN_LIMIT_M = 0.10
 """How far something may be from the line between two things and still be between them."""
-MARGIN_M = 0.03
-"""How much closer the best candidate must be than the next for a spatial qualifier to
-decide between them."""
 
 
 @dataclass
@@ -228,7 +234,7 @@ def _ground_one(
     for qualifier in mention.qualifiers:
         candidates = _qualify(candidates, qualifier, scene, mention)
     if mention.ordinal:
-        candidates = _by_direction(candidates, mention.ordinal, mention, scene)
+        candidates = by_direction(candidates, mention.ordinal, mention, scene.left)
     if len(candidates) == mention.count:
         return sorted(o.ref for o in candidates)
     if len(candidates) < mention.count:
@@ -256,7 +262,9 @@ def settle(candidates: list[BriefObject], scene: Scene) -> BriefObject | None:
         for direction in ("left", "right", "front", "back", "top", "bottom"):
             if direction in words:
                 try:
-                    return _by_direction(candidates, direction, Mention(words=("one",)), scene)[0]
+                    return by_direction(candidates, direction, Mention(words=("one",)), scene.left)[
+                        0
+                    ]
                 except Unresolved:
                     break
         own = [
@@ -292,7 +300,10 @@ def ground_part(mention: Mention, scene: Scene) -> BriefObject:
         ]
     )
     if mention.words and not owners:
-        raise Unresolved(f"I see no {' '.join(mention.words)} in the scene")
+        owners = furniture(mention, scene.things())  # "the cabinet": the only shelf unit
+        if not owners:
+            raise Unresolved(f"I see no {' '.join(mention.words)} in the scene")
+        scene.notes.append(note(mention, owners, "storage furniture", answered=False))
     scored: list[tuple[float, BriefObject]] = []
     for owner in owners:
         for region in scene.regions_of(owner.ref):
@@ -302,10 +313,24 @@ def ground_part(mention: Mention, scene: Scene) -> BriefObject:
     if not scored:
         if mention.part == ("top",) and len(owners) == 1:
             return owners[0]  # "on top of the plate": the plate itself
+        if mention.part == ("top",) and mention.words:
+            # "on top of the black bowl in the middle": the one its words pick, itself
+            return scene.items[ground(replace(mention, part=()), scene, movable=None)[0]]
+        if len(mention.part) == 1 and not mention.words:
+            # "on the shelf": no part of anything here, but a thing of that kind
+            owners = [o for o in owners if is_shelving(o) and equivalent(o.kind, mention.part[0])]
+        if len(mention.part) == 1 and len(owners) == 1 and is_shelving(owners[0]):
+            # "the cabinet shelf", "the shelf of the bookcase": the unit's shelf board
+            return shelf_board(owners[0], mention, scene)
         owner = " ".join(mention.words) or "anything here"
         raise Unresolved(f"I see no {' '.join(mention.part)} of {owner}")
     best = max(s for s, _ in scored)
     found = [r for s, r in scored if s >= best - 1e-9]
+    if len(found) > 1 and mention.part[-1:] == ("top",):
+        # "on top of the shelf": of a shelf unit's two surfaces called its top, the one
+        # nothing of it covers (its roof), which a place lowered from above can reach,
+        # rather than the board inside under that roof (:func:`uncovered`)
+        found = uncovered(found, scene) or found
     if len(found) > 1:
         chosen = settle(found, scene)
         if chosen is not None:
@@ -444,31 +469,3 @@ def _between(item: BriefObject, a: BriefObject, b: BriefObject) -> float:
     t = ((px - ax) * dx + (py - ay) * dy) / length2
     off = abs((px - ax) * dy - (py - ay) * dx) / math.sqrt(length2)
     return off if 0.15 <= t <= 0.85 else off + 1.0
-
-
-def _by_direction(
-    candidates: list[BriefObject], direction: str, mention: Mention, scene: Scene
-) -> list[BriefObject]:
-    axes = {
-        "left": scene.left,
-        "right": (-scene.left[0], -scene.left[1]),
-        "front": (1.0, 0.0),
-        "back": (-1.0, 0.0),
-    }
-    if direction not in axes:
-        if direction in ("top", "bottom"):
-            sign = 1.0 if direction == "top" else -1.0
-            ranked = sorted(candidates, key=lambda c: -sign * c.position[2])
-            return ranked[:1]
-        raise Unresolved(f"I do not know which one is the {direction} {mention.text()}")
-    ax, ay = axes[direction]
-    ranked = sorted(candidates, key=lambda c: -(c.position[0] * ax + c.position[1] * ay))
-    if len(ranked) >= 2:
-        first = ranked[0].position[0] * ax + ranked[0].position[1] * ay
-        second = ranked[1].position[0] * ax + ranked[1].position[1] * ay
-        if first - second < MARGIN_M:
-            raise Unresolved(
-                f"{ranked[0].ref} and {ranked[1].ref} are side by side",
-                candidates=(ranked[0].ref, ranked[1].ref),
-            )
-    return ranked[:1]

@@ -44,6 +44,7 @@ from harness.planner.language import Mention, Step, Task, parse_task
 from harness.planner.lexicon import stem
 from harness.planner.openable import openable
 from harness.planner.reopen import reopen_step
+from harness.planner.shelves import on_which, under
 from harness.planner.sides import frame_note, named_left
 from harness.prompts import OUTCOME_ACHIEVED_LINE, OUTCOME_NOT_ACHIEVED_LINE
 
@@ -222,6 +223,9 @@ def _destination(step: Step, scene: Scene) -> tuple[str, str]:
     relation = step.relation
     if relation in _SIDE_WORD:
         return _table_area(step.target, _SIDE_WORD[relation], scene), "on"
+    if relation == "under":  # on the surface below the one the target names
+        on = _destination(Step(action="place", subject=step.subject, target=step.target), scene)
+        return under(scene.items[on[0]], step.target, scene), "on"
     if step.target.part:
         region = ground_part(step.target, scene)
         if relation is None:
@@ -241,6 +245,8 @@ def _destination(step: Step, scene: Scene) -> tuple[str, str]:
         return inside[0].ref, "in"
     if relation == "on" and surfaces:
         tops = [r for r in surfaces if r.label.split()[:1] == ["top"]] or surfaces
+        if len(tops) > 1:
+            tops = on_which(step.target, item, tops, scene)
         if len(tops) > 1:
             names = ", ".join(sorted(r.ref for r in tops))
             raise Unresolved(f"{step.target.text()} has several surfaces ({names}); which one?")

@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from harness.planner.lexicon import (
     ARTICLES,
+    BARE_POSITION,
     BARE_SIDE,
     DIRECTION_ALIASES,
     DIRECTIONS,
@@ -60,6 +61,7 @@ _DESTINATIONS: tuple[tuple[str, Relation | None], ...] = (
     (r"to the left of|on the left of|to the left side of|left of", "left_of"),
     (r"in front of|to the front of|toward the front of|towards the front of", "front_of"),
     (r"behind|to the back of|in back of", "behind"),
+    (r"underneath|beneath|below|under", "under"),
     (r"on top of|on the top of|onto the top of|on to|onto|upon|on|above|over", "on"),
     (r"into|inside of|inside|within|in", "in"),
     (r"toward|towards|to", None),
@@ -278,15 +280,13 @@ def _place(rest: str, before: list[Step], *, verb: str) -> Step | str:
     if relation in (None, "on") and len(target.part) == 1 and target.part[0] in _SIDES:
         # "move the plate to the stove's front": in front of the stove
         relation, target = _SIDES[target.part[0]], replace(target, part=())
-    elif (
-        relation == "on"
-        and _ON_TOP.match(rest[len(subject_text) :].strip())
-        and (not target.part or (not target.words and len(target.part) == 1))
-    ):
+    elif relation == "on" and _ON_TOP.match(rest[len(subject_text) :].strip()):
         bare = not target.words and len(target.part) == 1  # "on top of the drawer"
-        target = replace(
-            target, part=("top",), has=target.part if bare else target.has
-        )  # "on top of the cabinet": its top side
+        if target.part[-1:] == ("drawer",):  # "close the top drawer ... put X on top of it":
+            # a shut drawer has no top of its own; "on top of" it is on top of its furniture
+            target = replace(target, part=("top",), has=() if target.words else ("drawer",))
+        elif not target.part or bare:  # "on top of the cabinet": its top side
+            target = replace(target, part=("top",), has=target.part if bare else target.has)
     if verb == "push" and relation is None:
         relation = "front_of"  # "push the plate forward to the stove"
     return Step(action=_action(verb, relation), subject=subject, target=target, relation=relation)
@@ -314,8 +314,8 @@ def _destination(rest: str) -> tuple[str, Relation | None, str] | None:
             continue
         if subject.split() and subject.split()[-1] in {"and", "not", "is"}:
             continue
-        if best is not None and BARE_SIDE.fullmatch(tail):
-            continue  # "onto the plate on the left": the side is the plate's
+        if best is not None and (BARE_SIDE.fullmatch(tail) or BARE_POSITION.fullmatch(tail)):
+            continue  # "onto the plate on the left", "on the bowl in the middle": the plate's
         best = (subject, _relation(match["rel"]), tail)
     if best is None:
         if rest.split() and rest.split()[-1] in {"in", "inside", "there", "on"}:

@@ -15,10 +15,13 @@ from scene.nodes import singular
 
 __all__ = [
     "ARTICLES",
+    "BARE_POSITION",
     "BARE_SIDE",
     "COLOURS",
     "DIRECTIONS",
     "DIRECTION_ALIASES",
+    "FURNITURE",
+    "GENERAL_FURNITURE",
     "PACKAGE_WORDS",
     "PARTS",
     "equivalent",
@@ -55,6 +58,13 @@ DIRECTION_ALIASES = {
     "central": "center",
     "leftmost": "left",
     "rightmost": "right",
+    "frontmost": "front",
+    "backmost": "back",
+    "rearmost": "back",
+    "hindmost": "back",
+    "middlemost": "middle",
+    "centermost": "center",
+    "centremost": "center",
 }
 
 PARTS = frozenset(
@@ -84,6 +94,21 @@ _SYNONYMS: tuple[frozenset[str], ...] = (
     frozenset({"bottom", "lower", "lowest"}),
     frozenset({"top", "upper", "uppermost"}),
 )
+FURNITURE = frozenset(
+    {
+        "cabinet", "cupboard", "dresser", "shelf", "shelving", "bookcase", "bookshelf",
+        "sideboard", "wardrobe", "closet",
+    }
+)  # fmt: skip
+"""Label nouns of storage furniture: a piece that stands on the floor or the table and
+holds things on shelves or in drawers."""
+GENERAL_FURNITURE = frozenset({"cabinet", "cupboard", "closet", "sideboard", "wardrobe"})
+"""Furniture words people use for any such piece ("the cabinet" for an open two-layer
+shelf, "the cabinet shelf" for its board). A word for one feature ("shelf", "dresser":
+boards, drawers) is not used for a piece that lacks it, so only these may stand for
+another piece, and only where the scene has no piece of the named kind and exactly one of
+the family (:func:`harness.planner.standins.furniture`)."""
+
 _CLASS = {word: group for group in _SYNONYMS for word in group}
 
 _IMPLIES: dict[str, tuple[str, ...]] = {
@@ -166,19 +191,34 @@ def normalise(text: str) -> str:
 
 BARE_SIDE = re.compile(r"(?:the\s+)?(?:left|right)(?:(?:\s+|-)hand)?(?:\s+side)?")
 """A side alone ("the left", "the right-hand side"): after a noun, the noun's side."""
+BARE_POSITION = re.compile(
+    r"(?:the\s+)?(?:very\s+)?(?:front|back|rear|middle|center|centre)(?:\s+(?:row|one))?"
+)
+"""A position alone ("the back", "the middle"): after a noun and its destination, the
+noun's position among its like ("on the black bowl in the middle")."""
 _SIDE_AFTER = re.compile(
     r"^(?P<article>(?:the|a|an)\s+)?(?P<head>.+?)"
     r"(?:\s+(?:that|which)\s+(?:is|are|sits|stands))?\s+(?:on|at|to|towards?)\s+(?:the\s+)?"
     r"(?P<side>left|right)(?:\s+hand)?(?:\s+side)?$"
 )
+_POSITION_AFTER = re.compile(
+    r"^(?P<article>(?:the|a|an)\s+)?(?P<head>.+?)"
+    r"(?:\s+(?:that|which)\s+(?:is|are|sits|stands|lies))?\s+(?:at|in|towards?)\s+"
+    r"(?:the\s+)?(?:very\s+)?(?P<side>front|back|rear|middle|center|centre)(?:\s+row)?$"
+)
 
 
 def side_first(text: str) -> str:
-    """A noun phrase with its side put first: "the plate on the left", "the mug that is
-    at the right-hand side", "the left-hand plate" become "the left plate", "the right
-    mug", "the left plate" (the planner reads a leading side as which of several)."""
+    """A noun phrase with its side or position put first: "the plate on the left", "the
+    mug that is at the right-hand side", "the left-hand plate", "the butter at the back",
+    "the book in the middle" become "the left plate", "the right mug", "the left plate",
+    "the back butter", "the middle book" (the planner reads a leading direction as which
+    of several alike, in its stated frame: :func:`harness.planner.positions.by_direction`).
+    A position with an owner ("the bowl at the front of the stove") is a qualifier, not
+    this: the pattern must end the phrase."""
     text = re.sub(r"\b(left|right)(?:\s+|-)hand\b", r"\1", text.strip())
-    after = _SIDE_AFTER.match(text)
-    if after is not None and after["head"].split()[0] not in DIRECTIONS:
-        text = f"{after['article'] or ''}{after['side']} {after['head']}"
+    for pattern in (_SIDE_AFTER, _POSITION_AFTER):
+        after = pattern.match(text)
+        if after is not None and after["head"].split()[0] not in DIRECTIONS:
+            return f"{after['article'] or ''}{after['side']} {after['head']}"
     return text

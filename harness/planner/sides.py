@@ -76,14 +76,15 @@ def named_left(objects: Iterable[BriefObject]) -> NamedLeft | None:
     return NamedLeft((sx / norm, sy / norm), *shown)
 
 
-_SIDE = re.compile(r"\b(?:left|right)\b")
+_SIDE = re.compile(r"\b(?:left|right|front|back|rear|middle|center|centre)\b")
 
 
 def frame_note(instruction: str, request: ModelRequest, brief: ParsedBrief | None = None) -> str:
     """The frame the instruction's relative positions were read in, for the report (an
     empty string when it names none): left and right as seen through the embodiment's
     first camera (:func:`~harness.planner.grounding.viewer_left`), front and behind along
-    the robot's reach."""
+    the robot's reach, the middle one between the others
+    (:func:`~harness.planner.positions.middle`)."""
     if not _SIDE.search(instruction.lower()):
         return ""
     embodiment = "\n".join(b.text for b in request.system if b.name == "embodiment")
@@ -93,7 +94,9 @@ def frame_note(instruction: str, request: ModelRequest, brief: ParsedBrief | Non
     return (
         f"\nFrame: left/right as seen through {seen}: left is the robot-base direction "
         f"({lx:.2f}, {ly:.2f}), right the opposite; front is away from the robot (+x), "
-        'back towards it; marked areas ("the front of the stove") are the scene\'s own.'
+        "back towards it; the middle one of several alike is the one between the others "
+        "along the line they spread on (the two farthest apart are its ends); "
+        'marked areas ("the front of the stove") are the scene\'s own.'
         + named_note(brief, (lx, ly))
     )
 

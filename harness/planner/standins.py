@@ -26,11 +26,18 @@ from collections.abc import Callable
 
 from harness.planner.brief import BriefObject
 from harness.planner.language import Mention
-from harness.planner.lexicon import COLOURS, PACKAGE_WORDS, equivalent
+from harness.planner.lexicon import (
+    COLOURS,
+    FURNITURE,
+    GENERAL_FURNITURE,
+    PACKAGE_WORDS,
+    equivalent,
+)
 
 __all__ = [
     "Unresolved",
     "colour_compound",
+    "furniture",
     "kind_of",
     "listing",
     "note",
@@ -90,7 +97,38 @@ def stand_ins(
         if len(mention.words) >= 2 and len(fits) == mention.count:
             return fits, [], kind
         return [], of_kind, kind
+    if not movable and (pieces := furniture(mention, pool)):
+        return pieces, [], "storage furniture"
     return [], (list(pool) if movable else []), ""
+
+
+def furniture(mention: Mention, pool: list[BriefObject]) -> list[BriefObject]:
+    """The piece of storage furniture a furniture word stands for when the scene has no
+    piece of that kind: "the cabinet" in a kitchen whose only such piece is a wooden two
+    layer shelf. People call an open shelving unit a cabinet or a cupboard
+    (:data:`~harness.planner.lexicon.GENERAL_FURNITURE`), and a careful person told "put
+    the pan on top of the cabinet" there would take the shelf unit, because it is the only
+    thing the word could mean, and say so; "the shelf" is not said of a cabinet of drawers,
+    which has none. Taken only when (1) the mention's noun is a general furniture word,
+    (2) nothing in ``pool`` is of the named kind or its synonyms (a scene with a cabinet
+    keeps "cabinet" for it), (3) exactly one fixture (no movable object) in ``pool`` is
+    storage furniture by its own label's noun, and (4) the mention says no colour; else
+    []. The report notes the stand-in (:func:`note`)."""
+    if not mention.words or any(w in COLOURS for w in mention.words):
+        return []
+    noun = kind_of(mention)[0]
+    if noun not in GENERAL_FURNITURE:
+        return []
+    if any(any(equivalent(noun, w) for w in _label_words(o)) for o in pool):
+        return []
+    pieces = [
+        o
+        for o in pool
+        if "kind=object" not in o.tags
+        and o.label
+        and any(equivalent(_label_words(o)[-1], w) for w in FURNITURE)
+    ]
+    return pieces if len(pieces) == 1 else []
 
 
 def stand_in(

@@ -10,7 +10,9 @@ from typing import Literal
 __all__ = ["Action", "Mention", "Near", "Qualifier", "Relation", "Step", "Task"]
 
 Action = Literal["place", "pick", "open", "close", "turn_on", "turn_off", "push"]
-Relation = Literal["on", "in", "left_of", "right_of", "front_of", "behind"]
+Relation = Literal["on", "in", "left_of", "right_of", "front_of", "behind", "under"]
+"""Where a place puts its subject; "under" is onto the surface below the one the target
+names ("under the shelf": the shelf unit's lower layer)."""
 Near = Literal["between", "near", "on", "in", "from", "at"]
 
 
