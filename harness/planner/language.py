@@ -28,6 +28,8 @@ from harness.planner.lexicon import (
     side_first,
     stem,
 )
+from harness.planner.phrasing import as_command, plain_request
+from harness.planner.reference import antecedent, named_before
 from harness.planner.task_types import Action, Mention, Near, Qualifier, Relation, Step, Task
 
 __all__ = ["Action", "Mention", "Qualifier", "Relation", "Step", "Task", "parse_task"]
@@ -83,8 +85,13 @@ _NEGATION = (
 )
 """A qualifier's negation: "not between", "that is not next to", "other than the one on",
 "except the one in" (contractions are spelt out first: :func:`lexicon.normalise`)."""
+_POSTURE = (
+    r"(?:sits?|sitting|stands?|standing|rests?|resting|lies|lie|lying|located|placed|found|kept)"
+)
+"""How a thing is where it is ("the bowl that sits between ...", "the bowl standing next to
+...", "the bowl which is located on ..."): said or not, the qualifier is the same."""
 _QUALIFIER = re.compile(
-    rf"\s+(?P<neg>{_NEGATION})?(?:(?:that|which)\s+(?:is|are)\s+)?"
+    rf"\s+(?P<neg>{_NEGATION})?(?:(?:that|which)\s+(?:is\s+|are\s+)?)?(?:{_POSTURE}\s+)?"
     r"(?P<rel>" + "|".join(p for p, _ in _QUALIFIERS) + r")\s+(?P<rest>.+)$"
 )
 _ON_TOP_OF = re.compile(r"^(?:on top of|on the top of|atop)$")
@@ -105,33 +112,11 @@ _NUMBERS = {"two": 2, "both": 2, "three": 3}
 # ====================================================================== parsing
 
 
-_POLITE = re.compile(
-    r"^(?:(?:hey|hi|ok|okay|so|robot|now)\s*,?\s+)*"
-    r"(?:(?:could|can|would|will)\s+you(?:\s+please|\s+kindly)?(?:\s+go\s+ahead\s+and)?"
-    r"|please\s+(?:could|can|would|will)\s+you"
-    r"|(?:i\s+would|i'd|i\s+should)\s+like\s+(?:you\s+)?to"
-    r"|i\s+(?:want|need)\s+you\s+to|you\s+(?:should|need\s+to|must)"
-    r"|(?:let's|let\s+us)|go\s+ahead\s+and|kindly|please)\s+"
-)
-_POLITE_TAIL = re.compile(r"(?:\s*,?\s+(?:please|for\s+me|if\s+you\s+can|thanks|thank\s+you))+$")
-
-
-def plain_request(text: str) -> str:
-    """A request without its courtesy: "could you please put the bowl on the plate?",
-    "I'd like you to open the drawer, please" are "put the bowl on the plate", "open the
-    drawer" (``text`` already normalised)."""
-    previous = None
-    while previous != text:
-        previous = text
-        text = _POLITE.sub("", text).strip()
-        text = _POLITE_TAIL.sub("", text).strip().rstrip(",").strip()
-    return text
-
-
 def parse_task(text: str) -> Task:
     """The :class:`Task` an instruction asks for (``problem`` set when it cannot be read).
-    A question or a polite form asks for the same ("can you put ...?")."""
-    cleaned = plain_request(normalise(text))
+    A question, a polite form, a wish or a statement of where things go asks for the same
+    ("can you put ...?", "i'd like the bowl put ...", "the bowl goes ...": :mod:`phrasing`)."""
+    cleaned = as_command(plain_request(normalise(text)))
     if not cleaned:
         return Task(problem="the instruction is empty")
     if not re.match(rf"^(?:please\s+)?(?:now\s+)?{_VERB}\b", cleaned):
@@ -233,10 +218,10 @@ def _place(rest: str, before: list[Step], *, verb: str) -> Step | str:
     rest = re.sub(r"\s+(?:there|here)$", "", rest)
     found = _destination(rest)
     if found is None:  # "turn the stove on and place the moka pot": where is left to context
-        subject = _mention(rest, before, role="subject") if rest else _antecedent(before, "subject")
+        subject = _mention(rest, before, role="subject") if rest else antecedent(before, "subject")
         if isinstance(subject, str):
             return subject
-        target = _antecedent(before, "target")
+        target = antecedent(before, "target")
         if isinstance(target, str):
             return f"I do not know where to {verb} {subject.text()}"
         return Step(action=_action(verb, None), subject=subject, target=target)
@@ -245,7 +230,7 @@ def _place(rest: str, before: list[Step], *, verb: str) -> Step | str:
     if target_text.startswith("its ") or (bare_side in _SIDES and relation is None):
         # "the pudding to its right", "... and the pudding to the right": of the last place
         target_text = f"its {bare_side}"
-        owner = _antecedent(before, "target")
+        owner = antecedent(before, "target")
         if isinstance(owner, str):
             return owner
         side = target_text.removeprefix("its ").strip()
@@ -263,7 +248,7 @@ def _place(rest: str, before: list[Step], *, verb: str) -> Step | str:
     subject = (
         _mention(subject_text, before, role="subject")
         if subject_text
-        else _antecedent(before, "subject")
+        else antecedent(before, "subject")
     )
     if isinstance(subject, str):
         return subject
@@ -272,7 +257,7 @@ def _place(rest: str, before: list[Step], *, verb: str) -> Step | str:
         # "place it in the", "put the pan on": cut short ("put the bowl inside" is "in it")
         return f"the instruction stops before saying where to {verb} {subject.text()}"
     if not target_text or (target_text.split()[0] in _PRONOUNS and len(target_text.split()) == 1):
-        target: Mention | str = _antecedent(before, "target")
+        target: Mention | str = antecedent(before, "target")
     else:
         target = _mention(target_text, before, role="target")
     if isinstance(target, str):
@@ -333,29 +318,20 @@ def _relation(word: str) -> Relation | None:
     return None
 
 
-def _antecedent(before: list[Step], role: str) -> Mention | str:
-    """What "it" means: as a subject, the last thing picked or moved; as a target, the
-    last place (or the last thing acted on, "turn on the stove and put the pot on it")."""
-    if not before:
-        return f"I do not know what {'it' if role == 'subject' else 'there'} refers to"
-    last = before[-1]
-    if role == "subject":
-        return last.subject
-    return last.target or last.subject
-
-
 def _mention(text: str, before: list[Step], *, role: str) -> Mention | str:
     text = text.strip()
     words = text.split()
     if not words:
         return "an object is missing from the instruction"
     if len(words) == 1 and words[0] in _PRONOUNS:
-        return _antecedent(before, role)
+        return antecedent(before, role)
     mention = _phrase(text)
     if isinstance(mention, str):
         return mention
+    if words[0] == "the" and (earlier := named_before(mention, before)) is not None:
+        return earlier  # "put the bowl in the bottom drawer, then close the drawer"
     if mention.words == ("one",):  # "the right one": one like the last thing named
-        like = _antecedent(before, role)
+        like = antecedent(before, role)
         if isinstance(like, str):
             return like
         mention = replace(mention, words=like.words)
@@ -364,6 +340,7 @@ def _mention(text: str, before: list[Step], *, role: str) -> Mention | str:
 
 def _phrase(text: str) -> Mention | str:
     """A noun phrase with its qualifiers and parts (see :class:`Mention`)."""
+    text = re.sub(r"^(both|two|three)\s+of\s+(?:the\s+)?", r"\1 ", text.strip())
     text = side_first(text)  # "the plate on the left": "the left plate"
     qualifiers: list[Qualifier] = []
     match = _QUALIFIER.search(" " + text)

@@ -32,8 +32,9 @@ from harness.planner import Planner
 from harness.planner.brief import parse_brief
 from harness.planner.grounding import Unresolved
 from harness.planner.household import plan_actions
-from harness.planner.language import parse_task, plain_request
+from harness.planner.language import parse_task
 from harness.planner.lexicon import normalise
+from harness.planner.phrasing import plain_request
 from tests.libero_briefs import brief, kitchen, living_room
 from tests.tiers import examples
 
