@@ -10,6 +10,7 @@ closed face, since LIBERO's Close needs the joint within 0.005 rad of shut.
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import TYPE_CHECKING
 
@@ -308,83 +309,19 @@ def place_through(
             steps = range(1, TURN_STEPS + 1)
             twists = [Segment("twist", "turn", yaw=yaw + turn * k / TURN_STEPS) for k in steps]
             turned = turn
-    behind = float(np.max(-(rel[:, :2] @ u)))
-    hand_u = float(offset[:2] @ u)
-    half = np.abs(u) * np.array(region.size[:2]) / 2
-    region_low = float(np.array(region.centre[:2]) @ u) - float(half.sum())
-    release_u = plane - HAND_THICK_M - 0.002 - hand_u
-    if _hand_ahead(plane, hand_u, region, u):
+    if _hand_ahead(plane, float(offset[:2] @ u), region, u):
         return (
             f"held so, the hand would meet {door.ref} before {ref} is inside it (a hand "
             f"over it does not fit through the opening; it must be held from the side away "
             "from the opening, by a handle facing out)"
         )
-    final_u = max(release_u, plane + 0.012 + behind)
-    floor = _floor(geo, region, ref)
-    hang = ee[2] - obj.bottom
-    lift = float(rel[:, 2].min())  # the body above the object's bottom, negated
-    closing = geo.closing_yaw() + turned
-
-    def spot(t: float, depth: float) -> np.ndarray:
-        return hinge + along * t + u * (depth - float(hinge @ u))
-
-    def free(body_xy: np.ndarray, bottom: float) -> bool:
-        # the boxes as they are turned (a microwave standing turned 6 degrees grew 2.3 cm
-        # out of its face as an axis-aligned box: :mod:`.oriented`)
-        pos = np.array([body_xy[0], body_xy[1], bottom - lift])
-        low, high = rel.min(axis=0) + pos, rel.max(axis=0) + pos
-        hand = pos + offset
-        hand_z = (hand[2] + HAND_ABOVE_M + hand[2] + HAND_TOP_M) / 2
-        return (
-            oriented_blocked(
-                geo, tuple((low + high) / 2), tuple((high - low) / 2), 0.0, ignore=(ref,)
-            )  # type: ignore[arg-type]
-            is None
-            and oriented_blocked(
-                geo,
-                (float(hand[0]), float(hand[1]), float(hand_z)),
-                (HAND_LONG_M, HAND_THICK_M, (HAND_TOP_M - HAND_ABOVE_M) / 2),
-                closing,
-                ignore=(ref,),
-            )
-            is None
-        )
-
-    front = float(np.max(rel[:, :2] @ u))
-
-    def out_of(depth: float) -> float:
-        """How far out of ``depth`` the thing's front is 1 cm outside the fixture's."""
-        return max(0.04, depth + front - float(hinge @ u) + 0.01)
-
-    middle = float((np.array(region.centre[:2]) - hinge) @ along)
-    chosen = None
-    for t in sorted(np.arange(0.0, door.length, 0.005), key=lambda t: abs(t - middle)):
-        final = spot(t, final_u)
-        pos_final = np.array([final[0], final[1], floor + 0.006 - lift])
-        low, high = rel.min(axis=0) + pos_final, rel.max(axis=0) + pos_final
-        if geo.blocked(tuple(low), tuple(high), ignore=(ref,)) is not None:  # type: ignore[arg-type]
-            continue
-        # as deep as the hand, outside, goes without touching the fixture's front
-        depth = release_u
-        while depth >= region_low + 0.003:
-            release = spot(t, depth)
-            pre = release - u * out_of(depth)
-            hands = (release + offset[:2], pre + offset[:2])
-            # where the arm may go (LIBERO-PRO libero_10_swap task 9: the oven at the
-            # workspace's edge wanted the hand 1-2 cm past it, 9,690 physics steps outside)
-            if (
-                all(planner.within_reach(float(h[0]), float(h[1])) for h in hands)
-                and free(release, floor + 0.012)
-                and free(pre, floor + 0.012)
-            ):
-                chosen = (float(t), depth)
-                break
-            depth -= 0.003
-        if chosen is not None:
-            break
-    if chosen is None:
-        return f"no room to carry {ref} in through {door.ref}'s opening without touching it"
-    chosen, release_u = chosen
+    way = Way(planner, ref, door, region, u, rel, offset, turned)
+    found = way.search(ee)
+    if found is None:
+        return _no_room(ee, ref, door, way)
+    behind = float(np.max(-(rel[:, :2] @ u)))
+    floor, hang, spot, out_of = way.floor, way.hang, way.spot, way.out_of
+    chosen, release_u = found
     final_u = max(release_u, plane + 0.012 + behind)
     release = spot(chosen, release_u)
     pre = release - u * out_of(release_u)
@@ -428,6 +365,168 @@ def place_through(
     else:
         segments.append(Segment("move", "clear", as_point(out, carry)))
     return segments
+
+
+def _no_room(ee: Vec3, ref: str, door: Door, way: Way) -> str:
+    """Why ``way`` finds no room to carry ``ref`` in: the door's leaf, standing short of its
+    opened position, is in the way when the same way with the leaf disregarded finds room
+    (libero_10 task 9, state 11: the leaf open 76 degrees left the opening 20 cm beside it
+    for the 21 cm long hand, 24 cm at 90 degrees, where the place fits); the workspace's
+    edge when the way disregarding it finds room (LIBERO-PRO libero_10_swap task 9, the
+    oven's opening 36 cm to the robot's right: the hand would go 1.2 cm past the edge);
+    else no room. No other turn of the held thing fits where this one does not (tried
+    every 15 degrees up to where the hand meets the door: the hand's box, turned, reaches
+    the fixture's face)."""
+    short = abs(door.opened - door.closed) - abs(door.angle - door.closed)
+    if short > WIDER_RAD and door.geoms and way.without(door.geoms).search(ee) is not None:
+        degrees = math.degrees(abs(door.angle - door.closed))
+        return (
+            f"{door.ref} is not open far enough: its door, open {degrees:.0f} degrees, "
+            f"stands in the way of the hand carrying {ref} in through the opening; "
+            f"open {door.ref} wider first"
+        )
+    if way.anywhere().search(ee) is not None:
+        return (
+            f"no room within the arm's workspace to carry {ref} in through {door.ref}'s "
+            "opening: the hand, outside behind it, would have to go past the workspace's edge"
+        )
+    return f"no room to carry {ref} in through {door.ref}'s opening without touching it"
+
+
+WIDER_RAD = 0.05
+"""How far short of LIBERO's opened position a door's leaf must stand for opening it wider
+to be named as a remedy."""
+
+
+class Way:
+    """The ways a thing held so (``rel``: its geoms' corners about its body, ``offset``: the
+    hand about its body, both as turned by ``turn``) goes in through ``door``'s opening
+    into ``region`` along ``u`` with the hand outside."""
+
+    def __init__(
+        self,
+        planner: SkillPlanner,
+        ref: str,
+        door: Door,
+        region: Box,
+        u: np.ndarray,
+        rel: np.ndarray,
+        offset: np.ndarray,
+        turn: float,
+    ) -> None:
+        geo = planner.geo
+        obj = geo.box(ref)
+        assert obj is not None
+        self.planner, self.ref, self.door, self.region, self.u = planner, ref, door, region, u
+        self.rel, self.offset, self.turn = rel, offset, turn
+        self.hinge = np.array(door.hinge)
+        self.along, across = door.axes(door.closed)
+        inward = float(np.sign(across @ u))
+        self.plane = float(self.hinge @ u) + max(door.reach(inward, 0.0, door.length), 0.0)
+        half = np.abs(u) * np.array(region.size[:2]) / 2
+        self.region_low = float(np.array(region.centre[:2]) @ u) - float(half.sum())
+        self.floor = _floor(geo, region, ref)
+        self.lift = float(rel[:, 2].min())  # the body above the object's bottom, negated
+        self.closing = geo.closing_yaw() + turn
+        self.front = float(np.max(rel[:, :2] @ u))
+        self.hang = 0.0
+        self.skip: tuple[int, ...] = ()
+        self.bounded = True
+
+    def without(self, geoms: tuple[int, ...]) -> Way:
+        """The same ways with ``geoms`` (a door's leaf) disregarded."""
+        other = copy.copy(self)
+        other.skip = geoms
+        return other
+
+    def anywhere(self) -> Way:
+        """The same ways with the arm's reach disregarded."""
+        other = copy.copy(self)
+        other.bounded = False
+        return other
+
+    def spot(self, t: float, depth: float) -> np.ndarray:
+        return self.hinge + self.along * t + self.u * (depth - float(self.hinge @ self.u))
+
+    def out_of(self, depth: float) -> float:
+        """How far out of ``depth`` the thing's front is 1 cm outside the fixture's."""
+        return max(0.04, depth + self.front - float(self.hinge @ self.u) + 0.01)
+
+    def free(self, body_xy: np.ndarray, bottom: float) -> bool:
+        """Whether the thing, its body at ``body_xy`` and its bottom at ``bottom``, and the
+        hand on it meet nothing."""
+        # the boxes as they are turned (a microwave standing turned 6 degrees grew 2.3 cm
+        # out of its face as an axis-aligned box: :mod:`.oriented`)
+        geo, ref = self.planner.geo, self.ref
+        pos = np.array([body_xy[0], body_xy[1], bottom - self.lift])
+        low, high = self.rel.min(axis=0) + pos, self.rel.max(axis=0) + pos
+        hand = pos + self.offset
+        hand_z = (hand[2] + HAND_ABOVE_M + hand[2] + HAND_TOP_M) / 2
+        return (
+            oriented_blocked(
+                geo,
+                tuple((low + high) / 2),  # type: ignore[arg-type]
+                tuple((high - low) / 2),  # type: ignore[arg-type]
+                0.0,
+                ignore=(ref,),
+                skip_geoms=self.skip,
+            )
+            is None
+            and oriented_blocked(
+                geo,
+                (float(hand[0]), float(hand[1]), float(hand_z)),
+                (HAND_LONG_M, HAND_THICK_M, (HAND_TOP_M - HAND_ABOVE_M) / 2),
+                self.closing,
+                ignore=(ref,),
+                skip_geoms=self.skip,
+            )
+            is None
+        )
+
+    def search(self, ee: Vec3) -> tuple[float, float] | None:
+        """(where along the door from its hinge, how deep along ``u``) the thing is set down
+        inside, as deep as the hand, outside, goes without touching the fixture's front,
+        nearest the region's middle; None when there is no such place."""
+        planner, u, geo = self.planner, self.u, self.planner.geo
+        obj = geo.box(self.ref)
+        assert obj is not None
+        self.hang = ee[2] - obj.bottom
+        hand_u = float(self.offset[:2] @ u)
+        release_u = self.plane - HAND_THICK_M - 0.002 - hand_u
+        behind = float(np.max(-(self.rel[:, :2] @ u)))
+        final_u = max(release_u, self.plane + 0.012 + behind)
+        middle = float((np.array(self.region.centre[:2]) - self.hinge) @ self.along)
+        floor = self.floor
+        for t in sorted(np.arange(0.0, self.door.length, 0.005), key=lambda t: abs(t - middle)):
+            final = self.spot(t, final_u)
+            pos_final = np.array([final[0], final[1], floor + 0.006 - self.lift])
+            low, high = self.rel.min(axis=0) + pos_final, self.rel.max(axis=0) + pos_final
+            if geo.blocked(tuple(low), tuple(high), ignore=(self.ref,)) is not None:  # type: ignore[arg-type]
+                continue
+            depth = release_u
+            while depth >= self.region_low + 0.003:
+                release = self.spot(t, depth)
+                pre = release - u * self.out_of(depth)
+                hands = (release + self.offset[:2], pre + self.offset[:2])
+                # where the arm may go (LIBERO-PRO libero_10_swap task 9: the oven at the
+                # workspace's edge wanted the hand 1-2 cm past it, 9,690 physics steps outside)
+                reached = all(planner.within_reach(float(h[0]), float(h[1])) for h in hands)
+                if (
+                    (reached or not self.bounded)
+                    and self.free(release, floor + 0.012)
+                    and self.free(pre, floor + 0.012)
+                ):
+                    return float(t), depth
+                depth -= 0.003
+        return None
+
+
+def _ahead(door: str, ref: str) -> str:
+    return (
+        f"held so, the hand would meet {door} before {ref} is inside it (a hand over it "
+        "does not fit through the opening; it must be held from the side away from the "
+        "opening, by a handle facing out)"
+    )
 
 
 def _hand_ahead(plane: float, hand_u: float, region: Box, u: np.ndarray) -> bool:
