@@ -371,20 +371,32 @@ def _no_room(ee: Vec3, ref: str, door: Door, way: Way) -> str:
     """Why ``way`` finds no room to carry ``ref`` in: the door's leaf, standing short of its
     opened position, is in the way when the same way with the leaf disregarded finds room
     (libero_10 task 9, state 11: the leaf open 76 degrees left the opening 20 cm beside it
-    for the 21 cm long hand, 24 cm at 90 degrees, where the place fits); the workspace's
-    edge when the way disregarding it finds room (LIBERO-PRO libero_10_swap task 9, the
-    oven's opening 36 cm to the robot's right: the hand would go 1.2 cm past the edge);
-    else no room. No other turn of the held thing fits where this one does not (tried
-    every 15 degrees up to where the hand meets the door: the hand's box, turned, reaches
-    the fixture's face)."""
+    for the 21 cm long hand, 23.5 cm at 90 degrees (state 0), where the place fits); the
+    workspace's edge when the way disregarding it finds room (LIBERO-PRO libero_10_swap
+    task 9, the oven's opening 36 cm to the robot's right: the hand would go 1.2 cm past
+    the edge); else no room. No other turn of the held thing fits where this one does not
+    (tried every 15 degrees up to where the hand meets the door: the hand's box, turned,
+    reaches the fixture's face). Opening wider is named as the remedy only where the sweep
+    that opens it stays within reach."""
     short = abs(door.opened - door.closed) - abs(door.angle - door.closed)
     if short > WIDER_RAD and door.geoms and way.without(door.geoms).search(ee) is not None:
         degrees = math.degrees(abs(door.angle - door.closed))
-        return (
+        why = (
             f"{door.ref} is not open far enough: its door, open {degrees:.0f} degrees, "
-            f"stands in the way of the hand carrying {ref} in through the opening; "
-            f"open {door.ref} wider first"
+            f"stands in the way of the hand carrying {ref} in through the opening"
         )
+        # named as the remedy only where the sweep that opens it stays within the arm's
+        # reach (LIBERO-PRO libero_10_swap task 9, state 2: the oven's door faces the
+        # workspace's edge, and its sweep was blocked by the envelope)
+        sweep = sweep_door(way.planner, door, False, ee)
+        within = not isinstance(sweep, str) and all(
+            way.planner.within_reach(seg.target[0], seg.target[1])
+            for seg in sweep
+            if seg.target is not None
+        )
+        if within:
+            return f"{why}; open {door.ref} wider first"
+        return f"{why}, and opening it wider would take the hand past the workspace's edge"
     if way.anywhere().search(ee) is not None:
         return (
             f"no room within the arm's workspace to carry {ref} in through {door.ref}'s "
