@@ -2,13 +2,16 @@
 
 A drawer the plan opened can read closed by the time the place comes (the arm bumped it
 while picking, it slid back): the world refuses the place with words that name the remedy
-("top drawer ... is closed; open it first"). Sent again unchanged, the place is refused
-again and the harness answers that repeat with a notice, so without a remedy the plan gives
-up one step short. A model reads the remedy and acts on it; so does this planner, driven
-by the refusal's words and the tools offered, never by a world's names:
+("top drawer ... is closed; open it first"), and so does a door opened too little for the
+hand to carry the thing in beside its leaf ("microwave_1 is not open far enough: ...; open
+microwave_1 wider first", libero_10 task 9, state 11). Sent again unchanged, the place is
+refused again and the harness answers that repeat with a notice, so without a remedy the
+plan gives up one step short. A model reads the remedy and acts on it; so does this
+planner, driven by the refusal's words and the tools offered, never by a world's names:
 
-1. the refusal of a ``place`` says the container is closed and to open it (the ref to open
-   is the one the refusal names first, when the Brief knows it, else the place's target);
+1. the refusal of a ``place`` says the container is closed and to open it, or to open it
+   wider (the ref to open is the one the refusal names first, when the Brief knows it,
+   else the place's target);
 2. with the thing still in the hand (opening needs the hand free), it is set down first on
    the marked table area nearest it away from the container (``place`` ... ``on``); done
    once the hand is free, whatever the evaluator says of the area;
@@ -39,13 +42,15 @@ SET_DOWN_PREFIX = "Setting down"
 
 _CLOSED = re.compile(r"\b(?:is|was|are) (?:still )?(?:closed|shut)\b", re.IGNORECASE)
 _OPEN_FIRST = re.compile(r"\bopen (?:it|them|\S+) first\b", re.IGNORECASE)
+_WIDER_FIRST = re.compile(r"\bopen (?:it|them|\S+) wider first\b", re.IGNORECASE)
 
 Action = tuple[str, dict[str, Any]]
 
 
 def closed_refusal(text: str) -> bool:
-    """Whether a refusal's words say its container is closed and name opening it."""
-    return bool(_CLOSED.search(text) and _OPEN_FIRST.search(text))
+    """Whether a refusal's words say its container is closed and name opening it, or name
+    opening it wider (a microwave's door open too little to carry a mug in beside it)."""
+    return bool((_CLOSED.search(text) and _OPEN_FIRST.search(text)) or _WIDER_FIRST.search(text))
 
 
 def _calls(items: list[Any]) -> list[tuple[ToolCall, str, ToolResultItem | None]]:

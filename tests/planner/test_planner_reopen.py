@@ -154,6 +154,13 @@ def test_a_second_closed_refusal_after_the_reopen_ends_the_task() -> None:
         (CLOSED, True),
         ("microwave_1 is closed; open it first", True),
         ("the basket is shut; open basket_1 first", True),
+        (
+            "microwave_1 is not open far enough: its door, open 76 degrees, stands in the way "
+            "of the hand carrying white_yellow_mug_1 in through the opening; open microwave_1 "
+            "wider first",
+            True,
+        ),
+        ("no room to carry white_yellow_mug_1 in through microwave_1's opening", False),
         ("the gripper holds akita_black_bowl_1; place it first", False),
         ("akita_black_bowl_1 is 0.120 m across where it would be grasped", False),
         ("the drawer is closed", False),  # no remedy named

@@ -40,14 +40,42 @@ def test_a_mug_goes_in_through_the_microwaves_door_and_the_door_is_swept_shut(st
 def test_an_oven_at_the_workspaces_edge_is_refused_not_reached_past_it() -> None:
     """LIBERO-PRO libero_10_swap task 9: the microwave's front stands at y = -0.36, so the
     hand would have to bring the mug in from 1-2 cm past the workspace (y = -0.50). The
-    place is refused before anything moves; run, it put 9,690 physics steps outside."""
+    place is refused before anything moves; run, it put 9,690 physics steps outside. The
+    refusal says why: disregarding the workspace's edge, the way is free."""
     world = libero_world("libero_10_swap", 9, 0)
     mug = "white_yellow_mug_1"
     try:
         assert world.execute("pick", {"ref": mug}).ok
         placed = world.execute("place", {"ref": mug, "target": "microwave_1", "relation": "in"})
         assert not placed.ok and "no room" in placed.message, placed.message
+        assert "workspace" in placed.message, placed.message  # why: the edge, not a touch
         assert world.held_ref() == mug
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()
+
+
+def test_a_door_open_too_little_is_named_and_opened_wider_then_the_mug_goes_in() -> None:
+    """libero_10 task 9, state 11: the door stands open 76 degrees (LIBERO's Open holds),
+    and its leaf left the opening 20 cm beside it for the 21 cm long hand trailing the mug
+    outside; the place was refused as "no room", which named no remedy, and the task gave
+    up. The refusal now says the door stands in the way and to open it wider; set down,
+    the door opened (swept to LIBERO's opened position), the mug picked again goes in."""
+    world = libero_world("libero_10", 9, 11)
+    mug, oven, inside = "white_yellow_mug_1", "microwave_1", "microwave_1_heating_region"
+    try:
+        assert holds(world, "open", oven)
+        assert world.execute("pick", {"ref": mug}).ok
+        placed = world.execute("place", {"ref": mug, "target": inside, "relation": "in"})
+        assert not placed.ok and f"open {oven} wider first" in placed.message, placed.message
+        assert world.held_ref() == mug  # refused before anything moved
+        spot = "kitchen_table_porcelain_mug_front_region"
+        assert world.execute("place", {"ref": mug, "target": spot, "relation": "on"}).ok
+        assert world.execute("open", {"ref": oven}).ok
+        assert world.execute("pick", {"ref": mug}).ok
+        placed = world.execute("place", {"ref": mug, "target": inside, "relation": "in"})
+        assert placed.ok, placed.message
+        assert holds(world, "in", mug, inside)
         assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()

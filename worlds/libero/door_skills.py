@@ -1,5 +1,5 @@
-"""Skills on hinged doors (LIBERO's microwave): sweeping the leaf along its hinge, and
-putting a thing in through the opening.
+"""Skills on hinged doors (LIBERO's microwave): sweeping the leaf along its hinge (putting
+a thing in through the opening is :mod:`.through`).
 
 Both are plans of :class:`~worlds.libero.skills.Segment` like every other skill, so the
 envelope sees every point the gripper is sent to. The leaf is pushed with the flat side of
@@ -15,18 +15,20 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from worlds.libero.articulation import geom_box
 from worlds.libero.control import HOME_YAW, Vec3
-from worlds.libero.doors import Door, as_point, door_of, nearest_yaw
-from worlds.libero.oriented import oriented_blocked
-from worlds.libero.segments import PUSH_DIP, SLOW, Segment
-from worlds.libero.wrist import TURN_STEPS, hand_yaw, turn_held
+from worlds.libero.doors import Door, as_point, nearest_yaw
+from worlds.libero.segments import SLOW, Segment
 
 if TYPE_CHECKING:
-    from worlds.libero.geometry import Box, LiberoGeometry
     from worlds.libero.skills import SkillPlanner
 
-__all__ = ["handle_grasp", "opening", "place_through", "sweep_door"]
+__all__ = [
+    "HAND_ABOVE_M",
+    "HAND_LONG_M",
+    "HAND_THICK_M",
+    "HAND_TOP_M",
+    "sweep_door",
+]
 
 HAND_LONG_M = 0.105
 """Half the Panda hand's length along the fingers' closing direction (its collision box)."""
@@ -46,8 +48,6 @@ AJAR_RAD = 0.6
 """The largest turn of the leaf one straight move of a sweep follows."""
 SWEEP = 0.2
 """How fast (m/s) the hand sweeps a leaf."""
-INSERT = 0.16
-"""How fast (m/s) a thing is carried in through an opening, and pushed deeper."""
 
 
 def sweep_door(planner: SkillPlanner, door: Door, shut: bool, ee: Vec3) -> list[Segment] | str:
@@ -204,248 +204,3 @@ def _yaw(door: Door, angle: float) -> float:
     """The finger yaw that lays the hand's long side along the leaf at ``angle``."""
     along, _ = door.axes(angle)
     return math.atan2(float(along[1]), float(along[0]))
-
-
-# ---------------------------------------------------------------------- through the opening
-
-
-def opening(geo: LiberoGeometry, target: str) -> Door | None:
-    """The hinged door guarding a contain region (the microwave's heating region), or None."""
-    item = geo.catalog.get(target)
-    if item is None or item.kind != "region" or "contain" not in item.tags or not item.parent:
-        return None
-    parent = geo.catalog.get(item.parent)
-    if parent is None or parent.kind != "fixture" or not parent.drawer:
-        return None
-    return door_of(geo, item.parent)
-
-
-def handle_of(geo: LiberoGeometry, ref: str) -> tuple[np.ndarray, np.ndarray, float] | None:
-    """(low, high) corners (base frame) of the outermost part of a hollow object's handle
-    (the collision geom furthest from its vertical axis, standing out 1.5 cm or more past
-    the rest) and how far its outer end is from the axis; None without one (a bowl)."""
-    if not geo.hollow(ref):
-        return None
-    body = np.array(geo.body_position(ref))
-    parts = []
-    for g in geo._geoms(ref):
-        low, high = geom_box(geo.env, g)
-        low, high = np.array(geo.frame.from_world(low)), np.array(geo.frame.from_world(high))
-        centre = (low + high) / 2
-        parts.append((float(np.linalg.norm(centre[:2] - body[:2])), low, high))
-    parts.sort(key=lambda p: p[0])
-    if len(parts) < 3:
-        return None
-    rim = max(r for r, _, _ in parts[: len(parts) // 2])
-    radius, low, high = parts[-1]
-    if radius < rim + 0.015:
-        return None
-    corners = np.array([[x, y] for x in (low[0], high[0]) for y in (low[1], high[1])])
-    reach = float(np.max(np.linalg.norm(corners - body[:2], axis=1)))
-    return low, high, reach
-
-
-def handle_grasp(geo: LiberoGeometry, ref: str) -> tuple[Vec3, float] | None:
-    """(grasp point, finger yaw) on the handle of ``ref`` when the scene has a hinged door
-    guarding a place to put things in: a hand over a mug's rim is taller than the
-    microwave's opening (14 cm; the mug 10 cm and the hand on it), while a hand on the
-    handle stays outside the opening with the mug in it. None otherwise (the rim grasp)."""
-    if not any(opening(geo, r) is not None for r in geo.catalog.refs("region")):
-        return None
-    handle = handle_of(geo, ref)
-    if handle is None:
-        return None
-    low, high, _ = handle
-    body = np.array(geo.body_position(ref))
-    centre = (low + high) / 2
-    radial = centre[:2] - body[:2]
-    radial /= max(float(np.linalg.norm(radial)), 1e-9)
-    yaw = nearest_yaw(math.atan2(float(radial[1]), float(radial[0])) + math.pi / 2, HOME_YAW)
-    # the handle's top, 4 mm in towards the mug: the pads close across the bar and the
-    # hand (3 cm above the fingertips) clears the rim
-    point = centre[:2] - radial * 0.004
-    return (float(point[0]), float(point[1]), float(high[2]) - 0.003), yaw
-
-
-def place_through(
-    planner: SkillPlanner, ref: str, target: str, door: Door, ee: Vec3
-) -> list[Segment] | str:
-    """Carry the held ``ref`` level in through ``door``'s opening into ``target`` (a
-    region behind it) with the hand staying outside (the opening is lower than the hand
-    over the thing), set it down on the floor inside, and push it deep enough with the
-    fingers, the hand dipped so its wrist trails outside, that the door clears what
-    stands out behind it (a mug's handle); or why not."""
-
-    geo = planner.geo
-    if not geo.predicate("open", door.ref):
-        return f"{door.ref} is closed; open it first"
-    obj, region = geo.box(ref), geo.box(target)
-    assert obj is not None and region is not None
-    hinge = np.array(door.hinge)
-    along, across = door.axes(door.closed)
-    inward = 1.0 if float(np.dot(np.array(region.centre[:2]) - hinge, across)) > 0 else -1.0
-    u = inward * across  # into the opening
-    plane = float(hinge @ u) + max(door.reach(inward, 0.0, door.length), 0.0)
-    body = np.array(geo.body_position(ref))
-    corners = np.vstack(
-        [np.array([geo.frame.from_world(c) for c in geo._corners(g)]) for g in geo._geoms(ref)]
-    )
-    rel = corners - body
-    offset = np.array(ee) - body
-    carry = planner.travel_height(ee[2])
-    # held with the hand towards the opening (a mug's handle facing the door, LIBERO-PRO
-    # libero_10_task 9): the wrist turns it over the place it was lifted, so the hand trails
-    spin, twists, turned = np.eye(3), [], 0.0  # outside; none where it is behind already
-    if _hand_ahead(plane, float(offset[:2] @ u), region, u) and np.hypot(*offset[:2]) > 0.02:
-        want = math.atan2(-u[1], -u[0]) - math.atan2(offset[1], offset[0])
-        want = (want + math.pi) % (2 * math.pi) - math.pi
-        turn = turn_held(geo, (ee[0], ee[1], carry), want)
-        if turn is not None:
-            c, s = math.cos(turn), math.sin(turn)
-            spin = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-            offset, rel = spin @ offset, rel @ spin.T
-            yaw = hand_yaw(geo)
-            steps = range(1, TURN_STEPS + 1)
-            twists = [Segment("twist", "turn", yaw=yaw + turn * k / TURN_STEPS) for k in steps]
-            turned = turn
-    behind = float(np.max(-(rel[:, :2] @ u)))
-    hand_u = float(offset[:2] @ u)
-    half = np.abs(u) * np.array(region.size[:2]) / 2
-    region_low = float(np.array(region.centre[:2]) @ u) - float(half.sum())
-    release_u = plane - HAND_THICK_M - 0.002 - hand_u
-    if _hand_ahead(plane, hand_u, region, u):
-        return (
-            f"held so, the hand would meet {door.ref} before {ref} is inside it (a hand "
-            f"over it does not fit through the opening; it must be held from the side away "
-            "from the opening, by a handle facing out)"
-        )
-    final_u = max(release_u, plane + 0.012 + behind)
-    floor = _floor(geo, region, ref)
-    hang = ee[2] - obj.bottom
-    lift = float(rel[:, 2].min())  # the body above the object's bottom, negated
-    closing = geo.closing_yaw() + turned
-
-    def spot(t: float, depth: float) -> np.ndarray:
-        return hinge + along * t + u * (depth - float(hinge @ u))
-
-    def free(body_xy: np.ndarray, bottom: float) -> bool:
-        # the boxes as they are turned (a microwave standing turned 6 degrees grew 2.3 cm
-        # out of its face as an axis-aligned box: :mod:`.oriented`)
-        pos = np.array([body_xy[0], body_xy[1], bottom - lift])
-        low, high = rel.min(axis=0) + pos, rel.max(axis=0) + pos
-        hand = pos + offset
-        hand_z = (hand[2] + HAND_ABOVE_M + hand[2] + HAND_TOP_M) / 2
-        return (
-            oriented_blocked(
-                geo, tuple((low + high) / 2), tuple((high - low) / 2), 0.0, ignore=(ref,)
-            )  # type: ignore[arg-type]
-            is None
-            and oriented_blocked(
-                geo,
-                (float(hand[0]), float(hand[1]), float(hand_z)),
-                (HAND_LONG_M, HAND_THICK_M, (HAND_TOP_M - HAND_ABOVE_M) / 2),
-                closing,
-                ignore=(ref,),
-            )
-            is None
-        )
-
-    front = float(np.max(rel[:, :2] @ u))
-
-    def out_of(depth: float) -> float:
-        """How far out of ``depth`` the thing's front is 1 cm outside the fixture's."""
-        return max(0.04, depth + front - float(hinge @ u) + 0.01)
-
-    middle = float((np.array(region.centre[:2]) - hinge) @ along)
-    chosen = None
-    for t in sorted(np.arange(0.0, door.length, 0.005), key=lambda t: abs(t - middle)):
-        final = spot(t, final_u)
-        pos_final = np.array([final[0], final[1], floor + 0.006 - lift])
-        low, high = rel.min(axis=0) + pos_final, rel.max(axis=0) + pos_final
-        if geo.blocked(tuple(low), tuple(high), ignore=(ref,)) is not None:  # type: ignore[arg-type]
-            continue
-        # as deep as the hand, outside, goes without touching the fixture's front
-        depth = release_u
-        while depth >= region_low + 0.003:
-            release = spot(t, depth)
-            pre = release - u * out_of(depth)
-            hands = (release + offset[:2], pre + offset[:2])
-            # where the arm may go (LIBERO-PRO libero_10_swap task 9: the oven at the
-            # workspace's edge wanted the hand 1-2 cm past it, 9,690 physics steps outside)
-            if (
-                all(planner.within_reach(float(h[0]), float(h[1])) for h in hands)
-                and free(release, floor + 0.012)
-                and free(pre, floor + 0.012)
-            ):
-                chosen = (float(t), depth)
-                break
-            depth -= 0.003
-        if chosen is not None:
-            break
-    if chosen is None:
-        return f"no room to carry {ref} in through {door.ref}'s opening without touching it"
-    chosen, release_u = chosen
-    final_u = max(release_u, plane + 0.012 + behind)
-    release = spot(chosen, release_u)
-    pre = release - u * out_of(release_u)
-    z_in = floor + 0.012 + hang
-    z_set = floor + 0.004 + hang
-    hand = release + offset[:2]
-    pre_hand = pre + offset[:2]
-    out = hand - u * 0.07
-    segments: list[Segment] = [
-        *planner.rise(ee, carry),
-        *twists,
-        Segment("move", "transport", as_point(pre_hand, carry)),
-        Segment("move", "lower", as_point(pre_hand, z_in)),
-        Segment("move", "insert", as_point(hand, z_in), speed=INSERT),
-        Segment("move", "set down", as_point(hand, z_set), speed=SLOW, tolerance=0.004),
-        Segment("grip", "release", close=False),
-        Segment("move", "retreat", as_point(out, z_set)),
-    ]
-    handle = handle_of(geo, ref)
-    if final_u > release_u + 0.005 and handle is not None:
-        # push what stands out behind it (the handle) with the closed fingers' tips, the
-        # hand dipped into the opening so the wrist stays out and below the fixture's top
-        h_low, h_high, _ = handle
-        mid = (h_low[2] + h_high[2]) / 2 - obj.bottom
-        z_push = floor + 0.004 + mid + 0.01
-        side = float((spin @ ((h_low + h_high) / 2 - body))[:2] @ along)
-        start = spot(chosen + side, release_u - behind - 0.03)
-        end = spot(chosen + side, final_u - behind - 0.012)
-        facing = (float(-u[0]), float(-u[1]), 0.0)
-        tilt = {"facing": facing, "closing": (float(along[0]), float(along[1]), 0.0)}
-        segments += [
-            Segment("grip", "close", close=True),
-            Segment("move", "up", as_point(start, z_push + 0.05)),
-            Segment("twist", "dip", dip=PUSH_DIP, **tilt),  # type: ignore[arg-type]
-            Segment("move", "lower", as_point(start, z_push), dip=PUSH_DIP, **tilt),  # type: ignore[arg-type]
-            Segment("move", "push in", as_point(end, z_push), speed=INSERT, dip=PUSH_DIP, **tilt),  # type: ignore[arg-type]
-            Segment("move", "back off", as_point(start, z_push), dip=PUSH_DIP, **tilt),  # type: ignore[arg-type]
-            Segment("move", "clear", as_point(start, carry), dip=PUSH_DIP, **tilt),  # type: ignore[arg-type]
-            Segment("twist", "turn back", yaw=HOME_YAW),
-        ]
-    else:
-        segments.append(Segment("move", "clear", as_point(out, carry)))
-    return segments
-
-
-def _hand_ahead(plane: float, hand_u: float, region: Box, u: np.ndarray) -> bool:
-    """Whether a hand ``hand_u`` into the opening from what it holds meets the door's
-    ``plane`` before that is inside ``region`` (its near side along ``u``)."""
-    half = float((np.abs(u) * np.array(region.size[:2]) / 2).sum())
-    region_low = float(np.array(region.centre[:2]) @ u) - half
-    return plane - HAND_THICK_M - 0.002 - hand_u < region_low + 0.003
-
-
-def _floor(geo: LiberoGeometry, region: Box, ref: str) -> float:
-    """The top of what a region's things stand on (the microwave's floor): going down from
-    the region's middle, the first height at which a thin slab over its middle touches
-    something."""
-    x, y, z = region.centre
-    while z > region.bottom - 0.05:
-        low, high = (x - 0.02, y - 0.02, z - 0.002), (x + 0.02, y + 0.02, z)
-        if geo.blocked(low, high, ignore=(ref,)) is not None:
-            return z
-        z -= 0.002
-    return region.bottom

@@ -58,6 +58,8 @@ class Door:
     direction: tuple[float, float]
     """Unit vector (x, y) along the leaf from the hinge, now."""
     parts: tuple[LeafPart, ...]
+    geoms: tuple[int, ...] = ()
+    """The leaf's collision geoms (ids)."""
 
     @property
     def length(self) -> float:
@@ -170,6 +172,7 @@ def door_of(geo: LiberoGeometry, ref: str) -> Door | None:
         opened=float(np.mean(open_range)),
         direction=(float(direction[0]), float(direction[1])),
         parts=tuple(parts),
+        geoms=tuple(int(g) for g in geoms),
     )
 
 

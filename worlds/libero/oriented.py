@@ -29,12 +29,13 @@ def oriented_blocked(
     yaw: float,
     *,
     ignore: tuple[str, ...] = (),
+    skip_geoms: tuple[int, ...] = (),
 ) -> str | None:
-    """The name of a collision geom (not the robot's, not those of ``ignore``'s objects)
-    that overlaps the box of half sizes ``half`` about ``centre`` (base frame), its first
-    axis turned ``yaw`` about the vertical; or None."""
+    """The name of a collision geom (not the robot's, not those of ``ignore``'s objects,
+    not one of ``skip_geoms``) that overlaps the box of half sizes ``half`` about ``centre``
+    (base frame), its first axis turned ``yaw`` about the vertical; or None."""
     env = geo.env
-    skip: set[int] = set()
+    skip: set[int] = set(skip_geoms)
     for ref in ignore:
         if ref in env.obj_body_id:
             skip.update(geo._geoms(ref))

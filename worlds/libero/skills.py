@@ -18,7 +18,7 @@ import numpy as np
 
 from worlds.libero.clearance import TAKE_LOAD_STEPS, away_from_base, hand_clear, way_from_under
 from worlds.libero.control import HOME_YAW, Vec3
-from worlds.libero.door_skills import handle_grasp, opening, place_through, sweep_door
+from worlds.libero.door_skills import sweep_door
 from worlds.libero.doors import door_of
 from worlds.libero.dragging import drag_out, drag_segments, out_of_the_way, rim_grasp_at
 from worlds.libero.drawer_pull import open_segments
@@ -30,6 +30,7 @@ from worlds.libero.scene import resolve_target
 from worlds.libero.segments import ABOVE_M, CARRY_Z, PUSH_DIP, SLOW, Plan, Refusal, Segment
 from worlds.libero.sliding import carry_over, push_spot
 from worlds.libero.spots import PLACE_REACH_M, container_spot, turned_spot
+from worlds.libero.through import handle_grasp, opening, place_through
 from worlds.libero.toppling import topple_into
 from worlds.libero.wrist import reached_yaw
 
@@ -315,10 +316,9 @@ class SkillPlanner:
         radius = float(abs(direction[0]) * obj.size[0] + abs(direction[1]) * obj.size[1]) / 2
         flat = obj.size[2] < 0.03 and min(obj.size[:2]) > 0.08
         if flat:
-            # a plate: the fingers come down inside it, against the far wall of
-            # its rim, and drag it (outside, they ride up over a sloped rim)
-            # (down in its middle, then across to the far rim's inner wall and on until the
-            # middle is where it should be)
+            # a plate: the fingers come down inside it, against the far wall of its rim, and
+            # drag it (outside, they ride up over a sloped rim): down in its middle, then
+            # across to the far rim's inner wall and on until the middle is where it should be
             behind = start
             finish = end + direction * max(radius - 0.02, 0.0)
             z = obj.bottom + 0.004
