@@ -4,7 +4,7 @@ A drawer the plan opened can read closed by the time the place comes (the arm bu
 while picking, it slid back): the world refuses the place with words that name the remedy
 ("top drawer ... is closed; open it first"), and so does a door opened too little for the
 hand to carry the thing in beside its leaf ("microwave_1 is not open far enough: ...; open
-microwave_1 wider first", libero_10 task 9, state 11). Sent again unchanged, the place is
+microwave_1 wider first"). Sent again unchanged, the place is
 refused again and the harness answers that repeat with a notice, so without a remedy the
 plan gives up one step short. A model reads the remedy and acts on it; so does this
 planner, driven by the refusal's words and the tools offered, never by a world's names:
