@@ -37,6 +37,7 @@ from worlds.libero.clearance import (
 )
 from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.segments import SLOW, Segment
+from worlds.libero.wrist import reached_yaw
 
 __all__ = ["Drag", "drag_out", "drag_segments", "out_of_the_way", "rim_grasp_at", "wrist_clear"]
 
@@ -283,14 +284,23 @@ def out_of_the_way(geo: Any, drawer: str, shift: np.ndarray) -> tuple[str, Drag]
 
 def drag_segments(planner: Any, drag: Drag, ee: Vec3, above: float, travel: float) -> list[Segment]:
     """Closed fingers down inside a hollow object, dragged along the table, raised out of it
-    to ``above`` (``planner`` is the skill planner: its rise to ``travel``)."""
+    to ``above`` (``planner`` is the skill planner: its rise to ``travel``).
+
+    The closed hand is the same turned half round, so the drag is made at whichever of the
+    two turns the arm can hold from its joints now (``wrist.reached_yaw``): libero_90's
+    kitchen (task 7, the bowl 71 cm out beside the cabinet's opening top drawer) wanted
+    -1.18 rad with the wrist at +1.57 rad, joint 7 turned to its stop and the arm strayed
+    6 cm off its way over the bowl, on all three tries; +1.96 rad, the same drag, is
+    within reach."""
     (sx, sy, _), (ex, ey, _) = drag.start, drag.end
+    points = [(sx, sy, travel), (sx, sy, above), drag.start, drag.end, (ex, ey, above)]
+    yaw = reached_yaw(planner.geo, drag.yaw, points)
     return [
-        Segment("grip", "close", close=True, yaw=drag.yaw),
+        Segment("grip", "close", close=True, yaw=yaw),
         *planner.rise(ee, travel),
-        Segment("move", "over", (sx, sy, travel), yaw=drag.yaw),
-        Segment("move", "approach", (sx, sy, above), yaw=drag.yaw),
-        Segment("move", "into", drag.start, speed=SLOW, yaw=drag.yaw),
-        Segment("move", "drag", drag.end, speed=SLOW, yaw=drag.yaw),
-        Segment("move", "out", (ex, ey, above), speed=SLOW, yaw=drag.yaw),
+        Segment("move", "over", (sx, sy, travel), yaw=yaw),
+        Segment("move", "approach", (sx, sy, above), yaw=yaw),
+        Segment("move", "into", drag.start, speed=SLOW, yaw=yaw),
+        Segment("move", "drag", drag.end, speed=SLOW, yaw=yaw),
+        Segment("move", "out", (ex, ey, above), speed=SLOW, yaw=yaw),
     ]
