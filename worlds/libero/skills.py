@@ -405,7 +405,8 @@ class SkillPlanner:
             segments = self._push_shut(handle_xy, towards, hz, end, ee, carry)
         verb = "grasp the handle, pull it open" if open_it else "push it shut"
         if press:
-            verb = "press on the handle's top (too low to grasp across), drag it open"
+            # the handle too low to close the hand across, or no room for the arm to pull it
+            verb = "press on the handle's top, drag it open"
         description = f"approach {ref}, {verb}, retreat"
         if aside is not None:
             moved = float(np.linalg.norm(aside[1].shift))
