@@ -36,6 +36,7 @@ from worlds.libero.clearance import (
     obstacles,
 )
 from worlds.libero.control import HOME_YAW, Vec3
+from worlds.libero.reach import down_clear
 from worlds.libero.segments import SLOW, Segment
 from worlds.libero.wrist import reached_yaw
 
@@ -113,6 +114,8 @@ def rim_grasp_at(
         yaw = _reachable_yaw(float(angle), here[1])
         if not hand_clear(geo, ref, at, yaw, top, moved) or not wrist_clear(geo, ref, at, moved):
             continue
+        if moved is None and not down_clear(geo.env, geo.frame, at, yaw):
+            continue  # the forearm would come down on what stands beside it
         grip_z = float(high[2]) - 0.025
         if need_fingers and not geo._fingers_free(ref, point, u, grip_z, hand=False):
             continue
@@ -217,6 +220,8 @@ def _drag_along(
     at = (float(start[0]), float(start[1]), z)
     if not hand_clear(geo, ref, at, yaw, box.top) or not wrist_clear(geo, ref, at):
         return None
+    if moved is None and not down_clear(geo.env, geo.frame, at, yaw):
+        return None  # the forearm would come down on what stands beside it
     # how far it can go at its own height: a round thing's footprint is its circle,
     # not the box round it (dragged 4 cm towards the robot, the bowl's box corner would
     # touch the wine bottle's foot, 6 cm from its centre)

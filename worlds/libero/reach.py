@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["STRETCHED_M", "UNFOLD_Z", "arm_meets", "solve", "unfold_height"]
+__all__ = ["STRETCHED_M", "UNFOLD_Z", "arm_meets", "down_clear", "solve", "unfold_height"]
 
 STRETCHED_M = 0.75
 """Further out than this (the gripper's horizontal distance from the base's axis), the
@@ -144,3 +144,28 @@ def arm_meets(env: Any, joints: Any) -> str | None:
             if mine in links and not other.startswith((prefix, "gripper", "mount")):
                 return other
     return None
+
+
+def down_clear(env: Any, frame: Any, point: Any, yaw: float, rise: float = 0.15) -> bool:
+    """Whether the arm can come down pointing down to ``point`` (base frame) from ``rise``
+    above it, at ``yaw`` or half turned (the hand is the same), with its links clear of the
+    scene (:func:`arm_meets`); True too when it can hold neither (not this check's to
+    refuse: the skill runs as it would have).
+
+    libero_90's kitchen (tasks 29-31): the white cabinet's top drawer stands open 15 cm
+    towards the robot's right, its front 9 cm beside the black bowl's rim grasp facing the
+    robot; coming down there, the forearm (``robot0_link5``) met the drawer 4 cm above the
+    grasp, three times."""
+    from worlds.libero.control import down_matrix
+
+    x, y, z = (float(v) for v in point)
+    reachable = False
+    for turn in (yaw, yaw - math.pi if yaw > 0 else yaw + math.pi):
+        poses = [(frame.to_world(p), down_matrix(turn)) for p in ((x, y, z + rise), (x, y, z))]
+        joints, why = solve(env, poses)
+        if why is not None:
+            continue
+        reachable = True
+        if all(arm_meets(env, q) is None for q in joints):
+            return True
+    return not reachable

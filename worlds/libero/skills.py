@@ -25,7 +25,7 @@ from worlds.libero.drawer_pull import open_segments
 from worlds.libero.geometry import Box, LiberoGeometry
 from worlds.libero.knobs import twist_knob
 from worlds.libero.placing import lay_down, slot_yaw
-from worlds.libero.reach import unfold_height
+from worlds.libero.reach import down_clear, unfold_height
 from worlds.libero.scene import resolve_target
 from worlds.libero.segments import ABOVE_M, CARRY_Z, PUSH_DIP, SLOW, Plan, Refusal, Segment
 from worlds.libero.sliding import carry_over, push_spot
@@ -145,7 +145,11 @@ class SkillPlanner:
         shift = np.zeros(2)
         segments: list[Segment] = []
         drag = None
-        if on_handle is None and not hand_clear(self.geo, ref, (x, y, grasp_z), yaw, box.top):
+        at = (x, y, grasp_z)
+        if on_handle is None and (
+            not hand_clear(self.geo, ref, at, yaw, box.top)
+            or not down_clear(self.geo.env, self.geo.frame, at, yaw)
+        ):
             drag = drag_out(self.geo, ref) if self.geo.hollow(ref) else None
         if drag is not None:
             regrasp = rim_grasp_at(self.geo, ref, drag.shift)
