@@ -107,3 +107,28 @@ def test_a_bowl_is_grasped_where_the_forearm_comes_down_clear_of_an_open_drawer(
         assert any(all(m is None for m in meets((x, y, z), t)) for t in (yaw, other))
     finally:
         world.disconnect()
+
+
+def test_a_tall_thing_is_carried_into_an_open_drawer_over_its_front() -> None:
+    """libero_90 task 32 ("put the ketchup in the top drawer of the cabinet"): the ketchup,
+    too tall to stand in the drawer, is stood at its near end and pushed over; carried
+    there at the usual height, its foot (11 cm under the fingers) swept the open drawer's
+    front panel and shut it from 15 cm to 5, and the place was refused as closed even after
+    the drawer was opened again. It is now carried with its foot over the drawer's top."""
+    world = libero_world("libero_90", 32, 0)
+    try:
+        ref, drawer = "ketchup_1", "white_cabinet_1_top_region"
+        assert world.execute("pick", {"ref": ref}).ok
+        assert world.held_ref() == ref
+        geo = world.geometry
+        handle = geo.articulation.drawer_handle(drawer)
+        box = geo.box(ref)
+        assert handle is not None and handle.rim is not None and box is not None
+        hang = world.ee_position()[2] - box.bottom
+        plan = world._plan("place", {"ref": ref, "target": drawer, "relation": "in"})
+        assert "push it over" in plan.description, plan.description
+        transport = next(s for s in plan.segments if s.label == "transport")
+        assert transport.target is not None
+        assert transport.target[2] - hang > handle.rim + 0.02
+    finally:
+        world.disconnect()
