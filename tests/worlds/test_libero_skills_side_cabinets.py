@@ -132,3 +132,24 @@ def test_a_tall_thing_is_carried_into_an_open_drawer_over_its_front() -> None:
         assert transport.target[2] - hang > handle.rim + 0.02
     finally:
         world.disconnect()
+
+
+def test_a_low_thing_by_an_open_drawer_is_grasped_by_sliding_in_under_its_handle() -> None:
+    """libero_90 task 5 ("put the chocolate pudding in the top drawer of the cabinet and
+    close it"): the fingers must close across the pudding's 4.6 cm side, and the hand, 21 cm
+    long that way, coming down from above met the open top drawer's handle 15 cm up, three
+    times at each of states 0-2. It fits under the handle at the grasp: it now comes down
+    beside it, slides in over the pudding, and leaves the way it came in (LIBERO's own
+    geometry: the hand is never over the handle or the drawer below their bottoms)."""
+    world = libero_world("libero_90", 5, 0)
+    try:
+        ref = "chocolate_pudding_1"
+        plan = world._plan("pick", {"ref": ref})
+        assert "slide in" in plan.description, plan.description
+        labels = [s.label for s in plan.segments]
+        assert labels.index("beside") < labels.index("slide in") < labels.index("grasp")
+        assert world.execute("pick", {"ref": ref}).ok
+        assert world.held_ref() == ref
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()

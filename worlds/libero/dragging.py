@@ -40,7 +40,15 @@ from worlds.libero.reach import down_clear
 from worlds.libero.segments import SLOW, Segment
 from worlds.libero.wrist import reached_yaw
 
-__all__ = ["Drag", "drag_out", "drag_segments", "out_of_the_way", "rim_grasp_at", "wrist_clear"]
+__all__ = [
+    "Drag",
+    "comes_down",
+    "drag_out",
+    "drag_segments",
+    "out_of_the_way",
+    "rim_grasp_at",
+    "wrist_clear",
+]
 
 FINGERS_HALF_M = (0.03, 0.012)
 """Half the closed fingers' footprint along the closing direction and across it."""
@@ -88,6 +96,14 @@ def wrist_clear(geo: Any, ref: str, point: Vec3, moved: Moved = None) -> bool:
     return all(
         box_gap(a, b, low, high) >= 0.0 for _, a, b, _ in obstacles(geo, ref, z + z0, z + z1, moved)
     )
+
+
+def comes_down(geo: Any, ref: str, at: Vec3, yaw: float, top: float) -> bool:
+    """Whether the hand comes down on the grasp ``at`` (base frame) of ``ref`` (top
+    ``top``) clear of anything reaching over it (``clearance.hand_clear``) and the arm
+    with it (``reach.down_clear``: the forearm came down on an open drawer beside a bowl,
+    libero_90 task 30); else a hollow thing is dragged out first (``drag_out``)."""
+    return hand_clear(geo, ref, at, yaw, top) and down_clear(geo.env, geo.frame, at, yaw)
 
 
 def rim_grasp_at(

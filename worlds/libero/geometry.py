@@ -343,7 +343,10 @@ class LiberoGeometry:
         # the bowl stopped it 10 cm short); else the rim where it does, closing across it
         above = self.frame.from_world((cx, cy, top))[2]
         for here, yaw, width in roomy:
-            if hand_clear(self, ref, here, yaw, above) and self._arm_down(here, yaw):
+            # and the arm with it (``reach.down_clear``; libero_90 task 30: the forearm)
+            if hand_clear(self, ref, here, yaw, above) and down_clear(
+                self.env, self.frame, here, yaw
+            ):
                 return here, yaw, width
         radius = (r_high[0] - r_low[0]) / 2 - 0.012
         for angle in np.radians(np.arange(15.0, 360.0, 15.0)):
@@ -356,17 +359,12 @@ class LiberoGeometry:
                 reached
                 and self._fingers_free(ref, point, u, z, hand=False)
                 and hand_clear(self, ref, here, yaw, above)
-                and self._arm_down(here, yaw)
+                and down_clear(self.env, self.frame, here, yaw)
             ):
                 return here, yaw, 0.02
         if roomy:
             return roomy[0]
         return self.frame.from_world(sides[0][0]), sides[0][1], 0.02
-
-    def _arm_down(self, here: Vec3, yaw: float) -> bool:
-        """Whether the arm comes down to a grasp at ``here`` (base frame) with its links
-        clear of the scene (``reach.down_clear``): the hand's own room is checked apart."""
-        return down_clear(self.env, self.frame, here, yaw)
 
     def _tilted_rim(self, ref: str, rim: list[int], z: float) -> tuple[Vec3, float, float] | None:
         """A hollow object leaning within :data:`TILTED_DEG`: its rim's highest point
