@@ -36,9 +36,19 @@ from worlds.libero.clearance import (
     obstacles,
 )
 from worlds.libero.control import HOME_YAW, Vec3
+from worlds.libero.reach import down_clear
 from worlds.libero.segments import SLOW, Segment
+from worlds.libero.wrist import reached_yaw
 
-__all__ = ["Drag", "drag_out", "drag_segments", "out_of_the_way", "rim_grasp_at", "wrist_clear"]
+__all__ = [
+    "Drag",
+    "comes_down",
+    "drag_out",
+    "drag_segments",
+    "out_of_the_way",
+    "rim_grasp_at",
+    "wrist_clear",
+]
 
 FINGERS_HALF_M = (0.03, 0.012)
 """Half the closed fingers' footprint along the closing direction and across it."""
@@ -88,6 +98,14 @@ def wrist_clear(geo: Any, ref: str, point: Vec3, moved: Moved = None) -> bool:
     )
 
 
+def comes_down(geo: Any, ref: str, at: Vec3, yaw: float, top: float) -> bool:
+    """Whether the hand comes down on the grasp ``at`` (base frame) of ``ref`` (top
+    ``top``) clear of anything reaching over it (``clearance.hand_clear``) and the arm
+    with it (``reach.down_clear``: the forearm came down on an open drawer beside a bowl,
+    libero_90 task 30); else a hollow thing is dragged out first (``drag_out``)."""
+    return hand_clear(geo, ref, at, yaw, top) and down_clear(geo.env, geo.frame, at, yaw)
+
+
 def rim_grasp_at(
     geo: Any, ref: str, shift: np.ndarray, *, need_fingers: bool = True, moved: Moved = None
 ) -> tuple[Vec3, float] | None:
@@ -112,6 +130,8 @@ def rim_grasp_at(
         yaw = _reachable_yaw(float(angle), here[1])
         if not hand_clear(geo, ref, at, yaw, top, moved) or not wrist_clear(geo, ref, at, moved):
             continue
+        if moved is None and not down_clear(geo.env, geo.frame, at, yaw):
+            continue  # the forearm would come down on what stands beside it
         grip_z = float(high[2]) - 0.025
         if need_fingers and not geo._fingers_free(ref, point, u, grip_z, hand=False):
             continue
@@ -216,6 +236,8 @@ def _drag_along(
     at = (float(start[0]), float(start[1]), z)
     if not hand_clear(geo, ref, at, yaw, box.top) or not wrist_clear(geo, ref, at):
         return None
+    if moved is None and not down_clear(geo.env, geo.frame, at, yaw):
+        return None  # the forearm would come down on what stands beside it
     # how far it can go at its own height: a round thing's footprint is its circle,
     # not the box round it (dragged 4 cm towards the robot, the bowl's box corner would
     # touch the wine bottle's foot, 6 cm from its centre)
@@ -283,14 +305,23 @@ def out_of_the_way(geo: Any, drawer: str, shift: np.ndarray) -> tuple[str, Drag]
 
 def drag_segments(planner: Any, drag: Drag, ee: Vec3, above: float, travel: float) -> list[Segment]:
     """Closed fingers down inside a hollow object, dragged along the table, raised out of it
-    to ``above`` (``planner`` is the skill planner: its rise to ``travel``)."""
+    to ``above`` (``planner`` is the skill planner: its rise to ``travel``).
+
+    The closed hand is the same turned half round, so the drag is made at whichever of the
+    two turns the arm can hold from its joints now (``wrist.reached_yaw``): libero_90's
+    kitchen (task 7, the bowl 71 cm out beside the cabinet's opening top drawer) wanted
+    -1.18 rad with the wrist at +1.57 rad, joint 7 turned to its stop and the arm strayed
+    6 cm off its way over the bowl, on all three tries; +1.96 rad, the same drag, is
+    within reach."""
     (sx, sy, _), (ex, ey, _) = drag.start, drag.end
+    points = [(sx, sy, travel), (sx, sy, above), drag.start, drag.end, (ex, ey, above)]
+    yaw = reached_yaw(planner.geo, drag.yaw, points)
     return [
-        Segment("grip", "close", close=True, yaw=drag.yaw),
+        Segment("grip", "close", close=True, yaw=yaw),
         *planner.rise(ee, travel),
-        Segment("move", "over", (sx, sy, travel), yaw=drag.yaw),
-        Segment("move", "approach", (sx, sy, above), yaw=drag.yaw),
-        Segment("move", "into", drag.start, speed=SLOW, yaw=drag.yaw),
-        Segment("move", "drag", drag.end, speed=SLOW, yaw=drag.yaw),
-        Segment("move", "out", (ex, ey, above), speed=SLOW, yaw=drag.yaw),
+        Segment("move", "over", (sx, sy, travel), yaw=yaw),
+        Segment("move", "approach", (sx, sy, above), yaw=yaw),
+        Segment("move", "into", drag.start, speed=SLOW, yaw=yaw),
+        Segment("move", "drag", drag.end, speed=SLOW, yaw=yaw),
+        Segment("move", "out", (ex, ey, above), speed=SLOW, yaw=yaw),
     ]

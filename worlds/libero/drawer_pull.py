@@ -28,24 +28,28 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from worlds.libero.control import HOME_YAW, side_matrix
+from worlds.libero.control import HOME_YAW, Vec3, side_matrix
 from worlds.libero.oriented import box_meets
-from worlds.libero.segments import SLOW, Segment
+from worlds.libero.segments import PUSH_DIP, SLOW, Segment
 
 if TYPE_CHECKING:
     from worlds.libero.articulation import Handle
     from worlds.libero.geometry import LiberoGeometry
+    from worlds.libero.skills import SkillPlanner
 
 __all__ = [
     "HAND_BOX",
     "PRESS_DIP",
     "PULL_DIPS",
+    "arm_clear",
+    "clear_segments",
     "grasp_fits",
     "hand_meets",
     "open_segments",
     "press_segments",
     "pull_dip",
     "pull_segments",
+    "push_shut_segments",
 ]
 
 PULL_DIPS = (0.0, math.radians(20.0))
@@ -136,15 +140,43 @@ def open_segments(
     across the handle (:func:`pull_segments`), else pressed on and dragged
     (:func:`press_segments`)."""
     facing = (handle.opens_towards[0], handle.opens_towards[1], 0.0)
-    if handle.top is None or grasp_fits(geo, cabinet, handle.grasp, facing, handle.closing):
-        return False, pull_segments(
-            geo, cabinet, face, handle.grasp, end, facing, handle.closing, carry
-        )
     inside = None
     if handle.inside_m is not None and handle.rim is not None:
         inside = (handle.inside_m, handle.rim)
     xy = (handle.grasp[0], handle.grasp[1])
+    if handle.top is None or grasp_fits(geo, cabinet, handle.grasp, facing, handle.closing):
+        pull = pull_segments(geo, cabinet, face, handle.grasp, end, facing, handle.closing, carry)
+        if handle.top is None or cabinet is None or arm_clear(geo, pull):
+            return False, pull
+        # the arm cannot hold the pull clear of the scene: the press, held higher, if it can
+        press = press_segments(xy, handle.top, (end[0], end[1]), facing, carry, inside)
+        return (True, press) if arm_clear(geo, press) else (False, pull)
     return True, press_segments(xy, handle.top, (end[0], end[1]), facing, carry, inside)
+
+
+def arm_clear(geo: LiberoGeometry, segments: list[Segment]) -> bool:
+    """Whether the arm can hold the gripper at every move of ``segments`` turned to face a
+    cabinet (``reach.solve``, each from the last, from its joints now) with its links clear
+    of the scene (``reach.arm_meets``).
+
+    A cabinet standing at the table's side, its drawers opening across the robot's front
+    (libero_90's kitchen, task 23: the white cabinet on the left, a wine rack 36 cm across
+    from its face on the right): pulled level, the wrist trails 20-25 cm behind the fingers,
+    and pulled open it stands in the rack (``robot0_link5`` 5 cm into it, the solve from the
+    initial state; from the posture after closing the bottom drawer, joint 7 at its stop);
+    the hand stalled at the face three times. Pressing on the handle's top, the fingers
+    point 60 degrees down and the wrist stands 17 cm higher, over the rack's top: that
+    opened the drawer 16 cm. A cabinet facing the robot (the main suites') leaves the wrist
+    over the table in front of it."""
+    from worlds.libero.reach import arm_meets, solve
+
+    poses = [
+        (geo.frame.to_world(s.target), side_matrix(s.facing, s.closing, s.dip))
+        for s in segments
+        if s.kind == "move" and s.target is not None and s.facing is not None
+    ]
+    joints, why = solve(geo.env, poses)
+    return why is None and all(arm_meets(geo.env, q) is None for q in joints)
 
 
 def grasp_fits(
@@ -276,5 +308,50 @@ def pull_segments(
         Segment("grip", "release", close=False, **pose),  # type: ignore[arg-type]
         Segment("move", "back off", back, speed=SLOW, **pose),  # type: ignore[arg-type]
         Segment("move", "clear", (back[0], back[1], carry), **pose),  # type: ignore[arg-type]
+        Segment("twist", "turn back", yaw=HOME_YAW),
+    ]
+
+
+def push_shut_segments(
+    planner: SkillPlanner,
+    handle_xy: np.ndarray,
+    towards: np.ndarray,
+    hz: float,
+    end: np.ndarray,
+    ee: Vec3,
+    carry: float,
+) -> list[Segment]:
+    """Push a drawer shut along its joint axis with the closed fingers, the hand dipped
+    PUSH_DIP below the horizontal into the face. Pointing straight down at a bottom
+    drawer the wrist sat 0.2 m above the fingers, level with the cabinet's top, and met
+    its front edge 8 cm into the push (libero_10 task 3); pointing level into the face
+    the arm could not hold the wrist that low. Dipped, the wrist stays back from the
+    face and below the top. The wrist turns high, over the start of the push."""
+    facing = (float(towards[0]), float(towards[1]), 0.0)
+    closing = (float(-towards[1]), float(towards[0]), 0.0)  # fingers side by side
+    front = handle_xy + towards[:2] * 0.05
+    tilt = {"facing": facing, "closing": closing, "dip": PUSH_DIP}
+
+    def at(xy: np.ndarray, z: float = hz) -> Vec3:
+        return (float(xy[0]), float(xy[1]), z)
+
+    back = end + towards[:2] * 0.08
+    return [
+        Segment("grip", "close", close=True),
+        *planner.rise(ee, carry),
+        Segment("move", "approach", at(front, carry)),
+        Segment("twist", "turn", **tilt),  # type: ignore[arg-type]
+        Segment("move", "lower", at(front), speed=SLOW, **tilt),  # type: ignore[arg-type]
+        Segment("move", "push", at(end + towards[:2] * 0.01), speed=SLOW, **tilt),  # type: ignore[arg-type]
+        Segment("move", "back off", at(back), speed=SLOW, **tilt),  # type: ignore[arg-type]
+        *clear_segments(at(back, carry), facing, closing, PUSH_DIP),
+    ]
+
+
+def clear_segments(up: Vec3, facing: Vec3, closing: Vec3, dip: float = 0.0) -> list[Segment]:
+    """Up out of the way still facing the cabinet, then the wrist turned back to point
+    down where the arm is free (turning while moving low pulled it off its line)."""
+    return [
+        Segment("move", "clear", up, facing=facing, closing=closing, dip=dip),
         Segment("twist", "turn back", yaw=HOME_YAW),
     ]

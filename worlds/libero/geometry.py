@@ -19,6 +19,7 @@ from worlds.libero.articulation import Articulation, geom_box
 from worlds.libero.clearance import hand_clear
 from worlds.libero.control import HOME_YAW, Frame, Vec3
 from worlds.libero.handles import ring
+from worlds.libero.reach import down_clear
 from worlds.libero.rims import on_rim_slab
 from worlds.libero.scene import SceneCatalog, site_box
 
@@ -342,7 +343,10 @@ class LiberoGeometry:
         # the bowl stopped it 10 cm short); else the rim where it does, closing across it
         above = self.frame.from_world((cx, cy, top))[2]
         for here, yaw, width in roomy:
-            if hand_clear(self, ref, here, yaw, above):
+            # and the arm with it (``reach.down_clear``; libero_90 task 30: the forearm)
+            if hand_clear(self, ref, here, yaw, above) and down_clear(
+                self.env, self.frame, here, yaw
+            ):
                 return here, yaw, width
         radius = (r_high[0] - r_low[0]) / 2 - 0.012
         for angle in np.radians(np.arange(15.0, 360.0, 15.0)):
@@ -355,6 +359,7 @@ class LiberoGeometry:
                 reached
                 and self._fingers_free(ref, point, u, z, hand=False)
                 and hand_clear(self, ref, here, yaw, above)
+                and down_clear(self.env, self.frame, here, yaw)
             ):
                 return here, yaw, 0.02
         if roomy:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["STRETCHED_M", "UNFOLD_Z", "solve", "unfold_height"]
+__all__ = ["STRETCHED_M", "UNFOLD_Z", "arm_meets", "down_clear", "solve", "unfold_height"]
 
 STRETCHED_M = 0.75
 """Further out than this (the gripper's horizontal distance from the base's axis), the
@@ -117,3 +117,55 @@ def solve(
             return solutions, f"{', '.join(at)} at its limit, {left}" if at else left
         solutions.append(np.array(data.qpos[qpos], dtype=float))
     return solutions, None
+
+
+def arm_meets(env: Any, joints: Any) -> str | None:
+    """The name of a body of the scene that the arm's links (from the second on; not the
+    hand, which works at what it grasps) would pass into with its joints at ``joints``, or
+    None. On a scratch copy of the state, as :func:`solve`: the pose is only looked at.
+    A hand facing a cabinet at the table's side, to pull its drawer across the robot's
+    front, trails the wrist 20-25 cm behind the fingers, where a wine rack stood
+    (libero_90 task 23: ``robot0_link5`` 5 cm into ``wine_rack_1_main``)."""
+    import mujoco
+
+    robot = env.robots[0]
+    model = env.sim.model._model
+    data = mujoco.MjData(model)
+    data.qpos[:] = env.sim.data.qpos
+    data.qpos[np.array(robot._ref_joint_pos_indexes)] = np.asarray(joints, dtype=float)
+    mujoco.mj_forward(model, data)
+    prefix = str(getattr(robot.robot_model, "naming_prefix", "robot0_"))
+    links = {f"{prefix}link{i}" for i in range(2, 8)}
+    for contact in data.contact[: data.ncon]:
+        if contact.dist >= 0.0:
+            continue
+        names = [model.body(int(model.geom_bodyid[g])).name for g in (contact.geom1, contact.geom2)]
+        for mine, other in (names, names[::-1]):
+            if mine in links and not other.startswith((prefix, "gripper", "mount")):
+                return other
+    return None
+
+
+def down_clear(env: Any, frame: Any, point: Any, yaw: float, rise: float = 0.15) -> bool:
+    """Whether the arm can come down pointing down to ``point`` (base frame) from ``rise``
+    above it, at ``yaw`` or half turned (the hand is the same), with its links clear of the
+    scene (:func:`arm_meets`); True too when it can hold neither (not this check's to
+    refuse: the skill runs as it would have).
+
+    libero_90's kitchen (tasks 29-31): the white cabinet's top drawer stands open 15 cm
+    towards the robot's right, its front 9 cm beside the black bowl's rim grasp facing the
+    robot; coming down there, the forearm (``robot0_link5``) met the drawer 4 cm above the
+    grasp, three times."""
+    from worlds.libero.control import down_matrix
+
+    x, y, z = (float(v) for v in point)
+    reachable = False
+    for turn in (yaw, yaw - math.pi if yaw > 0 else yaw + math.pi):
+        poses = [(frame.to_world(p), down_matrix(turn)) for p in ((x, y, z + rise), (x, y, z))]
+        joints, why = solve(env, poses)
+        if why is not None:
+            continue
+        reachable = True
+        if all(arm_meets(env, q) is None for q in joints):
+            return True
+    return not reachable

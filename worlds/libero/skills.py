@@ -16,18 +16,25 @@ import itertools
 
 import numpy as np
 
-from worlds.libero.clearance import TAKE_LOAD_STEPS, away_from_base, hand_clear, way_from_under
+from worlds.libero.clearance import TAKE_LOAD_STEPS, away_from_base, way_from_under
 from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.door_skills import sweep_door
 from worlds.libero.doors import door_of
-from worlds.libero.dragging import drag_out, drag_segments, out_of_the_way, rim_grasp_at
-from worlds.libero.drawer_pull import open_segments
+from worlds.libero.dragging import (
+    comes_down,
+    drag_out,
+    drag_segments,
+    out_of_the_way,
+    rim_grasp_at,
+)
+from worlds.libero.drawer_pull import open_segments, push_shut_segments
 from worlds.libero.geometry import Box, LiberoGeometry
 from worlds.libero.knobs import twist_knob
 from worlds.libero.placing import lay_down, slot_yaw
 from worlds.libero.reach import unfold_height
 from worlds.libero.scene import resolve_target
-from worlds.libero.segments import ABOVE_M, CARRY_Z, PUSH_DIP, SLOW, Plan, Refusal, Segment
+from worlds.libero.segments import ABOVE_M, CARRY_Z, SLOW, Plan, Refusal, Segment
+from worlds.libero.slide_in import SLID, slid_pick
 from worlds.libero.sliding import carry_over, push_spot
 from worlds.libero.spots import PLACE_REACH_M, container_spot, turned_spot
 from worlds.libero.through import handle_grasp, opening, place_through
@@ -146,7 +153,7 @@ class SkillPlanner:
         shift = np.zeros(2)
         segments: list[Segment] = []
         drag = None
-        if on_handle is None and not hand_clear(self.geo, ref, (x, y, grasp_z), yaw, box.top):
+        if on_handle is None and not comes_down(self.geo, ref, (x, y, grasp_z), yaw, box.top):
             drag = drag_out(self.geo, ref) if self.geo.hollow(ref) else None
         if drag is not None:
             regrasp = rim_grasp_at(self.geo, ref, drag.shift)
@@ -156,6 +163,11 @@ class SkillPlanner:
             segments = drag_segments(self, drag, ee, above, travel)
             ee = (drag.end[0], drag.end[1], above)
             how = "approach, drag out by its inside, grasp, lift"
+        slid = None
+        if on_handle is None and drag is None:  # low, by an overhang's edge: in from beside
+            slid = slid_pick(self, ref, ee, (x, y, grasp_z), yaw, travel, lift)
+        if slid is not None:
+            return Plan(tuple(slid), f"approach beside it, slide in, {SLID}, lift", yaw)
         segments += self.grasp_from_above(ee, (x, y, grasp_z), above=above, travel=travel, yaw=yaw)
         # from under an overhang (a drawer opened over it) it is slid out first, just off the
         # table (hemmed in there: just under the overhang), and lifted where nothing is above
@@ -402,10 +414,11 @@ class SkillPlanner:
                 *pull,
             ]
         else:
-            segments = self._push_shut(handle_xy, towards, hz, end, ee, carry)
+            segments = push_shut_segments(self, handle_xy, towards, hz, end, ee, carry)
         verb = "grasp the handle, pull it open" if open_it else "push it shut"
         if press:
-            verb = "press on the handle's top (too low to grasp across), drag it open"
+            # the handle too low to close the hand across, or no room for the arm to pull it
+            verb = "press on the handle's top, drag it open"
         description = f"approach {ref}, {verb}, retreat"
         if aside is not None:
             moved = float(np.linalg.norm(aside[1].shift))
@@ -429,50 +442,6 @@ class SkillPlanner:
             return Refusal(segments)
         verb = "sweep its door open" if open_it else "sweep its door shut"
         return Plan(tuple(segments), f"approach {ref}, {verb} along the hinge, retreat")
-
-    def _push_shut(
-        self,
-        handle_xy: np.ndarray,
-        towards: np.ndarray,
-        hz: float,
-        end: np.ndarray,
-        ee: Vec3,
-        carry: float,
-    ) -> list[Segment]:
-        """Push a drawer shut along its joint axis with the closed fingers, the hand dipped
-        PUSH_DIP below the horizontal into the face. Pointing straight down at a bottom
-        drawer the wrist sat 0.2 m above the fingers, level with the cabinet's top, and met
-        its front edge 8 cm into the push (libero_10 task 3); pointing level into the face
-        the arm could not hold the wrist that low. Dipped, the wrist stays back from the
-        face and below the top. The wrist turns high, over the start of the push."""
-        facing = (float(towards[0]), float(towards[1]), 0.0)
-        closing = (float(-towards[1]), float(towards[0]), 0.0)  # fingers side by side
-        front = handle_xy + towards[:2] * 0.05
-        tilt = {"facing": facing, "closing": closing, "dip": PUSH_DIP}
-
-        def at(xy: np.ndarray, z: float = hz) -> Vec3:
-            return (float(xy[0]), float(xy[1]), z)
-
-        back = end + towards[:2] * 0.08
-        return [
-            Segment("grip", "close", close=True),
-            *self.rise(ee, carry),
-            Segment("move", "approach", at(front, carry)),
-            Segment("twist", "turn", **tilt),  # type: ignore[arg-type]
-            Segment("move", "lower", at(front), speed=SLOW, **tilt),  # type: ignore[arg-type]
-            Segment("move", "push", at(end + towards[:2] * 0.01), speed=SLOW, **tilt),  # type: ignore[arg-type]
-            Segment("move", "back off", at(back), speed=SLOW, **tilt),  # type: ignore[arg-type]
-            *self._clear(at(back, carry), facing, closing, PUSH_DIP),
-        ]
-
-    @staticmethod
-    def _clear(up: Vec3, facing: Vec3, closing: Vec3, dip: float = 0.0) -> list[Segment]:
-        """Up out of the way still facing the cabinet, then the wrist turned back to point
-        down where the arm is free (turning while moving low pulled it off its line)."""
-        return [
-            Segment("move", "clear", up, facing=facing, closing=closing, dip=dip),
-            Segment("twist", "turn back", yaw=HOME_YAW),
-        ]
 
     def simple(
         self,
