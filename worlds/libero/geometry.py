@@ -180,6 +180,18 @@ class LiberoGeometry:
         local = aabb[:3] + signs * aabb[3:]
         return np.array(data.geom_xpos[geom], dtype=float) + local @ rotation.T
 
+    def footprint(self, ref: str) -> np.ndarray:
+        """The (x, y) corners (base frame, one row each) of the boxes of an object's
+        collision geoms, each turned as it stands: its footprint, which stays true when it
+        is turned (an axis-aligned box around a book at 45 degrees is 10 by 10 cm, the book
+        11 by 3)."""
+        corners = [self._corners(g)[:, :2] for g in self._geoms(ref)]
+        if not corners:
+            low, high = self._extent(ref)
+            corners = [np.array([low[:2], high[:2]])]
+        origin = np.asarray(self.frame.to_world((0.0, 0.0, 0.0)))[:2]
+        return np.concatenate(corners) - origin
+
     def grasp(self, ref: str) -> tuple[Vec3, float, float]:
         """(grasp point in the base frame, finger yaw, width to grasp) for a top grasp.
 
@@ -390,14 +402,23 @@ class LiberoGeometry:
 
     def region_frame(self, ref: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """(site position in the base frame, the site's matrix, its half sizes) of a region,
-        as LIBERO's ``On`` and ``In`` read them; None for anything else."""
+        as LIBERO's ``On`` and ``In`` read them; None for anything else. The site's axes
+        (the matrix's columns, with their half sizes) are reordered so that the third is the
+        one that stands up and the first two lie in the table's plane: a desk caddy's front
+        compartment's site stands its second axis up (half size 3.6 cm, the compartment's
+        height) and lays its third along the compartment (6.2 cm), so read in the site's own
+        order the footprint came out 5.6 by 7.2 cm, no slot, and a book held across it was
+        lowered onto the caddy's walls (libero_90 task 73)."""
         site = self.env.object_sites_dict.get(ref)
         size = getattr(site, "size", None)
         if site is None or size is None or len(size) < 3:
             return None
         position = np.array(self.frame.from_world(self.env.sim.data.get_site_xpos(ref)))
         matrix = np.array(self.env.sim.data.get_site_xmat(ref), dtype=float).reshape(3, 3)
-        return position, matrix, np.asarray(size, dtype=float)
+        half = np.asarray(size, dtype=float)[:3]
+        up = int(np.argmax(np.abs(matrix[2])))
+        order = [*(i for i in range(3) if i != up), up]
+        return position, matrix[:, order], half[order]
 
     def closing_yaw(self) -> float:
         """The direction the fingers close in now (radians about the vertical, base frame;
@@ -409,12 +430,12 @@ class LiberoGeometry:
 
     def region_axes(self, ref: str) -> tuple[tuple[float, float], tuple[float, float]] | None:
         """((narrow width, its direction's yaw), (long width, its yaw)) of a region's
-        footprint from its site's size and orientation; None for anything else."""
-        site = self.env.object_sites_dict.get(ref)
-        size = getattr(site, "size", None)
-        if site is None or size is None or len(size) < 2:
+        footprint from its site's size and orientation (the two axes in the table's plane,
+        :meth:`region_frame`); None for anything else."""
+        frame = self.region_frame(ref)
+        if frame is None:
             return None
-        matrix = np.array(self.env.sim.data.get_site_xmat(ref), dtype=float).reshape(3, 3)
+        _, matrix, size = frame
         axes = [
             (2 * float(size[i]), math.atan2(float(matrix[1, i]), float(matrix[0, i])))
             for i in (0, 1)

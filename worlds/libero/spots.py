@@ -36,7 +36,9 @@ __all__ = [
     "PLACE_REACH_M",
     "TWIN_GAP_M",
     "container_spot",
+    "fit_room",
     "region_spot",
+    "turned_footprint",
     "turned_spot",
 ]
 
@@ -131,16 +133,26 @@ def turned_spot(
     return (spots[best] if clear[best] > at_middle else np.array(centre[:2])), 0.0
 
 
-def container_spot(geo: LiberoGeometry, ref: str, target: str) -> np.ndarray | None:
-    """For a place *in* a container's region (a basket's inside): the base-frame (x, y) to
-    bring ``ref``'s body over, held as it is: the middle, unless something standing inside
-    the container is in the way there, then the spot nearest the middle whose footprint
-    keeps ``GAP_M`` from it, else the one furthest from it; None when ``target`` is not a
-    region with a footprint. In the way is only what stands inside the walls (not the
-    container itself, nor what stands beside it) and reaches too high for the held thing to
-    lie on it and stay inside (LIBERO-PRO libero_10_task 7: the cream cheese landed on the
-    ketchup standing 15 cm tall in the middle of the basket; a box may lie on a box). No
-    room is kept for a twin: a second thing is set beside the first when it comes."""
+def container_spot(
+    geo: LiberoGeometry, ref: str, target: str, turn: float = 0.0
+) -> np.ndarray | None:
+    """For a place *in* a container's region (a basket's inside, a caddy's compartment):
+    the base-frame (x, y) to bring ``ref``'s body over, held as it is and turned ``turn``
+    (radians) about the fingers on the way: where its footprint's middle comes over the
+    region's middle (the body kept ``MARGIN_M`` inside the region), unless something
+    standing inside the container is in the way there, then the spot nearest that whose
+    footprint keeps ``GAP_M`` from it, else the one furthest from it; None when ``target``
+    is not a region with a footprint.
+
+    The footprint, not the body: a book's body is the middle of its bottom edge's spine
+    side, 1.2 cm from the middle of its pages, and with its body over the middle of the
+    desk caddy's compartment (12.4 cm across, the book 11.1 cm long) the book's end came
+    down on the compartment's wall and it stood on it (libero_90 task 75). In the way is
+    only what stands inside the walls (not the container itself, nor what stands beside
+    it) and reaches too high for the held thing to lie on it and stay inside (LIBERO-PRO
+    libero_10_task 7: the cream cheese landed on the ketchup standing 15 cm tall in the
+    middle of the basket; a box may lie on a box). No room is kept for a twin: a second
+    thing is set beside the first when it comes."""
     frame = geo.region_frame(target)
     held = geo.box(ref)
     if frame is None or held is None:
@@ -148,10 +160,13 @@ def container_spot(geo: LiberoGeometry, ref: str, target: str) -> np.ndarray | N
     centre, matrix, half_size = frame
     if min(half_size[:2]) <= MARGIN_M:
         return np.array(centre[:2])
-    half = np.array(held.size[:2]) / 2
-    shift = np.array(held.centre[:2]) - np.array(geo.body_position(ref)[:2])
+    shift, half = turned_footprint(geo, ref, turn)
     axes, spots = _grid(centre, matrix, half_size)
-    middle = np.linalg.norm(spots - centre[:2], axis=1)
+    # the body's spot that brings the footprint's middle over the region's, kept inside
+    along = axes @ -shift / np.maximum(np.linalg.norm(axes, axis=1) ** 2, 1e-12)
+    room = np.maximum(np.asarray(half_size[:2]) - MARGIN_M, 0.0)
+    preferred = np.array(centre[:2]) + np.clip(along, -room, room) @ axes
+    middle = np.linalg.norm(spots - preferred, axis=1)
     owner = getattr(geo.catalog.get(target), "parent", None)
     top = centre[2] + float(np.abs(matrix[2]) @ half_size) - float(held.size[2])
     standing = _standing(geo, ref, np.array([*centre[:2], top]), half_size, half, skip=owner)
@@ -160,15 +175,45 @@ def container_spot(geo: LiberoGeometry, ref: str, target: str) -> np.ndarray | N
         for m, h in standing
         if all(abs(float((m - centre[:2]) @ axes[i])) <= half_size[i] for i in (0, 1))
     ]
-    at_middle = _clearance(np.array([centre[:2] + shift]), half, others)[0]
+    at_middle = _clearance(np.array([preferred + shift]), half, others)[0]
     if at_middle >= GAP_M:
-        return np.array(centre[:2])
+        return preferred
     clear = _clearance(spots + shift, half, others)
     ok = clear >= GAP_M
     if ok.any():
         return _nearest(spots, middle, ok)
     best = int(np.argmax(clear))
-    return spots[best] if clear[best] > at_middle else np.array(centre[:2])
+    return spots[best] if clear[best] > at_middle else preferred
+
+
+def turned_footprint(geo: LiberoGeometry, ref: str, turn: float) -> tuple[np.ndarray, np.ndarray]:
+    """(middle, half size) of the axis-aligned box (base frame xy) around ``ref``'s
+    footprint turned ``turn`` (radians) about the vertical: the middle from its body."""
+    c, s_ = np.cos(turn), np.sin(turn)
+    rotate = np.array([[c, -s_], [s_, c]])
+    corners = (geo.footprint(ref) - np.array(geo.body_position(ref)[:2])) @ rotate.T
+    low, high = corners.min(axis=0), corners.max(axis=0)
+    return (low + high) / 2, (high - low) / 2
+
+
+def fit_room(geo: LiberoGeometry, ref: str, target: str, turn: float = 0.0) -> float | None:
+    """How much room (m) ``ref``, turned ``turn`` about the vertical, leaves on its
+    tightest side in the region ``target`` with its footprint's middle over the region's
+    (negative: it does not fit); None when ``target`` is not a region with a footprint."""
+    frame = geo.region_frame(target)
+    if frame is None:
+        return None
+    _, matrix, half_size = frame
+    c, s_ = np.cos(turn), np.sin(turn)
+    rotate = np.array([[c, -s_], [s_, c]])
+    corners = geo.footprint(ref) @ rotate.T
+    room = []
+    for i in (0, 1):
+        axis = np.asarray(matrix[:2, i], dtype=float)
+        axis = axis / max(float(np.linalg.norm(axis)), 1e-12)
+        along = corners @ axis
+        room.append(float(half_size[i]) - float(along.max() - along.min()) / 2)
+    return min(room)
 
 
 def _towards_home(yaw: float) -> float:
