@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from worlds.libero.articulation import geom_box
 from worlds.libero.control import HOME_YAW
 from worlds.libero.geometry import LiberoGeometry
 
@@ -42,6 +43,8 @@ __all__ = [
     "turned_spot",
 ]
 
+IN_SLACK_M = 0.01
+"""How far below a region's box LIBERO's ``In`` still takes a body to be inside it."""
 MARGIN_M = 0.015
 """How far inside the region's edges the body is set down (LIBERO's ``On`` wants it inside)."""
 GAP_M = 0.01
@@ -166,8 +169,10 @@ def container_spot(
     along = axes @ -shift / np.maximum(np.linalg.norm(axes, axis=1) ** 2, 1e-12)
     room = np.maximum(np.asarray(half_size[:2]) - MARGIN_M, 0.0)
     preferred = np.array(centre[:2]) + np.clip(along, -room, room) @ axes
-    middle = np.linalg.norm(spots - preferred, axis=1)
     owner = getattr(geo.catalog.get(target), "parent", None)
+    if _rests_below(geo, ref, owner, centre, matrix, half_size):
+        preferred = np.array(centre[:2])  # its body over the middle: it comes to lean
+    middle = np.linalg.norm(spots - preferred, axis=1)
     top = centre[2] + float(np.abs(matrix[2]) @ half_size) - float(held.size[2])
     standing = _standing(geo, ref, np.array([*centre[:2], top]), half_size, half, skip=owner)
     others = [
@@ -184,6 +189,36 @@ def container_spot(
         return _nearest(spots, middle, ok)
     best = int(np.argmax(clear))
     return spots[best] if clear[best] > at_middle else preferred
+
+
+def _rests_below(
+    geo: LiberoGeometry,
+    ref: str,
+    owner: str | None,
+    centre: np.ndarray,
+    matrix: np.ndarray,
+    half_size: np.ndarray,
+) -> bool:
+    """Whether ``ref`` standing upright on its container's floor (the highest of
+    ``owner``'s collision geoms under the region's middle) would have its body below the
+    region's box as LIBERO's ``In`` reads it (``SiteObject.in_box``: 1 cm of slack below)."""
+    if owner is None or owner not in getattr(geo.env, "obj_body_id", {}):
+        return False
+    held = geo.box(ref)
+    if held is None:
+        return False
+    lowest = centre[2] - abs(float(matrix[2] @ half_size)) - IN_SLACK_M
+    origin = np.asarray(geo.frame.to_world((0.0, 0.0, 0.0)), dtype=float)
+    point = np.asarray(centre, dtype=float) + origin
+    floor = None
+    for geom in geo._geoms(owner):
+        low, high = geom_box(geo.env, geom)
+        if np.all(low[:2] <= point[:2]) and np.all(point[:2] <= high[:2]) and high[2] <= point[2]:
+            floor = float(high[2]) if floor is None else max(floor, float(high[2]))
+    if floor is None:
+        return False
+    body_up = geo.body_position(ref)[2] - held.bottom
+    return floor - float(origin[2]) + body_up < lowest
 
 
 def turned_footprint(geo: LiberoGeometry, ref: str, turn: float) -> tuple[np.ndarray, np.ndarray]:
