@@ -38,7 +38,13 @@ from worlds.libero.segments import (
     Segment,
 )
 from worlds.libero.sliding import carry_over, push_spot
-from worlds.libero.spots import PLACE_REACH_M, container_spot, fit_room, turned_spot
+from worlds.libero.spots import (
+    PLACE_REACH_M,
+    container_spot,
+    fit_room,
+    rests_below,
+    turned_spot,
+)
 from worlds.libero.toppling import topple_into
 from worlds.libero.wrist import reached_yaw
 
@@ -250,7 +256,7 @@ class SkillPlanner:
             # turned 7 mm in the fingers as the arm stopped, and its end came down on the
             # compartment's wall (libero_90 task 73)
             room = fit_room(self.geo, ref, target, turn)
-            if room is not None and room < TIGHT_FIT_M:
+            if room is not None and room < TIGHT_FIT_M and not rests_below(self.geo, ref, target):
                 carry_speed = SLOW
         if yaw is not None:  # the held thing turns with the wrist about the fingers
             turn = yaw - self.geo.closing_yaw()

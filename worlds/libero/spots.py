@@ -39,6 +39,7 @@ __all__ = [
     "container_spot",
     "fit_room",
     "region_spot",
+    "rests_below",
     "turned_footprint",
     "turned_spot",
 ]
@@ -170,8 +171,8 @@ def container_spot(
     room = np.maximum(np.asarray(half_size[:2]) - MARGIN_M, 0.0)
     preferred = np.array(centre[:2]) + np.clip(along, -room, room) @ axes
     owner = getattr(geo.catalog.get(target), "parent", None)
-    if _rests_below(geo, ref, owner, centre, matrix, half_size):
-        preferred = np.array(centre[:2])  # its body over the middle: it comes to lean
+    if rests_below(geo, ref, target):
+        preferred = np.array(centre[:2])  # as before: see ``rests_below``
     middle = np.linalg.norm(spots - preferred, axis=1)
     top = centre[2] + float(np.abs(matrix[2]) @ half_size) - float(held.size[2])
     standing = _standing(geo, ref, np.array([*centre[:2], top]), half_size, half, skip=owner)
@@ -191,22 +192,26 @@ def container_spot(
     return spots[best] if clear[best] > at_middle else preferred
 
 
-def _rests_below(
-    geo: LiberoGeometry,
-    ref: str,
-    owner: str | None,
-    centre: np.ndarray,
-    matrix: np.ndarray,
-    half_size: np.ndarray,
-) -> bool:
-    """Whether ``ref`` standing upright on its container's floor (the highest of
-    ``owner``'s collision geoms under the region's middle) would have its body below the
-    region's box as LIBERO's ``In`` reads it (``SiteObject.in_box``: 1 cm of slack below)."""
-    if owner is None or owner not in getattr(geo.env, "obj_body_id", {}):
-        return False
+def rests_below(geo: LiberoGeometry, ref: str, target: str) -> bool:
+    """Whether ``ref`` standing upright on its container's floor (the highest of the
+    container's collision geoms under the region's middle) would have its body below the
+    region's box as LIBERO's ``In`` reads it (``SiteObject.in_box``: 1 cm of slack below).
+
+    The desk caddy's back compartment's region starts 2 cm above the caddy's floor: a book
+    stood upright on that floor has its body 4 mm too low, and LIBERO takes it to be in the
+    compartment only resting raised. There the place keeps what it did before (the body
+    over the region's middle, carried at speed): the book's end comes down on the end wall
+    and it rests on the walls, its body raised (libero_10 task 5 at states 0-9); stood
+    cleanly on the floor it failed LIBERO's check (state 1)."""
+    item = geo.catalog.get(target)
+    owner = getattr(item, "parent", None)
+    frame = geo.region_frame(target)
     held = geo.box(ref)
-    if held is None:
+    if owner is None or frame is None or held is None:
         return False
+    if owner not in getattr(geo.env, "obj_body_id", {}):
+        return False
+    centre, matrix, half_size = frame
     lowest = centre[2] - abs(float(matrix[2] @ half_size)) - IN_SLACK_M
     origin = np.asarray(geo.frame.to_world((0.0, 0.0, 0.0)), dtype=float)
     point = np.asarray(centre, dtype=float) + origin
