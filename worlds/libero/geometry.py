@@ -18,7 +18,8 @@ import numpy as np
 from worlds.libero.articulation import Articulation, geom_box
 from worlds.libero.clearance import hand_clear
 from worlds.libero.control import HOME_YAW, Frame, Vec3
-from worlds.libero.handles import ring
+from worlds.libero.handles import ring, ring_centre
+from worlds.libero.oriented import oriented_blocked
 from worlds.libero.rims import on_rim_slab
 from worlds.libero.scene import SceneCatalog, site_box
 
@@ -59,6 +60,10 @@ HAND_HALF_M = (0.1, 0.03)
 HAND_ABOVE_M = 0.03
 """How far above the fingertips the hand begins (measured: its collision box touched a
 basket's rim 3.3 cm above them)."""
+HAND_BOX_M = (0.105, 0.032)
+"""Half the Panda hand's collision box along the closing direction and across it."""
+HAND_TOP_M = 0.125
+"""How far above the fingertips the hand's box reaches (the wrist beyond it)."""
 HAND_CLEAR_M = 0.008
 """How far above a solid object's top the hand's box stays when it is grasped (the box starts
 3-3.3 cm above the fingertips: at 2 mm the hand still met a can's top and the lift stalled)."""
@@ -319,6 +324,9 @@ class LiberoGeometry:
         corners = np.vstack([self._corners(g) for g in rim])
         r_low, r_high = corners.min(axis=0), corners.max(axis=0)
         cx, cy, z = (r_low[0] + r_high[0]) / 2, (r_low[1] + r_high[1]) / 2, top - depth
+        middle = ring_centre([geom_box(self.env, g) for g in geoms])
+        if middle is not None:  # a handle stands out: the cup's middle, not the box's
+            cx, cy = float(middle[0]), float(middle[1])
         tilted = self._tilted_rim(ref, rim, z)
         if tilted is not None:
             return tilted
@@ -354,7 +362,7 @@ class LiberoGeometry:
         # the bowl stopped it 10 cm short); else the rim where it does, closing across it
         above = self.frame.from_world((cx, cy, top))[2]
         for here, yaw, width in roomy:
-            if hand_clear(self, ref, here, yaw, above):
+            if hand_clear(self, ref, here, yaw, above) and self._hand_room(ref, here, yaw):
                 return here, yaw, width
         radius = (r_high[0] - r_low[0]) / 2 - 0.012
         for angle in np.radians(np.arange(15.0, 360.0, 15.0)):
@@ -367,11 +375,25 @@ class LiberoGeometry:
                 reached
                 and self._fingers_free(ref, point, u, z, hand=False)
                 and hand_clear(self, ref, here, yaw, above)
+                and self._hand_room(ref, here, yaw)
             ):
                 return here, yaw, 0.02
         if roomy:
             return roomy[0]
         return self.frame.from_world(sides[0][0]), sides[0][1], 0.02
+
+    def _hand_room(self, ref: str, at: Vec3, yaw: float) -> bool:
+        """Whether the hand above fingers closing at ``at`` (base frame) along ``yaw`` meets
+        nothing but ``ref`` beside it: its box (21 cm along the closing direction, 6.4 cm
+        across, from 3 cm above the grip site up) turned as it comes down. ``hand_clear``
+        counts only what reaches over the thing; the finger room check, the fingers' width
+        about the rim. The desk caddy 9 cm from the porcelain mug's near wall stands 6 cm
+        above its rim: the hand met the caddy's wall 3 cm above the rim and the fingers
+        shut on nothing, three times (libero_90 task 85)."""
+        low, high = HAND_ABOVE_M, HAND_TOP_M
+        centre = (at[0], at[1], at[2] + (low + high) / 2)
+        half = (*HAND_BOX_M, (high - low) / 2)
+        return oriented_blocked(self, centre, half, yaw, ignore=(ref,)) is None
 
     def _tilted_rim(self, ref: str, rim: list[int], z: float) -> tuple[Vec3, float, float] | None:
         """A hollow object leaning within :data:`TILTED_DEG`: its rim's highest point
