@@ -146,3 +146,19 @@ def test_a_bowl_on_the_stove_is_grasped_where_the_knob_leaves_the_fingers_room()
         assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()
+
+
+def test_a_mug_beside_the_caddy_is_grasped_where_the_hand_has_room() -> None:
+    """libero_90 task 85 (state 0) failed 3/3: the rim facing the robot was taken, and the
+    hand, 21 cm long along the closing direction, came down on the desk caddy's wall 9 cm
+    from the mug and 6 cm above its rim; the fingers shut on nothing."""
+    world = libero_world("libero_90", 85, 0)
+    try:
+        picked = world.execute("pick", {"ref": "porcelain_mug_1"})
+        assert picked.ok and world.held_ref() == "porcelain_mug_1"
+        target = "study_table_desk_caddy_right_region"
+        args = {"ref": "porcelain_mug_1", "target": target, "relation": "on"}
+        assert world.execute("place", args).ok
+        assert holds(world, "on", "porcelain_mug_1", target)
+    finally:
+        world.disconnect()
