@@ -382,6 +382,10 @@ def _done(
         # succeeded when it ran, and still so now: a later step may have undone it
         return index in succeeded and _holds(name, arguments, brief) is not False
     if name == "place":
+        if brief.holding == arguments["ref"] and index in succeeded and _picked_again(plan, index):
+            # held again by the plan's later pick of it ("stack the left bowl on the right
+            # bowl and place them in the tray": the stack is carried on), not undone
+            return True
         where = _resting(arguments["ref"], arguments["target"], brief)
         return index in succeeded if where is None else where
     if name == "pick" and _needs_pick(plan, index + 1):
@@ -438,6 +442,12 @@ def _resting(ref: str, target: str, brief: ParsedBrief) -> bool | None:
         ):
             return True
     return False
+
+
+def _picked_again(plan: list[Action], index: int) -> bool:
+    """Whether a later call of the plan picks up the object the place ``index`` put down."""
+    ref = plan[index][1].get("ref")
+    return any(call == ("pick", {"ref": ref}) for call in plan[index + 1 :])
 
 
 def _needs_pick(plan: list[Action], index: int) -> bool:

@@ -480,17 +480,39 @@ class LiberoGeometry:
         """The movable object both fingers touch (robosuite's own grasp check, with each
         finger's whole collision body rather than its pad alone: a wine bottle held by its
         neck, lifted 0.15 m, touches one pad and the other finger above its pad, and the pads
-        alone called it loose, so the pick was retried and the bottle dropped)."""
+        alone called it loose, so the pick was retried and the bottle dropped).
+
+        Or, when no one object is touched by both, the upper of two touching each other that
+        the fingers pinch together, one finger on each: a bowl stacked in another is picked
+        by its rim with the lower bowl's wall between the outer finger and its own, and the
+        two come up as one (libero_90 task 63, "stack the left bowl on the right bowl and
+        place them in the tray": the stack was lifted, and the pick called it loose and was
+        tried again three times)."""
         env = self.env
         groups = env.robots[0].gripper.important_geoms
         fingers = [list(groups["left_finger"]), list(groups["right_finger"])]
+        touched: list[list[tuple[str, Any]]] = [[], []]
         for ref in self.catalog.refs("object"):
             try:
-                if env._check_grasp(gripper=fingers, object_geoms=env.get_object(ref)):
-                    return ref
+                obj = env.get_object(ref)
+                sides = [env._check_grasp(gripper=[f], object_geoms=obj) for f in fingers]
             except (AttributeError, KeyError, ValueError):
                 continue
-        return None
+            if all(sides):
+                return ref
+            for side, touches in enumerate(sides):
+                if touches:
+                    touched[side].append((ref, obj))
+        pinched = [
+            (a, b)
+            for a, obj_a in touched[0]
+            for b, obj_b in touched[1]
+            if a != b and env.check_contact(obj_a, obj_b)
+        ]
+        if not pinched:
+            return None
+        a, b = pinched[0]
+        return a if self.body_position(a)[2] >= self.body_position(b)[2] else b
 
     # ------------------------------------------------------------------ LIBERO's predicates
 
@@ -516,19 +538,29 @@ class LiberoGeometry:
         for item in regions:
             if "contain" in item.tags and self._safe("in", ref, item.ref):
                 return ("inside", item.ref)
-        near = self.box(ref)
-        for other in catalog.refs("object"):
-            if other == ref or other not in states:
-                continue
-            box = self.box(other)
-            if near is None or box is None or math.dist(near.centre[:2], box.centre[:2]) > 0.15:
-                continue
-            if self._safe("on", ref, other):
-                return ("on", other)
+        below = self.resting_on(ref)
+        if below is not None:
+            return ("on", below)
         for tag in ("top", "table_area"):
             for item in regions:
                 if tag in item.tags and self._safe("on", ref, item.ref):
                     return ("on", item.ref)
+        return None
+
+    def resting_on(self, ref: str) -> str | None:
+        """The movable object ``ref`` rests on by LIBERO's On (within 15 cm of it), or None."""
+        states = self.env.object_states_dict
+        near = self.box(ref)
+        if ref not in states or near is None:
+            return None
+        for other in self.catalog.refs("object"):
+            if other == ref or other not in states:
+                continue
+            box = self.box(other)
+            if box is None or math.dist(near.centre[:2], box.centre[:2]) > 0.15:
+                continue
+            if self._safe("on", ref, other):
+                return other
         return None
 
     def _safe(self, name: str, *refs: str) -> bool:

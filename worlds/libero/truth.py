@@ -117,6 +117,12 @@ def scene_detections(
             support = geo.support_of(ref)
             if support is not None:
                 relations.append(support)
+            if support is not None and support[0] == "inside":
+                # and what it rests on in there: a bowl stacked on another and carried
+                # into the tray with it is in the tray and still on that bowl
+                below = geo.resting_on(ref)
+                if below is not None:
+                    relations.append(("on", below))
         found.append(
             Detection(
                 ref=ref,
