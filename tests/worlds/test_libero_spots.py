@@ -66,6 +66,9 @@ class Geometry:
     def region_frame(self, ref: str) -> Any:
         return STOVE.copy(), np.eye(3), self.half.copy()
 
+    def level_frame(self, ref: str) -> Any:
+        return self.region_frame(ref)
+
     def body_position(self, ref: str) -> tuple[float, float, float]:
         return self.bodies[ref]
 

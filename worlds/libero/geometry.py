@@ -424,23 +424,32 @@ class LiberoGeometry:
 
     def region_frame(self, ref: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """(site position in the base frame, the site's matrix, its half sizes) of a region,
-        as LIBERO's ``On`` and ``In`` read them; None for anything else. The site's axes
-        (the matrix's columns, with their half sizes) are reordered so that the third is the
-        one that stands up and the first two lie in the table's plane: a desk caddy's front
-        compartment's site stands its second axis up (half size 3.6 cm, the compartment's
-        height) and lays its third along the compartment (6.2 cm), so read in the site's own
-        order the footprint came out 5.6 by 7.2 cm, no slot, and a book held across it was
-        lowered onto the caddy's walls (libero_90 task 73)."""
+        as LIBERO's ``On`` and ``In`` read them; None for anything else."""
         site = self.env.object_sites_dict.get(ref)
         size = getattr(site, "size", None)
         if site is None or size is None or len(size) < 3:
             return None
         position = np.array(self.frame.from_world(self.env.sim.data.get_site_xpos(ref)))
         matrix = np.array(self.env.sim.data.get_site_xmat(ref), dtype=float).reshape(3, 3)
-        half = np.asarray(size, dtype=float)[:3]
+        return position, matrix, np.asarray(size, dtype=float)
+
+    def level_frame(self, ref: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """:meth:`region_frame` with the site's axes (the matrix's columns, with their half
+        sizes) reordered so that the third is the one that stands up and the first two lie
+        in the table's plane: the footprint of a container's region. A desk caddy's front
+        compartment's site stands its second axis up (half size 3.6 cm, the compartment's
+        height) and lays its third along the compartment (6.2 cm), so read in the site's own
+        order the footprint came out 5.6 by 7.2 cm, no slot, and a book held across it was
+        lowered onto the caddy's walls (libero_90 task 73). (A wine rack's tilted cradle
+        keeps its own order: :func:`~worlds.libero.placing.lay_down` reads its third axis
+        as the cradle's normal, 62 degrees off the vertical.)"""
+        frame = self.region_frame(ref)
+        if frame is None:
+            return None
+        position, matrix, size = frame
         up = int(np.argmax(np.abs(matrix[2])))
         order = [*(i for i in range(3) if i != up), up]
-        return position, matrix[:, order], half[order]
+        return position, matrix[:, order], size[:3][order]
 
     def closing_yaw(self) -> float:
         """The direction the fingers close in now (radians about the vertical, base frame;
@@ -453,8 +462,8 @@ class LiberoGeometry:
     def region_axes(self, ref: str) -> tuple[tuple[float, float], tuple[float, float]] | None:
         """((narrow width, its direction's yaw), (long width, its yaw)) of a region's
         footprint from its site's size and orientation (the two axes in the table's plane,
-        :meth:`region_frame`); None for anything else."""
-        frame = self.region_frame(ref)
+        :meth:`level_frame`); None for anything else."""
+        frame = self.level_frame(ref)
         if frame is None:
             return None
         _, matrix, size = frame

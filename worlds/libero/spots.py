@@ -157,7 +157,7 @@ def container_spot(
     libero_10_task 7: the cream cheese landed on the ketchup standing 15 cm tall in the
     middle of the basket; a box may lie on a box). No room is kept for a twin: a second
     thing is set beside the first when it comes."""
-    frame = geo.region_frame(target)
+    frame = geo.level_frame(target)
     held = geo.box(ref)
     if frame is None or held is None:
         return None
@@ -205,7 +205,7 @@ def rests_below(geo: LiberoGeometry, ref: str, target: str) -> bool:
     cleanly on the floor it failed LIBERO's check (state 1)."""
     item = geo.catalog.get(target)
     owner = getattr(item, "parent", None)
-    frame = geo.region_frame(target)
+    frame = geo.level_frame(target)
     held = geo.box(ref)
     if owner is None or frame is None or held is None:
         return False
@@ -240,7 +240,7 @@ def fit_room(geo: LiberoGeometry, ref: str, target: str, turn: float = 0.0) -> f
     """How much room (m) ``ref``, turned ``turn`` about the vertical, leaves on its
     tightest side in the region ``target`` with its footprint's middle over the region's
     (negative: it does not fit); None when ``target`` is not a region with a footprint."""
-    frame = geo.region_frame(target)
+    frame = geo.level_frame(target)
     if frame is None:
         return None
     _, matrix, half_size = frame
