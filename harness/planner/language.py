@@ -263,6 +263,11 @@ def _place(rest: str, before: list[Step], *, verb: str) -> Step | str:
         if subject_text
         else _antecedent(before, "subject")
     )
+    stack = before[-1] if before else None
+    if subject_text == "them" and stack is not None and stack.relation == "on" and stack.target:
+        # "stack the left bowl on the right bowl and place them in the tray": "them" is the
+        # stack, carried by what is at its bottom (with the other on it)
+        subject = stack.target
     if isinstance(subject, str):
         return subject
     said = rest[len(subject_text) :].split()

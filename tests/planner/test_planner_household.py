@@ -726,11 +726,12 @@ def test_a_place_the_brief_does_not_confirm_is_done_again_and_bounded() -> None:
     assert response.text.endswith("Outcome: not achieved")
 
 
-def test_a_stack_carried_on_is_not_stacked_again() -> None:
+def test_them_after_a_stacking_is_the_stack_carried_by_its_bottom() -> None:
     """libero_90 task 63: "stack the red bowl on the blue bowl and place them in the tray":
-    the second pick of the top bowl lifts the stack, and the stacking step, its bowl held
-    again, is not undone (it was done again, three times); set down in the tray, the top
-    bowl is in the tray and still on the other, and the task is achieved."""
+    "them" is the stack, carried by the bowl at its bottom (the other in it); the stacking
+    step, its bowl carried along, stays done, and set down in the tray, the top bowl is in
+    the tray and still on the other: achieved. (Before, "them" was the top bowl alone, and
+    the stacking step was done again while it was held.)"""
     table = [
         ("wooden_tray_1", "wooden tray", FIX, (0.5, 0.25, 0.0), "on main_table"),
         ("wooden_tray_1_contain_region", "tray", CONT, (0.5, 0.25, 0.01), ""),
@@ -748,8 +749,8 @@ def test_a_stack_carried_on_is_not_stacked_again() -> None:
     steps = [
         (scene(on_table, on_table), ("pick", {"ref": "bowl_1"})),
         (scene("", on_table, "bowl_1"), ("place", {"ref": "bowl_1", "target": "bowl_2"})),
-        (scene("on bowl_2", on_table), ("pick", {"ref": "bowl_1"})),
-        (scene("", "", "bowl_1"), ("place", {"ref": "bowl_1", "target": TRAY})),
+        (scene("on bowl_2", on_table), ("pick", {"ref": "bowl_2"})),
+        (scene("on bowl_2", "", "bowl_2"), ("place", {"ref": "bowl_2", "target": TRAY})),
     ]
     for text, (name, arguments) in steps:
         call = episode.turn(text).tool_calls[0]
@@ -757,6 +758,29 @@ def test_a_stack_carried_on_is_not_stacked_again() -> None:
         assert {k: call.arguments[k] for k in arguments} == arguments
     final = episode.turn(scene(f"on bowl_2; in {TRAY}", f"in {TRAY}"))
     assert not final.tool_calls and final.text.endswith("Outcome: achieved")
+
+
+def test_a_place_held_again_by_a_later_pick_stays_done() -> None:
+    """A place whose object a later pick of the plan takes up again is done while it is
+    held (it was not undone): "put the red bowl on the blue bowl, then put the red bowl in
+    the tray" does not put it back on the blue bowl once it is lifted again."""
+    from harness.planner.brief import parse_brief
+    from harness.planner.household import _done
+
+    plan = [
+        ("pick", {"ref": "bowl_1"}),
+        ("place", {"ref": "bowl_1", "target": "bowl_2", "relation": "on"}),
+        ("pick", {"ref": "bowl_1"}),
+        ("place", {"ref": "bowl_1", "target": TRAY, "relation": "in"}),
+    ]
+    entries = [
+        ("bowl_1", "red bowl", OBJ, (0.4, -0.15, 0.2), ""),
+        ("bowl_2", "blue bowl", OBJ, (0.4, 0.05, 0.02), "on main_table"),
+    ]
+    held = parse_brief(brief(entries, holding="bowl_1"))
+    assert _done(plan, 1, held, {0, 1})
+    assert not _done(plan, 1, held, {0})  # not before it succeeded
+    assert not _done(plan[:2], 1, held, {0, 1})  # nor with no later pick of it
 
 
 def test_a_failing_call_is_retried_then_given_up() -> None:

@@ -164,22 +164,22 @@ def test_a_mug_beside_the_caddy_is_grasped_where_the_hand_has_room() -> None:
         world.disconnect()
 
 
-def test_a_stacked_bowl_picked_again_carries_the_stack() -> None:
+def test_the_lower_of_two_stacked_bowls_carries_the_stack() -> None:
     """libero_90 task 63 ("stack the left bowl on the right bowl and place them in the
-    tray"): picked again by its rim, the top bowl pinches the lower bowl's wall against its
-    own and both come up; that was called loose (no one object touched by both fingers) and
-    the pick was tried three times. Held, the stack is set down in the tray, the top bowl
-    still on the other, and the Brief says both."""
+    tray"): the lower bowl, picked by its rim, pinches the upper bowl's wall between its own
+    and the inner finger, and both come up; that was called loose (no one object touched by
+    both fingers). Held, the stack is set down in the tray, the upper bowl still on the
+    lower, and the Brief's truth says both of the upper one."""
     world = libero_world("libero_90", 63, 0)
     top, lower, tray = "akita_black_bowl_1", "akita_black_bowl_2", "wooden_tray_1_contain_region"
     try:
         assert world.execute("pick", {"ref": top}).ok
         assert world.execute("place", {"ref": top, "target": lower, "relation": "on"}).ok
-        assert world.execute("pick", {"ref": top}).ok
-        assert world.held_ref() == top
+        assert world.execute("pick", {"ref": lower}).ok
+        assert world.held_ref() == lower
         geo = world.geometry
-        assert geo.body_position(lower)[2] > 0.1  # the lower bowl came up with it
-        assert world.execute("place", {"ref": top, "target": tray, "relation": "in"}).ok
+        assert geo.body_position(top)[2] > 0.1  # the upper bowl came up with it
+        assert world.execute("place", {"ref": lower, "target": tray, "relation": "in"}).ok
         assert holds(world, "in", lower, tray) and holds(world, "on", top, lower)
         assert geo.support_of(top) == ("inside", tray) and geo.resting_on(top) == lower
     finally:

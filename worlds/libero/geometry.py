@@ -491,12 +491,12 @@ class LiberoGeometry:
         neck, lifted 0.15 m, touches one pad and the other finger above its pad, and the pads
         alone called it loose, so the pick was retried and the bottle dropped).
 
-        Or, when no one object is touched by both, the upper of two touching each other that
-        the fingers pinch together, one finger on each: a bowl stacked in another is picked
-        by its rim with the lower bowl's wall between the outer finger and its own, and the
-        two come up as one (libero_90 task 63, "stack the left bowl on the right bowl and
-        place them in the tray": the stack was lifted, and the pick called it loose and was
-        tried again three times)."""
+        Or, when no one object is touched by both, the lower of two touching each other that
+        the fingers pinch together, one finger on each (it carries the other): the lower of
+        two bowls stacked one in the other is picked by its rim with the upper bowl's wall
+        between its own and the inner finger, and the two come up as one (libero_90 task
+        63, "stack the left bowl on the right bowl and place them in the tray": such a pick
+        was called loose and tried again three times)."""
         env = self.env
         groups = env.robots[0].gripper.important_geoms
         fingers = [list(groups["left_finger"]), list(groups["right_finger"])]
@@ -521,7 +521,7 @@ class LiberoGeometry:
         if not pinched:
             return None
         a, b = pinched[0]
-        return a if self.body_position(a)[2] >= self.body_position(b)[2] else b
+        return a if self.body_position(a)[2] <= self.body_position(b)[2] else b
 
     # ------------------------------------------------------------------ LIBERO's predicates
 
