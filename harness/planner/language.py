@@ -263,11 +263,6 @@ def _place(rest: str, before: list[Step], *, verb: str) -> Step | str:
         if subject_text
         else _antecedent(before, "subject")
     )
-    stack = before[-1] if before else None
-    if subject_text == "them" and stack is not None and stack.relation == "on" and stack.target:
-        # "stack the left bowl on the right bowl and place them in the tray": "them" is the
-        # stack, carried by what is at its bottom (with the other on it)
-        subject = stack.target
     if isinstance(subject, str):
         return subject
     said = rest[len(subject_text) :].split()
@@ -338,14 +333,17 @@ def _relation(word: str) -> Relation | None:
     return None
 
 
-def _antecedent(before: list[Step], role: str) -> Mention | str:
-    """What "it" means: as a subject, the last thing picked or moved; as a target, the
-    last place (or the last thing acted on, "turn on the stove and put the pot on it")."""
+def _antecedent(before: list[Step], role: str, word: str = "it") -> Mention | str:
+    """What "it" means: as a subject, the last thing picked or moved ("them" after a place
+    on something: the stack, carried by its bottom, "stack the left bowl on the right bowl
+    and place them in the tray"); as a target, the last place (or the last thing acted on,
+    "turn on the stove and put the pot on it")."""
     if not before:
         return f"I do not know what {'it' if role == 'subject' else 'there'} refers to"
     last = before[-1]
     if role == "subject":
-        return last.subject
+        stacked = word == "them" and last.relation == "on" and last.target is not None
+        return last.target if stacked and last.target is not None else last.subject
     return last.target or last.subject
 
 
@@ -355,7 +353,7 @@ def _mention(text: str, before: list[Step], *, role: str) -> Mention | str:
     if not words:
         return "an object is missing from the instruction"
     if len(words) == 1 and words[0] in _PRONOUNS:
-        return _antecedent(before, role)
+        return _antecedent(before, role, words[0])
     mention = _phrase(text)
     if isinstance(mention, str):
         return mention

@@ -170,6 +170,8 @@ def test_the_lower_of_two_stacked_bowls_carries_the_stack() -> None:
     and the inner finger, and both come up; that was called loose (no one object touched by
     both fingers). Held, the stack is set down in the tray, the upper bowl still on the
     lower, and the Brief's truth says both of the upper one."""
+    from worlds.libero.holding import resting_on
+
     world = libero_world("libero_90", 63, 0)
     top, lower, tray = "akita_black_bowl_1", "akita_black_bowl_2", "wooden_tray_1_contain_region"
     try:
@@ -181,6 +183,6 @@ def test_the_lower_of_two_stacked_bowls_carries_the_stack() -> None:
         assert geo.body_position(top)[2] > 0.1  # the upper bowl came up with it
         assert world.execute("place", {"ref": lower, "target": tray, "relation": "in"}).ok
         assert holds(world, "in", lower, tray) and holds(world, "on", top, lower)
-        assert geo.support_of(top) == ("inside", tray) and geo.resting_on(top) == lower
+        assert geo.support_of(top) == ("inside", tray) and resting_on(geo, top) == lower
     finally:
         world.disconnect()

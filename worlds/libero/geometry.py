@@ -19,7 +19,7 @@ from worlds.libero.articulation import Articulation, geom_box
 from worlds.libero.clearance import hand_clear
 from worlds.libero.control import HOME_YAW, Frame, Vec3
 from worlds.libero.handles import ring, ring_centre
-from worlds.libero.oriented import oriented_blocked
+from worlds.libero.holding import footprint, hand_room, held, level_frame, resting_on
 from worlds.libero.rims import on_rim_slab
 from worlds.libero.scene import SceneCatalog, site_box
 
@@ -60,10 +60,6 @@ HAND_HALF_M = (0.1, 0.03)
 HAND_ABOVE_M = 0.03
 """How far above the fingertips the hand begins (measured: its collision box touched a
 basket's rim 3.3 cm above them)."""
-HAND_BOX_M = (0.105, 0.032)
-"""Half the Panda hand's collision box along the closing direction and across it."""
-HAND_TOP_M = 0.125
-"""How far above the fingertips the hand's box reaches (the wrist beyond it)."""
 HAND_CLEAR_M = 0.008
 """How far above a solid object's top the hand's box stays when it is grasped (the box starts
 3-3.3 cm above the fingertips: at 2 mm the hand still met a can's top and the lift stalled)."""
@@ -186,16 +182,8 @@ class LiberoGeometry:
         return np.array(data.geom_xpos[geom], dtype=float) + local @ rotation.T
 
     def footprint(self, ref: str) -> np.ndarray:
-        """The (x, y) corners (base frame, one row each) of the boxes of an object's
-        collision geoms, each turned as it stands: its footprint, which stays true when it
-        is turned (an axis-aligned box around a book at 45 degrees is 10 by 10 cm, the book
-        11 by 3)."""
-        corners = [self._corners(g)[:, :2] for g in self._geoms(ref)]
-        if not corners:
-            low, high = self._extent(ref)
-            corners = [np.array([low[:2], high[:2]])]
-        origin = np.asarray(self.frame.to_world((0.0, 0.0, 0.0)))[:2]
-        return np.concatenate(corners) - origin
+        """An object's footprint's corners (:func:`~worlds.libero.holding.footprint`)."""
+        return footprint(self, ref)
 
     def grasp(self, ref: str) -> tuple[Vec3, float, float]:
         """(grasp point in the base frame, finger yaw, width to grasp) for a top grasp.
@@ -362,7 +350,7 @@ class LiberoGeometry:
         # the bowl stopped it 10 cm short); else the rim where it does, closing across it
         above = self.frame.from_world((cx, cy, top))[2]
         for here, yaw, width in roomy:
-            if hand_clear(self, ref, here, yaw, above) and self._hand_room(ref, here, yaw):
+            if hand_clear(self, ref, here, yaw, above) and hand_room(self, ref, here, yaw):
                 return here, yaw, width
         radius = (r_high[0] - r_low[0]) / 2 - 0.012
         for angle in np.radians(np.arange(15.0, 360.0, 15.0)):
@@ -375,25 +363,12 @@ class LiberoGeometry:
                 reached
                 and self._fingers_free(ref, point, u, z, hand=False)
                 and hand_clear(self, ref, here, yaw, above)
-                and self._hand_room(ref, here, yaw)
+                and hand_room(self, ref, here, yaw)
             ):
                 return here, yaw, 0.02
         if roomy:
             return roomy[0]
         return self.frame.from_world(sides[0][0]), sides[0][1], 0.02
-
-    def _hand_room(self, ref: str, at: Vec3, yaw: float) -> bool:
-        """Whether the hand above fingers closing at ``at`` (base frame) along ``yaw`` meets
-        nothing but ``ref`` beside it: its box (21 cm along the closing direction, 6.4 cm
-        across, from 3 cm above the grip site up) turned as it comes down. ``hand_clear``
-        counts only what reaches over the thing; the finger room check, the fingers' width
-        about the rim. The desk caddy 9 cm from the porcelain mug's near wall stands 6 cm
-        above its rim: the hand met the caddy's wall 3 cm above the rim and the fingers
-        shut on nothing, three times (libero_90 task 85)."""
-        low, high = HAND_ABOVE_M, HAND_TOP_M
-        centre = (at[0], at[1], at[2] + (low + high) / 2)
-        half = (*HAND_BOX_M, (high - low) / 2)
-        return oriented_blocked(self, centre, half, yaw, ignore=(ref,)) is None
 
     def _tilted_rim(self, ref: str, rim: list[int], z: float) -> tuple[Vec3, float, float] | None:
         """A hollow object leaning within :data:`TILTED_DEG`: its rim's highest point
@@ -434,22 +409,8 @@ class LiberoGeometry:
         return position, matrix, np.asarray(size, dtype=float)
 
     def level_frame(self, ref: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """:meth:`region_frame` with the site's axes (the matrix's columns, with their half
-        sizes) reordered so that the third is the one that stands up and the first two lie
-        in the table's plane: the footprint of a container's region. A desk caddy's front
-        compartment's site stands its second axis up (half size 3.6 cm, the compartment's
-        height) and lays its third along the compartment (6.2 cm), so read in the site's own
-        order the footprint came out 5.6 by 7.2 cm, no slot, and a book held across it was
-        lowered onto the caddy's walls (libero_90 task 73). (A wine rack's tilted cradle
-        keeps its own order: :func:`~worlds.libero.placing.lay_down` reads its third axis
-        as the cradle's normal, 62 degrees off the vertical.)"""
-        frame = self.region_frame(ref)
-        if frame is None:
-            return None
-        position, matrix, size = frame
-        up = int(np.argmax(np.abs(matrix[2])))
-        order = [*(i for i in range(3) if i != up), up]
-        return position, matrix[:, order], size[:3][order]
+        """A container region's footprint frame (:func:`~worlds.libero.holding.level_frame`)."""
+        return level_frame(self, ref)
 
     def closing_yaw(self) -> float:
         """The direction the fingers close in now (radians about the vertical, base frame;
@@ -486,42 +447,8 @@ class LiberoGeometry:
     # ------------------------------------------------------------------ the gripper
 
     def held_ref(self) -> str | None:
-        """The movable object both fingers touch (robosuite's own grasp check, with each
-        finger's whole collision body rather than its pad alone: a wine bottle held by its
-        neck, lifted 0.15 m, touches one pad and the other finger above its pad, and the pads
-        alone called it loose, so the pick was retried and the bottle dropped).
-
-        Or, when no one object is touched by both, the lower of two touching each other that
-        the fingers pinch together, one finger on each (it carries the other): the lower of
-        two bowls stacked one in the other is picked by its rim with the upper bowl's wall
-        between its own and the inner finger, and the two come up as one (libero_90 task
-        63, "stack the left bowl on the right bowl and place them in the tray": such a pick
-        was called loose and tried again three times)."""
-        env = self.env
-        groups = env.robots[0].gripper.important_geoms
-        fingers = [list(groups["left_finger"]), list(groups["right_finger"])]
-        touched: list[list[tuple[str, Any]]] = [[], []]
-        for ref in self.catalog.refs("object"):
-            try:
-                obj = env.get_object(ref)
-                sides = [env._check_grasp(gripper=[f], object_geoms=obj) for f in fingers]
-            except (AttributeError, KeyError, ValueError):
-                continue
-            if all(sides):
-                return ref
-            for side, touches in enumerate(sides):
-                if touches:
-                    touched[side].append((ref, obj))
-        pinched = [
-            (a, b)
-            for a, obj_a in touched[0]
-            for b, obj_b in touched[1]
-            if a != b and env.check_contact(obj_a, obj_b)
-        ]
-        if not pinched:
-            return None
-        a, b = pinched[0]
-        return a if self.body_position(a)[2] <= self.body_position(b)[2] else b
+        """The movable object the fingers hold (:func:`~worlds.libero.holding.held`)."""
+        return held(self)
 
     # ------------------------------------------------------------------ LIBERO's predicates
 
@@ -547,29 +474,13 @@ class LiberoGeometry:
         for item in regions:
             if "contain" in item.tags and self._safe("in", ref, item.ref):
                 return ("inside", item.ref)
-        below = self.resting_on(ref)
+        below = resting_on(self, ref)
         if below is not None:
             return ("on", below)
         for tag in ("top", "table_area"):
             for item in regions:
                 if tag in item.tags and self._safe("on", ref, item.ref):
                     return ("on", item.ref)
-        return None
-
-    def resting_on(self, ref: str) -> str | None:
-        """The movable object ``ref`` rests on by LIBERO's On (within 15 cm of it), or None."""
-        states = self.env.object_states_dict
-        near = self.box(ref)
-        if ref not in states or near is None:
-            return None
-        for other in self.catalog.refs("object"):
-            if other == ref or other not in states:
-                continue
-            box = self.box(other)
-            if box is None or math.dist(near.centre[:2], box.centre[:2]) > 0.15:
-                continue
-            if self._safe("on", ref, other):
-                return other
         return None
 
     def _safe(self, name: str, *refs: str) -> bool:

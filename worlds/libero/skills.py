@@ -27,24 +27,9 @@ from worlds.libero.knobs import twist_knob
 from worlds.libero.placing import lay_down, slot_yaw
 from worlds.libero.reach import unfold_height
 from worlds.libero.scene import resolve_target
-from worlds.libero.segments import (
-    ABOVE_M,
-    CARRY_Z,
-    FAST,
-    PUSH_DIP,
-    SLOW,
-    Plan,
-    Refusal,
-    Segment,
-)
+from worlds.libero.segments import ABOVE_M, CARRY_Z, FAST, PUSH_DIP, SLOW, Plan, Refusal, Segment
 from worlds.libero.sliding import carry_over, push_spot
-from worlds.libero.spots import (
-    PLACE_REACH_M,
-    container_spot,
-    fit_room,
-    rests_below,
-    turned_spot,
-)
+from worlds.libero.spots import PLACE_REACH_M, container_place, turned_spot
 from worlds.libero.toppling import topple_into
 from worlds.libero.wrist import reached_yaw
 
@@ -57,8 +42,6 @@ HAND_HALF_M = 0.09
 """Half the Panda hand's length along the fingers' closing direction (above the fingers)."""
 HAND_THICK_M = 0.03
 """Half its thickness across that direction."""
-TIGHT_FIT_M = 0.02
-"""Room on the tightest side below which a thing is carried slowly into a container."""
 
 
 class SkillPlanner:
@@ -246,18 +229,9 @@ class SkillPlanner:
             )
             spot, quarter = (goal.centre, 0.0) if found is None else found
             yaw = self.geo.closing_yaw() + quarter if quarter else None
-        carry_speed = FAST
-        if item.kind == "region" and not item.drawer and relation != "on":
-            turn = 0.0 if yaw is None else yaw - self.geo.closing_yaw()
-            inside = container_spot(self.geo, ref, target, turn)  # (spots.py)
-            spot = goal.centre if inside is None else inside
-            # into a tight fit (a book into a caddy's compartment, 6.5 mm to spare at each
-            # end) it is carried slowly: carried at speed, a book held 9 mm off its middle
-            # turned 7 mm in the fingers as the arm stopped, and its end came down on the
-            # compartment's wall (libero_90 task 73)
-            room = fit_room(self.geo, ref, target, turn)
-            if room is not None and room < TIGHT_FIT_M and not rests_below(self.geo, ref, target):
-                carry_speed = SLOW
+        into = item.kind == "region" and not item.drawer and relation != "on"  # (spots.py)
+        inside, speed = container_place(self.geo, ref, target, yaw) if into else (None, FAST)
+        spot = spot if inside is None else inside
         if yaw is not None:  # the held thing turns with the wrist about the fingers
             turn = yaw - self.geo.closing_yaw()
             c, s_ = np.cos(turn), np.sin(turn)
@@ -275,7 +249,7 @@ class SkillPlanner:
         segments = [
             *self.rise(ee, carry),
             *turned,
-            Segment("move", "transport", (x, y, carry), speed=carry_speed, yaw=yaw),
+            Segment("move", "transport", (x, y, carry), speed=speed, yaw=yaw),
             Segment("move", "lower", (x, y, release_z), speed=SLOW, yaw=yaw),
             Segment("grip", "release", close=False),
             Segment("move", "retreat", (x, y, carry), speed=SLOW),

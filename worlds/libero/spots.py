@@ -30,12 +30,15 @@ import numpy as np
 from worlds.libero.articulation import geom_box
 from worlds.libero.control import HOME_YAW
 from worlds.libero.geometry import LiberoGeometry
+from worlds.libero.segments import FAST, SLOW
 
 __all__ = [
     "GAP_M",
     "MARGIN_M",
     "PLACE_REACH_M",
+    "TIGHT_FIT_M",
     "TWIN_GAP_M",
+    "container_place",
     "container_spot",
     "fit_room",
     "region_spot",
@@ -135,6 +138,27 @@ def turned_spot(
         return np.array(centre[:2]), 0.0
     best = int(np.argmax(clear))
     return (spots[best] if clear[best] > at_middle else np.array(centre[:2])), 0.0
+
+
+TIGHT_FIT_M = 0.02
+"""Room on the tightest side below which a thing is carried slowly into a container."""
+
+
+def container_place(
+    geo: LiberoGeometry, ref: str, target: str, yaw: float | None = None
+) -> tuple[np.ndarray | None, float]:
+    """(``container_spot``, the speed to carry ``ref`` there) for a place *in* the region
+    ``target``, the fingers turned to ``yaw`` on the way (None: as they are). Into a tight
+    fit (a book into a caddy's compartment, 6.5 mm to spare at each end) it is carried
+    slowly: carried at speed, a book held 9 mm off its middle turned 7 mm in the fingers as
+    the arm stopped, and its end came down on the compartment's wall (libero_90 task 73).
+    Not where it would rest below the region (``rests_below``): there the place is as
+    before."""
+    turn = 0.0 if yaw is None else yaw - geo.closing_yaw()
+    spot = container_spot(geo, ref, target, turn)
+    room = fit_room(geo, ref, target, turn)
+    slow = room is not None and room < TIGHT_FIT_M and not rests_below(geo, ref, target)
+    return spot, SLOW if slow else FAST
 
 
 def container_spot(
