@@ -48,7 +48,7 @@ from harness.planner.shelves import on_which, under
 from harness.planner.sides import frame_note, named_left
 from harness.prompts import OUTCOME_ACHIEVED_LINE, OUTCOME_NOT_ACHIEVED_LINE
 
-__all__ = ["ARTICULATED_TOOLS", "MAX_ATTEMPTS", "Action", "decide", "plan_actions"]
+__all__ = ["ARTICULATED_TOOLS", "MAX_ATTEMPTS", "Action", "decide", "plan_actions", "step_done"]
 
 ARTICULATED_TOOLS = frozenset({"open", "close", "turn_on", "turn_off", "push"})
 """Tools whose presence says the world has fixtures: this planner takes over."""
@@ -356,7 +356,7 @@ def _next(plan: list[Action], items: list[Any], brief: ParsedBrief) -> tuple[str
                     succeeded.add(index)
                 break
     for index, (name, arguments) in enumerate(plan):
-        if _done(plan, index, brief, succeeded, last):
+        if step_done(plan, index, brief, succeeded, last):
             continue
         if tries[index] >= MAX_ATTEMPTS:
             return f"{name} {_args_text(arguments)} tried {tries[index]} times", _GIVE_UP
@@ -366,13 +366,15 @@ def _next(plan: list[Action], items: list[Any], brief: ParsedBrief) -> tuple[str
     return None
 
 
-def _done(
+def step_done(
     plan: list[Action],
     index: int,
     brief: ParsedBrief,
     succeeded: set[int],
     last: dict[int, bool] | None = None,
 ) -> bool:
+    """Whether step ``index`` of ``plan`` needs no (more) running: what the Brief shows now,
+    the steps that ``succeeded`` and the evaluator's ``last`` verdict of each say it is done."""
     name, arguments = plan[index]
     last = last or {}
     if name == "pick" and brief.holding == arguments["ref"]:
@@ -388,6 +390,10 @@ def _done(
         # succeeded when it ran, and still so now: a later step may have undone it
         return index in succeeded and _holds(name, arguments, brief) is not False
     if name == "place":
+        if brief.holding == arguments["ref"] and index in succeeded and _picked_again(plan, index):
+            # held again by the plan's later pick of it ("stack the left bowl on the right
+            # bowl and place them in the tray": the stack is carried on), not undone
+            return True
         where = _resting(arguments["ref"], arguments["target"], brief)
         return index in succeeded if where is None else where
     if name == "pick" and _needs_pick(plan, index + 1):
@@ -444,6 +450,12 @@ def _resting(ref: str, target: str, brief: ParsedBrief) -> bool | None:
         ):
             return True
     return False
+
+
+def _picked_again(plan: list[Action], index: int) -> bool:
+    """Whether a later call of the plan picks up the object the place ``index`` put down."""
+    ref = plan[index][1].get("ref")
+    return any(call == ("pick", {"ref": ref}) for call in plan[index + 1 :])
 
 
 def _needs_pick(plan: list[Action], index: int) -> bool:

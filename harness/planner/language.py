@@ -324,7 +324,7 @@ def _mention(text: str, before: list[Step], *, role: str) -> Mention | str:
     if not words:
         return "an object is missing from the instruction"
     if len(words) == 1 and words[0] in _PRONOUNS:
-        return antecedent(before, role)
+        return antecedent(before, role, words[0])
     mention = _phrase(text)
     if isinstance(mention, str):
         return mention

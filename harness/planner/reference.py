@@ -13,14 +13,17 @@ from harness.planner.task_types import Mention, Step
 __all__ = ["antecedent", "named_before"]
 
 
-def antecedent(before: list[Step], role: str) -> Mention | str:
-    """What "it" means: as a subject, the last thing picked or moved; as a target, the
-    last place (or the last thing acted on, "turn on the stove and put the pot on it")."""
+def antecedent(before: list[Step], role: str, word: str = "it") -> Mention | str:
+    """What "it" means: as a subject, the last thing picked or moved ("them" after a place
+    on something: the stack, carried by its bottom, "stack the left bowl on the right bowl
+    and place them in the tray"); as a target, the last place (or the last thing acted on,
+    "turn on the stove and put the pot on it")."""
     if not before:
         return f"I do not know what {'it' if role == 'subject' else 'there'} refers to"
     last = before[-1]
     if role == "subject":
-        return last.subject
+        stacked = word == "them" and last.relation == "on" and last.target is not None
+        return last.target if stacked and last.target is not None else last.subject
     return last.target or last.subject
 
 

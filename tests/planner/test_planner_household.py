@@ -34,6 +34,7 @@ from harness.planner.grounding import Unresolved
 from harness.planner.household import plan_actions
 from harness.planner.language import parse_task
 from tests.libero_briefs import (
+    CONT,
     FIX,
     GROCERIES,
     OBJ,
@@ -46,6 +47,7 @@ from tests.libero_briefs import (
 )
 from tests.tiers import examples
 
+TRAY = "wooden_tray_1_contain_region"
 DATA = json.loads(
     (Path(__file__).parents[1] / "libero_data" / "published_instructions.json").read_text()
 )
@@ -722,6 +724,63 @@ def test_a_place_the_brief_does_not_confirm_is_done_again_and_bounded() -> None:
         calls.append(response.tool_calls[0].name)
     assert calls == ["pick", "place"] * 3
     assert response.text.endswith("Outcome: not achieved")
+
+
+def test_them_after_a_stacking_is_the_stack_carried_by_its_bottom() -> None:
+    """libero_90 task 63: "stack the red bowl on the blue bowl and place them in the tray":
+    "them" is the stack, carried by the bowl at its bottom (the other in it); the stacking
+    step, its bowl carried along, stays done, and set down in the tray, the top bowl is in
+    the tray and still on the other: achieved. (Before, "them" was the top bowl alone, and
+    the stacking step was done again while it was held.)"""
+    table = [
+        ("wooden_tray_1", "wooden tray", FIX, (0.5, 0.25, 0.0), "on main_table"),
+        ("wooden_tray_1_contain_region", "tray", CONT, (0.5, 0.25, 0.01), ""),
+    ]
+
+    def scene(red: str, blue: str, holding: str = "nothing") -> str:
+        bowls = [
+            ("bowl_1", "red bowl", OBJ, (0.4, -0.15, 0.02), red),
+            ("bowl_2", "blue bowl", OBJ, (0.4, 0.05, 0.02), blue),
+        ]
+        return brief(bowls + table, holding=holding)
+
+    episode = Episode("stack the red bowl on the blue bowl and place them in the tray")
+    on_table = "on main_table"
+    steps = [
+        (scene(on_table, on_table), ("pick", {"ref": "bowl_1"})),
+        (scene("", on_table, "bowl_1"), ("place", {"ref": "bowl_1", "target": "bowl_2"})),
+        (scene("on bowl_2", on_table), ("pick", {"ref": "bowl_2"})),
+        (scene("on bowl_2", "", "bowl_2"), ("place", {"ref": "bowl_2", "target": TRAY})),
+    ]
+    for text, (name, arguments) in steps:
+        call = episode.turn(text).tool_calls[0]
+        assert call.name == name
+        assert {k: call.arguments[k] for k in arguments} == arguments
+    final = episode.turn(scene(f"on bowl_2; in {TRAY}", f"in {TRAY}"))
+    assert not final.tool_calls and final.text.endswith("Outcome: achieved")
+
+
+def test_a_place_held_again_by_a_later_pick_stays_done() -> None:
+    """A place whose object a later pick of the plan takes up again is done while it is
+    held (it was not undone): "put the red bowl on the blue bowl, then put the red bowl in
+    the tray" does not put it back on the blue bowl once it is lifted again."""
+    from harness.planner.brief import parse_brief
+    from harness.planner.household import step_done
+
+    plan = [
+        ("pick", {"ref": "bowl_1"}),
+        ("place", {"ref": "bowl_1", "target": "bowl_2", "relation": "on"}),
+        ("pick", {"ref": "bowl_1"}),
+        ("place", {"ref": "bowl_1", "target": TRAY, "relation": "in"}),
+    ]
+    entries = [
+        ("bowl_1", "red bowl", OBJ, (0.4, -0.15, 0.2), ""),
+        ("bowl_2", "blue bowl", OBJ, (0.4, 0.05, 0.02), "on main_table"),
+    ]
+    held = parse_brief(brief(entries, holding="bowl_1"))
+    assert step_done(plan, 1, held, {0, 1})
+    assert not step_done(plan, 1, held, {0})  # not before it succeeded
+    assert not step_done(plan[:2], 1, held, {0, 1})  # nor with no later pick of it
 
 
 def test_a_failing_call_is_retried_then_given_up() -> None:

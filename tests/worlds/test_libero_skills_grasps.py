@@ -146,3 +146,43 @@ def test_a_bowl_on_the_stove_is_grasped_where_the_knob_leaves_the_fingers_room()
         assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()
+
+
+def test_a_mug_beside_the_caddy_is_grasped_where_the_hand_has_room() -> None:
+    """libero_90 task 85 (state 0) failed 3/3: the rim facing the robot was taken, and the
+    hand, 21 cm long along the closing direction, came down on the desk caddy's wall 9 cm
+    from the mug and 6 cm above its rim; the fingers shut on nothing."""
+    world = libero_world("libero_90", 85, 0)
+    try:
+        picked = world.execute("pick", {"ref": "porcelain_mug_1"})
+        assert picked.ok and world.held_ref() == "porcelain_mug_1"
+        target = "study_table_desk_caddy_right_region"
+        args = {"ref": "porcelain_mug_1", "target": target, "relation": "on"}
+        assert world.execute("place", args).ok
+        assert holds(world, "on", "porcelain_mug_1", target)
+    finally:
+        world.disconnect()
+
+
+def test_the_lower_of_two_stacked_bowls_carries_the_stack() -> None:
+    """libero_90 task 63 ("stack the left bowl on the right bowl and place them in the
+    tray"): the lower bowl, picked by its rim, pinches the upper bowl's wall between its own
+    and the inner finger, and both come up; that was called loose (no one object touched by
+    both fingers). Held, the stack is set down in the tray, the upper bowl still on the
+    lower, and the Brief's truth says both of the upper one."""
+    from worlds.libero.holding import resting_on
+
+    world = libero_world("libero_90", 63, 0)
+    top, lower, tray = "akita_black_bowl_1", "akita_black_bowl_2", "wooden_tray_1_contain_region"
+    try:
+        assert world.execute("pick", {"ref": top}).ok
+        assert world.execute("place", {"ref": top, "target": lower, "relation": "on"}).ok
+        assert world.execute("pick", {"ref": lower}).ok
+        assert world.held_ref() == lower
+        geo = world.geometry
+        assert geo.body_position(top)[2] > 0.1  # the upper bowl came up with it
+        assert world.execute("place", {"ref": lower, "target": tray, "relation": "in"}).ok
+        assert holds(world, "in", lower, tray) and holds(world, "on", top, lower)
+        assert geo.support_of(top) == ("inside", tray) and resting_on(geo, top) == lower
+    finally:
+        world.disconnect()

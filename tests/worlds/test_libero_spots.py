@@ -66,6 +66,9 @@ class Geometry:
     def region_frame(self, ref: str) -> Any:
         return STOVE.copy(), np.eye(3), self.half.copy()
 
+    def level_frame(self, ref: str) -> Any:
+        return self.region_frame(ref)
+
     def body_position(self, ref: str) -> tuple[float, float, float]:
         return self.bodies[ref]
 
@@ -79,6 +82,11 @@ class Geometry:
     def predicate(self, name: str, ref: str, target: str) -> bool:
         x, y, _ = self.bodies[ref]
         return bool(np.all(np.abs(np.array([x, y]) - STOVE[:2]) < HALF[:2]))
+
+    def footprint(self, ref: str) -> np.ndarray:
+        box = self.box(ref)
+        middle, half = np.array(box.centre[:2]), np.array(box.size[:2]) / 2
+        return middle + half * np.array([[-1, -1], [-1, 1], [1, -1], [1, 1]])
 
 
 def footprint_gap(a: np.ndarray, b: np.ndarray) -> float:
@@ -249,23 +257,26 @@ def test_a_region_wholly_out_of_reach_still_gets_a_spot() -> None:
 def test_a_place_in_a_container_keeps_room_only_from_what_is_there(dx: float, dy: float) -> None:
     """A place *in* a container (LIBERO-PRO libero_10_task 7: the cream cheese landed on
     the ketchup standing in the middle of the basket) takes the spot clear of what stands
-    inside it, and never leaves room for a twin: with nothing there it is the middle, even
-    with another of its kind on the table; what stands outside its walls does not count."""
+    inside it, and never leaves room for a twin: with nothing there it is the one that
+    brings the footprint's middle over the container's middle (the body off it by the
+    footprint's shift: libero_90 task 75, a book's end on the caddy's wall), even with
+    another of its kind on the table; what stands outside its walls does not count."""
+    middle = STOVE[:2] - POT_SHIFT
     bodies = {"held": (0.5, 0.3, 0.2), "twin": (0.7, 0.3, 0.0)}
     kinds = {"held": "moka_pot", "twin": "moka_pot"}
     geo = Geometry(bodies, kinds)
     spot = container_spot(geo, "held", "basket")  # type: ignore[arg-type]
-    assert spot is not None and np.allclose(spot, STOVE[:2])
+    assert spot is not None and np.allclose(spot, middle)
     standing = (float(STOVE[0] + dx), float(STOVE[1] + dy), 0.0)
     geo = Geometry({**bodies, "there": standing}, {**kinds, "there": "other"})
     spot = container_spot(geo, "held", "basket")  # type: ignore[arg-type]
     assert spot is not None
     assert np.all(np.abs(spot - STOVE[:2]) <= HALF[:2] - MARGIN_M + 1e-9)
     there = np.array(standing[:2])
-    if footprint_gap(STOVE[:2], there) >= GAP_M or np.any(
+    if footprint_gap(middle, there) >= GAP_M or np.any(
         np.abs(there + POT_SHIFT - STOVE[:2]) > HALF[:2]
     ):  # the middle is free, or what stands there is outside the container's walls
-        assert np.allclose(spot, STOVE[:2])
+        assert np.allclose(spot, middle)
         return
     lim = HALF[:2] - MARGIN_M
     a, b = np.meshgrid(np.linspace(-lim[0], lim[0], 25), np.linspace(-lim[1], lim[1], 25))
@@ -274,7 +285,23 @@ def test_a_place_in_a_container_keeps_room_only_from_what_is_there(dx: float, dy
     if (to_there >= GAP_M + 0.005).any():
         assert footprint_gap(spot, there) >= GAP_M - 1e-9, (spot, there)
     else:  # no clear spot: the one furthest from it, never nearer than the middle
-        assert footprint_gap(spot, there) >= footprint_gap(STOVE[:2], there) - 1e-9
+        assert footprint_gap(spot, there) >= footprint_gap(middle, there) - 1e-9
+
+
+def test_in_a_container_the_footprint_not_the_body_comes_over_the_middle() -> None:
+    """libero_90 task 75: a book's body is 1.2 cm from its footprint's middle, and with the
+    body over the middle of the caddy's compartment (12.4 cm across, the book 11.1 cm) its
+    end came down on the wall. The footprint's middle comes over the region's middle, and
+    the body stays inside by the margin however far it lies from the footprint."""
+    for shift_y in (0.0, -0.0177, 0.05, -0.2):
+        geo = Geometry({"held": (0.5, 0.3, 0.2)}, {"held": "book"})
+        geo.box = lambda ref, s=shift_y: Box((0.5, 0.3 + s, 0.27), POT)  # type: ignore[method-assign]
+        spot = container_spot(geo, "held", "basket")  # type: ignore[arg-type]
+        assert spot is not None
+        lim = HALF[:2] - MARGIN_M
+        assert np.all(np.abs(spot - STOVE[:2]) <= lim + 1e-9)
+        expected = STOVE[:2] - np.clip(np.array([0.0, shift_y]), -lim, lim)
+        assert np.allclose(spot, expected), (shift_y, spot)
 
 
 def test_in_a_container_a_flat_box_may_lie_on_a_flat_one_but_not_on_a_tall_one() -> None:

@@ -18,7 +18,8 @@ import numpy as np
 from worlds.libero.articulation import Articulation, geom_box
 from worlds.libero.clearance import hand_clear
 from worlds.libero.control import HOME_YAW, Frame, Vec3
-from worlds.libero.handles import ring
+from worlds.libero.handles import ring, ring_centre
+from worlds.libero.holding import footprint, hand_room, held, level_frame, resting_on
 from worlds.libero.reach import down_clear
 from worlds.libero.rims import on_rim_slab
 from worlds.libero.scene import SceneCatalog, site_box
@@ -181,6 +182,10 @@ class LiberoGeometry:
         local = aabb[:3] + signs * aabb[3:]
         return np.array(data.geom_xpos[geom], dtype=float) + local @ rotation.T
 
+    def footprint(self, ref: str) -> np.ndarray:
+        """An object's footprint's corners (:func:`~worlds.libero.holding.footprint`)."""
+        return footprint(self, ref)
+
     def grasp(self, ref: str) -> tuple[Vec3, float, float]:
         """(grasp point in the base frame, finger yaw, width to grasp) for a top grasp.
 
@@ -308,6 +313,9 @@ class LiberoGeometry:
         corners = np.vstack([self._corners(g) for g in rim])
         r_low, r_high = corners.min(axis=0), corners.max(axis=0)
         cx, cy, z = (r_low[0] + r_high[0]) / 2, (r_low[1] + r_high[1]) / 2, top - depth
+        middle = ring_centre([geom_box(self.env, g) for g in geoms])
+        if middle is not None:  # a handle stands out: the cup's middle, not the box's
+            cx, cy = float(middle[0]), float(middle[1])
         tilted = self._tilted_rim(ref, rim, z)
         if tilted is not None:
             return tilted
@@ -344,8 +352,10 @@ class LiberoGeometry:
         above = self.frame.from_world((cx, cy, top))[2]
         for here, yaw, width in roomy:
             # and the arm with it (``reach.down_clear``; libero_90 task 30: the forearm)
-            if hand_clear(self, ref, here, yaw, above) and down_clear(
-                self.env, self.frame, here, yaw
+            if (
+                hand_clear(self, ref, here, yaw, above)
+                and hand_room(self, ref, here, yaw)
+                and down_clear(self.env, self.frame, here, yaw)
             ):
                 return here, yaw, width
         radius = (r_high[0] - r_low[0]) / 2 - 0.012
@@ -359,6 +369,7 @@ class LiberoGeometry:
                 reached
                 and self._fingers_free(ref, point, u, z, hand=False)
                 and hand_clear(self, ref, here, yaw, above)
+                and hand_room(self, ref, here, yaw)
                 and down_clear(self.env, self.frame, here, yaw)
             ):
                 return here, yaw, 0.02
@@ -404,6 +415,10 @@ class LiberoGeometry:
         matrix = np.array(self.env.sim.data.get_site_xmat(ref), dtype=float).reshape(3, 3)
         return position, matrix, np.asarray(size, dtype=float)
 
+    def level_frame(self, ref: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """A container region's footprint frame (:func:`~worlds.libero.holding.level_frame`)."""
+        return level_frame(self, ref)
+
     def closing_yaw(self) -> float:
         """The direction the fingers close in now (radians about the vertical, base frame;
         the ``yaw`` of a top grasp)."""
@@ -414,12 +429,12 @@ class LiberoGeometry:
 
     def region_axes(self, ref: str) -> tuple[tuple[float, float], tuple[float, float]] | None:
         """((narrow width, its direction's yaw), (long width, its yaw)) of a region's
-        footprint from its site's size and orientation; None for anything else."""
-        site = self.env.object_sites_dict.get(ref)
-        size = getattr(site, "size", None)
-        if site is None or size is None or len(size) < 2:
+        footprint from its site's size and orientation (the two axes in the table's plane,
+        :meth:`level_frame`); None for anything else."""
+        frame = self.level_frame(ref)
+        if frame is None:
             return None
-        matrix = np.array(self.env.sim.data.get_site_xmat(ref), dtype=float).reshape(3, 3)
+        _, matrix, size = frame
         axes = [
             (2 * float(size[i]), math.atan2(float(matrix[1, i]), float(matrix[0, i])))
             for i in (0, 1)
@@ -439,20 +454,8 @@ class LiberoGeometry:
     # ------------------------------------------------------------------ the gripper
 
     def held_ref(self) -> str | None:
-        """The movable object both fingers touch (robosuite's own grasp check, with each
-        finger's whole collision body rather than its pad alone: a wine bottle held by its
-        neck, lifted 0.15 m, touches one pad and the other finger above its pad, and the pads
-        alone called it loose, so the pick was retried and the bottle dropped)."""
-        env = self.env
-        groups = env.robots[0].gripper.important_geoms
-        fingers = [list(groups["left_finger"]), list(groups["right_finger"])]
-        for ref in self.catalog.refs("object"):
-            try:
-                if env._check_grasp(gripper=fingers, object_geoms=env.get_object(ref)):
-                    return ref
-            except (AttributeError, KeyError, ValueError):
-                continue
-        return None
+        """The movable object the fingers hold (:func:`~worlds.libero.holding.held`)."""
+        return held(self)
 
     # ------------------------------------------------------------------ LIBERO's predicates
 
@@ -478,15 +481,9 @@ class LiberoGeometry:
         for item in regions:
             if "contain" in item.tags and self._safe("in", ref, item.ref):
                 return ("inside", item.ref)
-        near = self.box(ref)
-        for other in catalog.refs("object"):
-            if other == ref or other not in states:
-                continue
-            box = self.box(other)
-            if near is None or box is None or math.dist(near.centre[:2], box.centre[:2]) > 0.15:
-                continue
-            if self._safe("on", ref, other):
-                return ("on", other)
+        below = resting_on(self, ref)
+        if below is not None:
+            return ("on", below)
         for tag in ("top", "table_area"):
             for item in regions:
                 if tag in item.tags and self._safe("on", ref, item.ref):

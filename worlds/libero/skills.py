@@ -33,10 +33,10 @@ from worlds.libero.knobs import twist_knob
 from worlds.libero.placing import lay_down, slot_yaw
 from worlds.libero.reach import unfold_height
 from worlds.libero.scene import resolve_target
-from worlds.libero.segments import ABOVE_M, CARRY_Z, SLOW, Plan, Refusal, Segment
+from worlds.libero.segments import ABOVE_M, CARRY_Z, FAST, SLOW, Plan, Refusal, Segment
 from worlds.libero.slide_in import SLID, slid_pick
 from worlds.libero.sliding import carry_over, push_spot
-from worlds.libero.spots import PLACE_REACH_M, container_spot, turned_spot
+from worlds.libero.spots import PLACE_REACH_M, container_place, turned_spot
 from worlds.libero.through import handle_grasp, opening, place_through
 from worlds.libero.toppling import topple_into
 from worlds.libero.wrist import reached_yaw
@@ -242,9 +242,9 @@ class SkillPlanner:
             )
             spot, quarter = (goal.centre, 0.0) if found is None else found
             yaw = self.geo.closing_yaw() + quarter if quarter else None
-        elif item.kind == "region" and not item.drawer and yaw is None:  # in a container
-            inside = container_spot(self.geo, ref, target)  # (spots.py)
-            spot = goal.centre if inside is None else inside
+        into = item.kind == "region" and not item.drawer and relation != "on"  # (spots.py)
+        inside, speed = container_place(self.geo, ref, target, yaw) if into else (None, FAST)
+        spot = spot if inside is None else inside
         if yaw is not None:  # the held thing turns with the wrist about the fingers
             turn = yaw - self.geo.closing_yaw()
             c, s_ = np.cos(turn), np.sin(turn)
@@ -262,7 +262,7 @@ class SkillPlanner:
         segments = [
             *self.rise(ee, carry),
             *turned,
-            Segment("move", "transport", (x, y, carry), yaw=yaw),
+            Segment("move", "transport", (x, y, carry), speed=speed, yaw=yaw),
             Segment("move", "lower", (x, y, release_z), speed=SLOW, yaw=yaw),
             Segment("grip", "release", close=False),
             Segment("move", "retreat", (x, y, carry), speed=SLOW),

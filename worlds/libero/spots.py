@@ -27,19 +27,28 @@ from __future__ import annotations
 
 import numpy as np
 
+from worlds.libero.articulation import geom_box
 from worlds.libero.control import HOME_YAW
 from worlds.libero.geometry import LiberoGeometry
+from worlds.libero.segments import FAST, SLOW
 
 __all__ = [
     "GAP_M",
     "MARGIN_M",
     "PLACE_REACH_M",
+    "TIGHT_FIT_M",
     "TWIN_GAP_M",
+    "container_place",
     "container_spot",
+    "fit_room",
     "region_spot",
+    "rests_below",
+    "turned_footprint",
     "turned_spot",
 ]
 
+IN_SLACK_M = 0.01
+"""How far below a region's box LIBERO's ``In`` still takes a body to be inside it."""
 MARGIN_M = 0.015
 """How far inside the region's edges the body is set down (LIBERO's ``On`` wants it inside)."""
 GAP_M = 0.01
@@ -131,28 +140,64 @@ def turned_spot(
     return (spots[best] if clear[best] > at_middle else np.array(centre[:2])), 0.0
 
 
-def container_spot(geo: LiberoGeometry, ref: str, target: str) -> np.ndarray | None:
-    """For a place *in* a container's region (a basket's inside): the base-frame (x, y) to
-    bring ``ref``'s body over, held as it is: the middle, unless something standing inside
-    the container is in the way there, then the spot nearest the middle whose footprint
-    keeps ``GAP_M`` from it, else the one furthest from it; None when ``target`` is not a
-    region with a footprint. In the way is only what stands inside the walls (not the
-    container itself, nor what stands beside it) and reaches too high for the held thing to
-    lie on it and stay inside (LIBERO-PRO libero_10_task 7: the cream cheese landed on the
-    ketchup standing 15 cm tall in the middle of the basket; a box may lie on a box). No
-    room is kept for a twin: a second thing is set beside the first when it comes."""
-    frame = geo.region_frame(target)
+TIGHT_FIT_M = 0.02
+"""Room on the tightest side below which a thing is carried slowly into a container."""
+
+
+def container_place(
+    geo: LiberoGeometry, ref: str, target: str, yaw: float | None = None
+) -> tuple[np.ndarray | None, float]:
+    """(``container_spot``, the speed to carry ``ref`` there) for a place *in* the region
+    ``target``, the fingers turned to ``yaw`` on the way (None: as they are). Into a tight
+    fit (a book into a caddy's compartment, 6.5 mm to spare at each end) it is carried
+    slowly: carried at speed, a book held 9 mm off its middle turned 7 mm in the fingers as
+    the arm stopped, and its end came down on the compartment's wall (libero_90 task 73).
+    Not where it would rest below the region (``rests_below``): there the place is as
+    before."""
+    turn = 0.0 if yaw is None else yaw - geo.closing_yaw()
+    spot = container_spot(geo, ref, target, turn)
+    room = fit_room(geo, ref, target, turn)
+    slow = room is not None and room < TIGHT_FIT_M and not rests_below(geo, ref, target)
+    return spot, SLOW if slow else FAST
+
+
+def container_spot(
+    geo: LiberoGeometry, ref: str, target: str, turn: float = 0.0
+) -> np.ndarray | None:
+    """For a place *in* a container's region (a basket's inside, a caddy's compartment):
+    the base-frame (x, y) to bring ``ref``'s body over, held as it is and turned ``turn``
+    (radians) about the fingers on the way: where its footprint's middle comes over the
+    region's middle (the body kept ``MARGIN_M`` inside the region), unless something
+    standing inside the container is in the way there, then the spot nearest that whose
+    footprint keeps ``GAP_M`` from it, else the one furthest from it; None when ``target``
+    is not a region with a footprint.
+
+    The footprint, not the body: a book's body is the middle of its bottom edge's spine
+    side, 1.2 cm from the middle of its pages, and with its body over the middle of the
+    desk caddy's compartment (12.4 cm across, the book 11.1 cm long) the book's end came
+    down on the compartment's wall and it stood on it (libero_90 task 75). In the way is
+    only what stands inside the walls (not the container itself, nor what stands beside
+    it) and reaches too high for the held thing to lie on it and stay inside (LIBERO-PRO
+    libero_10_task 7: the cream cheese landed on the ketchup standing 15 cm tall in the
+    middle of the basket; a box may lie on a box). No room is kept for a twin: a second
+    thing is set beside the first when it comes."""
+    frame = geo.level_frame(target)
     held = geo.box(ref)
     if frame is None or held is None:
         return None
     centre, matrix, half_size = frame
     if min(half_size[:2]) <= MARGIN_M:
         return np.array(centre[:2])
-    half = np.array(held.size[:2]) / 2
-    shift = np.array(held.centre[:2]) - np.array(geo.body_position(ref)[:2])
+    shift, half = turned_footprint(geo, ref, turn)
     axes, spots = _grid(centre, matrix, half_size)
-    middle = np.linalg.norm(spots - centre[:2], axis=1)
+    # the body's spot that brings the footprint's middle over the region's, kept inside
+    along = axes @ -shift / np.maximum(np.linalg.norm(axes, axis=1) ** 2, 1e-12)
+    room = np.maximum(np.asarray(half_size[:2]) - MARGIN_M, 0.0)
+    preferred = np.array(centre[:2]) + np.clip(along, -room, room) @ axes
     owner = getattr(geo.catalog.get(target), "parent", None)
+    if rests_below(geo, ref, target):
+        preferred = np.array(centre[:2])  # as before: see ``rests_below``
+    middle = np.linalg.norm(spots - preferred, axis=1)
     top = centre[2] + float(np.abs(matrix[2]) @ half_size) - float(held.size[2])
     standing = _standing(geo, ref, np.array([*centre[:2], top]), half_size, half, skip=owner)
     others = [
@@ -160,15 +205,79 @@ def container_spot(geo: LiberoGeometry, ref: str, target: str) -> np.ndarray | N
         for m, h in standing
         if all(abs(float((m - centre[:2]) @ axes[i])) <= half_size[i] for i in (0, 1))
     ]
-    at_middle = _clearance(np.array([centre[:2] + shift]), half, others)[0]
+    at_middle = _clearance(np.array([preferred + shift]), half, others)[0]
     if at_middle >= GAP_M:
-        return np.array(centre[:2])
+        return preferred
     clear = _clearance(spots + shift, half, others)
     ok = clear >= GAP_M
     if ok.any():
         return _nearest(spots, middle, ok)
     best = int(np.argmax(clear))
-    return spots[best] if clear[best] > at_middle else np.array(centre[:2])
+    return spots[best] if clear[best] > at_middle else preferred
+
+
+def rests_below(geo: LiberoGeometry, ref: str, target: str) -> bool:
+    """Whether ``ref`` standing upright on its container's floor (the highest of the
+    container's collision geoms under the region's middle) would have its body below the
+    region's box as LIBERO's ``In`` reads it (``SiteObject.in_box``: 1 cm of slack below).
+
+    The desk caddy's back compartment's region starts 2 cm above the caddy's floor: a book
+    stood upright on that floor has its body 4 mm too low, and LIBERO takes it to be in the
+    compartment only resting raised. There the place keeps what it did before (the body
+    over the region's middle, carried at speed): the book's end comes down on the end wall
+    and it rests on the walls, its body raised (libero_10 task 5 at states 0-9); stood
+    cleanly on the floor it failed LIBERO's check (state 1)."""
+    item = geo.catalog.get(target)
+    owner = getattr(item, "parent", None)
+    frame = geo.level_frame(target)
+    held = geo.box(ref)
+    if owner is None or frame is None or held is None:
+        return False
+    if owner not in getattr(geo.env, "obj_body_id", {}):
+        return False
+    centre, matrix, half_size = frame
+    lowest = centre[2] - abs(float(matrix[2] @ half_size)) - IN_SLACK_M
+    origin = np.asarray(geo.frame.to_world((0.0, 0.0, 0.0)), dtype=float)
+    point = np.asarray(centre, dtype=float) + origin
+    floor = None
+    for geom in geo._geoms(owner):
+        low, high = geom_box(geo.env, geom)
+        if np.all(low[:2] <= point[:2]) and np.all(point[:2] <= high[:2]) and high[2] <= point[2]:
+            floor = float(high[2]) if floor is None else max(floor, float(high[2]))
+    if floor is None:
+        return False
+    body_up = geo.body_position(ref)[2] - held.bottom
+    return floor - float(origin[2]) + body_up < lowest
+
+
+def turned_footprint(geo: LiberoGeometry, ref: str, turn: float) -> tuple[np.ndarray, np.ndarray]:
+    """(middle, half size) of the axis-aligned box (base frame xy) around ``ref``'s
+    footprint turned ``turn`` (radians) about the vertical: the middle from its body."""
+    c, s_ = np.cos(turn), np.sin(turn)
+    rotate = np.array([[c, -s_], [s_, c]])
+    corners = (geo.footprint(ref) - np.array(geo.body_position(ref)[:2])) @ rotate.T
+    low, high = corners.min(axis=0), corners.max(axis=0)
+    return (low + high) / 2, (high - low) / 2
+
+
+def fit_room(geo: LiberoGeometry, ref: str, target: str, turn: float = 0.0) -> float | None:
+    """How much room (m) ``ref``, turned ``turn`` about the vertical, leaves on its
+    tightest side in the region ``target`` with its footprint's middle over the region's
+    (negative: it does not fit); None when ``target`` is not a region with a footprint."""
+    frame = geo.level_frame(target)
+    if frame is None:
+        return None
+    _, matrix, half_size = frame
+    c, s_ = np.cos(turn), np.sin(turn)
+    rotate = np.array([[c, -s_], [s_, c]])
+    corners = geo.footprint(ref) @ rotate.T
+    room = []
+    for i in (0, 1):
+        axis = np.asarray(matrix[:2, i], dtype=float)
+        axis = axis / max(float(np.linalg.norm(axis)), 1e-12)
+        along = corners @ axis
+        room.append(float(half_size[i]) - float(along.max() - along.min()) / 2)
+    return min(room)
 
 
 def _towards_home(yaw: float) -> float:

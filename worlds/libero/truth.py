@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from embodiment.geometry import point_text, rounded_point
 from scene.perception import Detection
 from worlds.libero.geometry import LiberoGeometry
+from worlds.libero.holding import resting_on
 from worlds.libero.scene import SceneCatalog
 
 if TYPE_CHECKING:
@@ -117,6 +118,12 @@ def scene_detections(
             support = geo.support_of(ref)
             if support is not None:
                 relations.append(support)
+            if support is not None and support[0] == "inside":
+                # and what it rests on in there: a bowl stacked on another and carried
+                # into the tray with it is in the tray and still on that bowl
+                below = resting_on(geo, ref)
+                if below is not None:
+                    relations.append(("on", below))
         found.append(
             Detection(
                 ref=ref,
