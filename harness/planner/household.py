@@ -373,8 +373,7 @@ def step_done(
     succeeded: set[int],
     last: dict[int, bool] | None = None,
 ) -> bool:
-    """Whether step ``index`` of ``plan`` needs no (more) running: what the Brief shows now,
-    the steps that ``succeeded`` and the evaluator's ``last`` verdict of each say it is done."""
+    """Whether step ``index`` of ``plan`` is done: by the Brief, successes and verdicts."""
     name, arguments = plan[index]
     last = last or {}
     if name == "pick" and brief.holding == arguments["ref"]:
