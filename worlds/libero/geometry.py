@@ -17,6 +17,7 @@ import numpy as np
 
 from worlds.libero.articulation import Articulation, geom_box
 from worlds.libero.clearance import hand_clear
+from worlds.libero.compartment import rests
 from worlds.libero.control import HOME_YAW, Frame, Vec3
 from worlds.libero.handles import ring
 from worlds.libero.reach import down_clear
@@ -469,17 +470,16 @@ class LiberoGeometry:
         states = self.env.object_states_dict
         if ref not in states:
             return None
-        catalog = self.catalog
         regions = [
             i
-            for i in catalog.items.values()
+            for i in self.catalog.items.values()
             if i.kind == "region" and i.ref in states and i.parent != ref
         ]
         for item in regions:
             if "contain" in item.tags and self._safe("in", ref, item.ref):
                 return ("inside", item.ref)
         near = self.box(ref)
-        for other in catalog.refs("object"):
+        for other in self.catalog.refs("object"):
             if other == ref or other not in states:
                 continue
             box = self.box(other)
@@ -489,7 +489,7 @@ class LiberoGeometry:
                 return ("on", other)
         for tag in ("top", "table_area"):
             for item in regions:
-                if tag in item.tags and self._safe("on", ref, item.ref):
+                if tag in item.tags and self._safe(rests(self, item.ref, ref), ref, item.ref):
                     return ("on", item.ref)
         return None
 
