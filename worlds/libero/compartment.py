@@ -52,6 +52,10 @@ PROBE_M = 0.04
 """How far past a region's side a wall of its fixture is looked for."""
 LIFT_M = 0.012
 """How high over the floor the thing's bottom is carried in."""
+HIGH_LIFT_M = 0.025
+"""And at most this high where the gap leaves room and the hand stays outside: held by its
+handle 1.2 cm over a shelf board, a pan sagged on the way in, caught the board's front edge
+and fell out of the fingers (libero_90 task 40, state 2)."""
 SET_M = 0.004
 """And where it is let go."""
 ROOF_MARGIN_M = 0.006
@@ -211,16 +215,19 @@ def place_into(
         slices.setdefault(int(float(piece[:, :2].mean(axis=0) @ u) // SLICE_M), []).append(piece)
     boxes = [(np.vstack(p).min(axis=0), np.vstack(p).max(axis=0)) for p in slices.values()]
 
-    def too_tall(a: float) -> float:
+    def tallest(a: float) -> float:
         """The height over the thing's bottom of its highest slice under the cover with
-        its body at depth ``a``, when that does not fit the gap; else 0."""
+        its body at depth ``a``."""
         under = [
             hi[2] - lift
             for lo, hi in boxes
             if a + float(np.maximum(lo[:2] * u, hi[:2] * u).sum()) > room.plane
         ]
-        tallest = max(under, default=0.0)
-        return tallest if tallest + LIFT_M + ROOF_MARGIN_M > room.gap else 0.0
+        return max(under, default=0.0)
+
+    def too_tall(a: float) -> float:
+        """:func:`tallest` at ``a`` when that does not fit the gap; else 0."""
+        return tallest(a) if tallest(a) + LIFT_M + ROOF_MARGIN_M > room.gap else 0.0
 
     def free(a: float, b: float, bottom: float, hand: bool) -> bool:
         pos = np.array([*at(a, b), bottom - lift])
@@ -270,6 +277,9 @@ def place_into(
             )
         return f"no room to carry {ref} into {target} under {room.cover} without touching it"
     a, b = chosen
+    if not hand_fits:  # higher where the gap allows: the arm sags under a pan held so
+        spare = room.gap - ROOF_MARGIN_M - tallest(a)
+        z_in = room.floor + min(HIGH_LIFT_M, max(LIFT_M, spare)) + hang
     z_set = room.floor + SET_M + hang
     hand = at(a, b) + offset[:2]
     pre_hand = at(pre_a, b) + offset[:2]
