@@ -44,3 +44,23 @@ def test_a_book_taller_than_the_gap_is_refused_naming_the_gap() -> None:
         assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()
+
+
+def test_a_mug_on_a_plate_makes_no_compartment_of_the_table() -> None:
+    """libero_10 task 4, state 1: with the first mug set on its plate, the marked area of
+    the table under that plate had something over it and read as a covered compartment, so
+    the second mug was picked by its handle, and missed three times. Only a fixture's own
+    parts cover its regions; the second mug is picked by its rim and lifted."""
+    from worlds.libero.compartment import compartment
+
+    world = libero_world("libero_10", 4, 1)
+    first, second = "porcelain_mug_1", "white_yellow_mug_1"
+    try:
+        assert world.execute("pick", {"ref": first}).ok
+        assert world.execute("place", {"ref": first, "target": "plate_1", "relation": "on"}).ok
+        geo = world.geometry
+        assert all(compartment(geo, r, second) is None for r in geo.catalog.refs("region"))
+        assert world.execute("pick", {"ref": second}).ok
+        assert world.held_ref() == second
+    finally:
+        world.disconnect()

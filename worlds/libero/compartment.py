@@ -91,15 +91,25 @@ class Compartment:
 
 
 def compartment(geo: object, target: str, ref: str) -> Compartment | None:
-    """The compartment ``target`` (a region, not a drawer's) is, when something lies over
-    its middle lower than :data:`TALL_M` above its floor and one of its sides (the one
-    facing the robot's base most, of those with no wall of its own) is open; else None."""
+    """The compartment ``target`` (a fixture's region, not a drawer's, not a marked area
+    of the table) is, when a part of its own fixture lies over its middle lower than
+    :data:`TALL_M` above its floor and one of its sides (the one facing the robot's base
+    most, of those with no wall of its own) is open; else None. Only the fixture's own
+    parts cover it: a mug standing on a plate over a marked area of the table made that
+    area a compartment, and the other mug was then grasped by its handle and missed
+    (libero_10 task 4, state 1)."""
     item = geo.catalog.get(target)  # type: ignore[attr-defined]
-    if item is None or item.kind != "region" or item.drawer:
+    if item is None or item.kind != "region" or item.drawer or "table_area" in item.tags:
         return None
+    owner = geo.catalog.get(item.parent) if item.parent else None  # type: ignore[attr-defined]
     region = geo.box(target)  # type: ignore[attr-defined]
-    if region is None:
+    if region is None or owner is None or owner.kind != "fixture":
         return None
+    model = geo.env.sim.model  # type: ignore[attr-defined]
+    own = {
+        model.geom(g).name or model.body(int(model.geom_bodyid[g])).name
+        for g in geo._geoms(owner.ref)  # type: ignore[attr-defined]
+    }
     floor = floor_under(geo, region, ref)  # type: ignore[arg-type]
     centre = np.array(region.centre[:2])
     half = np.array(region.size[:2]) / 2
@@ -107,7 +117,7 @@ def compartment(geo: object, target: str, ref: str) -> Compartment | None:
     over = [
         f
         for f in obstacles(geo, ref, floor + 0.01, floor + TALL_M)
-        if f[3] > floor + 0.01 and box_gap(f[1], f[2], core_lo, core_hi) < 0.0
+        if f[0] in own and f[3] > floor + 0.01 and box_gap(f[1], f[2], core_lo, core_hi) < 0.0
     ]
     if not over:
         return None
