@@ -17,6 +17,7 @@ import numpy as np
 
 from worlds.libero.articulation import Articulation, geom_box
 from worlds.libero.clearance import hand_clear
+from worlds.libero.compartment import rests
 from worlds.libero.control import HOME_YAW, Frame, Vec3
 from worlds.libero.handles import ring, ring_centre
 from worlds.libero.holding import footprint, hand_room, held, level_frame, resting_on
@@ -472,10 +473,9 @@ class LiberoGeometry:
         states = self.env.object_states_dict
         if ref not in states:
             return None
-        catalog = self.catalog
         regions = [
             i
-            for i in catalog.items.values()
+            for i in self.catalog.items.values()
             if i.kind == "region" and i.ref in states and i.parent != ref
         ]
         for item in regions:
@@ -486,7 +486,7 @@ class LiberoGeometry:
             return ("on", below)
         for tag in ("top", "table_area"):
             for item in regions:
-                if tag in item.tags and self._safe("on", ref, item.ref):
+                if tag in item.tags and self._safe(rests(self, item.ref, ref), ref, item.ref):
                     return ("on", item.ref)
         return None
 

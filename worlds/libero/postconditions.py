@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from embodiment.geometry import point_text
 from embodiment.types import PostCondition
+from worlds.libero.compartment import rests
 from worlds.libero.scene import resolve_target
 
 if TYPE_CHECKING:
@@ -89,6 +90,8 @@ class LiberoPostConditions:
         # which is LIBERO's On (in contact, above it): what its goals ask for such a place
         region = geo.catalog.items[target].kind == "region"
         predicate = "in" if relation == "in" and region else "on"
+        if predicate == "on" and region:  # on a shelf's covered layer is inside it
+            predicate = rests(geo, target, ref)
         if geo.predicate(predicate, ref, target):
             return self._ok(f"LIBERO {predicate.capitalize()}({ref}, {target}) holds")
         return self._fail(

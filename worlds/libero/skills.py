@@ -17,6 +17,7 @@ import itertools
 import numpy as np
 
 from worlds.libero.clearance import TAKE_LOAD_STEPS, away_from_base, way_from_under
+from worlds.libero.compartment import by_handle, carry_in
 from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.door_skills import sweep_door
 from worlds.libero.doors import door_of
@@ -37,7 +38,6 @@ from worlds.libero.segments import ABOVE_M, CARRY_Z, FAST, SLOW, Plan, Refusal, 
 from worlds.libero.slide_in import SLID, slid_pick
 from worlds.libero.sliding import carry_over, push_spot
 from worlds.libero.spots import PLACE_REACH_M, container_place, turned_spot
-from worlds.libero.through import handle_grasp, opening, place_through
 from worlds.libero.toppling import topple_into
 from worlds.libero.wrist import reached_yaw
 
@@ -134,7 +134,7 @@ class SkillPlanner:
             return Refusal(f"the gripper {verb}; place it first")
         box = self.geo.box(ref)
         assert box is not None
-        on_handle = handle_grasp(self.geo, ref)  # a mug that may go through a door
+        on_handle = by_handle(self.geo, ref)  # a mug for a door, a pan for a low shelf
         grasp = self.geo.grasp(ref) if on_handle is None else (*on_handle, 0.02)
         (x, y, grasp_z), yaw, width = grasp  # the turn the wrist reaches from here:
         yaw = reached_yaw(self.geo, yaw, [(x, y, grasp_z + 0.15), (x, y, grasp_z)])
@@ -213,14 +213,9 @@ class SkillPlanner:
             return Refusal(f"{target} ({item.label}) is not something to put things in; use 'on'")
         if item.drawer and not self.geo.predicate("open", target):
             return Refusal(f"{target} ({item.label}) is closed; open it first")
-        door = opening(self.geo, target) if relation == "in" else None
-        if door is not None:
-            through = place_through(self, ref, target, door, ee)
-            if isinstance(through, str):
-                return Refusal(through)
-            return Plan(
-                tuple(through), f"carry {ref} in through {door.ref}'s opening, set it down, retreat"
-            )
+        carried = carry_in(self, ref, target, relation, ee)  # through a door, under a cover
+        if carried is not None:
+            return carried
         obj, goal = self.geo.box(ref), self.geo.box(target)
         assert obj is not None and goal is not None
         hang = ee[2] - obj.bottom

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from worlds.libero.geometry import Box, LiberoGeometry
     from worlds.libero.skills import SkillPlanner
 
-__all__ = ["Way", "handle_grasp", "opening", "place_through"]
+__all__ = ["Way", "floor_under", "handle_grasp", "on_handle", "opening", "place_through"]
 
 INSERT = 0.16
 """How fast (m/s) a thing is carried in through an opening, and pushed deeper."""
@@ -81,6 +81,12 @@ def handle_grasp(geo: LiberoGeometry, ref: str) -> tuple[Vec3, float] | None:
     handle stays outside the opening with the mug in it. None otherwise (the rim grasp)."""
     if not any(opening(geo, r) is not None for r in geo.catalog.refs("region")):
         return None
+    return on_handle(geo, ref)
+
+
+def on_handle(geo: LiberoGeometry, ref: str) -> tuple[Vec3, float] | None:
+    """(grasp point, finger yaw) on the top of the outer end of the handle of ``ref``, the
+    fingers closing across the bar; None without a handle."""
     handle = handle_of(geo, ref)
     if handle is None:
         return None
@@ -265,7 +271,7 @@ class Way:
         self.plane = float(self.hinge @ u) + max(door.reach(inward, 0.0, door.length), 0.0)
         half = np.abs(u) * np.array(region.size[:2]) / 2
         self.region_low = float(np.array(region.centre[:2]) @ u) - float(half.sum())
-        self.floor = _floor(geo, region, ref)
+        self.floor = floor_under(geo, region, ref)
         self.lift = float(rel[:, 2].min())  # the body above the object's bottom, negated
         self.closing = geo.closing_yaw() + turn
         self.front = float(np.max(rel[:, :2] @ u))
@@ -369,7 +375,7 @@ def _hand_ahead(plane: float, hand_u: float, region: Box, u: np.ndarray) -> bool
     return plane - HAND_THICK_M - 0.002 - hand_u < region_low + 0.003
 
 
-def _floor(geo: LiberoGeometry, region: Box, ref: str) -> float:
+def floor_under(geo: LiberoGeometry, region: Box, ref: str) -> float:
     """The top of what a region's things stand on (the microwave's floor): going down from
     the region's middle, the first height at which a thin slab over its middle touches
     something."""
