@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.tiers import examples
-from worlds.libero.handles import ring, ring_centre
+from worlds.libero.handles import ring
 
 
 def _ring(centre: np.ndarray, radius: float, top: float, n: int, bottom: float = 0.0) -> list:
@@ -79,36 +79,7 @@ def test_a_mugs_short_handle_keeps_the_rim_as_before(
     assert ring(parts) == near  # every part near the top, as the rim was always read
 
 
-@settings(max_examples=examples(200), deadline=None)
-@given(
-    radius=st.floats(0.035, 0.05),
-    n=st.integers(8, 24),
-    angle=st.floats(0.0, 2 * math.pi),
-    top=st.floats(0.08, 0.13),
-    handle=st.booleans(),
-)
-def test_the_cups_middle_is_found_past_a_short_handle(
-    radius: float, n: int, angle: float, top: float, handle: bool
-) -> None:
-    """libero_90 task 85: the box around the porcelain mug's top, its handle standing 3 cm
-    out included, centred 1.5 cm off the cup, and the rim grasp at that middle put a finger
-    on the wall's next slab. The circle through the ring's parts, what stands out left out,
-    has the cup's middle; with nothing standing out there is nothing to correct (None)."""
-    centre = np.array([0.5, -0.1])
-    parts = _ring(centre, radius, top, n)
-    if handle:
-        parts.append(
-            _bar(centre, angle, radius + 0.005, radius + 0.035, (top - 0.045, top - 0.012))
-        )
-    found = ring_centre(parts)
-    if not handle:
-        assert found is None
-        return
-    assert found is not None and float(np.linalg.norm(found - centre)) < 0.003
-
-
 def test_nothing_and_few_parts() -> None:
     assert ring([]) == []
     one = (np.array([0.0, 0.0, 0.0]), np.array([0.01, 0.01, 0.05]))
     assert ring([one]) == [0]
-    assert ring_centre([]) is None and ring_centre([one]) is None

@@ -1,10 +1,9 @@
 """Privileged simulator state of a LIBERO scene, in the robot-base frame.
 
-Where each object, fixture and region is and how big, what the gripper holds, a drawer's
-handle and a knob's axis (``articulation``: :mod:`worlds.libero.articulation`), and
-LIBERO's own predicates on the current state. Skills use it to compute their waypoints and
-the post-conditions use it to judge them; none of it reaches the model except through the
-scene graph.
+Where each thing is and how big, what the gripper holds, a drawer's handle and a knob's
+axis (:mod:`worlds.libero.articulation`), LIBERO's own predicates on the current state. Skills
+compute their waypoints from it, post-conditions judge them by it; the model sees none of it
+but through the scene graph.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from worlds.libero.articulation import Articulation, geom_box
 from worlds.libero.clearance import hand_clear
 from worlds.libero.compartment import rests
 from worlds.libero.control import HOME_YAW, Frame, Vec3
-from worlds.libero.handles import ring, ring_centre
+from worlds.libero.handles import ring
 from worlds.libero.holding import footprint, hand_room, held, level_frame, resting_on
 from worlds.libero.reach import down_clear
 from worlds.libero.rims import on_rim_slab
@@ -314,9 +313,6 @@ class LiberoGeometry:
         corners = np.vstack([self._corners(g) for g in rim])
         r_low, r_high = corners.min(axis=0), corners.max(axis=0)
         cx, cy, z = (r_low[0] + r_high[0]) / 2, (r_low[1] + r_high[1]) / 2, top - depth
-        middle = ring_centre([geom_box(self.env, g) for g in geoms])
-        if middle is not None:  # a handle stands out: the cup's middle, not the box's
-            cx, cy = float(middle[0]), float(middle[1])
         tilted = self._tilted_rim(ref, rim, z)
         if tilted is not None:
             return tilted
@@ -347,18 +343,22 @@ class LiberoGeometry:
                 room = room and self.blocked(low, high, ignore=(ref,)) is None
             if room:
                 roomy.append((here, yaw, 0.02))
-        # the hand, 20 cm long along the closing direction, must also come down clear of
-        # anything reaching over the object (libero_goal task 3: the top drawer opened over
-        # the bowl stopped it 10 cm short); else the rim where it does, closing across it
+        # the hand (20 cm along the closing direction) must come down clear of anything over
+        # the object (libero_goal task 3: an opened drawer), and the arm (``down_clear``;
+        # libero_90 task 30: the forearm). A side with the whole hand's room first; else a
+        # clear side (a wine bottle 3 cm over the rim is brushed), not a slanted rim the arm
+        # does not reach (libero_goal task 1 stalled there); else the rim where it fits
         above = self.frame.from_world((cx, cy, top))[2]
+        clear = None
         for here, yaw, width in roomy:
-            # and the arm with it (``reach.down_clear``; libero_90 task 30: the forearm)
-            if (
-                hand_clear(self, ref, here, yaw, above)
-                and hand_room(self, ref, here, yaw)
-                and down_clear(self.env, self.frame, here, yaw)
+            if hand_clear(self, ref, here, yaw, above) and down_clear(
+                self.env, self.frame, here, yaw
             ):
-                return here, yaw, width
+                if hand_room(self, ref, here, yaw):
+                    return here, yaw, width
+                clear = clear or (here, yaw, width)
+        if clear is not None:
+            return clear
         radius = (r_high[0] - r_low[0]) / 2 - 0.012
         for angle in np.radians(np.arange(15.0, 360.0, 15.0)):
             u = np.array([math.cos(angle), math.sin(angle)])

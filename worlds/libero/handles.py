@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LONG_HANDLE_M", "ring", "ring_centre"]
+__all__ = ["LONG_HANDLE_M", "ring"]
 
 LONG_HANDLE_M = 0.03
 """A part standing out moves the box's edge by more than this: a long handle."""
@@ -45,20 +45,6 @@ def ring(parts: list[tuple[np.ndarray, np.ndarray]], band: float = 0.02) -> list
     if max(np.max(low_rim - low_all), np.max(high_all - high_rim)) <= LONG_HANDLE_M:
         return near
     return rim
-
-
-def ring_centre(parts: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray | None:
-    """The middle (world x, y) of the circle through the ring's parts, what stands out
-    past it (a handle, short or long) left out; None when nothing stands out or too few
-    parts stand high to fit one. A mug's short handle is kept in :func:`ring` (the box
-    around the top), but the middle of that box lies off the cup towards the handle: the
-    porcelain mug's by 1.5 cm, and a grasp "on the side facing the robot" at that
-    middle's y put a finger on the next slab of the octagonal wall's top (libero_90 task
-    85: the descent stopped short, the fingers shut on nothing, three times)."""
-    fitted = _fit(parts)
-    if fitted is None or len(fitted[0]) == len(_upper(parts)):
-        return None  # nothing stands out: the box's middle is the ring's
-    return fitted[1]
 
 
 def _upper(parts: list[tuple[np.ndarray, np.ndarray]]) -> list[int]:
