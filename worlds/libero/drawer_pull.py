@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from worlds.libero.control import HOME_YAW, Vec3, side_matrix
+from worlds.libero.door_skills import HAND_ABOVE_M, HAND_LONG_M, HAND_THICK_M, HAND_TOP_M
 from worlds.libero.oriented import box_meets
 from worlds.libero.segments import PUSH_DIP, SLOW, Segment
 
@@ -54,7 +55,7 @@ __all__ = [
 
 PULL_DIPS = (0.0, math.radians(20.0))
 """Pitches tried, level first (every LIBERO drawer that opened level still does)."""
-HAND_BOX = ((0.105, 0.032), (0.03, 0.125))
+HAND_BOX = ((HAND_LONG_M, HAND_THICK_M), (HAND_ABOVE_M, HAND_TOP_M))
 """The hand's collision box about the gripper's site: half its length along the closing
 direction and half its thickness across; where it starts and ends behind the site along
 the pointing direction (as ``door_skills`` measures the hand)."""

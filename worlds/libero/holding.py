@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from worlds.libero.control import Vec3
+from worlds.libero.door_skills import HAND_ABOVE_M, HAND_LONG_M, HAND_THICK_M, HAND_TOP_M
 from worlds.libero.oriented import oriented_blocked
 
 __all__ = [
@@ -24,9 +25,9 @@ __all__ = [
     "resting_on",
 ]
 
-HAND_BOX_M = (0.105, 0.032)
+HAND_BOX_M = (HAND_LONG_M, HAND_THICK_M)
 """Half the Panda hand's collision box along the closing direction and across it."""
-HAND_SPAN_M = (0.03, 0.125)
+HAND_SPAN_M = (HAND_ABOVE_M, HAND_TOP_M)
 """From and to how far above the fingertips the hand's box reaches (the wrist beyond it)."""
 
 

@@ -22,15 +22,16 @@ import numpy as np
 
 from worlds.libero.clearance import WRIST_XY_M, box_gap, hand_clear, obstacles
 from worlds.libero.control import Vec3
+from worlds.libero.door_skills import HAND_ABOVE_M, HAND_LONG_M, HAND_THICK_M, HAND_TOP_M
 from worlds.libero.segments import SLOW, Segment
 
 __all__ = ["SLID", "hand_fits", "slid_pick", "slide_in"]
 
-HAND_HALF_M = (0.105, 0.032)
+HAND_HALF_M = (HAND_LONG_M, HAND_THICK_M)
 """Half the hand's footprint along the closing direction and across it (its collision box,
 as ``drawer_pull.HAND_BOX``; ``clearance.hand_clear``, for the way down, reaches 1.5 cm
 further along it)."""
-HAND_BAND_M = (0.03, 0.125)
+HAND_BAND_M = (HAND_ABOVE_M, HAND_TOP_M)
 """From and to how far above the grip site the hand's box reaches (its body, without the
 wrist above it)."""
 WRIST_BAND_M = (0.12, 0.2)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from worlds.libero.control import Vec3
+from worlds.libero.door_skills import HAND_ABOVE_M, HAND_LONG_M, HAND_THICK_M, HAND_TOP_M
 from worlds.libero.oriented import oriented_blocked
 from worlds.libero.segments import SLOW, Segment
 from worlds.libero.wrist import hand_yaw
@@ -33,10 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["topple_into"]
 
-HAND_LONG_M = 0.105
-"""Half the Panda hand's length along the fingers' closing direction (its collision box)."""
-HAND_THICK_M = 0.032
-HAND_SPAN_M = (0.03, 0.125)
+HAND_SPAN_M = (HAND_ABOVE_M, HAND_TOP_M)
 """From and to how far above the gripper's site the hand's box reaches."""
 PUSH_M = 0.10
 """How far the closed fingers push past where they meet the thing's top."""
