@@ -6,7 +6,10 @@ the bowl on the plate?" is "put the bowl on the plate" (:func:`plain_request`).
 People do not always start with a verb. "I'd like the bowl moved onto the plate" is a wish,
 "the tomato sauce goes in the basket" a statement of where a thing belongs, "the drawer
 should be closed" a passive with a modal; each asks for exactly what "move the bowl onto the
-plate", "put the tomato sauce in the basket" and "close the drawer" ask for. The parser
+plate", "put the tomato sauce in the basket" and "close the drawer" ask for; "the plate
+should get the bowl" names the receiver first and asks for "move the bowl to the plate". Two
+such statements joined by "and" are two requests ("the mug goes on the left plate and the cup
+goes on the right one"), and "too" or "as well" after a request adds nothing to it. The parser
 (:mod:`harness.planner.language`) reads commands, so these forms are turned into one first,
 keeping every word of the object and the destination. Only the sentence's shape changes:
 which objects the words mean is still decided from the Brief, and a sentence of none of these
@@ -43,8 +46,12 @@ _PARTICIPLES = {
 }
 """A past participle and the verb it is of ("moved" is "move")."""
 _PARTICIPLE = "|".join(sorted((re.escape(p) for p in _PARTICIPLES), key=len, reverse=True))
-_NOUN_PHRASE = r"(?P<what>(?:the|a|an|both|all|every|each)\s.+?)"
-"""The object said first: a determiner, then as few words as leave a verb after them."""
+_WORDS = r"(?:(?!(?<!\bthat\s)(?<!\bwhich\s)\b(?:is|are|was|were)\b).)+?"
+"""As few words as leave a verb after them, none a verb of being but in a relative clause
+("the bowl that is next to the plate"): "the bowl is on the plate and the mug" is a
+statement and a noun, never one thing to move."""
+_NOUN_PHRASE = rf"(?P<what>(?:the|a|an|both|all|every|each)\s{_WORDS})"
+"""The object said first: a determiner, then :data:`_WORDS`."""
 _WISH = re.compile(
     r"^(?:i\s+would|i'd|we\s+would|we'd)\s+(?:like|love|prefer)\s+"
     r"|^(?:i|we)\s+(?:want|need)\s+"
@@ -59,6 +66,17 @@ _BELONGS = re.compile(
     r"(?P<rest>(?:in|into|inside|on|onto|on top of|atop|upon|to|next to|beside|behind|"
     r"in front of)\b.*)$"
 )
+_RECEIVES = re.compile(
+    rf"^(?P<where>(?:the|a|an)\s{_WORDS})\s+(?:{_MODAL}\s+(?:get|receive)|gets|receives)\s+"
+    r"(?P<what>(?:the|a|an|both|all|every|each)\s.+)$"
+)
+"""The receiver said first: "the plate should get the bowl" (where it goes is left to the
+receiver, as "move the bowl to the plate" leaves it)."""
+_NOUN_START = re.compile(r"^(?:the|a|an|both|all|every|each)\s")
+_JOIN = re.compile(r"(?:\s*,\s*|\s+)(?:and\s+then|and|then)\s+")
+_ADDITIVE = re.compile(r"\s+(?:too|as\s+well|also)(?=\s*(?:[,;]|$)|\s+(?:and|then)\s)")
+"""A request's "too" or "as well" ("and the sauce in the basket too"): it says the request
+comes on top of another, which the clauses' order already says."""
 
 
 _POLITE = re.compile(
@@ -90,16 +108,52 @@ def as_command(text: str) -> str:
     """``text`` (normalised, courtesy already stripped) as a command: "i would like the
     bowl moved onto the plate" is "move the bowl onto the plate", "the sauce goes in the
     basket" is "put the sauce in the basket", "the stove needs to be turned on" is "turn
-    the stove on"; any other sentence is returned unchanged."""
+    the stove on", "the plate should get the bowl" is "move the bowl to the plate"; each
+    request of several joined by "and" or "then" is turned alone. A sentence of none of
+    these shapes is returned unchanged."""
+    text = _ADDITIVE.sub("", text)
+    for join in _JOIN.finditer(text):
+        if (split := _split_at(text, join)) is not None:
+            before, rest = split
+            return f"{as_command(before)}{join.group(0)}{as_command(rest)}"
+    return _request(text) or text
+
+
+def _split_at(text: str, join: re.Match[str]) -> tuple[str, str] | None:
+    """``text`` cut at ``join`` when a request of a shape :func:`_request` turns starts
+    after it and a whole request stands before it: a command, or one of those shapes.
+    "both the soup and the cheese go in the basket" is one request: "both the soup"
+    before its "and" is no request."""
+    before, rest = text[: join.start()], text[join.end() :]
+    if _request(_first_of(rest)) is None:
+        return None
+    if _NOUN_START.match(before) and _request(before) is None:
+        return None
+    return before, rest
+
+
+def _first_of(text: str) -> str:
+    """The first request of ``text``: up to the first join where :func:`_split_at` cuts
+    (or the whole text)."""
+    for join in _JOIN.finditer(text):
+        if _split_at(text, join) is not None:
+            return text[: join.start()]
+    return text
+
+
+def _request(text: str) -> str | None:
+    """``text`` as a command when it is one request of a shape this module turns."""
     wish = _WISH.match(text)
     if wish is not None:
         found = _AFTER_WISH.match(text[wish.end() :])
-        return _command(found["verb"], found["what"], found["rest"]) if found else text
+        return _command(found["verb"], found["what"], found["rest"]) if found else None
     if found := _PASSIVE.match(text):
         return _command(found["verb"], found["what"], found["rest"])
     if found := _BELONGS.match(text):
         return f"put {found['what']} {found['rest']}"
-    return text
+    if found := _RECEIVES.match(text):
+        return f"move {found['what']} to {found['where']}"
+    return None
 
 
 def _command(participle: str, what: str, rest: str) -> str:
