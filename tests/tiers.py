@@ -197,6 +197,7 @@ SLOW_FILES: dict[str, str] = {
     "test_so101_world": "long",
     "test_libero": "libero",
     "test_libero_asset_cache": "libero",
+    "test_libero_placements": "libero",
     "test_libero_recording": "libero",
     "test_libero_skills_doors": "libero",
     "test_libero_skills_goal": "libero",

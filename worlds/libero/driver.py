@@ -51,6 +51,7 @@ from worlds.libero.env import (
     close_env,
     gl_current,
     install_step_observers,
+    placement_seed,
     quiet_stdout,
     restore_state,
 )
@@ -186,7 +187,11 @@ class LiberoSim:
         self._stop.clear()  # a new episode: a stop of the last one does not carry over
         with self._lock, quiet_stdout():
             self._catalog, self._arm, self._geo, self._planner = restore_state(
-                self._env, self._states[index], self._stop, self.profile
+                self._env,
+                self._states[index],
+                self._stop,
+                self.profile,
+                placement_seed(self.config.seed, index),
             )
             self._home = self._arm.ee_position()
             self._arm.on_control = self._record_control_step

@@ -16,6 +16,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from embodiment.drivers import DriverOptionError
 from embodiment.profile import EmbodimentProfile
 from worlds.libero.config import (
@@ -44,6 +46,7 @@ __all__ = [
     "disable_observables",
     "gl_current",
     "install_step_observers",
+    "placement_seed",
     "restore_state",
     "skip_repeated_forward",
     "widen_asset_cache",
@@ -261,12 +264,38 @@ def _release_gl(gl: Any) -> None:
         egl.eglMakeCurrent(display, egl.EGL_NO_SURFACE, egl.EGL_NO_SURFACE, egl.EGL_NO_CONTEXT)
 
 
+def placement_seed(seed: int, init_state: int) -> int:
+    """The seed LIBERO's placement samplers draw from when ``init_state`` is restored
+    under the env's ``seed``: one per pair, so each initial state has its own fixture
+    offsets and always the same ones."""
+    return int(np.random.SeedSequence((seed, init_state)).generate_state(1)[0])
+
+
+def reset_placements(env: Any, seed: int) -> None:
+    """``env.reset()`` with LIBERO's placement samplers drawing from ``seed``.
+
+    A published initial state holds the joints (every movable thing's pose) but not where
+    the joint-less fixtures stand: each reset samples those again (cabinets, the caddy,
+    racks: up to a couple of centimetres and a turn) from numpy's global generator. Left to
+    that generator, an episode's scene depended on how many episodes its worker had run
+    before (libero_10 task 5 at state 1 failed after state 0 in the same worker and passed
+    alone), so an eval's figures depended on how its episodes were shared out. The
+    caller's own global generator is left as it was."""
+    saved = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        env.reset()
+    finally:
+        np.random.set_state(saved)
+
+
 def restore_state(
-    env: Any, state: Any, stop: threading.Event, profile: EmbodimentProfile
+    env: Any, state: Any, stop: threading.Event, profile: EmbodimentProfile, seed: int
 ) -> Restored:
-    """Reset ``env`` to the initial ``state`` and let it settle (the caller holds the
-    driver's lock and silences stdout); the arm starts where LIBERO's state puts it."""
-    env.reset()
+    """Reset ``env`` to the initial ``state`` (fixtures placed from ``seed``:
+    :func:`reset_placements`) and let it settle (the caller holds the driver's lock and
+    silences stdout); the arm starts where LIBERO's state puts it."""
+    reset_placements(env, seed)
     env.set_init_state(state)
     inner = env.env
     base = inner.sim.data.body_xpos[inner.sim.model.body_name2id("robot0_base")]
