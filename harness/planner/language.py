@@ -59,8 +59,11 @@ _AFTER = re.compile(r"^(?P<main>.+?)\s+(?:after|once)\s+(?P<first>[a-z]+ing)\s+(
 _GERUND = {"opening": "open", "closing": "close", "shutting": "shut", "turning": "turn"}
 
 _DESTINATIONS: tuple[tuple[str, Relation | None], ...] = (
-    (r"to the right of|on the right of|to the right side of|right of", "right_of"),
-    (r"to the left of|on the left of|to the left side of|left of", "left_of"),
+    (
+        r"to the right(?: hand)?(?: side)? of|on the right(?: hand)?(?: side)? of|right of",
+        "right_of",
+    ),
+    (r"to the left(?: hand)?(?: side)? of|on the left(?: hand)?(?: side)? of|left of", "left_of"),
     (r"in front of|to the front of|toward the front of|towards the front of", "front_of"),
     (r"behind|to the back of|in back of", "behind"),
     (r"underneath|beneath|below|under", "under"),
@@ -188,7 +191,19 @@ def _clause(text: str, before: list[Step]) -> Step | str:
     if match := re.match(rf"^(?P<verb>{_PLACE})(?:\s+(?P<rest>.+))?$", text):
         verb = "move" if match["verb"] in _NEUTRAL_MOVES else "place"
         return _place(match["rest"] or "", before, verb=verb)
+    if before and before[-1].action in ("place", "push") and re.match(r"(?:the|a|an)\s", text):
+        return _verbless(text, before)
     return f"I do not understand {text!r}"
+
+
+def _verbless(text: str, before: list[Step]) -> Step | str:
+    """ "..., then the cup onto the right plate", "..., and the butter": the last place's
+    verb said once, and its destination too when none is said."""
+    last = before[-1]
+    step = _place(text, before, verb="push" if last.action == "push" else "place")
+    if isinstance(step, Step) and step.relation is None and step.target == last.target:
+        step = replace(step, relation=last.relation)
+    return step
 
 
 def _switch(action: Action, rest: str, before: list[Step]) -> Step | str:
@@ -206,9 +221,12 @@ def _articulate(action: Action, rest: str, before: list[Step]) -> Step | str:
 
 
 def _pick(rest: str, before: list[Step]) -> Step | str:
-    """``pick X`` (a destination may follow: "take the bowl to the plate")."""
+    """``pick X`` (a destination may follow: "take the bowl to the plate", "get the pudding
+    into the basket": "to", "into" and "onto" say where it goes, "on" may say which it is)."""
     found = _destination(rest)
-    if found is not None and found[1] is None:  # "take the bowl to the plate"
+    if found is not None and (
+        found[1] is None or re.search(rf"\b(?:into|onto)\s+{re.escape(found[2])}$", rest)
+    ):
         return _place(rest, before, verb="place")
     mention = _mention(rest, before, role="subject")
     return mention if isinstance(mention, str) else Step(action="pick", subject=mention)

@@ -57,15 +57,35 @@ _WISH = re.compile(
     r"|^(?:i|we)\s+(?:want|need)\s+"
 )
 _AFTER_WISH = re.compile(rf"^{_NOUN_PHRASE}\s+(?P<verb>{_PARTICIPLE})\b\s*(?P<rest>.*)$")
-_MODAL = r"(?:should|must|needs?\s+to|has\s+to|have\s+to|ought\s+to|is\s+to|are\s+to|can|will)"
+_MODAL = (
+    r"(?:should|must|needs?\s+to|has\s+to|have\s+to|ought\s+to|is\s+to|are\s+to"
+    r"|can|could|will|would)"
+)
 _PASSIVE = re.compile(
     rf"^{_NOUN_PHRASE}\s+{_MODAL}\s+be\s+(?P<verb>{_PARTICIPLE})\b\s*(?P<rest>.*)$"
 )
-_BELONGS = re.compile(
-    rf"^{_NOUN_PHRASE}\s+(?:(?:{_MODAL})\s+go|goes|go|belongs?)\s+"
+_WHERE = (
     r"(?P<rest>(?:in|into|inside|on|onto|on top of|atop|upon|to|next to|beside|behind|"
-    r"in front of)\b.*)$"
+    r"in front of)\b.*)"
 )
+"""Where a thing goes, as the put would say it."""
+_BELONGS = re.compile(
+    rf"^{_NOUN_PHRASE}\s+(?:(?:{_MODAL})\s+(?:go|end\s+up|be|sit|stand)|goes|go|belongs?)"
+    rf"\s+{_WHERE}$"
+)
+"""Where a thing goes or should end up: "the sauce goes in the basket", "the bowl should
+end up on the plate", "the bowl should be on the plate" (a modal asks; "the bowl is on the
+plate" states)."""
+_WISHED_WHERE = re.compile(rf"^{_NOUN_PHRASE}\s+{_WHERE}$")
+"""A wish with where and no participle: "i want the dressing in the basket"."""
+_QUESTION = re.compile(
+    rf"^(?P<modal>can|could|would|will|should)\s+{_NOUN_PHRASE}\s+"
+    rf"(?P<verb>go|end\s+up|be\s+(?:{_PARTICIPLE}))\s+(?P<tail>.*)$"
+)
+"""A question about the thing: "can the butter go into the basket", "could the bowl be
+put on the plate" ask what "the butter can go ...", "the bowl could be put ..." ask."""
+_QUANTIFIER_AFTER = re.compile(r"^(?P<what>.+?)\s+(?P<word>both|all)$")
+"""The quantifier said after the things: "the soup and the cheese both go ..."."""
 _RECEIVES = re.compile(
     rf"^(?P<where>(?:the|a|an)\s{_WORDS})\s+(?:{_MODAL}\s+(?:get|receive)|gets|receives)\s+"
     r"(?P<what>(?:the|a|an|both|all|every|each)\s.+)$"
@@ -75,8 +95,10 @@ receiver, as "move the bowl to the plate" leaves it)."""
 _NOUN_START = re.compile(r"^(?:the|a|an|both|all|every|each)\s")
 _JOIN = re.compile(r"(?:\s*,\s*|\s+)(?:and\s+then|and|then)\s+")
 _ADDITIVE = re.compile(r"\s+(?:too|as\s+well|also)(?=\s*(?:[,;]|$)|\s+(?:and|then)\s)")
-"""A request's "too" or "as well" ("and the sauce in the basket too"): it says the request
-comes on top of another, which the clauses' order already says."""
+_ALSO = re.compile(r"(?P<join>\band|\bthen|,)\s+also\s+")
+"""A request's "too", "as well" or "also" ("and the sauce in the basket too", "and also
+the sauce"): it says the request comes on top of another, which the clauses' order
+already says."""
 
 
 _POLITE = re.compile(
@@ -111,7 +133,7 @@ def as_command(text: str) -> str:
     the stove on", "the plate should get the bowl" is "move the bowl to the plate"; each
     request of several joined by "and" or "then" is turned alone. A sentence of none of
     these shapes is returned unchanged."""
-    text = _ADDITIVE.sub("", text)
+    text = _ALSO.sub(r"\g<join> ", _ADDITIVE.sub("", text))
     for join in _JOIN.finditer(text):
         if (split := _split_at(text, join)) is not None:
             before, rest = split
@@ -143,18 +165,29 @@ def _first_of(text: str) -> str:
 
 def _request(text: str) -> str | None:
     """``text`` as a command when it is one request of a shape this module turns."""
+    if found := _QUESTION.match(text):
+        text = f"{found['what']} {found['modal']} {found['verb']} {found['tail']}"
     wish = _WISH.match(text)
     if wish is not None:
-        found = _AFTER_WISH.match(text[wish.end() :])
-        return _command(found["verb"], found["what"], found["rest"]) if found else None
+        wished = text[wish.end() :]
+        if found := _AFTER_WISH.match(wished):
+            return _command(found["verb"], found["what"], found["rest"])
+        found = _WISHED_WHERE.match(wished)
+        return f"put {_quantified(found['what'])} {found['rest']}" if found else None
     if found := _PASSIVE.match(text):
         return _command(found["verb"], found["what"], found["rest"])
     if found := _BELONGS.match(text):
-        return f"put {found['what']} {found['rest']}"
+        return f"put {_quantified(found['what'])} {found['rest']}"
     if found := _RECEIVES.match(text):
         return f"move {found['what']} to {found['where']}"
     return None
 
 
 def _command(participle: str, what: str, rest: str) -> str:
-    return " ".join(w for w in (_PARTICIPLES[participle], what, rest) if w)
+    return " ".join(w for w in (_PARTICIPLES[participle], _quantified(what), rest) if w)
+
+
+def _quantified(what: str) -> str:
+    """``what`` with a quantifier said after the things said first, as a put says it."""
+    found = _QUANTIFIER_AFTER.match(what)
+    return f"{found['word']} {found['what']}" if found else what
