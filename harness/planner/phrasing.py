@@ -76,6 +76,10 @@ _BELONGS = re.compile(
 """Where a thing goes or should end up: "the sauce goes in the basket", "the bowl should
 end up on the plate", "the bowl should be on the plate" (a modal asks; "the bowl is on the
 plate" states)."""
+_STATE = re.compile(rf"^{_NOUN_PHRASE}\s+{_MODAL}\s+be\s+(?P<state>on|off|open|closed|shut)$")
+"""The state asked for: "the stove should be on" is "turn the stove on", "the drawer must be
+closed" "close the drawer" (before :data:`_BELONGS`, which would read "on" as a place)."""
+_STATE_VERBS = {"on": "turn {} on", "off": "turn {} off", "open": "open {}"}
 _WISHED_WHERE = re.compile(rf"^{_NOUN_PHRASE}\s+{_WHERE}$")
 """A wish with where and no participle: "i want the dressing in the basket"."""
 _QUESTION = re.compile(
@@ -174,6 +178,8 @@ def _request(text: str) -> str | None:
             return _command(found["verb"], found["what"], found["rest"])
         found = _WISHED_WHERE.match(wished)
         return f"put {_quantified(found['what'])} {found['rest']}" if found else None
+    if found := _STATE.match(text):
+        return _STATE_VERBS.get(found["state"], "close {}").format(found["what"])
     if found := _PASSIVE.match(text):
         return _command(found["verb"], found["what"], found["rest"])
     if found := _BELONGS.match(text):

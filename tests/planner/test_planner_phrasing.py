@@ -308,3 +308,18 @@ def test_also_between_things_or_requests_adds_nothing(joined: str) -> None:
         "the tomato sauce in the basket".replace("  ", " ")
     )
     assert said == plain
+
+
+@pytest.mark.parametrize(
+    ("said", "told"),
+    [
+        ("the stove should be on", "turn on the stove"),
+        ("the stove must be off", "turn off the stove"),
+        ("the top drawer of the cabinet should be open", "open the top drawer of the cabinet"),
+        ("the microwave needs to be closed", "close the microwave"),
+        ("the microwave should be shut", "close the microwave"),
+    ],
+)
+def test_a_state_asked_for_is_the_action_that_makes_it(said: str, told: str) -> None:
+    assert parse_task(said) == parse_task(told)
+    assert not parse_task(told).problem
