@@ -385,3 +385,54 @@ def test_the_suite_files_give_each_task_its_published_language(path: Path) -> No
         ]
         assert task.instruction == language, name
         assert max(task.seed_list()) < states
+
+
+def _shipped_position_variants() -> list[str]:
+    spec = importlib.util.find_spec("libero")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    root = Path(next(iter(spec.submodule_search_locations))) / "libero" / "bddl_files"
+    return sorted(p.name for p in root.glob("libero_*_temp_[xy]*") if p.is_dir())
+
+
+@needs_libero
+def test_every_shipped_position_variant_is_a_suite_of_its_own_files() -> None:
+    """LIBERO-PRO ships its position variants as folders (``libero_object_temp_x0.1`` ...)
+    that its registry does not name; each is a suite whose tasks read that folder's BDDL
+    and initial states, with the instruction of the task it moves. Oracles: the files on
+    disk (read here with numpy and plain text) and libero_object's registry language."""
+    import numpy as np
+
+    from worlds.libero.config import init_states, resolve_task
+    from worlds.libero.suites import published_tasks
+
+    variants = _shipped_position_variants()
+    assert len(variants) >= 10
+    from libero.libero import benchmark, get_libero_path
+
+    base = benchmark.get_benchmark_dict()["libero_object"]()
+    language = {t.name: t.language for t in base.tasks}
+    folder = Path(get_libero_path("init_states"))
+    for name in variants:
+        tasks = published_tasks(name)
+        assert len(tasks) == 10
+        for index, (task_name, instruction, count) in enumerate(tasks):
+            assert instruction == language[task_name]
+            on_disk = np.load(folder / name / f"{task_name}.pruned_init.npz")["states"]
+            assert count == len(on_disk)  # 50, but none for one shift of the cream cheese
+            chosen = resolve_task(name, index)
+            assert Path(chosen.bddl_file).parent.name == name
+            moved = Path(chosen.bddl_file).read_text()
+            original = Path(get_libero_path("bddl_files"), "libero_object", f"{task_name}.bddl")
+            assert moved != original.read_text()
+            if count:
+                assert np.array_equal(np.asarray(init_states(name, index)), on_disk)
+
+
+@needs_libero
+@pytest.mark.parametrize("name", ["libero_object_temp_x9", "libero_spatial_temp_x0.1"])
+def test_a_position_variant_that_is_not_shipped_is_no_suite(name: str) -> None:
+    from harness.fleet.world_suites import load_any_suite
+
+    with pytest.raises(ConfigError, match="no LIBERO suite"):
+        load_any_suite(name)

@@ -143,21 +143,36 @@ def instruction_of(suite: str, info: Any, bddl_file: str | os.PathLike[str]) -> 
     return str(info.language)
 
 
-def _suite(name: str) -> Any:
-    benchmark = import_libero()["benchmark"]
+MOVED_VARIANT = re.compile(r"^(?P<base>libero_[a-z0-9]+_temp)_(?P<shift>[xy][0-9.]+)$")
+"""LIBERO-PRO's position variants (``libero_object_temp_x0.1`` ... ``_y0.5``): the suite's
+things start shifted along x or y. The package ships their BDDL files and initial states in
+folders of those names, and registers one suite per family (``libero_object_temp``) whose
+tasks point at a folder it does not ship; LIBERO-PRO's own scripts copy the chosen shift
+there before a run. Here the variant is named instead, and its tasks read its folder."""
+
+
+def load_suite(name: str) -> Any:
+    """LIBERO's benchmark object for suite ``name`` (a registry name, or a position variant:
+    :data:`MOVED_VARIANT`); a TaskChoiceError naming the main suites otherwise."""
+    root, benchmark = import_libero()["root"], import_libero()["benchmark"]
     suites = benchmark.get_benchmark_dict()
-    if name not in suites:
+    moved = MOVED_VARIANT.match(name) if name not in suites else None
+    shipped = moved is not None and (Path(root.get_libero_path("bddl_files")) / name).is_dir()
+    if name not in suites and not (shipped and moved["base"] in suites):  # type: ignore[index]
         known = ", ".join(s for s in MAIN_SUITES if s in suites)
         raise TaskChoiceError(
             f"no LIBERO suite {name!r} (the main ones: {known})", key="suite", value=name
         )
     with contextlib.redirect_stdout(io.StringIO()):  # it prints the task order it applies
-        return suites[name]()
+        bench = suites[moved["base"] if moved else name]()
+    if moved:
+        bench.tasks = [task._replace(problem_folder=name) for task in bench.tasks]
+    return bench
 
 
 def resolve_task(suite: str, task: int | str) -> LiberoTask:
     """The task ``task`` (index or name) of ``suite``; ValueError naming the choices."""
-    bench = _suite(suite)
+    bench = load_suite(suite)
     names = [bench.get_task(i).name for i in range(bench.n_tasks)]
     if isinstance(task, str) and not task.isdigit():
         if task not in names:
@@ -189,7 +204,7 @@ def resolve_task(suite: str, task: int | str) -> LiberoTask:
 
 def suite_tasks(suite: str) -> list[tuple[int, str, str]]:
     """(index, name, BDDL file) of every task of ``suite`` (no initial states loaded)."""
-    bench = _suite(suite)
+    bench = load_suite(suite)
     root = import_libero()["root"]
     folder = root.get_libero_path("bddl_files")
     out = []
@@ -203,7 +218,7 @@ def suite_tasks(suite: str) -> list[tuple[int, str, str]]:
 
 def init_states(suite: str, index: int) -> Any:
     """The task's published initial states (an array, one flattened MuJoCo state a row)."""
-    bench = _suite(suite)
+    bench = load_suite(suite)
     with contextlib.redirect_stdout(io.StringIO()):
         return bench.get_task_init_states(index)
 
@@ -219,7 +234,7 @@ def match_instruction(
     ``instruction`` (case, spacing and punctuation ignored), or None."""
     wanted = _normal(instruction)
     for name in suites:
-        bench = _suite(name)
+        bench = load_suite(name)
         for index in range(bench.n_tasks):
             info = bench.get_task(index)
             if _normal(info.language) == wanted or (

@@ -27,7 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from worlds.contract import SuiteSpec, SuiteTaskSpec, WorldError
-from worlds.libero.config import MAIN_SUITES, instruction_of
+from worlds.libero.config import MAIN_SUITES, TaskChoiceError, instruction_of, load_suite
 
 __all__ = ["DEFAULT_CONFIG", "LiberoSuites", "published_tasks"]
 
@@ -53,16 +53,17 @@ def published_tasks(suite: str) -> tuple[tuple[str, str, int], ...]:
             key="suite",
             value=suite,
         ) from None
-    registry = benchmark.get_benchmark_dict()
-    if suite not in registry:
+    try:
+        bench = load_suite(suite)
+    except TaskChoiceError:
+        registry = benchmark.get_benchmark_dict()
         main = ", ".join(n for n in registry if n.count("_") == 1)
         raise WorldError(
             f"no LIBERO suite {suite!r} (the main ones: {main}; LIBERO-PRO adds _lan, _object, "
-            "_swap, _task variants)",
+            "_swap, _task variants and positions such as libero_object_temp_x0.1)",
             key="suite",
             value=suite,
-        )
-    bench = registry[suite]()
+        ) from None
     tasks = []
     for index in range(bench.n_tasks):
         task = bench.get_task(index)
