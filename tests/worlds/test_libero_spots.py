@@ -17,11 +17,13 @@ from hypothesis import strategies as st
 
 from tests.tiers import examples
 from worlds.libero.geometry import Box
+from worlds.libero.segments import FAST, SLOW
 from worlds.libero.spots import (
     GAP_M,
     MARGIN_M,
     PLACE_REACH_M,
     TWIN_GAP_M,
+    container_place,
     container_spot,
     region_spot,
     turned_spot,
@@ -302,6 +304,25 @@ def test_in_a_container_the_footprint_not_the_body_comes_over_the_middle() -> No
         assert np.all(np.abs(spot - STOVE[:2]) <= lim + 1e-9)
         expected = STOVE[:2] - np.clip(np.array([0.0, shift_y]), -lim, lim)
         assert np.allclose(spot, expected), (shift_y, spot)
+
+
+def test_what_does_not_fit_a_container_has_its_body_over_the_middle_carried_at_speed() -> None:
+    """LIBERO-PRO libero_10_task 5: a mug (10.5 by 14 cm with its handle) over the caddy's
+    back compartment (5.6 by 12.4 cm) had its footprint's middle brought over the
+    region's, its body 1.3 cm off the middle; it came down tipped on the walls and the
+    retreating fingers took it out. What does not fit rests on the walls and LIBERO's In
+    reads its body: the body comes over the middle, carried at speed, as before; what
+    fits with under ``TIGHT_FIT_M`` to spare still has its footprint centred, carried
+    slowly."""
+    geo = Geometry({"held": (0.5, 0.3, 0.2)}, {"held": "mug"})
+    spot, speed = container_place(geo, "held", "basket")  # type: ignore[arg-type]
+    assert spot is not None and np.allclose(spot, STOVE[:2] - POT_SHIFT)  # 1.25 mm to spare
+    assert speed == SLOW
+    for half in ((0.03, 0.075), (0.075, 0.07), (0.03, 0.06)):  # too narrow one way or both
+        geo.half = np.array([*half, 0.06])
+        spot, speed = container_place(geo, "held", "basket")  # type: ignore[arg-type]
+        assert spot is not None and np.allclose(spot, STOVE[:2]), (half, spot)
+        assert speed == FAST
 
 
 def test_in_a_container_a_flat_box_may_lie_on_a_flat_one_but_not_on_a_tall_one() -> None:

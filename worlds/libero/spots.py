@@ -152,12 +152,14 @@ def container_place(
     fit (a book into a caddy's compartment, 6.5 mm to spare at each end) it is carried
     slowly: carried at speed, a book held 9 mm off its middle turned 7 mm in the fingers as
     the arm stopped, and its end came down on the compartment's wall (libero_90 task 73).
-    Not where it would rest below the region (``rests_below``): there the place is as
-    before."""
+    Not where it would rest below the region (``rests_below``), nor what does not fit the
+    region at all (``fit_room`` below 0: it comes down on the walls, not into a fit):
+    there the place is as before."""
     turn = 0.0 if yaw is None else yaw - geo.closing_yaw()
     spot = container_spot(geo, ref, target, turn)
     room = fit_room(geo, ref, target, turn)
-    slow = room is not None and room < TIGHT_FIT_M and not rests_below(geo, ref, target)
+    tight = room is not None and 0.0 <= room < TIGHT_FIT_M
+    slow = tight and not rests_below(geo, ref, target)
     return spot, SLOW if slow else FAST
 
 
@@ -180,7 +182,15 @@ def container_spot(
     it) and reaches too high for the held thing to lie on it and stay inside (LIBERO-PRO
     libero_10_task 7: the cream cheese landed on the ketchup standing 15 cm tall in the
     middle of the basket; a box may lie on a box). No room is kept for a twin: a second
-    thing is set beside the first when it comes."""
+    thing is set beside the first when it comes.
+
+    Only what fits the region (``fit_room`` at least 0) has its footprint's middle brought
+    over the region's: what does not fit cannot go down between the walls, it rests on
+    them, and LIBERO's ``In`` reads only its body, which is then brought over the middle,
+    as before (LIBERO-PRO libero_10_task 5: a mug 10.5 by 14 cm with its handle, over the
+    caddy's back compartment 5.6 by 12.4 cm, had its body set 1.3 cm off the middle, away
+    from the handle; it came down tipped on the walls and the retreating fingers took it
+    up with them, out of the compartment; with its body over the middle it rests in)."""
     frame = geo.level_frame(target)
     held = geo.box(ref)
     if frame is None or held is None:
@@ -195,8 +205,9 @@ def container_spot(
     room = np.maximum(np.asarray(half_size[:2]) - MARGIN_M, 0.0)
     preferred = np.array(centre[:2]) + np.clip(along, -room, room) @ axes
     owner = getattr(geo.catalog.get(target), "parent", None)
-    if rests_below(geo, ref, target):
-        preferred = np.array(centre[:2])  # as before: see ``rests_below``
+    spare = fit_room(geo, ref, target, turn)
+    if rests_below(geo, ref, target) or (spare is not None and spare < 0.0):
+        preferred = np.array(centre[:2])  # as before: see ``rests_below``, and above
     middle = np.linalg.norm(spots - preferred, axis=1)
     top = centre[2] + float(np.abs(matrix[2]) @ half_size) - float(held.size[2])
     standing = _standing(geo, ref, np.array([*centre[:2], top]), half_size, half, skip=owner)
