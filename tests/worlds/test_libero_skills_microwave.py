@@ -47,7 +47,7 @@ def test_an_oven_at_the_workspaces_edge_is_refused_not_reached_past_it() -> None
     try:
         assert world.execute("pick", {"ref": mug}).ok
         placed = world.execute("place", {"ref": mug, "target": "microwave_1", "relation": "in"})
-        assert not placed.ok and "no room" in placed.message, placed.message
+        assert not placed.ok, placed.message
         assert "workspace" in placed.message, placed.message  # why: the edge, not a touch
         assert world.held_ref() == mug
         assert world.step_audit()["outside"] == 0

@@ -18,11 +18,13 @@ def test_a_bowl_is_dragged_aside_at_a_wrist_turn_the_arm_can_hold() -> None:
     opened drawer leaves no rim grasp, so it is dragged aside first, with the hand turned
     -1.18 rad while the wrist stood at +1.57 rad: joint 7 at its stop, the arm strayed 6 cm
     off its way over the bowl, three times. The drag is now made at the half-turned yaw the
-    arm can hold (the closed hand is the same turned half round)."""
+    arm can hold (the closed hand is the same turned half round). Found at state 0; since
+    each state places the cabinet from its own seed, state 9 is where one of the two turns
+    is out of reach (at the others both are, or no drag is needed)."""
     from worlds.libero.control import down_matrix
     from worlds.libero.reach import solve
 
-    world = libero_world("libero_90", 7, 0)
+    world = libero_world("libero_90", 7, 9)
     try:
         plan = world._plan("open", {"ref": "wooden_cabinet_1_top_region"})
         assert plan.description.startswith("drag akita_black_bowl_1"), plan.description
@@ -80,11 +82,12 @@ def test_a_bowl_is_grasped_where_the_forearm_comes_down_clear_of_an_open_drawer(
     stands open 15 cm towards the robot's right, its front 9 cm beside the bowl's rim on
     the side facing the robot. Grasped there, the forearm (``robot0_link5``) came down on
     the drawer 4 cm above the grasp, three times; the rim is now taken where the arm, solved
-    independently, comes down clear (the bowl's right)."""
+    independently, comes down clear (the bowl's right). Found at state 0; with the cabinet
+    placed from each state's own seed, the drawer stands that close at state 3."""
     from worlds.libero.control import down_matrix
     from worlds.libero.reach import arm_meets, solve
 
-    world = libero_world("libero_90", 30, 0)
+    world = libero_world("libero_90", 30, 3)
     try:
         geo = world.geometry
         ref = "akita_black_bowl_1"
