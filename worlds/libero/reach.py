@@ -17,7 +17,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["STRETCHED_M", "UNFOLD_Z", "arm_meets", "down_clear", "solve", "unfold_height"]
+__all__ = [
+    "STRETCHED_M",
+    "UNFOLD_Z",
+    "arm_meets",
+    "down_clear",
+    "limit_room",
+    "solve",
+    "unfold_height",
+]
 
 STRETCHED_M = 0.75
 """Further out than this (the gripper's horizontal distance from the base's axis), the
@@ -117,6 +125,17 @@ def solve(
             return solutions, f"{', '.join(at)} at its limit, {left}" if at else left
         solutions.append(np.array(data.qpos[qpos], dtype=float))
     return solutions, None
+
+
+def limit_room(env: Any, joints: Any) -> np.ndarray:
+    """How far (radians) each of the arm's joints is from its nearer limit with the joints
+    at ``joints``: of two solutions that both hold a pose, the one with more room is the
+    one the controller, which does not follow a solution exactly, is likelier to hold."""
+    robot = env.robots[0]
+    model = env.sim.model._model
+    ranges = np.array([model.jnt_range[int(j)] for j in robot._ref_joint_indexes], dtype=float)
+    q = np.asarray(joints, dtype=float)
+    return np.minimum(q - ranges[:, 0], ranges[:, 1] - q)
 
 
 def arm_meets(env: Any, joints: Any) -> str | None:
