@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["twist_knob"]
 
-OFF_PAST_RAD = 0.15
+OFF_PAST_RAD = 0.35
 """How far past the end of its off range a knob is turned back."""
 TURN_PIECE_RAD = math.pi / 4
 """The most the wrist is turned in one turn segment of a knob's turn."""
