@@ -7,7 +7,9 @@ back strained against the stop, the fingers slid and dragged the knob to +0.51 r
 on), and retried, the gripper came within 2 cm of the base's keep-out zone. The arm's joints
 at the grasp and after the turn are now solved before anything moves (``reach.solve``): a
 knob out of reach is refused, and otherwise the controller leans towards those joints while
-the plan runs; a turn off goes only past the off end.
+the plan runs; a turn off goes only past the off end. The ridge is held across its own
+thin axis (it turns with the knob), at whichever of the two half-turned wrist yaws leaves
+the wrist's last joint more room through the turn (libero_90 task 39).
 """
 
 from __future__ import annotations
@@ -27,7 +29,10 @@ if TYPE_CHECKING:
 __all__ = ["twist_knob"]
 
 OFF_PAST_RAD = 0.35
-"""How far past the end of its off range a knob is turned back."""
+"""How far past the end of its off range a knob is turned back (by the wrist). The ridge
+turns about 0.25 rad inside the closed fingers before it follows them (it wedges them
+apart): 0.15 past, libero_90 task 39 (state 0, on at 0.98 rad) let the knob go at +0.005,
+and the opening fingers left it at +0.05, still on; 0.35 past, it ends at its stop."""
 TURN_PIECE_RAD = math.pi / 4
 """The most the wrist is turned in one turn segment of a knob's turn."""
 
