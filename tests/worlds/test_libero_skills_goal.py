@@ -135,3 +135,30 @@ def _the_held_bowl_goes_into_the_top_drawer(world: Any) -> None:
     assert world.execute("place", args).ok
     assert holds(world, "in", "akita_black_bowl_1", "wooden_cabinet_1_top_region")
     assert world.step_audit()["outside"] == 0
+
+
+def test_a_rim_grasp_is_turned_to_the_way_the_wrist_can_turn() -> None:
+    """libero_goal task 4 ("put the bowl on top of the cabinet"), state 20: the rim grasp
+    faced -1.31 rad with the hand at +1.57; the controller turned the wrist the shorter
+    way by joint 7 alone, from 0.91 into its 2.90 stop, and the gripper stalled 12 cm over
+    the bowl, three times (the inverse kinematics held that yaw by spreading the turn over
+    the arm, which the controller does not do). The half-turned grasp, the same for the
+    hand, is taken: the bowl is picked and set on the cabinet."""
+    world = libero_world("libero_goal", 4, 20)
+    try:
+        ref = "akita_black_bowl_1"
+        done = world.execute("pick", {"ref": ref})
+        assert done.ok, done.message
+        assert world.held_ref() == ref
+        env = world.env.env
+        robot = env.robots[0]
+        q7 = float(env.sim.data.qpos[robot._ref_joint_pos_indexes[-1]])
+        high = float(env.sim.model.jnt_range[robot._ref_joint_indexes[-1]][1])
+        assert q7 < high - 0.1
+        placed = world.execute(
+            "place", {"ref": ref, "target": "wooden_cabinet_1_top_side", "relation": "on"}
+        )
+        assert placed.ok, placed.message
+        assert holds(world, "on", ref, "wooden_cabinet_1_top_side")
+    finally:
+        world.disconnect()

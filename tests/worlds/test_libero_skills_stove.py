@@ -79,3 +79,24 @@ def test_a_knob_out_of_the_arms_reach_is_refused_before_anything_moves() -> None
         assert world.step_audit()["steps"] == before
     finally:
         world.disconnect()
+
+
+@pytest.mark.parametrize("state", [0, 1, 2])
+def test_a_stove_left_on_is_turned_off_at_the_first_attempt(state: int) -> None:
+    """libero_90 task 39 ("turn off the stove"), knobs left on at 0.98, 1.86 and 1.55 rad
+    (states 0-2). State 1 was refused: from the grasp at yaw 0 the turn back needed joint 7
+    at 3.64 of its 2.90 rad; the half-turned grasp (the hand is the same) is now taken.
+    State 2: both grasps solved, but the solution spread the turn over the arm while the
+    controller turns joint 7 alone, into its stop with the knob still on; the grasp with
+    the last joint's more room is now taken. State 0: the fingers closed 34 degrees across
+    the ridge (its world box, not its own axes, chose the yaw) and slipped; and a knob let
+    go still turning, or short of its stop, sprang back on."""
+    world = libero_world("libero_90", 39, state)
+    try:
+        assert not holds(world, "turnoff", "flat_stove_1")
+        done = world.execute("turn_off", {"ref": "flat_stove_1"})
+        assert done.ok, done.message
+        assert holds(world, "turnoff", "flat_stove_1")
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()

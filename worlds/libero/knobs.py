@@ -7,7 +7,9 @@ back strained against the stop, the fingers slid and dragged the knob to +0.51 r
 on), and retried, the gripper came within 2 cm of the base's keep-out zone. The arm's joints
 at the grasp and after the turn are now solved before anything moves (``reach.solve``): a
 knob out of reach is refused, and otherwise the controller leans towards those joints while
-the plan runs; a turn off goes only past the off end.
+the plan runs; a turn off goes only past the off end. The ridge is held across its own
+thin axis (it turns with the knob), at whichever of the two half-turned wrist yaws leaves
+the wrist's last joint more room through the turn (libero_90 task 39).
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from worlds.libero.control import Vec3, down_matrix
-from worlds.libero.reach import solve
+from worlds.libero.reach import limit_room, solve
 from worlds.libero.segments import ABOVE_M, CARRY_Z, SLOW, Plan, Refusal, Segment
 
 if TYPE_CHECKING:
@@ -24,8 +28,13 @@ if TYPE_CHECKING:
 
 __all__ = ["twist_knob"]
 
-OFF_PAST_RAD = 0.15
-"""How far past the end of its off range a knob is turned back."""
+OFF_PAST_RAD = 0.35
+"""How far past the end of its off range a knob is turned back (by the wrist). The ridge
+turns about 0.25 rad inside the closed fingers before it follows them (it wedges them
+apart): 0.15 past, libero_90 task 39 (state 0, on at 0.98 rad) let the knob go at +0.005,
+and the opening fingers left it at +0.05, still on; 0.35 past, it ends at its stop."""
+TURN_PIECE_RAD = math.pi / 4
+"""The most the wrist is turned in one turn segment of a knob's turn."""
 
 
 def twist_knob(planner: SkillPlanner, ref: str, on: bool, ee: Vec3) -> Plan | Refusal:
@@ -52,13 +61,36 @@ def twist_knob(planner: SkillPlanner, ref: str, on: bool, ee: Vec3) -> Plan | Re
         angle = -math.copysign(max(value - off_end, 0.0) + OFF_PAST_RAD, turn)
     # the arm's joints at the grasp and after the turn, solved before anything moves:
     # refused if it cannot get there, else the controller leans towards them
+    # the hand is the same half turned, so the ridge is held alike at ``yaw`` or at
+    # ``yaw + pi``; the knob turns one way only (off is the bottom of its joint's range),
+    # so the wrist's turn is fixed, and from one of the two grasps it can run the wrist's
+    # last joint into its limit: libero_90 task 39, state 1, the knob on at 1.86 rad, the
+    # grasp at 0 put joint 7 at 1.63 rad and the turn back needed 3.64 of its 2.90; the
+    # half-turned grasp holds it at -0.69 and turns it to 1.32. Of the two, the one whose
+    # last joint keeps the more room from its limits at the grasp and after the turn: the
+    # solution spreads the turn over the arm, the controller turns the last joint alone
+    # (state 2: solved to end at 2.80 of 2.90, it ran joint 7 into its stop a quarter of
+    # the turn short and the knob stayed on at +0.13)
     grasp_world = planner.geo.frame.to_world((x, y, z))
-    joints, why = solve(
-        planner.geo.env,
-        [(grasp_world, down_matrix(yaw)), (grasp_world, down_matrix(yaw + angle))],
-    )
-    if why is not None:
-        return Refusal(f"the arm cannot hold the gripper on {ref}'s knob: {why}")
+    reasons: list[str] = []
+    held: list[tuple[float, float, list[np.ndarray]]] = []
+    for grip_yaw in (yaw, yaw - math.pi if yaw > 0 else yaw + math.pi):
+        solved, why = solve(
+            planner.geo.env,
+            [(grasp_world, down_matrix(grip_yaw)), (grasp_world, down_matrix(grip_yaw + angle))],
+        )
+        if why is not None:
+            reasons.append(why)
+            continue
+        room = min(float(limit_room(planner.geo.env, q)[-1]) for q in solved)
+        held.append((room, grip_yaw, solved))
+    if not held:
+        return Refusal(f"the arm cannot hold the gripper on {ref}'s knob: {reasons[0]}")
+    _, yaw, joints = max(held, key=lambda h: h[0])
+    # the wrist turns in pieces: one turn segment stops after 25 controller steps (about
+    # 1.4 rad), and a knob on at 1.86 rad turned back 2.0 in one was let go at +0.24 still
+    # turning; it coasted to its stop and sprang back to +0.03, still on (libero_90 task 39)
+    pieces = max(1, math.ceil(abs(angle) / TURN_PIECE_RAD))
     # over the grasp at the height the gripper travels at (turning the wrist up there),
     # then straight down: a diagonal descent turning the wrist low stalled short of a
     # bowl at the side of the table (libero_spatial task 1)
@@ -70,7 +102,7 @@ def twist_knob(planner: SkillPlanner, ref: str, on: bool, ee: Vec3) -> Plan | Re
         Segment("move", "approach", (x, y, above), yaw=yaw),
         Segment("move", "grasp", (x, y, z), speed=SLOW, yaw=yaw, tolerance=0.004),
         Segment("grip", "close", close=True, yaw=yaw),
-        Segment("twist", "turn", yaw=yaw + angle),
+        *(Segment("twist", "turn", yaw=yaw + angle * k / pieces) for k in range(1, pieces + 1)),
         Segment("grip", "release", close=False, yaw=yaw + angle),
         Segment("move", "retreat", (x, y, above), speed=SLOW, yaw=yaw + angle),
     ]

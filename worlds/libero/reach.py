@@ -17,7 +17,16 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["STRETCHED_M", "UNFOLD_Z", "arm_meets", "down_clear", "solve", "unfold_height"]
+__all__ = [
+    "STRETCHED_M",
+    "UNFOLD_Z",
+    "arm_meets",
+    "down_clear",
+    "limit_room",
+    "solve",
+    "unfold_height",
+    "wrist_turn_room",
+]
 
 STRETCHED_M = 0.75
 """Further out than this (the gripper's horizontal distance from the base's axis), the
@@ -117,6 +126,35 @@ def solve(
             return solutions, f"{', '.join(at)} at its limit, {left}" if at else left
         solutions.append(np.array(data.qpos[qpos], dtype=float))
     return solutions, None
+
+
+def limit_room(env: Any, joints: Any) -> np.ndarray:
+    """How far (radians) each of the arm's joints is from its nearer limit with the joints
+    at ``joints``: of two solutions that both hold a pose, the one with more room is the
+    one the controller, which does not follow a solution exactly, is likelier to hold."""
+    robot = env.robots[0]
+    model = env.sim.model._model
+    ranges = np.array([model.jnt_range[int(j)] for j in robot._ref_joint_indexes], dtype=float)
+    q = np.asarray(joints, dtype=float)
+    return np.minimum(q - ranges[:, 0], ranges[:, 1] - q)
+
+
+def wrist_turn_room(env: Any, turn: float) -> float:
+    """How far (radians) the arm's last joint stays inside its limits if it alone turns the
+    hand by ``turn`` about the vertical from where it is now (negative: past a limit). The
+    controller turns the wrist by that joint: a pick turning the fingers 2.9 rad from 1.57
+    to -1.31 ran joint 7 from 0.91 into its 2.90 stop while the others barely moved, and
+    the gripper strayed 6 cm (libero_goal task 4, state 20), though the solution from
+    :func:`solve` held the pose with joint 7 at 2.8, the rest of the turn spread over the
+    arm."""
+    robot = env.robots[0]
+    model, data = env.sim.model._model, env.sim.data._data
+    joint = int(robot._ref_joint_indexes[-1])
+    q = float(data.qpos[int(robot._ref_joint_pos_indexes[-1])])
+    axis_z = float(data.xaxis[joint][2])
+    after = q + turn * axis_z  # about the vertical: as much as the joint's axis points up
+    low, high = (float(v) for v in model.jnt_range[joint])
+    return min(after - low, high - after)
 
 
 def arm_meets(env: Any, joints: Any) -> str | None:

@@ -165,7 +165,8 @@ class SkillPlanner:
             how = "approach, drag out by its inside, grasp, lift"
         slid = None
         if on_handle is None and drag is None:  # low, by an overhang's edge: in from beside
-            slid = slid_pick(self, ref, ee, (x, y, grasp_z), yaw, travel, lift)
+            spare = (MAX_GRASP_M - width) / 2  # the open fingers' room beside it
+            slid = slid_pick(self, ref, ee, (x, y, grasp_z), yaw, travel, lift, spare)
         if slid is not None:
             return Plan(tuple(slid), f"approach beside it, slide in, {SLID}, lift", yaw)
         segments += self.grasp_from_above(ee, (x, y, grasp_z), above=above, travel=travel, yaw=yaw)

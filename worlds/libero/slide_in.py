@@ -43,6 +43,18 @@ hand came in."""
 SLID = "grasp, slide out the way it came in"
 """What a pick made this way says it did between sliding in and lifting."""
 SHIFTS_M = np.arange(0.01, 0.081, 0.01)
+OFFSETS_M = tuple(float(v) for v in np.arange(0.002, 0.0161, 0.002))
+"""How far off the thing's middle, along the closing direction, a grasp that slides in is
+tried where the hand does not fit at the middle (within the open fingers' room).
+libero_90 task 5, state 1: the wooden cabinet's top drawer front stood 9.8 cm from the
+pudding's middle, 14.2 cm up, and its handle 6.6 cm away, 16.9 cm up; the hand (10.3 cm
+along the closing direction, 12.5 cm up from the grip site) reached 7 mm under the front
+at the grasp and sliding in over the pudding it also met the front, so no slide fitted and
+the pick came down from above onto the handle, three times. With the fingers 4.65 cm
+round a pudding they open 7.6 cm for, the grasp 1.2 cm further from the drawer leaves the
+hand 4 mm clear of its front; the fingers push the pudding that far as they close."""
+SPARE_MARGIN_M = 0.003
+"""Kept between the nearer open finger and the thing's side by an off-middle grasp."""
 SLIDE_STEP_M = 0.005
 
 
@@ -67,47 +79,66 @@ def hand_fits(geo: Any, ref: str, point: Vec3, yaw: float, top: float) -> bool:
     return all(box_gap(a, b, lo, hi) >= 0.0 for _, a, b, _ in wrist)
 
 
-def slide_in(geo: Any, ref: str, at: Vec3, yaw: float, top: float) -> Vec3 | None:
-    """Where (base frame) the open hand comes down beside the grasp ``at`` (grip site,
-    fingers closing along ``yaw``) of ``ref`` (top ``top``, base frame) to slide in over it
-    at OVER_TOP_M above its top, when coming down on the grasp from above meets something
-    reaching over it but the hand fits at the grasp and all along the slide: the least
-    shift along the closing direction, either way; None when it comes down clear already
-    or no shift does."""
+def slide_in(
+    geo: Any, ref: str, at: Vec3, yaw: float, top: float, spare: float = 0.0
+) -> tuple[Vec3, Vec3] | None:
+    """(where, base frame, the open hand comes down beside the grasp to slide in over
+    ``ref`` at OVER_TOP_M above its top ``top``, the grasp itself) for the grasp ``at``
+    (grip site, fingers closing along ``yaw``), when coming down on it from above meets
+    something reaching over it but the hand fits at the grasp and all along the slide: the
+    least shift along the closing direction, either way; None when it comes down clear
+    already or no shift does. Where the hand does not fit at ``at``, the grasp may move
+    along the closing direction by up to ``spare`` (the open fingers' room beside the
+    thing, less :data:`SPARE_MARGIN_M`): the closing fingers centre it between them."""
     x, y, z = (float(v) for v in at)
-    if hand_clear(geo, ref, at, yaw, top) or not hand_fits(geo, ref, at, yaw, top):
+    if hand_clear(geo, ref, at, yaw, top):
         return None
-    h = max(z, top + OVER_TOP_M)
     u = np.array([math.cos(yaw), math.sin(yaw)])
-    for shift in SHIFTS_M:
-        for sign in (1.0, -1.0):
-            start = np.array([x, y]) + u * sign * float(shift)
-            if not hand_clear(geo, ref, (float(start[0]), float(start[1]), h), yaw, top):
-                continue
-            steps = max(1, math.ceil(float(shift) / SLIDE_STEP_M))
-            path = [start + (np.array([x, y]) - start) * i / steps for i in range(steps + 1)]
-            if all(hand_fits(geo, ref, (float(p[0]), float(p[1]), h), yaw, top) for p in path):
-                return (float(start[0]), float(start[1]), h)
+    h = max(z, top + OVER_TOP_M)
+    room = max(0.0, spare - SPARE_MARGIN_M)
+    offsets = [0.0, *(o for d in OFFSETS_M if d <= room + 1e-9 for o in (d, -d))]
+    for offset in offsets:
+        gx, gy = x + u[0] * offset, y + u[1] * offset
+        grasp = (float(gx), float(gy), z)
+        if not hand_fits(geo, ref, grasp, yaw, top):
+            continue
+        for shift in SHIFTS_M:
+            for sign in (1.0, -1.0):
+                start = np.array([gx, gy]) + u * sign * float(shift)
+                if not hand_clear(geo, ref, (float(start[0]), float(start[1]), h), yaw, top):
+                    continue
+                steps = max(1, math.ceil(float(shift) / SLIDE_STEP_M))
+                end = np.array([gx, gy])
+                path = [start + (end - start) * i / steps for i in range(steps + 1)]
+                if all(hand_fits(geo, ref, (float(p[0]), float(p[1]), h), yaw, top) for p in path):
+                    return (float(start[0]), float(start[1]), h), grasp
     return None
 
 
 def slid_pick(
-    planner: Any, ref: str, ee: Vec3, at: Vec3, yaw: float, travel: float, lift: float
+    planner: Any,
+    ref: str,
+    ee: Vec3,
+    at: Vec3,
+    yaw: float,
+    travel: float,
+    lift: float,
+    spare: float = 0.0,
 ) -> list[Segment] | None:
     """The segments of a pick of ``ref`` at ``at`` (grip site, base frame; fingers along
     ``yaw``) that come down beside it and slide in (:func:`slide_in`), grasp, raise it
     SLIDE_OFF_M, slide out the way they came and lift to ``lift``; None when the hand
     comes down on it from above as usual (or nothing is hollow: a rim grasp's bowl is
     dragged out instead, ``dragging``). ``planner``: the skill planner (its rise to
-    ``travel``)."""
+    ``travel``); ``spare``: as :func:`slide_in`."""
     geo = planner.geo
     box = geo.box(ref)
     if box is None or geo.hollow(ref):
         return None
-    beside = slide_in(geo, ref, at, yaw, box.top)
-    if beside is None:
+    found = slide_in(geo, ref, at, yaw, box.top, spare)
+    if found is None:
         return None
-    (bx, by, bz), (x, y, z) = beside, at
+    (bx, by, bz), (x, y, z) = found
     off = z + SLIDE_OFF_M
     return [
         Segment("grip", "open", close=False, yaw=yaw),

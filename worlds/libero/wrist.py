@@ -19,7 +19,7 @@ import math
 from typing import TYPE_CHECKING
 
 from worlds.libero.control import Vec3, down_matrix
-from worlds.libero.reach import solve
+from worlds.libero.reach import solve, wrist_turn_room
 
 if TYPE_CHECKING:
     from worlds.libero.geometry import LiberoGeometry
@@ -29,15 +29,28 @@ __all__ = ["TURN_STEPS", "hand_yaw", "reached_yaw", "turn_held"]
 
 def reached_yaw(geo: LiberoGeometry, yaw: float, points: list[Vec3]) -> float:
     """``yaw`` when the arm can hold the gripper pointing down at ``yaw`` at each of
-    ``points`` (base frame) in turn from its joints now; else the half-turned yaw when it
-    can hold that; else ``yaw`` (the skill runs as it would have)."""
+    ``points`` (base frame) in turn from its joints now, and the wrist's last joint turning
+    there the shorter way stays :data:`WRIST_ROOM_RAD` inside its limits; else the
+    half-turned yaw if it can so; else the first of the two the arm can hold; else ``yaw``
+    (the skill runs as it would have)."""
     other = yaw - math.pi if yaw > 0 else yaw + math.pi
+    now = hand_yaw(geo)
+    held: list[float] = []
     for candidate in (yaw, other):
         poses = [(geo.frame.to_world(p), down_matrix(candidate)) for p in points]
         _, why = solve(geo.env, poses)
-        if why is None:
+        if why is not None:
+            continue
+        turn = (candidate - now + math.pi) % (2 * math.pi) - math.pi
+        if wrist_turn_room(geo.env, turn) >= WRIST_ROOM_RAD:
             return candidate
-    return yaw
+        held.append(candidate)
+    return held[0] if held else yaw
+
+
+WRIST_ROOM_RAD = 0.1
+"""Kept between the wrist's last joint and its limits by the turn to a grasp's yaw
+(``reach.wrist_turn_room``)."""
 
 
 TURN_STEPS = 4
