@@ -29,6 +29,26 @@ def test_a_pan_goes_in_under_the_shelf_held_by_its_handle() -> None:
         world.disconnect()
 
 
+def test_a_book_taller_than_the_gap_goes_in_on_its_side() -> None:
+    """libero_90 task 88 ("place it on the cabinet shelf", states 0-2 refused): the yellow
+    book stands 12.2 cm tall in the fingers under a hand 10 cm over its top; the upper layer
+    is 13.3 cm high. The wrist now turns it so the fingers close across the way in, tips
+    the hand level (the book on its side, 9.8 cm high, pointing in ahead of the fingers),
+    carries it in, sets it down and withdraws; judged by LIBERO's In, with no physics step
+    outside the envelope's workspace."""
+    world = libero_world("libero_90", 88, 0)
+    book, layer = "yellow_book_1", "wooden_two_layer_shelf_1_top_region"
+    try:
+        assert world.execute("pick", {"ref": book}).ok
+        placed = world.execute("place", {"ref": book, "target": layer, "relation": "on"})
+        assert placed.ok, placed.message
+        assert "on its side" in placed.message and world.held_ref() is None
+        assert holds(world, "in", book, layer)
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()
+
+
 def test_a_book_taller_than_the_gap_is_refused_naming_the_gap() -> None:
     """libero_90 task 89 ("place it under the cabinet shelf"): the yellow book stands
     12 cm tall in the fingers, the layer under the board is 6.9 cm high; it was lowered from
