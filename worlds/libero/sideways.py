@@ -150,17 +150,19 @@ def _one_way(
     front = float((corners @ u).max())
     skip = set(geo._geoms(ref))
 
-    def free(grip: np.ndarray, rotation: np.ndarray, relative: np.ndarray | None = None) -> bool:
-        """Whether the hand at ``grip`` (base frame) turned ``rotation``, and the thing it
-        holds (turned ``relative`` from level; level by default), meet nothing."""
+    def meets(
+        grip: np.ndarray, rotation: np.ndarray, relative: np.ndarray | None = None
+    ) -> str | None:
+        """What the hand at ``grip`` (base frame) turned ``rotation``, or the thing it
+        holds (turned ``relative`` from level; level by default), meets; None: nothing."""
         world = np.asarray(geo.frame.to_world(grip), dtype=float)
         turn_back = np.eye(3) if relative is None else relative
         for c, a, h in boxes:
             centre = world + turn_back @ c
-            if box_meets(env, centre, (turn_back @ a).T, h, skip) is not None:
-                return False
+            if (hit := box_meets(env, centre, (turn_back @ a).T, h, skip)) is not None:
+                return hit
         hc, ha, hh = _hand_box(world, rotation)
-        return box_meets(env, hc, ha, hh, skip) is None
+        return box_meets(env, hc, ha, hh, skip)
 
     region = geo.box(target)
     assert region is not None
@@ -185,13 +187,15 @@ def _one_way(
         (the wrist trails low behind a level hand: over a book standing beside the way)."""
         steps = max(2, int(float(np.linalg.norm(hand - pre)) / PATH_STEP_M) + 1)
         path = [pre + (hand - pre) * k / (steps - 1) for k in range(steps)]
-        if not all(free(np.array([p[0], p[1], z_in]), level) for p in path):
-            return f"no depth puts {ref} inside {target} without touching something"
-        if not all(free(np.array([pre[0], pre[1], z]), level) for z in downs):
-            return f"{ref} cannot come down in front of {target} without touching something"
+        for p in path:
+            if (hit := meets(np.array([p[0], p[1], z_in]), level)) is not None:
+                return f"carried into {target}, {ref} or the hand would meet {hit}"
+        for z in downs:
+            if (hit := meets(np.array([pre[0], pre[1], z]), level)) is not None:
+                return f"coming down in front of {target}, {ref} or the hand would meet {hit}"
         for rotation in tips[:-1]:
-            if not free(np.array([pre[0], pre[1], carry]), rotation, rotation @ level.T):
-                return f"tipping {ref} in front of {target} meets something"
+            if hit := meets(np.array([pre[0], pre[1], carry]), rotation, rotation @ level.T):
+                return f"tipping {ref} in front of {target}, it or the hand would meet {hit}"
         poses = [(world((ee[0], ee[1], carry)), down_matrix(yaw))]
         poses += [(world((pre[0], pre[1], carry)), r) for r in tips]
         poses += [(world((pre[0], pre[1], float(z))), level) for z in downs[1:]]
@@ -204,7 +208,7 @@ def _one_way(
         hit = next((m for q in joints if (m := arm_meets(env, q, held)) is not None), None)
         return None if hit is None else f"the arm's links would meet {hit}"
 
-    chosen, reason = None, f"no spot inside {target} is within the arm's reach"
+    chosen, reason, central = None, f"no spot inside {target} is within the arm's reach", ""
     for b in sorted(np.arange(c_v - r_side, c_v + r_side + 1e-9, 0.01), key=lambda b: abs(b - c_v)):
         grip_v = b - body_v
         pre = u * pre_u + v * grip_v
@@ -222,8 +226,9 @@ def _one_way(
                 break
         if chosen is not None:
             break
+        central = central or reason  # why not straight in at the middle: named if none fits
     if chosen is None:
-        return f"on its side: {reason}"
+        return f"on its side: {central or reason}"
     pre, hand = chosen
     yaw_steps = [
         Segment("twist", "turn", yaw=yaw_now + turned * k / TURN_STEPS)
