@@ -41,7 +41,9 @@ if TYPE_CHECKING:
 __all__ = ["flat_into"]
 
 THIN = 0.4
-"""A thing topples over its thin side when that is at most this fraction of its height."""
+"""A thing topples over its thin side when that is at most this fraction of its height and
+of its width (a slab, a book: lying, it stays where it fell and slides when pushed; a
+bottle as thick as it is wide would roll)."""
 LEVEL_M = 0.006
 """The floor in front of the opening is level with the compartment's within this."""
 ROOF_MARGIN_M = 0.01
@@ -107,10 +109,13 @@ def flat_into(
     corners = np.vstack([c + (signs * h) @ a.T for c, a, h in boxes])
     thick = float(np.ptp(corners @ u))
     height = float(np.ptp(corners[:, 2]))
-    if thick + ROOF_MARGIN_M > room.gap or thick > THIN * height:
+    width = float(np.ptp(corners @ v))
+    if thick + ROOF_MARGIN_M > room.gap:
+        return f"lying flat {ref} is {thick:.3f} m high against the {room.gap:.3f} m gap"
+    if thick > THIN * min(height, width):
         return (
-            f"lying flat {ref} is {thick:.3f} m high against the {room.gap:.3f} m gap "
-            f"(standing {height:.3f} m)"
+            f"{ref} is no slab to lay flat and push ({thick:.3f} m thick, {width:.3f} m "
+            f"wide, {height:.3f} m tall)"
         )
     body_rel = spin @ (np.asarray(geo.frame.to_world(geo.body_position(ref))) - grip_now)
     hang = -float(corners[:, 2].min())
