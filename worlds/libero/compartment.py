@@ -29,8 +29,10 @@ from worlds.libero.clearance import box_gap, obstacles
 from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.door_skills import HAND_ABOVE_M, HAND_LONG_M, HAND_THICK_M, HAND_TOP_M
 from worlds.libero.doors import as_point
+from worlds.libero.flat_in import flat_into
 from worlds.libero.oriented import oriented_blocked
 from worlds.libero.segments import SLOW, Plan, Refusal, Segment
+from worlds.libero.sideways import side_into
 from worlds.libero.through import (
     INSERT,
     floor_under,
@@ -331,9 +333,14 @@ def carry_in(
     if room is None:
         return None
     into = place_into(planner, ref, target, room, ee)
-    if isinstance(into, str):
-        return Refusal(into)
     how = f"carry {ref} in under {room.cover} ({room.gap:.3f} m gap), set it down, withdraw"
+    if isinstance(into, str):  # too tall standing: on its side, the hand level beside it
+        side = side_into(planner, ref, target, room, ee)
+        if isinstance(side, list):
+            into, how = side, how.replace("carry", "turn on its side, carry", 1)
+        else:  # or lying flat, pushed in along the floor
+            flat = flat_into(planner, ref, target, room, ee)
+            return Refusal(f"{into}; {side}; {flat}") if isinstance(flat, str) else flat
     return Plan(tuple(into), how)
 
 

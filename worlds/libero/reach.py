@@ -157,13 +157,14 @@ def wrist_turn_room(env: Any, turn: float) -> float:
     return min(after - low, high - after)
 
 
-def arm_meets(env: Any, joints: Any) -> str | None:
+def arm_meets(env: Any, joints: Any, ignore: tuple[str, ...] = ()) -> str | None:
     """The name of a body of the scene that the arm's links (from the second on; not the
     hand, which works at what it grasps) would pass into with its joints at ``joints``, or
     None. On a scratch copy of the state, as :func:`solve`: the pose is only looked at.
     A hand facing a cabinet at the table's side, to pull its drawer across the robot's
     front, trails the wrist 20-25 cm behind the fingers, where a wine rack stood
-    (libero_90 task 23: ``robot0_link5`` 5 cm into ``wine_rack_1_main``)."""
+    (libero_90 task 23: ``robot0_link5`` 5 cm into ``wine_rack_1_main``). ``ignore``: bodies
+    not counted (what the hand holds: the scratch copy leaves it where it is now)."""
     import mujoco
 
     robot = env.robots[0]
@@ -179,7 +180,7 @@ def arm_meets(env: Any, joints: Any) -> str | None:
             continue
         names = [model.body(int(model.geom_bodyid[g])).name for g in (contact.geom1, contact.geom2)]
         for mine, other in (names, names[::-1]):
-            if mine in links and not other.startswith((prefix, "gripper", "mount")):
+            if mine in links and not other.startswith((prefix, "gripper", "mount", *ignore)):
                 return other
     return None
 
