@@ -36,7 +36,6 @@ from harness.planner.grounding import (
     ground,
     ground_part,
     is_area,
-    is_region,
     viewer_left,
 )
 from harness.planner.history import find_arguments
@@ -122,8 +121,11 @@ def decide(
                 achieved=False,
             )
         first = _next(plan, items, brief)
+        if first is None:  # the Brief shows every step's end already (no call ran yet)
+            ends = [_args_text(a) for _, a in plan if "target" in a]
+            said = "; ".join(ends or [f"{n} {_args_text(a)} done" for n, a in plan])
+            return _report(f"I did not move anything: the Brief already shows {said}.", True)
         text = PLAN_PREFIX + json.dumps([[n, a] for n, a in plan], separators=(",", ":"))
-        assert first is not None
         return _call(*first[1], text="\n".join([text, *notes, first[0]]))
     brief = parse_brief(request.refreshed.brief) if request.refreshed else ParsedBrief()
     remedy = reopen_step(items, brief, tools)  # a container closed again: open it, place again
@@ -492,9 +494,3 @@ def _call(name: str, arguments: dict[str, Any], *, text: str) -> ModelResponse:
 def _report(text: str, achieved: bool) -> ModelResponse:
     line = OUTCOME_ACHIEVED_LINE if achieved else OUTCOME_NOT_ACHIEVED_LINE
     return ModelResponse(text=f"{text}\n{line}")
-
-
-def regions_in(brief: ParsedBrief) -> list[str]:
-    """The region refs of a Brief (for diagnostics and tests)."""
-    scene = Scene(dict(brief.objects))
-    return sorted(o.ref for o in brief.objects.values() if is_region(o, scene))

@@ -393,3 +393,20 @@ def test_moved_to_a_side_of_something_is_slid_there(said: str, first: str) -> No
     actions = plan_actions(parse_task(said), parse_brief(brief(kitchen(TWO_BOWLS))))
     assert actions[0][0] == first
     assert actions[-1][1]["target"] in {"main_table_stove_front_region", "flat_stove_1_cook_region"}
+
+
+def test_a_plan_the_brief_already_shows_done_is_reported_not_a_crash() -> None:
+    """LIBERO-PRO libero_spatial_with_yellow_book task 8 at state 0: the bowl "next to the
+    plate" starts leaning on the plate's rim, so the Brief already lists it on the plate.
+    Every step of the plan was done before any call, and the planner's turn ended in an
+    AssertionError (a harness error, the episode lost). It now says what the Brief shows
+    and moves nothing; the task check, not this report, decides the outcome."""
+    scene = kitchen(
+        {"akita_black_bowl_1": (0.60, 0.14, 0.03), "akita_black_bowl_2": (0.46, 0.32, 0.02)},
+        {"akita_black_bowl_1": "on plate_1", "akita_black_bowl_2": "on main_table"},
+    )
+    episode = Episode("put the black bowl on the plate onto the plate", BASE_TOOLS)
+    response = episode.turn(brief(scene))
+    assert response.tool_calls == []
+    assert "the Brief already shows akita_black_bowl_1 on plate_1." in response.text
+    assert "did not move anything" in response.text
