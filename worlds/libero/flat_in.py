@@ -32,6 +32,7 @@ from worlds.libero.doors import as_point
 from worlds.libero.oriented import box_meets
 from worlds.libero.reach import arm_meets, solve
 from worlds.libero.segments import SLOW, Plan, Segment
+from worlds.libero.sideways import region_span
 from worlds.libero.wrist import TURN_STEPS, hand_yaw, turn_held
 
 if TYPE_CHECKING:
@@ -62,8 +63,6 @@ BEHIND_M = 0.015
 """How far behind the lying thing's end the fingers come down."""
 HAND_MARGIN_M = 0.01
 """Kept between the hand and the opening's plane."""
-INSET_M = 0.01
-"""How far inside the region's sides its body is to end."""
 SPOT_STEP_M = 0.01
 SPOT_RANGE_M = 0.3
 """Where the thing is stood: from the opening out this far, in these steps."""
@@ -123,14 +122,7 @@ def flat_into(
     fall = _quarter(-v, math.pi / 2)  # about the edge on the opening's far side: up -> -u
     push_yaw = along_u + math.pi / 2
     push_yaw += round((yaw - push_yaw) / math.pi) * math.pi  # the nearer of the two
-    region = geo.box(target)
-    assert region is not None
-    centre = np.array(region.centre[:2])
-    half = np.array(region.size[:2]) / 2
-    c_u, c_v = float(centre @ u[:2]), float(centre @ v[:2])
-    r_low = c_u - float(np.abs(u[:2]) @ half) + INSET_M
-    r_high = c_u + float(np.abs(u[:2]) @ half) - INSET_M
-    r_side = float(np.abs(v[:2]) @ half) - INSET_M
+    _, c_v, r_low, r_high, r_side = region_span(geo, target, u, v)
     lowest = planner.reach[0][2] if planner.reach is not None else -math.inf
     end_u = room.plane - HAND_THICK_M - HAND_MARGIN_M  # where the pushing fingers stop
     world = geo.frame.to_world

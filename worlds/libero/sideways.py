@@ -36,9 +36,10 @@ from worlds.libero.wrist import TURN_STEPS, hand_yaw, turn_held
 
 if TYPE_CHECKING:
     from worlds.libero.compartment import Compartment
+    from worlds.libero.geometry import LiberoGeometry
     from worlds.libero.skills import SkillPlanner
 
-__all__ = ["side_into"]
+__all__ = ["INSET_M", "RegionSpan", "region_span", "side_into"]
 
 LIFT_M = 0.012
 """How high over the floor the thing's lowest point is carried in (as ``compartment``)."""
@@ -164,13 +165,7 @@ def _one_way(
         hc, ha, hh = _hand_box(world, rotation)
         return box_meets(env, hc, ha, hh, skip)
 
-    region = geo.box(target)
-    assert region is not None
-    centre = np.array(region.centre[:2])
-    half = np.array(region.size[:2]) / 2
-    c_u, c_v = float(centre @ u[:2]), float(centre @ v[:2])
-    r_low = c_u - float(np.abs(u[:2]) @ half) + INSET_M
-    r_side = float(np.abs(v[:2]) @ half) - INSET_M
+    c_u, c_v, r_low, _, r_side = region_span(geo, target, u, v)
     body_u, body_v = float(body_rel @ u), float(body_rel @ v)
     pre_u = room.plane - front - 0.015  # the grip's depth with the thing's front outside
     tips = [
@@ -266,3 +261,20 @@ def _one_way(
         Segment("twist", "turn back", yaw=yaw),
         Segment("twist", "turn home", yaw=HOME_YAW),
     ]
+
+
+RegionSpan = tuple[float, float, float, float, float]
+"""A region along the way in ``u`` and across it ``v``: (its middle along u, along v, the
+lowest and highest a body may be set along u, and how far across from the middle), the
+sides kept :data:`INSET_M` inside."""
+
+
+def region_span(geo: LiberoGeometry, target: str, u: np.ndarray, v: np.ndarray) -> RegionSpan:
+    """Where in ``target`` (a level region) a body may be set down, along ``u`` and ``v``."""
+    region = geo.box(target)
+    assert region is not None
+    centre = np.array(region.centre[:2])
+    half = np.array(region.size[:2]) / 2
+    c_u, c_v = float(centre @ u[:2]), float(centre @ v[:2])
+    reach_u, reach_v = float(np.abs(u[:2]) @ half), float(np.abs(v[:2]) @ half)
+    return c_u, c_v, c_u - reach_u + INSET_M, c_u + reach_u - INSET_M, reach_v - INSET_M
