@@ -127,6 +127,34 @@ def test_a_bowl_hemmed_in_under_the_opened_drawer_is_raised_under_it_and_slid_ou
         world.disconnect()
 
 
+CABINET_STATE_8 = (0.0206, -0.2371)
+"""Where LIBERO's placement stands the wooden cabinet (world frame) at libero_goal task 3,
+state 8, drawn from that state's own seed (``env.placement_seed``)."""
+
+
+def test_a_bowl_beside_a_taller_thing_is_still_slid_out_from_under_the_drawer() -> None:
+    """libero_goal task 3, state 8: opened, the top drawer's front reaches 1 cm over the
+    dragged-aside bowl's box, and the wine bottle's base stands inside that box too (beside
+    the round bowl, taller than it). Counted as reaching over the bowl, the bottle made the
+    rise under the overhang negative: no way out from under was found, the bowl lifted
+    straight up scraped the drawer's front from 14.65 to 13.97 cm open, short of LIBERO's 14
+    for Open, the place was refused ("closed; open it first") and three opens later the
+    task was given up. The pick now raises the bowl under the drawer and slides it out: the
+    drawer stays open and the bowl goes in."""
+    world = libero_world("libero_goal", 3, 8)
+    try:
+        put_fixture(world, "wooden_cabinet_1_main", CABINET_STATE_8)
+        assert world.execute("open", {"ref": "wooden_cabinet_1_top_region"}).ok
+        assert holds(world, "open", "wooden_cabinet_1_top_region")
+        picked = world.execute("pick", {"ref": "akita_black_bowl_1"})
+        assert picked.ok, picked.message
+        assert "slide out from under" in picked.message, picked.message
+        assert holds(world, "open", "wooden_cabinet_1_top_region")  # not pushed back in
+        _the_held_bowl_goes_into_the_top_drawer(world)
+    finally:
+        world.disconnect()
+
+
 def _the_held_bowl_goes_into_the_top_drawer(world: Any) -> None:
     """The bowl is held; placed in the opened top drawer, LIBERO says it is in, and no
     physics step left the profile."""
