@@ -49,6 +49,7 @@ __all__ = [
     "open_segments",
     "press_segments",
     "pull_dip",
+    "pull_posture",
     "pull_segments",
     "push_shut_segments",
 ]
@@ -178,6 +179,35 @@ def arm_clear(geo: LiberoGeometry, segments: list[Segment]) -> bool:
     ]
     joints, why = solve(geo.env, poses)
     return why is None and all(arm_meets(geo.env, q) is None for q in joints)
+
+
+def pull_posture(geo: LiberoGeometry, segments: list[Segment]) -> tuple[float, ...] | None:
+    """The arm's joints holding the gripper at the grasp of ``segments`` (a pull's: its
+    "reach" move), solved (``reach.solve``) through every move turned to face the cabinet
+    from the joints now; None when the arm cannot hold them all, or there is no reach.
+
+    Run with these as the controller's null-space posture (as the knob's grasp is), the
+    arm comes in bent as the solve bends it. Pulled towards the initial state's joints, it
+    came down to a face 69 cm out on the robot's left (libero_goal task 3, state 8: the top
+    drawer, pushed back to 13.97 cm open, opened again) with the elbow nearly straight
+    (joint 4 at -0.47 rad) and the shoulder near its stop (joint 2 at 1.63 of 1.76): the
+    reach along the face drifted 4 cm outwards and stopped 7 cm short of the handle, the
+    fingers closed on nothing, twice (the solve holds it there with the elbow at -1.3)."""
+    from worlds.libero.reach import solve
+
+    moves = [s for s in segments if s.kind == "move" and s.target is not None]
+    turned = [s for s in moves if s.facing is not None]
+    if not any(s.label == "reach" for s in turned):
+        return None
+    poses = [
+        (geo.frame.to_world(s.target), side_matrix(s.facing, s.closing, s.dip))  # type: ignore[arg-type]
+        for s in turned
+    ]
+    joints, why = solve(geo.env, poses)
+    if why is not None:
+        return None
+    at = next(i for i, s in enumerate(turned) if s.label == "reach")
+    return tuple(float(v) for v in joints[at])
 
 
 def grasp_fits(

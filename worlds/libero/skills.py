@@ -28,7 +28,7 @@ from worlds.libero.dragging import (
     out_of_the_way,
     rim_grasp_at,
 )
-from worlds.libero.drawer_pull import open_segments, push_shut_segments
+from worlds.libero.drawer_pull import open_segments, pull_posture, push_shut_segments
 from worlds.libero.geometry import Box, LiberoGeometry
 from worlds.libero.knobs import twist_knob
 from worlds.libero.placing import lay_down, slot_yaw
@@ -400,8 +400,10 @@ class SkillPlanner:
             ee = (drag.end[0], drag.end[1], above)
             carry = self.travel_height(hz, ee[2])
         press = False
+        posture = None
         if open_it:
             press, pull = open_segments(self.geo, item.parent, handle, at(out), at(end), carry)
+            posture = None if press else pull_posture(self.geo, pull)
             segments = [
                 *first,
                 Segment("grip", "close" if press else "open", close=press),
@@ -424,7 +426,8 @@ class SkillPlanner:
             )
         # the press and the hook inside are two strokes: two skills' step budget
         strokes = 2 if any(segment.label == "hook" for segment in segments) else 1
-        return Plan(tuple(segments), description, skills=strokes + (1 if aside is not None else 0))
+        skills = strokes + (1 if aside is not None else 0)
+        return Plan(tuple(segments), description, skills=skills, posture=posture)
 
     def _door(self, ref: str, open_it: bool, ee: Vec3) -> Plan | Refusal:
         """A fixture's hinged door (the microwave's), swept along its hinge."""
