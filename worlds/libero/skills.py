@@ -31,6 +31,7 @@ from worlds.libero.dragging import (
 from worlds.libero.drawer_pull import open_segments, push_shut_segments
 from worlds.libero.geometry import Box, LiberoGeometry
 from worlds.libero.knobs import twist_knob
+from worlds.libero.leaning import far_pick
 from worlds.libero.placing import lay_down, slot_yaw
 from worlds.libero.reach import unfold_height
 from worlds.libero.scene import resolve_target
@@ -148,6 +149,10 @@ class SkillPlanner:
         lift = self.travel_height(grasp_z + 0.15)
         travel = self.travel_height(above, ee[2])
         how = "approach, grasp, lift"
+        if on_handle is None:  # out where the hand pointing down does not reach: leaned out
+            far = far_pick(self, ref, ee, (x, y, grasp_z), yaw, lift)
+            if far is not None:
+                return far
         # a bowl whose every rim grasp's hand comes down on something reaching over it (a
         # drawer opened over it) is dragged out by its inside first
         shift = np.zeros(2)
