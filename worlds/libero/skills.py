@@ -32,6 +32,7 @@ from worlds.libero.drawer_pull import open_segments, push_shut_segments
 from worlds.libero.geometry import Box, LiberoGeometry
 from worlds.libero.knobs import twist_knob
 from worlds.libero.leaning import far_pick
+from worlds.libero.nudging import nudge
 from worlds.libero.placing import lay_down, slot_yaw
 from worlds.libero.reach import unfold_height
 from worlds.libero.scene import resolve_target
@@ -173,6 +174,12 @@ class SkillPlanner:
             slid = slid_pick(self, ref, ee, (x, y, grasp_z), yaw, travel, lift)
         if slid is not None:
             return Plan(tuple(slid), f"approach beside it, slide in, {SLID}, lift", yaw)
+        nudged = nudge(self, ref, ee, (x, y, grasp_z), yaw, travel) if drag is None else None
+        if on_handle is None and nudged is not None:  # low, the hand has no room: pushed clear
+            pushed, (x, y, grasp_z), yaw = nudged
+            segments += pushed
+            ee = pushed[-1].target or ee
+            how = f"push it clear, {how}"
         segments += self.grasp_from_above(ee, (x, y, grasp_z), above=above, travel=travel, yaw=yaw)
         # from under an overhang (a drawer opened over it) it is slid out first, just off the
         # table (hemmed in there: just under the overhang), and lifted where nothing is above
