@@ -44,6 +44,7 @@ from harness.planner.language import Mention, Step, Task, parse_task
 from harness.planner.lexicon import stem
 from harness.planner.openable import openable
 from harness.planner.reopen import reopen_step
+from harness.planner.resolve import scene_out_of_reach, workspace_of
 from harness.planner.shelves import on_which, under
 from harness.planner.sides import frame_note, named_left
 from harness.prompts import OUTCOME_ACHIEVED_LINE, OUTCOME_NOT_ACHIEVED_LINE
@@ -114,13 +115,11 @@ def decide(
                 )
             named = f" (candidates: {', '.join(exc.candidates)})" if exc.candidates else ""
             return _report(f"I did not move anything: {exc}{named}.", achieved=False)
-        missing = [name for name, _ in plan if name not in tools]
-        if missing:
-            return _report(
-                f"I did not move anything: the plan needs {', '.join(sorted(set(missing)))}, "
-                "which this world does not offer.",
-                achieved=False,
-            )
+        missing = ", ".join(sorted({name for name, _ in plan if name not in tools}))
+        why = f"the plan needs {missing}, which this world does not offer" if missing else ""
+        why = why or scene_out_of_reach(_refs(plan), brief.objects, workspace_of(request))
+        if why:  # a tool missing, or a thing out of reach as the scene starts
+            return _report(f"I did not move anything: {why}.", achieved=False)
         first = _next(plan, items, brief)
         text = PLAN_PREFIX + json.dumps([[n, a] for n, a in plan], separators=(",", ":"))
         assert first is not None

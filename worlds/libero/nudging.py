@@ -44,8 +44,9 @@ __all__ = ["PUSHES_M", "hand_free", "nudge"]
 
 PUSHES_M = (0.04, 0.06, 0.08, 0.1, 0.12)
 """How far a thing may be pushed, least first."""
-TIPS_HALF_M = (0.012, 0.03)
-"""Half the closed fingertips' footprint along the hand's length and across it."""
+TIPS_HALF_M = (0.03, 0.012)
+"""Half the closed fingers' footprint along the hand's length (the push) and across it
+(``dragging.FINGERS_HALF_M``)."""
 GAP_M = 0.012
 """How far behind the thing's end the fingertips come down."""
 TIP_Z_M = 0.012
