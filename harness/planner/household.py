@@ -120,9 +120,9 @@ def decide(
         why = why or scene_out_of_reach(_refs(plan), brief.objects, workspace_of(request))
         if why:  # a tool missing, or a thing out of reach as the scene starts
             return _report(f"I did not move anything: {why}.", achieved=False)
-        first = _next(plan, items, brief)
         text = PLAN_PREFIX + json.dumps([[n, a] for n, a in plan], separators=(",", ":"))
-        assert first is not None
+        if (first := _next(plan, items, brief)) is None:  # the scene starts with it done
+            return _report(f"{text}\nI did not move anything: the Brief shows it done.", True)
         return _call(*first[1], text="\n".join([text, *notes, first[0]]))
     brief = parse_brief(request.refreshed.brief) if request.refreshed else ParsedBrief()
     remedy = reopen_step(items, brief, tools)  # a container closed again: open it, place again
@@ -304,9 +304,8 @@ def _notes_of(items: list[Any]) -> list[str]:
 
 
 def _results(items: list[Any]) -> list[tuple[ToolCall, bool, bool]]:
-    """(call, succeeded, refused for good) for every call that has a result: refused for
-    good is a call the envelope blocked, or one the harness answered that it repeats a
-    refusal whose reason still holds (asking again changes nothing)."""
+    """(call, succeeded, refused for good: blocked by the envelope, or answered as repeating a
+    refusal whose reason still holds) for every call that has a result."""
     from harness.messages import ToolResultItem
 
     calls: dict[str, ToolCall] = {}
@@ -346,8 +345,9 @@ def _next(plan: list[Action], items: list[Any], brief: ParsedBrief) -> tuple[str
         for index, (name, arguments) in enumerate(plan):
             if (call.name, call.arguments) == (name, arguments):
                 if blocked:  # refused for a reason that still holds: asking again changes nothing
-                    same = [c for c, _, _ in results if (c.name, c.arguments) == (name, arguments)]
-                    why = f"{name} {_args_text(arguments)} was refused: {reason(same[0].id)}"
+                    failed = (c for c, good, _ in results if not good and c.name == name)
+                    first = next(c for c in failed if c.arguments == arguments)
+                    why = f"{name} {_args_text(arguments)} was refused: {reason(first.id)}"
                     return why, _GIVE_UP
                 tries[index] += 1
                 last[index] = ok

@@ -67,3 +67,16 @@ def test_without_a_stated_workspace_nothing_is_declined() -> None:
     entries = _moved(groceries(GROCERIES), "bbq_sauce_1", (-0.291, -1.084, 0.015))
     response = _first_turn("pick up the bbq sauce and place it in the basket", entries, "")
     assert response.tool_calls  # type: ignore[attr-defined]
+
+
+def test_a_scene_that_starts_with_the_task_done_is_reported_done_not_a_crash() -> None:
+    """y0.4 task 2, state 2: the published state puts the salad dressing where it settles
+    in the basket; the planner had asserted that a fresh plan has a first step."""
+    entries = [
+        (r, name, tags, pos, "in basket_1_contain_region" if r == "salad_dressing_1" else rest)
+        for r, name, tags, pos, rest in groceries(GROCERIES)
+    ]
+    response = _first_turn("pick up the salad dressing and place it in the basket", entries)
+    assert not response.tool_calls  # type: ignore[attr-defined]
+    assert "I did not move anything: the Brief shows it done" in response.text  # type: ignore[attr-defined]
+    assert "Outcome: achieved" in response.text  # type: ignore[attr-defined]
