@@ -38,6 +38,7 @@ from worlds.libero.segments import SLOW, Segment
 from worlds.libero.wrist import reached_yaw
 
 if TYPE_CHECKING:
+    from worlds.libero.geometry import LiberoGeometry
     from worlds.libero.skills import SkillPlanner
 
 __all__ = ["PUSHES_M", "hand_free", "nudge"]
@@ -55,7 +56,7 @@ ABOVE_FLOOR_M = 0.006
 """How far above the table the fingertips push."""
 
 
-def hand_free(geo: object, ref: str, xy: np.ndarray, yaw: float, z: float) -> bool:
+def hand_free(geo: LiberoGeometry, ref: str, xy: np.ndarray, yaw: float, z: float) -> bool:
     """Whether the open fingers closing along ``yaw`` either side of ``xy`` (base frame)
     and the hand above them come down to ``z`` meeting nothing but ``ref``."""
     u = np.array([math.cos(yaw), math.sin(yaw)])
@@ -71,20 +72,24 @@ def hand_free(geo: object, ref: str, xy: np.ndarray, yaw: float, z: float) -> bo
 
 
 def _free(
-    geo: object, lo: np.ndarray, hi: np.ndarray, z0: float, z1: float, ignore: tuple[str, ...]
+    geo: LiberoGeometry,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    z0: float,
+    z1: float,
+    ignore: tuple[str, ...],
 ) -> bool:
     low = (float(lo[0]), float(lo[1]), z0)
     high = (float(hi[0]), float(hi[1]), z1)
-    return geo.blocked(low, high, ignore=ignore) is None  # type: ignore[attr-defined]
+    return geo.blocked(low, high, ignore=ignore) is None
 
 
 def nudge(
     planner: SkillPlanner, ref: str, ee: Vec3, grasp: Vec3, yaw: float, travel: float
 ) -> tuple[list[Segment], Vec3, float] | None:
     """(the push's segments, the grasp point where the push leaves it, the fingers' yaw
-    there) when ``ref`` is low,
-    the hand has no room at ``grasp`` (fingers closing along ``yaw``) and a push makes it
-    room; else None."""
+    there) when ``ref`` is low, the hand has no room at ``grasp`` (fingers closing along
+    ``yaw``) and a push makes it room; else None."""
     geo = planner.geo
     box = geo.box(ref)
     if box is None or box.size[2] >= FLAT_M or geo.hollow(ref):
@@ -117,10 +122,10 @@ def nudge(
 
 
 def _grasps(box: Box, at: tuple[float, float], yaw: float) -> list[tuple[float, np.ndarray]]:
-    """(finger yaw, grasp point xy) to push for: the skill's own, then the fingers closing
-    square across the thing's own length at its middle, when its width that way (from its
-    axis-aligned box, so an upper bound) fits the fingers. The skill's grasp may be turned
-    and slid to fit beside a neighbour that the push moves it away from."""
+    """(finger yaw, grasp point xy) to push for: the fingers closing square across the
+    thing's own length at its middle first, when its width that way (from its axis-aligned
+    box, so an upper bound) fits the fingers; then the skill's own grasp, which may be
+    turned and slid to fit beside a neighbour that the push moves it away from."""
     out = [(yaw, np.array(at))]
     for turn in (box.yaw + math.pi / 2, box.yaw):
         turn = math.atan2(math.sin(turn), math.cos(turn))
@@ -132,7 +137,7 @@ def _grasps(box: Box, at: tuple[float, float], yaw: float) -> list[tuple[float, 
 
 
 def _way_free(
-    geo: object,
+    geo: LiberoGeometry,
     ref: str,
     start: np.ndarray,
     stop: np.ndarray,
