@@ -207,6 +207,8 @@ SLOW_FILES: dict[str, str] = {
     "test_libero_skills_racks": "libero",
     "test_libero_skills_slots": "libero",
     "test_libero_skills_stove": "libero",
+    "test_libero_skills_positions": "libero",
+    "test_libero_positions_choice": "libero",
     "test_libero_truth": "libero",
     "test_planner_episodes": "sim",
     "test_benchmark_live": "sim",

@@ -43,6 +43,7 @@ from harness.planner.language import Mention, Step, Task, parse_task
 from harness.planner.lexicon import stem
 from harness.planner.openable import openable
 from harness.planner.reopen import reopen_step
+from harness.planner.resolve import scene_out_of_reach, workspace_of
 from harness.planner.shelves import on_which, under
 from harness.planner.sides import frame_note, named_left
 from harness.prompts import OUTCOME_ACHIEVED_LINE, OUTCOME_NOT_ACHIEVED_LINE
@@ -113,19 +114,18 @@ def decide(
                 )
             named = f" (candidates: {', '.join(exc.candidates)})" if exc.candidates else ""
             return _report(f"I did not move anything: {exc}{named}.", achieved=False)
-        missing = [name for name, _ in plan if name not in tools]
-        if missing:
-            return _report(
-                f"I did not move anything: the plan needs {', '.join(sorted(set(missing)))}, "
-                "which this world does not offer.",
-                achieved=False,
-            )
-        first = _next(plan, items, brief)
-        if first is None:  # the Brief shows every step's end already (no call ran yet)
+        missing = ", ".join(sorted({name for name, _ in plan if name not in tools}))
+        why = f"the plan needs {missing}, which this world does not offer" if missing else ""
+        why = why or scene_out_of_reach(_refs(plan), brief.objects, workspace_of(request))
+        if why:  # a tool missing, or a thing out of reach as the scene starts
+            return _report(f"I did not move anything: {why}.", achieved=False)
+        text = PLAN_PREFIX + json.dumps([[n, a] for n, a in plan], separators=(",", ":"))
+        if (first := _next(plan, items, brief)) is None:  # the scene starts with it done
             ends = [_args_text(a) for _, a in plan if "target" in a]
             said = "; ".join(ends or [f"{n} {_args_text(a)} done" for n, a in plan])
-            return _report(f"I did not move anything: the Brief already shows {said}.", True)
-        text = PLAN_PREFIX + json.dumps([[n, a] for n, a in plan], separators=(",", ":"))
+            return _report(
+                f"{text}\nI did not move anything: the Brief already shows {said}.", True
+            )
         return _call(*first[1], text="\n".join([text, *notes, first[0]]))
     brief = parse_brief(request.refreshed.brief) if request.refreshed else ParsedBrief()
     remedy = reopen_step(items, brief, tools)  # a container closed again: open it, place again
@@ -307,9 +307,8 @@ def _notes_of(items: list[Any]) -> list[str]:
 
 
 def _results(items: list[Any]) -> list[tuple[ToolCall, bool, bool]]:
-    """(call, succeeded, refused for good) for every call that has a result: refused for
-    good is a call the envelope blocked, or one the harness answered that it repeats a
-    refusal whose reason still holds (asking again changes nothing)."""
+    """(call, succeeded, refused for good: blocked by the envelope, or answered as repeating a
+    refusal whose reason still holds) for every call that has a result."""
     from harness.messages import ToolResultItem
 
     calls: dict[str, ToolCall] = {}
@@ -349,8 +348,9 @@ def _next(plan: list[Action], items: list[Any], brief: ParsedBrief) -> tuple[str
         for index, (name, arguments) in enumerate(plan):
             if (call.name, call.arguments) == (name, arguments):
                 if blocked:  # refused for a reason that still holds: asking again changes nothing
-                    same = [c for c, _, _ in results if (c.name, c.arguments) == (name, arguments)]
-                    why = f"{name} {_args_text(arguments)} was refused: {reason(same[0].id)}"
+                    failed = (c for c, good, _ in results if not good and c.name == name)
+                    first = next(c for c in failed if c.arguments == arguments)
+                    why = f"{name} {_args_text(arguments)} was refused: {reason(first.id)}"
                     return why, _GIVE_UP
                 tries[index] += 1
                 last[index] = ok

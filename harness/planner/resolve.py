@@ -10,7 +10,7 @@ from harness.messages import ModelRequest
 from harness.planner.brief import BriefObject, ParsedBrief
 from harness.planner.grammar import Goal, Phrase
 
-__all__ = ["HELD", "REACH_MARGIN_M", "Step", "step_text"]
+__all__ = ["HELD", "REACH_MARGIN_M", "Step", "scene_out_of_reach", "step_text", "workspace_of"]
 
 HELD = "gripper"
 """The target of a "pick up X" step: held in the gripper."""
@@ -174,5 +174,30 @@ def out_of_reach(
             return (
                 f"{ref} at ({x:.3f}, {y:.3f}) is out of reach (the workspace is x "
                 f"{x0:.2f}..{x1:.2f}, y {y0:.2f}..{y1:.2f}); not attempted"
+            )
+    return ""
+
+
+def scene_out_of_reach(
+    refs: list[str], world: dict[str, BriefObject], reach: tuple[float, float, float, float] | None
+) -> str:
+    """Why a plan naming ``refs`` cannot be done at all, read before anything moves: one of
+    them (or the thing a region of it belongs to: ``basket_1`` for
+    ``basket_1_contain_region``) lies outside the stated workspace in the scene as it starts;
+    "" otherwise. A benchmark's perturbed scene may put the basket 10 m off the table, or
+    throw it or the thing to pick off when its published state settles (objects overlapping
+    where they start): the honest answer is that the scene has it out of reach, not a
+    skill's failure after the first half of the task was done."""
+    for ref in refs:
+        owners = [r for r in world if ref == r or ref.startswith(r + "_")]
+        if not owners:
+            continue
+        owner = max(owners, key=len)
+        why = out_of_reach(Step(owner, owner, "at"), world, reach)
+        if why:
+            return (
+                f"{why.removesuffix('; not attempted')}, in the scene as it was given "
+                "before anything moved: the task cannot be done here (the scene's doing, not "
+                "a skill's)"
             )
     return ""

@@ -78,9 +78,11 @@ def check_choice(suite: str, task: int | str, init_state: int) -> LiberoTask:
             f"driver.{exc.key}: {exc}", key=f"driver.{exc.key}", value=exc.value
         ) from None
     if init_state >= chosen.n_init_states:
+        # LIBERO-PRO's libero_object_temp_y0.5 task 1 ships a file of no states at all
+        count = chosen.n_init_states
+        has = f"initial states 0..{count - 1}" if count else "no initial states (its file is empty)"
         raise DriverOptionError(
-            f"driver.init_state: {chosen.suite} task {chosen.index} has initial states "
-            f"0..{chosen.n_init_states - 1}, not {init_state}",
+            f"driver.init_state: {chosen.suite} task {chosen.index} has {has}, not {init_state}",
             key="driver.init_state",
             value=init_state,
         )

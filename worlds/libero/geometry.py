@@ -32,13 +32,15 @@ BOTTLE_DEPTH_M = 0.04
 about 4.5 cm below its palm; at 6 cm the palm came down on a wine bottle's neck, stalled and
 tipped it, and the fingers closed on the very top of the neck."""
 
-
 GRIP_END_M = 0.005
-"""A grasp slid along an object (up to 3.5 cm) keeps the fingers' middle this far inside
+"""A grasp slid along an object (:data:`SLIDES_M`) keeps the fingers' middle this far inside
 its end (the pads are 2.4 cm wide: three quarters of each still bears on it). At 1.5 cm the
 hand found no room for the cream cheese standing between the milk and the orange juice
 (libero_10 task 1, state 7: three picks came down on the milk); slid 3.5 cm it has, and
 the box is picked and put in the basket."""
+SLIDES_M = (0.0, 0.01, -0.01, 0.02, -0.02, 0.03, -0.03, 0.035, -0.035, 0.05, -0.05, 0.07, -0.07)
+"""How far a grasp may slide along an object, nearest first: to 3.5 cm, a lying salad dressing
+had the hand over a milk 10 cm off (LIBERO-PRO libero_object_temp_y0.4 task 2); 7 cm, not."""
 
 FLAT_M = 0.03
 """Lower than this, a thing wider than the fingers open is a plate, held by its rim."""
@@ -243,7 +245,7 @@ class LiberoGeometry:
                     break
                 v = np.array([-u[1], u[0]])
                 room = max(0.0, length / 2 - GRIP_END_M)
-                for shift in (0.0, 0.01, -0.01, 0.02, -0.02, 0.03, -0.03, 0.035, -0.035):
+                for shift in SLIDES_M:
                     point = mid + v * shift
                     if abs(shift) <= room and self._fingers_free(ref, point, u, z, need_hand):
                         at = self.frame.from_world((float(point[0]), float(point[1]), z))

@@ -31,6 +31,8 @@ from worlds.libero.dragging import (
 from worlds.libero.drawer_pull import open_segments, pull_posture, push_shut_segments
 from worlds.libero.geometry import Box, LiberoGeometry
 from worlds.libero.knobs import twist_knob
+from worlds.libero.leaning import far_pick
+from worlds.libero.nudging import nudge
 from worlds.libero.placing import lay_down, slot_yaw
 from worlds.libero.reach import unfold_height
 from worlds.libero.scene import resolve_target
@@ -148,6 +150,10 @@ class SkillPlanner:
         lift = self.travel_height(grasp_z + 0.15)
         travel = self.travel_height(above, ee[2])
         how = "approach, grasp, lift"
+        if on_handle is None:  # out where the hand pointing down does not reach: leaned out
+            far = far_pick(self, ref, ee, (x, y, grasp_z), yaw, lift)
+            if far is not None:
+                return far
         # a bowl whose every rim grasp's hand comes down on something reaching over it (a
         # drawer opened over it) is dragged out by its inside first
         shift = np.zeros(2)
@@ -169,6 +175,12 @@ class SkillPlanner:
             slid = slid_pick(self, ref, ee, (x, y, grasp_z), yaw, travel, lift, spare)
         if slid is not None:
             return Plan(tuple(slid), f"approach beside it, slide in, {SLID}, lift", yaw)
+        nudged = nudge(self, ref, ee, (x, y, grasp_z), yaw, travel) if drag is None else None
+        if on_handle is None and nudged is not None:  # low, the hand has no room: pushed clear
+            pushed, (x, y, grasp_z), yaw = nudged
+            segments += pushed
+            ee = pushed[-1].target or ee
+            how = f"push it clear, {how}"
         segments += self.grasp_from_above(ee, (x, y, grasp_z), above=above, travel=travel, yaw=yaw)
         # from under an overhang (a drawer opened over it) it is slid out first, just off the
         # table (hemmed in there: just under the overhang), and lifted where nothing is above

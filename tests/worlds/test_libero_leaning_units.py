@@ -1,0 +1,35 @@
+"""The leaned pick's geometry without a simulator (``worlds.libero.leaning``): the lean turns
+the hand about its closing line so its axis points out and down, and the closing tried
+first is the one square to the way out (only that one leans the hand out)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from worlds.libero.control import down_matrix
+from worlds.libero.geometry import Box
+from worlds.libero.leaning import closings, lean_vector
+from worlds.libero.placing import lean_matrix
+
+
+@pytest.mark.parametrize("yaw", [math.pi / 2, -math.pi / 2, 1.29, -1.85])
+def test_the_leaned_hand_points_out_and_down_and_its_fingers_stay_level(yaw: float) -> None:
+    outward = np.array([0.96, -0.28])
+    hand = lean_matrix(np.array(lean_vector(yaw, math.radians(25), outward))) @ down_matrix(yaw)
+    axis, closing = hand[:, 2], hand[:, 0]
+    assert axis[2] == pytest.approx(-math.cos(math.radians(25)), abs=1e-6)
+    assert float(axis[:2] @ outward) > 0.3  # out, away from the robot
+    assert abs(closing[2]) < 1e-6  # both fingertips at the grasp's height
+
+
+def test_the_closing_square_to_the_way_out_is_tried_first_when_it_fits() -> None:
+    ketchup = Box(centre=(0.831, -0.240, 0.073), size=(0.037, 0.056, 0.146))
+    options = closings(ketchup, (0.831, -0.240, 0.106), 0.0)
+    way = math.atan2(-0.240, 0.831)
+    assert abs(math.sin(options[0][0] - way)) == pytest.approx(1.0)
+    assert options[-1][0] == 0.0  # the skill's own (closing along the way out) last
+    wide = Box(centre=(0.831, -0.240, 0.073), size=(0.09, 0.09, 0.146))
+    assert [o[0] for o in closings(wide, (0.831, -0.240, 0.106), 0.0)] == [0.0]

@@ -1,0 +1,61 @@
+"""Picks LIBERO-PRO's position variants (``libero_object_temp_x0.5``, ``_y0.3``, ``_y0.4``)
+made hard: a thing out where the hand pointing down does not reach, a low box lying by the
+basket's wall, a lying bottle beside a standing milk. Each on the published initial state
+where it failed three times, judged by the env's own state (helpers:
+``tests/worlds/libero_cases.py``)."""
+
+from __future__ import annotations
+
+from tests.worlds.libero_cases import SKILL_MARKS, holds, libero_world
+
+pytestmark = SKILL_MARKS
+
+
+def test_a_can_beyond_the_reach_of_a_hand_pointing_down_is_picked_leaning_out() -> None:
+    """x0.5 task 0: the alphabet soup 0.87 m from the base's axis; pointing down at it the
+    arm fell 6-8 cm short and strayed off its path. Leaned out, it is picked and put in the
+    basket."""
+    world = libero_world("libero_object_temp_x0.5", 0, 0)
+    try:
+        picked = world.execute("pick", {"ref": "alphabet_soup_1"})
+        assert picked.ok and "lean out" in picked.message, picked.message
+        assert world.held_ref() == "alphabet_soup_1"
+        box = world.geometry.box("alphabet_soup_1")
+        assert box is not None and box.bottom > 0.1  # lifted off the floor
+        placed = world.execute(
+            "place",
+            {"ref": "alphabet_soup_1", "target": "basket_1_contain_region", "relation": "in"},
+        )
+        assert placed.ok, placed.message
+        assert holds(world, "in", "alphabet_soup_1", "basket_1_contain_region")
+    finally:
+        world.disconnect()
+
+
+def test_a_low_box_by_the_baskets_wall_is_pushed_clear_and_picked() -> None:
+    """y0.3 task 1: the cream cheese 3 cm from the basket's wall; the hand, 20 cm long along
+    the fingers' closing, came down on the rim and the fingers closed on nothing."""
+    world = libero_world("libero_object_temp_y0.3", 1, 0)
+    try:
+        picked = world.execute("pick", {"ref": "cream_cheese_1"})
+        assert picked.ok and "push it clear" in picked.message, picked.message
+        assert "stopped short" not in picked.message, picked.message
+        assert world.held_ref() == "cream_cheese_1"
+        box = world.geometry.box("cream_cheese_1")
+        assert box is not None and box.bottom > 0.1
+    finally:
+        world.disconnect()
+
+
+def test_a_lying_bottle_beside_a_milk_is_grasped_slid_along_it() -> None:
+    """y0.4 task 2: the salad dressing lies 10 cm from a standing milk; slid up to 3.5 cm
+    along it, the hand came down on the milk every time."""
+    world = libero_world("libero_object_temp_y0.4", 2, 0)
+    try:
+        picked = world.execute("pick", {"ref": "salad_dressing_1"})
+        assert picked.ok and "stopped short" not in picked.message, picked.message
+        assert world.held_ref() == "salad_dressing_1"
+        box = world.geometry.box("salad_dressing_1")
+        assert box is not None and box.bottom > 0.1
+    finally:
+        world.disconnect()

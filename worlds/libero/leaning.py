@@ -1,0 +1,156 @@
+"""A pick beyond the reach of a hand pointing straight down: the hand leans out over it.
+
+LIBERO-PRO's position variants shift the things on the floor towards the robot's far side:
+``libero_object_temp_x0.5`` stands the can, the bottle or the pudding 0.86-0.87 m from the
+base's axis. Pointing down at the grasp, the Panda came 5-10 cm short (``reach.solve`` on
+both finger turns) and the arm strayed 6 cm off its path on the way down, three times. With
+the hand leaned out 20-30 degrees about the fingers' closing direction, the same grasp
+point is held with every joint inside its limits: the wrist stays behind the fingers
+instead of above them. The fingers keep closing horizontally (the lean turns the hand about
+the line between them), so both tips stay at the grasp's height.
+
+Only a grasp the arm cannot reach pointing down, further out than ``reach.STRETCHED_M``, is
+leaned; when no lean (up to :data:`MAX_LEAN_RAD`) is reachable either, the pick is refused,
+saying how far out the thing is and how short the arm falls, with nothing moved.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from worlds.libero.control import Vec3, down_matrix
+from worlds.libero.geometry import FINGER_OPEN_M, Box
+from worlds.libero.placing import lean_matrix
+from worlds.libero.reach import STRETCHED_M, solve
+from worlds.libero.segments import SLOW, Plan, Refusal, Segment
+
+if TYPE_CHECKING:
+    from worlds.libero.skills import SkillPlanner
+
+__all__ = ["LEANS_RAD", "MAX_LEAN_RAD", "closings", "far_pick", "half_turned", "lean_vector"]
+
+LEANS_RAD = tuple(math.radians(d) for d in (15, 20, 25, 30, 35, 40))
+"""The leans tried, least first: the least that the arm holds at every pose is taken."""
+MAX_LEAN_RAD = LEANS_RAD[-1]
+BACK_M = 0.08
+"""The hand comes onto the grasp along its own axis from this far back."""
+IN_M = 0.05
+"""Lifted, the thing is drawn in to this much inside STRETCHED_M, still leaned: the next
+skill turns the hand to point down, and from 0.87 m out the first place strayed 6 cm off
+its path (the arm cannot point down there); from inside the stretch it turns freely."""
+
+
+def lean_vector(yaw: float, angle: float, outward: np.ndarray) -> tuple[float, float, float]:
+    """The rotation vector (world axes) that leans a hand pointing down at ``yaw`` by
+    ``angle`` about its closing direction, its fingers' end towards ``outward`` (xy)."""
+    u = np.array([math.cos(yaw), math.sin(yaw), 0.0])
+    for sign in (1.0, -1.0):
+        vec = u * angle * sign
+        axis = (lean_matrix(vec) @ down_matrix(yaw))[:, 2]
+        if float(axis[:2] @ outward) >= 0.0:
+            return (float(vec[0]), float(vec[1]), float(vec[2]))
+    return (0.0, 0.0, 0.0)
+
+
+def closings(box: Box, grasp: Vec3, yaw: float) -> list[tuple[float, Vec3]]:
+    """(finger yaw, grasp point) to try leaned, the most across the way out first: the
+    skill's own grasp, and the fingers closing square to the way out across the middle of
+    ``box`` when its width that way (as its axis-aligned box gives it) fits the fingers.
+    The lean turns the hand about the closing direction, so only a closing direction
+    across the way out leans the hand out; the ketchup's narrowest width (3.7 cm) runs
+    along it."""
+    x, y, z = grasp
+    way = math.atan2(y, x)
+    square = way + math.pi / 2
+    width = abs(box.size[0] * math.sin(way)) + abs(box.size[1] * math.cos(way))
+    options = [(yaw, grasp)]
+    if width <= FINGER_OPEN_M - 0.004:
+        options.append((math.atan2(math.sin(square), math.cos(square)), (*box.centre[:2], z)))
+    options.sort(key=lambda o: -abs(math.sin(o[0] - way)))
+    return options
+
+
+def far_pick(
+    planner: SkillPlanner,
+    ref: str,
+    ee: Vec3,
+    grasp: Vec3,
+    yaw: float,
+    lift: float,
+) -> Plan | Refusal | None:
+    """The pick of ``ref`` at ``grasp`` (base frame, fingers closing at ``yaw``) with the
+    hand leaned out, when the grasp is further out than STRETCHED_M and the arm cannot
+    hold it pointing down at either finger turn; a Refusal when no lean reaches it either;
+    None when the usual pick from above reaches it (or it is not that far out)."""
+    geo = planner.geo
+    x, y, z = grasp
+    out = math.hypot(x, y)
+    if out <= STRETCHED_M:
+        return None
+    short = ""
+    for turn in (yaw, half_turned(yaw)):
+        poses = [(geo.frame.to_world(p), down_matrix(turn)) for p in ((x, y, z + 0.15), grasp)]
+        _, why = solve(geo.env, poses)
+        if why is None:
+            return None
+        short = short or why
+    box = geo.box(ref)
+    assert box is not None
+    outward = np.array([x, y]) / out
+    for angle in LEANS_RAD:
+        for closing, at in closings(box, grasp, yaw):
+            for turn in (closing, half_turned(closing)):
+                plan = _leaned(planner, ee, at, turn, angle, outward, lift)
+                if plan is not None:
+                    return plan
+    return Refusal(
+        f"{ref} is {out:.2f} m from the robot's base axis, out of the arm's reach: pointing "
+        f"down at it, {short}, and leaned out up to {math.degrees(MAX_LEAN_RAD):.0f} degrees "
+        "it cannot hold the grasp either; nothing moved"
+    )
+
+
+def half_turned(yaw: float) -> float:
+    """The same grasp with the hand turned half round its axis."""
+    return yaw - math.pi if yaw > 0 else yaw + math.pi
+
+
+def _leaned(
+    planner: SkillPlanner,
+    ee: Vec3,
+    grasp: Vec3,
+    turn: float,
+    angle: float,
+    outward: np.ndarray,
+    lift: float,
+) -> Plan | None:
+    """The leaned pick at ``grasp`` with the fingers at ``turn`` leaned out by ``angle``,
+    when the arm holds every pose of it (``reach.solve``); else None."""
+    geo = planner.geo
+    x, y, z = grasp
+    vec = lean_vector(turn, angle, outward)
+    hand = lean_matrix(np.array(vec)) @ down_matrix(turn)
+    axis = hand[:, 2]
+    back = (x - axis[0] * BACK_M, y - axis[1] * BACK_M, z - axis[2] * BACK_M)
+    up = (x, y, lift)
+    scale = (STRETCHED_M - IN_M) / math.hypot(x, y)
+    drawn = (x * scale, y * scale, lift)
+    over = (back[0], back[1], planner.travel_height(back[2], ee[2]))
+    _, why = solve(geo.env, [(geo.frame.to_world(p), hand) for p in (over, back, grasp, up, drawn)])
+    if why is not None:
+        return None
+    segments = [
+        Segment("grip", "open", close=False, yaw=turn, lean=vec),
+        *planner.rise(ee, over[2]),
+        Segment("move", "over", over, yaw=turn, lean=vec),
+        Segment("move", "approach", back, yaw=turn, lean=vec),
+        Segment("move", "grasp", grasp, speed=SLOW, tolerance=0.004, yaw=turn, lean=vec),
+        Segment("grip", "close", close=True, yaw=turn, lean=vec),
+        Segment("move", "lift", up, speed=SLOW, yaw=turn, lean=vec),
+        Segment("move", "draw in", drawn, speed=SLOW, yaw=turn, lean=vec),
+    ]
+    how = f"lean out {math.degrees(angle):.0f} degrees, approach, grasp, lift, draw in"
+    return Plan(tuple(segments), how, turn)
