@@ -233,7 +233,13 @@ class SkillPlanner:
         quarter = 0.0
         if item.kind == "region" and relation == "on":  # where it leaves room (spots.py)
             found = turned_spot(
-                self.geo, ref, target, offset, PLACE_REACH_M, self.geo.closing_yaw()
+                self.geo,
+                ref,
+                target,
+                offset,
+                PLACE_REACH_M,
+                self.geo.closing_yaw(),
+                self.reach,
             )
             spot, quarter = (goal.centre, 0.0) if found is None else found
             yaw = self.geo.closing_yaw() + quarter if quarter else None
