@@ -26,6 +26,7 @@ from worlds.libero.dragging import (
     drag_out,
     drag_segments,
     out_of_the_way,
+    posture_down,
     rim_grasp_at,
 )
 from worlds.libero.drawer_pull import open_segments, push_shut_segments
@@ -153,7 +154,8 @@ class SkillPlanner:
         shift = np.zeros(2)
         segments: list[Segment] = []
         drag = None
-        if on_handle is None and not comes_down(self.geo, ref, (x, y, grasp_z), yaw, box.top):
+        blocked = on_handle is None and not comes_down(self.geo, ref, (x, y, grasp_z), yaw, box.top)
+        if blocked:
             drag = drag_out(self.geo, ref) if self.geo.hollow(ref) else None
         if drag is not None:
             regrasp = rim_grasp_at(self.geo, ref, drag.shift)
@@ -168,6 +170,14 @@ class SkillPlanner:
             slid = slid_pick(self, ref, ee, (x, y, grasp_z), yaw, travel, lift)
         if slid is not None:
             return Plan(tuple(slid), f"approach beside it, slide in, {SLID}, lift", yaw)
+        # the arm alone meets something (an open drawer beside a bowl): another posture
+        posture = (
+            posture_down(self.geo, ref, (x, y, grasp_z), yaw, box.top)
+            if blocked and drag is None
+            else None
+        )
+        if posture is not None:
+            yaw = posture[0]
         segments += self.grasp_from_above(ee, (x, y, grasp_z), above=above, travel=travel, yaw=yaw)
         # from under an overhang (a drawer opened over it) it is slid out first, just off the
         # table (hemmed in there: just under the overhang), and lifted where nothing is above
@@ -190,7 +200,13 @@ class SkillPlanner:
             out = (x, y, grasp_z + rise)
             segments.append(Segment("move", label, out, speed=SLOW, yaw=yaw))
         segments.append(Segment("move", "lift", (x, y, lift), speed=SLOW, yaw=yaw))
-        return Plan(tuple(segments), how, yaw, skills=2 if drag is not None else 1)
+        return Plan(
+            tuple(segments),
+            how,
+            yaw,
+            skills=2 if drag is not None else 1,
+            posture=None if posture is None else posture[1],
+        )
 
     def place(self, ref: str, target: str, relation: str | None, ee: Vec3) -> Plan | Refusal:
         refusal = self._kind(ref, "object") or self._kind(target, "object", "fixture", "region")
