@@ -189,3 +189,21 @@ def test_a_bowl_beside_an_open_drawer_is_picked_with_the_arm_in_a_posture_clear_
         assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()
+
+
+def test_a_posture_clear_of_the_drawer_comes_before_a_drag_inside_the_bowl() -> None:
+    """libero_90 task 31 ("put the black bowl on top of the cabinet"), state 1: a drag
+    inside the bowl was found clear from the arm's joints now, but the controller's own
+    posture put the forearm's knuckle on the drawer's front 4 cm above the drag's start,
+    and the fingers dragged nothing, three times. Where the hand alone comes down clear on
+    the rim, the arm comes down in a posture clear of the drawer first, and the bowl is held."""
+    world = libero_world("libero_90", 31, 1)
+    try:
+        ref = "akita_black_bowl_1"
+        plan = world._plan("pick", {"ref": ref})
+        assert plan.posture is not None and "drag" not in plan.description, plan.description
+        done = world.execute("pick", {"ref": ref})
+        assert done.ok and world.held_ref() == ref, done.message
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()

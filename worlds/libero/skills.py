@@ -149,14 +149,19 @@ class SkillPlanner:
         lift = self.travel_height(grasp_z + 0.15)
         travel = self.travel_height(above, ee[2])
         how = "approach, grasp, lift"
-        # a bowl whose every rim grasp's hand comes down on something reaching over it (a
-        # drawer opened over it) is dragged out by its inside first
+        # where the arm alone meets something (an open drawer beside a bowl) it comes down
+        # in another posture; a bowl whose every rim grasp's hand comes down on something
+        # reaching over it (a drawer opened over it) is dragged out by its inside first
         shift = np.zeros(2)
         segments: list[Segment] = []
         drag = None
-        blocked = on_handle is None and not comes_down(self.geo, ref, (x, y, grasp_z), yaw, box.top)
-        if blocked:
-            drag = drag_out(self.geo, ref) if self.geo.hollow(ref) else None
+        posture = None
+        if on_handle is None and not comes_down(self.geo, ref, (x, y, grasp_z), yaw, box.top):
+            posture = posture_down(self.geo, ref, (x, y, grasp_z), yaw, box.top)
+            if posture is not None:
+                yaw = posture[0]
+            elif self.geo.hollow(ref):
+                drag = drag_out(self.geo, ref)
         if drag is not None:
             regrasp = rim_grasp_at(self.geo, ref, drag.shift)
             assert regrasp is not None  # drag_out chose the drag for it
@@ -166,18 +171,10 @@ class SkillPlanner:
             ee = (drag.end[0], drag.end[1], above)
             how = "approach, drag out by its inside, grasp, lift"
         slid = None
-        if on_handle is None and drag is None:  # low, by an overhang's edge: in from beside
-            slid = slid_pick(self, ref, ee, (x, y, grasp_z), yaw, travel, lift)
+        if on_handle is None and drag is None and posture is None:  # low, by an overhang's
+            slid = slid_pick(self, ref, ee, (x, y, grasp_z), yaw, travel, lift)  # edge: beside
         if slid is not None:
             return Plan(tuple(slid), f"approach beside it, slide in, {SLID}, lift", yaw)
-        # the arm alone meets something (an open drawer beside a bowl): another posture
-        posture = (
-            posture_down(self.geo, ref, (x, y, grasp_z), yaw, box.top)
-            if blocked and drag is None
-            else None
-        )
-        if posture is not None:
-            yaw = posture[0]
         segments += self.grasp_from_above(ee, (x, y, grasp_z), above=above, travel=travel, yaw=yaw)
         # from under an overhang (a drawer opened over it) it is slid out first, just off the
         # table (hemmed in there: just under the overhang), and lifted where nothing is above
