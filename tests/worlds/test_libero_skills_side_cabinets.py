@@ -165,3 +165,57 @@ def test_a_low_thing_by_an_open_drawer_is_grasped_by_sliding_in_under_its_handle
         assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()
+
+
+def test_a_bowl_beside_an_open_drawer_is_picked_with_the_arm_in_a_posture_clear_of_it() -> None:
+    """libero_90 task 29 ("put the black bowl in the top drawer of the cabinet"), state 0:
+    the open top drawer's front stands 8 cm beside the black bowl. In the posture the arm
+    takes from its joints now, its forearm's knuckle (``robot0_link5``) meets the drawer
+    over every side of the rim and every drag start inside the bowl, so the pick stalled
+    4.4 cm over the rim facing the robot and closed on nothing, three times. It now comes
+    down in a posture solved with its links clear, checked here by the arm's own contacts on
+    a scratch copy (``reach.arm_meets``) and by the bowl held between both fingers."""
+    from worlds.libero.control import down_matrix
+    from worlds.libero.reach import arm_meets, solve
+
+    world = libero_world("libero_90", 29, 0)
+    try:
+        geo, ref = world.geometry, "akita_black_bowl_1"
+        plan = world._plan("pick", {"ref": ref})
+        assert plan.posture is not None, plan.description
+        grasp = next(s for s in plan.segments if s.label == "grasp")
+        assert grasp.target is not None and grasp.yaw is not None
+        # from the joints now, the arm meets the drawer coming down on that grasp
+        x, y, z = grasp.target
+        poses = [
+            (geo.frame.to_world(p), down_matrix(grasp.yaw)) for p in ((x, y, z + 0.15), (x, y, z))
+        ]
+        joints, why = solve(geo.env, poses)
+        assert why is None and "white_cabinet_1_cabinet_top" in [
+            arm_meets(geo.env, q) for q in joints
+        ]
+        assert arm_meets(geo.env, plan.posture) is None
+        done = world.execute("pick", {"ref": ref})
+        assert done.ok and "stopped short" not in done.message, done.message
+        assert world.held_ref() == ref
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()
+
+
+def test_a_posture_clear_of_the_drawer_comes_before_a_drag_inside_the_bowl() -> None:
+    """libero_90 task 31 ("put the black bowl on top of the cabinet"), state 1: a drag
+    inside the bowl was found clear from the arm's joints now, but the controller's own
+    posture put the forearm's knuckle on the drawer's front 4 cm above the drag's start,
+    and the fingers dragged nothing, three times. Where the hand alone comes down clear on
+    the rim, the arm comes down in a posture clear of the drawer first, and the bowl is held."""
+    world = libero_world("libero_90", 31, 1)
+    try:
+        ref = "akita_black_bowl_1"
+        plan = world._plan("pick", {"ref": ref})
+        assert plan.posture is not None and "drag" not in plan.description, plan.description
+        done = world.execute("pick", {"ref": ref})
+        assert done.ok and world.held_ref() == ref, done.message
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()

@@ -100,3 +100,28 @@ def test_a_stove_left_on_is_turned_off_at_the_first_attempt(state: int) -> None:
         assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()
+
+
+def test_a_pan_held_by_its_handle_is_set_on_the_stove_with_the_fingers_inside_the_workspace() -> (
+    None
+):
+    """libero_90 task 45 ("turn on the stove and put the frying pan on it"), state 0: with a
+    shelf unit in the scene the pan is picked by its handle, its fingers 22 cm from its body
+    towards the robot's left; over the middle of the cook region they were 1.9 cm past the
+    workspace's side and the envelope refused the place. The place now keeps every waypoint
+    inside the planner's reach (the workspace less the arm's guard), turning the pan a
+    quarter so that its handle points at the robot; judged by LIBERO's On."""
+    world = libero_world("libero_90", 45, 0)
+    pan, region = "chefmate_8_frypan_1", "flat_stove_1_cook_region"
+    try:
+        assert world.execute("pick", {"ref": pan}).ok and world.held_ref() == pan
+        plan = world._plan("place", {"ref": pan, "target": region, "relation": "on"})
+        low, high = world._planner.reach
+        for point in plan.waypoints:
+            assert all(lo <= v <= hi for lo, v, hi in zip(low, point, high, strict=True)), point
+        done = world.execute("place", {"ref": pan, "target": region, "relation": "on"})
+        assert done.ok, done.message
+        assert holds(world, "on", pan, region)
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()

@@ -340,3 +340,31 @@ def test_in_a_container_a_flat_box_may_lie_on_a_flat_one_but_not_on_a_tall_one()
         spot = container_spot(geo, "held", "basket")  # type: ignore[arg-type]
         assert spot is not None
         assert (not np.allclose(spot, STOVE[:2])) == moved, (sizes, spot)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(st.floats(0.2, 0.24), st.floats(-0.6, 1.4))
+def test_the_fingers_of_a_thing_held_by_a_long_handle_stay_inside_the_workspace(
+    handle: float, yaw: float
+) -> None:
+    """libero_90 task 45: a pan held by its handle, the fingers 22 cm from its body towards
+    the workspace's side; over the region's middle as held they were past it. Oracle: the
+    fingers' point computed here lies inside the bounds and the body inside the region; with
+    the wrist turned past its home yaw, the quarter turn back towards it (the handle towards
+    the robot) brings the middle within them."""
+    geo = Geometry({"pan": (0.6, -0.3, 0.2)}, {"pan": "frypan"}, {"pan": (0.2, 0.2, 0.05)})
+    grip = np.array([0.0, -handle])
+    bounds = ((0.112, -0.388, -0.008), (0.938, 0.388, 0.588))
+    assert STOVE[1] - handle < bounds[0][1]  # as held, the middle sends them outside
+    for turn_from in (yaw, np.pi / 2 + 0.4):
+        found = turned_spot(
+            geo, "pan", "flat_stove_1_cook_region", grip, PLACE_REACH_M, turn_from, bounds
+        )  # type: ignore[arg-type]
+        assert found is not None
+        spot, turn = found
+        c, s = np.cos(turn), np.sin(turn)
+        fingers = spot + np.array([c * grip[0] - s * grip[1], s * grip[0] + c * grip[1]])
+        assert np.all(fingers >= np.array(bounds[0][:2]) - 1e-9), (fingers, turn)
+        assert np.all(fingers <= np.array(bounds[1][:2]) + 1e-9), (fingers, turn)
+        assert np.all(np.abs(spot - STOVE[:2]) <= HALF[:2] - MARGIN_M + 1e-9)
+    assert np.allclose(spot, STOVE[:2]) and abs(turn) == np.pi / 2  # the middle, turned

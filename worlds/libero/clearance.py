@@ -264,12 +264,24 @@ def box_gap(a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> flo
     return float(np.max(np.maximum(a - hi, lo - b)))
 
 
-def hand_clear(geo: Any, ref: str, point: Any, yaw: float, top: float, moved: Moved = None) -> bool:
+def hand_clear(
+    geo: Any,
+    ref: str,
+    point: Any,
+    yaw: float,
+    top: float,
+    moved: Moved = None,
+    *,
+    wrist: bool = True,
+) -> bool:
     """Whether the Panda's hand, pointing down with its fingers' tips at ``point`` (base
     frame) and closing along ``yaw``, comes down there free of anything reaching over
     ``ref`` (whose top is ``top``): the hand is 20 cm long along the closing direction and
     6 cm across, from 3 cm above the tips up to the travel height. Only things whose bottom
-    is above the object's top count: beside it, the fingers' own room check decides."""
+    is above the object's top count: beside it, the fingers' own room check decides.
+    With ``wrist``, the wrist above the hand too, where it is in the arm's usual posture
+    (:data:`WRIST_XY_M`); without, the hand alone (the arm's links are then checked in the
+    posture it will come down in: ``reach.clear_posture``)."""
     x, y, z = (float(v) for v in point)
     u = np.array([math.cos(yaw), math.sin(yaw)])
     over = [f for f in obstacles(geo, ref, top + 0.005, z + 0.25, moved) if f[3] > top + 0.005]
@@ -278,6 +290,8 @@ def hand_clear(geo: Any, ref: str, point: Any, yaw: float, top: float, moved: Mo
         lo, hi = np.array([cx - 0.03, cy - 0.03]), np.array([cx + 0.03, cy + 0.03])
         if any(box_gap(a, b, lo, hi) < 0.0 for _, a, b, _ in over):
             return False
+    if not wrist:
+        return True
     # and the wrist above the hand, which sticks out ahead of it (away from the robot)
     (x0, x1), (y0, y1) = WRIST_XY_M
     lo, hi = np.array([x + x0, y + y0]), np.array([x + x1, y + y1])

@@ -36,7 +36,7 @@ from worlds.libero.clearance import (
     obstacles,
 )
 from worlds.libero.control import HOME_YAW, Vec3
-from worlds.libero.reach import down_clear
+from worlds.libero.reach import clear_posture, down_clear
 from worlds.libero.segments import SLOW, Segment
 from worlds.libero.wrist import reached_yaw
 
@@ -46,6 +46,7 @@ __all__ = [
     "drag_out",
     "drag_segments",
     "out_of_the_way",
+    "posture_down",
     "rim_grasp_at",
     "wrist_clear",
 ]
@@ -104,6 +105,17 @@ def comes_down(geo: Any, ref: str, at: Vec3, yaw: float, top: float) -> bool:
     with it (``reach.down_clear``: the forearm came down on an open drawer beside a bowl,
     libero_90 task 30); else a hollow thing is dragged out first (``drag_out``)."""
     return hand_clear(geo, ref, at, yaw, top) and down_clear(geo.env, geo.frame, at, yaw)
+
+
+def posture_down(
+    geo: Any, ref: str, at: Vec3, yaw: float, top: float
+) -> tuple[float, tuple[float, ...]] | None:
+    """Where :func:`comes_down` fails only for the arm (the hand itself comes down clear):
+    (yaw, joints) of a posture in which the arm comes down on the grasp ``at`` with its
+    links clear (``reach.clear_posture``), for the pick to run with; else None."""
+    if not hand_clear(geo, ref, at, yaw, top, wrist=False):
+        return None
+    return clear_posture(geo.env, geo.frame, at, yaw)
 
 
 def rim_grasp_at(

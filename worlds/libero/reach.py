@@ -21,6 +21,7 @@ __all__ = [
     "STRETCHED_M",
     "UNFOLD_Z",
     "arm_meets",
+    "clear_posture",
     "down_clear",
     "limit_room",
     "solve",
@@ -208,3 +209,54 @@ def down_clear(env: Any, frame: Any, point: Any, yaw: float, rise: float = 0.15)
         if all(arm_meets(env, q) is None for q in joints):
             return True
     return not reachable
+
+
+SEED_TURNS = (
+    (0, -0.35, 0.4),
+    (0, 0.35, -0.4),
+    (0, -0.7, 0.8),
+    (0, 0.7, -0.8),
+    (4, -0.8, 0.0),
+    (4, 0.8, 0.0),
+)
+"""Where the search for another posture starts, as (joint index, turn, turn of joint 3)
+from the arm's joints now: the shoulder (joint 1) turned either way with the upper arm
+(joint 3) turned back against it, which swings the elbow and the forearm's knuckle to one
+side of the hand; or the forearm (joint 5) turned."""
+
+
+def clear_posture(
+    env: Any, frame: Any, point: Any, yaw: float, rise: float = 0.15
+) -> tuple[float, tuple[float, ...]] | None:
+    """(yaw, joints at ``point``) of a posture in which the arm comes down pointing down to
+    ``point`` (base frame) from ``rise`` above it with its links clear of the scene
+    (:func:`arm_meets`), at ``yaw`` or half turned; solved from the arm's joints now, else
+    from the turned joints of :data:`SEED_TURNS`; None when none is. A plan run with these
+    joints as its ``posture`` comes down in it (the controller's null space leans towards
+    them).
+
+    libero_90's kitchen (tasks 29 and 31): the white cabinet's top drawer stands open 8 cm
+    beside the black bowl. Pointing down at any side of its rim, in the posture the arm
+    takes from its joints now, the forearm's lower knuckle (``robot0_link5``, which reaches
+    8 cm to each side of the wrist across the arm's plane) met the drawer's front 20 cm up,
+    and no drag inside the bowl was clear either; with the shoulder turned 0.7 rad towards
+    the robot's right and the upper arm turned back, the knuckle stands clear and the rim
+    grasp facing the robot holds."""
+    from worlds.libero.control import down_matrix
+
+    robot = env.robots[0]
+    now = np.array(env.sim.data.qpos[np.array(robot._ref_joint_pos_indexes)], dtype=float)
+    seeds = [now]
+    for joint, turn, back in SEED_TURNS:
+        seed = now.copy()
+        seed[joint] += turn
+        seed[2] += back
+        seeds.append(seed)
+    x, y, z = (float(v) for v in point)
+    for seed in seeds:
+        for hand in (yaw, yaw - math.pi if yaw > 0 else yaw + math.pi):
+            poses = [(frame.to_world(p), down_matrix(hand)) for p in ((x, y, z + rise), (x, y, z))]
+            joints, why = solve(env, poses, seed)
+            if why is None and all(arm_meets(env, q) is None for q in joints):
+                return hand, tuple(float(v) for v in joints[-1])
+    return None

@@ -26,6 +26,7 @@ from worlds.libero.dragging import (
     drag_out,
     drag_segments,
     out_of_the_way,
+    posture_down,
     rim_grasp_at,
 )
 from worlds.libero.drawer_pull import open_segments, pull_posture, push_shut_segments
@@ -154,13 +155,19 @@ class SkillPlanner:
             far = far_pick(self, ref, ee, (x, y, grasp_z), yaw, lift)
             if far is not None:
                 return far
-        # a bowl whose every rim grasp's hand comes down on something reaching over it (a
-        # drawer opened over it) is dragged out by its inside first
+        # where the arm alone meets something (an open drawer beside a bowl) it comes down
+        # in another posture; a bowl whose every rim grasp's hand comes down on something
+        # reaching over it (a drawer opened over it) is dragged out by its inside first
         shift = np.zeros(2)
         segments: list[Segment] = []
         drag = None
+        posture = None
         if on_handle is None and not comes_down(self.geo, ref, (x, y, grasp_z), yaw, box.top):
-            drag = drag_out(self.geo, ref) if self.geo.hollow(ref) else None
+            posture = posture_down(self.geo, ref, (x, y, grasp_z), yaw, box.top)
+            if posture is not None:
+                yaw = posture[0]
+            elif self.geo.hollow(ref):
+                drag = drag_out(self.geo, ref)
         if drag is not None:
             regrasp = rim_grasp_at(self.geo, ref, drag.shift)
             assert regrasp is not None  # drag_out chose the drag for it
@@ -170,8 +177,8 @@ class SkillPlanner:
             ee = (drag.end[0], drag.end[1], above)
             how = "approach, drag out by its inside, grasp, lift"
         slid = None
-        if on_handle is None and drag is None:  # low, by an overhang's edge: in from beside
-            spare = (MAX_GRASP_M - width) / 2  # the open fingers' room beside it
+        if on_handle is None and drag is None and posture is None:  # low, by an overhang's
+            spare = (MAX_GRASP_M - width) / 2  # edge: in from beside; the open fingers' room
             slid = slid_pick(self, ref, ee, (x, y, grasp_z), yaw, travel, lift, spare)
         if slid is not None:
             return Plan(tuple(slid), f"approach beside it, slide in, {SLID}, lift", yaw)
@@ -203,7 +210,13 @@ class SkillPlanner:
             out = (x, y, grasp_z + rise)
             segments.append(Segment("move", label, out, speed=SLOW, yaw=yaw))
         segments.append(Segment("move", "lift", (x, y, lift), speed=SLOW, yaw=yaw))
-        return Plan(tuple(segments), how, yaw, skills=2 if drag is not None else 1)
+        return Plan(
+            tuple(segments),
+            how,
+            yaw,
+            skills=2 if drag is not None else 1,
+            posture=None if posture is None else posture[1],
+        )
 
     def place(self, ref: str, target: str, relation: str | None, ee: Vec3) -> Plan | Refusal:
         refusal = self._kind(ref, "object") or self._kind(target, "object", "fixture", "region")
@@ -246,7 +259,13 @@ class SkillPlanner:
         quarter = 0.0
         if item.kind == "region" and relation == "on":  # where it leaves room (spots.py)
             found = turned_spot(
-                self.geo, ref, target, offset, PLACE_REACH_M, self.geo.closing_yaw()
+                self.geo,
+                ref,
+                target,
+                offset,
+                PLACE_REACH_M,
+                self.geo.closing_yaw(),
+                self.reach,
             )
             spot, quarter = (goal.centre, 0.0) if found is None else found
             yaw = self.geo.closing_yaw() + quarter if quarter else None

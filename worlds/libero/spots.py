@@ -17,10 +17,16 @@ there and nothing else like X could come. Two cases need another spot:
 
 Footprints are the objects' axis-aligned boxes in the base frame (a held object's as it is
 held now, or turned a quarter about the fingers); the spots searched are a grid over the
-region with the body at least ``MARGIN_M`` inside its edges and, given the arm's reach, the
-fingers within it. A spot as held is preferred; turned a quarter when only that leaves the
-room asked for within reach (the place turns the wrist on the way). This reads the scene,
-never the instruction.
+region with the body at least ``MARGIN_M`` inside its edges and, given the arm's reach and
+the envelope's workspace, the fingers within them. The middle is preferred, as held, else
+turned a quarter (the place turns the wrist on the way); then the spot nearest it as held,
+else turned. A pan held by its handle has its fingers 22 cm from its body: with the handle
+towards the robot's left, the middle of the stove's cook region put the fingers past the
+workspace's side (libero_90 task 45), and the nearest spot as held put them 4 mm inside
+the arm's guarded reach, at its stretch, where it stopped short and the pan, let go, came
+to rest 5 mm inside the region's edge; turned a quarter, the handle towards the robot, the
+pan stands in the middle.
+This reads the scene, never the instruction.
 """
 
 from __future__ import annotations
@@ -81,6 +87,7 @@ def turned_spot(
     grip: np.ndarray | None = None,
     reach: float = np.inf,
     yaw: float | None = None,
+    bounds: tuple[tuple[float, ...], tuple[float, ...]] | None = None,
 ) -> tuple[np.ndarray, float] | None:
     """(spot, turn): the base-frame (x, y) to bring ``ref``'s body over in the region
     ``target`` and how far (radians) to turn it about the fingers on the way, 0 or a
@@ -88,8 +95,12 @@ def turned_spot(
     is held now, so that spots whose fingers would be further than ``reach`` from the
     robot's base axis are not taken; ``yaw``: the fingers' yaw now, so that the quarter turn
     is the one towards ``HOME_YAW`` (the other ran the wrist's last joint past its limit and
-    the arm off its line); without it, only as held. None when ``target`` is not a region
-    with a footprint."""
+    the arm off its line); without it, only as held; ``bounds``: the (low, high) corners of
+    where the fingers may go (the envelope's workspace), so that spots that would send
+    them outside are not taken either (a pan held by its handle, 22 cm from its body: with
+    the body over the middle of the stove's cook region the fingers were 1.9 cm past the
+    workspace's side, and the envelope refused the place, libero_90 task 45). None when
+    ``target`` is not a region with a footprint."""
     frame = geo.region_frame(target)
     held = geo.box(ref)
     if frame is None or held is None:
@@ -109,7 +120,11 @@ def turned_spot(
         rotate = np.array([[c, -s_], [s_, c]])
         half = np.abs(rotate) @ np.array(held.size[:2]) / 2
         shift = rotate @ (np.array(held.centre[:2]) - body)  # the footprint's middle
-        reached = np.hypot(*(spots + rotate @ grip).T) <= reach
+        fingers = spots + rotate @ grip
+        reached = np.hypot(*fingers.T) <= reach
+        if bounds is not None:
+            low, high = np.asarray(bounds[0][:2]), np.asarray(bounds[1][:2])
+            reached &= np.all((fingers >= low) & (fingers <= high), axis=1)
         others = _standing(geo, ref, centre, half_size, half)
         clear = _clearance(spots + shift, half, others)
         options.append((turn, shift, half, others, clear, reached))
@@ -125,10 +140,11 @@ def turned_spot(
             ok = (clear >= GAP_M) & (room >= TWIN_GAP_M) & reached
             if ok.any():
                 return _nearest(spots, middle, ok), turn
+    mid = int(np.argmin(middle))
     for turn, _, _, _, clear, reached in options:
-        mid = int(np.argmin(middle))
         if clear[mid] >= GAP_M and reached[mid]:
             return np.array(centre[:2]), turn
+    for turn, _, _, _, clear, reached in options:
         ok = (clear >= GAP_M) & reached
         if ok.any():
             return _nearest(spots, middle, ok), turn
