@@ -99,6 +99,9 @@ receiver, as "move the bowl to the plate" leaves it)."""
 _NOUN_START = re.compile(r"^(?:the|a|an|both|all|every|each)\s")
 _JOIN = re.compile(r"(?:\s*,\s*|\s+)(?:and\s+then|and|then)\s+")
 _ADDITIVE = re.compile(r"\s+(?:too|as\s+well|also)(?=\s*(?:[,;]|$)|\s+(?:and|then)\s)")
+_OVER_TO = re.compile(r"\s+over(?=\s+(?:to|onto|into)\b)")
+"""The "over" of "move the bowl over to the plate": the way, not a place ("over the plate"
+alone is on it)."""
 _ALSO = re.compile(r"(?P<join>\band|\bthen|,)\s+also\s+")
 """A request's "too", "as well" or "also" ("and the sauce in the basket too", "and also
 the sauce"): it says the request comes on top of another, which the clauses' order
@@ -137,7 +140,7 @@ def as_command(text: str) -> str:
     the stove on", "the plate should get the bowl" is "move the bowl to the plate"; each
     request of several joined by "and" or "then" is turned alone. A sentence of none of
     these shapes is returned unchanged."""
-    text = _ALSO.sub(r"\g<join> ", _ADDITIVE.sub("", text))
+    text = _OVER_TO.sub("", _ALSO.sub(r"\g<join> ", _ADDITIVE.sub("", text)))
     for join in _JOIN.finditer(text):
         if (split := _split_at(text, join)) is not None:
             before, rest = split

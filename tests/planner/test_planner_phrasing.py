@@ -323,3 +323,12 @@ def test_also_between_things_or_requests_adds_nothing(joined: str) -> None:
 def test_a_state_asked_for_is_the_action_that_makes_it(said: str, told: str) -> None:
     assert parse_task(said) == parse_task(told)
     assert not parse_task(told).problem
+
+
+@pytest.mark.parametrize("to", ["to", "onto"])
+def test_over_before_to_is_the_way_not_a_place(to: str) -> None:
+    """Round 3 at states 30-31: "move the black bowl that is on the stove over to the plate"
+    was refused ("I see no stove over")."""
+    said = parse_task(f"move the black bowl that is on the stove over {to} the plate")
+    assert said == parse_task(f"move the black bowl that is on the stove {to} the plate")
+    assert not said.problem
