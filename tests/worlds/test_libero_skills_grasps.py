@@ -186,3 +186,21 @@ def test_the_lower_of_two_stacked_bowls_carries_the_stack() -> None:
         assert geo.support_of(top) == ("inside", tray) and resting_on(geo, top) == lower
     finally:
         world.disconnect()
+
+
+def test_a_bowl_in_a_turned_opened_drawer_is_grasped_where_the_fingers_fit() -> None:
+    """LIBERO-PRO libero_spatial_object task 4, state 0: the wooden cabinet stands turned 27
+    degrees, the bowl in its opened top drawer. Judged by axis-aligned boxes the drawer's
+    thin walls left no side of the rim free, and the grasp fell back to the side facing the
+    robot, where the open finger came down on the drawer's side wall 4 cm over the rim,
+    three times. Judged as the turned boxes they are, the far side has room (``rim_arc``);
+    of its two wrist turns the one with room to carry the bowl to the plate is taken."""
+    world = libero_world("libero_spatial_object", 4, 0)
+    try:
+        picked = world.execute("pick", {"ref": "black_bowl_1"})
+        assert picked.ok and world.held_ref() == "black_bowl_1", picked.message
+        args = {"ref": "black_bowl_1", "target": "yellow_plate_1", "relation": "on"}
+        assert world.execute("place", args).ok
+        assert holds(world, "on", "black_bowl_1", "yellow_plate_1")
+    finally:
+        world.disconnect()

@@ -21,6 +21,7 @@ from worlds.libero.control import HOME_YAW, Frame, Vec3
 from worlds.libero.handles import ring
 from worlds.libero.holding import footprint, hand_room, held, level_frame, resting_on
 from worlds.libero.reach import down_clear
+from worlds.libero.rim_arc import FINGER_HALF_M, FINGER_OPEN_M, NEAR_BASE_M, free_arc_grasp
 from worlds.libero.rims import on_rim_slab
 from worlds.libero.scene import SceneCatalog, site_box
 
@@ -44,8 +45,6 @@ had the hand over a milk 10 cm off (LIBERO-PRO libero_object_temp_y0.4 task 2); 
 
 FLAT_M = 0.03
 """Lower than this, a thing wider than the fingers open is a plate, held by its rim."""
-FINGER_OPEN_M = 0.08
-"""The Panda's fingers open this far apart."""
 FINGER_OUTER_M = 0.068
 """How far the open fingers' outer faces reach from the grip site along the closing
 direction more than 1 cm above it (measured on the finger meshes at 7.8 cm open: 6.4-6.8 cm)."""
@@ -56,8 +55,6 @@ stove's knob beside a bowl on the stove, 2.5 mm inside it, and closed over the r
 (LIBERO-PRO libero_spatial_task task 9, the stove at the far end of its placement range);
 6.8 cm all the way down, it found a low cream cheese box beside the rim that the tip
 clears (libero_goal task 4, state 3)."""
-FINGER_HALF_M = (0.01, 0.012)
-"""Half a finger's size across (along the closing direction) and wide (along the jaw)."""
 HAND_HALF_M = (0.1, 0.03)
 """Half the Panda hand's size along the closing direction and across it."""
 HAND_ABOVE_M = 0.03
@@ -66,11 +63,6 @@ basket's rim 3.3 cm above them)."""
 HAND_CLEAR_M = 0.008
 """How far above a solid object's top the hand's box stays when it is grasped (the box starts
 3-3.3 cm above the fingertips: at 2 mm the hand still met a can's top and the lift stalled)."""
-NEAR_BASE_M = 0.28
-"""Nearer the robot's base than this (horizontally) the arm does not come down to a rim: its
-elbow reaches its limit (-3.07 rad) with the fingers 20 cm up and the gripper drifts away
-(LIBERO-PRO libero_10_swap task 4: a mug's rim 0.25 m from the base; a can grasped 0.30 m
-from it was reached)."""
 TILTED_DEG = (20.0, 60.0)
 """A hollow object leaning between these (a bowl resting on a ramekin's edge leans 51
 degrees in libero_spatial task 5) is grasped at its rim's highest point; one lying on its
@@ -378,6 +370,9 @@ class LiberoGeometry:
                 return here, yaw, 0.02
         if roomy:
             return roomy[0]
+        arc = free_arc_grasp(self, ref, (cx, cy, z), radius)  # boxes turned as they are
+        if arc is not None:
+            return arc
         return self.frame.from_world(sides[0][0]), sides[0][1], 0.02
 
     def _tilted_rim(self, ref: str, rim: list[int], z: float) -> tuple[Vec3, float, float] | None:
