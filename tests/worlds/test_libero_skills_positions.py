@@ -59,3 +59,20 @@ def test_a_lying_bottle_beside_a_milk_is_grasped_slid_along_it() -> None:
         assert box is not None and box.bottom > 0.1
     finally:
         world.disconnect()
+
+
+def test_a_bowl_within_the_controllers_reach_is_picked_pointing_down_not_leaned() -> None:
+    """libero_spatial task 4 at state 8: the bowl in the top drawer stands 0.80 m from the
+    base's axis, where the solver holds the hand pointing down only 2 cm short; leaned out
+    instead (the lean was allowed from 0.75 m), the pick stalled, and at state 5 it was
+    refused before moving. The controller reaches it pointing down, as before the lean."""
+    world = libero_world("libero_spatial", 4, 8)
+    try:
+        ref = "akita_black_bowl_1"
+        plan = world._plan("pick", {"ref": ref})
+        assert "lean" not in plan.description, plan.description
+        done = world.execute("pick", {"ref": ref})
+        assert done.ok and world.held_ref() == ref, done.message
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()
