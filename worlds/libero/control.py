@@ -33,6 +33,7 @@ __all__ = [
     "NearKeepOut",
     "OffPath",
     "down_matrix",
+    "half_turned",
     "side_matrix",
 ]
 
@@ -121,6 +122,12 @@ class NearKeepOut(OffPath):
 
 HOME_YAW = math.pi / 2
 """LIBERO's initial states hold the fingers closing along the base's y axis."""
+
+
+def half_turned(yaw: float) -> float:
+    """The same grasp with the hand turned half round its axis (the two fingers are alike),
+    kept within (-pi, pi]."""
+    return yaw - math.pi if yaw > 0 else yaw + math.pi
 
 
 def down_matrix(yaw: float = HOME_YAW) -> np.ndarray:

@@ -17,7 +17,7 @@ import numpy as np
 from worlds.libero.articulation import Articulation, geom_box
 from worlds.libero.clearance import hand_clear
 from worlds.libero.compartment import rests
-from worlds.libero.control import HOME_YAW, Frame, Vec3
+from worlds.libero.control import HOME_YAW, Frame, Vec3, half_turned
 from worlds.libero.handles import ring
 from worlds.libero.holding import footprint, hand_room, held, level_frame, resting_on
 from worlds.libero.reach import down_clear
@@ -396,7 +396,7 @@ class LiberoGeometry:
         # of the two wrist turns that close along it, the one the Panda reaches on this side
         # of the table (as for an upright rim: facing -x where y > 0)
         if (math.cos(yaw) < 0) != (here[1] > 0):
-            yaw = yaw - math.pi if yaw > 0 else yaw + math.pi
+            yaw = half_turned(yaw)
         u = np.array([math.cos(yaw), math.sin(yaw)])
         if not self._fingers_free(ref, high[:2], u, z, hand=False):
             return None

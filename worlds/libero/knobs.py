@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from worlds.libero.control import Vec3, down_matrix
+from worlds.libero.control import Vec3, down_matrix, half_turned
 from worlds.libero.reach import limit_room, solve
 from worlds.libero.segments import ABOVE_M, CARRY_Z, SLOW, Plan, Refusal, Segment
 
@@ -74,7 +74,7 @@ def twist_knob(planner: SkillPlanner, ref: str, on: bool, ee: Vec3) -> Plan | Re
     grasp_world = planner.geo.frame.to_world((x, y, z))
     reasons: list[str] = []
     held: list[tuple[float, float, list[np.ndarray]]] = []
-    for grip_yaw in (yaw, yaw - math.pi if yaw > 0 else yaw + math.pi):
+    for grip_yaw in (yaw, half_turned(yaw)):
         solved, why = solve(
             planner.geo.env,
             [(grasp_world, down_matrix(grip_yaw)), (grasp_world, down_matrix(grip_yaw + angle))],

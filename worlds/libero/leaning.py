@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from worlds.libero.control import Vec3, down_matrix
+from worlds.libero.control import Vec3, down_matrix, half_turned
 from worlds.libero.geometry import FINGER_OPEN_M, Box
 from worlds.libero.placing import lean_matrix
 from worlds.libero.reach import STRETCHED_M, solve
@@ -125,11 +125,6 @@ def far_pick(
         f"down at it, {short}, and leaned out up to {math.degrees(MAX_LEAN_RAD):.0f} degrees "
         "it cannot hold the grasp either; nothing moved"
     )
-
-
-def half_turned(yaw: float) -> float:
-    """The same grasp with the hand turned half round its axis."""
-    return yaw - math.pi if yaw > 0 else yaw + math.pi
 
 
 def _leaned(

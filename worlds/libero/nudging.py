@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from worlds.libero.control import Vec3, down_matrix
+from worlds.libero.control import Vec3, down_matrix, half_turned
 from worlds.libero.geometry import (
     FINGER_HALF_M,
     FINGER_OPEN_M,
@@ -199,7 +199,7 @@ def _turn_after(planner: SkillPlanner, pushed: list[Segment], grasp: Vec3, turn:
     x, y, z = grasp
     top = moves[-1].target
     assert top is not None
-    half = turn - math.pi if turn > 0 else turn + math.pi
+    half = half_turned(turn)
     for candidate in (turn, half):
         points = [top, (x, y, z + 0.1), grasp]
         at = [(geo.frame.to_world(p), down_matrix(candidate)) for p in points]

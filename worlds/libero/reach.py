@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from worlds.libero.control import half_turned
+
 __all__ = [
     "STRETCHED_M",
     "UNFOLD_Z",
@@ -200,7 +202,7 @@ def down_clear(env: Any, frame: Any, point: Any, yaw: float, rise: float = 0.15)
 
     x, y, z = (float(v) for v in point)
     reachable = False
-    for turn in (yaw, yaw - math.pi if yaw > 0 else yaw + math.pi):
+    for turn in (yaw, half_turned(yaw)):
         poses = [(frame.to_world(p), down_matrix(turn)) for p in ((x, y, z + rise), (x, y, z))]
         joints, why = solve(env, poses)
         if why is not None:
@@ -254,7 +256,7 @@ def clear_posture(
         seeds.append(seed)
     x, y, z = (float(v) for v in point)
     for seed in seeds:
-        for hand in (yaw, yaw - math.pi if yaw > 0 else yaw + math.pi):
+        for hand in (yaw, half_turned(yaw)):
             poses = [(frame.to_world(p), down_matrix(hand)) for p in ((x, y, z + rise), (x, y, z))]
             joints, why = solve(env, poses, seed)
             if why is None and all(arm_meets(env, q) is None for q in joints):

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from worlds.libero.control import Vec3
+from worlds.libero.control import Vec3, half_turned
 from worlds.libero.holding import HAND_BOX_M, HAND_SPAN_M
 from worlds.libero.oriented import oriented_blocked
 from worlds.libero.reach import down_clear, wrist_turn_room
@@ -95,7 +95,7 @@ def roomier_yaw(geo: Any, angle: float) -> float:
     the table side's convention, left that joint 0.25 rad from its stop, and the carry to
     the plate ran it into the stop (2.90 rad) and stalled, twice; at 150 it keeps 2.4."""
     now = hand_yaw(geo)
-    turns = [angle, angle - math.pi if angle > 0 else angle + math.pi]
+    turns = [angle, half_turned(angle)]
     return max(turns, key=lambda t: wrist_turn_room(geo.env, (t - now + math.pi) % TAU - math.pi))
 
 

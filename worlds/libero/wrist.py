@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from worlds.libero.control import Vec3, down_matrix
+from worlds.libero.control import Vec3, down_matrix, half_turned
 from worlds.libero.reach import solve, wrist_turn_room
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ def reached_yaw(geo: LiberoGeometry, yaw: float, points: list[Vec3]) -> float:
     there the shorter way stays :data:`WRIST_ROOM_RAD` inside its limits; else the
     half-turned yaw if it can so; else the first of the two the arm can hold; else ``yaw``
     (the skill runs as it would have)."""
-    other = yaw - math.pi if yaw > 0 else yaw + math.pi
+    other = half_turned(yaw)
     now = hand_yaw(geo)
     held: list[float] = []
     for candidate in (yaw, other):
