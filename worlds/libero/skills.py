@@ -16,39 +16,29 @@ import itertools
 
 import numpy as np
 
-from worlds.libero.clearance import TAKE_LOAD_STEPS, away_from_base, way_from_under
-from worlds.libero.compartment import by_handle, carry_in
+from worlds.libero.compartment import carry_in
 from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.door_skills import sweep_door
 from worlds.libero.doors import door_of
 from worlds.libero.dragging import (
-    comes_down,
-    drag_out,
     drag_segments,
     out_of_the_way,
-    posture_down,
-    rim_grasp_at,
 )
 from worlds.libero.drawer_pull import open_segments, pull_posture, push_shut_segments
 from worlds.libero.geometry import Box, LiberoGeometry
 from worlds.libero.knobs import twist_knob
-from worlds.libero.leaning import far_pick
-from worlds.libero.nudging import nudge
+from worlds.libero.picking import MAX_GRASP_M, pick_plan
 from worlds.libero.placing import lay_down, slot_yaw
 from worlds.libero.reach import unfold_height
 from worlds.libero.scene import resolve_target
 from worlds.libero.segments import ABOVE_M, CARRY_Z, FAST, SLOW, Plan, Refusal, Segment
-from worlds.libero.slide_in import SLID, slid_pick
 from worlds.libero.sliding import carry_over, push_spot
 from worlds.libero.spots import PLACE_REACH_M, container_place, turned_spot
 from worlds.libero.toppling import topple_into
-from worlds.libero.wrist import reached_yaw
 
 __all__ = ["SkillPlanner"]
 
 CLEARANCE_M = 0.05
-MAX_GRASP_M = 0.078
-"""Widest thing the fingers close around (they open to 0.08 m)."""
 HAND_HALF_M = 0.09
 """Half the Panda hand's length along the fingers' closing direction (above the fingers)."""
 HAND_THICK_M = 0.03
@@ -135,88 +125,7 @@ class SkillPlanner:
         if held is not None:
             verb = "already holds it" if held == ref else f"holds {held}"
             return Refusal(f"the gripper {verb}; place it first")
-        box = self.geo.box(ref)
-        assert box is not None
-        on_handle = by_handle(self.geo, ref)  # a mug for a door, a pan for a low shelf
-        grasp = self.geo.grasp(ref) if on_handle is None else (*on_handle, 0.02)
-        (x, y, grasp_z), yaw, width = grasp  # the turn the wrist reaches from here:
-        yaw = reached_yaw(self.geo, yaw, [(x, y, grasp_z + 0.15), (x, y, grasp_z)])
-        if width > MAX_GRASP_M:
-            return Refusal(
-                f"{ref} is {width:.3f} m across where it would be grasped; the "
-                f"fingers open to {MAX_GRASP_M:.3f} m"
-            )
-        grasp_z = max(grasp_z, self.floor_z + 0.01)
-        above = min(self.ceiling_z - 0.02, max(box.top + ABOVE_M, grasp_z + 0.04))
-        lift = self.travel_height(grasp_z + 0.15)
-        travel = self.travel_height(above, ee[2])
-        how = "approach, grasp, lift"
-        if on_handle is None:  # out where the hand pointing down does not reach: leaned out
-            far = far_pick(self, ref, ee, (x, y, grasp_z), yaw, lift)
-            if far is not None:
-                return far
-        # where the arm alone meets something (an open drawer beside a bowl) it comes down
-        # in another posture; a bowl whose every rim grasp's hand comes down on something
-        # reaching over it (a drawer opened over it) is dragged out by its inside first
-        shift = np.zeros(2)
-        segments: list[Segment] = []
-        drag = None
-        posture = None
-        if on_handle is None and not comes_down(self.geo, ref, (x, y, grasp_z), yaw, box.top):
-            posture = posture_down(self.geo, ref, (x, y, grasp_z), yaw, box.top)
-            if posture is not None:
-                yaw = posture[0]
-            elif self.geo.hollow(ref):
-                drag = drag_out(self.geo, ref)
-        if drag is not None:
-            regrasp = rim_grasp_at(self.geo, ref, drag.shift)
-            assert regrasp is not None  # drag_out chose the drag for it
-            (x, y, grasp_z), yaw = regrasp
-            shift = drag.shift
-            segments = drag_segments(self, drag, ee, above, travel)
-            ee = (drag.end[0], drag.end[1], above)
-            how = "approach, drag out by its inside, grasp, lift"
-        slid = None
-        if on_handle is None and drag is None and posture is None:  # low, by an overhang's
-            spare = (MAX_GRASP_M - width) / 2  # edge: in from beside; the open fingers' room
-            slid = slid_pick(self, ref, ee, (x, y, grasp_z), yaw, travel, lift, spare)
-        if slid is not None:
-            return Plan(tuple(slid), f"approach beside it, slide in, {SLID}, lift", yaw)
-        nudged = nudge(self, ref, ee, (x, y, grasp_z), yaw, travel) if drag is None else None
-        if on_handle is None and nudged is not None:  # low, the hand has no room: pushed clear
-            pushed, (x, y, grasp_z), yaw = nudged
-            segments += pushed
-            ee = pushed[-1].target or ee
-            how = f"push it clear, {how}"
-        segments += self.grasp_from_above(ee, (x, y, grasp_z), above=above, travel=travel, yaw=yaw)
-        # from under an overhang (a drawer opened over it) it is slid out first, just off the
-        # table (hemmed in there: just under the overhang), and lifted where nothing is above
-        under = way_from_under(self.geo, ref, lift + box.top - grasp_z, shift)
-        raised, slide = under if under is not None else (0.0, None)
-        label, rise = "slide out", max(0.005, raised)
-        if slide is not None:
-            over = "raise under the overhang, " if raised else ""
-            how = how.replace("grasp,", f"grasp, {over}slide out from under,")
-            if raised:
-                segments.append(Segment("move", "raise", (x, y, grasp_z + rise), SLOW, yaw=yaw))
-        elif drag is None:  # close to the robot's base: out to where the elbow unfolds
-            slide = away_from_base(self.geo, ref, (x, y, grasp_z))
-            if slide is not None:  # the folded arm takes up the load first
-                label, rise = "draw out", 0.03
-                how = how.replace("grasp,", "grasp, draw out from the robot's base,")
-                segments.append(Segment("hold", "take the load", steps=TAKE_LOAD_STEPS))
-        if slide is not None:
-            x, y = x + float(slide[0]), y + float(slide[1])
-            out = (x, y, grasp_z + rise)
-            segments.append(Segment("move", label, out, speed=SLOW, yaw=yaw))
-        segments.append(Segment("move", "lift", (x, y, lift), speed=SLOW, yaw=yaw))
-        return Plan(
-            tuple(segments),
-            how,
-            yaw,
-            skills=2 if drag is not None else 1,
-            posture=None if posture is None else posture[1],
-        )
+        return pick_plan(self, ref, ee)
 
     def place(self, ref: str, target: str, relation: str | None, ee: Vec3) -> Plan | Refusal:
         refusal = self._kind(ref, "object") or self._kind(target, "object", "fixture", "region")
