@@ -29,7 +29,7 @@ from harness.planner.lexicon import (
     stem,
 )
 from harness.planner.phrasing import as_command, plain_request
-from harness.planner.reference import antecedent, named_before
+from harness.planner.reference import POINTING_BACK, antecedent, named_before
 from harness.planner.task_types import Action, Mention, Near, Qualifier, Relation, Step, Task
 
 __all__ = ["Action", "Mention", "Qualifier", "Relation", "Step", "Task", "parse_task"]
@@ -346,8 +346,8 @@ def _mention(text: str, before: list[Step], *, role: str) -> Mention | str:
     mention = _phrase(text)
     if isinstance(mention, str):
         return mention
-    if words[0] == "the" and (earlier := named_before(mention, before)) is not None:
-        return earlier  # "put the bowl in the bottom drawer, then close the drawer"
+    if words[0] in POINTING_BACK and (earlier := named_before(mention, before)) is not None:
+        return earlier  # "put the bowl in the bottom drawer, then close the/that drawer"
     if mention.words == ("one",):  # "the right one": one like the last thing named
         like = antecedent(before, role)
         if isinstance(like, str):

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from harness.planner.task_types import Mention, Step
 
-__all__ = ["antecedent", "named_before"]
+__all__ = ["POINTING_BACK", "antecedent", "named_before"]
+
+POINTING_BACK = frozenset({"the", "that", "this"})
+"""Determiners that, before a bare noun, point back to what was just named ("close that
+drawer" after "the bottom drawer of the cabinet", as "close the drawer" does)."""
 
 
 def antecedent(before: list[Step], role: str, word: str = "it") -> Mention | str:

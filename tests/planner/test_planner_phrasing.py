@@ -155,11 +155,15 @@ def test_both_of_the_is_both(count: str) -> None:
     assert plain.steps[0].subject.count == 2
 
 
-@pytest.mark.parametrize("noun", ["drawer", "cabinet drawer"])
-def test_the_drawer_after_the_bottom_drawer_is_that_drawer(noun: str) -> None:
+@pytest.mark.parametrize(
+    ("determiner", "noun"),
+    [("the", "drawer"), ("that", "drawer"), ("this", "drawer"), ("the", "cabinet drawer")],
+)
+def test_the_drawer_after_the_bottom_drawer_is_that_drawer(determiner: str, noun: str) -> None:
     told = parse_task("put the black bowl in the bottom drawer of the cabinet and close it")
     said = parse_task(
-        f"place the black bowl into the bottom drawer of the cabinet, then close the {noun}"
+        "place the black bowl into the bottom drawer of the cabinet, then close "
+        f"{determiner} {noun}"
     )
     if noun == "drawer":
         assert said == told

@@ -123,6 +123,15 @@ def _catalog() -> SceneCatalog:
             parent="wooden_cabinet_1",
             tags=("top",),
         ),
+        CatalogItem("wine_rack_1", "fixture", "wine rack", "surface", "wine_rack"),
+        CatalogItem(
+            "wine_rack_1_top_region",
+            "region",
+            "top of wine rack",
+            "surface",
+            parent="wine_rack_1",
+            tags=("top",),
+        ),
     ):
         catalog.items[item.ref] = item
     return catalog
@@ -140,6 +149,9 @@ def _catalog() -> SceneCatalog:
         ("wooden_cabinet_1", "on", ("wooden_cabinet_1_top_side", "on")),
         ("wooden_cabinet_1_top_region", None, ("wooden_cabinet_1_top_region", "in")),
         ("nowhere_1", None, ("nowhere_1", "on")),
+        ("wine_rack_1", "in", ("wine_rack_1_top_region", "on")),
+        ("wine_rack_1", None, ("wine_rack_1_top_region", "on")),
+        ("wooden_cabinet_1", "in", ("wooden_cabinet_1", "in")),
     ],
 )
 def test_place_targets_resolve_to_the_region_they_stand_for(

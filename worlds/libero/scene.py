@@ -192,7 +192,10 @@ def resolve_target(catalog: SceneCatalog, target: str, relation: str | None) -> 
     """Where ``place`` really puts things for ``target`` and ``relation``: an object or
     fixture named as a container stands for its contain region ("in basket_1" is "in
     basket_1_contain_region"), and a fixture named as a support for its top or cooking
-    region ("on flat_stove_1" is "on flat_stove_1_cook_region"). Returns (ref, relation)."""
+    region ("on flat_stove_1" is "on flat_stove_1_cook_region"). A fixture that holds
+    things in one place only, with no inside and no drawer (a wine rack), stands for that
+    place whichever word is used: a bottle put "into the rack" goes where the rack holds
+    it. Returns (ref, relation)."""
     item = catalog.get(target)
     if item is None or item.kind == "region":
         wanted = relation or ("in" if item is not None and "contain" in item.tags else "on")
@@ -207,6 +210,11 @@ def resolve_target(catalog: SceneCatalog, target: str, relation: str | None) -> 
     if relation == "in" or (relation is None and contain and item.kind == "object"):
         if contain:
             return contain[0].ref, "in"
+        drawers = any(
+            i.kind == "region" and i.parent == target and i.drawer for i in catalog.items.values()
+        )
+        if item.kind == "fixture" and len(children) == 1 and not drawers:
+            return children[0].ref, "on"
         return target, relation or "in"
     if item.kind == "fixture" and tops:
         return tops[0].ref, "on"
