@@ -235,7 +235,7 @@ def _ground_one(
         candidates = _qualify(candidates, qualifier, scene, mention)
     if mention.ordinal:
         candidates = by_direction(candidates, mention.ordinal, mention, scene.left)
-    if len(candidates) == mention.count:
+    if len(candidates) == mention.count or (mention.every and candidates):
         return sorted(o.ref for o in candidates)
     if len(candidates) < mention.count:
         raise Unresolved(f"I see {len(candidates)} of the {mention.count} {mention.text()} named")

@@ -31,32 +31,29 @@ from harness.planner.lexicon import (
 from harness.planner.phrasing import as_command, plain_request
 from harness.planner.reference import POINTING_BACK, antecedent, named_before
 from harness.planner.task_types import Action, Mention, Near, Qualifier, Relation, Step, Task
+from harness.planner.verbs import (
+    CLOSE,
+    NEUTRAL_MOVES,
+    OFF,
+    ON,
+    OPEN,
+    PICK,
+    PLACE,
+    PUSH,
+    TURN,
+    VERB,
+    verb_of_gerund,
+)
 
 __all__ = ["Action", "Mention", "Qualifier", "Relation", "Step", "Task", "parse_task"]
 
 # ====================================================================== vocabulary
 
-_PICK = r"(?:pick up|pick|lift up|lift|take out|take|grab|get|grasp|remove|collect)"
-_PLACE = (
-    r"(?:put down|put|place|set down|set|move|drop|insert|add|transfer|stack|bring|lay|"
-    r"position|carry|load|store|return|deposit|relocate)"
-)
-_OPEN = r"(?:slide open|pull open|swing open|slide out|pull out|open up|open|pull)"
-_CLOSE = r"(?:slide shut|push shut|push closed|close up|close|shut)"
-_ON = r"(?:turn on|switch on|power on|ignite|light up|light|start|activate)"
-_OFF = r"(?:turn off|switch off|power off|extinguish|deactivate)"
-_TURN = r"(?:turn|switch|power)"
-_PUSH = r"(?:push|slide|shove|nudge|shift)"
-_NEUTRAL_MOVES = frozenset({"move", "relocate", "position"})
-"""Place verbs that say neither carrying nor sliding (:func:`_action`)."""
-_VERB = rf"(?:{_PICK}|{_PLACE}|{_OPEN}|{_CLOSE}|{_ON}|{_OFF}|{_TURN}|{_PUSH})"
-
 _SPLIT = re.compile(
     rf"\s*(?:;|,\s*(?:and\s+)?(?:then\s+)?|\s+and\s+then\s+|\s+then\s+|\s+and\s+"
-    rf"(?=(?:then\s+)?{_VERB}\b))\s*"
+    rf"(?=(?:then\s+)?{VERB}\b))\s*"
 )
 _AFTER = re.compile(r"^(?P<main>.+?)\s+(?:after|once)\s+(?P<first>[a-z]+ing)\s+(?P<rest>.+)$")
-_GERUND = {"opening": "open", "closing": "close", "shutting": "shut", "turning": "turn"}
 
 _DESTINATIONS: tuple[tuple[str, Relation | None], ...] = (
     (
@@ -110,6 +107,7 @@ _ON_TOP = re.compile(r"^(?:on top of|on the top of|onto the top of|above|over)\b
 _PRONOUNS = frozenset({"it", "them", "there", "that", "this", "one"})
 _FILLER = frozenset({"down", "up", "away", "carefully", "gently", "please", "forward"})
 _NUMBERS = {"two": 2, "both": 2, "three": 3}
+_EVERY = frozenset({"all", "each", "every"})
 
 
 # ====================================================================== parsing
@@ -122,7 +120,7 @@ def parse_task(text: str) -> Task:
     cleaned = as_command(plain_request(normalise(text)))
     if not cleaned:
         return Task(problem="the instruction is empty")
-    if not re.match(rf"^(?:please\s+)?(?:now\s+)?{_VERB}\b", cleaned):
+    if not re.match(rf"^(?:please\s+)?(?:now\s+)?{VERB}\b", cleaned):
         return Task(problem=f"I cannot find what to do in {text.strip()!r} (no action verb first)")
     steps: list[Step] = []
     for raw in _clauses(cleaned):
@@ -143,10 +141,10 @@ def _clauses(text: str) -> list[str]:
     ordered: list[str] = []
     for part in parts:
         if match := _AFTER.match(part):
-            verb = _GERUND.get(match["first"])
+            verb = verb_of_gerund(match["first"])
             if verb is not None:
                 what = match["rest"]
-                found = _destination(re.sub(rf"^{_VERB}\s+", "", match["main"]))
+                found = _destination(re.sub(rf"^{VERB}\s+", "", match["main"]))
                 if what in _PRONOUNS and found is not None and found[2]:
                     what = found[2]  # "put the bowl in the drawer after opening it"
                 ordered += [f"{verb} {what}", match["main"]]
@@ -158,7 +156,7 @@ def _clauses(text: str) -> list[str]:
 def _elided(clause: str) -> list[str]:
     """ "place the mug on the left plate and the cup on the right one" is two places (the
     verb is said once): split at an "and" with a destination on both sides."""
-    verb = re.match(rf"^{_VERB}\b", clause)
+    verb = re.match(rf"^{VERB}\b", clause)
     if verb is None or verb.group(0) in {"open", "close", "shut", "turn", "switch"}:
         return [clause]
     for match in re.finditer(r"\s+and\s+", clause):
@@ -173,23 +171,23 @@ def _elided(clause: str) -> list[str]:
 def _clause(text: str, before: list[Step]) -> Step | str:
     words = [w for w in text.split() if w not in _FILLER]
     text = " ".join(words)
-    if match := re.match(rf"^{_ON}\s+(?P<rest>.+)$", text):
+    if match := re.match(rf"^{ON}\s+(?P<rest>.+)$", text):
         return _switch("turn_on", match["rest"], before)
-    if match := re.match(rf"^{_OFF}\s+(?P<rest>.+)$", text):
+    if match := re.match(rf"^{OFF}\s+(?P<rest>.+)$", text):
         return _switch("turn_off", match["rest"], before)
-    if match := re.match(rf"^{_TURN}\s+(?P<rest>.+?)\s+(?P<state>on|off)$", text):
+    if match := re.match(rf"^{TURN}\s+(?P<rest>.+?)\s+(?P<state>on|off)$", text):
         return _switch("turn_on" if match["state"] == "on" else "turn_off", match["rest"], before)
-    if match := re.match(rf"^{_CLOSE}(?:\s+(?P<rest>.+))?$", text):
+    if match := re.match(rf"^{CLOSE}(?:\s+(?P<rest>.+))?$", text):
         return _articulate("close", match["rest"] or "it", before)
-    if match := re.match(rf"^{_OPEN}(?:\s+(?P<rest>.+))?$", text):
+    if match := re.match(rf"^{OPEN}(?:\s+(?P<rest>.+))?$", text):
         return _articulate("open", match["rest"] or "it", before)
-    if match := re.match(rf"^{_PUSH}\s+(?P<rest>.+)$", text):
+    if match := re.match(rf"^{PUSH}\s+(?P<rest>.+)$", text):
         step = _place(match["rest"], before, verb="push")
         return step
-    if match := re.match(rf"^{_PICK}\s+(?P<rest>.+)$", text):
+    if match := re.match(rf"^{PICK}\s+(?P<rest>.+)$", text):
         return _pick(match["rest"], before)
-    if match := re.match(rf"^(?P<verb>{_PLACE})(?:\s+(?P<rest>.+))?$", text):
-        verb = "move" if match["verb"] in _NEUTRAL_MOVES else "place"
+    if match := re.match(rf"^(?P<verb>{PLACE})(?:\s+(?P<rest>.+))?$", text):
+        verb = "move" if match["verb"] in NEUTRAL_MOVES else "place"
         return _place(match["rest"] or "", before, verb=verb)
     if before and before[-1].action in ("place", "push") and re.match(r"(?:the|a|an)\s", text):
         return _verbless(text, before)
@@ -358,7 +356,7 @@ def _mention(text: str, before: list[Step], *, role: str) -> Mention | str:
 
 def _phrase(text: str) -> Mention | str:
     """A noun phrase with its qualifiers and parts (see :class:`Mention`)."""
-    text = re.sub(r"^(both|two|three)\s+of\s+(?:the\s+)?", r"\1 ", text.strip())
+    text = re.sub(r"^(both|two|three|all|each|every)\s+of\s+(?:the\s+)?", r"\1 ", text.strip())
     text = side_first(text)  # "the plate on the left": "the left plate"
     qualifiers: list[Qualifier] = []
     match = _QUALIFIER.search(" " + text)
@@ -437,6 +435,9 @@ def _noun(text: str) -> Mention | str:
     while words and words[0] in _NUMBERS:
         both = words[0] == "both"
         count = _NUMBERS[words.pop(0)]
+    every = bool(words) and words[0] in _EVERY
+    if every:
+        words.pop(0)
     if not words:
         return f"I cannot tell which object {text!r} names"
     if (
@@ -449,7 +450,7 @@ def _noun(text: str) -> Mention | str:
         if words and words[-1] in DIRECTIONS and tail[0] in PARTS:
             tail.insert(0, words.pop())
         part, owner = _part_of(tail, Mention(words=tuple(stem(w) for w in words)))
-        return replace(owner, part=tuple(part), count=count, both=both)
+        return replace(owner, part=tuple(part), count=count, both=both, every=every)
     ordinal = None
     if len(words) > 1 and words[0] in DIRECTIONS:
         ordinal = words.pop(0)
@@ -458,7 +459,9 @@ def _noun(text: str) -> Mention | str:
         return Mention(part=(*([ordinal] if ordinal else []), stem(words[-1])), count=count)
     if count > 1 and words[-1].endswith("s"):
         words[-1] = stem(words[-1])
-    return Mention(words=tuple(stem(w) for w in words), ordinal=ordinal, count=count, both=both)
+    return Mention(
+        words=tuple(stem(w) for w in words), ordinal=ordinal, count=count, both=both, every=every
+    )
 
 
 def _part_of(part: list[str], owner: Mention) -> tuple[list[str], Mention]:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+from harness.planner.verbs import verb_of_gerund
+
 __all__ = ["as_command", "plain_request"]
 
 _PARTICIPLES = {
@@ -96,6 +98,19 @@ _RECEIVES = re.compile(
 )
 """The receiver said first: "the plate should get the bowl" (where it goes is left to the
 receiver, as "move the bowl to the plate" leaves it)."""
+_ENSURE = re.compile(
+    rf"^(?:make\s+sure|ensure|see\s+to\s+it|be\s+sure)\s+(?:that\s+)?{_NOUN_PHRASE}\s+"
+    r"(?P<how>is|are|ends?\s+up|goes|go)\s+(?P<rest>.+)$"
+)
+"""A wanted result: "make sure the ketchup is in the basket" asks what "the ketchup should
+be in the basket" asks, "make sure the bowl ends up on the plate" what "the bowl should end
+up on the plate" asks."""
+_SO_THAT = re.compile(
+    r"\s+so(?:\s+that)?\s+(?:it|they)\s+(?:is|are|ends?\s+up|sits?|stands?)\s+"
+    rf"(?={_WHERE})"
+)
+"""Where the thing should end up said as a purpose: "push the plate so it is in front of
+the stove" is "push the plate in front of the stove"."""
 _NOUN_START = re.compile(r"^(?:the|a|an|both|all|every|each)\s")
 _JOIN = re.compile(r"(?:\s*,\s*|\s+)(?:and\s+then|and|then)\s+")
 _ADDITIVE = re.compile(r"\s+(?:too|as\s+well|also)(?=\s*(?:[,;]|$)|\s+(?:and|then)\s)")
@@ -110,14 +125,22 @@ already says."""
 
 _POLITE = re.compile(
     r"^(?:(?:hey|hi|ok|okay|so|robot|now)\s*,?\s+)*"
-    r"(?:(?:could|can|would|will)\s+you(?:\s+please|\s+kindly)?(?:\s+go\s+ahead\s+and)?"
+    r"(?:(?:could|can|would|will)\s+you(?:\s+mind)?(?:\s+please|\s+kindly)?(?:\s+go\s+ahead\s+and)?"
     r"|please\s+(?:could|can|would|will)\s+you"
     r"|(?:i\s+would|i'd|i\s+should)\s+like\s+(?:you\s+)?to"
     r"|i\s+(?:want|need)\s+you\s+to|you\s+(?:should|need\s+to|must)"
+    r"|do\s+you\s+mind"
     r"|(?:let's|let\s+us)|go\s+ahead\s+and|kindly|please)\s+"
 )
-_CALL = re.compile(r"^(?:(?:hey|hi|ok|okay|so|robot|now|please)\s*,?\s+)+")
-"""Words that only call or soften before the request ("please, put ...", "okay, robot, ...")."""
+_CALL = re.compile(
+    r"^(?:(?:hey|hi|ok|okay|so|robot|now|please|first|first\s+of\s+all|just|simply|carefully"
+    r"|gently|slowly|quickly)\s*,?\s+)+"
+)
+"""Words that only call, soften or say how before the request ("please, put ...", "okay,
+robot, ...", "carefully lift ...", "first open ..."): the request is the same."""
+_GERUND_FIRST = re.compile(r"^(?P<gerund>[a-z]+ing)\b")
+"""A request said with its verb's "-ing" form, as after "would you mind": "putting the bowl
+on the plate" asks what "put the bowl on the plate" asks."""
 _POLITE_TAIL = re.compile(r"(?:\s*,?\s+(?:please|for\s+me|if\s+you\s+can|thanks|thank\s+you))+$")
 
 
@@ -130,6 +153,9 @@ def plain_request(text: str) -> str:
         previous = text
         text = _CALL.sub("", _POLITE.sub("", text).strip()).strip()
         text = _POLITE_TAIL.sub("", text).strip().rstrip(",").strip()
+        found = _GERUND_FIRST.match(text)
+        if found and (verb := verb_of_gerund(found["gerund"])) is not None:
+            text = verb + text[found.end() :]
     return text
 
 
@@ -141,6 +167,7 @@ def as_command(text: str) -> str:
     request of several joined by "and" or "then" is turned alone. A sentence of none of
     these shapes is returned unchanged."""
     text = _OVER_TO.sub("", _ALSO.sub(r"\g<join> ", _ADDITIVE.sub("", text)))
+    text = _SO_THAT.sub(" ", text)
     for join in _JOIN.finditer(text):
         if (split := _split_at(text, join)) is not None:
             before, rest = split
@@ -172,6 +199,9 @@ def _first_of(text: str) -> str:
 
 def _request(text: str) -> str | None:
     """``text`` as a command when it is one request of a shape this module turns."""
+    if found := _ENSURE.match(text):
+        verb = "be" if found["how"] in {"is", "are"} else "end up"
+        text = f"{found['what']} should {verb} {found['rest']}"
     if found := _QUESTION.match(text):
         text = f"{found['what']} {found['modal']} {found['verb']} {found['tail']}"
     wish = _WISH.match(text)

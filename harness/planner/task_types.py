@@ -46,6 +46,8 @@ class Mention:
     conjuncts: tuple[Mention, ...] = ()
     pronoun: bool = False
     both: bool = False
+    every: bool = False
+    """ "all", "each" or "every": every thing the words fit, however many the scene has."""
     has: tuple[str, ...] = ()
     """For a part of "whatever has" something ("the top of the drawer": the top of the
     thing that has drawers), what it has."""
@@ -63,6 +65,8 @@ class Mention:
             head = f"the {head}" if head else "something"
         if self.count > 1:
             head = f"{'both' if self.both else self.count} {head.removeprefix('the ')}"
+        elif self.every:
+            head = f"every {head.removeprefix('the ')}"
         for qualifier in self.qualifiers:
             anchors = " and ".join(a.text() for a in qualifier.anchors)
             word = qualifier.relation.replace("near", "next to")
