@@ -30,6 +30,7 @@ from collections import Counter
 from pathlib import Path
 
 from harness.fleet.stats import wilson_interval
+from harness.planner.resolve import SCENE_FAULT
 from harness.world.outcome_report import OUTCOME_WORDS, outcome_statements
 
 __all__ = ["PUBLISHED", "PUBLISHED_PRO", "failures", "main", "rows"]
@@ -181,7 +182,9 @@ _NOT_HELD = re.compile(r"not: (?P<first>\((?P<name>[A-Za-z]+) [^)]*\))")
 
 def failures(folders: list[Path]) -> Counter[tuple[str, str, str]]:
     """Failed episodes grouped by (suite, the skill the planner gave up on, the first goal
-    predicate LIBERO's check found false, with object numbers dropped)."""
+    predicate LIBERO's check found false, with object numbers dropped). A refusal that names
+    the scene as given as the cause (a thing out of reach before anything moved) is its own
+    group, "(the scene's doing)", apart from the hands' failures."""
     grouped: Counter[tuple[str, str, str]] = Counter()
     for folder in folders:
         records_file = folder / "episodes.jsonl"
@@ -200,6 +203,8 @@ def failures(folders: list[Path]) -> Counter[tuple[str, str, str]]:
                 if text.startswith("I did not move anything"):
                     skill = "(refused: " + text.split(":", 1)[-1].strip()[:40] + ")"
                     break
+            if SCENE_FAULT in str(record.get("report", "")):
+                skill = f"({SCENE_FAULT})"
             if record.get("status") not in ("completed",):
                 skill = f"({record.get('status')})"
             found = _NOT_HELD.search(str(record.get("outcome_summary", "")))

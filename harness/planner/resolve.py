@@ -10,10 +10,21 @@ from harness.messages import ModelRequest
 from harness.planner.brief import BriefObject, ParsedBrief
 from harness.planner.grammar import Goal, Phrase
 
-__all__ = ["HELD", "REACH_MARGIN_M", "Step", "scene_out_of_reach", "step_text", "workspace_of"]
+__all__ = [
+    "HELD",
+    "REACH_MARGIN_M",
+    "SCENE_FAULT",
+    "Step",
+    "scene_out_of_reach",
+    "step_text",
+    "workspace_of",
+]
 
 HELD = "gripper"
 """The target of a "pick up X" step: held in the gripper."""
+SCENE_FAULT = "the scene's doing"
+"""What a refusal says when the scene as given, not a skill, makes the task impossible (a
+thing out of reach before anything moved); an eval's failure table groups on it."""
 
 
 @dataclass(frozen=True)
@@ -197,7 +208,7 @@ def scene_out_of_reach(
         if why:
             return (
                 f"{why.removesuffix('; not attempted')}, in the scene as it was given "
-                "before anything moved: the task cannot be done here (the scene's doing, not "
+                f"before anything moved: the task cannot be done here ({SCENE_FAULT}, not "
                 "a skill's)"
             )
     return ""

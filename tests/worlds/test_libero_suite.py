@@ -289,6 +289,10 @@ def test_the_benchmark_counts_reports_that_claim_what_the_check_denies(
          "outcome_summary": denied},
         {"task": "t7", "success": True, "claim": "achieved", "outcome": "achieved",
          "status": "completed"},
+        {"task": "t1", "success": False, "claim": "not_achieved", "outcome": "not_achieved",
+         "status": "completed", "outcome_summary": denied, "report": "I did not move anything: "
+         "basket_1 is out of reach, in the scene as it was given before anything moved: the "
+         "task cannot be done here (the scene's doing, not a skill's)"},
     ]  # fmt: skip
     (folder / "episodes.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
     assert rows([folder])[0]["denied"] == "1 / 0"
@@ -305,6 +309,8 @@ def test_the_benchmark_counts_reports_that_claim_what_the_check_denies(
         grouped[("libero_goal", "(no skill failed)", "(On plate main_table_stove_front_region)")]
         == 1
     )
+    scene = ("libero_goal", "(the scene's doing)", "(On plate main_table_stove_front_region)")
+    assert grouped[scene] == 1
     assert main([str(folder)]) == 0
     assert "| libero_goal | push | (On plate main_table_stove_front_region) | 1 |" in (
         capsys.readouterr().out
