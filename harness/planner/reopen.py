@@ -85,11 +85,16 @@ def _set_down_spot(ref: str, container: str, brief: ParsedBrief) -> str | None:
     """The marked table area (a surface) nearest the held thing of those farther from the
     container than it is (opening sweeps the space in front of a drawer or a door: set
     down back where it stood, a bowl under the opened drawer's corner pushed the drawer
-    further in), else the nearest; None when the Brief marks no area."""
+    further in), else the nearest; of those nothing else stands on when there are any
+    (a mug refused at a microwave's door was set down on the 2 cm area another mug stood
+    on, toppled over it and could not be picked again); None when the Brief marks no
+    area."""
     held = brief.objects.get(ref)
     areas = [o for o in brief.objects.values() if is_area(o) and "container" not in o.tags]
     if held is None or not areas:
         return None
+    taken = {o.on for o in brief.objects.values() if o.ref != ref and o.on}
+    areas = [a for a in areas if a.ref not in taken] or areas
     opening = brief.objects.get(container)
     if opening is not None:
         near = math.dist(held.position[:2], opening.position[:2])

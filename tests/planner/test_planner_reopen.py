@@ -16,13 +16,15 @@ from harness.messages import (
     ModelRequest,
     RefreshedBlock,
     SystemBlock,
+    ToolCall,
     ToolResultItem,
     ToolSpec,
     Verdict,
 )
 from harness.planner import Planner
-from harness.planner.reopen import REOPEN_PREFIX, closed_refusal
-from tests.libero_briefs import brief, kitchen
+from harness.planner.brief import parse_brief
+from harness.planner.reopen import REOPEN_PREFIX, closed_refusal, reopen_step
+from tests.libero_briefs import CONT, OBJ, SURF, brief, kitchen
 from tests.tiers import examples, floor
 
 TOOLS = ["pick", "place", "open", "close", "turn_on", "turn_off", "push", "open_gripper"]
@@ -237,3 +239,36 @@ TRIED = {"runs": 0, "reopened": 0, "closed_refusals": 0}
 def test_the_attack_reached_the_remedy() -> None:
     # after the property above (a tenth of its examples in the fast tier: tests/tiers.py)
     assert TRIED["runs"] >= floor(300) and TRIED["reopened"] >= floor(20), TRIED
+
+
+def test_the_thing_is_not_set_down_on_an_area_another_thing_stands_on() -> None:
+    """LIBERO-PRO libero_10_swap task 9: refused ("open microwave_1 wider first"), the held
+    mug was set down on the one marked area farther from the microwave than it, a 2 cm area
+    another mug stood on; it toppled over that mug, lying on its side too wide to grasp.
+    It now goes back to an area nothing else stands on (here, where it stood)."""
+    mug, oven = "white_yellow_mug_1", "microwave_1"
+    inside = "microwave_1_heating_region"
+    refused = (
+        f"{oven} is not open far enough: its door, open 80 degrees, stands in the way of the "
+        f"hand carrying {mug} in through the opening; open {oven} wider first"
+    )
+    text = brief(
+        [
+            (mug, "yellow and white mug", OBJ, (0.636, 0.018, 0.209), ""),
+            (oven, "microwave", "surface, open, kind=fixture", (0.56, -0.245, 0.01), ""),
+            (inside, "heating region of microwave", CONT, (0.56, -0.235, 0.1), ""),
+            ("porcelain_mug_1", "white mug", OBJ, (0.654, 0.353, 0.04), "on table_mug_area"),
+            ("table_mug_area", "table area mug", SURF, (0.66, 0.35, -0.04), ""),
+            ("table_own_area", "table area own", SURF, (0.66, 0.0, -0.04), ""),
+        ],
+        holding=mug,
+    )
+    call = ToolCall(id="c1", name="place", arguments={"ref": mug, "target": inside})
+    items: list[Any] = [
+        InstructionItem(text="put the yellow and white mug in the microwave and close it"),
+        AssistantItem(text="Step 2 of 3", tool_calls=[call]),
+        ToolResultItem(call_id="c1", name="place", text=refused, is_error=True),
+    ]
+    step = reopen_step(items, parse_brief(text), {name: None for name in TOOLS})
+    assert step is not None and step[1] is not None, step
+    assert step[1] == ("place", {"ref": mug, "target": "table_own_area", "relation": "on"})

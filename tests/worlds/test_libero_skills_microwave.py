@@ -37,19 +37,33 @@ def test_a_mug_goes_in_through_the_microwaves_door_and_the_door_is_swept_shut(st
         world.disconnect()
 
 
-def test_an_oven_at_the_workspaces_edge_is_refused_not_reached_past_it() -> None:
-    """LIBERO-PRO libero_10_swap task 9: the microwave's front stands at y = -0.36, so the
-    hand would have to bring the mug in from 1-2 cm past the workspace (y = -0.50). The
-    place is refused before anything moves; run, it put 9,690 physics steps outside. The
-    refusal says why: disregarding the workspace's edge, the way is free."""
+def test_a_door_facing_the_workspaces_edge_is_opened_wider_from_inside_it() -> None:
+    """LIBERO-PRO libero_10_swap task 9, state 0: the microwave's front stands at y = -0.36
+    and its door, open 80 degrees, leans over the opening towards the workspace's edge
+    (y = -0.49): carried with the hand outside, the hand meets the leaf wherever the arm
+    reaches. The place was refused, and opening wider was not named: the sweep pushed the
+    leaf at its far end, 9 cm past the edge. The leaf is now pushed 12 cm out, inside the
+    workspace, so the refusal names the remedy; opened to LIBERO's opened position, the mug
+    picked again is carried over the oven's top (at the usual height it dragged over it and
+    hung tilted 19 degrees in the fingers, its rim meeting the opening's top) and goes in,
+    and the door is swept shut; nothing goes outside the workspace."""
     world = libero_world("libero_10_swap", 9, 0)
-    mug = "white_yellow_mug_1"
+    mug, oven, inside = "white_yellow_mug_1", "microwave_1", "microwave_1_heating_region"
     try:
         assert world.execute("pick", {"ref": mug}).ok
-        placed = world.execute("place", {"ref": mug, "target": "microwave_1", "relation": "in"})
-        assert not placed.ok, placed.message
-        assert "workspace" in placed.message, placed.message  # why: the edge, not a touch
-        assert world.held_ref() == mug
+        placed = world.execute("place", {"ref": mug, "target": inside, "relation": "in"})
+        assert not placed.ok and f"open {oven} wider first" in placed.message, placed.message
+        assert world.held_ref() == mug  # refused before anything moved
+        spot = "kitchen_table_white_yellow_mug_init_region"  # where it stood
+        assert world.execute("place", {"ref": mug, "target": spot, "relation": "on"}).ok
+        assert world.execute("open", {"ref": oven}).ok
+        assert world.execute("pick", {"ref": mug}).ok
+        placed = world.execute("place", {"ref": mug, "target": inside, "relation": "in"})
+        assert placed.ok, placed.message
+        assert holds(world, "in", mug, inside)
+        shut = world.execute("close", {"ref": oven})
+        assert shut.ok, shut.message
+        assert holds(world, "close", oven) and holds(world, "in", mug, inside)
         assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()

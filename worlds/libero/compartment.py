@@ -328,7 +328,9 @@ def carry_in(
         if isinstance(through, str):
             return Refusal(through)
         how = f"carry {ref} in through {door.ref}'s opening, set it down, retreat"
-        return Plan(tuple(through), how)
+        # two skills' motions: carried in, then pushed deeper (LIBERO-PRO libero_10_swap
+        # task 9: carried over the oven to its opening at the workspace's edge, 392 steps)
+        return Plan(tuple(through), how, skills=2)
     room = compartment(planner.geo, target, ref) if relation in ("on", "in") else None
     if room is None:
         return None

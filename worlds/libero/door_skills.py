@@ -17,6 +17,7 @@ import numpy as np
 
 from worlds.libero.control import HOME_YAW, Vec3
 from worlds.libero.doors import Door, as_point, nearest_yaw
+from worlds.libero.oriented import oriented_blocked
 from worlds.libero.segments import SLOW, Segment
 
 if TYPE_CHECKING:
@@ -82,21 +83,13 @@ def push_leaf(
 
     grows = 1.0 if goal > start else -1.0
     side = -grows  # the hand stands on the side the leaf moves away from
-    # where along the leaf the hand pushes: where the leaf stands out least on that side
-    # (away from a handle), and among those the furthest from the hinge (more leverage)
-    choices = []
-    for radius in np.arange(0.08, max(door.length - 0.02, 0.081), 0.01):
-        reach = door.reach(side, radius - HAND_LONG_M, radius + HAND_LONG_M)
-        choices.append((round(reach, 3), -float(radius)))
-    reach, radius = min(choices)
-    radius = -radius
-    across = side * (reach + HAND_THICK_M + GAP_M)
     z = min(door.top - HAND_ABOVE_M - 0.04, ee[2])
     z = max(z, door.bottom + 0.03, planner.floor_z + 0.03)
     if z + HAND_ABOVE_M > door.top - 0.01:
         return f"{door.ref}'s door is too low for the hand to push"
     carry = planner.travel_height(z + 0.12, ee[2], door.top + 0.08)
     steps = max(1, math.ceil(abs(goal - start) / CHORD_RAD))
+    radius, across = _push_at(planner, door, start, goal, z, press=press)
     yaw = nearest_yaw(_yaw(door, start), HOME_YAW)
     begin = door.point(start, radius, across + side * 0.03)
     segments: list[Segment] = [
@@ -121,6 +114,52 @@ def push_leaf(
         Segment("twist", "turn back", yaw=HOME_YAW),
     ]
     return segments
+
+
+def _push_at(
+    planner: SkillPlanner, door: Door, start: float, goal: float, z: float, *, press: bool
+) -> tuple[float, float]:
+    """(how far along the leaf from its hinge, how far off it) the hand's middle pushes the
+    leaf from ``start`` to ``goal``: where every point the sweep sends the gripper to is
+    within the arm's reach and the hand, at every 0.1 rad of the arc, meets nothing but the
+    leaf; among those, where the leaf stands out least on the hand's side (away from a
+    handle), and then the furthest from the hinge (more leverage). LIBERO-PRO libero_10_swap
+    task 9: the microwave's door, open 80 degrees, points at the workspace's edge; pushed
+    at its far end (26 cm out) the hand would go 9 cm past the edge, pushed 12 cm out it
+    stays inside, and nearer the hinge the hand meets the oven's top panel. Where no place
+    along the leaf does both, the sweep is pushed where the first rule alone puts it."""
+    grows = 1.0 if goal > start else -1.0
+    side = -grows
+    half = (HAND_LONG_M, HAND_THICK_M, (HAND_TOP_M - HAND_ABOVE_M) / 2)
+    hand_z = z + (HAND_ABOVE_M + HAND_TOP_M) / 2
+    arc = np.linspace(start, goal, max(2, math.ceil(abs(goal - start) / 0.1) + 1))
+    chords = np.linspace(start, goal, max(1, math.ceil(abs(goal - start) / CHORD_RAD)) + 1)
+    choices = []
+    for radius in np.arange(0.08, max(door.length - 0.02, 0.081), 0.01):
+        reach = door.reach(side, radius - HAND_LONG_M, radius + HAND_LONG_M)
+        across = side * (reach + HAND_THICK_M + GAP_M)
+        offs = [(start, across + side * 0.03), (goal, across + side * 0.06)]
+        offs += [(float(a), across) for a in chords]
+        if press:
+            offs.append((goal, across - side * (GAP_M + PRESS_M)))
+        points = [door.point(a, float(radius), off) for a, off in offs]
+        outside = not all(planner.within_reach(float(p[0]), float(p[1])) for p in points)
+        meets = any(
+            oriented_blocked(
+                planner.geo,
+                (*(float(v) for v in door.point(float(a), float(radius), across)), hand_z),  # type: ignore[arg-type]
+                half,
+                _yaw(door, float(a)),
+                skip_geoms=door.geoms,
+            )
+            is not None
+            for a in arc
+        )
+        choices.append((outside or meets, round(reach, 3), -float(radius), across))
+    best = min(choices)
+    if best[0]:  # nowhere both: the first rule alone
+        best = min(choices, key=lambda c: c[1:3])
+    return -best[2], best[3]
 
 
 def _along_arc(
