@@ -64,3 +64,24 @@ def test_a_thing_held_off_its_middle_is_let_go_where_the_fingers_open_clear_of_t
         assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()
+
+
+def test_a_box_the_basket_rests_on_is_refused_before_the_arm_moves_naming_the_basket() -> None:
+    """LIBERO-PRO libero_object_temp_y0.4 task 1 ("pick up the cream cheese and place it in
+    the basket"), state 0: the cream cheese box lies along the basket's wall with its far
+    edge under it, the basket's floor resting on that edge. The fingers close across the box
+    (it is longer than they open) and the hand came down on the basket's wall: three picks
+    pinched a corner, dragged the basket and dropped the box. Now the pick is refused before
+    anything moves, and says what rests on the box (``pinned``)."""
+    world = libero_world("libero_object_temp_y0.4", 1, 0)
+    try:
+        geo = world.geometry
+        basket = geo.box("basket_1")
+        steps = world.step_audit()
+        picked = world.execute("pick", {"ref": "cream_cheese_1"})
+        assert not picked.ok
+        assert "basket_1" in picked.message and "under" in picked.message, picked.message
+        assert geo.box("basket_1") == basket
+        assert world.step_audit() == steps
+    finally:
+        world.disconnect()
