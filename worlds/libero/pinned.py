@@ -19,7 +19,7 @@ from typing import Any
 
 from worlds.libero.control import Vec3
 from worlds.libero.holding import HAND_BOX_M, HAND_SPAN_M
-from worlds.libero.oriented import oriented_blocked
+from worlds.libero.oriented import ROBOT_BODIES, oriented_blocked
 
 __all__ = ["TOP_M", "UPRIGHT", "pinned_under", "resting_on_it"]
 
@@ -31,29 +31,37 @@ other), rather than two things leaning side by side."""
 
 
 def resting_on_it(geo: Any, ref: str) -> list[str]:
-    """The other movable objects that touch ``ref``'s top with a contact that bears weight
-    (its normal near the vertical): what rests on it, even only by an edge."""
+    """The other movable objects that rest partly on ``ref``: touching its top with a
+    contact that bears weight (its normal near the vertical), and touching something else
+    too (the table, another thing; not the robot). What rests on it alone (a bowl stacked in
+    another, libero_90 task 63) comes up with it and is no obstacle to its pick."""
     box = geo.box(ref)
     if box is None:
         return []
     sim = geo.env.sim
     mine = set(geo._geoms(ref))
-    owners = {
-        g: other for other in geo.catalog.refs("object") if other != ref for g in geo._geoms(other)
+    owners = {g: o for o in geo.catalog.refs("object") if o != ref for g in geo._geoms(o)}
+    robot = {
+        g
+        for g in range(sim.model.ngeom)
+        if sim.model.body(int(sim.model.geom_bodyid[g])).name.startswith(ROBOT_BODIES)
     }
-    found: list[str] = []
+    on: set[str] = set()
+    elsewhere: set[str] = set()
     for index in range(sim.data.ncon):
         contact = sim.data.contact[index]
         pair = (int(contact.geom1), int(contact.geom2))
-        if not (pair[0] in mine or pair[1] in mine):
-            continue
-        other = owners.get(pair[1] if pair[0] in mine else pair[0])
-        if other is None or other in found:
-            continue
-        height = geo.frame.from_world(tuple(float(v) for v in contact.pos))[2]
-        if height >= box.top - TOP_M and abs(float(contact.frame[2])) >= UPRIGHT:
-            found.append(other)
-    return found
+        for this, that in (pair, pair[::-1]):
+            other = owners.get(this)
+            if other is None or that in robot or owners.get(that) == other:
+                continue
+            if that not in mine:
+                elsewhere.add(other)
+                continue
+            height = geo.frame.from_world(tuple(float(v) for v in contact.pos))[2]
+            if height >= box.top - TOP_M and abs(float(contact.frame[2])) >= UPRIGHT:
+                on.add(other)
+    return sorted(on & elsewhere)
 
 
 def pinned_under(geo: Any, ref: str, at: Vec3, yaw: float) -> str | None:
