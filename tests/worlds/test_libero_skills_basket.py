@@ -3,7 +3,10 @@ judged by LIBERO's own predicates (helpers: ``tests/worlds/libero_cases.py``).""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.worlds.libero_cases import SKILL_MARKS, holds, libero_world
+from worlds.libero import picking
 
 pytestmark = SKILL_MARKS
 
@@ -66,22 +69,37 @@ def test_a_thing_held_off_its_middle_is_let_go_where_the_fingers_open_clear_of_t
         world.disconnect()
 
 
-def test_a_box_the_basket_rests_on_is_refused_before_the_arm_moves_naming_the_basket() -> None:
+def test_a_box_the_basket_rests_on_is_picked_after_the_basket_is_lifted_off_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """LIBERO-PRO libero_object_temp_y0.4 task 1 ("pick up the cream cheese and place it in
     the basket"), state 0: the cream cheese box lies along the basket's wall with its far
     edge under it, the basket's floor resting on that edge. The fingers close across the box
     (it is longer than they open) and the hand came down on the basket's wall: three picks
-    pinched a corner, dragged the basket and dropped the box. Now the pick is refused before
-    anything moves, and says what rests on the box (``pinned``)."""
+    pinched a corner, dragged the basket and dropped the box. Now the basket is lifted off by
+    its rim and set down clear first (``lifting_off``), and the box is picked and put in it;
+    where that cannot be done the pick is refused before anything moves, naming the basket
+    (``pinned``)."""
     world = libero_world("libero_object_temp_y0.4", 1, 0)
     try:
         geo = world.geometry
         basket = geo.box("basket_1")
         steps = world.step_audit()
-        picked = world.execute("pick", {"ref": "cream_cheese_1"})
-        assert not picked.ok
-        assert "basket_1" in picked.message and "under" in picked.message, picked.message
+        with monkeypatch.context() as patched:
+            patched.setattr(picking, "lift_off", lambda *_: None)
+            refused = world.execute("pick", {"ref": "cream_cheese_1"})
+        assert not refused.ok
+        assert "basket_1" in refused.message and "under" in refused.message, refused.message
         assert geo.box("basket_1") == basket
         assert world.step_audit() == steps
+        picked = world.execute("pick", {"ref": "cream_cheese_1"})
+        assert picked.ok and "lift basket_1 off it" in picked.message, picked.message
+        assert world.held_ref() == "cream_cheese_1"
+        args = {"ref": "cream_cheese_1", "target": "basket_1_contain_region", "relation": "in"}
+        placed = world.execute("place", args)
+        assert placed.ok, placed.message
+        assert holds(world, "in", "cream_cheese_1", "basket_1_contain_region")
+        assert world.goal_achieved()
+        assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()

@@ -27,6 +27,7 @@ from worlds.libero.dragging import (
     rim_grasp_at,
 )
 from worlds.libero.leaning import far_pick
+from worlds.libero.lifting_off import lift_off
 from worlds.libero.nudging import nudge
 from worlds.libero.pinned import pinned_under
 from worlds.libero.segments import ABOVE_M, SLOW, Plan, Refusal, Segment
@@ -102,7 +103,7 @@ def pick_plan(planner: SkillPlanner, ref: str, ee: Vec3) -> Plan | Refusal:
         ee = pushed[-1].target or ee
         how = f"push it clear, {how}"
     elif on_handle is None and drag is None and (why := pinned_under(planner.geo, ref, at, yaw)):
-        return Refusal(why)  # a thing resting on it is in the hand's way (pinned.py)
+        return lift_off(planner, ref, ee) or Refusal(why)  # (pinned.py, lifting_off.py)
     segments += planner.grasp_from_above(ee, (x, y, grasp_z), above=above, travel=travel, yaw=yaw)
     # from under an overhang (a drawer opened over it) it is slid out first, just off the
     # table (hemmed in there: just under the overhang), and lifted where nothing is above

@@ -1,5 +1,5 @@
-"""A thing another movable thing rests on, where the hand cannot come down to it: refused
-before anything moves, the other named.
+"""A thing another movable thing rests on, where the hand cannot come down to it: the
+other lifted off first, else refused before anything moves, the other named.
 
 LIBERO-PRO libero_object_temp_y0.4 task 1, state 0: the cream cheese box (8.1 x 4.3 x 1.8
 cm) lies along the basket's wall with its far edge 4 mm under it, and the basket's floor
@@ -9,8 +9,9 @@ fingers open, so they close across it, and the hand (20 cm long that way) comes 
 basket's wall; sliding the grasp along the box or pushing it along the table (``nudging``)
 finds no way the hand is free, and the box cannot be pushed away from the basket from under
 it. Each of three picks pinched one corner, dragged the basket 1 cm and dropped the box.
-What can be said is why, before the arm moves: the other thing rests on it and is in the
-hand's way; it has to be moved first.
+The other thing is lifted off it and set down clear first where it can be
+(:mod:`~worlds.libero.lifting_off`); where it cannot, what can be said is why, before the
+arm moves: the other thing rests on it and is in the hand's way; it has to be moved first.
 """
 
 from __future__ import annotations
