@@ -3,7 +3,10 @@ judged by LIBERO's own predicates (helpers: ``tests/worlds/libero_cases.py``).""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.worlds.libero_cases import SKILL_MARKS, holds, libero_world
+from worlds.libero import picking
 
 pytestmark = SKILL_MARKS
 
@@ -27,6 +30,75 @@ def test_a_can_next_to_the_robot_base_is_drawn_out_before_it_is_lifted() -> None
             placed = world.execute("place", args)
             assert placed.ok, placed.message
             assert holds(world, "in", ref, "basket_1_contain_region")
+        assert world.goal_achieved()
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()
+
+
+def test_a_thing_held_off_its_middle_is_let_go_where_the_fingers_open_clear_of_the_walls() -> None:
+    """LIBERO-PRO libero_10_with_mug task 1 ("put both the cream cheese box and the butter in
+    the basket"), state 0: the cream cheese box, slid out from under the basket's rim, is
+    held 3.5 cm off its middle. Set with its footprint over the basket's middle, the hand was
+    3.5 cm off the middle; the opening fingers (13.6 cm across) pressed on two walls, wedged,
+    and the retreat took the basket up 12 cm in the fingers: the butter's pick was refused
+    ("the gripper holds basket_1"). Now the hand lets go where the open fingers clear the
+    walls (``letting_go``), the basket stays where it stood and the butter goes in too."""
+    world = libero_world("libero_10_with_mug", 1, 0)
+    try:
+        geo = world.geometry
+        standing = geo.box("basket_1")
+        assert standing is not None
+        for ref in ("cream_cheese_1", "butter_1"):
+            for _ in range(3):  # the cream cheese's first grasp, under the rim, slips
+                picked = world.execute("pick", {"ref": ref})
+                assert picked.ok, picked.message
+                if world.held_ref() == ref:
+                    break
+            assert world.held_ref() == ref
+            args = {"ref": ref, "target": "basket_1_contain_region", "relation": "in"}
+            placed = world.execute("place", args)
+            assert placed.ok, placed.message
+            assert world.held_ref() is None
+            basket = geo.box("basket_1")
+            assert basket is not None and abs(basket.centre[2] - standing.centre[2]) < 0.01
+            assert holds(world, "in", ref, "basket_1_contain_region")
+        assert world.goal_achieved()
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()
+
+
+def test_a_box_the_basket_rests_on_is_picked_after_the_basket_is_lifted_off_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """LIBERO-PRO libero_object_temp_y0.4 task 1 ("pick up the cream cheese and place it in
+    the basket"), state 0: the cream cheese box lies along the basket's wall with its far
+    edge under it, the basket's floor resting on that edge. The fingers close across the box
+    (it is longer than they open) and the hand came down on the basket's wall: three picks
+    pinched a corner, dragged the basket and dropped the box. Now the basket is lifted off by
+    its rim and set down clear first (``lifting_off``), and the box is picked and put in it;
+    where that cannot be done the pick is refused before anything moves, naming the basket
+    (``pinned``)."""
+    world = libero_world("libero_object_temp_y0.4", 1, 0)
+    try:
+        geo = world.geometry
+        basket = geo.box("basket_1")
+        steps = world.step_audit()
+        with monkeypatch.context() as patched:
+            patched.setattr(picking, "lift_off", lambda *_: None)
+            refused = world.execute("pick", {"ref": "cream_cheese_1"})
+        assert not refused.ok
+        assert "basket_1" in refused.message and "under" in refused.message, refused.message
+        assert geo.box("basket_1") == basket
+        assert world.step_audit() == steps
+        picked = world.execute("pick", {"ref": "cream_cheese_1"})
+        assert picked.ok and "lift basket_1 off it" in picked.message, picked.message
+        assert world.held_ref() == "cream_cheese_1"
+        args = {"ref": "cream_cheese_1", "target": "basket_1_contain_region", "relation": "in"}
+        placed = world.execute("place", args)
+        assert placed.ok, placed.message
+        assert holds(world, "in", "cream_cheese_1", "basket_1_contain_region")
         assert world.goal_achieved()
         assert world.step_audit()["outside"] == 0
     finally:

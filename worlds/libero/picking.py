@@ -27,7 +27,9 @@ from worlds.libero.dragging import (
     rim_grasp_at,
 )
 from worlds.libero.leaning import far_pick
+from worlds.libero.lifting_off import lift_off
 from worlds.libero.nudging import nudge
+from worlds.libero.pinned import pinned_under
 from worlds.libero.segments import ABOVE_M, SLOW, Plan, Refusal, Segment
 from worlds.libero.slide_in import SLID, slid_pick
 from worlds.libero.wrist import reached_yaw
@@ -93,12 +95,15 @@ def pick_plan(planner: SkillPlanner, ref: str, ee: Vec3) -> Plan | Refusal:
         slid = slid_pick(planner, ref, ee, (x, y, grasp_z), yaw, travel, lift, spare)
     if slid is not None:
         return Plan(tuple(slid), f"approach beside it, slide in, {SLID}, lift", yaw)
-    nudged = nudge(planner, ref, ee, (x, y, grasp_z), yaw, travel) if drag is None else None
+    at = (x, y, grasp_z)
+    nudged = nudge(planner, ref, ee, at, yaw, travel) if drag is None else None
     if on_handle is None and nudged is not None:  # low, the hand has no room: pushed clear
         pushed, (x, y, grasp_z), yaw = nudged
         segments += pushed
         ee = pushed[-1].target or ee
         how = f"push it clear, {how}"
+    elif on_handle is None and drag is None and (why := pinned_under(planner.geo, ref, at, yaw)):
+        return lift_off(planner, ref, ee) or Refusal(why)  # (pinned.py, lifting_off.py)
     segments += planner.grasp_from_above(ee, (x, y, grasp_z), above=above, travel=travel, yaw=yaw)
     # from under an overhang (a drawer opened over it) it is slid out first, just off the
     # table (hemmed in there: just under the overhang), and lifted where nothing is above

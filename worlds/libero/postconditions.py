@@ -83,8 +83,11 @@ class LiberoPostConditions:
         geo = self.sim.geometry
         if geo.catalog.get(ref) is None or geo.catalog.get(target) is None:
             return self._fail(f"{ref if geo.catalog.get(ref) is None else target} does not exist")
-        if geo.held_ref() == ref:
+        held = geo.held_ref()
+        if held == ref:
             return self._fail(f"{ref} is still in the gripper")
+        if held is not None:  # the fingers opened on a container's walls and took it up
+            return self._fail(f"{held} came away with the fingers: the release did not clear it")
         target, relation = resolve_target(geo.catalog, target, args.get("relation"))
         # LIBERO's In is about regions; a thing put in a hollow object (a bowl) rests on it,
         # which is LIBERO's On (in contact, above it): what its goals ask for such a place
