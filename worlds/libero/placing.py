@@ -13,11 +13,11 @@ import math
 
 import numpy as np
 
-from worlds.libero.control import HOME_YAW, Vec3
+from worlds.libero.control import HOME_YAW, Vec3, lean_matrix
 from worlds.libero.geometry import LiberoGeometry
 from worlds.libero.segments import SLOW, Segment
 
-__all__ = ["about_z", "lay_down", "lean_matrix", "slot_yaw"]
+__all__ = ["about_z", "lay_down", "slot_yaw"]
 
 CRADLE_TILT_RAD = math.radians(20)
 """A region whose surface is tilted more than this is a cradle: nothing stands on it."""
@@ -33,16 +33,6 @@ TIP_STEPS = 6
 def about_z(angle: float) -> np.ndarray:
     c, s_ = np.cos(angle), np.sin(angle)
     return np.array([[c, -s_, 0.0], [s_, c, 0.0], [0.0, 0.0, 1.0]])
-
-
-def lean_matrix(vector: np.ndarray) -> np.ndarray:
-    """The rotation matrix of a rotation vector (Rodrigues)."""
-    angle = float(np.linalg.norm(vector))
-    if angle < 1e-12:
-        return np.eye(3)
-    k = np.asarray(vector, dtype=float) / angle
-    cross = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
-    return np.eye(3) + np.sin(angle) * cross + (1 - np.cos(angle)) * cross @ cross
 
 
 def lay_down(geo: LiberoGeometry, ref: str, target: str, ee: Vec3, carry: float) -> list | None:
