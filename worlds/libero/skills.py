@@ -211,7 +211,8 @@ class SkillPlanner:
             Segment("grip", "release", close=False),
             Segment("move", "retreat", (x, y, carry), speed=SLOW),
         ]
-        how = f"transport, lower {relation} {target}, release, retreat"
+        tilt = f" leaned out {math.degrees(math.hypot(*lean)):.0f} degrees" if lean else ""
+        how = f"transport, lower {relation} {target}{tilt}, release, retreat"
         return Plan(tuple(segments), how, posture=posture)
 
     def _lean_out(
