@@ -29,8 +29,8 @@ from worlds.libero.drawer_pull import open_segments, pull_posture, push_shut_seg
 from worlds.libero.geometry import Box, LiberoGeometry
 from worlds.libero.knobs import twist_knob
 from worlds.libero.picking import MAX_GRASP_M, pick_plan
-from worlds.libero.placing import lay_down, slot_yaw
-from worlds.libero.reach import down_tilt, outward_lean, reach_radius, unfold_height
+from worlds.libero.placing import lay_down, lean_out, place_reach, slot_yaw
+from worlds.libero.reach import unfold_height
 from worlds.libero.scene import resolve_target
 from worlds.libero.segments import ABOVE_M, CARRY_Z, FAST, SLOW, Plan, Refusal, Segment
 from worlds.libero.sliding import carry_over, push_spot
@@ -44,12 +44,6 @@ HAND_HALF_M = 0.09
 """Half the Panda hand's length along the fingers' closing direction (above the fingers)."""
 HAND_THICK_M = 0.03
 """Half its thickness across that direction."""
-
-
-PLACE_TILT_RAD = math.radians(20)
-"""The most a place tilts the hand (and what it holds) out: a spot is chosen where the
-controller reaches by itself (``reach.CONTROLLER_TILT_RAD`` at the release's height), and
-the carry above it may need more."""
 
 
 class SkillPlanner:
@@ -179,7 +173,7 @@ class SkillPlanner:
                 ref,
                 target,
                 offset,
-                lambda turn: self._reach(goal.centre, release_z, turn),
+                lambda turn: place_reach(self.geo, goal.centre, release_z, turn),
                 self.geo.closing_yaw(),
                 self.reach,
             )
@@ -202,7 +196,8 @@ class SkillPlanner:
         # a quarter turn (spots.py) where the arm stands, before it reaches out: turned on
         # the way, 0.8 m out, the arm strayed 6 cm off its line
         turned = [Segment("twist", "turn", yaw=yaw)] if quarter else []
-        yaw, lean, posture = self._lean_out(x, y, carry, release_z, yaw)
+        below = (-float(offset[0]), -float(offset[1]), held_at[2] - ee[2])  # body from fingers
+        (x, y), yaw, lean, posture = lean_out(self.geo, (x, y), (carry, release_z), yaw, below)
         segments = [
             *self.rise(ee, carry),
             *turned,
@@ -214,32 +209,6 @@ class SkillPlanner:
         tilt = f" leaned out {math.degrees(math.hypot(*lean)):.0f} degrees" if lean else ""
         how = f"transport, lower {relation} {target}{tilt}, release, retreat"
         return Plan(tuple(segments), how, posture=posture)
-
-    def _lean_out(
-        self, x: float, y: float, carry: float, release_z: float, yaw: float | None
-    ) -> tuple[float | None, Vec3 | None, tuple[float, ...] | None]:
-        """(yaw, lean, posture) of a place at (x, y): the hand as the place holds it, and no
-        lean, where the arm holds it pointing down; else tilted out by the least lean it
-        holds, the controller pulled towards the joints solved there. Commanded to point
-        down where it cannot, the controller weighs the orientation against the position and
-        stops short: LIBERO-PRO libero_10_swap task 8's first moka pot, its fingers sent
-        0.846 m out (held with the hand tilted 10 degrees), stalled 3.9 cm short, and the
-        second pot, set beside it, came down on it."""
-        hand = self.geo.closing_yaw() if yaw is None else yaw
-        points = [(x, y, carry), (x, y, release_z)]
-        held = down_tilt(self.geo.env, self.geo.frame, points, hand, PLACE_TILT_RAD, False)
-        if held is None or held[1] == 0.0:
-            return yaw, None, None
-        return hand, outward_lean((x, y), held[1]), tuple(float(q) for q in held[2])
-
-    def _reach(self, towards: Vec3, z: float, turn: float) -> float:
-        """How far out (from the base's axis) towards ``towards`` at height ``z`` the arm
-        brings the fingers with the hand turned ``turn`` from its yaw now: LIBERO-PRO
-        libero_10_swap task 8's stove stands 0.80-0.95 m out, where the arm reaches only
-        its near edge, and how near depends on the turn (``reach.reach_radius``)."""
-        azimuth = math.atan2(towards[1], towards[0])
-        yaw = self.geo.closing_yaw() + turn
-        return reach_radius(self.geo.env, self.geo.frame, azimuth, z, yaw)
 
     def push(self, ref: str, target: str, ee: Vec3) -> Plan | Refusal:
         """Slide ``ref`` into ``target`` with the closed fingers: straight there when the
