@@ -9,10 +9,10 @@ import math
 import numpy as np
 import pytest
 
-from worlds.libero.control import down_matrix
+from worlds.libero.control import down_matrix, lean_matrix
 from worlds.libero.geometry import Box
 from worlds.libero.leaning import closings, lean_vector
-from worlds.libero.placing import lean_matrix
+from worlds.libero.reach import outward_hand
 
 
 @pytest.mark.parametrize("yaw", [math.pi / 2, -math.pi / 2, 1.29, -1.85])
@@ -33,3 +33,21 @@ def test_the_closing_square_to_the_way_out_is_tried_first_when_it_fits() -> None
     assert options[-1][0] == 0.0  # the skill's own (closing along the way out) last
     wide = Box(centre=(0.831, -0.240, 0.073), size=(0.09, 0.09, 0.146))
     assert [o[0] for o in closings(wide, (0.831, -0.240, 0.106), 0.0)] == [0.0]
+
+
+@pytest.mark.parametrize("yaw", [0.26, -2.88, 1.3])
+@pytest.mark.parametrize("point", [(0.832, -0.072, 0.0), (0.1, 0.85, 0.0), (-0.3, -0.8, 0.0)])
+def test_the_hand_tilted_out_points_away_from_the_base_by_the_tilt(
+    yaw: float, point: tuple[float, float, float]
+) -> None:
+    """``reach.outward_hand``: whatever the fingers' turn, the hand's axis (its z column)
+    leans from straight down by the tilt, in the vertical plane through the base's axis and
+    the point, away from the base; the closing direction stays square to the axis."""
+    tilt = math.radians(15)
+    hand = outward_hand(point, yaw, tilt)
+    axis = hand[:, 2]
+    out = np.array(point[:2]) / np.hypot(*point[:2])
+    assert math.isclose(float(-axis[2]), math.cos(tilt), abs_tol=1e-9)
+    assert math.isclose(float(axis[:2] @ out), math.sin(tilt), abs_tol=1e-9)
+    assert abs(float(axis[0] * out[1] - axis[1] * out[0])) < 1e-9  # no sideways part
+    assert abs(float(hand[:, 0] @ axis)) < 1e-9

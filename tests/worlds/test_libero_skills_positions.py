@@ -76,3 +76,24 @@ def test_a_bowl_within_the_controllers_reach_is_picked_pointing_down_not_leaned(
         assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()
+
+
+def test_a_bowl_whose_rim_closes_along_the_way_out_is_picked_leaning_out() -> None:
+    """LIBERO-PRO libero_spatial_swap task 6, state 0: the bowl's rim grasp stands 0.835 m
+    from the base's axis, where the arm holds the hand only tilted out 15 degrees. The
+    fingers close across the rim's wall, along the way out, so no lean about the closing
+    direction reaches it: the pick was refused with nothing moved; picked pointing down,
+    the fingers closed on nothing and dragged the bowl in. Leaned out about the horizontal
+    square to the way out, it is picked and set on the plate."""
+    world = libero_world("libero_spatial_swap", 6, 0)
+    try:
+        ref = "akita_black_bowl_1"
+        picked = world.execute("pick", {"ref": ref})
+        assert picked.ok and "lean out" in picked.message, picked.message
+        assert world.held_ref() == ref
+        placed = world.execute("place", {"ref": ref, "target": "plate_1", "relation": "on"})
+        assert placed.ok, placed.message
+        assert holds(world, "on", ref, "plate_1")
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()

@@ -29,18 +29,16 @@ def test_both_moka_pots_stand_on_the_stove_side_by_side(state: int) -> None:
         world.disconnect()
 
 
-@pytest.mark.xfail(strict=True, reason="stove placed 0.80-0.95 m out: beyond the arm's reach")
 def test_both_moka_pots_on_a_stove_placed_at_the_reachs_edge() -> None:
-    """LIBERO-PRO libero_10_swap task 8, state 0, achieved on 5f3abec, fails since each
-    state places the fixtures from its own seed (7454cd3): the stove's cook region now
-    spans 0.804-0.954 m out (centre 0.879; was 0.854). Two pots 14.8 cm long fit side by
-    side only turned a quarter, their bodies at least 0.819 m out; turned the one way the
-    wrist's last joint allows (it is at 2.41 of 2.90 after the grasp at 0.39 rad) the
-    fingers are 1.4 cm further out than the body, and no spot has them within
-    ``PLACE_REACH_M``: the first pot goes to the middle (it stops 3.6 cm short, still in),
-    the second to an unreachable spot (0.94 m), stalls at 0.805 and comes down on the
-    first's edge, then is knocked over by the retried pick. Strict xfail: a fix turns it
-    into a pass and this mark must go."""
+    """LIBERO-PRO libero_10_swap task 8, state 0: the stove's cook region spans 0.804-0.954
+    m out. Two pots 14.8 cm long fit side by side only turned a quarter, their bodies at
+    least 0.819 m out, the fingers 1.4 cm further. Against a measured reach (0.82 m) no
+    spot had them within it: the first pot went to the middle, the second to an
+    unreachable spot, stalled at 0.805 and came down on the first's edge. Now the spots
+    are those the arm holds with the hand tilted out at most 10 degrees at that turn
+    (``reach.reach_radius``: 0.846 m there), and the place commands the tilt it needs
+    rather than pointing down (commanded down, the controller stopped 3.9 cm short and the
+    second pot, set beside the first, came down on it)."""
     world = libero_world("libero_10_swap", 8, 0)
     try:
         region = "flat_stove_1_cook_region"

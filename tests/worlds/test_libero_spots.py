@@ -21,7 +21,6 @@ from worlds.libero.segments import FAST, SLOW
 from worlds.libero.spots import (
     GAP_M,
     MARGIN_M,
-    PLACE_REACH_M,
     TWIN_GAP_M,
     container_place,
     container_spot,
@@ -33,6 +32,9 @@ STOVE = np.array([0.608, -0.194, 0.0])
 HALF = np.array([0.075, 0.075, 0.0025])
 POT = (0.0814, 0.1475, 0.152)
 POT_SHIFT = np.array([0.0, -0.0177])  # the footprint's middle, from the pot's body
+PLACE_REACH_M = 0.82
+"""A reach given as a distance (the skill gives ``reach.reach_radius`` for the turn: 0.846 m
+at LIBERO-PRO libero_10_swap task 8's stove)."""
 
 
 @dataclass
@@ -368,3 +370,23 @@ def test_the_fingers_of_a_thing_held_by_a_long_handle_stay_inside_the_workspace(
         assert np.all(fingers <= np.array(bounds[1][:2]) + 1e-9), (fingers, turn)
         assert np.all(np.abs(spot - STOVE[:2]) <= HALF[:2] - MARGIN_M + 1e-9)
     assert np.allclose(spot, STOVE[:2]) and abs(turn) == np.pi / 2  # the middle, turned
+
+
+def test_a_reach_that_depends_on_the_turn_is_asked_for_each_turn() -> None:
+    """The reach may be a function of the quarter turn (``reach.reach_radius`` depends on
+    the fingers' yaw): asked for each turn tried, and a turn it puts out of reach gives
+    no spot. Here as held nothing is reached (0.5 m), turned the near edge is (0.82 m),
+    so the spot is a turned one with its fingers within 0.82 m."""
+    geo = FarGeometry({"moka_pot_1": (0.60, 0.25, 0.2), "moka_pot_2": (0.46, -0.2, 0.03)}, {
+        "moka_pot_1": "moka_pot", "moka_pot_2": "moka_pot"})  # fmt: skip
+    asked: list[float] = []
+
+    def reach(turn: float) -> float:
+        asked.append(turn)
+        return 0.82 if turn else 0.5
+
+    found = turned_spot(geo, "moka_pot_1", "flat_stove_1_cook_region", np.zeros(2), reach, 0.4)  # type: ignore[arg-type]
+    assert found is not None
+    spot, turn = found
+    assert sorted(asked) == sorted([0.0, turn]) and turn != 0.0
+    assert np.hypot(*spot) <= 0.82 + 1e-9

@@ -34,6 +34,7 @@ __all__ = [
     "OffPath",
     "down_matrix",
     "half_turned",
+    "lean_matrix",
     "side_matrix",
 ]
 
@@ -138,6 +139,16 @@ def down_matrix(yaw: float = HOME_YAW) -> np.ndarray:
     c, s = math.cos(turn), math.sin(turn)
     rz = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
     return rz @ np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, -1.0]])
+
+
+def lean_matrix(vector: np.ndarray) -> np.ndarray:
+    """The rotation matrix of a rotation vector (Rodrigues)."""
+    angle = float(np.linalg.norm(vector))
+    if angle < 1e-12:
+        return np.eye(3)
+    k = np.asarray(vector, dtype=float) / angle
+    cross = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    return np.eye(3) + np.sin(angle) * cross + (1 - np.cos(angle)) * cross @ cross
 
 
 def side_matrix(towards: Vec3, closing: Vec3 = (0.0, 0.0, 1.0), dip: float = 0.0) -> np.ndarray:

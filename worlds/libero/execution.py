@@ -15,8 +15,7 @@ from typing import Any
 import numpy as np
 
 from embodiment.geometry import point_text
-from worlds.libero.control import Arm, down_matrix, side_matrix
-from worlds.libero.placing import lean_matrix
+from worlds.libero.control import Arm, down_matrix, lean_matrix, side_matrix
 from worlds.libero.segments import Plan, Refusal
 from worlds.libero.skills import SkillPlanner
 

@@ -9,9 +9,19 @@ point is held with every joint inside its limits: the wrist stays behind the fin
 instead of above them. The fingers keep closing horizontally (the lean turns the hand about
 the line between them), so both tips stay at the grasp's height.
 
-Only a grasp the arm cannot reach pointing down, further out than :data:`LEAN_BEYOND_M`, is
-leaned; when no lean (up to :data:`MAX_LEAN_RAD`) is reachable either, the pick is refused,
-saying how far out the thing is and how short the arm falls, with nothing moved.
+Only a grasp the controller does not reach by itself, commanded to point down (the arm holds
+it with the hand tilted out by more than ``reach.CONTROLLER_TILT_RAD``), is leaned; when no
+lean (up to :data:`MAX_LEAN_RAD`) is reachable either, the pick is refused, saying how far
+out the thing is and how short the arm falls, with nothing moved.
+
+A lean about the closing direction keeps both fingertips at the grasp's height, but only
+leans the hand out when the fingers close across the way out. A rim grasp of a bowl at its
+near side closes along the way out (across the rim's wall): LIBERO-PRO libero_spatial_swap
+task 6's bowl, its rim 0.835 m out, was refused, and picked from above the fingers closed
+on nothing and dragged it in. When no lean about the closing direction holds, the hand is
+leaned out about the horizontal square to the way out (``reach.outward_hand``): the finger
+further out comes down lower, inside the bowl, by half the fingers' opening times the
+lean's sine (1 cm at 15 degrees).
 """
 
 from __future__ import annotations
@@ -21,10 +31,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from worlds.libero.control import Vec3, down_matrix, half_turned
+from worlds.libero.control import Vec3, down_matrix, half_turned, lean_matrix
 from worlds.libero.geometry import FINGER_OPEN_M, Box
-from worlds.libero.placing import lean_matrix
-from worlds.libero.reach import STRETCHED_M, solve
+from worlds.libero.reach import STRETCHED_M, down_tilt, outward_lean, solve
 from worlds.libero.segments import SLOW, Plan, Refusal, Segment
 
 if TYPE_CHECKING:
@@ -32,7 +41,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LEANS_RAD",
-    "LEAN_BEYOND_M",
     "MAX_LEAN_RAD",
     "closings",
     "far_pick",
@@ -40,12 +48,6 @@ __all__ = [
     "lean_vector",
 ]
 
-LEAN_BEYOND_M = 0.83
-"""Only a grasp further out than this (from the base's axis) may be leaned. The solver
-(``reach.solve``) holds the hand pointing down near the table only to about 0.80-0.81 m,
-but the controller reaches further: libero_spatial task 4's bowl at 0.80 m (states 5 and
-8) is picked from above, and leaned there it was refused or stalled. The cans that need
-the lean stand 0.86-0.87 m out (LIBERO-PRO libero_object_temp_x0.5)."""
 LEANS_RAD = tuple(math.radians(d) for d in (15, 20, 25, 30, 35, 40))
 """The leans tried, least first: the least that the arm holds at every pose is taken."""
 MAX_LEAN_RAD = LEANS_RAD[-1]
@@ -96,30 +98,33 @@ def far_pick(
     lift: float,
 ) -> Plan | Refusal | None:
     """The pick of ``ref`` at ``grasp`` (base frame, fingers closing at ``yaw``) with the
-    hand leaned out, when the grasp is further out than LEAN_BEYOND_M and the arm cannot
-    hold it pointing down at either finger turn; a Refusal when no lean reaches it either;
-    None when the usual pick from above reaches it (or it is not that far out)."""
+    hand leaned out, when the controller, commanded to point down there, does not bring the
+    hand to it by itself (``reach.down_tilt`` within ``CONTROLLER_TILT_RAD`` at either
+    finger turn); a Refusal when no lean reaches it either; None when the usual pick from
+    above reaches it."""
     geo = planner.geo
     x, y, z = grasp
     out = math.hypot(x, y)
-    if out <= LEAN_BEYOND_M:
+    if down_tilt(geo.env, geo.frame, [(x, y, z + 0.15), grasp], yaw) is not None:
         return None
-    short = ""
-    for turn in (yaw, half_turned(yaw)):
-        poses = [(geo.frame.to_world(p), down_matrix(turn)) for p in ((x, y, z + 0.15), grasp)]
-        _, why = solve(geo.env, poses)
-        if why is None:
-            return None
-        short = short or why
+    poses = [(geo.frame.to_world(p), down_matrix(yaw)) for p in ((x, y, z + 0.15), grasp)]
+    short = solve(geo.env, poses)[1] or "the arm stretched"
     box = geo.box(ref)
     assert box is not None
     outward = np.array([x, y]) / out
     for angle in LEANS_RAD:
         for closing, at in closings(box, grasp, yaw):
             for turn in (closing, half_turned(closing)):
-                plan = _leaned(planner, ee, at, turn, angle, outward, lift)
+                vec = lean_vector(turn, angle, outward)
+                plan = _leaned(planner, ee, at, turn, vec, angle, lift)
                 if plan is not None:
                     return plan
+    for angle in LEANS_RAD:  # the fingers closing along the way out: their line tilts
+        for turn in (yaw, half_turned(yaw)):
+            vec = outward_lean(grasp, angle)
+            plan = _leaned(planner, ee, grasp, turn, vec, angle, lift)
+            if plan is not None:
+                return plan
     return Refusal(
         f"{ref} is {out:.2f} m from the robot's base axis, out of the arm's reach: pointing "
         f"down at it, {short}, and leaned out up to {math.degrees(MAX_LEAN_RAD):.0f} degrees "
@@ -132,15 +137,15 @@ def _leaned(
     ee: Vec3,
     grasp: Vec3,
     turn: float,
+    vec: Vec3,
     angle: float,
-    outward: np.ndarray,
     lift: float,
 ) -> Plan | None:
-    """The leaned pick at ``grasp`` with the fingers at ``turn`` leaned out by ``angle``,
-    when the arm holds every pose of it (``reach.solve``); else None."""
+    """The leaned pick at ``grasp`` with the fingers at ``turn``, the hand leaned by the
+    rotation vector ``vec`` (``angle`` radians), when the arm holds every pose of it
+    (``reach.solve``); else None."""
     geo = planner.geo
     x, y, z = grasp
-    vec = lean_vector(turn, angle, outward)
     hand = lean_matrix(np.array(vec)) @ down_matrix(turn)
     axis = hand[:, 2]
     back = (x - axis[0] * BACK_M, y - axis[1] * BACK_M, z - axis[2] * BACK_M)

@@ -13,11 +13,12 @@ import math
 
 import numpy as np
 
-from worlds.libero.control import HOME_YAW, Vec3
+from worlds.libero.control import HOME_YAW, Vec3, lean_matrix
 from worlds.libero.geometry import LiberoGeometry
+from worlds.libero.reach import down_tilt, outward_hand, outward_lean, reach_radius, solve
 from worlds.libero.segments import SLOW, Segment
 
-__all__ = ["about_z", "lay_down", "lean_matrix", "slot_yaw"]
+__all__ = ["PLACE_TILT_RAD", "about_z", "lay_down", "lean_out", "place_reach", "slot_yaw"]
 
 CRADLE_TILT_RAD = math.radians(20)
 """A region whose surface is tilted more than this is a cradle: nothing stands on it."""
@@ -33,16 +34,6 @@ TIP_STEPS = 6
 def about_z(angle: float) -> np.ndarray:
     c, s_ = np.cos(angle), np.sin(angle)
     return np.array([[c, -s_, 0.0], [s_, c, 0.0], [0.0, 0.0, 1.0]])
-
-
-def lean_matrix(vector: np.ndarray) -> np.ndarray:
-    """The rotation matrix of a rotation vector (Rodrigues)."""
-    angle = float(np.linalg.norm(vector))
-    if angle < 1e-12:
-        return np.eye(3)
-    k = np.asarray(vector, dtype=float) / angle
-    cross = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
-    return np.eye(3) + np.sin(angle) * cross + (1 - np.cos(angle)) * cross @ cross
 
 
 def lay_down(geo: LiberoGeometry, ref: str, target: str, ee: Vec3, carry: float) -> list | None:
@@ -135,3 +126,57 @@ def slot_yaw(geo: LiberoGeometry, target: str, max_grasp: float) -> float | None
         return None
     current = geo.closing_yaw()
     return float(narrow_yaw + round((current - narrow_yaw) / np.pi) * np.pi)
+
+
+PLACE_TILT_RAD = math.radians(20)
+"""The most a place tilts the hand (and what it holds) out: a spot is chosen where the
+controller reaches by itself (``reach.CONTROLLER_TILT_RAD`` at the release's height), and
+the carry above it may need more."""
+
+
+def lean_out(
+    geo: LiberoGeometry,
+    at: tuple[float, float],
+    heights: tuple[float, float],
+    yaw: float | None,
+    below: Vec3,
+) -> tuple[tuple[float, float], float | None, Vec3 | None, tuple[float, ...] | None]:
+    """((x, y), yaw, lean, posture) of a place with the fingers carried over ``at`` (x, y)
+    and lowered, at ``heights`` (carry, release), the hand at ``yaw`` (None: as it is):
+    (x, y) as given, the hand as the place holds it, and no lean, where the arm holds it
+    pointing down; else tilted out by the least lean it holds, the controller pulled
+    towards the joints solved there. Commanded to point down where it cannot, the
+    controller weighs the orientation against the position and stops short: LIBERO-PRO
+    libero_10_swap task 8's first moka pot, its fingers sent 0.846 m out (held with the
+    hand tilted 10 degrees), stalled 3.9 cm short, and the second pot, set beside it,
+    came down on it. The lean swings what hangs below the fingers (its body at ``below``
+    from them) out with the hand (the pot 3.7 cm past its spot, leaned 15 degrees): the
+    fingers are then brought in by as much, where the arm holds the same lean."""
+    x, y = at
+    carry, release_z = heights
+    hand = geo.closing_yaw() if yaw is None else yaw
+    env, frame = geo.env, geo.frame
+    points = [(x, y, carry), (x, y, release_z)]
+    held = down_tilt(env, frame, points, hand, PLACE_TILT_RAD, False)
+    if held is None or held[1] == 0.0:
+        return (x, y), yaw, None, None
+    lean = outward_lean((x, y), held[1])
+    d = np.asarray(below, dtype=float)
+    swing = lean_matrix(np.array(lean)) @ d - d
+    inner = (x - float(swing[0]), y - float(swing[1]))
+    hold = outward_hand((x, y), hand, held[1])
+    poses = [(frame.to_world((*inner, z)), hold) for z in heights]
+    joints, why = solve(env, poses)
+    if why is None:
+        return inner, hand, lean, tuple(float(q) for q in joints[-1])
+    return (x, y), hand, lean, tuple(float(q) for q in held[2])
+
+
+def place_reach(geo: LiberoGeometry, towards: Vec3, z: float, turn: float) -> float:
+    """How far out (from the base's axis) towards ``towards`` at height ``z`` the arm
+    brings the fingers with the hand turned ``turn`` from its yaw now: LIBERO-PRO
+    libero_10_swap task 8's stove stands 0.80-0.95 m out, where the arm reaches only
+    its near edge, and how near depends on the turn (``reach.reach_radius``)."""
+    azimuth = math.atan2(towards[1], towards[0])
+    yaw = geo.closing_yaw() + turn
+    return reach_radius(geo.env, geo.frame, azimuth, z, yaw)

@@ -17,15 +17,20 @@ from typing import Any
 
 import numpy as np
 
-from worlds.libero.control import half_turned
+from worlds.libero.control import down_matrix, half_turned, lean_matrix
 
 __all__ = [
+    "CONTROLLER_TILT_RAD",
     "STRETCHED_M",
     "UNFOLD_Z",
     "arm_meets",
     "clear_posture",
     "down_clear",
+    "down_tilt",
     "limit_room",
+    "outward_hand",
+    "outward_lean",
+    "reach_radius",
     "solve",
     "unfold_height",
     "wrist_turn_room",
@@ -129,6 +134,91 @@ def solve(
             return solutions, f"{', '.join(at)} at its limit, {left}" if at else left
         solutions.append(np.array(data.qpos[qpos], dtype=float))
     return solutions, None
+
+
+CONTROLLER_TILT_RAD = math.radians(10)
+"""How far the hand may tilt outward and still be where the OSC controller, commanded to
+point down, takes it by itself. Pointing straight down (within ANGLE_TOLERANCE_RAD) the
+Panda holds the grip site only to 0.80-0.81 m from its base's axis, at the table's height
+or 20 cm above it: the arm is stretched, and every centimetre further out tilts the hand
+2.5-5 degrees more (:func:`solve` with the hand leaned out). The controller weighs the
+orientation against the position and tilts the hand where it must: it set a moka pot down
+0.843 m out (LIBERO-PRO libero_10_swap task 8) and picks bowls from above 0.80-0.83 m out
+(libero_spatial task 4), points held with at most 10 degrees; the bowl 0.835 m out
+(libero_spatial_swap task 6, 15 degrees) closed the fingers on nothing and came in dragged,
+and the cans 0.86-0.87 m out (libero_object_temp_x0.5, 20-25 degrees) were missed by 5-10
+cm. The measured limits this replaces (0.82 m for a place, 0.83 m before a pick is leaned)
+are this tilt's reach at those heights."""
+TILT_STEP_RAD = math.radians(5)
+"""The tilts tried, in steps of this."""
+
+
+def outward_lean(point: Any, tilt: float) -> tuple[float, float, float]:
+    """The rotation vector (world axes) that tilts a hand pointing down by ``tilt``
+    (radians), its end away from the base's axis towards ``point`` (base frame; its axes
+    are the world's), about the horizontal square to the way out."""
+    out = np.array([float(point[0]), float(point[1])])
+    out = out / max(float(np.linalg.norm(out)), 1e-9)
+    return (float(out[1] * tilt), float(-out[0] * tilt), 0.0)  # takes -z towards +out
+
+
+def outward_hand(point: Any, yaw: float, tilt: float) -> np.ndarray:
+    """The hand pointing down at ``yaw`` tilted out towards ``point`` by ``tilt``
+    (:func:`outward_lean`): where the fingers close across the way out they stay level,
+    else the further one is the lower."""
+    return lean_matrix(np.array(outward_lean(point, tilt))) @ down_matrix(yaw)
+
+
+def down_tilt(
+    env: Any,
+    frame: Any,
+    points: list[Any],
+    yaw: float,
+    most: float = CONTROLLER_TILT_RAD,
+    either: bool = True,
+) -> tuple[float, float, np.ndarray] | None:
+    """(yaw, tilt, joints at the last point): the least outward tilt (a multiple of
+    TILT_STEP_RAD up to ``most``) at which the arm holds the hand at each of ``points``
+    (base frame) in turn, at ``yaw`` or, when ``either`` (an empty hand: the fingers are
+    alike), half turned, the one it holds with less tilt first; None when it holds neither
+    within ``most``. 0: it holds them pointing down."""
+    steps = round(most / TILT_STEP_RAD)
+    for k in range(steps + 1):
+        tilt = k * TILT_STEP_RAD
+        for turn in (yaw, half_turned(yaw)) if either else (yaw,):
+            poses = [(frame.to_world(p), outward_hand(p, turn, tilt)) for p in points]
+            joints, why = solve(env, poses)
+            if why is None:
+                return turn, tilt, joints[-1]
+    return None
+
+
+REACH_TOLERANCE_M = 0.003
+"""How finely :func:`reach_radius` finds the edge."""
+
+
+def reach_radius(
+    env: Any, frame: Any, azimuth: float, z: float, yaw: float, tilt: float = CONTROLLER_TILT_RAD
+) -> float:
+    """How far from the base's axis (horizontally), towards ``azimuth`` (radians from the
+    base's x axis) at height ``z`` (base frame), the arm holds the hand at ``yaw`` (this
+    turn of the fingers: a place turns what it holds with them) tilted outward by at most
+    ``tilt``, i.e. where the controller, commanded to point down there, brings the
+    fingers (:data:`CONTROLLER_TILT_RAD`). Found by halving between 0.5 and 1.0 m; the
+    wrist's last joint's limits count (its turn is part of the pose)."""
+
+    def holds(r: float) -> bool:
+        point = (r * math.cos(azimuth), r * math.sin(azimuth), z)
+        poses = [(frame.to_world(point), outward_hand(point, yaw, tilt))]
+        return solve(env, poses)[1] is None
+
+    near, far = 0.5, 1.0
+    if not holds(near):
+        return near
+    while far - near > REACH_TOLERANCE_M:
+        mid = (near + far) / 2
+        near, far = (mid, far) if holds(mid) else (near, mid)
+    return near
 
 
 def limit_room(env: Any, joints: Any) -> np.ndarray:

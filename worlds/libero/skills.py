@@ -13,6 +13,7 @@ nothing moves.
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -29,12 +30,12 @@ from worlds.libero.geometry import Box, LiberoGeometry
 from worlds.libero.knobs import twist_knob
 from worlds.libero.letting_go import clear_of_walls
 from worlds.libero.picking import MAX_GRASP_M, pick_plan
-from worlds.libero.placing import lay_down, slot_yaw
+from worlds.libero.placing import lay_down, lean_out, place_reach, slot_yaw
 from worlds.libero.reach import unfold_height
 from worlds.libero.scene import resolve_target
 from worlds.libero.segments import ABOVE_M, CARRY_Z, FAST, SLOW, Plan, Refusal, Segment
 from worlds.libero.sliding import carry_over, push_spot
-from worlds.libero.spots import PLACE_REACH_M, container_place, turned_spot
+from worlds.libero.spots import container_place, turned_spot
 from worlds.libero.toppling import topple_into
 
 __all__ = ["SkillPlanner"]
@@ -173,7 +174,7 @@ class SkillPlanner:
                 ref,
                 target,
                 offset,
-                PLACE_REACH_M,
+                lambda turn: place_reach(self.geo, goal.centre, release_z, turn),
                 self.geo.closing_yaw(),
                 self.reach,
             )
@@ -198,15 +199,19 @@ class SkillPlanner:
         # a quarter turn (spots.py) where the arm stands, before it reaches out: turned on
         # the way, 0.8 m out, the arm strayed 6 cm off its line
         turned = [Segment("twist", "turn", yaw=yaw)] if quarter else []
+        below = (-float(offset[0]), -float(offset[1]), held_at[2] - ee[2])  # body from fingers
+        (x, y), yaw, lean, posture = lean_out(self.geo, (x, y), (carry, release_z), yaw, below)
         segments = [
             *self.rise(ee, carry),
             *turned,
-            Segment("move", "transport", (x, y, carry), speed=speed, yaw=yaw),
-            Segment("move", "lower", (x, y, release_z), speed=SLOW, yaw=yaw),
+            Segment("move", "transport", (x, y, carry), speed=speed, yaw=yaw, lean=lean),
+            Segment("move", "lower", (x, y, release_z), speed=SLOW, yaw=yaw, lean=lean),
             Segment("grip", "release", close=False),
             Segment("move", "retreat", (x, y, carry), speed=SLOW),
         ]
-        return Plan(tuple(segments), f"transport, lower {relation} {target}, release, retreat")
+        tilt = f" leaned out {math.degrees(math.hypot(*lean)):.0f} degrees" if lean else ""
+        how = f"transport, lower {relation} {target}{tilt}, release, retreat"
+        return Plan(tuple(segments), how, posture=posture)
 
     def push(self, ref: str, target: str, ee: Vec3) -> Plan | Refusal:
         """Slide ``ref`` into ``target`` with the closed fingers: straight there when the

@@ -31,6 +31,8 @@ This reads the scene, never the instruction.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from worlds.libero.articulation import geom_box
@@ -41,7 +43,6 @@ from worlds.libero.segments import FAST, SLOW
 __all__ = [
     "GAP_M",
     "MARGIN_M",
-    "PLACE_REACH_M",
     "TIGHT_FIT_M",
     "TWIN_GAP_M",
     "container_place",
@@ -65,11 +66,6 @@ second, set down with ``GAP_M`` to spare, stands as far inside the region as the
 (the second pot drifted 7-8 mm outwards as it was let go, on states 0-9)."""
 STEPS = 25
 """Grid points along each of the region's axes."""
-PLACE_REACH_M = 0.82
-"""How far from the robot's base axis (horizontally) the fingers set a thing down at the
-table's height, pointing down: at 0.805 m the Panda came within 3 mm, at 0.90 m it
-stalled 10 cm short and let the second moka pot fall on the first (libero_10_swap task 8);
-a body set down short by less than ``MARGIN_M`` is still inside the region."""
 
 
 def region_spot(geo: LiberoGeometry, ref: str, target: str) -> np.ndarray | None:
@@ -85,7 +81,7 @@ def turned_spot(
     ref: str,
     target: str,
     grip: np.ndarray | None = None,
-    reach: float = np.inf,
+    reach: float | Callable[[float], float] = np.inf,
     yaw: float | None = None,
     bounds: tuple[tuple[float, ...], tuple[float, ...]] | None = None,
 ) -> tuple[np.ndarray, float] | None:
@@ -93,7 +89,9 @@ def turned_spot(
     ``target`` and how far (radians) to turn it about the fingers on the way, 0 or a
     quarter turn (see the module docstring); ``grip``: the fingers' xy from the body as it
     is held now, so that spots whose fingers would be further than ``reach`` from the
-    robot's base axis are not taken; ``yaw``: the fingers' yaw now, so that the quarter turn
+    robot's base axis are not taken (a distance, or a function giving it for the turn:
+    how far the arm reaches depends on the fingers' turn, ``reach.reach_radius``);
+    ``yaw``: the fingers' yaw now, so that the quarter turn
     is the one towards ``HOME_YAW`` (the other ran the wrist's last joint past its limit and
     the arm off its line); without it, only as held; ``bounds``: the (low, high) corners of
     where the fingers may go (the envelope's workspace), so that spots that would send
@@ -121,7 +119,8 @@ def turned_spot(
         half = np.abs(rotate) @ np.array(held.size[:2]) / 2
         shift = rotate @ (np.array(held.centre[:2]) - body)  # the footprint's middle
         fingers = spots + rotate @ grip
-        reached = np.hypot(*fingers.T) <= reach
+        radius = reach(turn) if callable(reach) else reach
+        reached = np.hypot(*fingers.T) <= radius
         if bounds is not None:
             low, high = np.asarray(bounds[0][:2]), np.asarray(bounds[1][:2])
             reached &= np.all((fingers >= low) & (fingers <= high), axis=1)
