@@ -47,7 +47,7 @@ class Geo:
             items={ref: SimpleNamespace(kind=kind) for ref, kind in kinds.items()}
         )
 
-    def _geoms(self, ref: str) -> list[int]:
+    def collision_geoms(self, ref: str) -> list[int]:
         root = self.model.body(ref).id
         bodies = {root}
         for body in range(root + 1, self.model.nbody):
@@ -172,7 +172,7 @@ def test_a_rim_grasp_lands_on_the_nearest_slab_closing_across_it(
     radius = 0.06
     point = (0.5 + radius * math.cos(at), radius * math.sin(at), -0.0025)
     yaw = _angle(at + wrist)
-    top = max(float(geo.data.geom_xpos[g][2]) + 0.01 for g in geo._geoms("plate_1"))
+    top = max(float(geo.data.geom_xpos[g][2]) + 0.01 for g in geo.collision_geoms("plate_1"))
     moved, new_yaw = on_rim_slab(geo, "plate_1", point, yaw, top)  # type: ignore[arg-type]
     # oracle: the slab whose angle is nearest the point's (the slabs' middles lie on a
     # ring, so the nearest middle is the nearest angle), when within SNAP_M of it

@@ -79,7 +79,7 @@ def obstacles(
     ``moved``, that body's where the shift takes it."""
     env = geo.env
     model = env.sim.model
-    own = set(geo._geoms(ref))
+    own = set(geo.collision_geoms(ref))
     shifted = _below(model, moved[0]) if moved is not None else set()
     origin = np.array(geo.frame.to_world((0.0, 0.0, 0.0)))
     found: list[Footprint] = []

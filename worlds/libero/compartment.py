@@ -110,7 +110,7 @@ def compartment(geo: object, target: str, ref: str) -> Compartment | None:
     model = geo.env.sim.model  # type: ignore[attr-defined]
     own = {
         model.geom(g).name or model.body(int(model.geom_bodyid[g])).name
-        for g in geo._geoms(owner.ref)  # type: ignore[attr-defined]
+        for g in geo.collision_geoms(owner.ref)  # type: ignore[attr-defined]
     }
     floor = floor_under(geo, region, ref)  # type: ignore[arg-type]
     centre = np.array(region.centre[:2])
@@ -162,7 +162,8 @@ def place_into(
     v = np.array([-u[1], u[0]])
     body = np.array(geo.body_position(ref))
     pieces = [
-        np.array([geo.frame.from_world(c) for c in geo._corners(g)]) - body for g in geo._geoms(ref)
+        np.array([geo.frame.from_world(c) for c in geo.geom_corners(g)]) - body
+        for g in geo.collision_geoms(ref)
     ]
     rel = np.vstack(pieces)
     offset = np.array(ee) - body
@@ -393,7 +394,7 @@ def _on_bar(geo: Any, ref: str) -> tuple[Vec3, float] | None:
     model, data = geo.env.sim.model, geo.env.sim.data
     body = np.array(geo.env.sim.data.body_xpos[geo.env.obj_body_id[ref]], dtype=float)
     best = None
-    for g in geo._geoms(ref):
+    for g in geo.collision_geoms(ref):
         if int(model.geom_type[g]) != 6:  # a box
             continue
         centre = np.array(data.geom_xpos[g], dtype=float)

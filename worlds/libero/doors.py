@@ -139,7 +139,7 @@ def door_of(geo: LiberoGeometry, ref: str) -> Door | None:
     if not geoms:
         return None
     hinge = np.array(geo.frame.from_world(data.xanchor[joint]))[:2]
-    corners = [np.array([geo.frame.from_world(c) for c in geo._corners(g)]) for g in geoms]
+    corners = [np.array([geo.frame.from_world(c) for c in geo.geom_corners(g)]) for g in geoms]
     flat = np.vstack([c[:, :2] for c in corners]) - hinge
     # along the leaf: its corners' principal direction, pointing away from the hinge
     _, _, vt = np.linalg.svd(flat - flat.mean(axis=0))

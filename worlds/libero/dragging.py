@@ -127,9 +127,9 @@ def rim_grasp_at(
     open fingers free of what stands beside it); None if there is none."""
     box = geo.box(ref)
     top = box.top
-    rim_z = float(geo._extent(ref)[1][2]) - 0.02
-    rim = [g for g in geo._geoms(ref) if geom_box(geo.env, g)[1][2] >= rim_z]
-    corners = np.vstack([geo._corners(g) for g in rim])
+    rim_z = float(geo.world_extent(ref)[1][2]) - 0.02
+    rim = [g for g in geo.collision_geoms(ref) if geom_box(geo.env, g)[1][2] >= rim_z]
+    corners = np.vstack([geo.geom_corners(g) for g in rim])
     low, high = corners.min(axis=0), corners.max(axis=0)
     centre = (low[:2] + high[:2]) / 2 + shift
     radius = float(high[0] - low[0]) / 2 - RIM_INSET_M
@@ -145,7 +145,7 @@ def rim_grasp_at(
         if moved is None and not down_clear(geo.env, geo.frame, at, yaw):
             continue  # the forearm would come down on what stands beside it
         grip_z = float(high[2]) - 0.025
-        if need_fingers and not geo._fingers_free(ref, point, u, grip_z, hand=False):
+        if need_fingers and not geo.fingers_free(ref, point, u, grip_z, hand=False):
             continue
         return at, yaw
     return None
@@ -159,10 +159,10 @@ def _inside(geo: Any, ref: str) -> tuple[np.ndarray, float, float]:
     env = geo.env
     model, data = env.sim.model, env.sim.data
     origin = np.array(geo.frame.to_world((0.0, 0.0, 0.0)))
-    top = float(geo._extent(ref)[1][2])
-    geoms = geo._geoms(ref)
+    top = float(geo.world_extent(ref)[1][2])
+    geoms = geo.collision_geoms(ref)
     wall = [g for g in geoms if geom_box(env, g)[1][2] >= top - 0.02]
-    corners = np.vstack([geo._corners(g) for g in wall])
+    corners = np.vstack([geo.geom_corners(g) for g in wall])
     centre = (corners.min(axis=0)[:2] + corners.max(axis=0)[:2]) / 2
     radius = math.inf
     for g in wall:

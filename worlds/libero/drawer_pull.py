@@ -112,10 +112,10 @@ def pull_dip(
     drawer it pulls; level when none is free. The cabinet is let be: the hand works at its
     face, and dipped its box grazes the handle of the drawer above by a few millimetres at
     the grasp (the fingers brushed it, the pull opened the drawer all the same)."""
-    skip = set(geo._geoms(cabinet))
+    skip = set(geo.collision_geoms(cabinet))
     for ref, item in geo.catalog.items.items():
         if item.kind == "object":
-            skip.update(geo._geoms(ref))
+            skip.update(geo.collision_geoms(ref))
     a, b = geo.frame.to_world(start), geo.frame.to_world(end)
     steps = max(1, math.ceil(float(np.linalg.norm(b - a)) / SWEEP_STEP_M))
     for dip in PULL_DIPS:
@@ -230,7 +230,7 @@ def grasp_fits(
     if cabinet is None:
         return True
     try:
-        low, _ = geo._extent(cabinet)
+        low, _ = geo.world_extent(cabinet)
     except (KeyError, AttributeError):
         return True
     surface = geo.frame.from_world(low)[2]

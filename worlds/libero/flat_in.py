@@ -97,7 +97,7 @@ def flat_into(
     yaw = yaw_now + turned
     spin = _quarter(np.array([0.0, 0.0, 1.0]), turned)
     model, data = env.sim.model, env.sim.data
-    skip = set(geo._geoms(ref))
+    skip = set(geo.collision_geoms(ref))
     boxes = []  # (centre, axes as columns, half sizes) relative to the grip site, turned
     for g in skip:
         rotation = np.array(data.geom_xmat[g], dtype=float).reshape(3, 3)

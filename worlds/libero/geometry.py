@@ -114,11 +114,11 @@ class LiberoGeometry:
         )
         if item.kind == "fixture":
             return Box(self.frame.from_world(position), (0.0, 0.0, 0.0), yaw)
-        low, high = self._extent(ref)
+        low, high = self.world_extent(ref)
         centre = (low + high) / 2
         return Box(self.frame.from_world(centre), tuple(float(v) for v in high - low), yaw)  # type: ignore[arg-type]
 
-    def _geoms(self, ref: str) -> list[int]:
+    def collision_geoms(self, ref: str) -> list[int]:
         """The collision geoms of an object: on its body and every body below it."""
         model = self.env.sim.model
         root = self.env.obj_body_id[ref]
@@ -133,10 +133,10 @@ class LiberoGeometry:
             and (model.geom_contype[g] != 0 or model.geom_conaffinity[g] != 0)
         ]
 
-    def _extent(self, ref: str) -> tuple[np.ndarray, np.ndarray]:
+    def world_extent(self, ref: str) -> tuple[np.ndarray, np.ndarray]:
         """World corners of the box around an object's collision geoms (its body position
         alone when it has none)."""
-        boxes = [geom_box(self.env, g) for g in self._geoms(ref)]
+        boxes = [geom_box(self.env, g) for g in self.collision_geoms(ref)]
         if not boxes:
             position = np.array(self.env.sim.data.body_xpos[self.env.obj_body_id[ref]])
             return position - 0.02, position + 0.02
@@ -145,12 +145,12 @@ class LiberoGeometry:
     def hollow(self, ref: str) -> bool:
         """Whether an object is open at the top in its middle (a bowl, a mug): no collision
         geom over its centre reaches near its top, so a grasp there closes on nothing."""
-        low, high = self._extent(ref)
+        low, high = self.world_extent(ref)
         centre = (low + high) / 2
         height = float(high[2] - low[2])
         band = np.linspace(high[2] - max(0.02, 0.3 * height), high[2], 5)
         model, data = self.env.sim.model, self.env.sim.data
-        for geom in self._geoms(ref):
+        for geom in self.collision_geoms(ref):
             g_low, g_high = geom_box(self.env, geom)
             over = g_low[0] <= centre[0] <= g_high[0] and g_low[1] <= centre[1] <= g_high[1]
             if not over or g_high[2] < band[0]:
@@ -167,7 +167,7 @@ class LiberoGeometry:
                     return False
         return True
 
-    def _corners(self, geom: int) -> np.ndarray:
+    def geom_corners(self, geom: int) -> np.ndarray:
         """The 8 world corners of one geom's bounding box (in the geom's own frame)."""
         model, data = self.env.sim.model, self.env.sim.data
         rotation = np.array(data.geom_xmat[geom], dtype=float).reshape(3, 3)
@@ -190,7 +190,7 @@ class LiberoGeometry:
         open fingers come down free (else slid along it, else the next narrowest); a hollow
         one (a bowl, a mug) by the rim on the side facing the robot, the fingers closing
         across the rim's wall, 2.5 cm below its top."""
-        low, high = self._extent(ref)
+        low, high = self.world_extent(ref)
         top = float(high[2])
         if self.hollow(ref):
             return self._rim_grasp(ref, top)
@@ -212,8 +212,8 @@ class LiberoGeometry:
         # the fingers close across the narrowest horizontal width of what is at their height
         band = [
             c
-            for g in self._geoms(ref)
-            for c in self._corners(g)
+            for g in self.collision_geoms(ref)
+            for c in self.geom_corners(g)
             if geom_box(self.env, g)[0][2] <= z + 0.02 and geom_box(self.env, g)[1][2] >= z - 0.02
         ]
         points = np.array(band)[:, :2] if band else np.array([low[:2], high[:2]])
@@ -239,13 +239,13 @@ class LiberoGeometry:
                 room = max(0.0, length / 2 - GRIP_END_M)
                 for shift in SLIDES_M:
                     point = mid + v * shift
-                    if abs(shift) <= room and self._fingers_free(ref, point, u, z, need_hand):
+                    if abs(shift) <= room and self.fingers_free(ref, point, u, z, need_hand):
                         at = self.frame.from_world((float(point[0]), float(point[1]), z))
                         return at, yaw, width
         width, _, yaw, mid, _, _ = options[0]
         return self.frame.from_world((float(mid[0]), float(mid[1]), z)), yaw, width
 
-    def _fingers_free(
+    def fingers_free(
         self, ref: str, point: np.ndarray, u: np.ndarray, z: float, hand: bool = True
     ) -> bool:
         """Whether the two open fingers (and with ``hand`` the hand above them), coming down
@@ -277,7 +277,7 @@ class LiberoGeometry:
         skip: set[int] = set()
         for ref in ignore:
             if ref in self.env.obj_body_id:
-                skip.update(self._geoms(ref))
+                skip.update(self.collision_geoms(ref))
         lo = self.frame.to_world(low)
         hi = self.frame.to_world(high)
         for geom in range(model.ngeom):
@@ -298,13 +298,13 @@ class LiberoGeometry:
         close there, or that side nearer the robot's base than the arm comes down:
         :data:`NEAR_BASE_M`) the first side where the open fingers have room, in the order
         facing the robot, left, right, far (the fingers close across the rim's wall)."""
-        geoms = self._geoms(ref)
+        geoms = self.collision_geoms(ref)
         rim = [geoms[i] for i in ring([geom_box(self.env, g) for g in geoms])]
         rim_top = max(float(geom_box(self.env, g)[1][2]) for g in rim)
         if rim_top < top - 0.005:  # a long handle above the rim (a frying pan): the wall's
-            depth = min(depth, 0.4 * (rim_top - float(self._extent(ref)[0][2])))  # top
+            depth = min(depth, 0.4 * (rim_top - float(self.world_extent(ref)[0][2])))  # top
         top = rim_top
-        corners = np.vstack([self._corners(g) for g in rim])
+        corners = np.vstack([self.geom_corners(g) for g in rim])
         r_low, r_high = corners.min(axis=0), corners.max(axis=0)
         cx, cy, z = (r_low[0] + r_high[0]) / 2, (r_low[1] + r_high[1]) / 2, top - depth
         tilted = self._tilted_rim(ref, rim, z)
@@ -362,7 +362,7 @@ class LiberoGeometry:
             reached = math.hypot(here[0], here[1]) >= NEAR_BASE_M
             if (
                 reached
-                and self._fingers_free(ref, point, u, z, hand=False)
+                and self.fingers_free(ref, point, u, z, hand=False)
                 and hand_clear(self, ref, here, yaw, above)
                 and hand_room(self, ref, here, yaw)
                 and down_clear(self.env, self.frame, here, yaw)
@@ -398,7 +398,7 @@ class LiberoGeometry:
         if (math.cos(yaw) < 0) != (here[1] > 0):
             yaw = half_turned(yaw)
         u = np.array([math.cos(yaw), math.sin(yaw)])
-        if not self._fingers_free(ref, high[:2], u, z, hand=False):
+        if not self.fingers_free(ref, high[:2], u, z, hand=False):
             return None
         return here, yaw, 0.02
 
@@ -476,18 +476,20 @@ class LiberoGeometry:
             if i.kind == "region" and i.ref in states and i.parent != ref
         ]
         for item in regions:
-            if "contain" in item.tags and self._safe("in", ref, item.ref):
+            if "contain" in item.tags and self.predicate_or_false("in", ref, item.ref):
                 return ("inside", item.ref)
         below = resting_on(self, ref)
         if below is not None:
             return ("on", below)
         for tag in ("top", "table_area"):
             for item in regions:
-                if tag in item.tags and self._safe(rests(self, item.ref, ref), ref, item.ref):
+                if tag in item.tags and self.predicate_or_false(
+                    rests(self, item.ref, ref), ref, item.ref
+                ):
                     return ("on", item.ref)
         return None
 
-    def _safe(self, name: str, *refs: str) -> bool:
+    def predicate_or_false(self, name: str, *refs: str) -> bool:
         try:
             return self.predicate(name, *refs)
         except (AssertionError, AttributeError, KeyError, TypeError, ValueError):

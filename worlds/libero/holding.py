@@ -82,7 +82,7 @@ def resting_on(geo: Any, ref: str) -> str | None:
         box = geo.box(other)
         if box is None or math.dist(near.centre[:2], box.centre[:2]) > 0.15:
             continue
-        if geo._safe("on", ref, other):
+        if geo.predicate_or_false("on", ref, other):
             return other
     return None
 
@@ -124,9 +124,9 @@ def footprint(geo: Any, ref: str) -> np.ndarray:
     """The (x, y) corners (base frame, one row each) of the boxes of an object's collision
     geoms, each turned as it stands: its footprint, which stays true when it is turned (an
     axis-aligned box around a book at 45 degrees is 10 by 10 cm, the book 11 by 3)."""
-    corners = [geo._corners(g)[:, :2] for g in geo._geoms(ref)]
+    corners = [geo.geom_corners(g)[:, :2] for g in geo.collision_geoms(ref)]
     if not corners:
-        low, high = geo._extent(ref)
+        low, high = geo.world_extent(ref)
         corners = [np.array([low[:2], high[:2]])]
     origin = np.asarray(geo.frame.to_world((0.0, 0.0, 0.0)))[:2]
     return np.concatenate(corners) - origin

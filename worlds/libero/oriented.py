@@ -38,7 +38,7 @@ def oriented_blocked(
     skip: set[int] = set(skip_geoms)
     for ref in ignore:
         if ref in env.obj_body_id:
-            skip.update(geo._geoms(ref))
+            skip.update(geo.collision_geoms(ref))
     c, s = math.cos(yaw), math.sin(yaw)
     axes = np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]])
     world_centre = np.asarray(geo.frame.to_world(centre), dtype=float)

@@ -40,8 +40,8 @@ def resting_on_it(geo: Any, ref: str) -> list[str]:
     if box is None:
         return []
     sim = geo.env.sim
-    mine = set(geo._geoms(ref))
-    owners = {g: o for o in geo.catalog.refs("object") if o != ref for g in geo._geoms(o)}
+    mine = set(geo.collision_geoms(ref))
+    owners = {g: o for o in geo.catalog.refs("object") if o != ref for g in geo.collision_geoms(o)}
     robot = {
         g
         for g in range(sim.model.ngeom)
@@ -75,7 +75,7 @@ def pinned_under(geo: Any, ref: str, at: Vec3, yaw: float) -> str | None:
     low, high = HAND_SPAN_M
     centre = (at[0], at[1], at[2] + (low + high) / 2)
     half = (*HAND_BOX_M, (high - low) / 2)
-    skip = tuple(g for other in over for g in geo._geoms(other))
+    skip = tuple(g for other in over for g in geo.collision_geoms(other))
     if oriented_blocked(geo, centre, half, yaw, ignore=(ref,)) is None:
         return None
     if oriented_blocked(geo, centre, half, yaw, ignore=(ref,), skip_geoms=skip) is not None:

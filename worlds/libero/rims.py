@@ -47,7 +47,7 @@ def on_rim_slab(
     model, data = env.sim.model, env.sim.data
     point = geo.frame.to_world(at)
     best: tuple[float, np.ndarray, np.ndarray] | None = None
-    for geom in geo._geoms(ref):
+    for geom in geo.collision_geoms(ref):
         size = np.asarray(model.geom_size[geom], dtype=float)
         thin = int(np.argmin(size))
         if size[thin] >= SLAB_M or geom_box(env, geom)[1][2] < top - 0.02:

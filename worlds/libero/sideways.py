@@ -66,7 +66,7 @@ def _held_boxes(planner: SkillPlanner, ref: str) -> list[Box3]:
     geo = planner.geo
     model, data = geo.env.sim.model, geo.env.sim.data
     boxes = []
-    for g in geo._geoms(ref):
+    for g in geo.collision_geoms(ref):
         rotation = np.array(data.geom_xmat[g], dtype=float).reshape(3, 3)
         aabb = np.array(model.geom_aabb[g], dtype=float)
         centre = np.array(data.geom_xpos[g], dtype=float) + rotation @ aabb[:3]
@@ -149,7 +149,7 @@ def _one_way(
     z_in = room.floor + LIFT_M - low
     z_set = room.floor + SET_M - low
     front = float((corners @ u).max())
-    skip = set(geo._geoms(ref))
+    skip = set(geo.collision_geoms(ref))
 
     def meets(
         grip: np.ndarray, rotation: np.ndarray, relative: np.ndarray | None = None

@@ -266,7 +266,7 @@ def rests_below(geo: LiberoGeometry, ref: str, target: str) -> bool:
     origin = np.asarray(geo.frame.to_world((0.0, 0.0, 0.0)), dtype=float)
     point = np.asarray(centre, dtype=float) + origin
     floor = None
-    for geom in geo._geoms(owner):
+    for geom in geo.collision_geoms(owner):
         low, high = geom_box(geo.env, geom)
         if np.all(low[:2] <= point[:2]) and np.all(point[:2] <= high[:2]) and high[2] <= point[2]:
             floor = float(high[2]) if floor is None else max(floor, float(high[2]))

@@ -57,7 +57,7 @@ def handle_of(geo: LiberoGeometry, ref: str) -> tuple[np.ndarray, np.ndarray, fl
         return None
     body = np.array(geo.body_position(ref))
     parts = []
-    for g in geo._geoms(ref):
+    for g in geo.collision_geoms(ref):
         low, high = geom_box(geo.env, g)
         low, high = np.array(geo.frame.from_world(low)), np.array(geo.frame.from_world(high))
         centre = (low + high) / 2
@@ -123,7 +123,10 @@ def place_through(
     plane = float(hinge @ u) + max(door.reach(inward, 0.0, door.length), 0.0)
     body = np.array(geo.body_position(ref))
     corners = np.vstack(
-        [np.array([geo.frame.from_world(c) for c in geo._corners(g)]) for g in geo._geoms(ref)]
+        [
+            np.array([geo.frame.from_world(c) for c in geo.geom_corners(g)])
+            for g in geo.collision_geoms(ref)
+        ]
     )
     rel = corners - body
     offset = np.array(ee) - body
