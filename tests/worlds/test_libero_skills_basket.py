@@ -103,3 +103,29 @@ def test_a_box_the_basket_rests_on_is_picked_after_the_basket_is_lifted_off_it(
         assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()
+
+
+def test_a_thing_put_in_a_bowl_is_let_go_where_the_open_fingers_clear_its_rim() -> None:
+    """libero_goal task 6 ("put the cream cheese in the bowl"), state 1: let go deep in the
+    bowl (10.8 cm across), the opening fingers (13.6 cm) pressed on its walls and the
+    retreat lifted the bowl, cheese and all, 20 cm off the table. LIBERO's On still held
+    (the cheese on the bowl, the bowl in the air); the place's check, which fails a place
+    that leaves anything in the fingers, did not. Now the hand lets go just above the rim
+    (``letting_go.clear_above``) and the cheese drops in: the bowl stays on the table."""
+    world = libero_world("libero_goal", 6, 1)
+    try:
+        geo = world.geometry
+        standing = geo.box("akita_black_bowl_1")
+        assert standing is not None
+        picked = world.execute("pick", {"ref": "cream_cheese_1"})
+        assert picked.ok and world.held_ref() == "cream_cheese_1", picked.message
+        args = {"ref": "cream_cheese_1", "target": "akita_black_bowl_1", "relation": "in"}
+        placed = world.execute("place", args)
+        assert placed.ok, placed.message
+        assert world.held_ref() is None
+        after = geo.box("akita_black_bowl_1")
+        assert after is not None and abs(after.bottom - standing.bottom) < 0.01
+        assert holds(world, "on", "cream_cheese_1", "akita_black_bowl_1")
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()

@@ -25,7 +25,7 @@ from worlds.libero.control import Vec3
 from worlds.libero.geometry import FINGER_OUTER_M, FINGER_TIP_OUTER_M
 from worlds.libero.oriented import oriented_blocked
 
-__all__ = ["SHIFT_M", "clear_of_walls", "fingers_blocked", "release_spot"]
+__all__ = ["SHIFT_M", "clear_above", "clear_of_walls", "fingers_blocked", "release_spot"]
 
 SHIFT_M = 0.04
 """How far the hand may be moved from where the plan lets go for the fingers to open clear."""
@@ -111,3 +111,24 @@ def clear_of_walls(
     closing = current if yaw is None else yaw
     spot = release_spot(geo, ref, target, at, closing, offset, closing - current)
     return (at[0], at[1]) if spot is None else spot
+
+
+RAISE_STEP_M = 0.005
+"""How finely :func:`clear_above` raises the release."""
+
+
+def clear_above(geo: Any, ref: str, at: Vec3, yaw: float | None, highest: float) -> float:
+    """The lowest release height (the grip site's z, from ``at``'s up to ``highest``) at
+    which the fully open fingers, closing along ``yaw`` (None: as they are), meet nothing
+    but the held ``ref``; ``highest`` when none below it is clear. A hollow object (a
+    bowl) has no region whose walls :func:`release_spot` can keep the hand off: the cream
+    cheese let go deep in a bowl 10.8 cm across opened the fingers (13.6 cm) on its
+    walls, and the retreat lifted the bowl with them (libero_goal task 6). Let go just
+    above the rim, the thing drops the rest of the way in."""
+    closing = geo.closing_yaw() if yaw is None else yaw
+    z = at[2]
+    while z < highest:
+        if fingers_blocked(geo, (at[0], at[1], z), closing, (ref,)) is None:
+            return z
+        z += RAISE_STEP_M
+    return highest

@@ -28,7 +28,7 @@ from worlds.libero.dragging import (
 from worlds.libero.drawer_pull import open_segments, pull_posture, push_shut_segments
 from worlds.libero.geometry import Box, LiberoGeometry
 from worlds.libero.knobs import twist_knob
-from worlds.libero.letting_go import clear_of_walls
+from worlds.libero.letting_go import clear_above, clear_of_walls
 from worlds.libero.picking import MAX_GRASP_M, pick_plan
 from worlds.libero.placing import lay_down, lean_out, place_reach, slot_yaw
 from worlds.libero.reach import unfold_height
@@ -191,6 +191,8 @@ class SkillPlanner:
         y = spot[1] + float(offset[1])
         if inside is not None:  # the fingers open clear of the container's walls
             x, y = clear_of_walls(self.geo, ref, target, (x, y, release_z), yaw, offset)
+        elif hollow and relation == "in":  # let go where the open fingers clear its rim
+            release_z = clear_above(self.geo, ref, (x, y, release_z), yaw, carry - 0.02)
         laid = lay_down(self.geo, ref, target, ee, carry) if relation == "on" else None
         if laid is not None:  # onto a sloped cradle (a wine rack): laid along it
             return Plan((*self.rise(ee, carry), *laid), f"lay {ref} along {target}, release")
