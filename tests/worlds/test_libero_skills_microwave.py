@@ -4,6 +4,8 @@ shut (libero_10 task 9), judged by LIBERO's own predicates (helpers:
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.worlds.libero_cases import SKILL_MARKS, holds, libero_world
@@ -50,17 +52,10 @@ def test_a_door_facing_the_workspaces_edge_is_opened_wider_from_inside_it() -> N
     world = libero_world("libero_10_swap", 9, 0)
     mug, oven, inside = "white_yellow_mug_1", "microwave_1", "microwave_1_heating_region"
     try:
-        assert world.execute("pick", {"ref": mug}).ok
-        placed = world.execute("place", {"ref": mug, "target": inside, "relation": "in"})
-        assert not placed.ok and f"open {oven} wider first" in placed.message, placed.message
-        assert world.held_ref() == mug  # refused before anything moved
-        spot = "kitchen_table_white_yellow_mug_init_region"  # where it stood
-        assert world.execute("place", {"ref": mug, "target": spot, "relation": "on"}).ok
-        assert world.execute("open", {"ref": oven}).ok
-        assert world.execute("pick", {"ref": mug}).ok
-        placed = world.execute("place", {"ref": mug, "target": inside, "relation": "in"})
-        assert placed.ok, placed.message
-        assert holds(world, "in", mug, inside)
+        # set down where it stood
+        _refused_then_put_in_wider(
+            world, mug, oven, inside, "kitchen_table_white_yellow_mug_init_region"
+        )
         shut = world.execute("close", {"ref": oven})
         assert shut.ok, shut.message
         assert holds(world, "close", oven) and holds(world, "in", mug, inside)
@@ -79,17 +74,9 @@ def test_a_door_open_too_little_is_named_and_opened_wider_then_the_mug_goes_in()
     mug, oven, inside = "white_yellow_mug_1", "microwave_1", "microwave_1_heating_region"
     try:
         assert holds(world, "open", oven)
-        assert world.execute("pick", {"ref": mug}).ok
-        placed = world.execute("place", {"ref": mug, "target": inside, "relation": "in"})
-        assert not placed.ok and f"open {oven} wider first" in placed.message, placed.message
-        assert world.held_ref() == mug  # refused before anything moved
-        spot = "kitchen_table_porcelain_mug_front_region"
-        assert world.execute("place", {"ref": mug, "target": spot, "relation": "on"}).ok
-        assert world.execute("open", {"ref": oven}).ok
-        assert world.execute("pick", {"ref": mug}).ok
-        placed = world.execute("place", {"ref": mug, "target": inside, "relation": "in"})
-        assert placed.ok, placed.message
-        assert holds(world, "in", mug, inside)
+        _refused_then_put_in_wider(
+            world, mug, oven, inside, "kitchen_table_porcelain_mug_front_region"
+        )
         assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()
@@ -110,3 +97,19 @@ def test_a_mug_whose_handle_faces_the_door_is_turned_to_go_in() -> None:
         assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()
+
+
+def _refused_then_put_in_wider(world: Any, mug: str, oven: str, inside: str, spot: str) -> None:
+    """The mug picked, its place in ``inside`` refused before anything moves as needing
+    the door wider, the mug set down on ``spot``, the door opened, the mug picked again and
+    put in: what the planner does after that refusal."""
+    assert world.execute("pick", {"ref": mug}).ok
+    placed = world.execute("place", {"ref": mug, "target": inside, "relation": "in"})
+    assert not placed.ok and f"open {oven} wider first" in placed.message, placed.message
+    assert world.held_ref() == mug  # refused before anything moved
+    assert world.execute("place", {"ref": mug, "target": spot, "relation": "on"}).ok
+    assert world.execute("open", {"ref": oven}).ok
+    assert world.execute("pick", {"ref": mug}).ok
+    placed = world.execute("place", {"ref": mug, "target": inside, "relation": "in"})
+    assert placed.ok, placed.message
+    assert holds(world, "in", mug, inside)
