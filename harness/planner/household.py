@@ -36,6 +36,7 @@ from harness.planner.grounding import (
     ground,
     ground_part,
     is_area,
+    is_movable,
     viewer_left,
 )
 from harness.planner.history import find_arguments
@@ -433,7 +434,8 @@ def _holds(name: str, arguments: dict[str, Any], brief: ParsedBrief) -> bool | N
 
 def _resting(ref: str, target: str, brief: ParsedBrief) -> bool | None:
     """Whether the Brief shows ``ref`` on / in ``target`` (or a part of it); None when the
-    Brief does not list ``ref``."""
+    Brief does not list ``ref``, or shows it resting on another thing, which may stand
+    within the marked area ``target`` or not (the step's own verdict decides)."""
     item = brief.objects.get(ref)
     if item is None:
         return None
@@ -450,7 +452,8 @@ def _resting(ref: str, target: str, brief: ParsedBrief) -> bool | None:
             or (not exact and target.startswith(where + "_"))
         ):
             return True
-    return False
+    below = brief.objects.get(item.on or "")  # on a neighbour: the area is not seen from it
+    return None if exact and below is not None and is_movable(below) else False
 
 
 def _picked_again(plan: list[Action], index: int) -> bool:

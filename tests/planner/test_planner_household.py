@@ -978,6 +978,35 @@ def test_standing_on_the_table_is_not_being_in_one_of_its_marked_areas(
     assert first.text.startswith("Plan: ") and "main_table_stove_front_region" in first.text
 
 
+@pytest.mark.parametrize(("fail", "calls"), [(False, 1), (True, 3)])
+def test_a_push_onto_an_area_that_leaves_the_plate_on_a_box_is_judged_by_its_verdict(
+    fail: bool, calls: int
+) -> None:
+    """libero_goal task 5, state 0: the plate carried over the bowl came down on the area
+    with one edge on the cream cheese box. LIBERO's On(plate, area) held, the push's own
+    verdict said so, and the Brief said "on cream_cheese_1" (one support per line): the
+    planner pushed twice more and reported not achieved while the check said achieved.
+    Resting on a neighbour says nothing of the area; the step's verdict decides, so a push
+    judged failed is still tried again."""
+    box = ("cream_cheese_1", "cream cheese", OBJ, (0.40, -0.10, 0.02), "on main_table")
+    before = brief([*kitchen(ONE_BOWL), box])
+    entries = [
+        (r, lab, t, (0.38, -0.12, 0.03), "on cream_cheese_1") if r == "plate_1" else e
+        for e in [*kitchen(ONE_BOWL), box]
+        for r, lab, t, _, _ in [e]
+    ]
+    episode = Episode("push the plate to the front of the stove")
+    made = [episode.turn(before, fail=fail).tool_calls[0].name]
+    for _ in range(4):
+        response = episode.turn(brief(entries), fail=fail)
+        if not response.tool_calls:
+            break
+        made.append(response.tool_calls[0].name)
+    assert made == ["push"] * calls
+    verdict = "not achieved" if fail else "achieved"
+    assert response.text.endswith(f"Outcome: {verdict}")
+
+
 @pytest.mark.parametrize(
     "instruction",
     [
