@@ -9,7 +9,9 @@ should be closed" a passive with a modal; each asks for exactly what "move the b
 plate", "put the tomato sauce in the basket" and "close the drawer" ask for; "the plate
 should get the bowl" names the receiver first and asks for "move the bowl to the plate". Two
 such statements joined by "and" are two requests ("the mug goes on the left plate and the cup
-goes on the right one"), and "too" or "as well" after a request adds nothing to it. The parser
+goes on the right one"), and "too" or "as well" after a request adds nothing to it. Things
+listed in order and then where they all go ("first the soup, then the cheese: both into the
+basket") are one put each, in that order. The parser
 (:mod:`harness.planner.language`) reads commands, so these forms are turned into one first,
 keeping every word of the object and the destination. Only the sentence's shape changes:
 which objects the words mean is still decided from the Brief, and a sentence of none of these
@@ -111,6 +113,17 @@ _SO_THAT = re.compile(
 )
 """Where the thing should end up said as a purpose: "push the plate so it is in front of
 the stove" is "push the plate in front of the stove"."""
+_ITEM = r"(?:the|a|an)\s(?:(?!\b(?:is|are|was|were|then)\b)[^,])+?"
+"""One thing of a list: a determiner, then words up to the next comma or "then"."""
+_LISTED = re.compile(
+    rf"^(?P<items>(?:the|a|an)\s.+?)\s+(?P<word>both|all|each)(?:\s+of\s+them)?\s+"
+    rf"(?:(?:go|goes|belong)\s+)?{_WHERE}$"
+)
+_LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?(?:then\s+)?|\s+and\s+(?:then\s+)?|\s+then\s+")
+"""Things listed in order, then where they all go: "first the soup, then the cheese: both
+into the basket" (its colon dropped by :func:`lexicon.normalise`) is "put the soup into the
+basket, then put the cheese into the basket". The quantifier is what makes it a list of
+things going one place, never a statement of where one of them is."""
 _NOUN_START = re.compile(r"^(?:the|a|an|both|all|every|each)\s")
 _JOIN = re.compile(r"(?:\s*,\s*|\s+)(?:and\s+then|and|then)\s+")
 _ADDITIVE = re.compile(r"\s+(?:too|as\s+well|also)(?=\s*(?:[,;]|$)|\s+(?:and|then)\s)")
@@ -168,11 +181,24 @@ def as_command(text: str) -> str:
     these shapes is returned unchanged."""
     text = _OVER_TO.sub("", _ALSO.sub(r"\g<join> ", _ADDITIVE.sub("", text)))
     text = _SO_THAT.sub(" ", text)
+    if (found := _LISTED.match(text)) and (items := _listed(found["items"])):
+        if re.fullmatch(rf"{_ITEM}\s+and\s+{_ITEM}", found["items"]):  # no order said
+            return f"put {_quantified(found['items'] + ' ' + found['word'])} {found['rest']}"
+        return ", then ".join(f"put {item} {found['rest']}" for item in items)
     for join in _JOIN.finditer(text):
         if (split := _split_at(text, join)) is not None:
             before, rest = split
             return f"{as_command(before)}{join.group(0)}{as_command(rest)}"
     return _request(text) or text
+
+
+def _listed(text: str) -> list[str] | None:
+    """The things of a list said in order ("the soup, the butter, then the milk"), or None
+    when ``text`` is not two or more things, each said with its determiner."""
+    items = _LIST_SEPARATOR.split(text)
+    if len(items) < 2 or not all(re.fullmatch(_ITEM, item) for item in items):
+        return None
+    return items
 
 
 def _split_at(text: str, join: re.Match[str]) -> tuple[str, str] | None:
