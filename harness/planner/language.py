@@ -49,6 +49,9 @@ _SPLIT = re.compile(
     rf"(?=(?:then\s+)?{VERB}\b))\s*"
 )
 _AFTER = re.compile(r"^(?P<main>.+?)\s+(?:after|once)\s+(?P<first>[a-z]+ing)\s+(?P<rest>.+)$")
+_BEFORE = re.compile(r"^(?P<main>.+?)\s+before\s+(?P<then>[a-z]+ing)\s+(?P<rest>.+)$")
+"""The request said before another it comes before: "put the bowl in the drawer before
+closing it" is "put the bowl in the drawer; close it"."""
 
 _DESTINATIONS: tuple[tuple[str, Relation | None], ...] = (
     (
@@ -59,7 +62,7 @@ _DESTINATIONS: tuple[tuple[str, Relation | None], ...] = (
     (r"in front of|to the front of|toward the front of|towards the front of", "front_of"),
     (r"behind|to the back of|in back of", "behind"),
     (r"underneath|beneath|below|under", "under"),
-    (r"on top of|on the top of|onto the top of|on to|onto|upon|on|above|over", "on"),
+    (r"on top of|on the top of|onto the top of|on to|onto|upon|atop|on|above|over", "on"),
     (r"into|inside of|inside|within|in", "in"),
     (r"toward|towards|to", None),
 )
@@ -72,7 +75,7 @@ _SIDES: dict[str, Relation] = {
     "left": "left_of",
     "right": "right_of",
 }
-_ON_TOP = re.compile(r"^(?:on top of|on the top of|onto the top of|above|over)\b")
+_ON_TOP = re.compile(r"^(?:on top of|on the top of|onto the top of|atop|above|over)\b")
 _PRONOUNS = frozenset({"it", "them", "there", "that", "this", "one"})
 
 
@@ -115,6 +118,9 @@ def _clauses(text: str) -> list[str]:
                     what = found[2]  # "put the bowl in the drawer after opening it"
                 ordered += [f"{verb} {what}", match["main"]]
                 continue
+        if (match := _BEFORE.match(part)) and (verb := verb_of_gerund(match["then"])):
+            ordered += [match["main"], f"{verb} {match['rest']}"]
+            continue
         ordered.extend(_elided(part))
     return ordered
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from harness.planner.verbs import verb_of_gerund
+from harness.planner.verbs import PLACE, VERB, verb_of_gerund
 
 __all__ = ["as_command", "plain_request"]
 
@@ -124,6 +124,22 @@ _LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?(?:then\s+)?|\s+and\s+(?:then\s
 into the basket" (its colon dropped by :func:`lexicon.normalise`) is "put the soup into the
 basket, then put the cheese into the basket". The quantifier is what makes it a list of
 things going one place, never a statement of where one of them is."""
+_FRONTED = re.compile(
+    rf"^(?P<where>(?:on\s+top\s+of|onto|on|into|inside|in)\s+(?:the|a|an)\s{_WORDS})\s*,?\s+"
+    rf"(?P<verb>{PLACE})\s+(?P<what>(?:the|a|an|both|all|every|each)\s.+)$"
+)
+"""Where said first: "on the plate, place the bowl" is "place the bowl on the plate"."""
+_TOPIC = re.compile(
+    rf"^{_NOUN_PHRASE}(?<!\band)(?<!\bthen)\s*,?\s+(?P<verb>{VERB})\s+(?:it|them)\b\s*(?P<rest>.*)$"
+)
+"""The thing said first and pointed back to: "the bowl on the cookie box: move it onto the
+plate" (its colon dropped) is "move the bowl on the cookie box onto the plate"."""
+_ELLIPTIC = re.compile(rf"^{_NOUN_PHRASE}(?:\s*,\s*{_WHERE}|\s+(?P<toward>(?:into|onto)\b.*))$")
+"""A thing and where it goes, the verb left out: "the cream cheese, into the basket" (a
+comma, or a way into or onto: "the bowl on the plate" alone names a bowl)."""
+_BEFORE_FIRST = re.compile(r"^before\s+(?P<then>[a-z]+ing\s+[^,;]+?)\s*[,;]\s*(?P<main>.+)$")
+"""The later request said first: "before closing it, put the bowl in the drawer" is "put
+the bowl in the drawer before closing it" (whose order the parser reads)."""
 _NOUN_START = re.compile(r"^(?:the|a|an|both|all|every|each)\s")
 _JOIN = re.compile(r"(?:\s*,\s*|\s+)(?:and\s+then|and|then)\s+")
 _ADDITIVE = re.compile(r"\s+(?:too|as\s+well|also)(?=\s*(?:[,;]|$)|\s+(?:and|then)\s)")
@@ -147,10 +163,12 @@ _POLITE = re.compile(
 )
 _CALL = re.compile(
     r"^(?:(?:hey|hi|ok|okay|so|robot|now|please|first|first\s+of\s+all|just|simply|carefully"
-    r"|gently|slowly|quickly)\s*,?\s+)+"
+    r"|gently|slowly|quickly|(?:(?:your|the|my|next)\s+)?(?:task|job|instruction|goal)"
+    r"(?:\s+is(?:\s+to)?)?)\s*,?\s+)+"
 )
-"""Words that only call, soften or say how before the request ("please, put ...", "okay,
-robot, ...", "carefully lift ...", "first open ..."): the request is the same."""
+"""Words that only call, soften, say how or label before the request ("please, put ...",
+"okay, robot, ...", "carefully lift ...", "first open ...", "your task: put ..."): the
+request is the same."""
 _GERUND_FIRST = re.compile(r"^(?P<gerund>[a-z]+ing)\b")
 """A request said with its verb's "-ing" form, as after "would you mind": "putting the bowl
 on the plate" asks what "put the bowl on the plate" asks."""
@@ -181,6 +199,8 @@ def as_command(text: str) -> str:
     these shapes is returned unchanged."""
     text = _OVER_TO.sub("", _ALSO.sub(r"\g<join> ", _ADDITIVE.sub("", text)))
     text = _SO_THAT.sub(" ", text)
+    if found := _BEFORE_FIRST.match(text):
+        return f"{as_command(found['main'])} before {found['then']}"
     if (found := _LISTED.match(text)) and (items := _listed(found["items"])):
         if re.fullmatch(rf"{_ITEM}\s+and\s+{_ITEM}", found["items"]):  # no order said
             return f"put {_quantified(found['items'] + ' ' + found['word'])} {found['rest']}"
@@ -189,7 +209,7 @@ def as_command(text: str) -> str:
         if (split := _split_at(text, join)) is not None:
             before, rest = split
             return f"{as_command(before)}{join.group(0)}{as_command(rest)}"
-    return _request(text) or text
+    return _request(text) or _shorthand(text) or text
 
 
 def _listed(text: str) -> list[str] | None:
@@ -245,7 +265,26 @@ def _request(text: str) -> str | None:
         return f"put {_quantified(found['what'])} {found['rest']}"
     if found := _RECEIVES.match(text):
         return f"move {found['what']} to {found['where']}"
+    if found := _FRONTED.match(text):
+        return f"{found['verb']} {found['what']} {found['where']}"
     return None
+
+
+def _shorthand(text: str) -> str | None:
+    """The whole of ``text`` as a command when it names the thing first and then what to
+    do with it (:data:`_TOPIC`, :data:`_ELLIPTIC`). Only ever the whole sentence: after an
+    "and" these shapes are part of a noun ("between the plate and the ramekin onto ...")."""
+    if (found := _TOPIC.match(text)) and _verbless(found["what"]):
+        return " ".join(w for w in (found["verb"], found["what"], found["rest"]) if w)
+    if (found := _ELLIPTIC.match(text)) and _verbless(found["what"]):
+        return f"put {found['what']} {found['rest'] or found['toward']}"
+    return None
+
+
+def _verbless(what: str) -> bool:
+    """Whether ``what`` names things only: "the ramekin and put it" (of "... between the
+    plate and the ramekin and put it onto the plate") is no thing said first."""
+    return re.search(rf"\b{VERB}\b", what) is None
 
 
 def _command(participle: str, what: str, rest: str) -> str:

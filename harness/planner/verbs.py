@@ -26,7 +26,7 @@ __all__ = [
 PICK = r"(?:pick up|pick|lift up|lift|take out|take|grab|get|grasp|remove|collect)"
 PLACE = (
     r"(?:put down|put|place|set down|set|move|drop|insert|add|transfer|stack|bring|lay|"
-    r"position|carry|load|store|return|deposit|relocate)"
+    r"position|carry|load|store|return|deposit|relocate|stick|pop)"
 )
 OPEN = r"(?:slide open|pull open|swing open|slide out|pull out|open up|open|pull)"
 CLOSE = r"(?:slide shut|push shut|push closed|close up|close|shut)"

@@ -242,7 +242,7 @@ SENTENCES = [
 BOWLS = ["akita black bowl", "black bowl", "bowl"]
 
 
-def _spatial_scene(layout: str, swap: bool, offset: tuple[float, float]) -> tuple[list[Any], str]:
+def spatial_scene(layout: str, swap: bool, offset: tuple[float, float]) -> tuple[list[Any], str]:
     target, rest, distractor, _ = LAYOUTS[layout]
     chosen, other = (
         ("akita_black_bowl_2", "akita_black_bowl_1")
@@ -273,7 +273,7 @@ def test_the_bowl_a_spatial_phrase_names_is_the_one_there(
     is the one the phrase describes, and it goes on the plate."""
     phrases = LAYOUTS[layout][3]
     where = phrases[phrasing % len(phrases)]
-    entries, chosen = _spatial_scene(layout, swap, (dx, dy))
+    entries, chosen = spatial_scene(layout, swap, (dx, dy))
     actions = plan(sentence.format(bowl=bowl, where=where), entries)
     assert actions == [
         ("pick", {"ref": chosen}),
@@ -283,7 +283,7 @@ def test_the_bowl_a_spatial_phrase_names_is_the_one_there(
 
 @pytest.mark.parametrize("swap", [False, True])
 def test_not_between_is_the_other_bowl(swap: bool) -> None:
-    entries, chosen = _spatial_scene("between", swap, (0.0, 0.0))
+    entries, chosen = spatial_scene("between", swap, (0.0, 0.0))
     actions = plan(
         "Pick the akita black bowl not between the plate and the ramekin and place it on the plate",
         entries,
@@ -690,7 +690,7 @@ class Episode:
 
 
 def test_the_plan_is_grounded_once_and_carried_out_call_by_call() -> None:
-    entries, chosen = _spatial_scene("between", swap=True, offset=(0.0, 0.0))
+    entries, chosen = spatial_scene("between", swap=True, offset=(0.0, 0.0))
     episode = Episode(
         "Pick the akita black bowl between the plate and the ramekin and place it on the plate"
     )
@@ -713,7 +713,7 @@ def test_a_place_the_brief_does_not_confirm_is_done_again_and_bounded() -> None:
     """The place reports success but the Brief shows the bowl beside the plate (the
     world's own predicate does not hold): the planner picks and places again, three tries
     in all, then reports not achieved rather than claiming success."""
-    entries, chosen = _spatial_scene("between", swap=False, offset=(0.0, 0.0))
+    entries, chosen = spatial_scene("between", swap=False, offset=(0.0, 0.0))
     episode = Episode("put the black bowl between the plate and the ramekin on the plate")
     calls = []
     for _ in range(12):
