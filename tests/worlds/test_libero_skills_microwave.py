@@ -113,3 +113,47 @@ def _refused_then_put_in_wider(world: Any, mug: str, oven: str, inside: str, spo
     placed = world.execute("place", {"ref": mug, "target": inside, "relation": "in"})
     assert placed.ok, placed.message
     assert holds(world, "in", mug, inside)
+
+
+def test_a_mug_is_pushed_in_with_the_wrist_kept_in_where_the_oven_faces_the_edge() -> None:
+    """LIBERO-PRO libero_10_swap task 9, state 1: the oven's opening faces the workspace's
+    edge, and the push that takes the mug deeper (its handle past the door's plane) started
+    at y = -0.39 with the hand dipped 45 degrees, the wrist trailing 0.75 m from the base's
+    axis: the elbow straightened and the gripper strayed 6 cm, three times, and the task
+    gave up. The hand now dips as steeply as keeps the wrist in (60 degrees here), pushes
+    the mug in, and the door is swept shut over it."""
+    world = libero_world("libero_10_swap", 9, 1)
+    mug, oven, inside = "white_yellow_mug_1", "microwave_1", "microwave_1_heating_region"
+    try:
+        assert world.execute("pick", {"ref": mug}).ok
+        placed = world.execute("place", {"ref": mug, "target": inside, "relation": "in"})
+        assert placed.ok, placed.message
+        assert holds(world, "in", mug, inside)
+        shut = world.execute("close", {"ref": oven})
+        assert shut.ok, shut.message
+        assert holds(world, "close", oven) and holds(world, "in", mug, inside)
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()
+
+
+def test_an_oven_too_near_the_edge_is_refused_naming_the_edge_and_how_far() -> None:
+    """LIBERO-PRO libero_10_swap task 9, state 2: the oven stands 1.7 cm nearer the
+    workspace's edge than at state 0, and the mug, held by its handle with the hand behind
+    it, must come down in front of the opening with the hand 1.3 cm past the edge wherever
+    along the opening it goes in (and the door, open 75 degrees, is in the way of some of
+    those places too). The refusal said only "no room ... without touching it"; it now names
+    the edge and the distance, and the door, before anything moves."""
+    world = libero_world("libero_10_swap", 9, 2)
+    mug, inside = "white_yellow_mug_1", "microwave_1_heating_region"
+    try:
+        assert world.execute("pick", {"ref": mug}).ok
+        before = world.ee_position()
+        placed = world.execute("place", {"ref": mug, "target": inside, "relation": "in"})
+        assert not placed.ok
+        assert "past the workspace's edge" in placed.message, placed.message
+        assert "1.3 cm" in placed.message and "opened wider" in placed.message, placed.message
+        assert world.held_ref() == mug  # refused before anything moved
+        assert max(abs(a - b) for a, b in zip(world.ee_position(), before, strict=True)) < 0.002
+    finally:
+        world.disconnect()

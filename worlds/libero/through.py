@@ -29,6 +29,8 @@ from worlds.libero.segments import PUSH_DIP, SLOW, Segment
 from worlds.libero.wrist import TURN_STEPS, hand_yaw, turn_held
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from worlds.libero.geometry import Box, LiberoGeometry
     from worlds.libero.skills import SkillPlanner
 
@@ -185,7 +187,8 @@ def place_through(
     handle = handle_of(geo, ref)
     if final_u > release_u + 0.005 and handle is not None:
         # push what stands out behind it (the handle) with the closed fingers' tips, the
-        # hand dipped into the opening so the wrist stays out and below the fixture's top
+        # hand dipped into the opening so the wrist stays out and below the fixture's top,
+        # more steeply where it would trail too far from the base (push_dip)
         h_low, h_high, _ = handle
         mid = (h_low[2] + h_high[2]) / 2 - obj.bottom
         z_push = floor + 0.004 + mid + 0.01
@@ -194,14 +197,15 @@ def place_through(
         end = spot(chosen + side, final_u - behind - 0.012)
         facing = (float(-u[0]), float(-u[1]), 0.0)
         tilt = {"facing": facing, "closing": (float(along[0]), float(along[1]), 0.0)}
+        dip = push_dip(start, end, u)
         segments += [
             Segment("grip", "close", close=True),
             Segment("move", "up", as_point(start, z_push + 0.05)),
-            Segment("twist", "dip", dip=PUSH_DIP, **tilt),  # type: ignore[arg-type]
-            Segment("move", "lower", as_point(start, z_push), dip=PUSH_DIP, **tilt),  # type: ignore[arg-type]
-            Segment("move", "push in", as_point(end, z_push), speed=INSERT, dip=PUSH_DIP, **tilt),  # type: ignore[arg-type]
-            Segment("move", "back off", as_point(start, z_push), dip=PUSH_DIP, **tilt),  # type: ignore[arg-type]
-            Segment("move", "clear", as_point(start, carry), dip=PUSH_DIP, **tilt),  # type: ignore[arg-type]
+            Segment("twist", "dip", dip=dip, **tilt),  # type: ignore[arg-type]
+            Segment("move", "lower", as_point(start, z_push), dip=dip, **tilt),  # type: ignore[arg-type]
+            Segment("move", "push in", as_point(end, z_push), speed=INSERT, dip=dip, **tilt),  # type: ignore[arg-type]
+            Segment("move", "back off", as_point(start, z_push), dip=dip, **tilt),  # type: ignore[arg-type]
+            Segment("move", "clear", as_point(start, carry), dip=dip, **tilt),  # type: ignore[arg-type]
             Segment("twist", "turn back", yaw=HOME_YAW),
         ]
     else:
@@ -209,20 +213,52 @@ def place_through(
     return segments
 
 
+WRIST_M = 0.203
+"""How far the wrist (the Panda's last link) stands behind the grip site along the hand."""
+WRIST_OUT_M = 0.725
+"""How far from the base's axis (horizontally) the wrist of a hand pushing dipped may be
+for the controller to hold the pose. LIBERO-PRO libero_10_swap task 9, state 1 (the oven's
+opening facing the workspace's edge, the push starting at y = -0.39): dipped 45 degrees the
+wrist trailed 0.748 m out, the elbow straightened (joint 4 from -1.73 to -0.61 rad, 0.54
+from its limit) and the gripper strayed 6 cm, three times; 50 and 55 degrees (0.740 and
+0.731 m) strayed 3 cm coming down; 60 degrees (0.722 m) came down within 3 mm and pushed
+the mug in (the solver holds all four: it is the controller that does not)."""
+PUSH_DIPS = (PUSH_DIP, *(math.radians(d) for d in (50, 55, 60)))
+"""The dips tried for a push in through an opening, the usual PUSH_DIP first; steeper than
+the last, the hand meets the fixture above the opening short of the door's plane (70
+degrees stopped 1.7 cm short of it, 60 degrees 0.8 cm)."""
+
+
+def push_dip(start: np.ndarray, end: np.ndarray, u: np.ndarray) -> float:
+    """The least of PUSH_DIPS at which the wrist, trailing out of the opening (against
+    ``u``) behind the fingertips pushing from ``start`` to ``end`` (base frame), stays
+    within WRIST_OUT_M of the base's axis (the steeper the dip, the less it trails); the
+    steepest where none does."""
+    for dip in PUSH_DIPS:
+        back = u[:2] * WRIST_M * math.cos(dip)
+        if all(float(np.linalg.norm(p[:2] - back)) <= WRIST_OUT_M for p in (start, end)):
+            return dip
+    return PUSH_DIPS[-1]
+
+
 def _no_room(ee: Vec3, ref: str, door: Door, way: Way) -> str:
     """Why ``way`` finds no room to carry ``ref`` in: the door's leaf, standing short of its
     opened position, is in the way when the same way with the leaf disregarded finds room
     (libero_10 task 9, state 11: the leaf open 76 degrees left the opening 20 cm beside it
     for the 21 cm long hand, 23.5 cm at 90 degrees (state 0), where the place fits); the
-    workspace's edge when the way disregarding it finds room (LIBERO-PRO libero_10_swap
-    task 9, the oven's opening 36 cm to the robot's right: the hand would go 1.2 cm past
-    the edge); else no room. No other turn of the held thing fits where this one does not
-    (tried every 15 degrees up to where the hand meets the door: the hand's box, turned,
-    reaches the fixture's face). Opening wider is named as the remedy only where the sweep
-    that opens it stays within reach."""
+    workspace's edge, and how far past it the hand would go at the least, when a way past
+    it is free (LIBERO-PRO libero_10_swap task 9, the oven's opening 36 cm to the robot's
+    right: the hand would go 1.2 cm past the edge), or is free with the leaf disregarded
+    too (state 2: the leaf, open 75 degrees, over the opening's hinge side, and the hand
+    1.3 cm past the edge at every place along the opening: opening wider does not help,
+    and the refusal said only "no room ... without touching it"); else no room. No other
+    turn of the held thing fits where this one does not (tried every 15 degrees up to where
+    the hand meets the door: the hand's box, turned, reaches the fixture's face). Opening
+    wider is named as the remedy only where the sweep that opens it stays within reach."""
     short = abs(door.opened - door.closed) - abs(door.angle - door.closed)
-    if short > WIDER_RAD and door.geoms and way.without(door.geoms).search(ee) is not None:
-        degrees = math.degrees(abs(door.angle - door.closed))
+    leaf = short > WIDER_RAD and bool(door.geoms)
+    degrees = math.degrees(abs(door.angle - door.closed))
+    if leaf and way.without(door.geoms).search(ee) is not None:
         why = (
             f"{door.ref} is not open far enough: its door, open {degrees:.0f} degrees, "
             f"stands in the way of the hand carrying {ref} in through the opening"
@@ -239,10 +275,19 @@ def _no_room(ee: Vec3, ref: str, door: Door, way: Way) -> str:
         if within:
             return f"{why}; open {door.ref} wider first"
         return f"{why}, and opening it wider would take the hand past the workspace's edge"
-    if way.anywhere().search(ee) is not None:
+    past, also = way.past_edge(ee), ""
+    if past is None and leaf:  # the leaf in the way, and the edge even with it out of the way
+        past = way.without(door.geoms).past_edge(ee)
+        also = (
+            f", even with {door.ref}'s door (open {degrees:.0f} degrees, and in the way as "
+            "well) opened wider"
+        )
+    if past is not None:
         return (
             f"no room within the arm's workspace to carry {ref} in through {door.ref}'s "
-            "opening: the hand, outside behind it, would have to go past the workspace's edge"
+            f"opening: held with the hand behind it, {ref} must be lowered in front of the "
+            f"opening with the hand at least {past * 100:.1f} cm past the workspace's edge, "
+            f"wherever along the opening it goes in{also}; this arm cannot put it in there"
         )
     return f"no room to carry {ref} in through {door.ref}'s opening without touching it"
 
@@ -287,7 +332,6 @@ class Way:
         self.front = float(np.max(rel[:, :2] @ u))
         self.hang = 0.0
         self.skip: tuple[int, ...] = ()
-        self.bounded = True
 
     def without(self, geoms: tuple[int, ...]) -> Way:
         """The same ways with ``geoms`` (a door's leaf) disregarded."""
@@ -295,11 +339,11 @@ class Way:
         other.skip = geoms
         return other
 
-    def anywhere(self) -> Way:
-        """The same ways with the arm's reach disregarded."""
-        other = copy.copy(self)
-        other.bounded = False
-        return other
+    def past_edge(self, ee: Vec3) -> float | None:
+        """How far past the workspace's edge the hand goes on the way (at the deepest free
+        depth at each place along the opening) that goes least far past it; None when no
+        way is free."""
+        return min((past for _, _, past in self.ways(ee, math.inf)), default=None)
 
     def spot(self, t: float, depth: float) -> np.ndarray:
         return self.hinge + self.along * t + self.u * (depth - float(self.hinge @ self.u))
@@ -358,6 +402,14 @@ class Way:
         """(where along the door from its hinge, how deep along ``u``) the thing is set down
         inside, as deep as the hand, outside, goes without touching the fixture's front,
         nearest the region's middle; None when there is no such place."""
+        for t, depth, _ in self.ways(ee, 0.0):
+            return t, depth
+        return None
+
+    def ways(self, ee: Vec3, slack: float) -> Iterator[tuple[float, float, float]]:
+        """(along, depth, how far past the workspace's edge the hand goes) of the deepest
+        free way in at each place along the opening whose hand goes at most ``slack`` past
+        it, nearest the region's middle first."""
         planner, u, geo = self.planner, self.u, self.planner.geo
         obj = geo.box(self.ref)
         assert obj is not None
@@ -381,15 +433,23 @@ class Way:
                 hands = (release + self.offset[:2], pre + self.offset[:2])
                 # where the arm may go (LIBERO-PRO libero_10_swap task 9: the oven at the
                 # workspace's edge wanted the hand 1-2 cm past it, 9,690 physics steps outside)
-                reached = all(planner.within_reach(float(h[0]), float(h[1])) for h in hands)
+                past = max(_past(planner, h) for h in hands)
                 if (
-                    (reached or not self.bounded)
+                    past <= slack
                     and self.free(release, floor + 0.012)
                     and self.free(pre, floor + 0.012)
                 ):
-                    return float(t), depth
+                    yield float(t), depth, past
+                    break
                 depth -= 0.003
-        return None
+
+
+def _past(planner: SkillPlanner, xy: np.ndarray) -> float:
+    """How far (x, y) is outside the box the gripper may be sent to (0 inside it)."""
+    if planner.reach is None:
+        return 0.0
+    low, high = np.array(planner.reach[0][:2]), np.array(planner.reach[1][:2])
+    return float(np.linalg.norm(np.maximum(0.0, np.maximum(low - xy, xy - high))))
 
 
 def _hand_ahead(plane: float, hand_u: float, region: Box, u: np.ndarray) -> bool:
