@@ -1,10 +1,13 @@
 """Picks LIBERO-PRO's position variants (``libero_object_temp_x0.5``, ``_y0.3``, ``_y0.4``)
 made hard: a thing out where the hand pointing down does not reach, a low box lying by the
-basket's wall, a lying bottle beside a standing milk. Each on the published initial state
+basket's wall, a lying bottle beside a standing milk; and a bottle too close to the robot's
+base for it (libero_90 task 62). Each on the published initial state
 where it failed three times, judged by the env's own state (helpers:
 ``tests/worlds/libero_cases.py``)."""
 
 from __future__ import annotations
+
+import pytest
 
 from tests.worlds.libero_cases import SKILL_MARKS, holds, libero_world
 
@@ -94,6 +97,36 @@ def test_a_bowl_whose_rim_closes_along_the_way_out_is_picked_leaning_out() -> No
         placed = world.execute("place", {"ref": ref, "target": "plate_1", "relation": "on"})
         assert placed.ok, placed.message
         assert holds(world, "on", ref, "plate_1")
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()
+
+
+@pytest.mark.parametrize("bowl_aside", [False, True])
+def test_a_bottle_next_to_the_robots_base_is_picked_leaning_in(bowl_aside: bool) -> None:
+    """libero_90 task 62, state 1: the salad dressing stands 0.25 m from the base's axis;
+    pointing down at its neck the elbow folds to its limit 2-4 cm short, leaned out it folds
+    further, and the pick was refused with nothing moved. Leaned in (the fingers' end
+    towards the base, the wrist further out) it is grasped and put in the tray. The way out
+    along the table runs into a bowl, so it is lifted where it stands; with the bowl moved
+    12 cm aside (a scene of our own), it is drawn out first, as a pick from above is."""
+    world = libero_world("libero_90", 62, 1)
+    try:
+        ref, tray = "new_salad_dressing_1", "wooden_tray_1_contain_region"
+        if bowl_aside:
+            env = world.env.env
+            start, _ = env.sim.model.get_joint_qpos_addr("akita_black_bowl_1_joint0")
+            env.sim.data.qpos[start + 1] -= 0.12
+            env.sim.forward()
+        picked = world.execute("pick", {"ref": ref})
+        assert picked.ok and "lean in" in picked.message, picked.message
+        assert ("draw out" in picked.message) == bowl_aside, picked.message
+        assert world.held_ref() == ref
+        box = world.geometry.box(ref)
+        assert box is not None and box.bottom > 0.1  # lifted off the table
+        placed = world.execute("place", {"ref": ref, "target": tray, "relation": "in"})
+        assert placed.ok, placed.message
+        assert holds(world, "in", ref, tray)
         assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()

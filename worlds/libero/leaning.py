@@ -22,6 +22,19 @@ on nothing and dragged it in. When no lean about the closing direction holds, th
 leaned out about the horizontal square to the way out (``reach.outward_hand``): the finger
 further out comes down lower, inside the bowl, by half the fingers' opening times the
 lean's sine (1 cm at 15 degrees).
+
+Close to the robot's base the arm falls short the other way: libero_90 task 62, state 1,
+stands the salad dressing 0.25 m from the base's axis, and pointing down at its neck the
+elbow (joint 4) folds to its limit with the fingers 2-4 cm short at either turn; leaned
+out, it folds further, and the pick was refused. There (nearer than
+``clearance.FOLDED_REACH_M``) the hand is leaned in, its fingers' end towards the base:
+the wrist stands further out and the elbow unfolds (15 degrees holds the grasp). Closed,
+the thing is drawn out along the table to where the elbow unfolds
+(``clearance.away_from_base``, as the pick from above does) and lifted there; where
+something stands in the way out (there, a bowl), it is lifted where it stands. Leaned in,
+the hand's underside meets a bottle's cap 1 cm above the neck grasp (its box reaches down
+over the cap on the side away from the base): the controller stops there and the fingers
+close 3 cm below the top, which holds it.
 """
 
 from __future__ import annotations
@@ -31,6 +44,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from worlds.libero.clearance import FOLDED_REACH_M, TAKE_LOAD_STEPS, away_from_base
 from worlds.libero.control import Vec3, down_matrix, half_turned, lean_matrix
 from worlds.libero.geometry import FINGER_OPEN_M, Box
 from worlds.libero.reach import STRETCHED_M, down_tilt, outward_lean, solve
@@ -100,8 +114,9 @@ def far_pick(
     """The pick of ``ref`` at ``grasp`` (base frame, fingers closing at ``yaw``) with the
     hand leaned out, when the controller, commanded to point down there, does not bring the
     hand to it by itself (``reach.down_tilt`` within ``CONTROLLER_TILT_RAD`` at either
-    finger turn); a Refusal when no lean reaches it either; None when the usual pick from
-    above reaches it."""
+    finger turn), or leaned in towards the base where the thing stands nearer it than
+    ``FOLDED_REACH_M`` (the elbow folded: leaning in unfolds it); a Refusal when no lean
+    reaches it either; None when the usual pick from above reaches it."""
     geo = planner.geo
     x, y, z = grasp
     out = math.hypot(x, y)
@@ -112,19 +127,28 @@ def far_pick(
     box = geo.box(ref)
     assert box is not None
     outward = np.array([x, y]) / out
-    for angle in LEANS_RAD:
-        for closing, at in closings(box, grasp, yaw):
-            for turn in (closing, half_turned(closing)):
-                vec = lean_vector(turn, angle, outward)
-                plan = _leaned(planner, ee, at, turn, vec, angle, lift)
+    near = out < FOLDED_REACH_M
+    for sign in (-1.0, 1.0) if near else (1.0,):  # near the base: in first, then out
+        for angle in LEANS_RAD:
+            for closing, at in closings(box, grasp, yaw):
+                for turn in (closing, half_turned(closing)):
+                    vec = lean_vector(turn, angle, sign * outward)
+                    plan = _leaned(planner, ref, ee, at, turn, vec, sign * angle, lift)
+                    if plan is not None:
+                        return plan
+        for angle in LEANS_RAD:  # the fingers closing along the way out: their line tilts
+            for turn in (yaw, half_turned(yaw)):
+                vec = outward_lean(grasp, sign * angle)
+                plan = _leaned(planner, ref, ee, grasp, turn, vec, sign * angle, lift)
                 if plan is not None:
                     return plan
-    for angle in LEANS_RAD:  # the fingers closing along the way out: their line tilts
-        for turn in (yaw, half_turned(yaw)):
-            vec = outward_lean(grasp, angle)
-            plan = _leaned(planner, ee, grasp, turn, vec, angle, lift)
-            if plan is not None:
-                return plan
+    if near:
+        return Refusal(
+            f"{ref} is {out:.2f} m from the robot's base axis, too close to it for the arm: "
+            f"pointing down at it, {short}, and leaned in towards the base or out, up to "
+            f"{math.degrees(MAX_LEAN_RAD):.0f} degrees, it cannot hold the grasp either; "
+            "nothing moved"
+        )
     return Refusal(
         f"{ref} is {out:.2f} m from the robot's base axis, out of the arm's reach: pointing "
         f"down at it, {short}, and leaned out up to {math.degrees(MAX_LEAN_RAD):.0f} degrees "
@@ -134,6 +158,7 @@ def far_pick(
 
 def _leaned(
     planner: SkillPlanner,
+    ref: str,
     ee: Vec3,
     grasp: Vec3,
     turn: float,
@@ -141,20 +166,29 @@ def _leaned(
     angle: float,
     lift: float,
 ) -> Plan | None:
-    """The leaned pick at ``grasp`` with the fingers at ``turn``, the hand leaned by the
-    rotation vector ``vec`` (``angle`` radians), when the arm holds every pose of it
-    (``reach.solve``); else None."""
+    """The leaned pick of ``ref`` at ``grasp`` with the fingers at ``turn``, the hand leaned
+    by the rotation vector ``vec`` (``angle`` radians: negative, leaned in towards the base),
+    when the arm holds every pose of it (``reach.solve``); else None. Leaned out, it is
+    lifted and drawn in; leaned in, drawn out along the table (where nothing stands in the
+    way) and lifted there."""
     geo = planner.geo
     x, y, z = grasp
     hand = lean_matrix(np.array(vec)) @ down_matrix(turn)
     axis = hand[:, 2]
     back = (x - axis[0] * BACK_M, y - axis[1] * BACK_M, z - axis[2] * BACK_M)
-    up = (x, y, lift)
-    scale = (STRETCHED_M - IN_M) / math.hypot(x, y)
-    drawn = (x * scale, y * scale, lift)
     over = (back[0], back[1], planner.travel_height(back[2], ee[2]))
-    _, why = solve(geo.env, [(geo.frame.to_world(p), hand) for p in (over, back, grasp, up, drawn)])
-    if why is not None:
+    ways: list[list[tuple[str, Vec3]]] = [[("lift", (x, y, lift))]]
+    if angle > 0:
+        scale = (STRETCHED_M - IN_M) / math.hypot(x, y)
+        ways = [[("lift", (x, y, lift)), ("draw in", (x * scale, y * scale, lift))]]
+    elif (slide := away_from_base(geo, ref, grasp)) is not None:  # leaned in, by the base:
+        sx, sy = x + float(slide[0]), y + float(slide[1])  # out to where the elbow unfolds
+        ways.insert(0, [("draw out", (sx, sy, z + 0.03)), ("lift", (sx, sy, lift))])
+    for after in ways:
+        targets = [over, back, grasp, *(p for _, p in after)]
+        if solve(geo.env, [(geo.frame.to_world(p), hand) for p in targets])[1] is None:
+            break
+    else:
         return None
     segments = [
         Segment("grip", "open", close=False, yaw=turn, lean=vec),
@@ -163,8 +197,10 @@ def _leaned(
         Segment("move", "approach", back, yaw=turn, lean=vec),
         Segment("move", "grasp", grasp, speed=SLOW, tolerance=0.004, yaw=turn, lean=vec),
         Segment("grip", "close", close=True, yaw=turn, lean=vec),
-        Segment("move", "lift", up, speed=SLOW, yaw=turn, lean=vec),
-        Segment("move", "draw in", drawn, speed=SLOW, yaw=turn, lean=vec),
     ]
-    how = f"lean out {math.degrees(angle):.0f} degrees, approach, grasp, lift, draw in"
-    return Plan(tuple(segments), how, turn)
+    if angle < 0:  # the folded arm takes up the load first (``clearance.TAKE_LOAD_STEPS``)
+        segments.append(Segment("hold", "take the load", steps=TAKE_LOAD_STEPS))
+    segments += [Segment("move", label, p, speed=SLOW, yaw=turn, lean=vec) for label, p in after]
+    how = ", ".join(["approach, grasp", *(label for label, _ in after)])
+    way = "out" if angle > 0 else "in"
+    return Plan(tuple(segments), f"lean {way} {math.degrees(abs(angle)):.0f} degrees, {how}", turn)
