@@ -51,3 +51,15 @@ def test_the_hand_tilted_out_points_away_from_the_base_by_the_tilt(
     assert math.isclose(float(axis[:2] @ out), math.sin(tilt), abs_tol=1e-9)
     assert abs(float(axis[0] * out[1] - axis[1] * out[0])) < 1e-9  # no sideways part
     assert abs(float(hand[:, 0] @ axis)) < 1e-9
+
+
+@pytest.mark.parametrize("yaw", [1.25, -1.89])
+def test_a_hand_leaned_in_points_towards_the_base_and_its_fingers_stay_level(yaw: float) -> None:
+    """By the robot's base the hand leans the other way (``far_pick`` passes the way in):
+    its axis points down and towards the base, so the wrist stands further out."""
+    outward = np.array([0.95, -0.31])
+    hand = lean_matrix(np.array(lean_vector(yaw, math.radians(15), -outward))) @ down_matrix(yaw)
+    axis, closing = hand[:, 2], hand[:, 0]
+    assert axis[2] == pytest.approx(-math.cos(math.radians(15)), abs=1e-6)
+    assert float(axis[:2] @ outward) < -0.2  # in, towards the robot
+    assert abs(closing[2]) < 1e-6

@@ -1,10 +1,15 @@
 """Picks LIBERO-PRO's position variants (``libero_object_temp_x0.5``, ``_y0.3``, ``_y0.4``)
 made hard: a thing out where the hand pointing down does not reach, a low box lying by the
-basket's wall, a lying bottle beside a standing milk. Each on the published initial state
+basket's wall, a lying bottle beside a standing milk; and a bottle too close to the robot's
+base for it (libero_90 task 62). Each on the published initial state
 where it failed three times, judged by the env's own state (helpers:
 ``tests/worlds/libero_cases.py``)."""
 
 from __future__ import annotations
+
+import math
+
+import pytest
 
 from tests.worlds.libero_cases import SKILL_MARKS, holds, libero_world
 
@@ -97,3 +102,46 @@ def test_a_bowl_whose_rim_closes_along_the_way_out_is_picked_leaning_out() -> No
         assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()
+
+
+@pytest.mark.parametrize("moved", ["", "bowl aside", "bottle in"])
+def test_a_bottle_next_to_the_robots_base_is_picked_leaning_in(moved: str) -> None:
+    """libero_90 task 62, state 1: the salad dressing stands 0.25 m from the base's axis;
+    pointing down at its neck the elbow folds to its limit 2-4 cm short, leaned out it folds
+    further, and the pick was refused with nothing moved. Leaned in (the fingers' end
+    towards the base, the wrist further out) it is grasped and put in the tray. The way out
+    along the table runs into a bowl, so it is lifted where it stands. Scenes of our own:
+    with the bowl moved 12 cm aside, it is drawn out first, as a pick from above is; with
+    the bottle moved in to 0.20 m, the least lean held only with the shoulder swung back
+    (15 degrees: stopped 3 cm short, closed on nothing), and the one taken keeps it."""
+    world = libero_world("libero_90", 62, 1)
+    try:
+        ref, tray = "new_salad_dressing_1", "wooden_tray_1_contain_region"
+        env = world.env.env
+        if moved:
+            body = "akita_black_bowl_1" if moved == "bowl aside" else ref
+            start, _ = env.sim.model.get_joint_qpos_addr(f"{body}_joint0")
+            box = world.geometry.box(ref)
+            assert box is not None
+            shift = (0.0, -0.12) if moved == "bowl aside" else _towards_base(box.centre, 0.20)
+            env.sim.data.qpos[start : start + 2] += shift
+            env.sim.forward()
+        picked = world.execute("pick", {"ref": ref})
+        assert picked.ok and "lean in" in picked.message, picked.message
+        assert ("draw out" in picked.message) == (moved == "bowl aside"), picked.message
+        assert world.held_ref() == ref
+        box = world.geometry.box(ref)
+        assert box is not None and box.bottom > 0.1  # lifted off the table
+        placed = world.execute("place", {"ref": ref, "target": tray, "relation": "in"})
+        assert placed.ok, placed.message
+        assert holds(world, "in", ref, tray)
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()
+
+
+def _towards_base(centre: tuple[float, float, float], out: float) -> tuple[float, float]:
+    """The xy shift that brings ``centre`` (base frame, whose axes are the world's) to
+    ``out`` from the base's axis along the same bearing."""
+    scale = out / math.hypot(centre[0], centre[1]) - 1.0
+    return (centre[0] * scale, centre[1] * scale)
