@@ -88,6 +88,9 @@ class GraphState:
         """Sources of holding edges (so held() need not scan every edge)."""
         self._asserted: set[str] = set()
         """Nodes that may have non-geometry edges (so an update need not scan every node's)."""
+        self._supports_stated: set[str] = set()
+        """Nodes whose last detection named all their supports (``Detection.supports_stated``):
+        the geometry derives no on/inside for them."""
         # change log since the last take_changes()
         self._before: dict[str, SceneNode | None] = {}
         self._edges_at_take: dict[tuple[str, str, str], tuple[str, float, float | None]] = {}
@@ -321,6 +324,7 @@ class GraphState:
             if key == "holding" and data["origin"] != "geometry":
                 held.add(v)
 
+        asserted_support |= self._supports_stated & self._g.nodes.keys()
         bodies = [
             self.body(node) for node in self.nodes() if not node.is_robot and node.frame == "world"
         ]

@@ -184,9 +184,14 @@ class ObservingGraph(GraphState):
     def _apply_asserted_relations(self, seen: dict[str, Detection], report: UpdateReport) -> None:
         """A fresh observation replaces what perception or the evaluator asserted before
         about the objects seen; then what these detections assert is added (in two passes,
-        so one detection's assertion is never dropped by another's refresh)."""
+        so one detection's assertion is never dropped by another's refresh). Whether a
+        detection named all its supports is replaced likewise."""
         for ref in seen:
             self._drop_asserted(ref, origins=("perception", "evaluator", "user"))
+        stated = {ref for ref, det in seen.items() if det.supports_stated}
+        if stated ^ (self._supports_stated & seen.keys()):
+            self._dirty = True
+        self._supports_stated = (self._supports_stated - seen.keys()) | stated
         for ref, det in seen.items():
             origin: EdgeOrigin = "user" if det.provenance == "user" else "perception"
             for relation, target in det.relations:

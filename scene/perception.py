@@ -49,6 +49,12 @@ class Detection(BaseModel):
     """Container state, when it has one."""
     provenance: Provenance = "detector"
     relations: list[tuple[str, str]] = Field(default_factory=list)
+    supports_stated: bool = False
+    """Whether ``relations`` name every on/inside support the thing has, none when they
+    name none: a simulator judging support by its own predicates says so, and the scene
+    graph then derives none from boxes. A bowl leaning on a plate's rim is not on the plate
+    by the benchmark's own predicate, yet its box sat over the plate's, and the geometry
+    said "on" (the planner reported a task done that the check denied)."""
 
 
 @runtime_checkable

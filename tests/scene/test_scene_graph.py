@@ -129,6 +129,26 @@ def test_perception_asserted_relations_override_geometry() -> None:
     assert g.relation_origins("table_1")["near"] == "perception"
 
 
+def test_a_thing_whose_supports_are_stated_gets_none_from_its_box() -> None:
+    """A simulator that judges support by its own predicates names every support a thing
+    has; where it names none (a bowl leaning on a plate's rim: LIBERO's On denies it), the
+    box over the table is not made an "on" by geometry. Said again without the flag, the
+    geometry's "on" comes back; a later detection's flag replaces the earlier one's."""
+    stated = cube_on("cube_1", (0.5, 0.0), supports_stated=True)
+    g = build([table(), stated])
+    assert "on" not in g.relations_of("cube_1")
+    assert "supports" not in g.relations_of("table_1")
+    named = stated.model_copy(update={"relations": [("on", "table_1")]})
+    g.apply([table(), named], timestamp=2.0, state=GRIPPER_STATE)
+    assert g.relations_of("cube_1")["on"] == "table_1"
+    assert g.relation_origins("cube_1")["on"] == "perception"
+    g.apply([table(), cube_on("cube_1", (0.5, 0.0))], timestamp=3.0, state=GRIPPER_STATE)
+    assert g.relations_of("cube_1")["on"] == "table_1"
+    assert g.relation_origins("cube_1")["on"] == "geometry"
+    g.apply([table(), stated], timestamp=4.0, state=GRIPPER_STATE)
+    assert "on" not in g.relations_of("cube_1")
+
+
 # --------------------------------------------------------------------------- association
 
 

@@ -102,3 +102,27 @@ def test_a_knob_at_zero_is_neither_on_nor_off_as_libero_says(sim: Any) -> None:
     assert found[stove].attributes["state"] == "neither"
     check = sim.post_conditions().check("turn_off", {"ref": stove}, {})
     assert check is not None and check.status == "failure"
+
+
+def test_a_bowl_leaning_on_the_plate_is_not_said_to_be_on_it(sim: Any) -> None:
+    """LIBERO-PRO libero_spatial_with_yellow_book task 8, state 0: the bowl starts leaning
+    on the plate's rim, and LIBERO's On(bowl, plate) does not hold. The world named no
+    support for it, the scene graph's boxes made it "on plate_1", and the planner answered
+    "the Brief already shows akita_black_bowl_1 on plate_1" without moving: a claim the
+    check denied. The world now says its supports are all it names, so the Brief names
+    none, and the bowl is picked and put on the plate."""
+    from scene import SceneGraph
+
+    sim.select(suite="libero_spatial_with_yellow_book", task=8, init_state=0)
+    inner = sim.env.env
+    bowl, plate = "akita_black_bowl_1", "plate_1"
+    assert not inner._eval_predicate(("on", bowl, plate))  # the oracle: LIBERO's own On
+    found = {d.ref: d for d in sim.detections()}
+    assert found[bowl].supports_stated and ("on", plate) not in found[bowl].relations
+    graph = SceneGraph()
+    graph.apply(list(found.values()), timestamp=1.0)
+    assert graph.relations_of(bowl).get("on") != plate
+    events = episode(sim, "pick up the black bowl next to the plate and place it on the plate")
+    done = done_of(events)
+    assert done.outcome == "achieved", done.report
+    assert inner._eval_predicate(("on", bowl, plate))

@@ -135,6 +135,9 @@ def scene_detections(
                 is_open=is_open,
                 provenance="ground_truth",
                 relations=relations,
+                # LIBERO's In / On name every support a movable thing has (none: leaning,
+                # tipped, in the air); the scene's boxes must not add one LIBERO denies
+                supports_stated=item.kind == "object",
                 attributes=attributes,
             )
         )
