@@ -50,7 +50,7 @@ def test_a_low_box_by_the_baskets_wall_is_pushed_clear_and_picked() -> None:
         world.disconnect()
 
 
-@pytest.mark.parametrize("state", [0, 1])
+@pytest.mark.parametrize("state", [0, 1, 2])
 def test_a_low_box_between_a_bowl_and_the_stove_is_pushed_clear_and_put_in_the_bowl(
     state: int,
 ) -> None:
@@ -60,7 +60,9 @@ def test_a_low_box_between_a_bowl_and_the_stove_is_pushed_clear_and_put_in_the_b
     room found no room for the fingertips by the stove (the whole finger's bound taken all
     the way down): the fingers closed on nothing three times. The tips taper; they come down
     there, push the box along its length off the bowl, and it is picked and put in the bowl.
-    At state 0 (the bowl 4 cm further off) the plain grasp still does it."""
+    At state 2 the bowl is 5 mm from the box: the hand above the tips grazed it pushing
+    along the box's middle (pushed 8 mm off it, it does not), and the box, pushed 1.2 cm
+    short of where the grasp went, was missed. At state 0 the plain grasp still does it."""
     world = libero_world("libero_goal_object", 6, state)
     try:
         ref, bowl = "red_cream_cheese_1", "bigger_akita_black_bowl_1"

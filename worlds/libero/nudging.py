@@ -59,6 +59,11 @@ Above the last, :data:`TIPS_HALF_M`. With the whole finger's bound all the way d
 tips found no room to come down between a cream cheese box and the stove 5.8 cm from it,
 its top 3 cm above the table (LIBERO-PRO libero_goal_object task 6, state 1: the bigger
 bowl 1.2 cm from the box's other side, where the hand has no room for any grasp)."""
+OFF_MIDDLE_M = 0.008
+"""How far to one side of the thing's middle the tips may push it (they are 2.4 cm wide, a
+cream cheese box 4.3 cm: they still bear on it): where the hand above them, 6 cm wide,
+grazes a bowl standing 5 mm beside the box as it pushes along its middle (LIBERO-PRO
+libero_goal_object task 6, states 2 and 8)."""
 GAP_M = 0.012
 """How far behind the thing's end the fingertips come down."""
 TIP_Z_M = 0.012
@@ -111,8 +116,10 @@ def nudge(
     centre = np.array(box.centre[:2])
     tip_z = box.bottom + ABOVE_FLOOR_M
     # the whole finger's bound first, the tips coming down further behind the thing; the
-    # tapered tips only where that finds no room (the pushes it found are kept as they were)
-    for taper in ((), TIPS_TAPER_M):
+    # tapered tips only where that finds no room (the pushes it found are kept as they were),
+    # along the thing's middle, then off it to either side (:data:`OFF_MIDDLE_M`)
+    passes = [((), 0.0)] + [(TIPS_TAPER_M, off) for off in (0.0, OFF_MIDDLE_M, -OFF_MIDDLE_M)]
+    for taper, off in passes:
         front = taper[0][1] if taper else TIPS_HALF_M[0]
         for distance in PUSHES_M:
             for turn, at in _grasps(box, (x, y), yaw):
@@ -125,8 +132,11 @@ def nudge(
                     if not hand_free(geo, ref, to, turn, z):
                         continue
                     end_half = (abs(box.size[0] * way[0]) + abs(box.size[1] * way[1])) / 2
-                    start = centre - way * (end_half + GAP_M + front)
-                    stop = start + way * distance
+                    aside = np.array([-way[1], way[0]]) * off
+                    start = centre + aside - way * (end_half + GAP_M + front)
+                    # on by the gap, so the thing moves as far as the grasp after it
+                    # assumes (the whole bound's pushes keep theirs as they were)
+                    stop = start + way * (distance + (GAP_M if taper else 0.0))
                     if not _way_free(geo, ref, (start, stop, way), (tip_z, travel), taper):
                         continue
                     pushed = _segments(planner, ee, start, stop, way, tip_z, travel)
