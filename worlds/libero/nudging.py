@@ -15,7 +15,9 @@ free at the grasp, moved with it; along the thing's length first, then across. T
 the fingers and the hand is checked free of everything but the thing itself before
 anything moves, as the envelope requires. The closed fingertips' footprint is the whole
 finger's bound first; where that finds no room, the fingers' taper to their tips
-(:data:`TIPS_TAPER_M`: a box 5.8 cm from the stove, a bowl 1.2 cm from its other side).
+(:data:`TIPS_TAPER_M`: a box 5.8 cm from the stove, a bowl 1.2 cm from its other side),
+along the thing's middle and then just off it (:data:`OFF_MIDDLE_M`), pushed on by the gap
+it came down behind so it moves as far as the grasp after it assumes.
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ OFF_MIDDLE_M = 0.008
 """How far to one side of the thing's middle the tips may push it (they are 2.4 cm wide, a
 cream cheese box 4.3 cm: they still bear on it): where the hand above them, 6 cm wide,
 grazes a bowl standing 5 mm beside the box as it pushes along its middle (LIBERO-PRO
-libero_goal_object task 6, states 2 and 8)."""
+libero_goal_object task 6, state 2)."""
 GAP_M = 0.012
 """How far behind the thing's end the fingertips come down."""
 TIP_Z_M = 0.012
