@@ -1,6 +1,7 @@
 """Picks LIBERO-PRO's position variants (``libero_object_temp_x0.5``, ``_y0.3``, ``_y0.4``)
-made hard: a thing out where the hand pointing down does not reach, a low box lying by the
-basket's wall, a lying bottle beside a standing milk; and a bottle too close to the robot's
+and object variants made hard: a thing out where the hand pointing down does not reach, a
+low box lying by the basket's wall, a lying bottle beside a standing milk, a low box between
+a bigger bowl and the stove (``libero_goal_object``); and a bottle too close to the robot's
 base for it (libero_90 task 62). Each on the published initial state
 where it failed three times, judged by the env's own state (helpers:
 ``tests/worlds/libero_cases.py``)."""
@@ -48,6 +49,33 @@ def test_a_low_box_by_the_baskets_wall_is_pushed_clear_and_picked() -> None:
         assert world.held_ref() == "cream_cheese_1"
         box = world.geometry.box("cream_cheese_1")
         assert box is not None and box.bottom > 0.1
+    finally:
+        world.disconnect()
+
+
+@pytest.mark.parametrize("state", [0, 1, 2])
+def test_a_low_box_between_a_bowl_and_the_stove_is_pushed_clear_and_put_in_the_bowl(
+    state: int,
+) -> None:
+    """LIBERO-PRO libero_goal_object task 6 ("put the cream cheese in the bowl"): at state 1
+    the bigger bowl stands 1.2 cm from the box's long side and the stove 5.8 cm from its
+    end. Every grasp had the hand on the bowl's rim (7.6 cm tall), and the push that makes
+    room found no room for the fingertips by the stove (the whole finger's bound taken all
+    the way down): the fingers closed on nothing three times. The tips taper; they come down
+    there, push the box along its length off the bowl, and it is picked and put in the bowl.
+    At state 2 the bowl is 5 mm from the box: the hand above the tips grazed it pushing
+    along the box's middle (pushed 8 mm off it, it does not), and the box, pushed 1.2 cm
+    short of where the grasp went, was missed. At state 0 the plain grasp still does it."""
+    world = libero_world("libero_goal_object", 6, state)
+    try:
+        ref, bowl = "red_cream_cheese_1", "bigger_akita_black_bowl_1"
+        picked = world.execute("pick", {"ref": ref})
+        assert picked.ok and "stopped short" not in picked.message, picked.message
+        assert world.held_ref() == ref
+        placed = world.execute("place", {"ref": ref, "target": bowl, "relation": "in"})
+        assert placed.ok, placed.message
+        assert holds(world, "on", ref, bowl)
+        assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()
 

@@ -13,7 +13,11 @@ length along the push (6 cm across it, clear of what stands beside), and push it
 distance (:data:`PUSHES_M`) after which the open fingers and the hand above them come down
 free at the grasp, moved with it; along the thing's length first, then across. The way of
 the fingers and the hand is checked free of everything but the thing itself before
-anything moves, as the envelope requires.
+anything moves, as the envelope requires. The closed fingertips' footprint is the whole
+finger's bound first; where that finds no room, the fingers' taper to their tips
+(:data:`TIPS_TAPER_M`: a box 5.8 cm from the stove, a bowl 1.2 cm from its other side),
+along the thing's middle and then just off it (:data:`OFF_MIDDLE_M`), pushed on by the gap
+it came down behind so it moves as far as the grasp after it assumes.
 """
 
 from __future__ import annotations
@@ -47,7 +51,21 @@ PUSHES_M = (0.04, 0.06, 0.08, 0.1, 0.12)
 """How far a thing may be pushed, least first."""
 TIPS_HALF_M = (0.03, 0.012)
 """Half the closed fingers' footprint along the hand's length (the push) and across it
-(``dragging.FINGERS_HALF_M``)."""
+(``dragging.FINGERS_HALF_M``): the bound of their meshes, the whole finger's."""
+TIPS_TAPER_M = ((0.01, 0.02), (0.02, 0.023), (0.03, 0.026))
+"""(height above ``tip_z``, half the closed fingers' footprint along the push below it): the
+fingers taper to their tips. Measured on the Panda's finger meshes, closed, from their
+middle: 1.43 cm at the tips (9 mm below the grip site, so 3 mm above ``tip_z``), 1.74 at
+1 cm up, 2.06 at 2 cm, 2.37 at 3 cm, 2.6 at 4-5 cm; each band's widest with 3 mm to spare.
+Above the last, :data:`TIPS_HALF_M`. With the whole finger's bound all the way down, the
+tips found no room to come down between a cream cheese box and the stove 5.8 cm from it,
+its top 3 cm above the table (LIBERO-PRO libero_goal_object task 6, state 1: the bigger
+bowl 1.2 cm from the box's other side, where the hand has no room for any grasp)."""
+OFF_MIDDLE_M = 0.008
+"""How far to one side of the thing's middle the tips may push it (they are 2.4 cm wide, a
+cream cheese box 4.3 cm: they still bear on it): where the hand above them, 6 cm wide,
+grazes a bowl standing 5 mm beside the box as it pushes along its middle (LIBERO-PRO
+libero_goal_object task 6, state 2)."""
 GAP_M = 0.012
 """How far behind the thing's end the fingertips come down."""
 TIP_Z_M = 0.012
@@ -99,25 +117,34 @@ def nudge(
         return None
     centre = np.array(box.centre[:2])
     tip_z = box.bottom + ABOVE_FLOOR_M
-    for distance in PUSHES_M:
-        for turn, at in _grasps(box, (x, y), yaw):
-            u = np.array([math.cos(turn), math.sin(turn)])
-            v = np.array([-u[1], u[0]])
-            for way in (v, -v, u, -u):
-                to = at + way * distance
-                if not planner.within_reach(float(to[0]), float(to[1])):
-                    continue
-                if not hand_free(geo, ref, to, turn, z):
-                    continue
-                end_half = (abs(box.size[0] * way[0]) + abs(box.size[1] * way[1])) / 2
-                start = centre - way * (end_half + GAP_M + TIPS_HALF_M[0])
-                stop = start + way * distance
-                if not _way_free(geo, ref, start, stop, way, tip_z, travel):
-                    continue
-                pushed = _segments(planner, ee, start, stop, way, tip_z, travel)
-                point = (float(to[0]), float(to[1]), z)
-                turn = _turn_after(planner, pushed, point, turn)
-                return [*pushed[:-1], replace(pushed[-1], yaw=turn)], point, turn
+    # the whole finger's bound first, the tips coming down further behind the thing; the
+    # tapered tips only where that finds no room (the pushes it found are kept as they were),
+    # along the thing's middle, then off it to either side (:data:`OFF_MIDDLE_M`)
+    passes = [((), 0.0)] + [(TIPS_TAPER_M, off) for off in (0.0, OFF_MIDDLE_M, -OFF_MIDDLE_M)]
+    for taper, off in passes:
+        front = taper[0][1] if taper else TIPS_HALF_M[0]
+        for distance in PUSHES_M:
+            for turn, at in _grasps(box, (x, y), yaw):
+                u = np.array([math.cos(turn), math.sin(turn)])
+                v = np.array([-u[1], u[0]])
+                for way in (v, -v, u, -u):
+                    to = at + way * distance
+                    if not planner.within_reach(float(to[0]), float(to[1])):
+                        continue
+                    if not hand_free(geo, ref, to, turn, z):
+                        continue
+                    end_half = (abs(box.size[0] * way[0]) + abs(box.size[1] * way[1])) / 2
+                    aside = np.array([-way[1], way[0]]) * off
+                    start = centre + aside - way * (end_half + GAP_M + front)
+                    # on by the gap, so the thing moves as far as the grasp after it
+                    # assumes (the whole bound's pushes keep theirs as they were)
+                    stop = start + way * (distance + (GAP_M if taper else 0.0))
+                    if not _way_free(geo, ref, (start, stop, way), (tip_z, travel), taper):
+                        continue
+                    pushed = _segments(planner, ee, start, stop, way, tip_z, travel)
+                    point = (float(to[0]), float(to[1]), z)
+                    turn = _turn_after(planner, pushed, point, turn)
+                    return [*pushed[:-1], replace(pushed[-1], yaw=turn)], point, turn
     return None
 
 
@@ -139,24 +166,43 @@ def _grasps(box: Box, at: tuple[float, float], yaw: float) -> list[tuple[float, 
 def _way_free(
     geo: LiberoGeometry,
     ref: str,
-    start: np.ndarray,
-    stop: np.ndarray,
-    way: np.ndarray,
-    tip_z: float,
-    travel: float,
+    push: tuple[np.ndarray, np.ndarray, np.ndarray],
+    heights: tuple[float, float],
+    taper: tuple[tuple[float, float], ...],
 ) -> bool:
-    """Whether the closed fingertips come down at ``start`` (meeting nothing, ``ref``
-    included) and push along to ``stop`` with the hand above them meeting only ``ref``."""
+    """Whether the closed fingertips come down at the push's start (meeting nothing, ``ref``
+    included) and push along to its stop (``push``: start, stop, way) with the hand above
+    them meeting only ``ref``; ``heights``: the tips' and the travel height; ``taper``: the
+    tips' footprint below the whole finger's (:data:`TIPS_TAPER_M`, or none)."""
+    start, stop, way = push
+    tip_z, travel = heights
     across = np.array([-way[1], way[0]])
-    tips = np.abs(way) * TIPS_HALF_M[0] + np.abs(across) * TIPS_HALF_M[1]
-    if not _free(geo, start - tips, start + tips, tip_z, travel, ()):
-        return False
     lo, hi = np.minimum(start, stop), np.maximum(start, stop)
-    if not _free(geo, lo - tips, hi + tips, tip_z, tip_z + HAND_ABOVE_M, (ref,)):
-        return False
+    for z0, z1, half in _tip_bands(tip_z, travel, taper):
+        tips = np.abs(way) * half + np.abs(across) * TIPS_HALF_M[1]
+        if not _free(geo, start - tips, start + tips, z0, z1, ()):
+            return False
+        if z0 < tip_z + HAND_ABOVE_M and not _free(
+            geo, lo - tips, hi + tips, z0, min(z1, tip_z + HAND_ABOVE_M), (ref,)
+        ):
+            return False
     hand = np.abs(way) * HAND_HALF_M[0] + np.abs(across) * HAND_HALF_M[1]
     top = tip_z + TIP_Z_M + 0.1
     return _free(geo, lo - hand, hi + hand, tip_z + HAND_ABOVE_M, top, (ref,))
+
+
+def _tip_bands(
+    tip_z: float, top: float, taper: tuple[tuple[float, float], ...]
+) -> list[tuple[float, float, float]]:
+    """(bottom, top, half footprint along the push) of the closed fingers in height bands
+    from their tips at ``tip_z`` up to ``top``: ``taper``'s, then :data:`TIPS_HALF_M`."""
+    bands, low = [], tip_z
+    for height, half in (*taper, (top - tip_z, TIPS_HALF_M[0])):
+        high = min(top, tip_z + height)
+        if high > low:
+            bands.append((low, high, half))
+            low = high
+    return bands
 
 
 def _segments(
