@@ -119,11 +119,12 @@ _LISTED = re.compile(
     rf"^(?P<items>(?:the|a|an)\s.+?)\s+(?P<word>both|all|each)(?:\s+of\s+them)?\s+"
     rf"(?:(?:go|goes|belong)\s+)?{_WHERE}$"
 )
-_LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?(?:then\s+)?|\s+and\s+(?:then\s+)?|\s+then\s+")
 """Things listed in order, then where they all go: "first the soup, then the cheese: both
 into the basket" (its colon dropped by :func:`lexicon.normalise`) is "put the soup into the
 basket, then put the cheese into the basket". The quantifier is what makes it a list of
 things going one place, never a statement of where one of them is."""
+_LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?(?:then\s+)?|\s+and\s+(?:then\s+)?|\s+then\s+")
+"""Between two things of such a list: a comma, "and", "then", or any of them together."""
 _FRONTED = re.compile(
     rf"^(?P<where>(?:on\s+top\s+of|onto|on|into|inside|in)\s+(?:the|a|an)\s{_WORDS})\s*,?\s+"
     rf"(?P<verb>{PLACE})\s+(?P<what>(?:the|a|an|both|all|every|each)\s.+)$"

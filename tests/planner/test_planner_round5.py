@@ -12,10 +12,13 @@ round; three more were read differently in form only, and plan the same calls.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.planner.language import parse_task
 from tests.libero_briefs import kitchen_10
 from tests.planner.test_planner_household import plan, spatial_scene
+from tests.tiers import examples
 
 _ROUND_5 = [
     (
@@ -173,3 +176,29 @@ def test_two_moka_pots_are_both_moka_pots() -> None:
 )
 def test_a_thing_and_where_it_is_is_still_no_request(text: str) -> None:
     assert parse_task(text).problem
+
+
+_THINGS = [
+    "the black bowl",
+    "the plate",
+    "the cream cheese",
+    "the basket",
+    "a moka pot",
+    "the stove",
+]
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    st.sampled_from(_THINGS),
+    st.sampled_from(["on", "in", "next to", "near", "by", "under", "behind", "beside", "inside"]),
+    st.sampled_from(_THINGS),
+    st.sampled_from(["", "please", "thanks"]),
+)
+def test_a_thing_named_with_where_it_is_never_becomes_a_command(
+    thing: str, where: str, other: str, tail: str
+) -> None:
+    """The shorthand forms ("the cream cheese, into the basket"; "the bowl ...: move it
+    ...") never read a noun with where it stands as a request: without a comma before the
+    place, and a way into or onto it, nothing is asked."""
+    assert parse_task(f"{thing} {where} {other} {tail}".strip()).problem
