@@ -126,10 +126,13 @@ things going one place, never a statement of where one of them is."""
 _LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?(?:then\s+)?|\s+and\s+(?:then\s+)?|\s+then\s+")
 """Between two things of such a list: a comma, "and", "then", or any of them together."""
 _FRONTED = re.compile(
-    rf"^(?P<where>(?:on\s+top\s+of|onto|on|into|inside|in)\s+(?:the|a|an)\s{_WORDS})\s*,?\s+"
+    rf"^(?P<where>(?:on\s+top\s+of|onto|on|into|inside|in)\s+(?:the|a|an)\s{_WORDS})\s*,\s*"
     rf"(?P<verb>{PLACE})\s+(?P<what>(?:the|a|an|both|all|every|each)\s.+)$"
 )
-"""Where said first: "on the plate, place the bowl" is "place the bowl on the plate"."""
+"""Where said first, and set off by a comma: "on the plate, place the bowl" is "place the
+bowl on the plate". Without the comma the words could be a shuffle of a command's ("in the
+bottle wine put the bowl", LIBERO-PRO's corruption of "put the wine bottle in the bowl"),
+which must be refused, never read as another command."""
 _TOPIC = re.compile(
     rf"^{_NOUN_PHRASE}(?<!\band)(?<!\bthen)\s*,?\s+(?P<verb>{VERB})\s+(?:it|them)\b\s*(?P<rest>.*)$"
 )

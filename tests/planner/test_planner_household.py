@@ -765,7 +765,7 @@ def test_a_place_held_again_by_a_later_pick_stays_done() -> None:
     held (it was not undone): "put the red bowl on the blue bowl, then put the red bowl in
     the tray" does not put it back on the blue bowl once it is lifted again."""
     from harness.planner.brief import parse_brief
-    from harness.planner.household import step_done
+    from harness.planner.progress import step_done
 
     plan = [
         ("pick", {"ref": "bowl_1"}),

@@ -106,7 +106,8 @@ _ROUND_5 = [
         "put the black bowl in the bottom drawer of the cabinet and close it",
     ),
     (
-        "on the left plate put the white mug, and on the right plate put the yellow and white mug",
+        "on the left plate, put the white mug, and on the right plate, put the yellow and white"
+        " mug",
         "put the white mug on the left plate and put the yellow and white mug on the right plate",
     ),
     (
@@ -202,3 +203,19 @@ def test_a_thing_named_with_where_it_is_never_becomes_a_command(
     ...") never read a noun with where it stands as a request: without a comma before the
     place, and a way into or onto it, nothing is asked."""
     assert parse_task(f"{thing} {where} {other} {tail}".strip()).problem
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # where said first without a comma: the words could be a shuffle of another command's
+        "on the left plate put the white mug, and on the right plate put the yellow and white mug",
+        "in the bottle wine put the bowl",  # LIBERO-PRO's shuffle of "put the wine bottle in ..."
+    ],
+)
+def test_where_said_first_without_a_comma_is_refused(text: str) -> None:
+    """Round 5 read "on the left plate put the white mug, and ..." as the plain command
+    (and passed in the simulator), but the same rule read LIBERO-PRO's shuffled "in the
+    bottle wine put the bowl" as "put the bowl in the wine bottle": the corruption sweep
+    found it. Where said first needs its comma; without it the sentence is refused."""
+    assert parse_task(text).problem
