@@ -978,6 +978,40 @@ def test_standing_on_the_table_is_not_being_in_one_of_its_marked_areas(
     assert first.text.startswith("Plan: ") and "main_table_stove_front_region" in first.text
 
 
+@pytest.mark.parametrize("knocked_in", [True, False])
+def test_a_failed_place_a_later_pick_mended_is_done_by_the_brief(knocked_in: bool) -> None:
+    """libero_90 task 77, state 1: the book's place was judged failed (it lay perched on the
+    caddy's wall), the next pick closed on nothing but knocked it into the compartment, and
+    the planner, holding to the place's old verdict, picked again and gave up while LIBERO
+    said achieved. A verdict speaks for the moment it was given: after a later call on the
+    same thing, the Brief (the state now) decides. Not knocked in, the pick is tried again,
+    three times in all, and the report says not achieved."""
+    basket = "basket_1_contain_region"
+    scene = groceries(GROCERIES)
+
+    def where(rest: str, holding: str = "nothing") -> str:
+        entries = [(r, lab, t, p, rest if r == "ketchup_1" else e) for r, lab, t, p, e in scene]
+        return brief(entries, holding=holding)
+
+    episode = Episode("put the ketchup in the basket")
+    made = [episode.turn(brief(scene)).tool_calls[0].name]  # the pick: held
+    held = where("", holding="ketchup_1")
+    made.append(episode.turn(held, fail=True).tool_calls[0].name)  # the place: judged failed
+    for _ in range(4):
+        response = episode.turn(where("on floor"), fail=True)  # the picks close on nothing
+        if not response.tool_calls:
+            break
+        made.append(response.tool_calls[0].name)
+        if knocked_in:
+            scene_after = where(f"in {basket}")
+            final = episode.turn(scene_after)
+            assert not final.tool_calls and final.text.endswith("Outcome: achieved")
+            assert made == ["pick", "place", "pick"]
+            return
+    assert made == ["pick", "place", "pick", "pick"]
+    assert response.text.endswith("Outcome: not achieved")
+
+
 @pytest.mark.parametrize(("fail", "calls"), [(False, 1), (True, 3)])
 def test_a_push_onto_an_area_that_leaves_the_plate_on_a_box_is_judged_by_its_verdict(
     fail: bool, calls: int
