@@ -131,7 +131,7 @@ _FRONTED = re.compile(
 )
 """Where said first, and set off by a comma: "on the plate, place the bowl" is "place the
 bowl on the plate". Without the comma the words could be a shuffle of a command's ("in the
-bottle wine put the bowl", LIBERO-PRO's corruption of "put the wine bottle in the bowl"),
+bottle wine put the bowl", a benchmark's shuffle of "put the wine bottle in the bowl"),
 which must be refused, never read as another command."""
 _TOPIC = re.compile(
     rf"^{_NOUN_PHRASE}(?<!\band)(?<!\bthen)\s*,?\s+(?P<verb>{VERB})\s+(?:it|them)\b\s*(?P<rest>.*)$"
