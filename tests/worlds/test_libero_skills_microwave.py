@@ -30,11 +30,7 @@ def test_a_mug_goes_in_through_the_microwaves_door_and_the_door_is_swept_shut(st
         placed = world.execute("place", {"ref": mug, "target": oven, "relation": "in"})
         assert placed.ok, placed.message
         assert holds(world, "in", mug, "microwave_1_heating_region")
-        shut = world.execute("close", {"ref": oven})
-        assert shut.ok, shut.message
-        assert holds(world, "close", oven)
-        assert holds(world, "in", mug, "microwave_1_heating_region")
-        assert world.step_audit()["outside"] == 0
+        _shut_on_it(world, oven, mug, "microwave_1_heating_region")
     finally:
         world.disconnect()
 
@@ -56,10 +52,7 @@ def test_a_door_facing_the_workspaces_edge_is_opened_wider_from_inside_it() -> N
         _refused_then_put_in_wider(
             world, mug, oven, inside, "kitchen_table_white_yellow_mug_init_region"
         )
-        shut = world.execute("close", {"ref": oven})
-        assert shut.ok, shut.message
-        assert holds(world, "close", oven) and holds(world, "in", mug, inside)
-        assert world.step_audit()["outside"] == 0
+        _shut_on_it(world, oven, mug, inside)
     finally:
         world.disconnect()
 
@@ -129,10 +122,7 @@ def test_a_mug_is_pushed_in_with_the_wrist_kept_in_where_the_oven_faces_the_edge
         placed = world.execute("place", {"ref": mug, "target": inside, "relation": "in"})
         assert placed.ok, placed.message
         assert holds(world, "in", mug, inside)
-        shut = world.execute("close", {"ref": oven})
-        assert shut.ok, shut.message
-        assert holds(world, "close", oven) and holds(world, "in", mug, inside)
-        assert world.step_audit()["outside"] == 0
+        _shut_on_it(world, oven, mug, inside)
     finally:
         world.disconnect()
 
@@ -157,3 +147,12 @@ def test_an_oven_too_near_the_edge_is_refused_naming_the_edge_and_how_far() -> N
         assert max(abs(a - b) for a, b in zip(world.ee_position(), before, strict=True)) < 0.002
     finally:
         world.disconnect()
+
+
+def _shut_on_it(world: Any, oven: str, mug: str, inside: str) -> None:
+    """The door swept shut with the mug inside, both by LIBERO's predicates, and not one
+    physics step outside the profile in the whole episode."""
+    shut = world.execute("close", {"ref": oven})
+    assert shut.ok, shut.message
+    assert holds(world, "close", oven) and holds(world, "in", mug, inside)
+    assert world.step_audit()["outside"] == 0

@@ -262,3 +262,27 @@ def test_importing_any_libero_module_loads_no_mujoco() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]", done.stdout
+
+
+_COORD = st.floats(min_value=-2.0, max_value=2.0, allow_nan=False)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(_COORD, _COORD, _COORD, _COORD, st.floats(0.0, 1.0), st.floats(0.0, 1.0))
+def test_how_far_outside_the_workspace_agrees_with_whether_within_it(
+    x: float, y: float, x0: float, y0: float, w: float, h: float
+) -> None:
+    """The workspace box is read in one place (``SkillPlanner.outside_by``, which the
+    microwave's refusal quotes, and ``within_reach``, which every skill asks): 0 exactly
+    where (x, y) is within it, else the distance to its nearest point, found here apart by
+    clamping each coordinate into the box."""
+    from worlds.libero.skills import SkillPlanner
+
+    low, high = (x0, y0, 0.0), (x0 + w, y0 + h, 1.0)
+    planner = SkillPlanner(None, floor_z=0.0, ceiling_z=1.0, reach=(low, high))  # type: ignore[arg-type]
+    nearest = (min(max(x, low[0]), high[0]), min(max(y, low[1]), high[1]))
+    expected = ((x - nearest[0]) ** 2 + (y - nearest[1]) ** 2) ** 0.5
+    assert planner.outside_by(x, y) == pytest.approx(expected, abs=1e-12)
+    assert planner.within_reach(x, y) == (low[0] <= x <= high[0] and low[1] <= y <= high[1])
+    assert planner.within_reach(x, y) == (planner.outside_by(x, y) == 0.0)
+    assert SkillPlanner(None, floor_z=0.0, ceiling_z=1.0).outside_by(x, y) == 0.0  # type: ignore[arg-type]

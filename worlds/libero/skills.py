@@ -67,8 +67,16 @@ class SkillPlanner:
 
     def within_reach(self, x: float, y: float) -> bool:
         """Whether the gripper may be sent to (x, y) (base frame)."""
-        low, high = self.reach or ((-np.inf,) * 3, (np.inf,) * 3)
-        return low[0] <= x <= high[0] and low[1] <= y <= high[1]
+        return self.outside_by(x, y) == 0.0
+
+    def outside_by(self, x: float, y: float) -> float:
+        """How far (x, y) (base frame) lies outside the box the gripper may be sent to (0
+        inside it): a refusal says how far past the workspace's edge a way would go."""
+        if self.reach is None:
+            return 0.0
+        (x0, y0, _), (x1, y1, _) = self.reach
+        # hypot, not the norm of squares: a point a hair outside is never 0 away
+        return math.hypot(max(0.0, x0 - x, x - x1), max(0.0, y0 - y, y - y1))
 
     def travel_height(self, *heights: float) -> float:
         """The height to travel at: above every height given and the usual carry height,

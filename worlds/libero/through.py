@@ -433,7 +433,7 @@ class Way:
                 hands = (release + self.offset[:2], pre + self.offset[:2])
                 # where the arm may go (LIBERO-PRO libero_10_swap task 9: the oven at the
                 # workspace's edge wanted the hand 1-2 cm past it, 9,690 physics steps outside)
-                past = max(_past(planner, h) for h in hands)
+                past = max(planner.outside_by(float(h[0]), float(h[1])) for h in hands)
                 if (
                     past <= slack
                     and self.free(release, floor + 0.012)
@@ -442,14 +442,6 @@ class Way:
                     yield float(t), depth, past
                     break
                 depth -= 0.003
-
-
-def _past(planner: SkillPlanner, xy: np.ndarray) -> float:
-    """How far (x, y) is outside the box the gripper may be sent to (0 inside it)."""
-    if planner.reach is None:
-        return 0.0
-    low, high = np.array(planner.reach[0][:2]), np.array(planner.reach[1][:2])
-    return float(np.linalg.norm(np.maximum(0.0, np.maximum(low - xy, xy - high))))
 
 
 def _hand_ahead(plane: float, hand_u: float, region: Box, u: np.ndarray) -> bool:
