@@ -127,7 +127,9 @@ def _clauses(text: str) -> list[str]:
 
 def _elided(clause: str) -> list[str]:
     """ "place the mug on the left plate and the cup on the right one" is two places (the
-    verb is said once): split at an "and" with a destination on both sides."""
+    verb is said once): split at an "and" with a destination on both sides. "put the soup
+    in the basket and the cheese" is two too: one container or support with a second thing
+    after it, never a place in two containers at once."""
     verb = re.match(rf"^{VERB}\b", clause)
     if verb is None or verb.group(0) in {"open", "close", "shut", "turn", "switch"}:
         return [clause]
@@ -137,6 +139,12 @@ def _elided(clause: str) -> list[str]:
         right_found = _destination(right)
         if left_found and right_found and left_found[0] and right_found[0]:
             return [left, *_elided(f"{verb.group(0)} {right}")]
+    if re.fullmatch(PLACE, verb.group(0)):
+        for match in re.finditer(r"\s+and\s+(?=(?:the|a|an)\s)", clause):
+            left, right = clause[: match.start()], clause[match.end() :]
+            found = _destination(left[verb.end() :].strip())
+            if found and found[0] and found[1] in ("in", "on") and _destination(right) is None:
+                return [left, right]  # the thing after "and" goes there too (_verbless)
     return [clause]
 
 

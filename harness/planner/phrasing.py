@@ -176,7 +176,12 @@ request is the same."""
 _GERUND_FIRST = re.compile(r"^(?P<gerund>[a-z]+ing)\b")
 """A request said with its verb's "-ing" form, as after "would you mind": "putting the bowl
 on the plate" asks what "put the bowl on the plate" asks."""
-_POLITE_TAIL = re.compile(r"(?:\s*,?\s+(?:please|for\s+me|if\s+you\s+can|thanks|thank\s+you))+$")
+_POLITE_TAIL = re.compile(
+    r"(?:\s*,?\s+(?:please|for\s+me|if\s+you\s+(?:can|could|would|will|please)"
+    r"|(?:would|will|could|can)\s+you(?:\s+please)?|thanks|thank\s+you))+$"
+)
+"""Courtesy after the request: "..., please", "..., thanks", and a tag question ("put the
+pudding in the basket, would you?": its question mark dropped by ``lexicon.normalise``)."""
 
 
 def plain_request(text: str) -> str:
