@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.planner.language import parse_task
+from harness.planner.standins import Unresolved
 from tests.libero_briefs import groceries, kitchen, kitchen_10
 from tests.planner.test_planner_household import GROCERIES, plan, spatial_scene
 from tests.tiers import examples
@@ -228,3 +229,28 @@ def test_an_and_inside_a_noun_or_a_qualifier_is_not_a_second_put(text: str) -> N
 )
 def test_a_thing_and_where_it_is_without_a_verb_is_still_refused(text: str) -> None:
     assert parse_task(text).problem
+
+
+@pytest.mark.parametrize(
+    ("near", "far", "meant"),
+    [
+        (0.314, 0.38, "akita_black_bowl_1"),  # the farthest a published "next to" bowl lies
+        (0.25, 0.30, "akita_black_bowl_1"),
+        (0.40, 0.45, None),  # nothing is next to the plate
+    ],
+)
+def test_the_bowl_next_to_the_plate_is_the_nearest_within_reason(
+    near: float, far: float, meant: str | None
+) -> None:
+    """A bowl 31.4 cm (centre to centre) from the plate, the other 38 cm, is "the bowl next
+    to the plate"; with the nearer 40 cm away nothing is, and the sentence is refused."""
+    px, py = 0.62, 0.14
+    scene = kitchen(
+        {"akita_black_bowl_1": (px, py + near, 0.04), "akita_black_bowl_2": (px - far, py, 0.04)}
+    )
+    text = "pick up the black bowl next to the plate and place it on the plate"
+    if meant is None:
+        with pytest.raises(Unresolved, match="nothing that is"):
+            plan(text, scene)
+        return
+    assert plan(text, scene)[0] == ("pick", {"ref": meant})
