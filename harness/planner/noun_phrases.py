@@ -49,9 +49,20 @@ _NUMBERS = {"two": 2, "both": 2, "three": 3}
 _EVERY = frozenset({"all", "each", "every"})
 
 
+_UNENDING = frozenset(
+    {"the", "a", "an", "and", "or", "but", "of", "in", "into", "on", "onto", "to", "from", "with"}
+    | {"at", "by", "between", "&"}
+)
+"""Words no name ends with: an article, a conjunction or a preposition last says the words
+were cut short or shuffled ("the cream the in cheese place basket and", a benchmark's
+shuffle of "pick the cream cheese and place it in the basket"), never which thing is meant."""
+
+
 def phrase(text: str) -> Mention | str:
     """A noun phrase with its qualifiers and parts (see :class:`Mention`)."""
     text = re.sub(r"^(both|two|three|all|each|every)\s+of\s+(?:the\s+)?", r"\1 ", text.strip())
+    if (cut := _cut_short(text)) is not None:
+        return cut
     text = side_first(text)  # "the plate on the left": "the left plate"
     qualifiers: list[Qualifier] = []
     match = _QUALIFIER.search(" " + text)
@@ -77,6 +88,8 @@ def phrase(text: str) -> Mention | str:
         qualifiers.append(Qualifier(relation, tuple(anchors), negated=bool(match["neg"])))
     if not head:
         return f"I cannot tell which object {text!r} names"
+    if (cut := _cut_short(head)) is not None:
+        return cut
     if re.search(r"\s(?:and|with|&)\s", f" {head} "):
         parts = [p for p in re.split(r"\s+(?:and|with|&)\s+", head) if p]
         both = head.startswith("both ")
@@ -93,6 +106,14 @@ def phrase(text: str) -> Mention | str:
     if isinstance(noun, str):
         return noun
     return replace(noun, qualifiers=tuple(qualifiers))
+
+
+def _cut_short(text: str) -> str | None:
+    """Why ``text`` names nothing when it ends with a word no name ends with, else None."""
+    words = text.split()
+    if words and words[-1] in _UNENDING:
+        return f"I cannot tell which object {text!r} names: it ends with {words[-1]!r}"
+    return None
 
 
 def _near(word: str) -> Near:
