@@ -65,6 +65,7 @@ RISE_MARGIN_M = 0.001
 PROBE_M = 0.02
 """How far outside a region's side a wall of its container is looked for."""
 STEP_RAD = math.radians(0.25)
+"""The steps the resting lean is searched in."""
 
 
 @dataclass(frozen=True)
@@ -234,9 +235,9 @@ def lean_into(
     b = float(np.asarray(centre[:2]) @ v) - float(p[:, 1].min() + p[:, 1].max()) / 2
     z = walls.floor + CLEAR_M - float(p[:, 2].min())
     edge = np.array([walls.low_face, walls.low_top])
-    high = walls.floor - float(p[:, 2].min()) + walls.low_top - walls.floor
+    high = walls.low_top - float(p[:, 2].min())  # its lowest point at the wall's top
     while _outside(p[:, [0, 2]] + np.array([a, z]), edge) < 0.0 and z < high:
-        z += 0.001  # its face comes down onto the lower wall's edge
+        z += 0.001  # short of its rest its face is off the wall's edge; else raised off it
     x, y = (u * a + v * b).tolist()
     axis = np.cross([0.0, 0.0, 1.0], [*u, 0.0]) * lean
     tilt = (float(axis[0]), float(axis[1]), float(axis[2]))
