@@ -1,10 +1,12 @@
 """Issue 40, item 5: what is held is turned only for a real slot: a book into the caddy's
 narrow back compartment (libero_10 task 5), and a drawer is no slot (libero_goal task 3);
 a book into the caddy's front and right compartments (libero_90 tasks 73 and 75); a mug
-too big for the back one (LIBERO-PRO libero_10_task 5)
-(helpers: ``tests/worlds/libero_cases.py``)."""
+too big for the back one (LIBERO-PRO libero_10_task 5); a book leaned in the back one
+(LIBERO-PRO libero_10_swap task 5) (helpers: ``tests/worlds/libero_cases.py``)."""
 
 from __future__ import annotations
+
+import math
 
 import pytest
 
@@ -24,6 +26,29 @@ def test_a_book_is_turned_to_go_into_the_caddys_narrow_back_compartment(state: i
         args = {"ref": "black_book_1", "target": target, "relation": "in"}
         assert world.execute("place", args).ok
         assert holds(world, "in", "black_book_1", target)
+    finally:
+        world.disconnect()
+
+
+def test_a_book_is_leaned_in_the_caddys_back_compartment_wherever_it_started() -> None:
+    """LIBERO-PRO libero_10_swap task 5, state 2 (the book standing turned 131 degrees):
+    set with its body over the slot's middle, the book's end came down on the end wall,
+    was pushed up into the palm, and let go there it fell askew across the caddy, its body
+    1.2 cm past the region's side. Stood upright on the floor its body is 3.9 mm below
+    LIBERO's box; it is now set down leaned on the divider, its bottom against the far
+    wall, and rests there raised."""
+    world = libero_world("libero_10_swap", 5, 2)
+    book, target = "black_book_1", "desk_caddy_1_back_contain_region"
+    try:
+        assert world.execute("pick", {"ref": book}).ok
+        placed = world.execute("place", {"ref": book, "target": target, "relation": "in"})
+        assert placed.ok
+        assert holds(world, "in", book, target)
+        assert "leaned" in placed.message
+        env = world.env.env
+        up = env.sim.data.body_xmat[env.obj_body_id[book]].reshape(3, 3)[2, 2]
+        assert 15.0 < math.degrees(math.acos(min(1.0, abs(float(up))))) < 25.0  # leaned in
+        assert world.held_ref() is None
     finally:
         world.disconnect()
 

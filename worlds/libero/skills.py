@@ -35,6 +35,7 @@ from worlds.libero.reach import unfold_height
 from worlds.libero.scene import resolve_target
 from worlds.libero.segments import ABOVE_M, CARRY_Z, FAST, SLOW, Plan, Refusal, Segment
 from worlds.libero.sliding import carry_over, push_spot
+from worlds.libero.slot_lean import lean_into
 from worlds.libero.spots import container_place, turned_spot
 from worlds.libero.toppling import topple_into
 
@@ -175,6 +176,10 @@ class SkillPlanner:
         offset = np.array([ee[0] - held_at[0], ee[1] - held_at[1]])
         spot = self.geo.body_position(target) if item.kind == "object" else goal.centre
         yaw = slot_yaw(self.geo, target, MAX_GRASP_M) if relation == "in" else None
+        leaned = lean_into(self, ref, target, yaw, ee) if yaw is not None else None
+        if leaned is not None:  # upright it would stand too low in the slot (slot_lean.py)
+            how = f"transport, lower {ref} leaned into {target}, release, retreat"
+            return Plan(tuple(leaned), how)
         quarter = 0.0
         if item.kind == "region" and relation == "on":  # where it leaves room (spots.py)
             found = turned_spot(

@@ -42,9 +42,11 @@ from worlds.libero.segments import FAST, SLOW
 
 __all__ = [
     "GAP_M",
+    "IN_SLACK_M",
     "MARGIN_M",
     "TIGHT_FIT_M",
     "TWIN_GAP_M",
+    "container_floor",
     "container_place",
     "container_spot",
     "fit_room",
@@ -243,26 +245,41 @@ def container_spot(
 
 
 def rests_below(geo: LiberoGeometry, ref: str, target: str) -> bool:
-    """Whether ``ref`` standing upright on its container's floor (the highest of the
-    container's collision geoms under the region's middle) would have its body below the
-    region's box as LIBERO's ``In`` reads it (``SiteObject.in_box``: 1 cm of slack below).
+    """Whether ``ref`` standing upright on its container's floor (:func:`container_floor`)
+    would have its body below the region's box as LIBERO's ``In`` reads it
+    (``SiteObject.in_box``: 1 cm of slack below).
 
     The desk caddy's back compartment's region starts 2 cm above the caddy's floor: a book
     stood upright on that floor has its body 4 mm too low, and LIBERO takes it to be in the
-    compartment only resting raised. There the place keeps what it did before (the body
-    over the region's middle, carried at speed): the book's end comes down on the end wall
-    and it rests on the walls, its body raised (libero_10 task 5 at states 0-9); stood
-    cleanly on the floor it failed LIBERO's check (state 1)."""
-    item = geo.catalog.get(target)
-    owner = getattr(item, "parent", None)
+    compartment only raised. There the place no longer stands it in the slot upright: it is
+    leaned onto the slot's lower side wall (``slot_lean``); and where that does not apply,
+    the place keeps what it did before (the body over the region's middle, carried at
+    speed: the book's end comes down on the end wall and it falls askew across the caddy,
+    its body raised, libero_10 task 5 at states 0-9; stood cleanly on the floor it failed
+    LIBERO's check, state 1)."""
     frame = geo.level_frame(target)
     held = geo.box(ref)
-    if owner is None or frame is None or held is None:
-        return False
-    if owner not in getattr(geo.env, "obj_body_id", {}):
+    floor = container_floor(geo, target)
+    if frame is None or held is None or floor is None:
         return False
     centre, matrix, half_size = frame
     lowest = centre[2] - abs(float(matrix[2] @ half_size)) - IN_SLACK_M
+    body_up = geo.body_position(ref)[2] - held.bottom
+    return floor + body_up < lowest
+
+
+def container_floor(geo: LiberoGeometry, target: str) -> float | None:
+    """The height (base frame) of the floor of the container whose region ``target`` is:
+    the top of the highest of the container's collision geoms under the region's middle
+    and below it; None when ``target`` is not a region of an object with such a geom."""
+    item = geo.catalog.get(target)
+    owner = getattr(item, "parent", None)
+    frame = geo.level_frame(target)
+    if owner is None or frame is None:
+        return None
+    if owner not in getattr(geo.env, "obj_body_id", {}):
+        return None
+    centre = frame[0]
     origin = np.asarray(geo.frame.to_world((0.0, 0.0, 0.0)), dtype=float)
     point = np.asarray(centre, dtype=float) + origin
     floor = None
@@ -270,10 +287,7 @@ def rests_below(geo: LiberoGeometry, ref: str, target: str) -> bool:
         low, high = geom_box(geo.env, geom)
         if np.all(low[:2] <= point[:2]) and np.all(point[:2] <= high[:2]) and high[2] <= point[2]:
             floor = float(high[2]) if floor is None else max(floor, float(high[2]))
-    if floor is None:
-        return False
-    body_up = geo.body_position(ref)[2] - held.bottom
-    return floor - float(origin[2]) + body_up < lowest
+    return None if floor is None else floor - float(origin[2])
 
 
 def turned_footprint(geo: LiberoGeometry, ref: str, turn: float) -> tuple[np.ndarray, np.ndarray]:
