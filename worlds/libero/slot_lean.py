@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy.spatial import ConvexHull, QhullError
 
 from worlds.libero.control import Vec3, lean_matrix
 from worlds.libero.placing import about_z
@@ -132,30 +133,12 @@ def slot_walls(geo: object, target: str) -> SlotWalls | None:
 
 def _outside(points: np.ndarray, at: np.ndarray) -> float:
     """How far (the largest of the edges' outward distances) the 2-D point ``at`` lies
-    outside the convex hull of ``points``; negative inside."""
-    pts = sorted({(round(float(p[0]), 6), round(float(p[1]), 6)) for p in points})
-    if len(pts) < 3:
+    outside the convex hull of ``points``; negative inside (infinite for no hull)."""
+    try:
+        hull = ConvexHull(np.asarray(points, dtype=float))
+    except QhullError:  # fewer than three points not on one line
         return math.inf
-
-    def half(chain: list[tuple[float, float]]) -> list[tuple[float, float]]:
-        out: list[tuple[float, float]] = []
-        for p in chain:
-            while len(out) >= 2:
-                (ax, ay), (bx, by) = out[-2], out[-1]
-                if (bx - ax) * (p[1] - ay) - (by - ay) * (p[0] - ax) > 0:
-                    break
-                out.pop()
-            out.append(p)
-        return out
-
-    hull = half(pts)[:-1] + half(pts[::-1])[:-1]  # counter-clockwise
-    worst = -math.inf
-    for i, (ax, ay) in enumerate(hull):
-        bx, by = hull[(i + 1) % len(hull)]
-        edge = np.array([bx - ax, by - ay])
-        normal = np.array([edge[1], -edge[0]]) / max(float(np.linalg.norm(edge)), 1e-12)
-        worst = max(worst, float(normal @ (at - np.array([ax, ay]))))
-    return worst
+    return float(np.max(hull.equations[:, :2] @ np.asarray(at, dtype=float) + hull.equations[:, 2]))
 
 
 def _leaned(points: np.ndarray, walls: SlotWalls, turn: float, lean: float) -> np.ndarray:
