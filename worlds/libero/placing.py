@@ -26,7 +26,19 @@ LAY_PITCH_RAD = math.radians(45)
 """How far below the horizontal a thing to be laid down points when let go: at 30 degrees
 the Panda could not bring the hand, pointing nearly level, within 0.45 m of its base."""
 LAY_DROP_M = 0.035
-"""How far above the cradle the thing's lower end is let go."""
+"""How far above the cradle a low thing (not tipped) is let go."""
+TIPPED_DROP_M = 0.02
+"""How far above the cradle a tipped thing's lower end is let go. Hanging 45 degrees down
+from the fingers, it lands on that end and swings down about it; from 3.5 cm it bounced
+and came to rest anywhere across the cradle, and over its front lip it rolled off
+(libero_goal task 9 state 32: onto the table 14 cm away). From 2 cm (over the band's
+middle) it settles where it lands: states 0-9, 20-24 and 30-34 all came to rest in the
+groove the same way, its body 2.4-2.5 cm into the band."""
+BAND_MIDDLE_M = 0.05
+"""How far into LIBERO's band for a cradle region (0.1 m deep from the site's face, along
+its tilted normal: back over the cradle's groove) a tipped thing's lower end is let go:
+its middle. At 2 cm in, the bottle came down 1.4 cm behind the front lip, half its
+width over it, and which way it rolled was chance."""
 TIP_STEPS = 6
 """Turns of the wrist a tipping is split into (the arm strays off a quarter turn at once)."""
 
@@ -47,11 +59,11 @@ def lay_down(geo: LiberoGeometry, ref: str, target: str, ee: Vec3, carry: float)
     side, carry the thing over it, the wrist tips in steps about the fingers' closing
     line until the thing points LAY_PITCH_RAD below the horizontal along the cradle's long
     side, away from the robot, and it is lowered until its lower end (where its body
-    position is) is LAY_DROP_M above the cradle's line and let go: it falls into the
-    cradle lying down. A low thing (a cream cheese box, LIBERO-PRO's "put the cream
-    cheese on the rack") is not tipped: turned the same way (its long side along the
-    cradle), its body is let go LAY_DROP_M above the middle of the cradle's line (the
-    plain place aimed at the site, on the rack's front lip, and it slid off)."""
+    position is) is TIPPED_DROP_M above the middle of LIBERO's band and let go: it falls
+    into the cradle's groove lying down. A low thing (a cream cheese box, LIBERO-PRO's
+    "put the cream cheese on the rack") is not tipped: turned the same way (its long side
+    along the cradle), its body is let go LAY_DROP_M above the middle of the cradle's line
+    (the plain place aimed at the site, on the rack's front lip, and it slid off)."""
 
     frame = geo.region_frame(target)
     if frame is None:
@@ -77,8 +89,10 @@ def lay_down(geo: LiberoGeometry, ref: str, target: str, ee: Vec3, carry: float)
     yaw = narrow_yaw + round((current - narrow_yaw) / math.pi) * math.pi
     # where the body should come to rest: over the middle of the region's long side, a
     # little past its centre away from the robot (the bottle slides back as it settles),
-    # just above the cradle's line (LIBERO's band starts at the site's thickness)
-    rest = site + matrix.T @ np.array([0.0, 0.0, size[2] + 0.02])
+    # above the cradle's line (LIBERO's band starts at the site's thickness): a low thing
+    # just past it, a tipped one over the band's middle, behind the front lip
+    depth = BAND_MIDDLE_M if tall else 0.02
+    rest = site + matrix.T @ np.array([0.0, 0.0, size[2] + depth])
     if tall:
         rest = rest + along * 0.7 * float(size[long_i])
     body = np.array(geo.body_position(ref))
@@ -88,7 +102,7 @@ def lay_down(geo: LiberoGeometry, ref: str, target: str, ee: Vec3, carry: float)
     axis = np.cross(along, [0.0, 0.0, 1.0])  # turns the pointing-down hand towards ``along``
     tipped = lean_matrix(axis * pitch) @ turned
     offset = tipped @ (body - hand)
-    low_end = rest + np.array([0.0, 0.0, LAY_DROP_M])
+    low_end = rest + np.array([0.0, 0.0, TIPPED_DROP_M if tall else LAY_DROP_M])
     release = low_end - offset
     over = np.array([release[0], release[1], max(carry, release[2] + 0.05)])
     start = (float(over[0]), float(over[1]), float(over[2]))
