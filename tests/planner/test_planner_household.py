@@ -255,6 +255,15 @@ def spatial_scene(layout: str, swap: bool, offset: tuple[float, float]) -> tuple
     return moved, chosen
 
 
+def plans_the_same_calls(said: str, told: str, layout: str, swap: bool) -> None:
+    """``said`` plans exactly the calls ``told`` plans in the spatial scene ``layout``, and
+    picks the bowl the layout means first (a rewording read in another form)."""
+    entries, chosen = spatial_scene(layout, swap=swap, offset=(0.0, 0.0))
+    calls = plan(said, entries)
+    assert calls == plan(told, entries)
+    assert calls[0] == ("pick", {"ref": chosen})
+
+
 @settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     layout=st.sampled_from(sorted(LAYOUTS)),
