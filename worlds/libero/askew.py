@@ -40,7 +40,7 @@ from worlds.libero.rim_arc import FINGER_HALF_M, FINGER_OPEN_M
 if TYPE_CHECKING:
     from worlds.libero.geometry import LiberoGeometry
 
-__all__ = ["CLEAR_M", "INSIDE_M", "TURN_STEP_DEG", "askew_grasp"]
+__all__ = ["CLEAR_M", "INSIDE_M", "TURN_STEP_DEG", "askew_grasp", "grips"]
 
 TURN_STEP_DEG = 2.5
 """How finely the turns off square are tried (up to where the thing's width fits)."""
@@ -55,9 +55,11 @@ SPAN_DEG = 1.0
 INSIDE_M = (0.005, 0.03)
 """How far inside the hand's box a neighbour must stand (each way across; above its bottom)
 for the hand to come down on it, rather than graze it as plain picks do: in the four main
-suites (initial states 0-9 and 20-24) 38 grasps of a low thing had the hand's box meet a
-neighbour, each picked as it was, a bowl's rim that it clears 1.5 cm higher or a bottle
-less than 2 mm inside it; at state 44 the milk stands 3.4 cm inside it, to 9.5 cm up."""
+suites (initial states 0-9 and 20-24, every low thing's grasp planned) 38 had the hand's
+box meet a neighbour, each a bowl's rim it clears 1.5 cm higher or a bottle less than 2 mm
+inside it, and none more (among them libero_goal task 6 at state 7 and libero_object task
+1 at states 9 and 22, which pick that thing, as the suites do every episode); at state 44
+the milk stands 3.4 cm inside it, to 9.5 cm up."""
 
 
 def askew_grasp(geo: LiberoGeometry, ref: str, at: Vec3, yaw: float) -> tuple[Vec3, float] | None:
@@ -75,23 +77,32 @@ def askew_grasp(geo: LiberoGeometry, ref: str, at: Vec3, yaw: float) -> tuple[Ve
     centre, across, half_long, half_short = _rectangle(geo.footprint(ref))
     along = np.array([-across[1], across[0]])
     square = math.atan2(float(across[1]), float(across[0]))
-    steps = int(90.0 / TURN_STEP_DEG)
-    for step in range(steps + 1):
+    for turn, slide in grips(half_long, half_short):
+        point = centre + along * slide
+        if _room(geo, ref, point, square + turn, z, CLEAR_M):
+            return (float(point[0]), float(point[1]), z), square + turn
+    return None
+
+
+def grips(half_long: float, half_short: float) -> list[tuple[float, float]]:
+    """(turn off square, radians; slide along the middle from the centre) of the grasps of a
+    rectangle ``half_long`` by ``half_short`` whose fingers, closing along the turned
+    direction, meet its two long faces at least :data:`~worlds.libero.geometry.GRIP_END_M`
+    from their ends and open wide enough round it; least turn first, then least slide."""
+    out: list[tuple[float, float]] = []
+    for step in range(int(90.0 / TURN_STEP_DEG)):
         turn = math.radians(step * TURN_STEP_DEG)
         width = 2 * (half_short * math.cos(turn) + half_long * math.sin(turn))
         if width > FINGER_OPEN_M - 0.004:
             break
+        # the chord the fingers close along meets the long faces +-tan(turn) * half_short
+        # either side of where it crosses the middle
         reach = half_long - GRIP_END_M - half_short * math.tan(turn)
-        slides = [0.0] + [s * SLIDE_STEP_M * k for k in range(1, 20) for s in (1.0, -1.0)]
+        slides = [0.0] + [side * SLIDE_STEP_M * k for k in range(1, 20) for side in (1, -1)]
         for slide in slides:
-            if abs(slide) > reach:
-                continue
-            point = centre + along * slide
-            for sign in (1.0, -1.0) if step else (1.0,):
-                turned = square + sign * turn
-                if _room(geo, ref, point, turned, z, CLEAR_M):
-                    return (float(point[0]), float(point[1]), z), turned
-    return None
+            if abs(slide) <= reach:
+                out += [(sign * turn, slide) for sign in ((1, -1) if step else (1,))]
+    return out
 
 
 def _rectangle(points: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float]:
