@@ -129,3 +129,29 @@ def test_a_thing_put_in_a_bowl_is_let_go_where_the_open_fingers_clear_its_rim() 
         assert world.step_audit()["outside"] == 0
     finally:
         world.disconnect()
+
+
+def test_a_low_box_hemmed_in_by_a_milk_is_grasped_with_the_hand_turned_askew() -> None:
+    """libero_10 task 1 ("put both the cream cheese box and the butter in the basket"),
+    state 44: a milk carton stands 4.9 cm from the cream cheese box's long side, over its
+    middle, and the hand, 21 cm long along the fingers closing across the box, came down on
+    it; no push had room (the orange juice 2.3 cm from one end, the alphabet soup behind
+    the other). The fingers closed on nothing three times and the task failed. Now the hand
+    turns off square across the box, where its end swings past the milk (``askew``): the
+    box is picked at the first attempt, both things go in the basket, and LIBERO's goal
+    holds."""
+    world = libero_world("libero_10", 1, 44)
+    try:
+        for ref in ("cream_cheese_1", "butter_1"):
+            picked = world.execute("pick", {"ref": ref})
+            assert picked.ok and "stopped short" not in picked.message, picked.message
+            assert ("askew" in picked.message) == (ref == "cream_cheese_1"), picked.message
+            assert world.held_ref() == ref
+            args = {"ref": ref, "target": "basket_1_contain_region", "relation": "in"}
+            placed = world.execute("place", args)
+            assert placed.ok, placed.message
+            assert holds(world, "in", ref, "basket_1_contain_region")
+        assert world.goal_achieved()
+        assert world.step_audit()["outside"] == 0
+    finally:
+        world.disconnect()

@@ -5,9 +5,10 @@ fingers and lifts. Each fallback here answers one thing the scene can do to that
 thing stands past where the hand pointing down reaches (leaned out), the forearm meets
 something on the way down (another arm posture), every rim grasp's hand lands on an
 overhang (dragged out first), it stands low by an overhang's edge (slid in from beside),
-the hand has no room beside it (pushed clear), it is under an overhang (slid out before
-the lift) or close to the robot's base (drawn out to where the elbow unfolds). They live
-in their own module so the skill planner reads as the list of skills.
+the hand has no room beside it (pushed clear, else grasped askew), it is under an
+overhang (slid out before the lift) or close to the robot's base (drawn out to where the
+elbow unfolds). They live in their own module so the skill planner reads as the list of
+skills.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from worlds.libero.askew import askew_grasp
 from worlds.libero.clearance import TAKE_LOAD_STEPS, away_from_base, way_from_under
 from worlds.libero.compartment import by_handle
 from worlds.libero.control import Vec3
@@ -104,6 +106,15 @@ def pick_plan(planner: SkillPlanner, ref: str, ee: Vec3) -> Plan | Refusal:
         how = f"push it clear, {how}"
     elif on_handle is None and drag is None and (why := pinned_under(planner.geo, ref, at, yaw)):
         return lift_off(planner, ref, ee) or Refusal(why)  # (pinned.py, lifting_off.py)
+    elif (
+        on_handle is None
+        and drag is None
+        and posture is None
+        and (askew := askew_grasp(planner.geo, ref, at, yaw))
+    ):  # low, hemmed in, no push frees it: the fingers turned off square (askew.py)
+        (x, y, grasp_z), yaw = askew
+        yaw = reached_yaw(planner.geo, yaw, [(x, y, grasp_z + 0.15), (x, y, grasp_z)])
+        how = f"turn the hand askew, {how}"
     segments += planner.grasp_from_above(ee, (x, y, grasp_z), above=above, travel=travel, yaw=yaw)
     # from under an overhang (a drawer opened over it) it is slid out first, just off the
     # table (hemmed in there: just under the overhang), and lifted where nothing is above
