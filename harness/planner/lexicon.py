@@ -180,13 +180,15 @@ _CONTRACTIONS = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in _SPELT_OUT)
 def normalise(text: str) -> str:
     """Lower case, curly quotes straight, contractions spelt out ("isn't" is "is not"),
     hyphens as spaces ("yellow-white mug" is "yellow white mug"), a sentence's end inside
-    the text a clause's ("grab the milk. drop it in the basket"), "&" the word "and",
-    punctuation dropped but for the possessive ``'s`` and clause commas."""
+    the text a clause's ("grab the milk. drop it in the basket"), "&" the word "and", a
+    colon a comma (a pause), punctuation dropped but for the possessive ``'s`` and clause
+    commas."""
     text = text.lower().replace("\u2019", "'").replace("\u2018", "'")
     text = re.sub(r"[\"!?.]+$", "", text.strip())
     text = re.sub(r"(\w)-(\w)", r"\1 \2", text)  # "yellow-white mug"
     text = re.sub(r"[!?.]+\s+(?=[a-z])", "; ", text)  # "grab the milk. drop it in ...": two
     text = re.sub(r"\s*&\s*", " and ", text)  # "pick up the juice & place it ..."
+    text = re.sub(r"\s*:\s*", ", ", text)  # "the bowl on the box: move it ...": a pause
     text = re.sub(r"[^a-z0-9' ,;]+", " ", text)
     text = _CONTRACTIONS.sub(lambda m: _SPELT_OUT[m.group(0)], text)
     return re.sub(r"\s+", " ", text).strip()

@@ -95,6 +95,8 @@ def phrase(text: str) -> Mention | str:
         both = head.startswith("both ")
         conjuncts = []
         for part in parts:
+            if (stray := _stray_article(part)) is not None:
+                return stray
             one = _noun(re.sub(r"^both\s+", "", part))
             if isinstance(one, str):
                 return one
@@ -102,7 +104,7 @@ def phrase(text: str) -> Mention | str:
         whole = _noun(re.sub(r"\s+(?:and|with|&)\s+", " ", head))
         base = whole if not isinstance(whole, str) else conjuncts[-1]
         return replace(base, conjuncts=tuple(conjuncts), qualifiers=tuple(qualifiers), both=both)
-    noun = _noun(head)
+    noun = _stray_article(head) or _noun(head)
     if isinstance(noun, str):
         return noun
     return replace(noun, qualifiers=tuple(qualifiers))
@@ -113,6 +115,20 @@ def _cut_short(text: str) -> str | None:
     words = text.split()
     if words and words[-1] in _UNENDING:
         return f"I cannot tell which object {text!r} names: it ends with {words[-1]!r}"
+    return None
+
+
+def _stray_article(text: str) -> str | None:
+    """Why ``text`` names nothing when an article stands inside one of its nouns ("the box
+    the ketchup", "the the butter": a shuffle's words, not a name), else None. A noun's
+    own article comes first, after a count ("both the soup"); "of" and "'s" start another
+    noun ("the top drawer of the cabinet")."""
+    for noun in re.split(r"\s+of\s+|'s\s+", text):
+        words = noun.split()
+        while words and (words[0] in _NUMBERS or words[0] in _EVERY):
+            words.pop(0)
+        if any(w in {"the", "a", "an"} for w in words[1:]):
+            return f"I cannot tell which object {text!r} names"
     return None
 
 

@@ -116,11 +116,11 @@ the stove" is "push the plate in front of the stove"."""
 _ITEM = r"(?:the|a|an)\s(?:(?!\b(?:is|are|was|were|then)\b)[^,])+?"
 """One thing of a list: a determiner, then words up to the next comma or "then"."""
 _LISTED = re.compile(
-    rf"^(?P<items>(?:the|a|an)\s.+?)\s+(?P<word>both|all|each)(?:\s+of\s+them)?\s+"
+    rf"^(?P<items>(?:the|a|an)\s.+?)\s*,?\s+(?P<word>both|all|each)(?:\s+of\s+them)?\s+"
     rf"(?:(?:go|goes|belong)\s+)?{_WHERE}$"
 )
 """Things listed in order, then where they all go: "first the soup, then the cheese: both
-into the basket" (its colon dropped by :func:`lexicon.normalise`) is "put the soup into the
+into the basket" (its colon a comma: :func:`lexicon.normalise`) is "put the soup into the
 basket, then put the cheese into the basket". The quantifier is what makes it a list of
 things going one place, never a statement of where one of them is."""
 _LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?(?:then\s+)?|\s+and\s+(?:then\s+)?|\s+then\s+")
@@ -134,10 +134,13 @@ bowl on the plate". Without the comma the words could be a shuffle of a command'
 bottle wine put the bowl", a benchmark's shuffle of "put the wine bottle in the bowl"),
 which must be refused, never read as another command."""
 _TOPIC = re.compile(
-    rf"^{_NOUN_PHRASE}(?<!\band)(?<!\bthen)\s*,?\s+(?P<verb>{VERB})\s+(?:it|them)\b\s*(?P<rest>.*)$"
+    rf"^{_NOUN_PHRASE}(?<!\band)(?<!\bthen)\s*,\s*(?P<verb>{VERB})\s+(?:it|them)\b\s*(?P<rest>.*)$"
 )
 """The thing said first and pointed back to: "the bowl on the cookie box: move it onto the
-plate" (its colon dropped) is "move the bowl on the cookie box onto the plate"."""
+plate" (its colon a comma) is "move the bowl on the cookie box onto the plate". The pause is
+what makes it this shape: without it the words may be a shuffle of a command's ("the cream
+pick it and place in the cheese basket", a benchmark's shuffle of "pick the cream cheese and
+place it in the basket"), which must be refused, never read as another command."""
 _ELLIPTIC = re.compile(rf"^{_NOUN_PHRASE}(?:\s*,\s*{_WHERE}|\s+(?P<toward>(?:into|onto)\b.*))$")
 """A thing and where it goes, the verb left out: "the cream cheese, into the basket" (a
 comma, or a way into or onto: "the bowl on the plate" alone names a bowl)."""
