@@ -51,7 +51,7 @@ _EVERY = frozenset({"all", "each", "every"})
 
 _UNENDING = frozenset(
     {"the", "a", "an", "and", "or", "but", "of", "in", "into", "on", "onto", "to", "from", "with"}
-    | {"at", "by", "between", "&"}
+    | {"at", "by", "between"}
 )
 """Words no name ends with: an article, a conjunction or a preposition last says the words
 were cut short or shuffled ("the cream the in cheese place basket and", a benchmark's

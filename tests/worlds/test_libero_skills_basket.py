@@ -19,21 +19,9 @@ def test_a_can_next_to_the_robot_base_is_drawn_out_before_it_is_lifted() -> None
     keep-out zone, three times, and the task failed. Now the arm takes up the load, draws the
     can out to where the elbow unfolds, and lifts it; the tomato sauce, 0.54 m out, is
     lifted straight up as before."""
-    world = libero_world("libero_10_swap", 0, 0)
-    try:
-        for ref in ("alphabet_soup_1", "tomato_sauce_1"):
-            picked = world.execute("pick", {"ref": ref})
-            assert picked.ok and "stopped short" not in picked.message, picked.message
-            assert ("draw out" in picked.message) == (ref == "alphabet_soup_1"), picked.message
-            assert world.held_ref() == ref
-            args = {"ref": ref, "target": "basket_1_contain_region", "relation": "in"}
-            placed = world.execute("place", args)
-            assert placed.ok, placed.message
-            assert holds(world, "in", ref, "basket_1_contain_region")
-        assert world.goal_achieved()
-        assert world.step_audit()["outside"] == 0
-    finally:
-        world.disconnect()
+    _both_into_the_basket(
+        ("libero_10_swap", 0, 0), ("alphabet_soup_1", "tomato_sauce_1"), "draw out"
+    )
 
 
 def test_a_thing_held_off_its_middle_is_let_go_where_the_fingers_open_clear_of_the_walls() -> None:
@@ -140,12 +128,20 @@ def test_a_low_box_hemmed_in_by_a_milk_is_grasped_with_the_hand_turned_askew() -
     turns off square across the box, where its end swings past the milk (``askew``): the
     box is picked at the first attempt, both things go in the basket, and LIBERO's goal
     holds."""
-    world = libero_world("libero_10", 1, 44)
+    _both_into_the_basket(("libero_10", 1, 44), ("cream_cheese_1", "butter_1"), "askew")
+
+
+def _both_into_the_basket(scene: tuple[str, int, int], refs: tuple[str, str], how: str) -> None:
+    """Pick each of ``refs`` in the published ``scene`` (suite, task, state) and put it in
+    the basket: every pick whole at the first attempt, only the first one's taking the way
+    ``how`` names (a word of its message); LIBERO's In after each place, its goal at the
+    end, and no physics step outside the profile."""
+    world = libero_world(*scene)
     try:
-        for ref in ("cream_cheese_1", "butter_1"):
+        for ref in refs:
             picked = world.execute("pick", {"ref": ref})
             assert picked.ok and "stopped short" not in picked.message, picked.message
-            assert ("askew" in picked.message) == (ref == "cream_cheese_1"), picked.message
+            assert (how in picked.message) == (ref == refs[0]), picked.message
             assert world.held_ref() == ref
             args = {"ref": ref, "target": "basket_1_contain_region", "relation": "in"}
             placed = world.execute("place", args)
